@@ -1,0 +1,10 @@
+const { src, dest } = require('gulp');
+
+/** Copies node and credential icons next to the compiled files, where n8n looks for them. */
+function buildIcons() {
+  return src(['nodes/**/*.{png,svg}', 'credentials/**/*.{png,svg}'], { base: '.', encoding: false, allowEmpty: true }).pipe(
+    dest('dist'),
+  );
+}
+
+exports['build:icons'] = buildIcons;

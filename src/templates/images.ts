@@ -1,0 +1,71 @@
+/** PNG and JPEG images for templates: read from a data URI or an asset, checked once at load. */
+import { PDFDocument } from 'pdf-lib';
+
+export interface ImageAsset {
+  type: 'png' | 'jpeg';
+  bytes: Uint8Array;
+  /** Natural size in pixels; drawn at 72 dpi (1 px = 1 pt) unless the template gives a size. */
+  width: number;
+  height: number;
+}
+
+const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+
+function isPng(b: Uint8Array): boolean {
+  return b.length > 24 && PNG_SIGNATURE.every((v, i) => b[i] === v);
+}
+
+function isJpeg(b: Uint8Array): boolean {
+  return b.length > 4 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff;
+}
+
+function jpegSize(b: Uint8Array): { width: number; height: number } | undefined {
+  let i = 2;
+  while (i + 9 < b.length) {
+    if (b[i] !== 0xff) return undefined;
+    const marker = b[i + 1];
+    const len = (b[i + 2] << 8) | b[i + 3];
+    // SOF0..SOF15 except DHT (C4), JPG (C8) and DAC (CC) carry the frame size
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+      return { height: (b[i + 5] << 8) | b[i + 6], width: (b[i + 7] << 8) | b[i + 8] };
+    }
+    i += 2 + len;
+  }
+  return undefined;
+}
+
+/** Decodes a `data:image/png;base64,...` URI. Returns undefined when the text is not a base64 data URI. */
+export function decodeDataUri(uri: string): Uint8Array | undefined {
+  const m = /^data:([a-z]+\/[a-z0-9.+-]+)?(;[a-z-]+=[^;,]*)*;base64,([\s\S]*)$/i.exec(uri.trim());
+  if (!m) return undefined;
+  return new Uint8Array(Buffer.from(m[3].replace(/\s+/g, ''), 'base64'));
+}
+
+/**
+ * Identifies and checks an image. Throws an Error saying what is wrong; the caller adds where.
+ * The image is embedded once into a scratch document so a corrupt file fails here, at load,
+ * not at the first render.
+ */
+export async function readImage(bytes: Uint8Array): Promise<ImageAsset> {
+  let type: ImageAsset['type'];
+  let size: { width: number; height: number } | undefined;
+  if (isPng(bytes)) {
+    type = 'png';
+    const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    size = { width: v.getUint32(16), height: v.getUint32(20) };
+  } else if (isJpeg(bytes)) {
+    type = 'jpeg';
+    size = jpegSize(bytes);
+  } else {
+    throw new Error('is neither a PNG nor a JPEG image');
+  }
+  if (!size || size.width <= 0 || size.height <= 0) throw new Error(`is a ${type.toUpperCase()} file whose size cannot be read`);
+  try {
+    const scratch = await PDFDocument.create();
+    if (type === 'png') await scratch.embedPng(bytes);
+    else await scratch.embedJpg(bytes);
+  } catch (err) {
+    throw new Error(`is a damaged ${type.toUpperCase()} file (${err instanceof Error ? err.message : String(err)})`);
+  }
+  return { type, bytes, width: size.width, height: size.height };
+}

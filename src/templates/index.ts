@@ -1,0 +1,112 @@
+/**
+ * Templates: XML layout templates and fillable PDF forms, loaded once and rendered to PDF many times.
+ *
+ *   const t = await loadTemplateFile('examples/letter/letter.xml');
+ *   variables(t);                         // ['sender_name', 'recipient_name', …]
+ *   const pdf = await renderTemplate(t, values);
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { MissingVariablesError, TemplateError, ValidationError } from '../errors';
+import { compileXml, type AssetResolver } from './compile';
+import { drawPages } from './draw';
+import { loadPdfTemplate, renderPdfTemplate, type PdfTemplate } from './fillable';
+import { layoutTemplate, metadataText } from './layout';
+import type { XmlTemplate } from './model';
+
+export type Template = XmlTemplate | PdfTemplate;
+export type { AssetResolver, PdfTemplate, XmlTemplate };
+export type TemplateFormat = Template['kind'];
+
+export interface LoadOptions {
+  /** Reads assets (images, fonts) named by relative paths in the template. */
+  assets?: AssetResolver;
+  /** A name for templates that do not carry one. */
+  name?: string;
+}
+
+export interface RenderOptions {
+  /** The creation date written into the PDF; defaults to the current time. */
+  now?: Date;
+}
+
+const PDF_MAGIC = '%PDF-';
+
+export function isPdf(bytes: Uint8Array): boolean {
+  // a PDF may start with a few bytes of junk before its header; readers allow 1024
+  return Buffer.from(bytes.subarray(0, 1024)).toString('latin1').includes(PDF_MAGIC);
+}
+
+/** Loads a template from its source: XML text, or the bytes of an XML file or a fillable PDF. */
+export async function loadTemplate(source: string | Uint8Array, options: LoadOptions = {}): Promise<Template> {
+  if (typeof source !== 'string' && isPdf(source)) return loadPdfTemplate(source, options.name);
+  const text = typeof source === 'string' ? source : new TextDecoder('utf-8', { fatal: false }).decode(source);
+  if (typeof source !== 'string' && text.includes('\uFFFD')) {
+    throw new TemplateError('The template is neither a PDF nor UTF-8 text. Save XML templates as UTF-8.');
+  }
+  return compileXml(text, options);
+}
+
+/** Reads assets from a folder, refusing paths that leave it. */
+export function folderAssets(folder: string): AssetResolver {
+  const root = path.resolve(folder);
+  return async (relative) => {
+    const full = path.resolve(root, relative);
+    if (full !== root && !full.startsWith(root + path.sep)) return undefined;
+    try {
+      return new Uint8Array(await fs.readFile(full));
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+/** Loads a template file; its assets are read from the folder it is in. */
+export async function loadTemplateFile(file: string): Promise<Template> {
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(await fs.readFile(file));
+  } catch (err) {
+    throw new TemplateError(`Cannot read the template file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}.`);
+  }
+  return loadTemplate(bytes, { assets: folderAssets(path.dirname(file)), name: path.basename(file).replace(/\.[^.]+$/, '') });
+}
+
+/** The template's variables, in order of first use. */
+export function variables(template: Template): string[] {
+  return [...template.variables];
+}
+
+/** Names of the template's variables that `values` does not give. */
+export function missingVariables(template: Template, values: Record<string, unknown>): string[] {
+  return template.variables.filter((v) => !Object.prototype.hasOwnProperty.call(values, v));
+}
+
+/**
+ * Renders a template to PDF bytes. Every variable needs a value (an empty string is a value);
+ * the missing ones are reported together in one MissingVariablesError. Errors about values name
+ * the variable in `details[].field`.
+ */
+export async function renderTemplate(template: Template, values: Record<string, string>, options: RenderOptions = {}): Promise<Uint8Array> {
+  const missing = missingVariables(template, values);
+  if (missing.length) throw new MissingVariablesError(missing);
+  const bad = template.variables.filter((v) => typeof values[v] !== 'string');
+  if (bad.length) {
+    throw new ValidationError(
+      'Values must be text.',
+      bad.map((v) => ({ field: v, message: 'must be a string', code: 'type' })),
+    );
+  }
+  const now = options.now ?? new Date();
+  if (template.kind === 'pdf') return renderPdfTemplate(template, values, now);
+  const pages = layoutTemplate(template, values);
+  return drawPages(pages, {
+    now,
+    title: metadataText(template.metadata.title, values) ?? template.name,
+    author: metadataText(template.metadata.author, values),
+    subject: metadataText(template.metadata.subject, values),
+  });
+}
+
+export { layoutTemplate } from './layout';
+export type { PageLayout, Op } from './layout';

@@ -1,0 +1,250 @@
+/**
+ * Line breaking: styled text fragments in, positioned lines out. Breaks at spaces; a word longer
+ * than the line is cut between characters; every character is drawn by the first face of its
+ * style's chain that has it, and a character none has is an UnsupportedCharacterError naming
+ * where it came from.
+ */
+import { SourceLocation, UnsupportedCharacterError } from '../errors';
+import { FontFace, FontSet, hasGlyph, measure } from './fonts';
+import type { Align, TextStyle } from './model';
+
+/** Where a piece of text came from, for error messages. */
+export type Source = { variable: string } | { location: SourceLocation };
+
+export type Fragment = { text: string; style: TextStyle; source: Source } | { br: true };
+
+export interface Piece {
+  text: string;
+  face: FontFace;
+  style: TextStyle;
+  width: number;
+}
+
+interface Word {
+  pieces: Piece[];
+  width: number;
+  /** Width of the space before this word (0 at the start of a line or after a break). */
+  glue: number;
+  glueStyle?: TextStyle;
+  glueFace?: FontFace;
+}
+
+export interface Line {
+  words: Word[];
+  width: number;
+  ascent: number;
+  descent: number;
+  height: number;
+  /** Ends a paragraph or a <br/>: not stretched when justifying. */
+  last: boolean;
+}
+
+function splitByFace(text: string, style: TextStyle, fonts: FontSet, source: Source): Piece[] {
+  const chain = fonts.chain(style.family, style.bold, style.italic);
+  const out: Piece[] = [];
+  let current: FontFace | undefined;
+  let buf = '';
+  const flush = () => {
+    if (buf && current) out.push({ text: buf, face: current, style, width: measure(current, buf, style.size) });
+    buf = '';
+  };
+  for (const ch of text) {
+    const cp = ch.codePointAt(0)!;
+    let face = chain[0];
+    if (!hasGlyph(face, cp)) {
+      const alt = chain.find((f) => hasGlyph(f, cp));
+      if (!alt) {
+        throw new UnsupportedCharacterError(ch, {
+          ...('variable' in source ? { variable: source.variable } : { location: source.location }),
+          font: chain.map((f) => f.label).join(', '),
+        });
+      }
+      face = alt;
+    }
+    if (face !== current) {
+      flush();
+      current = face;
+    }
+    buf += ch;
+  }
+  flush();
+  return out;
+}
+
+const SPLIT = /(\n)|([ \t\r\f\v]+)|([^ \t\r\f\v\n]+)/g;
+
+/** Breaks fragments into lines no wider than maxWidth. `fallback` sizes empty lines. */
+export function breakLines(fragments: Fragment[], maxWidth: number, fonts: FontSet, lineHeight: number, fallback: TextStyle): Line[] {
+  const lines: Line[] = [];
+  let words: Word[] = [];
+  let width = 0;
+  let word: Word | undefined;
+  let pendingGlue: { style: TextStyle; face: FontFace; width: number } | undefined;
+  let lastStyle = fallback;
+
+  const endLine = (last: boolean) => {
+    let ascent = 0;
+    let descent = 0;
+    let size = 0;
+    for (const w of words) {
+      for (const p of w.pieces) {
+        ascent = Math.max(ascent, p.face.ascent * p.style.size);
+        descent = Math.max(descent, p.face.descent * p.style.size);
+        size = Math.max(size, p.style.size);
+      }
+    }
+    if (size === 0) {
+      const face = fonts.face(lastStyle.family, lastStyle.bold, lastStyle.italic);
+      size = lastStyle.size;
+      ascent = face.ascent * size;
+      descent = face.descent * size;
+    }
+    lines.push({ words, width, ascent, descent, height: Math.max(size * lineHeight, ascent + descent), last });
+    words = [];
+    width = 0;
+  };
+
+  const place = (w: Word) => {
+    if (words.length > 0 && width + w.glue + w.width > maxWidth + 0.01) endLine(false);
+    if (words.length === 0) w.glue = 0;
+    if (w.width > maxWidth + 0.01) {
+      for (const part of cutWord(w, maxWidth, width === 0 ? maxWidth : maxWidth - width - w.glue)) {
+        if (words.length > 0 && width + part.glue + part.width > maxWidth + 0.01) endLine(false);
+        if (words.length === 0) part.glue = 0;
+        words.push(part);
+        width += part.glue + part.width;
+      }
+      return;
+    }
+    words.push(w);
+    width += w.glue + w.width;
+  };
+
+  const finishWord = () => {
+    if (word) place(word);
+    word = undefined;
+  };
+
+  for (const frag of fragments) {
+    if ('br' in frag) {
+      finishWord();
+      pendingGlue = undefined;
+      endLine(true);
+      continue;
+    }
+    lastStyle = frag.style;
+    SPLIT.lastIndex = 0;
+    for (let m = SPLIT.exec(frag.text); m; m = SPLIT.exec(frag.text)) {
+      if (m[1]) {
+        finishWord();
+        pendingGlue = undefined;
+        endLine(true);
+      } else if (m[2]) {
+        finishWord();
+        const face = fonts.face(frag.style.family, frag.style.bold, frag.style.italic);
+        pendingGlue = { style: frag.style, face, width: measure(face, ' ', frag.style.size) };
+      } else {
+        const pieces = splitByFace(m[3], frag.style, fonts, frag.source);
+        const w = pieces.reduce((s, p) => s + p.width, 0);
+        if (!word) {
+          word = { pieces: [], width: 0, glue: pendingGlue?.width ?? 0, glueStyle: pendingGlue?.style, glueFace: pendingGlue?.face };
+          pendingGlue = undefined;
+        }
+        word.pieces.push(...pieces);
+        word.width += w;
+      }
+    }
+  }
+  finishWord();
+  if (words.length > 0) endLine(true);
+  else if (lines.length > 0) {
+    // a trailing <br/> or newline ends the text; it does not add an empty line
+    lines[lines.length - 1].last = true;
+  }
+  return lines;
+}
+
+/** Cuts a word too long for any line into parts, character by character. */
+function cutWord(w: Word, maxWidth: number, firstWidth: number): Word[] {
+  const parts: Word[] = [];
+  let cur: Word = { pieces: [], width: 0, glue: w.glue, glueStyle: w.glueStyle, glueFace: w.glueFace };
+  let limit = firstWidth > 0 ? firstWidth : maxWidth;
+  for (const piece of w.pieces) {
+    let buf = '';
+    for (const ch of piece.text) {
+      const next = buf + ch;
+      const nextWidth = measure(piece.face, next, piece.style.size);
+      if (cur.width + nextWidth > limit + 0.01 && (buf || cur.pieces.length)) {
+        if (buf) {
+          const bw = measure(piece.face, buf, piece.style.size);
+          cur.pieces.push({ ...piece, text: buf, width: bw });
+          cur.width += bw;
+        }
+        parts.push(cur);
+        cur = { pieces: [], width: 0, glue: 0 };
+        limit = maxWidth;
+        buf = ch;
+      } else buf = next;
+    }
+    if (buf) {
+      const bw = measure(piece.face, buf, piece.style.size);
+      cur.pieces.push({ ...piece, text: buf, width: bw });
+      cur.width += bw;
+    }
+  }
+  if (cur.pieces.length) parts.push(cur);
+  return parts;
+}
+
+export interface TextOp {
+  kind: 'text';
+  x: number;
+  /** Baseline, measured down from the top of the page. */
+  y: number;
+  text: string;
+  face: FontFace;
+  size: number;
+  color: TextStyle['color'];
+  underline: boolean;
+  width: number;
+  /** Drawn fully transparent: alternative text that readers and extractors find, eyes do not. */
+  invisible?: boolean;
+}
+
+function sameRun(a: TextOp, p: Piece): boolean {
+  return a.face === p.face && a.size === p.style.size && a.underline === p.style.underline && a.color === p.style.color;
+}
+
+/** Positions a line's text. `top` is the top of the line box; returns one op per run of equal style. */
+export function drawLine(line: Line, left: number, top: number, maxWidth: number, align: Align): TextOp[] {
+  const baseline = top + (line.height - (line.ascent + line.descent)) / 2 + line.ascent;
+  const free = Math.max(0, maxWidth - line.width);
+  const justify = align === 'justify' && !line.last && line.words.length > 1;
+  const stretch = justify ? free / (line.words.length - 1) : 0;
+  let x = left + (align === 'right' ? free : align === 'center' ? free / 2 : 0);
+  const ops: TextOp[] = [];
+  for (let i = 0; i < line.words.length; i++) {
+    const w = line.words[i];
+    const prev = ops[ops.length - 1];
+    if (i > 0) {
+      const first = w.pieces[0];
+      // Keep the space inside the previous run when nothing changes, so text extracts with its spaces.
+      if (!justify && prev && first && sameRun(prev, first) && w.glueFace === prev.face && w.glueStyle?.size === prev.size) {
+        prev.text += ' ';
+        prev.width += w.glue;
+      }
+      x += w.glue + stretch;
+    }
+    for (const p of w.pieces) {
+      const last = ops[ops.length - 1];
+      if (last && sameRun(last, p) && Math.abs(last.x + last.width - x) < 0.01) {
+        last.text += p.text;
+        last.width += p.width;
+      } else {
+        ops.push({ kind: 'text', x, y: baseline, text: p.text, face: p.face, size: p.style.size, color: p.style.color, underline: p.style.underline, width: p.width });
+      }
+      x += p.width;
+    }
+  }
+  return ops;
+}

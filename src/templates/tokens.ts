@@ -1,0 +1,60 @@
+/** Merge fields: `{{name}}` in text and in the attributes that carry text. */
+import { SourceLocation, TemplateError } from '../errors';
+import type { Token } from './model';
+
+export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_\-]*$/;
+const FIELD = /\{\{([\s\S]*?)\}\}/g;
+
+export interface TokenContext {
+  /** Aliases of the enclosing `<each>` loops, innermost last. */
+  aliases: string[];
+  /** Whether `{{page}}` and `{{pages}}` may be used (headers and footers). */
+  pageNumbers: boolean;
+  /** Records a variable the first time it is used. */
+  use(name: string): void;
+}
+
+/** Splits text into literal pieces and merge fields. A `{{` without its `}}` is an error, not text. */
+export function tokenize(text: string, loc: SourceLocation, ctx: TokenContext): Token[] {
+  const out: Token[] = [];
+  let last = 0;
+  FIELD.lastIndex = 0;
+  for (let m = FIELD.exec(text); m; m = FIELD.exec(text)) {
+    if (m.index > last) out.push({ t: 'lit', text: text.slice(last, m.index) });
+    out.push(field(m[1].trim(), loc, ctx));
+    last = m.index + m[0].length;
+  }
+  const rest = text.slice(last);
+  if (rest.includes('{{')) {
+    throw new TemplateError(`A merge field is opened with "{{" but never closed with "}}" in ${JSON.stringify(rest.trim().slice(0, 40))}.`, loc);
+  }
+  if (rest) out.push({ t: 'lit', text: rest });
+  return out;
+}
+
+function field(expr: string, loc: SourceLocation, ctx: TokenContext): Token {
+  const [head, ...path] = expr.split('.');
+  if (ctx.aliases.includes(head)) {
+    if (!path.every((p) => VARIABLE_NAME.test(p))) {
+      throw new TemplateError(`{{${expr}}} is not a valid list item field. Write {{${head}.field_name}}.`, loc);
+    }
+    return { t: 'item', alias: head, path, display: expr };
+  }
+  if (!VARIABLE_NAME.test(expr)) {
+    throw new TemplateError(
+      `{{${expr}}} is not a valid merge field. Names start with a letter or "_" and use letters, digits, "_" and "-".`,
+      loc,
+    );
+  }
+  if (expr === 'page' || expr === 'pages') {
+    if (!ctx.pageNumbers) throw new TemplateError(`{{${expr}}} can only be used in a <header> or <footer>.`, loc);
+    return { t: expr };
+  }
+  ctx.use(expr);
+  return { t: 'var', name: expr };
+}
+
+/** The merge fields of a text, without recording them; used to refuse fields where they are not allowed. */
+export function hasField(text: string): boolean {
+  return text.includes('{{');
+}

@@ -1,0 +1,87 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { cli } from '../support/cli';
+import { root } from '../support/fixtures';
+import { readPdf } from '../support/pdf';
+import { tempDir } from '../support/tmp';
+
+const dir = tempDir();
+const letter = path.join(root, 'examples/letter/letter.xml');
+const sample = path.join(root, 'examples/letter/sample.json');
+
+describe('paperlink render', () => {
+  it('renders a template with a JSON data file into a PDF', async () => {
+    const out = path.join(dir, 'letter.pdf');
+    const r = await cli(['render', letter, '--data', sample, '--out', out]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(out);
+    const pdf = await readPdf(fs.readFileSync(out));
+    expect(pdf.text).toContain('Dr. Eleanor Vance');
+  });
+
+  it('reads the data from standard input with --data -', async () => {
+    const out = path.join(dir, 'stdin.pdf');
+    const tpl = path.join(dir, 'hello.xml');
+    fs.writeFileSync(tpl, '<document><body><p>Hello {{name}}</p></body></document>');
+    const r = await cli(['render', tpl, '--data', '-', '--out', out], JSON.stringify({ name: 'Ada', extra: 3 }));
+    expect(r.code).toBe(0);
+    expect((await readPdf(fs.readFileSync(out))).text).toBe('Hello Ada');
+  });
+
+  it('exits with 2 and lists every missing variable at once', async () => {
+    const data = path.join(dir, 'partial.json');
+    fs.writeFileSync(data, JSON.stringify({ date: 'today', subject: 'x' }));
+    const r = await cli(['render', letter, '--data', data, '--out', path.join(dir, 'never.pdf')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('missing_variables');
+    for (const name of ['recipient_name', 'recipient_address', 'salutation', 'body', 'sender_name']) expect(r.stderr).toContain(name);
+    expect(fs.existsSync(path.join(dir, 'never.pdf'))).toBe(false);
+  });
+
+  it('exits with 2 on a broken template, a missing file and data that is not JSON', async () => {
+    const broken = path.join(dir, 'broken.xml');
+    fs.writeFileSync(broken, '<document><body><p>x</body></document>');
+    expect((await cli(['render', broken])).code).toBe(2);
+    expect((await cli(['render', path.join(dir, 'nope.xml')])).code).toBe(2);
+    const bad = path.join(dir, 'bad.json');
+    fs.writeFileSync(bad, '{ not json');
+    const r = await cli(['render', letter, '--data', bad]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('not valid JSON');
+  });
+
+  it('exits with 2 on an unknown option or command', async () => {
+    expect((await cli(['render', letter, '--colour', 'red'])).code).toBe(2);
+    expect((await cli(['frobnicate'])).code).toBe(2);
+  });
+});
+
+describe('paperlink variables', () => {
+  it('prints the variables in order of first use, or as JSON', async () => {
+    const r = await cli(['variables', path.join(root, 'examples/postcard/postcard.xml')]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n').slice(0, 4)).toEqual(['first_name', 'last_name', 'city', 'tagline']);
+    const j = await cli(['variables', '--json', letter]);
+    expect(JSON.parse(j.stdout)[0]).toBe('recipient_name');
+  });
+});
+
+describe('paperlink --help', () => {
+  it.each([[[]], [['render']], [['variables']], [['examples']]])('describes %j', async (cmd) => {
+    const r = await cli([...cmd, '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Usage: paperlink/);
+  });
+});
+
+describe('the installed paperlink binary', () => {
+  it('sets its exit code: 0 when written, 2 when variables are missing', () => {
+    const bin = path.join(root, 'dist/src/cli.js');
+    const ok = spawnSync(process.execPath, [bin, 'render', letter, '--data', sample, '--out', path.join(dir, 'bin.pdf')], { encoding: 'utf8' });
+    expect(ok.status).toBe(0);
+    const missing = spawnSync(process.execPath, [bin, 'render', letter, '--out', path.join(dir, 'bin2.pdf')], { encoding: 'utf8' });
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain('recipient_name');
+  });
+});
