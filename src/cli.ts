@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { PaperlinkError, ValidationError } from './errors';
+import { packageRoot } from './paths';
 import { loadTemplateFile, renderTemplate, variables } from './templates';
 import { normalizeValues } from './templates/values';
 
@@ -108,7 +109,7 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .description('Render the example templates shipped with Paperlink, with their sample values.')
     .option('-o, --out <dir>', 'folder to write the PDFs to', 'out')
     .action(async (opts: { out: string }) => {
-      const root = path.resolve(__dirname, '..', '..', 'examples');
+      const root = path.join(packageRoot(), 'examples');
       fs.mkdirSync(opts.out, { recursive: true });
       for (const name of fs.readdirSync(root).sort()) {
         const dir = path.join(root, name);

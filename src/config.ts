@@ -1,0 +1,63 @@
+/**
+ * Configuration from environment variables (and command-line flags, which win). This is the one
+ * module besides the clock that reads process.env; everything else is handed a Config.
+ */
+import path from 'node:path';
+import { PaperlinkError } from './errors';
+
+export interface Config {
+  /** TCP port of the HTTP API. */
+  port: number;
+  /** Interface to listen on. */
+  host: string;
+  /** Where the SQLite database, stored documents and outgoing e-mails live. */
+  dataDir: string;
+  /** postgres://… to use PostgreSQL; otherwise SQLite in the data dir. */
+  databaseUrl?: string;
+  /** Where document bytes go: files in the data dir, or the database (so several machines share them). */
+  storage: 'filesystem' | 'database';
+  /** Largest request body accepted, in bytes. */
+  bodyLimit: number;
+  /** The address people use to reach this service; links in e-mails and the printed examples use it. */
+  publicUrl: string;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+export class ConfigError extends PaperlinkError {
+  constructor(message: string) {
+    super('invalid_configuration', message);
+  }
+}
+
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Parses "10485760", "512kb", "10mb", "1gb". */
+export function parseBytes(text: string): number | undefined {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?\s*$/i.exec(text);
+  if (!m) return undefined;
+  const unit = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[(m[2] ?? 'b').toLowerCase() as 'b'];
+  return Math.floor(Number(m[1]) * unit);
+}
+
+export type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const port = overrides.port ?? Number(env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number from 0 to 65535, not ${JSON.stringify(env.PORT)}.`);
+  const host = overrides.host ?? env.HOST ?? '127.0.0.1';
+  const dataDir = path.resolve(overrides.dataDir ?? env.DATA_DIR ?? 'data');
+  const databaseUrl = overrides.databaseUrl ?? (env.DATABASE_URL || undefined);
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a PostgreSQL URL like postgres://user:password@host:5432/paperlink. Leave it unset to use SQLite in the data dir.');
+  }
+  const storage = overrides.storage ?? ((env.STORAGE ?? 'filesystem') as Config['storage']);
+  if (storage !== 'filesystem' && storage !== 'database') throw new ConfigError(`STORAGE must be "filesystem" or "database", not ${JSON.stringify(storage)}.`);
+  const bodyLimit = overrides.bodyLimit ?? parseBytes(env.BODY_LIMIT ?? '10mb');
+  if (bodyLimit === undefined || bodyLimit < 1024) throw new ConfigError(`BODY_LIMIT must be a size like 10mb or 1048576 (at least 1kb), not ${JSON.stringify(env.BODY_LIMIT)}.`);
+  const logLevel = overrides.logLevel ?? ((env.LOG_LEVEL ?? 'info') as Config['logLevel']);
+  if (!LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LEVELS.join(', ')}.`);
+  const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  const publicUrl = (overrides.publicUrl ?? env.PUBLIC_URL ?? `http://${shownHost}:${port}`).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^\s/]+/.test(publicUrl)) throw new ConfigError(`PUBLIC_URL must be an http(s) URL like https://docs.example.com, not ${JSON.stringify(publicUrl)}.`);
+  return { port, host, dataDir, databaseUrl, storage, bodyLimit, publicUrl, logLevel };
+}

@@ -1,0 +1,87 @@
+/** The tables, as Kysely sees them. Times are ISO 8601 text in UTC; JSON is text; bytes are BLOB/bytea. */
+import type { Generated, Selectable } from 'kysely';
+
+export interface ApiKeysTable {
+  id: string;
+  /** `api` keys call the API; `postcard` tokens authorise postcard requests. */
+  kind: string;
+  name: string;
+  /** The first characters of the key, shown in lists so people can tell keys apart. */
+  prefix: string;
+  /** SHA-256 of the whole key, hex. */
+  hash: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface TemplatesTable {
+  id: string;
+  name: string;
+  format: string;
+  source: Uint8Array;
+  /** JSON array of variable names, in order of first use. */
+  variables: string;
+  size: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TemplateAssetsTable {
+  template_id: string;
+  path: string;
+  bytes: Uint8Array;
+}
+
+export interface DocumentsTable {
+  id: string;
+  render_id: string;
+  name: string;
+  description: string | null;
+  status: string;
+  template_id: string;
+  created_by_key_id: string | null;
+  created_by_name: string | null;
+  size: number;
+  sha256: string;
+  storage: string;
+  created_at: string;
+}
+
+export interface BlobsTable {
+  key: string;
+  bytes: Uint8Array;
+}
+
+export interface IdempotencyTable {
+  /** Whose key it is and for which operation, e.g. `key_…:POST /v1/generate`. */
+  scope: string;
+  key: string;
+  request_hash: string;
+  /** `running` while the first request is being handled, then `done`. */
+  state: string;
+  status: number | null;
+  body: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface SettingsTable {
+  key: string;
+  value: string;
+}
+
+export interface Schema {
+  api_keys: ApiKeysTable;
+  templates: TemplatesTable;
+  template_assets: TemplateAssetsTable;
+  documents: DocumentsTable;
+  blobs: BlobsTable;
+  idempotency: IdempotencyTable;
+  settings: SettingsTable;
+}
+
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type TemplateRow = Selectable<TemplatesTable>;
+export type DocumentRow = Selectable<DocumentsTable>;
+export type { Generated };

@@ -1,0 +1,114 @@
+/**
+ * API keys and postcard tokens: made once and shown once, stored as SHA-256 hashes, found by a
+ * short public prefix and compared in constant time.
+ */
+import type { Clock } from '../clock';
+import { iso } from '../clock';
+import type { Db } from '../db';
+import type { ApiKeyRow } from '../db/schema';
+import { NotFoundError, ValidationError } from '../errors';
+import { newId } from '../ids';
+import { randomToken, sameHash, sha256 } from '../secrets';
+
+export type KeyKind = 'api' | 'postcard';
+
+const MARK: Record<KeyKind, string> = { api: 'plk_', postcard: 'plp_' };
+const PREFIX_LENGTH = 12;
+/** How stale `last_used_at` may get before a request writes it again. */
+const TOUCH_EVERY_MS = 60_000;
+
+export interface KeyInfo {
+  id: string;
+  kind: KeyKind;
+  name: string;
+  /** The start of the key, e.g. `plk_7fK2aQ9x`, to tell keys apart. */
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+function info(row: ApiKeyRow): KeyInfo {
+  return {
+    id: row.id,
+    kind: row.kind as KeyKind,
+    name: row.name,
+    prefix: row.prefix,
+    created_at: row.created_at,
+    last_used_at: row.last_used_at,
+    revoked_at: row.revoked_at,
+  };
+}
+
+export class Keys {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Makes a key. The returned `secret` is the only time the whole key exists outside the caller. */
+  async create(kind: KeyKind, name: string): Promise<{ secret: string; key: KeyInfo }> {
+    const clean = name.trim();
+    if (!clean || clean.length > 100) {
+      throw new ValidationError('A key needs a name of 1 to 100 characters, saying who or what uses it.', [{ field: 'name', message: 'must be 1 to 100 characters', code: 'length' }]);
+    }
+    const secret = MARK[kind] + randomToken(32);
+    const now = this.clock.now();
+    const row: ApiKeyRow = {
+      id: newId(kind === 'api' ? 'key' : 'tok', now),
+      kind,
+      name: clean,
+      prefix: secret.slice(0, PREFIX_LENGTH),
+      hash: sha256(secret),
+      created_at: iso(now),
+      last_used_at: null,
+      revoked_at: null,
+    };
+    await this.db.insertInto('api_keys').values(row).execute();
+    return { secret, key: info(row) };
+  }
+
+  async list(kind?: KeyKind): Promise<KeyInfo[]> {
+    let q = this.db.selectFrom('api_keys').selectAll().orderBy('id', 'desc');
+    if (kind) q = q.where('kind', '=', kind);
+    return (await q.execute()).map(info);
+  }
+
+  /** Revokes by id or by prefix. Revoking twice is harmless. */
+  async revoke(idOrPrefix: string, kind?: KeyKind): Promise<KeyInfo> {
+    let q = this.db.selectFrom('api_keys').selectAll().where((w) => w.or([w('id', '=', idOrPrefix), w('prefix', '=', idOrPrefix)]));
+    if (kind) q = q.where('kind', '=', kind);
+    const rows = await q.execute();
+    if (rows.length !== 1) throw new NotFoundError(kind === 'postcard' ? 'postcard token' : 'key', idOrPrefix);
+    const row = rows[0];
+    if (!row.revoked_at) {
+      row.revoked_at = iso(this.clock.now());
+      await this.db.updateTable('api_keys').set({ revoked_at: row.revoked_at }).where('id', '=', row.id).execute();
+    }
+    return info(row);
+  }
+
+  async count(kind: KeyKind): Promise<number> {
+    const r = await this.db.selectFrom('api_keys').select((e) => e.fn.countAll<string | number>().as('n')).where('kind', '=', kind).executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+
+  /**
+   * The key `presented` stands for, if it is a live key of this kind. Candidates are found by
+   * the public prefix; the hash is compared in constant time. Never says why a key failed.
+   */
+  async authenticate(kind: KeyKind, presented: unknown): Promise<KeyInfo | undefined> {
+    if (typeof presented !== 'string' || presented.length < PREFIX_LENGTH || presented.length > 200 || !presented.startsWith(MARK[kind])) return undefined;
+    const hash = sha256(presented);
+    const candidates = await this.db.selectFrom('api_keys').selectAll().where('prefix', '=', presented.slice(0, PREFIX_LENGTH)).where('kind', '=', kind).execute();
+    let match: ApiKeyRow | undefined;
+    for (const c of candidates) if (sameHash(c.hash, hash) && !c.revoked_at) match = c;
+    if (!match) return undefined;
+    const now = this.clock.now();
+    if (!match.last_used_at || now.getTime() - Date.parse(match.last_used_at) > TOUCH_EVERY_MS) {
+      match.last_used_at = iso(now);
+      await this.db.updateTable('api_keys').set({ last_used_at: match.last_used_at }).where('id', '=', match.id).execute();
+    }
+    return info(match);
+  }
+}
