@@ -4,6 +4,7 @@ module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: {
+    '/node_modules/cookie/.+\\.js$': ['@swc/jest', { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
     '^.+\\.ts$': [
       '@swc/jest',
       {
@@ -13,5 +14,10 @@ module.exports = {
       },
     ],
   },
+  // cookie 2 (under fastify's inject) is ESM-only; Node 20.19 requires it natively, jest's runtime does not
+  transformIgnorePatterns: ['/node_modules/(?!cookie/)'],
   testTimeout: 30000,
+  // one throwaway PostgreSQL cluster for the whole run (Debian's postgresql package)
+  globalSetup: '<rootDir>/test/setup/postgres.ts',
+  globalTeardown: '<rootDir>/test/setup/teardown.ts',
 };

@@ -8,7 +8,13 @@ import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { PaperlinkError, ValidationError } from './errors';
 import { packageRoot } from './paths';
-import { loadTemplateFile, renderTemplate, variables } from './templates';
+import { SingleBar, Presets } from 'cli-progress';
+import { readRows, renderBatch } from './batch';
+import { loadConfig } from './config';
+import { MAX_PAGE } from './pagination';
+import { startServer } from './serve';
+import { createService, type Service } from './service';
+import { folderAssets, loadTemplateFile, renderTemplate, variables } from './templates';
 import { normalizeValues } from './templates/values';
 
 export interface Io {
@@ -125,7 +131,154 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
       setExit(EXIT_OK);
     });
 
+  addServiceCommands(program, io, setExit);
   return program;
+}
+
+const DATA_DIR_HELP = 'folder of the SQLite database and stored documents (env DATA_DIR, default ./data)';
+
+/** Opens the service's database (as `serve` would, from the environment and --data-dir), runs `fn`, closes it. */
+async function withService<T>(opts: { dataDir?: string }, fn: (s: Service) => Promise<T>): Promise<T> {
+  const service = await createService(loadConfig(process.env, { dataDir: opts.dataDir }));
+  try {
+    return await fn(service);
+  } finally {
+    await service.close();
+  }
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+function addServiceCommands(program: Command, io: Io, setExit: (code: number) => void): void {
+  program
+    .command('serve')
+    .description('Run the HTTP API (what `npm start` runs). Configuration comes from environment variables; flags win.')
+    .option('-p, --port <port>', 'TCP port (env PORT, default 3000)', (v) => Number(v))
+    .option('--host <host>', 'interface to listen on (env HOST, default 127.0.0.1; 0.0.0.0 for every interface)')
+    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+    .addHelpText('after', '\nEnvironment: PORT, HOST, DATA_DIR, DATABASE_URL (postgres://…), STORAGE (filesystem|database), BODY_LIMIT (e.g. 10mb), PUBLIC_URL, LOG_LEVEL. See the README.')
+    .action(async (opts: { port?: number; host?: string; dataDir?: string }) => {
+      const config = loadConfig(process.env, { port: opts.port, host: opts.host, dataDir: opts.dataDir });
+      const server = await startServer(config, io.stdout);
+      const stop = () => {
+        io.stdout('Stopping…\n');
+        server.close().then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      setExit(EXIT_OK);
+    });
+
+  const keys = program.command('keys').description('Create, list and revoke API keys (sent in the X-Service-API-Token header).');
+  keys
+    .command('create')
+    .description('Make a new API key and print it. It is shown only this once; only its hash is stored.')
+    .requiredOption('-n, --name <name>', 'who or what uses the key, e.g. "n8n production"')
+    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+    .action(async (opts: { name: string; dataDir?: string }) => {
+      const { secret, key } = await withService(opts, (s) => s.keys.create('api', opts.name));
+      io.stdout(`${secret}\n`);
+      io.stderr(`Created key ${key.id} (${key.name}). Keep it secret: it cannot be shown again.\n`);
+      setExit(EXIT_OK);
+    });
+  keys
+    .command('list')
+    .description('List API keys: name, prefix, created, last used, revoked.')
+    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+    .option('--json', 'print JSON')
+    .action(async (opts: { dataDir?: string; json?: boolean }) => {
+      const list = await withService(opts, (s) => s.keys.list('api'));
+      if (opts.json) io.stdout(`${JSON.stringify(list, null, 2)}\n`);
+      else if (!list.length) io.stdout('No API keys yet. Make one with: paperlink keys create --name NAME\n');
+      else io.stdout(table([['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'], ...list.map((k) => [k.id, k.name, k.prefix, k.created_at, k.last_used_at ?? 'never', k.revoked_at ?? ''])]));
+      setExit(EXIT_OK);
+    });
+  keys
+    .command('revoke <id-or-prefix>')
+    .description('Revoke a key by its id or prefix (as `keys list` shows them). Requests with it get 401 at once.')
+    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+    .action(async (idOrPrefix: string, opts: { dataDir?: string }) => {
+      const key = await withService(opts, (s) => s.keys.revoke(idOrPrefix, 'api'));
+      io.stdout(`Revoked ${key.id} (${key.name}).\n`);
+      setExit(EXIT_OK);
+    });
+
+  const templates = program.command('templates').description('Manage the templates stored in the service.');
+  templates
+    .command('list')
+    .description('List stored templates with their variables.')
+    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+    .option('--json', 'print JSON')
+    .action(async (opts: { dataDir?: string; json?: boolean }) => {
+      const page = await withService(opts, (s) => s.templates.list({ limit: MAX_PAGE }));
+      if (opts.json) io.stdout(`${JSON.stringify(page.data, null, 2)}\n`);
+      else io.stdout(table([['ID', 'NAME', 'FORMAT', 'VARIABLES'], ...page.data.map((t) => [t.id, t.name, t.format, t.variables.join(', ')])]));
+      setExit(EXIT_OK);
+    });
+  templates
+    .command('add <file>')
+    .description('Store a template (an XML layout template or a fillable PDF); images it names are read from its folder.')
+    .option('-n, --name <name>', 'the template name (default: the name in the template, or the file name)')
+    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+    .action(async (file: string, opts: { name?: string; dataDir?: string }) => {
+      let source: Uint8Array;
+      try {
+        source = new Uint8Array(fs.readFileSync(file));
+      } catch (err) {
+        throw new ValidationError(`Cannot read ${file} (${(err as NodeJS.ErrnoException).code}).`, [{ field: 'file', message: 'cannot be read' }]);
+      }
+      const t = await withService(opts, (s) => s.templates.create({ source, name: opts.name ?? path.basename(file).replace(/\.[^.]+$/, ''), assets: folderAssets(path.dirname(file)) }));
+      io.stdout(`${t.id}\n`);
+      io.stderr(`Stored "${t.name}" (${t.format}); variables: ${t.variables.join(', ') || 'none'}.\n`);
+      setExit(EXIT_OK);
+    });
+  templates
+    .command('remove <id>')
+    .description('Delete a stored template. Documents made from it stay.')
+    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+    .action(async (id: string, opts: { dataDir?: string }) => {
+      await withService(opts, (s) => s.templates.remove(id));
+      io.stdout(`Deleted ${id}.\n`);
+      setExit(EXIT_OK);
+    });
+
+  program
+    .command('generate')
+    .description('Render one PDF per row of a CSV or JSON Lines file, into a folder, with a progress bar and a summary of failures.')
+    .requiredOption('-t, --template <id-or-file>', 'a stored template id (tmpl_…) or a template file')
+    .requiredOption('--data <file>', 'rows.csv (header = variable names) or rows.jsonl (one JSON object per line)')
+    .requiredOption('-o, --out <dir>', 'folder for row-0001.pdf, row-0002.pdf, …')
+    .option('-c, --concurrency <n>', 'documents rendered at once', (v) => Number(v), 2)
+    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+    .addHelpText('after', '\nExample:\n  paperlink generate --template tmpl_example_letter --data people.csv --out letters\n\nExit codes: 0 every row written, 2 some rows failed (the others are written), 1 other failures.')
+    .action(async (opts: { template: string; data: string; out: string; concurrency: number; dataDir?: string }) => {
+      if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1 || opts.concurrency > 64) {
+        throw new ValidationError('--concurrency must be a whole number from 1 to 64.', [{ field: '--concurrency', message: 'must be 1 to 64' }]);
+      }
+      const rows = await readRows(opts.data);
+      const template = fs.existsSync(opts.template) ? await loadTemplateFile(opts.template) : await withService(opts, (s) => s.templates.load(opts.template));
+      const started = Date.now();
+      const bar = new SingleBar({ format: 'Rendering [{bar}] {value}/{total} rows | {eta_formatted} left', stream: process.stderr, noTTYOutput: !process.stderr.isTTY, notTTYSchedule: 2000 }, Presets.shades_classic);
+      bar.start(rows.length, 0);
+      let result;
+      try {
+        result = await renderBatch(template, rows, opts.out, { concurrency: opts.concurrency, onRow: () => bar.increment() });
+      } finally {
+        bar.stop();
+      }
+      io.stdout(`${result.written.length} of ${rows.length} rows rendered into ${opts.out} in ${((Date.now() - started) / 1000).toFixed(1)} s.\n`);
+      if (result.failures.length) {
+        io.stdout(`${result.failures.length} failed:\n`);
+        for (const f of result.failures) io.stdout(`  row ${f.row}: ${f.reason}\n`);
+      }
+      setExit(result.failures.length ? EXIT_INPUT : EXIT_OK);
+    });
 }
 
 /** Runs the CLI with the given arguments (without `node` and the script) and returns the exit code. */

@@ -1,0 +1,255 @@
+/**
+ * Generated documents: the generate operation (validate, render, deliver to destinations) and the
+ * stored document records. A record is written only after its bytes are durable, so a document
+ * that can be listed can always be downloaded.
+ */
+import type { Clock } from '../clock';
+import { iso } from '../clock';
+import type { Db } from '../db';
+import type { DocumentRow } from '../db/schema';
+import { NotFoundError, PaperlinkError, ValidationError, type ErrorDetail } from '../errors';
+import { newId } from '../ids';
+import { toPage, type Page, type PageQuery } from '../pagination';
+import { sha256 } from '../secrets';
+import type { Storage } from '../storage';
+import { renderTemplate, type Template } from '../templates';
+import type { TemplateStore } from '../templates/store';
+import { normalizeValues } from '../templates/values';
+
+export interface DocumentInfo {
+  id: string;
+  object: 'document';
+  name: string;
+  description: string | null;
+  status: 'generated';
+  template_id: string;
+  created_at: string;
+  created_by: { name: string | null };
+  size: number;
+  sha256: string;
+}
+
+export interface Warning {
+  code: string;
+  field: string;
+  message: string;
+}
+
+export interface GenerateResult {
+  /** The render id. */
+  id: string;
+  object: 'render';
+  document_id: string;
+  status: 'completed';
+  template_id: string;
+  destinations: { inkit_storage?: { document_id: string; name: string; size: number; sha256: string } };
+  warnings: Warning[];
+  created_at: string;
+}
+
+/** Who asked, for `created_by`. */
+export interface Caller {
+  keyId: string | null;
+  name: string | null;
+}
+
+export const DESTINATIONS = ['inkit_storage', 'magic_link'] as const;
+const MAX_NAME = 200;
+const MAX_DESCRIPTION = 2000;
+
+function info(row: DocumentRow): DocumentInfo {
+  return {
+    id: row.id,
+    object: 'document',
+    name: row.name,
+    description: row.description,
+    status: 'generated',
+    template_id: row.template_id,
+    created_at: row.created_at,
+    created_by: { name: row.created_by_name },
+    size: row.size,
+    sha256: row.sha256,
+  };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function optionalText(body: Record<string, unknown>, key: string, field: string, max: number, details: ErrorDetail[]): string | undefined {
+  const v = body[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string' || v.trim() === '' || v.length > max) {
+    details.push({ field, message: `must be text of 1 to ${max} characters`, code: 'invalid' });
+    return undefined;
+  }
+  return v.trim();
+}
+
+/** The top-level code says what kind of fix the caller needs; the details say where. */
+function failure(details: ErrorDetail[]): ValidationError {
+  const codes = new Set(details.map((d) => d.code));
+  if (codes.has('unsupported_destination')) {
+    return new ValidationError('The magic_link destination is not available on this server yet. Use inkit_storage and share the stored document.', details, 'unsupported_destination');
+  }
+  if (codes.size === 1 && codes.has('required') && details.every((d) => d.field.startsWith('merge_parameters.'))) {
+    return new ValidationError(`Give a value for every variable of the template; missing: ${details.map((d) => d.field.slice(17)).join(', ')}.`, details, 'missing_variables');
+  }
+  return new ValidationError('The generate request is not valid; see details for each field to fix.', details);
+}
+
+export class Documents {
+  constructor(
+    private readonly db: Db,
+    private readonly storage: Storage,
+    private readonly templates: TemplateStore,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * `POST /v1/generate`: checks the whole request and reports every broken field at once, renders
+   * the template, writes the bytes durably, then commits the record.
+   */
+  async generate(body: unknown, caller: Caller): Promise<GenerateResult> {
+    if (!isObject(body)) throw new ValidationError('The body must be a JSON object with template_id, merge_parameters and destinations.', [{ field: 'body', message: 'must be an object', code: 'type' }]);
+    const details: ErrorDetail[] = [];
+
+    let template: Template | undefined;
+    const templateId = body.template_id;
+    if (typeof templateId !== 'string' || templateId === '') {
+      details.push({ field: 'template_id', message: 'is required: the id of a template, e.g. tmpl_example_letter', code: 'required' });
+    } else {
+      try {
+        template = await this.templates.load(templateId);
+      } catch (err) {
+        if (!(err instanceof NotFoundError)) throw err;
+        details.push({ field: 'template_id', message: `no template has the id ${JSON.stringify(templateId)}; GET /v1/templates lists them`, code: 'not_found' });
+      }
+    }
+
+    let values: Record<string, string> = {};
+    if (body.merge_parameters === undefined) {
+      details.push({ field: 'merge_parameters', message: 'is required: an object with a value for each variable of the template', code: 'required' });
+    } else {
+      try {
+        values = normalizeValues(body.merge_parameters);
+      } catch (err) {
+        if (!(err instanceof ValidationError)) throw err;
+        details.push(...err.details);
+      }
+    }
+    const given = isObject(body.merge_parameters) ? body.merge_parameters : {};
+    if (template && isObject(body.merge_parameters)) {
+      for (const v of template.variables) {
+        if (!Object.prototype.hasOwnProperty.call(given, v)) details.push({ field: `merge_parameters.${v}`, message: 'is required by the template', code: 'required' });
+      }
+    }
+
+    let storageName: string | undefined;
+    const destinations = body.destinations;
+    if (!isObject(destinations) || Object.keys(destinations).length === 0) {
+      details.push({ field: 'destinations', message: `is required: an object naming at least one of ${DESTINATIONS.join(', ')}`, code: 'required' });
+    } else {
+      for (const [key, settings] of Object.entries(destinations)) {
+        const field = `destinations.${key}`;
+        if (!(DESTINATIONS as readonly string[]).includes(key)) {
+          details.push({ field, message: `is not a destination; use ${DESTINATIONS.join(' or ')}`, code: 'unknown_destination' });
+        } else if (!isObject(settings)) {
+          details.push({ field, message: 'must be an object of settings ({} for the defaults)', code: 'type' });
+        } else if (key === 'magic_link') {
+          details.push({ field, message: 'Magic Links are not available on this server yet', code: 'unsupported_destination' });
+        } else {
+          storageName = optionalText(settings, 'name', `${field}.name`, MAX_NAME, details);
+        }
+      }
+    }
+    const name = optionalText(body, 'name', 'name', MAX_NAME, details);
+    const description = optionalText(body, 'description', 'description', MAX_DESCRIPTION, details) ?? null;
+    if (details.length || !template) throw failure(details);
+
+    const now = this.clock.now();
+    let pdf: Uint8Array;
+    try {
+      pdf = await renderTemplate(template, values, { now });
+    } catch (err) {
+      // errors about a value name the variable; in the API it lives under merge_parameters
+      if (err instanceof PaperlinkError && err instanceof ValidationError) {
+        const fixed = err.details.map((d) => (template!.variables.includes(d.field) ? { ...d, field: `merge_parameters.${d.field}` } : d));
+        throw new ValidationError(err.message, fixed, err.code);
+      }
+      throw err;
+    }
+
+    const row: DocumentRow = {
+      id: newId('doc', now),
+      render_id: newId('rnd', now),
+      name: storageName ?? name ?? `${template.name} ${iso(now).slice(0, 10)}`,
+      description,
+      status: 'generated',
+      template_id: templateId as string,
+      created_by_key_id: caller.keyId,
+      created_by_name: caller.name,
+      size: pdf.length,
+      sha256: sha256(pdf),
+      storage: this.storage.kind,
+      created_at: iso(now),
+    };
+    await this.save(row, pdf);
+
+    const warnings: Warning[] = Object.keys(given)
+      .filter((k) => !template!.variables.includes(k))
+      .map((k) => ({ code: 'unused_parameter', field: `merge_parameters.${k}`, message: `the template has no variable ${JSON.stringify(k)}; the value was not used` }));
+    return {
+      id: row.render_id,
+      object: 'render',
+      document_id: row.id,
+      status: 'completed',
+      template_id: row.template_id,
+      destinations: { inkit_storage: { document_id: row.id, name: row.name, size: row.size, sha256: row.sha256 } },
+      warnings,
+      created_at: row.created_at,
+    };
+  }
+
+  /** Bytes first, durably; then the record. A failure on the way leaves neither. */
+  private async save(row: DocumentRow, pdf: Uint8Array): Promise<void> {
+    if (this.storage.kind === 'database') {
+      await this.db.transaction().execute(async (trx) => {
+        await this.storage.put(row.id, pdf, trx);
+        await trx.insertInto('documents').values(row).execute();
+      });
+      return;
+    }
+    await this.storage.put(row.id, pdf);
+    try {
+      await this.db.insertInto('documents').values(row).execute();
+    } catch (err) {
+      await this.storage.delete(row.id).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async get(id: string): Promise<DocumentInfo> {
+    const row = await this.db.selectFrom('documents').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw new NotFoundError('document', id);
+    return info(row);
+  }
+
+  async pdf(id: string): Promise<{ document: DocumentInfo; bytes: Uint8Array }> {
+    const document = await this.get(id);
+    const bytes = await this.storage.get(id);
+    if (!bytes) throw new Error(`the bytes of document ${id} are missing from ${this.storage.kind} storage`);
+    return { document, bytes };
+  }
+
+  async list(page: PageQuery): Promise<Page<DocumentInfo>> {
+    let q = this.db.selectFrom('documents').selectAll().orderBy('id', 'desc').limit(page.limit + 1);
+    if (page.startingAfter) q = q.where('id', '<', page.startingAfter);
+    return toPage(await q.execute(), page.limit, info);
+  }
+
+  /** Deletes the record first (so it is never listed without bytes), then the bytes. */
+  async remove(id: string): Promise<void> {
+    const r = await this.db.deleteFrom('documents').where('id', '=', id).executeTakeFirst();
+    if (!Number(r.numDeletedRows)) throw new NotFoundError('document', id);
+    await this.storage.delete(id);
+  }
+}

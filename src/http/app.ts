@@ -1,0 +1,150 @@
+/**
+ * The HTTP API (Fastify). Handlers are thin: they read the request, call the core, and shape the
+ * answer. Every failure leaves through the one error handler, in the one error shape.
+ */
+import multipart from '@fastify/multipart';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { Service } from '../service';
+import { AuthenticationError, ValidationError } from '../errors';
+import type { KeyInfo } from '../keys';
+import { parsePageQuery } from '../pagination';
+import { errorBody, errorHandler } from './errors';
+import { openApiDocument } from './openapi';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    apiKey?: KeyInfo;
+  }
+}
+
+export interface AppOptions {
+  logger?: boolean | { level: string };
+}
+
+const API_KEY_HEADER = 'x-service-api-token';
+
+function isJson(req: FastifyRequest): boolean {
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  return type === 'application/json' || type.endsWith('+json');
+}
+
+function requireJson(req: FastifyRequest): void {
+  if (!isJson(req)) {
+    throw Object.assign(new Error('not JSON'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 });
+  }
+}
+
+/** `attachment; filename="…"` with an ASCII fallback and the exact UTF-8 name (RFC 6266). */
+export function contentDisposition(name: string): string {
+  const file = /\.pdf$/i.test(name) ? name : `${name}.pdf`;
+  const ascii = file.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(file).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
+}
+
+export async function buildApp(service: Service, options: AppOptions = {}): Promise<FastifyInstance> {
+  const { config } = service;
+  const app = Fastify({
+    bodyLimit: config.bodyLimit,
+    logger: options.logger === false ? false : { level: config.logLevel, redact: [`req.headers["${API_KEY_HEADER}"]`, 'req.headers.authorization'] },
+    genReqId: () => `req_${Math.random().toString(36).slice(2, 12)}`,
+    requestIdHeader: false,
+  });
+  app.setErrorHandler(errorHandler(config.bodyLimit));
+  app.setNotFoundHandler((req, reply) => {
+    void reply.status(404).send(errorBody('not_found', `There is no ${req.method} ${req.url.split('?')[0]}. GET /openapi.json lists every endpoint.`));
+  });
+  app.addHook('onSend', async (req, reply) => {
+    void reply.header('X-Request-Id', req.id);
+  });
+
+  // Only JSON, XML and PDF bodies exist in this API; anything else is a 415.
+  app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser(['application/xml', 'text/xml', 'application/pdf'], { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  await app.register(multipart, { limits: { fileSize: config.bodyLimit, files: 50, fields: 20 } });
+
+  app.addHook('onRequest', async (req) => {
+    if (!req.url.startsWith('/v1/')) return;
+    const key = await service.keys.authenticate('api', req.headers[API_KEY_HEADER]);
+    if (!key) throw new AuthenticationError();
+    req.apiKey = key;
+  });
+
+  app.get('/healthz', async () => {
+    await service.ping();
+    return { status: 'ok', database: service.database.dialect, storage: service.storage.kind, version: service.version };
+  });
+  app.get('/openapi.json', async () => openApiDocument(config.publicUrl, service.version));
+
+  app.post('/v1/generate', async (req, reply) => {
+    requireJson(req);
+    const key = req.apiKey!;
+    const work = async () => ({ status: 201, body: await service.documents.generate(req.body, { keyId: key.id, name: key.name }) });
+    const idem = req.headers['idempotency-key'];
+    if (idem === undefined) {
+      const r = await work();
+      return reply.status(r.status).send(r.body);
+    }
+    const r = await service.idempotency.run(`${key.id}:POST /v1/generate`, String(idem), req.body, work);
+    if (r.replayed) void reply.header('Idempotent-Replayed', 'true');
+    return reply.status(r.status).send(r.body);
+  });
+
+  app.post('/v1/templates', async (req, reply) => {
+    const query = req.query as Record<string, string | undefined>;
+    let created;
+    if (req.isMultipart()) {
+      let source: Buffer | undefined;
+      let name: string | undefined;
+      const assets = new Map<string, Uint8Array>();
+      for await (const part of req.parts()) {
+        if (part.type === 'file') {
+          const bytes = await part.toBuffer();
+          if (part.fieldname === 'file' || part.fieldname === 'template') source = bytes;
+          else {
+            // an asset is found by its form field name (e.g. -F "images/logo.png=@logo.png") or its file name
+            assets.set(part.fieldname, bytes);
+            if (part.filename) assets.set(part.filename, bytes);
+          }
+        } else if (part.fieldname === 'name') {
+          name = String(part.value);
+        }
+      }
+      if (!source) throw new ValidationError('Upload the template as the form field "file" (an XML file or a fillable PDF); other files are its assets.', [{ field: 'file', message: 'is required', code: 'required' }]);
+      created = await service.templates.create({ source, name: name ?? query.name, assets: async (p) => assets.get(p) });
+    } else if (Buffer.isBuffer(req.body)) {
+      created = await service.templates.create({ source: new Uint8Array(req.body), name: query.name });
+    } else {
+      requireJson(req);
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const fields = ['source', 'source_base64'].filter((f) => typeof body[f] === 'string');
+      if (fields.length !== 1) {
+        throw new ValidationError('Give the template as "source" (XML text) or "source_base64" (an XML file or a fillable PDF, base64), exactly one.', [{ field: 'source', message: 'give exactly one of source or source_base64', code: 'required' }]);
+      }
+      if (body.name !== undefined && typeof body.name !== 'string') throw new ValidationError('name must be text.', [{ field: 'name', message: 'must be a string', code: 'type' }]);
+      const source = typeof body.source === 'string' ? body.source : new Uint8Array(Buffer.from(body.source_base64 as string, 'base64'));
+      created = await service.templates.create({ source, name: body.name as string | undefined });
+    }
+    return reply.status(201).send(created);
+  });
+  app.get('/v1/templates', async (req) => service.templates.list(parsePageQuery(req.query as Record<string, unknown>)));
+  app.get('/v1/templates/:id', async (req) => service.templates.get((req.params as { id: string }).id));
+  app.delete('/v1/templates/:id', async (req) => {
+    const { id } = req.params as { id: string };
+    await service.templates.remove(id);
+    return { id, object: 'template', deleted: true };
+  });
+
+  app.get('/v1/documents', async (req) => service.documents.list(parsePageQuery(req.query as Record<string, unknown>)));
+  app.get('/v1/documents/:id', async (req) => service.documents.get((req.params as { id: string }).id));
+  app.get('/v1/documents/:id/pdf', async (req, reply) => {
+    const { document, bytes } = await service.documents.pdf((req.params as { id: string }).id);
+    return reply.header('Content-Type', 'application/pdf').header('Content-Disposition', contentDisposition(document.name)).send(Buffer.from(bytes));
+  });
+  app.delete('/v1/documents/:id', async (req) => {
+    const { id } = req.params as { id: string };
+    await service.documents.remove(id);
+    return { id, object: 'document', deleted: true };
+  });
+
+  return app;
+}

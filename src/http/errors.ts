@@ -1,0 +1,77 @@
+/**
+ * The one error shape of the API, `{ "error": { "code", "message", "details": [{ field, message, code }] } }`,
+ * and the status code for each kind of failure. Nothing internal (stack, SQL, paths) reaches a client.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  AuthenticationError,
+  ConflictError,
+  MalformedRequestError,
+  NotFoundError,
+  PaperlinkError,
+  RateLimitError,
+  ValidationError,
+  type ErrorDetail,
+} from '../errors';
+
+export interface ErrorBody {
+  error: { code: string; message: string; details: ErrorDetail[]; request_id?: string };
+}
+
+export function errorBody(code: string, message: string, details: ErrorDetail[] = []): ErrorBody {
+  return { error: { code, message, details } };
+}
+
+function statusOf(err: PaperlinkError): number {
+  if (err instanceof ValidationError) return 422;
+  if (err instanceof MalformedRequestError) return 400;
+  if (err instanceof AuthenticationError) return 401;
+  if (err instanceof NotFoundError) return 404;
+  if (err instanceof ConflictError) return 409;
+  if (err instanceof RateLimitError) return 429;
+  return 400;
+}
+
+/** Framework errors (body parsing, limits) in our shape. */
+function fromFramework(err: FastifyError, limit: number): [number, ErrorBody] | undefined {
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return [415, errorBody('unsupported_media_type', 'This endpoint takes a JSON body: send it with Content-Type: application/json.')];
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FILES_LIMIT':
+      return [413, errorBody('body_too_large', `The request body is larger than this server accepts (${limit} bytes). Send less, or raise BODY_LIMIT.`)];
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return [400, errorBody('malformed_json', 'The body is empty but Content-Type says JSON. Send a JSON object.')];
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return [400, errorBody('malformed_json', `The body is not valid JSON: ${err.message}. Check quotes, commas and brackets.`)];
+    default:
+  }
+  if (err instanceof SyntaxError && err.statusCode === 400) {
+    return [400, errorBody('malformed_json', `The body is not valid JSON: ${err.message}. Check quotes, commas and brackets.`)];
+  }
+  if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+    return [err.statusCode, errorBody('bad_request', err.message)];
+  }
+  return undefined;
+}
+
+export function errorHandler(limit: number) {
+  return (err: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
+    if (err instanceof PaperlinkError) {
+      if (err instanceof RateLimitError) void reply.header('Retry-After', String(err.retryAfterSeconds));
+      void reply.status(statusOf(err)).send(errorBody(err.code, err.message, err.details));
+      return;
+    }
+    const known = fromFramework(err, limit);
+    if (known) {
+      void reply.status(known[0]).send(known[1]);
+      return;
+    }
+    req.log.error({ err }, 'request failed');
+    const body = errorBody('internal_error', `Something went wrong on our side. Try again; if it keeps failing, report request id ${req.id}.`);
+    body.error.request_id = String(req.id);
+    void reply.status(500).send(body);
+  };
+}

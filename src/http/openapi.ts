@@ -1,0 +1,301 @@
+/**
+ * The OpenAPI 3.1 description of the API, served at GET /openapi.json. Written by hand next to the
+ * routes; a test checks it against the OpenAPI schema and checks real answers against it.
+ */
+import { EXAMPLE_IDS } from '../templates/store';
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: unknown, example?: unknown) => ({ 'application/json': { schema, ...(example === undefined ? {} : { example }) } });
+
+const T = '2026-11-22T10:00:00.000Z';
+const exampleDocument = {
+  id: 'doc_01m82kzq5az78r9b7p2fxgxka8',
+  object: 'document',
+  name: 'Welcome letter',
+  description: null,
+  status: 'generated',
+  template_id: EXAMPLE_IDS.letter,
+  created_at: T,
+  created_by: { name: 'n8n production' },
+  size: 50907,
+  sha256: 'c24a4762e2e5dcf0d2abf4b9a29f6371c5a6b49bb148fd8aac569c2ca797b975',
+};
+const exampleTemplate = {
+  id: EXAMPLE_IDS.letter,
+  object: 'template',
+  name: 'Letter',
+  format: 'xml',
+  variables: ['date', 'recipient_name', 'body', 'sender_name'],
+  size: 3520,
+  created_at: T,
+  updated_at: T,
+};
+const exampleGenerate = {
+  template_id: EXAMPLE_IDS.letter,
+  merge_parameters: { date: 'November 22, 2026', recipient_name: 'Dr. Eleanor Vance', body: 'Thank you for meeting with us.', sender_name: 'Marta Kowalczyk' },
+  destinations: { inkit_storage: { name: 'Welcome letter' } },
+};
+const exampleRender = {
+  id: 'rnd_01m82kzq5ayn1abaq43v42m6fp',
+  object: 'render',
+  document_id: exampleDocument.id,
+  status: 'completed',
+  template_id: EXAMPLE_IDS.letter,
+  destinations: { inkit_storage: { document_id: exampleDocument.id, name: 'Welcome letter', size: 50907, sha256: exampleDocument.sha256 } },
+  warnings: [],
+  created_at: T,
+};
+const exampleError = (code: string, message: string, details: unknown[] = []) => ({ error: { code, message, details } });
+
+const errors = {
+  400: { description: 'The body is not valid JSON (`malformed_json`).', content: json(ref('Error'), exampleError('malformed_json', 'The body is not valid JSON.')) },
+  401: { description: 'The X-Service-API-Token header is missing or not a live key (`unauthorized`).', content: json(ref('Error'), exampleError('unauthorized', 'A valid API key is required in the X-Service-API-Token header.')) },
+  404: { description: 'No such resource (`not_found`).', content: json(ref('Error'), exampleError('not_found', 'No document with id "doc_…" exists.')) },
+  409: { description: 'The Idempotency-Key was used with another body (`idempotency_key_reused`).', content: json(ref('Error'), exampleError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request body.')) },
+  413: { description: 'The body is larger than BODY_LIMIT (`body_too_large`).', content: json(ref('Error'), exampleError('body_too_large', 'The request body is larger than this server accepts.')) },
+  415: { description: 'The body is not JSON (`unsupported_media_type`).', content: json(ref('Error'), exampleError('unsupported_media_type', 'This endpoint takes a JSON body.')) },
+  422: {
+    description: 'A rule is broken; one entry in `details` per field (`validation_failed`, `missing_variables`, `unsupported_destination`, `template_invalid`, `invalid_value`, `unsupported_character`).',
+    content: json(ref('Error'), exampleError('missing_variables', 'Give a value for every variable of the template; missing: date.', [{ field: 'merge_parameters.date', message: 'is required by the template', code: 'required' }])),
+  },
+  500: { description: 'Our fault; nothing internal is shown (`internal_error`).', content: json(ref('Error'), exampleError('internal_error', 'Something went wrong on our side.')) },
+};
+const pick = (...codes: (keyof typeof errors)[]) => Object.fromEntries(codes.map((c) => [String(c), errors[c]]));
+const idParam = (what: string, example: string) => ({ name: 'id', in: 'path', required: true, description: `The ${what} id.`, schema: { type: 'string' }, example });
+const pageParams = [
+  { name: 'limit', in: 'query', description: 'Items per page, 1 to 100 (default 20).', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+  { name: 'starting_after', in: 'query', description: 'The `next_cursor` of the previous page.', schema: { type: 'string' } },
+];
+const list = (item: string) => ({
+  type: 'object',
+  required: ['object', 'data', 'has_more', 'next_cursor'],
+  properties: { object: { const: 'list' }, data: { type: 'array', items: ref(item) }, has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'] } },
+  additionalProperties: false,
+});
+const deleted = (object: string) => ({
+  type: 'object',
+  required: ['id', 'object', 'deleted'],
+  properties: { id: { type: 'string' }, object: { const: object }, deleted: { const: true } },
+  additionalProperties: false,
+});
+
+export function openApiDocument(publicUrl: string, version: string): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Paperlink API',
+      version,
+      description: 'Generate PDF documents from templates and store them. Every /v1 call needs the X-Service-API-Token header. Errors have one shape: `{ "error": { "code", "message", "details": [{ "field", "message", "code" }] } }`.',
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    servers: [{ url: publicUrl }],
+    security: [{ apiKey: [] }],
+    paths: {
+      '/v1/generate': {
+        post: {
+          operationId: 'generate',
+          summary: 'Render a template with merge parameters and store the PDF',
+          description: 'Every variable of the template needs a value (an empty string is a value). Numbers and booleans become text; objects and arrays are refused. Keys the template does not use are listed under `warnings`. With an Idempotency-Key, the same key and body return the first answer again for 24 hours.',
+          parameters: [{ name: 'Idempotency-Key', in: 'header', description: 'Any unique string (e.g. a UUID), 1 to 255 characters.', schema: { type: 'string', minLength: 1, maxLength: 255 } }],
+          requestBody: { required: true, content: json(ref('GenerateRequest'), exampleGenerate) },
+          responses: { 201: { description: 'Rendered and stored.', content: json(ref('Render'), exampleRender) }, ...pick(400, 401, 409, 413, 415, 422, 500) },
+        },
+      },
+      '/v1/templates': {
+        get: {
+          operationId: 'listTemplates',
+          summary: 'List templates, newest first',
+          parameters: pageParams,
+          responses: { 200: { description: 'A page of templates.', content: json(ref('TemplateList'), { object: 'list', data: [exampleTemplate], has_more: false, next_cursor: null }) }, ...pick(401, 422) },
+        },
+        post: {
+          operationId: 'createTemplate',
+          summary: 'Store a template: XML text or a fillable PDF',
+          description: 'Send the XML itself (`Content-Type: application/xml`), a PDF (`application/pdf`), JSON `{ "name", "source" | "source_base64" }`, or a multipart form with the template as `file` and the images it names as further files. `?name=` names raw uploads.',
+          parameters: [{ name: 'name', in: 'query', description: 'Template name for raw XML or PDF uploads.', schema: { type: 'string' } }],
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': { schema: ref('TemplateUpload'), example: { name: 'Thank you note', source: '<document size="A5"><body><p>Thank you, {{name}}!</p></body></document>' } },
+              'application/xml': { schema: { type: 'string' }, example: '<document><body><p>Hello {{name}}</p></body></document>' },
+              'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } },
+              'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', contentMediaType: 'application/octet-stream' }, name: { type: 'string' } }, required: ['file'] } },
+            },
+          },
+          responses: { 201: { description: 'Stored.', content: json(ref('Template'), exampleTemplate) }, ...pick(400, 401, 413, 415, 422) },
+        },
+      },
+      '/v1/templates/{id}': {
+        get: {
+          operationId: 'getTemplate',
+          summary: 'A template and its variables',
+          parameters: [idParam('template', EXAMPLE_IDS.letter)],
+          responses: { 200: { description: 'The template.', content: json(ref('Template'), exampleTemplate) }, ...pick(401, 404) },
+        },
+        delete: {
+          operationId: 'deleteTemplate',
+          summary: 'Delete a template (documents made from it stay)',
+          parameters: [idParam('template', EXAMPLE_IDS.letter)],
+          responses: { 200: { description: 'Deleted.', content: json(deleted('template'), { id: EXAMPLE_IDS.letter, object: 'template', deleted: true }) }, ...pick(401, 404) },
+        },
+      },
+      '/v1/documents': {
+        get: {
+          operationId: 'listDocuments',
+          summary: 'List generated documents, newest first',
+          parameters: pageParams,
+          responses: { 200: { description: 'A page of documents.', content: json(ref('DocumentList'), { object: 'list', data: [exampleDocument], has_more: false, next_cursor: null }) }, ...pick(401, 422) },
+        },
+      },
+      '/v1/documents/{id}': {
+        get: {
+          operationId: 'getDocument',
+          summary: 'A generated document',
+          parameters: [idParam('document', exampleDocument.id)],
+          responses: { 200: { description: 'The document record.', content: json(ref('Document'), exampleDocument) }, ...pick(401, 404) },
+        },
+        delete: {
+          operationId: 'deleteDocument',
+          summary: 'Delete a document and its PDF',
+          parameters: [idParam('document', exampleDocument.id)],
+          responses: { 200: { description: 'Deleted.', content: json(deleted('document'), { id: exampleDocument.id, object: 'document', deleted: true }) }, ...pick(401, 404) },
+        },
+      },
+      '/v1/documents/{id}/pdf': {
+        get: {
+          operationId: 'downloadDocument',
+          summary: 'The PDF, with its name in Content-Disposition',
+          parameters: [idParam('document', exampleDocument.id)],
+          responses: {
+            200: {
+              description: 'The PDF bytes.',
+              headers: { 'Content-Disposition': { schema: { type: 'string' }, example: `attachment; filename="Welcome letter.pdf"; filename*=UTF-8''Welcome%20letter.pdf` } },
+              content: { 'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } } },
+            },
+            ...pick(401, 404),
+          },
+        },
+      },
+      '/healthz': {
+        get: {
+          operationId: 'health',
+          summary: 'Whether the service and its database answer',
+          security: [],
+          responses: { 200: { description: 'Healthy.', content: json(ref('Health'), { status: 'ok', database: 'sqlite', storage: 'filesystem', version }) }, 500: errors[500] },
+        },
+      },
+      '/openapi.json': {
+        get: { operationId: 'openapi', summary: 'This document', security: [], responses: { 200: { description: 'OpenAPI 3.1.', content: json({ type: 'object' }) } } },
+      },
+    },
+    components: {
+      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-Service-API-Token', description: 'Made on first start or with `paperlink keys create --name NAME`.' } },
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message', 'details'],
+              properties: {
+                code: { type: 'string' },
+                message: { type: 'string' },
+                details: { type: 'array', items: { type: 'object', required: ['field', 'message'], properties: { field: { type: 'string' }, message: { type: 'string' }, code: { type: 'string' } } } },
+                request_id: { type: 'string' },
+              },
+            },
+          },
+        },
+        GenerateRequest: {
+          type: 'object',
+          required: ['template_id', 'merge_parameters', 'destinations'],
+          properties: {
+            template_id: { type: 'string' },
+            merge_parameters: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
+            destinations: {
+              type: 'object',
+              minProperties: 1,
+              properties: {
+                inkit_storage: { type: 'object', properties: { name: { type: 'string', maxLength: 200, description: 'Default: the template name and the date.' } } },
+                magic_link: { type: 'object', description: 'Not available yet: answered with 422 `unsupported_destination`.' },
+              },
+              additionalProperties: false,
+            },
+            name: { type: 'string', maxLength: 200 },
+            description: { type: 'string', maxLength: 2000 },
+          },
+        },
+        Render: {
+          type: 'object',
+          required: ['id', 'object', 'document_id', 'status', 'template_id', 'destinations', 'warnings', 'created_at'],
+          properties: {
+            id: { type: 'string', description: 'The render id.' },
+            object: { const: 'render' },
+            document_id: { type: 'string' },
+            status: { const: 'completed' },
+            template_id: { type: 'string' },
+            destinations: {
+              type: 'object',
+              properties: {
+                inkit_storage: {
+                  type: 'object',
+                  required: ['document_id', 'name', 'size', 'sha256'],
+                  properties: { document_id: { type: 'string' }, name: { type: 'string' }, size: { type: 'integer' }, sha256: { type: 'string' } },
+                  additionalProperties: false,
+                },
+              },
+              additionalProperties: false,
+            },
+            warnings: { type: 'array', items: { type: 'object', required: ['code', 'field', 'message'], properties: { code: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } } } },
+            created_at: { type: 'string', format: 'date-time' },
+          },
+          additionalProperties: false,
+        },
+        TemplateUpload: {
+          type: 'object',
+          properties: { name: { type: 'string', maxLength: 200 }, source: { type: 'string', description: 'XML text' }, source_base64: { type: 'string', description: 'An XML file or a fillable PDF, base64' } },
+        },
+        Template: {
+          type: 'object',
+          required: ['id', 'object', 'name', 'format', 'variables', 'size', 'created_at', 'updated_at'],
+          properties: {
+            id: { type: 'string' },
+            object: { const: 'template' },
+            name: { type: 'string' },
+            format: { enum: ['xml', 'pdf'] },
+            variables: { type: 'array', items: { type: 'string' } },
+            size: { type: 'integer' },
+            created_at: { type: 'string', format: 'date-time' },
+            updated_at: { type: 'string', format: 'date-time' },
+          },
+          additionalProperties: false,
+        },
+        TemplateList: list('Template'),
+        Document: {
+          type: 'object',
+          required: ['id', 'object', 'name', 'description', 'status', 'template_id', 'created_at', 'created_by', 'size', 'sha256'],
+          properties: {
+            id: { type: 'string' },
+            object: { const: 'document' },
+            name: { type: 'string' },
+            description: { type: ['string', 'null'] },
+            status: { const: 'generated' },
+            template_id: { type: 'string' },
+            created_at: { type: 'string', format: 'date-time' },
+            created_by: { type: 'object', required: ['name'], properties: { name: { type: ['string', 'null'], description: 'The name of the API key that made it.' } } },
+            size: { type: 'integer' },
+            sha256: { type: 'string' },
+          },
+          additionalProperties: false,
+        },
+        DocumentList: list('Document'),
+        Health: {
+          type: 'object',
+          required: ['status', 'database', 'storage', 'version'],
+          properties: { status: { const: 'ok' }, database: { enum: ['sqlite', 'postgres'] }, storage: { enum: ['filesystem', 'database'] }, version: { type: 'string' } },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * `paperlink serve`: starts the service and, on the very first start, makes an API key and prints
+ * it with a curl command that generates a letter from the bundled example, ready to paste.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config';
+import { buildApp } from './http/app';
+import { createService, type Service } from './service';
+import { packageRoot } from './paths';
+import { EXAMPLE_IDS } from './templates/store';
+
+export interface Server {
+  service: Service;
+  app: FastifyInstance;
+  /** The address it listens on, e.g. http://127.0.0.1:3000. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Shell-quotes one argument for a POSIX shell. */
+export function shellQuote(s: string): string {
+  return /^[A-Za-z0-9_./:@%=+,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The body of the first request a new user sends: the letter example with its sample values. */
+export function firstRequest(): Record<string, unknown> {
+  const sample = JSON.parse(fs.readFileSync(path.join(packageRoot(), 'examples', 'letter', 'sample.json'), 'utf8')) as Record<string, string>;
+  return { template_id: EXAMPLE_IDS.letter, merge_parameters: sample, destinations: { inkit_storage: { name: 'Welcome letter' } } };
+}
+
+export async function startServer(config: Config, log: (text: string) => void, options: { logger?: boolean } = {}): Promise<Server> {
+  const service = await createService(config);
+  let app: FastifyInstance;
+  try {
+    app = await buildApp(service, { logger: options.logger });
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await service.close();
+    throw err;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  // with --port 0 the system picks the port; show the real one
+  const url = config.publicUrl.endsWith(':0') ? `${config.publicUrl.slice(0, -2)}:${port}` : config.publicUrl;
+  const server: Server = {
+    service,
+    app,
+    url,
+    close: async () => {
+      await app.close();
+      await service.close();
+    },
+  };
+
+  const where = service.database.dialect === 'sqlite' ? `SQLite at ${service.database.location}` : `PostgreSQL at ${service.database.location}`;
+  const docs = service.storage.kind === 'filesystem' ? `files in ${path.join(config.dataDir, 'documents')}` : 'the database';
+  log(`Paperlink ${service.version} is listening on ${url}\n  data: ${where}; documents: ${docs}\n  API reference: ${url}/openapi.json\n`);
+
+  if ((await service.keys.count('api')) === 0) {
+    const { secret } = await service.keys.create('api', 'first key');
+    const requestFile = path.join(config.dataDir, 'first-request.json');
+    fs.mkdirSync(config.dataDir, { recursive: true });
+    fs.writeFileSync(requestFile, `${JSON.stringify(firstRequest(), null, 2)}\n`);
+    const header = shellQuote(`X-Service-API-Token: ${secret}`);
+    log(
+      [
+        '',
+        'This is the first start, so an API key was made for you. It is shown only now; keep it secret:',
+        `  ${secret}`,
+        '',
+        'Generate a letter from the bundled example template:',
+        `  curl -sS ${url}/v1/generate -H 'Content-Type: application/json' -H ${header} --data @${shellQuote(requestFile)}`,
+        '',
+        'Then download it, with the document_id from the answer:',
+        `  curl -sS -OJ -H ${header} ${url}/v1/documents/DOCUMENT_ID/pdf`,
+        '',
+        'More keys: paperlink keys create --name NAME   (paperlink --help lists every command)',
+        '',
+      ].join('\n'),
+    );
+  }
+  return server;
+}

@@ -1,0 +1,164 @@
+/**
+ * Stored templates: the source (XML text or a fillable PDF) and its assets live in the database,
+ * so every process that shares the database renders the same template. Compiled templates are
+ * kept in memory, by id, the first time they are used.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Clock } from '../clock';
+import { iso } from '../clock';
+import { isUniqueViolation, type Db } from '../db';
+import type { TemplateRow } from '../db/schema';
+import { NotFoundError, ValidationError } from '../errors';
+import { newId } from '../ids';
+import { toPage, type Page, type PageQuery } from '../pagination';
+import { packageRoot } from '../paths';
+import { folderAssets, isPdf, loadTemplate, type AssetResolver, type Template } from './index';
+
+export interface TemplateInfo {
+  id: string;
+  object: 'template';
+  name: string;
+  /** `xml` for layout templates, `pdf` for fillable PDF forms. */
+  format: 'xml' | 'pdf';
+  /** The merge fields, in order of first use: every one needs a value in `merge_parameters`. */
+  variables: string[];
+  size: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface NewTemplate {
+  /** XML text, or the bytes of an XML file or a fillable PDF. */
+  source: string | Uint8Array;
+  /** Defaults to the name the template gives itself (`<document name>`) or the file name. */
+  name?: string;
+  /** Finds images and fonts the XML names by relative path, e.g. `logo.png`; the ones used are stored with it. */
+  assets?: AssetResolver;
+  /** Only for the bundled examples, which have stable ids. */
+  id?: string;
+}
+
+export const EXAMPLE_IDS = { letter: 'tmpl_example_letter', invoice: 'tmpl_example_invoice', postcard: 'tmpl_example_postcard' } as const;
+const MAX_NAME = 200;
+
+function info(row: TemplateRow): TemplateInfo {
+  return {
+    id: row.id,
+    object: 'template',
+    name: row.name,
+    format: row.format as 'xml' | 'pdf',
+    variables: JSON.parse(row.variables) as string[],
+    size: row.size,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+export class TemplateStore {
+  private readonly compiled = new Map<string, Promise<Template>>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Checks the template by compiling it, then stores it with its assets in one transaction. */
+  async create(input: NewTemplate): Promise<TemplateInfo> {
+    if (input.name !== undefined && (input.name.trim() === '' || input.name.length > MAX_NAME)) {
+      throw new ValidationError(`A template name has 1 to ${MAX_NAME} characters.`, [{ field: 'name', message: `must be 1 to ${MAX_NAME} characters`, code: 'length' }]);
+    }
+    const bytes = typeof input.source === 'string' ? new TextEncoder().encode(input.source) : input.source;
+    const assets = new Map<string, Uint8Array>();
+    const resolve = input.assets;
+    const template = await loadTemplate(input.source, {
+      name: input.name,
+      assets: async (p) => {
+        const found = resolve ? await resolve(p) : undefined;
+        if (found) assets.set(p, found);
+        return found;
+      },
+    });
+    const name = input.name?.trim() || template.name;
+    const now = iso(this.clock.now());
+    const row: TemplateRow = {
+      id: input.id ?? newId('tmpl', this.clock.now()),
+      name,
+      format: isPdf(bytes) ? 'pdf' : 'xml',
+      source: Buffer.from(bytes),
+      variables: JSON.stringify(template.variables),
+      size: bytes.length,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('templates').values(row).execute();
+      for (const [p, b] of assets) await trx.insertInto('template_assets').values({ template_id: row.id, path: p, bytes: Buffer.from(b) }).execute();
+    });
+    return info(row);
+  }
+
+  async list(page: PageQuery): Promise<Page<TemplateInfo>> {
+    let q = this.db.selectFrom('templates').selectAll().orderBy('id', 'desc').limit(page.limit + 1);
+    if (page.startingAfter) q = q.where('id', '<', page.startingAfter);
+    return toPage(await q.execute(), page.limit, info);
+  }
+
+  async get(id: string): Promise<TemplateInfo> {
+    const row = await this.db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw new NotFoundError('template', id);
+    return info(row);
+  }
+
+  /** The compiled template, ready to render. */
+  async load(id: string): Promise<Template> {
+    let p = this.compiled.get(id);
+    if (!p) {
+      p = this.compile(id);
+      this.compiled.set(id, p);
+      p.catch(() => this.compiled.delete(id));
+    }
+    return p;
+  }
+
+  private async compile(id: string): Promise<Template> {
+    const row = await this.db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw new NotFoundError('template', id);
+    const assets = await this.db.selectFrom('template_assets').select(['path', 'bytes']).where('template_id', '=', id).execute();
+    const byPath = new Map(assets.map((a) => [a.path, new Uint8Array(a.bytes)]));
+    const source = new Uint8Array(row.source);
+    return loadTemplate(row.format === 'pdf' ? source : Buffer.from(source).toString('utf8'), { assets: async (p) => byPath.get(p), name: row.name });
+  }
+
+  async remove(id: string): Promise<void> {
+    const deleted = await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('template_assets').where('template_id', '=', id).execute();
+      const r = await trx.deleteFrom('templates').where('id', '=', id).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
+    this.compiled.delete(id);
+    if (!deleted) throw new NotFoundError('template', id);
+  }
+
+  /**
+   * Loads the bundled examples (letter, invoice, postcard) the first time a database is used,
+   * with stable ids. Deleting one later is respected: it is not loaded again.
+   */
+  async loadExamples(): Promise<string[]> {
+    const done = await this.db.selectFrom('settings').select('value').where('key', '=', 'examples_loaded').executeTakeFirst();
+    if (done) return [];
+    const root = path.join(packageRoot(), 'examples');
+    const loaded: string[] = [];
+    for (const [name, id] of Object.entries(EXAMPLE_IDS)) {
+      const dir = path.join(root, name);
+      try {
+        await this.create({ id, source: await fs.readFile(path.join(dir, `${name}.xml`), 'utf8'), assets: folderAssets(dir) });
+        loaded.push(id);
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err; // another process sharing the database got there first
+      }
+    }
+    await this.db.insertInto('settings').values({ key: 'examples_loaded', value: iso(this.clock.now()) }).onConflict((c) => c.column('key').doNothing()).execute();
+    return loaded;
+  }
+}

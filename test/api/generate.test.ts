@@ -1,0 +1,207 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { FakeClock } from '../../src/clock';
+import { EXAMPLE_IDS } from '../../src/templates/store';
+import { readPdf } from '../support/pdf';
+import { root } from '../support/fixtures';
+import { BACKENDS, testService, type TestService } from '../support/service';
+
+const letterValues = JSON.parse(fs.readFileSync(path.join(root, 'examples/letter/sample.json'), 'utf8')) as Record<string, string>;
+const NOTE = '<document name="Note" size="a5"><body><p>Dear {{name}}, you owe {{amount}} (paid: {{paid}}).</p></body></document>';
+
+describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
+  let t: TestService;
+  const clock = new FakeClock('2026-11-22T10:00:00Z');
+  let noteId: string;
+
+  beforeAll(async () => {
+    t = await testService({ backend, clock });
+    noteId = (await t.service.templates.create({ source: NOTE })).id;
+  });
+  afterAll(() => t.stop());
+
+  const generate = (body: unknown, headers: Record<string, string> = {}) =>
+    t.app.inject({ method: 'POST', url: '/v1/generate', headers: { 'content-type': 'application/json', 'x-service-api-token': t.key, ...headers }, payload: JSON.stringify(body) });
+  const get = (url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-service-api-token': t.key } });
+  const countDocuments = async () => Number((await t.service.database.db.selectFrom('documents').select((e) => e.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+
+  it('renders the example letter, stores it and answers 201 with the render and the stored document', async () => {
+    const res = await generate({ template_id: EXAMPLE_IDS.letter, merge_parameters: letterValues, destinations: { inkit_storage: { name: 'Proposal for Dr. Vance' } }, description: 'first contact' });
+    expect(res.statusCode).toBe(201);
+    const body = res.json();
+    expect(body).toMatchObject({ object: 'render', status: 'completed', template_id: EXAMPLE_IDS.letter, warnings: [], created_at: '2026-11-22T10:00:00.000Z' });
+    expect(body.id).toMatch(/^rnd_/);
+    expect(body.document_id).toMatch(/^doc_/);
+    expect(body.destinations.inkit_storage).toMatchObject({ document_id: body.document_id, name: 'Proposal for Dr. Vance' });
+
+    const doc = await get(`/v1/documents/${body.document_id}`);
+    expect(doc.statusCode).toBe(200);
+    expect(doc.json()).toMatchObject({ id: body.document_id, name: 'Proposal for Dr. Vance', description: 'first contact', status: 'generated', template_id: EXAMPLE_IDS.letter, created_by: { name: 'test key' } });
+
+    const pdf = await get(`/v1/documents/${body.document_id}/pdf`);
+    expect(pdf.statusCode).toBe(200);
+    expect(pdf.headers['content-type']).toBe('application/pdf');
+    expect(pdf.headers['content-disposition']).toContain('filename="Proposal for Dr. Vance.pdf"');
+    expect(pdf.rawPayload.length).toBe(body.destinations.inkit_storage.size);
+    expect(createHash('sha256').update(pdf.rawPayload).digest('hex')).toBe(body.destinations.inkit_storage.sha256);
+    const text = (await readPdf(pdf.rawPayload)).text;
+    expect(text).toContain('Dr. Eleanor Vance');
+    expect(text).toContain('Marta Kowalczyk');
+  });
+
+  it('names the document after the template and the date when no name is given', async () => {
+    const res = await generate({ template_id: noteId, merge_parameters: { name: 'Ann', amount: '5', paid: 'no' }, destinations: { inkit_storage: {} } });
+    expect(res.statusCode).toBe(201);
+    expect(res.json().destinations.inkit_storage.name).toBe('Note 2026-11-22');
+  });
+
+  it('turns numbers and booleans into text and warns about keys the template does not use', async () => {
+    const res = await generate({ template_id: noteId, merge_parameters: { name: 'Ann', amount: 12.5, paid: false, colour: 'red' }, destinations: { inkit_storage: {} } });
+    expect(res.statusCode).toBe(201);
+    expect(res.json().warnings).toEqual([expect.objectContaining({ code: 'unused_parameter', field: 'merge_parameters.colour' })]);
+    const pdf = await get(`/v1/documents/${res.json().document_id}/pdf`);
+    expect((await readPdf(pdf.rawPayload)).text).toContain('Dear Ann, you owe 12.5 (paid: false).');
+  });
+
+  it('lists every missing variable in one 422 and stores nothing', async () => {
+    const before = await countDocuments();
+    const res = await generate({ template_id: noteId, merge_parameters: { name: 'Ann' }, destinations: { inkit_storage: {} } });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.code).toBe('missing_variables');
+    expect(res.json().error.details.map((d: { field: string }) => d.field).sort()).toEqual(['merge_parameters.amount', 'merge_parameters.paid']);
+    expect(await countDocuments()).toBe(before);
+  });
+
+  it('refuses objects, arrays and null as values, one detail each', async () => {
+    const res = await generate({ template_id: noteId, merge_parameters: { name: { first: 'Ann' }, amount: [1], paid: null }, destinations: { inkit_storage: {} } });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.code).toBe('validation_failed');
+    const fields = res.json().error.details.filter((d: { code: string }) => d.code === 'type').map((d: { field: string }) => d.field).sort();
+    expect(fields).toEqual(['merge_parameters.amount', 'merge_parameters.name', 'merge_parameters.paid']);
+  });
+
+  it('reports every broken field of a bad request at once', async () => {
+    const res = await generate({ template_id: 'tmpl_nope', merge_parameters: 'x', destinations: { fax: {} }, name: 7 });
+    expect(res.statusCode).toBe(422);
+    const byField = Object.fromEntries(res.json().error.details.map((d: { field: string; code: string }) => [d.field, d.code]));
+    expect(byField).toEqual({ template_id: 'not_found', merge_parameters: 'type', 'destinations.fax': 'unknown_destination', name: 'invalid' });
+  });
+
+  it.each([
+    ['no destinations', { template_id: 'x', merge_parameters: {} }, 'destinations', 'required'],
+    ['empty destinations', { template_id: 'x', merge_parameters: {}, destinations: {} }, 'destinations', 'required'],
+    ['no template_id', { merge_parameters: {}, destinations: { inkit_storage: {} } }, 'template_id', 'required'],
+    ['no merge_parameters', { template_id: 'x', destinations: { inkit_storage: {} } }, 'merge_parameters', 'required'],
+  ])('answers 422 for %s', async (_name, body, field, code) => {
+    const res = await generate(body);
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.details).toContainEqual(expect.objectContaining({ field, code }));
+  });
+
+  it('refuses magic_link with unsupported_destination until Magic Links exist, and stores nothing', async () => {
+    const before = await countDocuments();
+    const res = await generate({ template_id: noteId, merge_parameters: { name: 'A', amount: '1', paid: 'y' }, destinations: { inkit_storage: {}, magic_link: { recipient_email: 'a@example.com', expire_after_n_views: 1 } } });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.code).toBe('unsupported_destination');
+    expect(await countDocuments()).toBe(before);
+  });
+
+  it('answers 401 the same way for a missing, a wrong and a revoked key', async () => {
+    const { secret, key } = await t.service.keys.create('api', 'to revoke');
+    await t.service.keys.revoke(key.id);
+    const body = { template_id: noteId, merge_parameters: {}, destinations: { inkit_storage: {} } };
+    const answers: { error: { code: string } }[] = [];
+    for (const headers of [{ 'x-service-api-token': '' }, { 'x-service-api-token': `${t.key.slice(0, -1)}x` }, { 'x-service-api-token': secret }, { 'x-service-api-token': 'nonsense' }]) {
+      const res = await generate(body, headers);
+      expect(res.statusCode).toBe(401);
+      answers.push(res.json());
+    }
+    expect(answers.every((a) => JSON.stringify(a) === JSON.stringify(answers[0]))).toBe(true);
+    expect(answers[0].error.code).toBe('unauthorized');
+  });
+
+  it('answers 400 to broken JSON and 415 to a body that is not JSON', async () => {
+    const broken = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: { 'content-type': 'application/json', 'x-service-api-token': t.key }, payload: '{"template_id": ' });
+    expect(broken.statusCode).toBe(400);
+    expect(broken.json().error.code).toBe('malformed_json');
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
+      const res = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: { 'content-type': type, 'x-service-api-token': t.key }, payload: 'template_id=x' });
+      expect(res.statusCode).toBe(415);
+      expect(res.json().error.code).toBe('unsupported_media_type');
+    }
+    const none = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: { 'x-service-api-token': t.key } });
+    expect(none.statusCode).toBe(415);
+  });
+
+  it('answers 404 in the error shape for unknown ids and routes', async () => {
+    for (const url of ['/v1/documents/doc_nope', '/v1/documents/doc_nope/pdf', '/v1/templates/tmpl_nope', '/v1/nothing-here']) {
+      const res = await get(url);
+      expect(res.statusCode).toBe(404);
+      expect(res.json().error.code).toBe('not_found');
+    }
+  });
+
+  describe('Idempotency-Key', () => {
+    const body = { template_id: EXAMPLE_IDS.postcard, merge_parameters: {}, destinations: { inkit_storage: { name: 'idem' } } };
+    beforeAll(async () => {
+      body.merge_parameters = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8'));
+    });
+
+    it('returns the first answer again for the same key and body, and stores one document', async () => {
+      const before = await countDocuments();
+      const first = await generate(body, { 'idempotency-key': 'order-1' });
+      clock.advance(60_000);
+      const again = await generate(body, { 'idempotency-key': 'order-1' });
+      expect(first.statusCode).toBe(201);
+      expect(again.statusCode).toBe(201);
+      expect(again.json()).toEqual(first.json());
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(await countDocuments()).toBe(Number(before) + 1);
+    });
+
+    it('answers 409 when the key comes back with another body', async () => {
+      await generate(body, { 'idempotency-key': 'order-2' });
+      const res = await generate({ ...body, destinations: { inkit_storage: { name: 'other' } } }, { 'idempotency-key': 'order-2' });
+      expect(res.statusCode).toBe(409);
+      expect(res.json().error.code).toBe('idempotency_key_reused');
+    });
+
+    it('runs concurrent duplicates once and gives them all the same answer', async () => {
+      const before = await countDocuments();
+      const answers = await Promise.all(Array.from({ length: 6 }, () => generate(body, { 'idempotency-key': 'order-3' })));
+      expect(answers.map((a) => a.statusCode)).toEqual(Array(6).fill(201));
+      expect(new Set(answers.map((a) => a.json().document_id)).size).toBe(1);
+      expect(await countDocuments()).toBe(Number(before) + 1);
+    });
+
+    it('forgets a key after 24 hours', async () => {
+      const first = await generate(body, { 'idempotency-key': 'order-4' });
+      clock.advance(24 * 60 * 60 * 1000 + 1000);
+      const later = await generate(body, { 'idempotency-key': 'order-4' });
+      expect(later.statusCode).toBe(201);
+      expect(later.json().document_id).not.toBe(first.json().document_id);
+    });
+
+    it('does not remember a failed request, so the fixed request can reuse the key', async () => {
+      const bad = await generate({ ...body, merge_parameters: {} }, { 'idempotency-key': 'order-5' });
+      expect(bad.statusCode).toBe(422);
+      const good = await generate(body, { 'idempotency-key': 'order-5' });
+      expect(good.statusCode).toBe(201);
+    });
+
+    it('keeps keys of different API keys apart', async () => {
+      const other = await t.service.keys.create('api', 'other client');
+      const mine = await generate(body, { 'idempotency-key': 'shared' });
+      const theirs = await generate({ ...body, destinations: { inkit_storage: { name: 'theirs' } } }, { 'idempotency-key': 'shared', 'x-service-api-token': other.secret });
+      expect(theirs.statusCode).toBe(201);
+      expect(theirs.json().document_id).not.toBe(mine.json().document_id);
+    });
+
+    it('refuses an empty or overlong key', async () => {
+      const res = await generate(body, { 'idempotency-key': 'x'.repeat(256) });
+      expect(res.statusCode).toBe(422);
+      expect(res.json().error.details[0].field).toBe('Idempotency-Key');
+    });
+  });
+});

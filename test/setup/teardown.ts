@@ -1,0 +1,3 @@
+import { teardown } from './postgres';
+
+export default teardown;

@@ -1,0 +1,81 @@
+/** A real service for API tests: SQLite in a temp folder, or a fresh database on the test PostgreSQL. */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { Client } from 'pg';
+import type { Clock } from '../../src/clock';
+import { loadConfig, type Config } from '../../src/config';
+import { buildApp } from '../../src/http/app';
+import { createService, type Service } from '../../src/service';
+
+
+export type Backend = 'sqlite' | 'postgres';
+export const BACKENDS: Backend[] = ['sqlite', 'postgres'];
+
+/** Makes an empty database on the test cluster and returns its URL. */
+export async function freshPostgres(): Promise<string> {
+  const server = process.env.PAPERLINK_TEST_PG;
+  if (!server) throw new Error('PAPERLINK_TEST_PG is not set: jest globalSetup starts PostgreSQL');
+  const name = `paperlink_${randomBytes(6).toString('hex')}`;
+  const c = new Client({ connectionString: server });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  const u = new URL(server);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+export interface TestService {
+  service: Service;
+  app: FastifyInstance;
+  config: Config;
+  /** A live API key. */
+  key: string;
+  /** Stops the app, closes the database and removes the data folder. */
+  stop(): Promise<void>;
+  /** Stops this service, keeping its data, and starts a new one over the same data, as after a restart. */
+  restart(): Promise<TestService>;
+}
+
+export interface TestOptions {
+  backend?: Backend;
+  config?: Partial<Config>;
+  clock?: Clock;
+}
+
+async function start(config: Config, clock: Clock | undefined, key?: string): Promise<TestService> {
+  const service = await createService(config, { clock });
+  const app = await buildApp(service, { logger: false });
+  await app.ready();
+  const secret = key ?? (await service.keys.create('api', 'test key')).secret;
+  const close = async () => {
+    await app.close();
+    await service.close();
+  };
+  return {
+    service,
+    app,
+    config,
+    key: secret,
+    stop: async () => {
+      await close();
+      fs.rmSync(config.dataDir, { recursive: true, force: true });
+    },
+    restart: async () => {
+      await close();
+      return start(config, clock, secret);
+    },
+  };
+}
+
+/** Starts a service; it is stopped after the test file. */
+export async function testService(options: TestOptions = {}): Promise<TestService> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-api-'));
+  const databaseUrl = options.backend === 'postgres' ? await freshPostgres() : undefined;
+  const config = loadConfig({}, { dataDir, databaseUrl, logLevel: 'silent', port: 0, ...options.config });
+  const t = await start(config, options.clock);
+  return t;
+}
