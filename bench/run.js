@@ -16,7 +16,10 @@ const report = {
 
 async function main() {
   const only = process.argv.slice(2);
-  const suites = [['render', require('./render')]];
+  const suites = [
+    ['render', require('./render')],
+    ['service', require('./service')],
+  ];
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   lines.push(`## ${new Date().toISOString().slice(0, 10)} — ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`);
   for (const [name, suite] of suites) {
