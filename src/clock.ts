@@ -1,13 +1,51 @@
-/** Time comes from a clock so that tests can freeze and move it. Nothing else in src reads the system time. */
+/**
+ * Time comes from a clock so that tests can freeze and move it. Nothing else in src reads the
+ * system time or sets timers for business deadlines.
+ */
 export interface Clock {
   now(): Date;
+  /** Resolves after `ms` of this clock's time; rejects with an AbortError when `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
-export const systemClock: Clock = { now: () => new Date() };
+/** setTimeout cannot wait longer than about 24.8 days; longer sleeps go in steps. */
+const LONGEST_TIMER = 2 ** 31 - 1;
 
-/** A clock that stands still until told to move. */
+function aborted(): Error {
+  return Object.assign(new Error('The wait was cancelled.'), { name: 'AbortError' });
+}
+
+export const systemClock: Clock = {
+  now: () => new Date(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(aborted());
+      const due = Date.now() + Math.max(0, ms);
+      let timer: NodeJS.Timeout;
+      const step = () => {
+        const left = due - Date.now();
+        if (left <= 0) {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+          return;
+        }
+        timer = setTimeout(step, Math.min(left, LONGEST_TIMER));
+        timer.unref?.();
+      };
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(aborted());
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      step();
+    }),
+};
+
+/** A clock that stands still until told to move; sleepers wake when it passes their time. */
 export class FakeClock implements Clock {
   private t: number;
+  private sleepers: { due: number; wake: () => void }[] = [];
+
   constructor(start: Date | string = '2026-11-22T10:00:00Z') {
     this.t = new Date(start).getTime();
   }
@@ -16,9 +54,39 @@ export class FakeClock implements Clock {
   }
   set(to: Date | string): void {
     this.t = new Date(to).getTime();
+    this.wakeDue();
   }
   advance(ms: number): void {
     this.t += ms;
+    this.wakeDue();
+  }
+  /** How many sleepers are waiting (tests use it to know a flow has gone to sleep). */
+  get waiting(): number {
+    return this.sleepers.length;
+  }
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(aborted());
+      const entry = {
+        due: this.t + Math.max(0, ms),
+        wake: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      const onAbort = () => {
+        this.sleepers = this.sleepers.filter((s) => s !== entry);
+        reject(aborted());
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (ms <= 0) return entry.wake();
+      this.sleepers.push(entry);
+    });
+  }
+  private wakeDue(): void {
+    const due = this.sleepers.filter((s) => s.due <= this.t);
+    this.sleepers = this.sleepers.filter((s) => s.due > this.t);
+    for (const s of due) s.wake();
   }
 }
 

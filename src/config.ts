@@ -21,6 +21,10 @@ export interface Config {
   /** The address people use to reach this service; links in e-mails and the printed examples use it. */
   publicUrl: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** smtp(s)://user:pass@host:port to send e-mail; unset: messages are written to DATA_DIR/outbox as .eml files. */
+  smtpUrl?: string;
+  /** The sender of e-mails, e.g. `Acme Documents <docs@acme.example>`. */
+  mailFrom: string;
 }
 
 export class ConfigError extends PaperlinkError {
@@ -59,5 +63,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
   const publicUrl = (overrides.publicUrl ?? env.PUBLIC_URL ?? `http://${shownHost}:${port}`).replace(/\/+$/, '');
   if (!/^https?:\/\/[^\s/]+/.test(publicUrl)) throw new ConfigError(`PUBLIC_URL must be an http(s) URL like https://docs.example.com, not ${JSON.stringify(publicUrl)}.`);
-  return { port, host, dataDir, databaseUrl, storage, bodyLimit, publicUrl, logLevel };
+  const smtpUrl = overrides.smtpUrl ?? (env.SMTP_URL || undefined);
+  if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) throw new ConfigError('SMTP_URL must look like smtp://user:password@mail.example.com:587 (or smtps:// for TLS on connect). Leave it unset to write e-mails to DATA_DIR/outbox.');
+  const mailFrom = overrides.mailFrom ?? env.MAIL_FROM ?? 'Paperlink <paperlink@localhost>';
+  return { port, host, dataDir, databaseUrl, storage, bodyLimit, publicUrl, logLevel, smtpUrl, mailFrom };
 }

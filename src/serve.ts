@@ -31,7 +31,7 @@ export function firstRequest(): Record<string, unknown> {
 }
 
 export async function startServer(config: Config, log: (text: string) => void, options: { logger?: boolean } = {}): Promise<Server> {
-  const service = await createService(config);
+  const service = await createService(config, { runFlows: true, onFlowError: (id, err) => log(`flow ${id} failed: ${err instanceof Error ? err.message : String(err)}\n`) });
   let app: FastifyInstance;
   try {
     app = await buildApp(service, { logger: options.logger });
@@ -58,6 +58,11 @@ export async function startServer(config: Config, log: (text: string) => void, o
   const docs = service.storage.kind === 'filesystem' ? `files in ${path.join(config.dataDir, 'documents')}` : 'the database';
   log(`Paperlink ${service.version} is listening on ${url}\n  data: ${where}; documents: ${docs}\n  API reference: ${url}/openapi.json\n`);
 
+  if (!(await service.apps.magicLink.get())) {
+    // the embedded default: links point here, e-mails go to the outbox (or SMTP_URL)
+    await service.apps.magicLink.put({ public_url: url });
+    log(`  Magic Link app set up for ${url}; e-mails go to ${service.mailer.destination} (change: PUT /v1/apps/magic_link or paperlink apps magic-link setup)\n`);
+  }
   if ((await service.keys.count('api')) === 0) {
     const { secret } = await service.keys.create('api', 'first key');
     const requestFile = path.join(config.dataDir, 'first-request.json');

@@ -11,6 +11,10 @@ import { openDatabase, type Database } from './db';
 import { Documents } from './documents';
 import { Idempotency } from './idempotency';
 import { Keys } from './keys';
+import { EmbeddedEngine } from './engine/embedded';
+import { MagicLinks } from './links';
+import { MagicLinkApps } from './links/app';
+import { createMailer, type Mailer } from './mail';
 import { packageRoot } from './paths';
 import { DatabaseStorage, FileStorage, type Storage } from './storage';
 import { TemplateStore } from './templates/store';
@@ -24,6 +28,10 @@ export interface Service {
   templates: TemplateStore;
   documents: Documents;
   idempotency: Idempotency;
+  mailer: Mailer;
+  links: MagicLinks;
+  apps: { magicLink: MagicLinkApps };
+  engine: EmbeddedEngine;
   version: string;
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -33,6 +41,10 @@ export interface ServiceOptions {
   clock?: Clock;
   /** Load the example templates on the first start (default true). */
   examples?: boolean;
+  /** Run flows (link lifecycles) in this process and resume the unfinished ones: what `serve` does. CLI commands leave it off. */
+  runFlows?: boolean;
+  /** Where flow errors are reported. */
+  onFlowError?: (id: string, err: unknown) => void;
 }
 
 export function packageVersion(): string {
@@ -46,6 +58,37 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const storage: Storage = config.storage === 'database' ? new DatabaseStorage(db) : new FileStorage(path.join(config.dataDir, 'documents'));
   const templates = new TemplateStore(db, clock);
   if (options.examples !== false) await templates.loadExamples();
+  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outbox: path.join(config.dataDir, 'outbox') });
+  const from = /^(?:"?([^"<]*)"?\s*)?<?([^<>\s]+@[^<>\s]+)>?$/.exec(config.mailFrom.trim());
+  const magicLink = new MagicLinkApps(db, clock, {
+    public_url: config.publicUrl,
+    sender_name: from?.[1]?.trim() || 'Paperlink',
+    sender_email: from?.[2] ?? 'paperlink@localhost',
+    organization_name: 'Paperlink',
+    logo_url: null,
+    accent_color: '#1F6FEB',
+    auth_types: ['email'],
+    oidc_providers: [],
+  });
+  const links = new MagicLinks(db, clock, mailer, magicLink);
+  const engine = new EmbeddedEngine(
+    clock,
+    {
+      linkState: (id) => links.state(id),
+      deliverLink: async (id) => (await links.deliver(id)).sent,
+      expireLink: async (id) => {
+        await links.end(id, 'expired');
+      },
+    },
+    options.onFlowError,
+  );
+  if (options.runFlows) {
+    links.onChange = (id) => {
+      engine.startLink(id);
+      engine.linkChanged(id);
+    };
+    engine.resumeLinks(await links.activeIds());
+  }
   return {
     config,
     clock,
@@ -53,12 +96,20 @@ export async function createService(config: Config, options: ServiceOptions = {}
     storage,
     keys: new Keys(db, clock),
     templates,
-    documents: new Documents(db, storage, templates, clock),
+    documents: new Documents(db, storage, templates, clock, links),
     idempotency: new Idempotency(db, clock),
+    mailer,
+    links,
+    apps: { magicLink },
+    engine,
     version: packageVersion(),
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    close: () => database.close(),
+    close: async () => {
+      await engine.stop();
+      mailer.close();
+      await database.close();
+    },
   };
 }

@@ -88,6 +88,65 @@ export const MIGRATIONS: [string, Step][] = [
         .execute();
     },
   ],
+  [
+    '0002_magic_links',
+    async (db) => {
+      await db.schema
+        .createTable('magic_links')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('document_id', 'text', (c) => c.notNull())
+        .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('recipient_email', 'text', (c) => c.notNull())
+        .addColumn('auth_email', 'text', (c) => c.notNull())
+        .addColumn('auth_type', 'text', (c) => c.notNull())
+        .addColumn('settings', 'text', (c) => c.notNull())
+        .addColumn('max_views', 'integer')
+        .addColumn('views_used', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('send_error', 'text')
+        .addColumn('send_attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('created_by_key_id', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('sent_at', 'text')
+        .addColumn('opened_at', 'text')
+        .addColumn('expires_at', 'text')
+        .addColumn('ended_at', 'text')
+        .execute();
+      await db.schema.createIndex('magic_links_document').on('magic_links').column('document_id').execute();
+      await db.schema.createIndex('magic_links_status').on('magic_links').column('status').execute();
+
+      await db.schema
+        .createTable('link_events')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('link_id', 'text', (c) => c.notNull())
+        .addColumn('at', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('outcome', 'text', (c) => c.notNull())
+        .addColumn('ip', 'text')
+        .addColumn('user_agent', 'text')
+        .addColumn('email', 'text')
+        .execute();
+      await db.schema.createIndex('link_events_link').on('link_events').columns(['link_id', 'at']).execute();
+
+      await db.schema
+        .createTable('link_codes')
+        .addColumn('link_id', 'text', (c) => c.primaryKey())
+        .addColumn('code_hash', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('link_sessions')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('link_id', 'text', (c) => c.notNull())
+        .addColumn('email', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('view_until', 'text')
+        .execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

@@ -71,7 +71,67 @@ export interface SettingsTable {
   value: string;
 }
 
+export interface MagicLinksTable {
+  id: string;
+  document_id: string;
+  /** SHA-256 of the URL token; the token itself is never stored. */
+  token_hash: string;
+  recipient_email: string;
+  auth_email: string;
+  auth_type: string;
+  /** The parsed settings (LinkSettings), JSON. */
+  settings: string;
+  max_views: number | null;
+  views_used: number;
+  /** active | send_failed | expired | revoked */
+  status: string;
+  send_error: string | null;
+  send_attempts: number;
+  created_by_key_id: string | null;
+  created_at: string;
+  sent_at: string | null;
+  opened_at: string | null;
+  /** The moment the link stops working, when known (null: only the view limit ends it). */
+  expires_at: string | null;
+  /** When it was marked expired or revoked. */
+  ended_at: string | null;
+}
+
+export interface LinkEventsTable {
+  id: string;
+  link_id: string;
+  at: string;
+  /** opened | code_sent | code_checked | signed_in | viewed | denied */
+  kind: string;
+  outcome: string;
+  ip: string | null;
+  user_agent: string | null;
+  email: string | null;
+}
+
+export interface LinkCodesTable {
+  link_id: string;
+  code_hash: string;
+  attempts: number;
+  expires_at: string;
+}
+
+export interface LinkSessionsTable {
+  /** SHA-256 of the cookie value. */
+  token_hash: string;
+  link_id: string;
+  email: string;
+  created_at: string;
+  expires_at: string;
+  /** Until when the PDF of the last counted view may be fetched. */
+  view_until: string | null;
+}
+
 export interface Schema {
+  magic_links: MagicLinksTable;
+  link_events: LinkEventsTable;
+  link_codes: LinkCodesTable;
+  link_sessions: LinkSessionsTable;
   api_keys: ApiKeysTable;
   templates: TemplatesTable;
   template_assets: TemplateAssetsTable;
@@ -84,4 +144,5 @@ export interface Schema {
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type TemplateRow = Selectable<TemplatesTable>;
 export type DocumentRow = Selectable<DocumentsTable>;
+export type MagicLinkRow = Selectable<MagicLinksTable>;
 export type { Generated };

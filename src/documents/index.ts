@@ -14,6 +14,8 @@ import { sha256 } from '../secrets';
 import type { Storage } from '../storage';
 import { renderTemplate, type Template } from '../templates';
 import type { TemplateStore } from '../templates/store';
+import type { LinkInfo, MagicLinks } from '../links';
+import { parseLinkSettings, type LinkSettings } from '../links/policy';
 import { normalizeValues } from '../templates/values';
 
 export interface DocumentInfo {
@@ -27,6 +29,8 @@ export interface DocumentInfo {
   created_by: { name: string | null };
   size: number;
   sha256: string;
+  /** The document's Magic Links (only on GET /v1/documents/:id). */
+  magic_links?: LinkInfo[];
 }
 
 export interface Warning {
@@ -35,14 +39,25 @@ export interface Warning {
   message: string;
 }
 
+export interface MagicLinkDestination {
+  id: string;
+  url: string;
+  recipient_email: string;
+  expires_at: string | null;
+  views_left: number | null;
+  /** `active` once e-mailed; `send_failed` when the e-mail could not be sent (it is retried). */
+  status: LinkInfo['status'];
+}
+
 export interface GenerateResult {
   /** The render id. */
   id: string;
   object: 'render';
   document_id: string;
+  magic_link_piece_id?: string;
   status: 'completed';
   template_id: string;
-  destinations: { inkit_storage?: { document_id: string; name: string; size: number; sha256: string } };
+  destinations: { inkit_storage?: { document_id: string; name: string; size: number; sha256: string }; magic_link?: MagicLinkDestination };
   warnings: Warning[];
   created_at: string;
 }
@@ -87,13 +102,14 @@ function optionalText(body: Record<string, unknown>, key: string, field: string,
 /** The top-level code says what kind of fix the caller needs; the details say where. */
 function failure(details: ErrorDetail[]): ValidationError {
   const codes = new Set(details.map((d) => d.code));
-  if (codes.has('unsupported_destination')) {
-    return new ValidationError('The magic_link destination is not available on this server yet. Use inkit_storage and share the stored document.', details, 'unsupported_destination');
-  }
   if (codes.size === 1 && codes.has('required') && details.every((d) => d.field.startsWith('merge_parameters.'))) {
     return new ValidationError(`Give a value for every variable of the template; missing: ${details.map((d) => d.field.slice(17)).join(', ')}.`, details, 'missing_variables');
   }
   return new ValidationError('The generate request is not valid; see details for each field to fix.', details);
+}
+
+export function magicLinkDestination(link: LinkInfo, url: string): MagicLinkDestination {
+  return { id: link.id, url, recipient_email: link.recipient_email, expires_at: link.expires_at, views_left: link.views_left, status: link.status };
 }
 
 export class Documents {
@@ -102,6 +118,7 @@ export class Documents {
     private readonly storage: Storage,
     private readonly templates: TemplateStore,
     private readonly clock: Clock,
+    private readonly links: MagicLinks,
   ) {}
 
   /**
@@ -144,6 +161,8 @@ export class Documents {
     }
 
     let storageName: string | undefined;
+    let stored = false;
+    let linkSettings: LinkSettings | undefined;
     const destinations = body.destinations;
     if (!isObject(destinations) || Object.keys(destinations).length === 0) {
       details.push({ field: 'destinations', message: `is required: an object naming at least one of ${DESTINATIONS.join(', ')}`, code: 'required' });
@@ -155,8 +174,14 @@ export class Documents {
         } else if (!isObject(settings)) {
           details.push({ field, message: 'must be an object of settings ({} for the defaults)', code: 'type' });
         } else if (key === 'magic_link') {
-          details.push({ field, message: 'Magic Links are not available on this server yet', code: 'unsupported_destination' });
+          try {
+            linkSettings = parseLinkSettings(settings, field);
+          } catch (err) {
+            if (!(err instanceof ValidationError)) throw err;
+            details.push(...err.details);
+          }
         } else {
+          stored = true;
           storageName = optionalText(settings, 'name', `${field}.name`, MAX_NAME, details);
         }
       }
@@ -164,6 +189,8 @@ export class Documents {
     const name = optionalText(body, 'name', 'name', MAX_NAME, details);
     const description = optionalText(body, 'description', 'description', MAX_DESCRIPTION, details) ?? null;
     if (details.length || !template) throw failure(details);
+    // before rendering: a link needs the Magic Link app set up (409) and an allowed auth type
+    if (linkSettings) await this.links.prepare(linkSettings, 'destinations.magic_link');
 
     const now = this.clock.now();
     let pdf: Uint8Array;
@@ -197,16 +224,27 @@ export class Documents {
     const warnings: Warning[] = Object.keys(given)
       .filter((k) => !template!.variables.includes(k))
       .map((k) => ({ code: 'unused_parameter', field: `merge_parameters.${k}`, message: `the template has no variable ${JSON.stringify(k)}; the value was not used` }));
-    return {
+    const result: GenerateResult = {
       id: row.render_id,
       object: 'render',
       document_id: row.id,
       status: 'completed',
       template_id: row.template_id,
-      destinations: { inkit_storage: { document_id: row.id, name: row.name, size: row.size, sha256: row.sha256 } },
+      destinations: {},
       warnings,
       created_at: row.created_at,
     };
+    // the document is stored either way: a Magic Link shows the stored document
+    if (stored) result.destinations.inkit_storage = { document_id: row.id, name: row.name, size: row.size, sha256: row.sha256 };
+    if (linkSettings) {
+      const { link, url } = await this.links.create(row.id, linkSettings, caller.keyId);
+      result.magic_link_piece_id = link.id;
+      result.destinations.magic_link = magicLinkDestination(link, url);
+      if (link.status === 'send_failed') {
+        result.warnings.push({ code: 'magic_link_send_failed', field: 'destinations.magic_link.recipient_email', message: `the e-mail could not be sent (${link.send_error}); it is retried, or POST /v1/magic_links/${link.id}/resend` });
+      }
+    }
+    return result;
   }
 
   /** Bytes first, durably; then the record. A failure on the way leaves neither. */
@@ -230,7 +268,7 @@ export class Documents {
   async get(id: string): Promise<DocumentInfo> {
     const row = await this.db.selectFrom('documents').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) throw new NotFoundError('document', id);
-    return info(row);
+    return { ...info(row), magic_links: await this.links.forDocument(id) };
   }
 
   async pdf(id: string): Promise<{ document: DocumentInfo; bytes: Uint8Array }> {

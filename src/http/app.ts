@@ -2,6 +2,7 @@
  * The HTTP API (Fastify). Handlers are thin: they read the request, call the core, and shape the
  * answer. Every failure leaves through the one error handler, in the one error shape.
  */
+import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Service } from '../service';
@@ -9,6 +10,7 @@ import { AuthenticationError, ValidationError } from '../errors';
 import type { KeyInfo } from '../keys';
 import { parsePageQuery } from '../pagination';
 import { errorBody, errorHandler } from './errors';
+import { redactUrl, registerLinkRoutes } from './links';
 import { openApiDocument } from './openapi';
 
 declare module 'fastify' {
@@ -45,7 +47,15 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
   const { config } = service;
   const app = Fastify({
     bodyLimit: config.bodyLimit,
-    logger: options.logger === false ? false : { level: config.logLevel, redact: [`req.headers["${API_KEY_HEADER}"]`, 'req.headers.authorization'] },
+    logger:
+      options.logger === false
+        ? false
+        : {
+            level: config.logLevel,
+            redact: [`req.headers["${API_KEY_HEADER}"]`, 'req.headers.authorization', 'req.headers.cookie'],
+            // link tokens are in URLs: never log them
+            serializers: { req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), ip: req.ip }) },
+          },
     genReqId: () => `req_${Math.random().toString(36).slice(2, 12)}`,
     requestIdHeader: false,
   });
@@ -60,7 +70,9 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
   // Only JSON, XML and PDF bodies exist in this API; anything else is a 415.
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser(['application/xml', 'text/xml', 'application/pdf'], { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))));
   await app.register(multipart, { limits: { fileSize: config.bodyLimit, files: 50, fields: 20 } });
+  await app.register(cookie);
 
   app.addHook('onRequest', async (req) => {
     if (!req.url.startsWith('/v1/')) return;
@@ -146,5 +158,6 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
     return { id, object: 'document', deleted: true };
   });
 
+  registerLinkRoutes(app, service);
   return app;
 }

@@ -99,11 +99,11 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
     expect(res.json().error.details).toContainEqual(expect.objectContaining({ field, code }));
   });
 
-  it('refuses magic_link with unsupported_destination until Magic Links exist, and stores nothing', async () => {
+  it('refuses magic_link with 409 app_not_configured before the Magic Link app is set up, and stores nothing', async () => {
     const before = await countDocuments();
     const res = await generate({ template_id: noteId, merge_parameters: { name: 'A', amount: '1', paid: 'y' }, destinations: { inkit_storage: {}, magic_link: { recipient_email: 'a@example.com', expire_after_n_views: 1 } } });
-    expect(res.statusCode).toBe(422);
-    expect(res.json().error.code).toBe('unsupported_destination');
+    expect(res.statusCode).toBe(409);
+    expect(res.json().error.code).toBe('app_not_configured');
     expect(await countDocuments()).toBe(before);
   });
 

@@ -47,7 +47,7 @@ export interface TestOptions {
 }
 
 async function start(config: Config, clock: Clock | undefined, key?: string): Promise<TestService> {
-  const service = await createService(config, { clock });
+  const service = await createService(config, { clock, runFlows: true });
   const app = await buildApp(service, { logger: false });
   await app.ready();
   const secret = key ?? (await service.keys.create('api', 'test key')).secret;

@@ -1,0 +1,115 @@
+/**
+ * The embedded engine: runs flows in this process, against the service's own activities, with the
+ * service's clock. Each flow is keyed by its business id (`link-<id>`); signals reach it by that id.
+ * At start, `resumeLinks` re-drives every link whose lifecycle has not ended.
+ */
+import type { Clock } from '../clock';
+import { linkLifecycle, CHANGED, type LinkActivities } from '../flows/link';
+import type { Ports } from '../flows/ports';
+
+interface Running {
+  signal(name: string): void;
+  abort: AbortController;
+  done: Promise<unknown>;
+}
+
+export class EmbeddedEngine {
+  private readonly running = new Map<string, Running>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly links: LinkActivities,
+    private readonly onError: (id: string, err: unknown) => void = () => undefined,
+  ) {}
+
+  private ports<A>(activities: A, abort: AbortController): { ports: Ports<A>; signal(name: string): void } {
+    const handlers = new Map<string, () => void>();
+    const waiters = new Set<() => void>();
+    const ports: Ports<A> = {
+      activities,
+      now: () => this.clock.now().getTime(),
+      sleep: (ms) => this.clock.sleep(ms, abort.signal),
+      onSignal: (name, handler) => handlers.set(name, handler),
+      condition: (test, timeoutMs) =>
+        new Promise<boolean>((resolve, reject) => {
+          if (test()) return resolve(true);
+          const timer = new AbortController();
+          const stop = () => timer.abort();
+          abort.signal.addEventListener('abort', stop, { once: true });
+          const check = () => {
+            if (!test()) return;
+            waiters.delete(check);
+            timer.abort();
+            resolve(true);
+          };
+          waiters.add(check);
+          const finish = () => abort.signal.removeEventListener('abort', stop);
+          if (timeoutMs !== undefined) {
+            this.clock.sleep(Math.max(0, timeoutMs), timer.signal).then(
+              () => {
+                waiters.delete(check);
+                finish();
+                resolve(false);
+              },
+              (err) => {
+                finish();
+                if (abort.signal.aborted) {
+                  waiters.delete(check);
+                  reject(err);
+                }
+              },
+            );
+          } else {
+            abort.signal.addEventListener('abort', () => reject(Object.assign(new Error('stopped'), { name: 'AbortError' })), { once: true });
+          }
+        }),
+    };
+    return {
+      ports,
+      signal: (name) => {
+        handlers.get(name)?.();
+        for (const w of [...waiters]) w();
+      },
+    };
+  }
+
+  /** Starts the lifecycle of a link unless it is already running. */
+  startLink(id: string): void {
+    const key = `link-${id}`;
+    if (this.running.has(key)) return;
+    const abort = new AbortController();
+    const { ports, signal } = this.ports(this.links, abort);
+    const entry: Running = { signal, abort, done: Promise.resolve() };
+    this.running.set(key, entry);
+    entry.done = linkLifecycle(ports, id).then(
+      () => undefined,
+      (err: unknown) => {
+        if (!abort.signal.aborted) this.onError(key, err);
+      },
+    ).finally(() => {
+      if (this.running.get(key) === entry) this.running.delete(key);
+    });
+  }
+
+  /** Tells a link's flow that the link changed. */
+  linkChanged(id: string): void {
+    this.running.get(`link-${id}`)?.signal(CHANGED);
+  }
+
+  /** Re-drives the lifecycle of each of these links (those not yet ended). */
+  resumeLinks(ids: string[]): void {
+    for (const id of ids) this.startLink(id);
+  }
+
+  /** How many flows are running, e.g. for tests and /healthz. */
+  get size(): number {
+    return this.running.size;
+  }
+
+  /** Stops every flow; their state is in the database, so the next start resumes them. */
+  async stop(): Promise<void> {
+    const all = [...this.running.values()];
+    for (const r of all) r.abort.abort();
+    await Promise.all(all.map((r) => r.done));
+  }
+}

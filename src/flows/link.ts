@@ -1,0 +1,54 @@
+/**
+ * The Magic Link lifecycle: make sure the e-mail went out (retrying with back-off), then wait for
+ * the deadline or the last view and mark the link expired at that moment. Restartable: every step
+ * starts from the link's stored state, so a runner can re-drive it after a restart.
+ * The database check at every view is what enforces expiry; this flow only records it on time.
+ */
+import type { Ports } from './ports';
+
+export interface LinkState {
+  status: 'active' | 'send_failed' | 'expired' | 'revoked';
+  sent: boolean;
+  sendAttempts: number;
+  /** ISO time, or null when only views end the link. */
+  expiresAt: string | null;
+  viewsLeft: number | null;
+}
+
+export interface LinkActivities {
+  linkState(id: string): Promise<LinkState>;
+  /** Sends the link again (with a new token); false when sending failed. */
+  deliverLink(id: string): Promise<boolean>;
+  expireLink(id: string): Promise<void>;
+}
+
+/** Waits between send attempts: 1 min, 5 min, 30 min, 2 h, 6 h. */
+export const SEND_RETRY_MS = [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000];
+/** The signal every change of a link (opened, viewed, sent, ended) sends to its flow. */
+export const CHANGED = 'changed';
+
+export async function linkLifecycle(p: Ports<LinkActivities>, id: string): Promise<'expired' | 'revoked'> {
+  let changed = false;
+  p.onSignal(CHANGED, () => {
+    changed = true;
+  });
+  let state = await p.activities.linkState(id);
+  for (;;) {
+    if (state.status === 'expired' || state.status === 'revoked') return state.status;
+    const deadline = state.expiresAt === null ? undefined : Date.parse(state.expiresAt);
+    if (state.viewsLeft === 0 || (deadline !== undefined && deadline <= p.now())) {
+      await p.activities.expireLink(id);
+      return 'expired';
+    }
+    let wait = deadline === undefined ? undefined : deadline - p.now();
+    const retry = !state.sent && state.sendAttempts > 0 && state.sendAttempts <= SEND_RETRY_MS.length;
+    if (retry) wait = Math.min(wait ?? Infinity, SEND_RETRY_MS[state.sendAttempts - 1]);
+    changed = false;
+    const signalled = await p.condition(() => changed, wait);
+    if (!signalled && retry) {
+      const current = await p.activities.linkState(id);
+      if (!current.sent && current.sendAttempts === state.sendAttempts && (current.status === 'active' || current.status === 'send_failed')) await p.activities.deliverLink(id);
+    }
+    state = await p.activities.linkState(id);
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * Magic Link routes: the operator's API under /v1 (behind the API key) and the recipient's pages
+ * under /l/<token> (behind the e-mailed code or a social sign-in, then a session cookie).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { RateLimitError } from '../errors';
+import type { OpenLink, Visitor } from '../links';
+import { publicView } from '../links/app';
+import { parseLinkSettings } from '../links/policy';
+import type { Service } from '../service';
+import { brandOf, maskEmail, messagePage, signInPage, unavailablePage, viewerPage } from './pages';
+
+const COOKIE = 'paperlink_link';
+const PDFJS = path.dirname(require.resolve('pdfjs-dist/package.json'));
+const ASSETS: Record<string, string> = {
+  'pdf.min.mjs': path.join(PDFJS, 'build', 'pdf.min.mjs'),
+  'pdf.worker.min.mjs': path.join(PDFJS, 'build', 'pdf.worker.min.mjs'),
+};
+
+/** Replaces link tokens in a URL, so that logs never hold them. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/l\/[^/?#]+/, '/l/[token]');
+}
+
+export function registerLinkRoutes(app: FastifyInstance, service: Service): void {
+  const { links } = service;
+  const secure = service.config.publicUrl.startsWith('https://');
+  const visitor = (req: FastifyRequest): Visitor => ({ ip: req.ip, userAgent: req.headers['user-agent'] });
+  const brand = async () => brandOf(await service.apps.magicLink.get());
+
+  // ---- operator ----
+  app.get('/v1/apps/magic_link', async () => {
+    const current = await service.apps.magicLink.require();
+    return { object: 'app', name: 'magic_link', ...publicView(current) };
+  });
+  app.put('/v1/apps/magic_link', async (req) => {
+    const saved = await service.apps.magicLink.put(req.body);
+    return { object: 'app', name: 'magic_link', ...publicView(saved) };
+  });
+  app.post('/v1/documents/:id/magic_links', async (req, reply) => {
+    const { id } = req.params as { id: string };
+    await service.documents.get(id);
+    const settings = parseLinkSettings(req.body, 'body');
+    const { link, url } = await links.create(id, settings, req.apiKey?.id ?? null);
+    return reply.status(201).send({ ...link, url });
+  });
+  app.get('/v1/magic_links/:id', async (req) => links.get((req.params as { id: string }).id, true));
+  app.post('/v1/magic_links/:id/expire', async (req) => links.end((req.params as { id: string }).id, 'revoked'));
+  app.post('/v1/magic_links/:id/resend', async (req) => {
+    const { id } = req.params as { id: string };
+    const { url } = await links.deliver(id);
+    return { ...(await links.get(id)), url };
+  });
+
+  // ---- recipient ----
+  const gone = async (reply: FastifyReply) => reply.status(404).type('text/html; charset=utf-8').header('Cache-Control', 'no-store').send(unavailablePage(await brand()));
+  const show = (reply: FastifyReply, status: number, body: string) => reply.status(status).type('text/html; charset=utf-8').header('Cache-Control', 'no-store').send(body);
+  const signIn = (link: OpenLink, token: string, extra: { error?: string; codeSent?: boolean } = {}) =>
+    signInPage({
+      brand: brandOf(link.app),
+      documentName: link.document.name,
+      authType: link.row.auth_type as 'email' | 'social',
+      maskedEmail: maskEmail(link.row.auth_email),
+      action: `/l/${token}`,
+      providers: link.app.oidc_providers.map((p) => ({ id: p.id, name: p.name })),
+      ...extra,
+    });
+
+  app.get('/l/:token', async (req, reply) => {
+    const { token } = req.params as { token: string };
+    const link = await links.open(token, visitor(req));
+    if (!link) return gone(reply);
+    const session = await links.session(link, req.cookies[COOKIE]);
+    if (!session) return show(reply, 200, signIn(link, token, { codeSent: (req.query as { sent?: string }).sent === '1' }));
+    if (!(await links.countView(link, session, visitor(req)))) return gone(reply);
+    const after = await links.get(link.row.id);
+    return show(reply, 200, viewerPage({ brand: brandOf(link.app), documentName: link.document.name, pdfUrl: `/l/${token}/document.pdf`, viewsLeft: after.views_left, expiresAt: after.expires_at }));
+  });
+
+  app.post('/l/:token/code', async (req, reply) => {
+    const { token } = req.params as { token: string };
+    const link = await links.open(token, visitor(req));
+    if (!link || link.row.auth_type !== 'email') return gone(reply);
+    try {
+      await links.sendCode(link, visitor(req));
+    } catch (err) {
+      if (err instanceof RateLimitError) return show(reply.header('Retry-After', String(err.retryAfterSeconds)), 429, messagePage(brandOf(link.app), 'Too many codes', err.message));
+      throw err;
+    }
+    return reply.redirect(`/l/${token}?sent=1`, 303);
+  });
+
+  app.post('/l/:token/verify', async (req, reply) => {
+    const { token } = req.params as { token: string };
+    const link = await links.open(token, visitor(req));
+    if (!link || link.row.auth_type !== 'email') return gone(reply);
+    const code = String((req.body as Record<string, unknown> | undefined)?.code ?? '');
+    const result = await links.checkCode(link, code, visitor(req));
+    if ('error' in result) {
+      const message = {
+        wrong: 'That code is not right. Check the e-mail and try again.',
+        expired: 'That code has expired or was already used. Ask for a new one.',
+        burned: 'Too many wrong tries: that code no longer works. Ask for a new one.',
+      }[result.error];
+      return show(reply, result.error === 'wrong' ? 401 : 410, signIn(link, token, { error: message, codeSent: result.error === 'wrong' }));
+    }
+    void reply.setCookie(COOKIE, result.session, { path: `/l/${token}`, httpOnly: true, sameSite: 'lax', secure, maxAge: 12 * 60 * 60 });
+    return reply.redirect(`/l/${token}`, 303);
+  });
+
+  app.get('/l/:token/document.pdf', async (req, reply) => {
+    const { token } = req.params as { token: string };
+    const documentId = await links.granted(token, req.cookies[COOKIE]);
+    if (!documentId) return gone(reply);
+    const { document, bytes } = await service.documents.pdf(documentId);
+    const download = (req.query as { download?: string }).download === '1';
+    const name = /\.pdf$/i.test(document.name) ? document.name : `${document.name}.pdf`;
+    return reply
+      .type('application/pdf')
+      .header('Cache-Control', 'no-store')
+      .header('Content-Disposition', `${download ? 'attachment' : 'inline'}; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`)
+      .send(Buffer.from(bytes));
+  });
+
+  app.get('/assets/pdfjs/:file', async (req, reply) => {
+    const file = ASSETS[(req.params as { file: string }).file];
+    if (!file) return reply.callNotFound();
+    return reply.type('text/javascript; charset=utf-8').header('Cache-Control', 'public, max-age=86400').send(fs.createReadStream(file));
+  });
+}

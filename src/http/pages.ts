@@ -1,0 +1,131 @@
+/**
+ * The recipient's pages: plain HTML with the operator's branding, readable on a phone and a
+ * desktop, usable with a keyboard and a screen reader. No framework; the viewer draws the PDF
+ * with pdf.js in the browser.
+ */
+import type { MagicLinkApp } from '../links/app';
+import { html } from '../mail';
+
+export interface Brand {
+  organization_name: string;
+  logo_url: string | null;
+  accent_color: string;
+}
+
+export const DEFAULT_BRAND: Brand = { organization_name: 'Paperlink', logo_url: null, accent_color: '#1F6FEB' };
+
+export function brandOf(app: MagicLinkApp | undefined): Brand {
+  return app ? { organization_name: app.organization_name, logo_url: app.logo_url, accent_color: app.accent_color } : DEFAULT_BRAND;
+}
+
+function page(brand: Brand, title: string, body: string, extraHead = ''): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex">
+<title>${html(title)} · ${html(brand.organization_name)}</title>
+<style>
+  :root { --accent: ${brand.accent_color}; color-scheme: light; }
+  * { box-sizing: border-box; }
+  body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1a1a1a; background: #f4f5f7; }
+  header { display: flex; align-items: center; gap: 12px; padding: 14px 20px; background: #fff; border-bottom: 1px solid #e3e5e8; }
+  header img { max-height: 32px; }
+  header span { font-weight: 600; }
+  main { max-width: 560px; margin: 32px auto; padding: 0 16px; }
+  main.wide { max-width: 960px; }
+  .card { background: #fff; border: 1px solid #e3e5e8; border-radius: 10px; padding: 24px; }
+  h1 { font-size: 1.4rem; margin: 0 0 12px; line-height: 1.3; }
+  p { margin: 0 0 14px; }
+  label { display: block; font-weight: 600; margin-bottom: 6px; }
+  input[type=text] { width: 100%; font-size: 1.5rem; letter-spacing: .3em; padding: 10px 12px; border: 1px solid #9aa0a6; border-radius: 6px; }
+  button, .button { display: inline-block; font: inherit; font-weight: 600; padding: 11px 18px; border-radius: 6px; border: 0; background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; margin-top: 12px; }
+  button.secondary { background: #fff; color: var(--accent); border: 1px solid var(--accent); }
+  :focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+  .error { color: #b00020; font-weight: 600; }
+  .muted { color: #5f6368; font-size: .9rem; }
+  .toolbar { display: flex; justify-content: space-between; align-items: center; gap: 12px; flex-wrap: wrap; margin-bottom: 16px; }
+  #pages canvas { display: block; width: 100%; height: auto; margin: 0 auto 16px; background: #fff; box-shadow: 0 1px 4px rgba(0,0,0,.15); }
+</style>
+${extraHead}
+</head>
+<body>
+<header>${brand.logo_url ? `<img src="${html(brand.logo_url)}" alt="">` : ''}<span>${html(brand.organization_name)}</span></header>
+<main${extraHead ? ' class="wide"' : ''}>
+${body}
+</main>
+</body>
+</html>`;
+}
+
+/** The same page for unknown, expired and revoked links, so it says nothing about which. */
+export function unavailablePage(brand: Brand = DEFAULT_BRAND): string {
+  return page(brand, 'Link not available', `<div class="card" role="alert"><h1>This link is no longer available</h1><p>It may have expired, been used up, or been withdrawn. Ask the person who shared the document to send you a new link.</p></div>`);
+}
+
+export function signInPage(o: { brand: Brand; documentName: string; authType: 'email' | 'social'; maskedEmail: string; action: string; providers: { id: string; name: string }[]; error?: string; codeSent?: boolean }): string {
+  const error = o.error ? `<p class="error" role="alert">${html(o.error)}</p>` : '';
+  let body: string;
+  if (o.authType === 'social') {
+    const buttons = o.providers.map((p) => `<form method="post" action="${html(o.action)}/signin/${html(p.id)}"><button type="submit">Sign in with ${html(p.name)}</button></form>`).join('');
+    body = `<p>To see it, sign in as <strong>${html(o.maskedEmail)}</strong>.</p>${error}${buttons || '<p class="error">No sign-in provider is set up. Ask the sender for help.</p>'}`;
+  } else if (o.codeSent) {
+    body = `<p>We e-mailed a 6-digit code to <strong>${html(o.maskedEmail)}</strong>. It works for 10 minutes.</p>${error}
+<form method="post" action="${html(o.action)}/verify">
+<label for="code">Code</label>
+<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus aria-describedby="code-help">
+<p id="code-help" class="muted">Six digits, from the e-mail.</p>
+<button type="submit">Show the document</button>
+</form>
+<form method="post" action="${html(o.action)}/code"><button type="submit" class="secondary">Send a new code</button></form>`;
+  } else {
+    body = `<p>To see it, confirm you can read e-mail sent to <strong>${html(o.maskedEmail)}</strong>: we send a 6-digit code there.</p>${error}
+<form method="post" action="${html(o.action)}/code"><button type="submit">E-mail me a code</button></form>`;
+  }
+  return page(o.brand, o.documentName, `<div class="card"><h1>${html(o.documentName)}</h1><p>Someone at ${html(o.brand.organization_name)} shared this document with you.</p>${body}</div>`);
+}
+
+export function messagePage(brand: Brand, title: string, message: string): string {
+  return page(brand, title, `<div class="card" role="alert"><h1>${html(title)}</h1><p>${html(message)}</p></div>`);
+}
+
+export function viewerPage(o: { brand: Brand; documentName: string; pdfUrl: string; viewsLeft: number | null; expiresAt: string | null }): string {
+  const limits = [o.viewsLeft === null ? '' : `${o.viewsLeft} view${o.viewsLeft === 1 ? '' : 's'} left`, o.expiresAt ? `available until ${o.expiresAt.replace('T', ' ').slice(0, 16)} UTC` : ''].filter(Boolean).join(' · ');
+  const script = `<script type="module">
+import * as pdfjs from '/assets/pdfjs/pdf.min.mjs';
+pdfjs.GlobalWorkerOptions.workerSrc = '/assets/pdfjs/pdf.worker.min.mjs';
+const status = document.getElementById('status');
+try {
+  const doc = await pdfjs.getDocument({ url: ${JSON.stringify(o.pdfUrl)}, withCredentials: true }).promise;
+  const holder = document.getElementById('pages');
+  for (let n = 1; n <= doc.numPages; n++) {
+    const p = await doc.getPage(n);
+    const viewport = p.getViewport({ scale: 2 });
+    const canvas = document.createElement('canvas');
+    canvas.width = viewport.width; canvas.height = viewport.height;
+    canvas.setAttribute('role', 'img');
+    canvas.setAttribute('aria-label', 'Page ' + n + ' of ' + doc.numPages);
+    holder.appendChild(canvas);
+    await p.render({ canvasContext: canvas.getContext('2d'), viewport }).promise;
+  }
+  status.textContent = doc.numPages + (doc.numPages === 1 ? ' page' : ' pages');
+  document.body.dataset.rendered = 'true';
+} catch (e) {
+  status.textContent = 'The document could not be shown here. Use the download button.';
+}
+</script>`;
+  return page(
+    o.brand,
+    o.documentName,
+    `<div class="toolbar"><div><h1>${html(o.documentName)}</h1><p class="muted">${html(limits)} <span id="status" aria-live="polite">Loading…</span></p></div><a class="button" href="${html(o.pdfUrl)}?download=1" download>Download PDF</a></div><div id="pages"></div>`,
+    script,
+  );
+}
+
+/** a***@example.com: enough to recognise one's address, not enough to harvest it. */
+export function maskEmail(email: string): string {
+  const [user, domain] = email.split('@');
+  return `${user.slice(0, 1)}${'*'.repeat(Math.max(1, Math.min(user.length - 1, 5)))}@${domain}`;
+}

@@ -1,0 +1,390 @@
+/**
+ * Magic Links: made for a stored document, e-mailed to the recipient, opened at PUBLIC_URL/l/<token>.
+ * The token (256 random bits) is stored only as a hash. Whether a link still works is decided by
+ * one conditional UPDATE at every view, so the view limit holds under any concurrency and expiry
+ * never waits for a timer.
+ */
+import { randomInt } from 'node:crypto';
+import type { Clock } from '../clock';
+import { iso } from '../clock';
+import type { Db } from '../db';
+import type { MagicLinkRow } from '../db/schema';
+import { NotFoundError, RateLimitError, ValidationError } from '../errors';
+import { newId } from '../ids';
+import { html, type Mailer } from '../mail';
+import { randomToken, sameHash, sha256 } from '../secrets';
+import type { MagicLinkApp, MagicLinkApps } from './app';
+import { deadlineAtCreation, deadlineAtOpening, describeLimits, type LinkSettings } from './policy';
+
+export type LinkStatus = 'active' | 'send_failed' | 'expired' | 'revoked';
+export const CODE_TTL_MS = 10 * 60 * 1000;
+export const CODE_TRIES = 5;
+/** Codes one link may have sent per hour. */
+export const CODES_PER_HOUR = 5;
+export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+/** How long after a counted view its PDF may be fetched. */
+export const VIEW_GRANT_MS = 10 * 60 * 1000;
+
+export interface AccessEntry {
+  at: string;
+  kind: string;
+  outcome: string;
+  ip: string | null;
+  user_agent: string | null;
+  email: string | null;
+}
+
+export interface LinkInfo {
+  id: string;
+  object: 'magic_link';
+  document_id: string;
+  status: LinkStatus;
+  recipient_email: string;
+  auth_email: string;
+  auth_type: 'email' | 'social';
+  expire_after_n_views: number | null;
+  retain_from_created: Record<string, number> | null;
+  retain_from_opened: Record<string, number> | null;
+  created_at: string;
+  sent_at: string | null;
+  opened_at: string | null;
+  expires_at: string | null;
+  views_used: number;
+  views_left: number | null;
+  send_error: string | null;
+  access_log?: AccessEntry[];
+}
+
+export interface Visitor {
+  ip?: string;
+  userAgent?: string;
+}
+
+/** What a recipient's request found: a usable link, or nothing to say about it. */
+export interface OpenLink {
+  row: MagicLinkRow;
+  settings: LinkSettings;
+  document: { id: string; name: string };
+  app: MagicLinkApp;
+}
+
+function settingsOf(row: MagicLinkRow): LinkSettings {
+  return JSON.parse(row.settings) as LinkSettings;
+}
+
+export function linkInfo(row: MagicLinkRow): LinkInfo {
+  const s = settingsOf(row);
+  const retain = s.retention ? { [s.retention.unit]: s.retention.amount } : null;
+  return {
+    id: row.id,
+    object: 'magic_link',
+    document_id: row.document_id,
+    status: row.status as LinkStatus,
+    recipient_email: row.recipient_email,
+    auth_email: row.auth_email,
+    auth_type: row.auth_type as 'email' | 'social',
+    expire_after_n_views: row.max_views,
+    retain_from_created: s.retention?.from === 'created' ? retain : null,
+    retain_from_opened: s.retention?.from === 'opened' ? retain : null,
+    created_at: row.created_at,
+    sent_at: row.sent_at,
+    opened_at: row.opened_at,
+    expires_at: row.expires_at,
+    views_used: row.views_used,
+    views_left: row.max_views === null ? null : Math.max(0, row.max_views - row.views_used),
+    send_error: row.send_error,
+  };
+}
+
+const ACTIVE = ['active', 'send_failed'];
+
+export class MagicLinks {
+  /** Called whenever a link changes in a way its lifecycle flow should look at. */
+  onChange: (linkId: string) => void = () => undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly mailer: Mailer,
+    readonly apps: MagicLinkApps,
+  ) {}
+
+  private now(): string {
+    return iso(this.clock.now());
+  }
+
+  private async documentName(id: string): Promise<{ id: string; name: string }> {
+    const doc = await this.db.selectFrom('documents').select(['id', 'name']).where('id', '=', id).executeTakeFirst();
+    if (!doc) throw new NotFoundError('document', id);
+    return doc;
+  }
+
+  /** Checks what needs the app and the document before anything is written. */
+  async prepare(settings: LinkSettings, field: string): Promise<MagicLinkApp> {
+    const app = await this.apps.require();
+    if (!app.auth_types.includes(settings.authType)) {
+      throw new ValidationError(`This server allows ${app.auth_types.join(' and ')} authentication for Magic Links.`, [{ field: `${field}.auth_type`, message: `must be one of ${app.auth_types.join(', ')} (see PUT /v1/apps/magic_link)`, code: 'not_allowed' }]);
+    }
+    return app;
+  }
+
+  /** Makes the link, commits it, then sends the e-mail once; a failed send leaves it `send_failed`. */
+  async create(documentId: string, settings: LinkSettings, createdByKeyId: string | null): Promise<{ link: LinkInfo; url: string }> {
+    await this.prepare(settings, 'magic_link');
+    await this.documentName(documentId);
+    const now = this.clock.now();
+    const token = randomToken(32);
+    const row: MagicLinkRow = {
+      id: newId('ml', now),
+      document_id: documentId,
+      token_hash: sha256(token),
+      recipient_email: settings.recipientEmail,
+      auth_email: settings.authEmail,
+      auth_type: settings.authType,
+      settings: JSON.stringify(settings),
+      max_views: settings.maxViews,
+      views_used: 0,
+      status: 'active',
+      send_error: null,
+      send_attempts: 0,
+      created_by_key_id: createdByKeyId,
+      created_at: iso(now),
+      sent_at: null,
+      opened_at: null,
+      expires_at: deadlineAtCreation(settings, now)?.toISOString() ?? null,
+      ended_at: null,
+    };
+    await this.db.insertInto('magic_links').values(row).execute();
+    const { url } = await this.deliver(row.id, token);
+    return { link: await this.get(row.id), url };
+  }
+
+  /**
+   * E-mails the link. Without the token (a retry or a resend) a new token is made first: only
+   * hashes are stored, so the e-mailed URL is the new one and the old URL stops working.
+   */
+  async deliver(id: string, token?: string): Promise<{ sent: boolean; url: string }> {
+    const row = await this.row(id);
+    if (!ACTIVE.includes(row.status)) throw new ValidationError(`The link is ${row.status}; make a new one.`, [{ field: 'id', message: `is ${row.status}`, code: 'link_ended' }]);
+    const app = await this.apps.require();
+    if (!token) {
+      token = randomToken(32);
+      await this.db.updateTable('magic_links').set({ token_hash: sha256(token) }).where('id', '=', id).execute();
+    }
+    const url = `${app.public_url}/l/${token}`;
+    const doc = await this.documentName(row.document_id);
+    const limits = describeLimits(settingsOf(row));
+    const who = `${app.sender_name} at ${app.organization_name}`;
+    const button = `<a href="${html(url)}" style="display:inline-block;padding:12px 20px;border-radius:6px;background:${app.accent_color};color:#fff;text-decoration:none;font-weight:600">Open the document</a>`;
+    try {
+      await this.mailer.send({
+        to: row.recipient_email,
+        subject: `${app.organization_name} shared "${doc.name}" with you`,
+        text: `${who} shared the document "${doc.name}" with you.\n\nOpen it here:\n${url}\n\nThe link works for ${limits}. You will be asked to confirm ${row.auth_type === 'email' ? `the address ${row.auth_email} with a code we e-mail to it` : `that you are ${row.auth_email} by signing in`}.\n`,
+        html: `<div style="font-family:system-ui,sans-serif;max-width:520px;margin:auto;color:#1a1a1a">${app.logo_url ? `<img src="${html(app.logo_url)}" alt="${html(app.organization_name)}" style="max-height:48px"><br>` : ''}<p>${html(who)} shared the document <strong>${html(doc.name)}</strong> with you.</p><p>${button}</p><p style="color:#555">The link works for ${html(limits)}. You will be asked to confirm ${row.auth_type === 'email' ? `the address ${html(row.auth_email)} with a code we e-mail to it` : `that you are ${html(row.auth_email)} by signing in`}.</p><p style="color:#777;font-size:12px">If the button does not work, paste this address into your browser:<br>${html(url)}</p></div>`,
+      });
+    } catch (err) {
+      const reason = err instanceof Error ? err.message.slice(0, 300) : String(err);
+      await this.db.updateTable('magic_links').set((e) => ({ status: 'send_failed', send_error: reason, send_attempts: e('send_attempts', '+', 1) })).where('id', '=', id).where('status', 'in', ACTIVE).execute();
+      this.onChange(id);
+      return { sent: false, url };
+    }
+    await this.db.updateTable('magic_links').set((e) => ({ status: 'active', send_error: null, sent_at: this.now(), send_attempts: e('send_attempts', '+', 1) })).where('id', '=', id).where('status', 'in', ACTIVE).execute();
+    this.onChange(id);
+    return { sent: true, url };
+  }
+
+  private async row(id: string): Promise<MagicLinkRow> {
+    const row = await this.db.selectFrom('magic_links').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw new NotFoundError('magic link', id);
+    return row;
+  }
+
+  async get(id: string, withLog = false): Promise<LinkInfo> {
+    const info = linkInfo(await this.row(id));
+    if (withLog) {
+      const log = await this.db.selectFrom('link_events').select(['at', 'kind', 'outcome', 'ip', 'user_agent', 'email']).where('link_id', '=', id).orderBy('id', 'asc').execute();
+      info.access_log = log;
+    }
+    return info;
+  }
+
+  async forDocument(documentId: string): Promise<LinkInfo[]> {
+    const rows = await this.db.selectFrom('magic_links').selectAll().where('document_id', '=', documentId).orderBy('id', 'asc').execute();
+    return rows.map(linkInfo);
+  }
+
+  /** Ends a link now: `revoked` by the operator, `expired` by its limits. Ending twice is harmless. */
+  async end(id: string, status: 'expired' | 'revoked'): Promise<LinkInfo> {
+    await this.row(id);
+    await this.db.updateTable('magic_links').set({ status, ended_at: this.now() }).where('id', '=', id).where('status', 'in', ACTIVE).execute();
+    this.onChange(id);
+    return this.get(id);
+  }
+
+  /** Ids of links whose lifecycle has not ended (the embedded runner re-drives them at start). */
+  async activeIds(): Promise<string[]> {
+    return (await this.db.selectFrom('magic_links').select('id').where('status', 'in', ACTIVE).execute()).map((r) => r.id);
+  }
+
+  /** What the lifecycle flow needs to know. */
+  async state(id: string): Promise<{ status: LinkStatus; sent: boolean; sendAttempts: number; expiresAt: string | null; viewsLeft: number | null }> {
+    const info = linkInfo(await this.row(id));
+    const row = await this.row(id);
+    return { status: info.status, sent: row.sent_at !== null, sendAttempts: row.send_attempts, expiresAt: info.expires_at, viewsLeft: info.views_left };
+  }
+
+  private async log(linkId: string, kind: string, outcome: string, v: Visitor, email: string | null = null): Promise<void> {
+    const now = this.clock.now();
+    await this.db
+      .insertInto('link_events')
+      .values({ id: newId('ev', now), link_id: linkId, at: iso(now), kind, outcome, ip: v.ip ?? null, user_agent: v.userAgent?.slice(0, 300) ?? null, email })
+      .execute();
+  }
+
+  /** Whether a link row may still be used at this moment (the same test the view UPDATE makes). */
+  private usable(row: MagicLinkRow): boolean {
+    const now = this.now();
+    return ACTIVE.includes(row.status) && (row.expires_at === null || row.expires_at > now) && (row.max_views === null || row.views_used < row.max_views);
+  }
+
+  /**
+   * The link a recipient's token names, if it can still be used; undefined for unknown, expired and
+   * revoked alike. The first opening starts a timer that runs from opening.
+   */
+  async open(token: string, v: Visitor): Promise<OpenLink | undefined> {
+    if (!/^[0-9A-Za-z]{20,100}$/.test(token)) return undefined;
+    let row = await this.db.selectFrom('magic_links').selectAll().where('token_hash', '=', sha256(token)).executeTakeFirst();
+    if (!row) return undefined;
+    if (!this.usable(row)) {
+      if (ACTIVE.includes(row.status)) await this.end(row.id, 'expired');
+      await this.log(row.id, 'opened', 'unavailable', v);
+      return undefined;
+    }
+    const settings = settingsOf(row);
+    if (!row.opened_at) {
+      const now = this.clock.now();
+      const deadline = deadlineAtOpening(settings, row.expires_at ? new Date(row.expires_at) : null, now);
+      const r = await this.db
+        .updateTable('magic_links')
+        .set({ opened_at: iso(now), expires_at: deadline?.toISOString() ?? null })
+        .where('id', '=', row.id)
+        .where('opened_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows)) {
+        await this.log(row.id, 'opened', 'first_opening', v);
+        this.onChange(row.id);
+      }
+      row = await this.row(row.id);
+    }
+    const app = await this.apps.require();
+    return { row, settings, document: await this.documentName(row.document_id), app };
+  }
+
+  /** E-mails a 6-digit code to the link's auth_email. At most CODES_PER_HOUR per link per hour. */
+  async sendCode(link: OpenLink, v: Visitor): Promise<void> {
+    const since = iso(new Date(this.clock.now().getTime() - 60 * 60 * 1000));
+    const sent = await this.db.selectFrom('link_events').select((e) => e.fn.countAll<string | number>().as('n')).where('link_id', '=', link.row.id).where('kind', '=', 'code_sent').where('at', '>', since).executeTakeFirstOrThrow();
+    if (Number(sent.n) >= CODES_PER_HOUR) {
+      await this.log(link.row.id, 'code_requested', 'rate_limited', v);
+      throw new RateLimitError('Too many codes were asked for this link. Wait an hour, then ask for a new one.', 3600);
+    }
+    const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+    const expires = iso(new Date(this.clock.now().getTime() + CODE_TTL_MS));
+    const hash = sha256(`${link.row.id}:${code}`);
+    await this.db
+      .insertInto('link_codes')
+      .values({ link_id: link.row.id, code_hash: hash, attempts: 0, expires_at: expires })
+      .onConflict((c) => c.column('link_id').doUpdateSet({ code_hash: hash, attempts: 0, expires_at: expires }))
+      .execute();
+    await this.mailer.send({
+      to: link.row.auth_email,
+      subject: `Your code for "${link.document.name}": ${code}`,
+      text: `Your code is ${code}\n\nType it on the page you opened to see "${link.document.name}". It works for 10 minutes. If you did not ask for it, ignore this e-mail.\n`,
+      html: `<div style="font-family:system-ui,sans-serif;max-width:520px;margin:auto"><p>Your code for <strong>${html(link.document.name)}</strong> is</p><p style="font-size:28px;letter-spacing:6px;font-weight:700">${code}</p><p style="color:#555">It works for 10 minutes. If you did not ask for it, ignore this e-mail.</p></div>`,
+    });
+    await this.log(link.row.id, 'code_sent', 'ok', v, link.row.auth_email);
+  }
+
+  /**
+   * Checks a code. Right: a session token for this link (to put in a cookie). Wrong: undefined;
+   * the fifth wrong try burns the code. Codes are compared as hashes, in constant time.
+   */
+  async checkCode(link: OpenLink, code: string, v: Visitor): Promise<{ session: string } | { error: 'wrong' | 'expired' | 'burned' }> {
+    const row = await this.db.selectFrom('link_codes').selectAll().where('link_id', '=', link.row.id).executeTakeFirst();
+    if (!row || row.expires_at <= this.now()) {
+      await this.log(link.row.id, 'code_checked', 'expired', v);
+      return { error: 'expired' };
+    }
+    // count the try first, atomically, so parallel guesses cannot exceed the limit
+    const counted = await this.db.updateTable('link_codes').set((e) => ({ attempts: e('attempts', '+', 1) })).where('link_id', '=', link.row.id).where('code_hash', '=', row.code_hash).where('attempts', '<', CODE_TRIES).executeTakeFirst();
+    if (!Number(counted.numUpdatedRows)) {
+      await this.log(link.row.id, 'code_checked', 'burned', v);
+      return { error: 'burned' };
+    }
+    const given = /^\d{6}$/.test(code.trim()) ? sha256(`${link.row.id}:${code.trim()}`) : sha256('not a code');
+    if (!sameHash(given, row.code_hash)) {
+      const left = CODE_TRIES - (row.attempts + 1);
+      if (left <= 0) await this.db.deleteFrom('link_codes').where('link_id', '=', link.row.id).execute();
+      await this.log(link.row.id, 'code_checked', left <= 0 ? 'burned' : 'wrong', v);
+      return { error: left <= 0 ? 'burned' : 'wrong' };
+    }
+    await this.db.deleteFrom('link_codes').where('link_id', '=', link.row.id).execute();
+    await this.log(link.row.id, 'code_checked', 'ok', v, link.row.auth_email);
+    return { session: await this.startSession(link, link.row.auth_email) };
+  }
+
+  /** A signed-in recipient: the session token for the cookie. */
+  async startSession(link: OpenLink, email: string): Promise<string> {
+    const token = randomToken(32);
+    const now = this.clock.now();
+    const expires = Math.min(now.getTime() + SESSION_TTL_MS, link.row.expires_at ? Date.parse(link.row.expires_at) : Infinity);
+    await this.db.insertInto('link_sessions').values({ token_hash: sha256(token), link_id: link.row.id, email, created_at: iso(now), expires_at: iso(new Date(expires)), view_until: null }).execute();
+    return token;
+  }
+
+  async session(link: OpenLink, token: string | undefined): Promise<{ email: string; viewUntil: string | null; hash: string } | undefined> {
+    if (!token || token.length > 100) return undefined;
+    const hash = sha256(token);
+    const row = await this.db.selectFrom('link_sessions').selectAll().where('token_hash', '=', hash).where('link_id', '=', link.row.id).executeTakeFirst();
+    if (!row || row.expires_at <= this.now()) return undefined;
+    return { email: row.email, viewUntil: row.view_until, hash };
+  }
+
+  /**
+   * The document a session may download right now: within VIEW_GRANT_MS of a counted view, so the
+   * last allowed view can still load its PDF after that view ended the link. Never for a revoked link.
+   */
+  async granted(token: string, sessionToken: string | undefined): Promise<string | undefined> {
+    if (!/^[0-9A-Za-z]{20,100}$/.test(token) || !sessionToken || sessionToken.length > 100) return undefined;
+    const row = await this.db.selectFrom('magic_links').select(['id', 'document_id', 'status']).where('token_hash', '=', sha256(token)).executeTakeFirst();
+    if (!row || row.status === 'revoked') return undefined;
+    const s = await this.db.selectFrom('link_sessions').selectAll().where('token_hash', '=', sha256(sessionToken)).where('link_id', '=', row.id).executeTakeFirst();
+    return s?.view_until && s.view_until > this.now() ? row.document_id : undefined;
+  }
+
+  /**
+   * Counts one view, atomically: the UPDATE succeeds only while the link is active, before its
+   * deadline and under its view limit. With N views allowed, exactly N calls get true.
+   */
+  async countView(link: OpenLink, session: { email: string; hash: string }, v: Visitor): Promise<boolean> {
+    const now = this.now();
+    const r = await this.db
+      .updateTable('magic_links')
+      .set((e) => ({ views_used: e('views_used', '+', 1) }))
+      .where('id', '=', link.row.id)
+      .where('status', 'in', ACTIVE)
+      .where((w) => w.or([w('expires_at', 'is', null), w('expires_at', '>', now)]))
+      .where((w) => w.or([w('max_views', 'is', null), w('views_used', '<', w.ref('max_views'))]))
+      .executeTakeFirst();
+    const ok = Number(r.numUpdatedRows) === 1;
+    await this.log(link.row.id, 'viewed', ok ? 'ok' : 'unavailable', v, session.email);
+    if (ok) {
+      await this.db.updateTable('link_sessions').set({ view_until: iso(new Date(this.clock.now().getTime() + VIEW_GRANT_MS)) }).where('token_hash', '=', session.hash).execute();
+      // the last allowed view ends the link at once
+      await this.db.updateTable('magic_links').set({ status: 'expired', ended_at: now }).where('id', '=', link.row.id).where('status', 'in', ACTIVE).where('max_views', 'is not', null).where((w) => w('views_used', '>=', w.ref('max_views'))).execute();
+    }
+    this.onChange(link.row.id);
+    return ok;
+  }
+}

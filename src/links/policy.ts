@@ -1,0 +1,144 @@
+/**
+ * Magic Link policy: the settings a caller gives, checked field by field, and the deadlines they
+ * make. Pure functions of the settings and the time; the database applies them atomically.
+ */
+import { DateTime, Duration } from 'luxon';
+import { ValidationError, type ErrorDetail } from '../errors';
+
+export type AuthType = 'email' | 'social';
+export type Unit = 'minutes' | 'hours' | 'days';
+export const UNITS: Unit[] = ['minutes', 'hours', 'days'];
+
+/** With a view limit, a link also expires this long after creation (spec §2.4 rule 2). */
+export const VIEW_LIMIT_CAP = Duration.fromObject({ days: 10 });
+/** Deadlines further away than this are refused as mistakes. */
+export const LONGEST = Duration.fromObject({ years: 10 });
+export const MAX_VIEWS = 1_000_000;
+
+export interface Retention {
+  /** When the timer starts: when the link is created (and sent), or when it is first opened. */
+  from: 'created' | 'opened';
+  unit: Unit;
+  amount: number;
+}
+
+export interface LinkSettings {
+  recipientEmail: string;
+  authEmail: string;
+  authType: AuthType;
+  maxViews: number | null;
+  retention: Retention | null;
+}
+
+const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:"]+$/;
+
+export function isEmail(v: unknown): v is string {
+  return typeof v === 'string' && v.length <= 254 && EMAIL.test(v);
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function retentionOf(value: unknown, field: string, from: Retention['from'], details: ErrorDetail[]): Retention | null {
+  if (!isObject(value)) {
+    details.push({ field, message: 'must be an object with one unit key, e.g. {"hours": 24}', code: 'type' });
+    return null;
+  }
+  const keys = Object.keys(value);
+  const units = keys.filter((k): k is Unit => (UNITS as string[]).includes(k));
+  const unknown = keys.filter((k) => !(UNITS as string[]).includes(k));
+  for (const k of unknown) details.push({ field: `${field}.${k}`, message: `is not a unit; use one of ${UNITS.join(', ')}`, code: 'unknown_unit' });
+  if (units.length !== 1) {
+    if (!unknown.length) details.push({ field, message: `must have exactly one unit key (${UNITS.join(', ')}), e.g. {"hours": 24}`, code: 'one_unit' });
+    return null;
+  }
+  const unit = units[0];
+  const amount = value[unit];
+  if (typeof amount !== 'number' || !Number.isInteger(amount) || amount < 1) {
+    details.push({ field: `${field}.${unit}`, message: 'must be a positive whole number', code: 'range' });
+    return null;
+  }
+  if (Duration.fromObject({ [unit]: amount }).as('days') > LONGEST.as('days')) {
+    details.push({ field: `${field}.${unit}`, message: 'is more than 10 years; links are for sharing, not archiving', code: 'range' });
+    return null;
+  }
+  return { from, unit, amount };
+}
+
+/**
+ * Reads the `magic_link` settings (spec §2.4 and DESIGN.md). Every broken field is one detail;
+ * `prefix` is where the settings sit in the request, e.g. `destinations.magic_link`.
+ */
+export function parseLinkSettings(input: unknown, prefix: string): LinkSettings {
+  const details: ErrorDetail[] = [];
+  const at = (f: string) => `${prefix}.${f}`;
+  if (!isObject(input)) throw new ValidationError('The Magic Link settings must be an object.', [{ field: prefix, message: 'must be an object', code: 'type' }]);
+
+  const recipient = input.recipient_email;
+  if (recipient === undefined) details.push({ field: at('recipient_email'), message: 'is required: the link is e-mailed there', code: 'required' });
+  else if (!isEmail(recipient)) details.push({ field: at('recipient_email'), message: 'must be an e-mail address', code: 'invalid_email' });
+  const auth = input.auth_email ?? recipient;
+  if (input.auth_email !== undefined && !isEmail(input.auth_email)) details.push({ field: at('auth_email'), message: 'must be an e-mail address', code: 'invalid_email' });
+
+  const authType = input.auth_type ?? 'email';
+  if (authType !== 'email' && authType !== 'social') details.push({ field: at('auth_type'), message: 'must be "email" or "social"', code: 'invalid' });
+
+  let maxViews: number | null = null;
+  if (input.expire_after_n_views !== undefined && input.expire_after_n_views !== null) {
+    const n = input.expire_after_n_views;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_VIEWS) details.push({ field: at('expire_after_n_views'), message: `must be a whole number from 1 to ${MAX_VIEWS}`, code: 'range' });
+    else maxViews = n;
+  }
+
+  let retention: Retention | null = null;
+  const created = input.retain_from_created;
+  const opened = input.retain_from_opened;
+  if (created !== undefined && created !== null && opened !== undefined && opened !== null) {
+    details.push({ field: at('retain_from_opened'), message: 'give retain_from_created or retain_from_opened, not both', code: 'conflict' });
+  } else if (created !== undefined && created !== null) {
+    retention = retentionOf(created, at('retain_from_created'), 'created', details);
+  } else if (opened !== undefined && opened !== null) {
+    retention = retentionOf(opened, at('retain_from_opened'), 'opened', details);
+  }
+  const limited = maxViews !== null || retention !== null || ['expire_after_n_views', 'retain_from_created', 'retain_from_opened'].some((k) => input[k] !== undefined && input[k] !== null);
+  if (!limited) details.push({ field: prefix, message: 'needs a limit: expire_after_n_views, retain_from_created or retain_from_opened (or views and one time limit)', code: 'no_limit' });
+
+  const known = new Set(['recipient_email', 'auth_email', 'auth_type', 'expire_after_n_views', 'retain_from_created', 'retain_from_opened']);
+  for (const k of Object.keys(input)) if (!known.has(k)) details.push({ field: at(k), message: 'is not a Magic Link setting', code: 'unknown_field' });
+
+  if (details.length) throw new ValidationError('The Magic Link settings are not valid; see details.', details);
+  return { recipientEmail: recipient as string, authEmail: auth as string, authType: authType as AuthType, maxViews, retention };
+}
+
+/** The deadline a link has when it is created: the time limit from creation, capped at 10 days when views are limited. */
+export function deadlineAtCreation(s: LinkSettings, createdAt: Date): Date | null {
+  const created = DateTime.fromJSDate(createdAt, { zone: 'utc' });
+  const candidates: DateTime[] = [];
+  if (s.retention?.from === 'created') candidates.push(created.plus({ [s.retention.unit]: s.retention.amount }));
+  if (s.maxViews !== null) candidates.push(created.plus(VIEW_LIMIT_CAP));
+  return earliest(candidates);
+}
+
+/** The deadline after the first opening: a timer from opening starts now, never beyond the deadline it already had. */
+export function deadlineAtOpening(s: LinkSettings, current: Date | null, openedAt: Date): Date | null {
+  if (s.retention?.from !== 'opened') return current;
+  const fromOpening = DateTime.fromJSDate(openedAt, { zone: 'utc' }).plus({ [s.retention.unit]: s.retention.amount });
+  return earliest([fromOpening, ...(current ? [DateTime.fromJSDate(current, { zone: 'utc' })] : [])]);
+}
+
+function earliest(times: DateTime[]): Date | null {
+  if (!times.length) return null;
+  return times.reduce((a, b) => (b < a ? b : a)).toJSDate();
+}
+
+/** "for 24 hours from now", "for 3 views", "for 2 days from the first opening or 3 views, whichever comes first". */
+export function describeLimits(s: LinkSettings): string {
+  const parts: string[] = [];
+  if (s.retention) {
+    const n = s.retention.amount;
+    const unit = n === 1 ? s.retention.unit.slice(0, -1) : s.retention.unit;
+    parts.push(`${n} ${unit} ${s.retention.from === 'created' ? 'from now' : 'from when you first open it'}`);
+  }
+  if (s.maxViews !== null) parts.push(`${s.maxViews} view${s.maxViews === 1 ? '' : 's'}`);
+  const text = parts.join(' or ');
+  return parts.length > 1 ? `${text}, whichever comes first` : text;
+}

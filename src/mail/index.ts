@@ -1,0 +1,61 @@
+/**
+ * Outgoing e-mail through nodemailer: over SMTP when SMTP_URL is set, otherwise each message is
+ * written to DATA_DIR/outbox as an .eml file (open it with any mail program), so the embedded
+ * default works with no mail server.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import nodemailer, { type Transporter } from 'nodemailer';
+
+export interface Message {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+
+export interface Sent {
+  messageId: string;
+  /** The .eml file, when written to the outbox. */
+  file?: string;
+}
+
+export interface Mailer {
+  /** Where mail goes, for people: `smtp://host:port` or the outbox folder. */
+  readonly destination: string;
+  send(message: Message): Promise<Sent>;
+  close(): void;
+}
+
+export function createMailer(options: { smtpUrl?: string; from: string; outbox: string }): Mailer {
+  if (options.smtpUrl) {
+    const url = new URL(options.smtpUrl);
+    const transport: Transporter = nodemailer.createTransport(options.smtpUrl);
+    return {
+      destination: `${url.protocol}//${url.host}`,
+      send: async (m) => {
+        const info = await transport.sendMail({ from: options.from, ...m });
+        return { messageId: String(info.messageId) };
+      },
+      close: () => transport.close(),
+    };
+  }
+  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  return {
+    destination: options.outbox,
+    send: async (m) => {
+      const info = await transport.sendMail({ from: options.from, ...m });
+      await fs.mkdir(options.outbox, { recursive: true });
+      const id = String(info.messageId).replace(/[^A-Za-z0-9@._-]/g, '');
+      const file = path.join(options.outbox, `${new Date().toISOString().replace(/[:.]/g, '-')}-${id}.eml`);
+      await fs.writeFile(file, info.message as Buffer);
+      return { messageId: String(info.messageId), file };
+    },
+    close: () => transport.close(),
+  };
+}
+
+/** Escapes text for HTML. */
+export function html(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
