@@ -32,6 +32,8 @@ export class EmbeddedEngine {
       onSignal: (name, handler) => handlers.set(name, handler),
       condition: (test, timeoutMs) =>
         new Promise<boolean>((resolve, reject) => {
+          // a flow that comes back from an activity after stop() must not start a new wait
+          if (abort.signal.aborted) return reject(Object.assign(new Error('stopped'), { name: 'AbortError' }));
           if (test()) return resolve(true);
           const timer = new AbortController();
           const stop = () => timer.abort();

@@ -1,0 +1,90 @@
+import { FakeClock } from '../../src/clock';
+import { EmbeddedEngine } from '../../src/engine/embedded';
+import type { LinkActivities, LinkState } from '../../src/flows/link';
+
+/** An in-memory link and the activities over it, recording what the flow did. */
+function fakeLink(state: LinkState) {
+  const calls: string[] = [];
+  let gate: Promise<void> | undefined;
+  const activities: LinkActivities = {
+    linkState: async () => {
+      calls.push('state');
+      if (gate) await gate;
+      return { ...state };
+    },
+    deliverLink: async () => {
+      calls.push('deliver');
+      state.sent = true;
+      state.status = 'active';
+      return true;
+    },
+    expireLink: async () => {
+      calls.push('expire');
+      state.status = 'expired';
+    },
+  };
+  return { state, calls, activities, hold: (p: Promise<void>) => (gate = p) };
+}
+
+const settle = async () => {
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+};
+
+describe('the embedded engine running the link lifecycle', () => {
+  it('sleeps until the deadline and expires the link then, not before', async () => {
+    const clock = new FakeClock('2026-11-22T10:00:00Z');
+    const link = fakeLink({ status: 'active', sent: true, sendAttempts: 1, expiresAt: '2026-11-22T12:00:00.000Z', viewsLeft: null });
+    const engine = new EmbeddedEngine(clock, link.activities);
+    engine.startLink('a');
+    await settle();
+    clock.advance(2 * 60 * 60 * 1000 - 1);
+    await settle();
+    expect(link.state.status).toBe('active');
+    clock.advance(1);
+    await settle();
+    expect(link.state.status).toBe('expired');
+    expect(engine.size).toBe(0);
+  });
+
+  it('wakes on a signal and expires a link whose last view was used', async () => {
+    const clock = new FakeClock();
+    const link = fakeLink({ status: 'active', sent: true, sendAttempts: 1, expiresAt: null, viewsLeft: 1 });
+    const engine = new EmbeddedEngine(clock, link.activities);
+    engine.startLink('b');
+    await settle();
+    link.state.viewsLeft = 0;
+    engine.linkChanged('b');
+    await settle();
+    expect(link.calls).toContain('expire');
+    expect(link.state.status).toBe('expired');
+  });
+
+  it('retries a failed e-mail after a minute', async () => {
+    const clock = new FakeClock();
+    const link = fakeLink({ status: 'send_failed', sent: false, sendAttempts: 1, expiresAt: '2026-11-30T10:00:00.000Z', viewsLeft: 3 });
+    const engine = new EmbeddedEngine(clock, link.activities);
+    engine.startLink('c');
+    await settle();
+    clock.advance(59_000);
+    await settle();
+    expect(link.calls).not.toContain('deliver');
+    clock.advance(1_000);
+    await settle();
+    expect(link.calls).toContain('deliver');
+    await engine.stop();
+  });
+
+  it('stops every flow, also one that is inside an activity when stop() is called', async () => {
+    const clock = new FakeClock();
+    const link = fakeLink({ status: 'active', sent: true, sendAttempts: 1, expiresAt: '2026-11-30T10:00:00.000Z', viewsLeft: null });
+    const engine = new EmbeddedEngine(clock, link.activities);
+    let release!: () => void;
+    link.hold(new Promise<void>((r) => (release = r)));
+    engine.startLink('d');
+    await settle();
+    const stopped = engine.stop();
+    release();
+    await expect(stopped).resolves.toBeUndefined();
+    expect(engine.size).toBe(0);
+  });
+});

@@ -1,0 +1,285 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { FakeClock } from '../../src/clock';
+import { EXAMPLE_IDS } from '../../src/templates/store';
+import { root } from '../support/fixtures';
+import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
+import { BACKENDS, testService, type TestService } from '../support/service';
+
+const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
+const HOUR = 60 * 60 * 1000;
+
+/** Polls until `fn` returns true: flows run in the background. */
+async function eventually(fn: () => Promise<boolean>, what: string): Promise<void> {
+  const end = Date.now() + 10_000;
+  while (!(await fn())) {
+    if (Date.now() > end) throw new Error(`not within 10 s: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe.each(BACKENDS)('Magic Links on %s', (backend) => {
+  let t: TestService;
+  let mail: Mailbox;
+  const clock = new FakeClock('2026-11-22T10:00:00Z');
+  let recipient = 0;
+
+  beforeAll(async () => {
+    mail = await startSmtp();
+    t = await testService({ backend, clock, config: { smtpUrl: mail.url, mailFrom: 'Acme Docs <docs@acme.example>', publicUrl: 'http://docs.acme.example' } });
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await mail?.close();
+  });
+
+  const auth = () => ({ 'x-service-api-token': t.key });
+  const api = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) => t.app.inject({ method, url, headers: auth(), payload: payload as object });
+  const setUp = () => api('PUT', '/v1/apps/magic_link', { public_url: 'http://docs.acme.example', organization_name: 'Acme', sender_name: 'Ann from Acme', sender_email: 'docs@acme.example', accent_color: '#AA3300' });
+  /** Generates the postcard with a Magic Link to a fresh address; returns the answer, the address and the e-mailed URL path. */
+  async function share(settings: Record<string, unknown>, destinations: Record<string, unknown> = { inkit_storage: {} }) {
+    const to = `r${++recipient}@example.com`;
+    const before = mail.messages.length;
+    const res = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth(), payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { ...destinations, magic_link: { recipient_email: to, ...settings } } } });
+    if (res.statusCode !== 201) throw new Error(`generate: ${res.statusCode} ${res.body}`);
+    const message = await mail.next(to, before);
+    const url = new URL(linkIn(message));
+    return { res: res.json(), to, path: url.pathname, message };
+  }
+  /** The recipient proves their address with the e-mailed code; returns the session cookie. */
+  async function signIn(linkPath: string, to: string): Promise<string> {
+    const before = mail.messages.length;
+    const asked = await t.app.inject({ method: 'POST', url: `${linkPath}/code` });
+    expect(asked.statusCode).toBe(303);
+    const code = codeIn(await mail.next(to, before));
+    const ok = await t.app.inject({ method: 'POST', url: `${linkPath}/verify`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `code=${code}` });
+    expect(ok.statusCode).toBe(303);
+    const cookie = ok.cookies.find((c) => c.name === 'paperlink_link');
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: linkPath });
+    return `paperlink_link=${cookie!.value}`;
+  }
+  const view = (linkPath: string, cookie?: string) => t.app.inject({ method: 'GET', url: linkPath, headers: cookie ? { cookie } : {} });
+
+  it('refuses links until the Magic Link app is set up, then keeps and shows its settings', async () => {
+    expect((await api('GET', '/v1/apps/magic_link')).json().error.code).toBe('app_not_configured');
+    const bad = await api('PUT', '/v1/apps/magic_link', { accent_color: 'red', sender_email: 'x', auth_types: ['social'] });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().error.details.map((d: { field: string }) => d.field).sort()).toEqual(['accent_color', 'oidc_providers', 'sender_email']);
+    const res = await setUp();
+    expect(res.statusCode).toBe(200);
+    expect((await api('GET', '/v1/apps/magic_link')).json()).toMatchObject({ organization_name: 'Acme', accent_color: '#AA3300', auth_types: ['email'] });
+  });
+
+  it("makes a link with the spec's settings, e-mails it, and answers with its details", async () => {
+    const { res, to, message, path: linkPath } = await share({ retain_from_created: { hours: 24 }, expire_after_n_views: 3 });
+    expect(res.magic_link_piece_id).toMatch(/^ml_/);
+    expect(res.destinations.magic_link).toMatchObject({ id: res.magic_link_piece_id, recipient_email: to, views_left: 3, status: 'active', expires_at: '2026-11-23T10:00:00.000Z' });
+    expect(res.destinations.magic_link.url).toBe(`http://docs.acme.example${linkPath}`);
+    expect(res.destinations.inkit_storage).toBeDefined();
+    expect(message.subject).toContain('Acme');
+    expect(message.text).toContain('24 hours from now or 3 views, whichever comes first');
+    expect(message.html).toContain(linkPath);
+    // the token is stored only as its hash
+    const token = linkPath.split('/').pop()!;
+    expect(token.length).toBeGreaterThanOrEqual(43);
+    const row = await t.service.database.db.selectFrom('magic_links').selectAll().where('id', '=', res.magic_link_piece_id).executeTakeFirstOrThrow();
+    expect(row.token_hash).toBe(createHash('sha256').update(token).digest('hex'));
+    expect(JSON.stringify(row)).not.toContain(token);
+  });
+
+  it('reports every broken link setting at once', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth(), payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { magic_link: { recipient_email: 'nope', retain_from_created: { hours: 0 }, retain_from_opened: { days: 1 } } } } });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.details.map((d: { field: string }) => d.field).sort()).toEqual(['destinations.magic_link.recipient_email', 'destinations.magic_link.retain_from_opened']);
+  });
+
+  it('walks the recipient through code, view and the end of the views', async () => {
+    const { res, to, path: linkPath } = await share({ expire_after_n_views: 2 }, {});
+    expect(res.destinations.inkit_storage).toBeUndefined();
+    const page = await view(linkPath);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('E-mail me a code');
+    expect(page.body).toContain('r*****@example.com'.slice(0, 1));
+    const cookie = await signIn(linkPath, to);
+
+    const first = await view(linkPath, cookie);
+    expect(first.statusCode).toBe(200);
+    expect(first.body).toContain('1 view left');
+    const pdf = await t.app.inject({ method: 'GET', url: `${linkPath}/document.pdf`, headers: { cookie } });
+    expect(pdf.statusCode).toBe(200);
+    expect(pdf.headers['content-type']).toBe('application/pdf');
+    expect(pdf.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
+
+    expect((await view(linkPath, cookie)).statusCode).toBe(200);
+    // the PDF of the last allowed view still loads
+    expect((await t.app.inject({ method: 'GET', url: `${linkPath}/document.pdf`, headers: { cookie } })).statusCode).toBe(200);
+    const over = await view(linkPath, cookie);
+    expect(over.statusCode).toBe(404);
+    const unknown = await view('/l/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
+    expect(over.body).toBe(unknown.body);
+
+    const link = (await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json();
+    expect(link).toMatchObject({ status: 'expired', views_used: 2, views_left: 0 });
+    expect(link.access_log.filter((e: { kind: string; outcome: string }) => e.kind === 'viewed' && e.outcome === 'ok')).toHaveLength(2);
+    expect(link.access_log.find((e: { kind: string }) => e.kind === 'code_checked')).toMatchObject({ outcome: 'ok', email: to });
+    const doc = (await api('GET', `/v1/documents/${res.document_id}`)).json();
+    expect(doc.magic_links.map((l: { id: string }) => l.id)).toEqual([res.magic_link_piece_id]);
+  });
+
+  it('does not show the document without a session, nor with a session of another link', async () => {
+    const a = await share({ expire_after_n_views: 5 });
+    const b = await share({ expire_after_n_views: 5 });
+    const cookieA = await signIn(a.path, a.to);
+    expect((await view(b.path, cookieA)).body).toContain('E-mail me a code');
+    expect((await t.app.inject({ method: 'GET', url: `${b.path}/document.pdf`, headers: { cookie: cookieA } })).statusCode).toBe(404);
+    expect((await t.app.inject({ method: 'GET', url: `${a.path}/document.pdf` })).statusCode).toBe(404);
+  });
+
+  it('counts views atomically: 50 simultaneous openings of a 3-view link, exactly 3 succeed', async () => {
+    const { res, to, path: linkPath } = await share({ expire_after_n_views: 3 });
+    const cookie = await signIn(linkPath, to);
+    const answers = await Promise.all(Array.from({ length: 50 }, () => view(linkPath, cookie)));
+    expect(answers.filter((a) => a.statusCode === 200)).toHaveLength(3);
+    expect(answers.filter((a) => a.statusCode === 404)).toHaveLength(47);
+    expect((await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json()).toMatchObject({ views_used: 3, status: 'expired' });
+  });
+
+  it('burns a code after 5 wrong tries, and limits codes to 5 an hour', async () => {
+    const { to, path: linkPath } = await share({ expire_after_n_views: 5 });
+    const before = mail.messages.length;
+    await t.app.inject({ method: 'POST', url: `${linkPath}/code` });
+    const code = codeIn(await mail.next(to, before));
+    const wrong = code === '000000' ? '111111' : '000000';
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await t.app.inject({ method: 'POST', url: `${linkPath}/verify`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `code=${wrong}` })).statusCode);
+    expect(statuses).toEqual([401, 401, 401, 401, 410]);
+    const right = await t.app.inject({ method: 'POST', url: `${linkPath}/verify`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `code=${code}` });
+    expect(right.statusCode).toBe(410);
+    expect(right.cookies).toHaveLength(0);
+    for (let i = 0; i < 4; i++) expect((await t.app.inject({ method: 'POST', url: `${linkPath}/code` })).statusCode).toBe(303);
+    const limited = await t.app.inject({ method: 'POST', url: `${linkPath}/code` });
+    expect(limited.statusCode).toBe(429);
+    expect(limited.headers['retry-after']).toBe('3600');
+  });
+
+  it('expires a code after 10 minutes', async () => {
+    const { to, path: linkPath } = await share({ expire_after_n_views: 5 });
+    const before = mail.messages.length;
+    await t.app.inject({ method: 'POST', url: `${linkPath}/code` });
+    const code = codeIn(await mail.next(to, before));
+    clock.advance(10 * 60 * 1000 + 1);
+    const late = await t.app.inject({ method: 'POST', url: `${linkPath}/verify`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `code=${code}` });
+    expect(late.statusCode).toBe(410);
+  });
+
+  describe('expiry by time, with the clock', () => {
+    it.each([
+      ['minutes', { minutes: 45 }, 45 * 60 * 1000],
+      ['hours', { hours: 5 }, 5 * HOUR],
+      ['days', { days: 2 }, 48 * HOUR],
+    ])('retain_from_created in %s: works until the deadline, not after; the flow marks it expired', async (_unit, retain, ms) => {
+      const { res, to, path: linkPath } = await share({ retain_from_created: retain });
+      const cookie = await signIn(linkPath, to);
+      clock.advance(ms - 1000);
+      expect((await view(linkPath, cookie)).statusCode).toBe(200);
+      clock.advance(1000);
+      expect((await view(linkPath, cookie)).statusCode).toBe(404);
+      await eventually(async () => (await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json().status === 'expired', 'status expired');
+    });
+
+    it('the lifecycle flow expires an untouched link at its deadline', async () => {
+      const { res } = await share({ retain_from_created: { hours: 1 } });
+      clock.advance(HOUR);
+      await eventually(async () => (await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json().status === 'expired', 'status expired by the flow');
+    });
+
+    it('a view limit also ends the link after 10 days', async () => {
+      const { res, to, path: linkPath } = await share({ expire_after_n_views: 100, retain_from_created: { days: 30 } });
+      expect(res.destinations.magic_link.expires_at).toBe(new Date(clock.now().getTime() + 240 * HOUR).toISOString());
+      const cookie = await signIn(linkPath, to);
+      clock.advance(240 * HOUR - 1000);
+      expect((await view(linkPath, cookie)).statusCode).toBe(200);
+      clock.advance(1000);
+      expect((await view(linkPath, cookie)).statusCode).toBe(404);
+    });
+
+    it('retain_from_opened starts at the first opening', async () => {
+      const { res, to, path: linkPath } = await share({ retain_from_opened: { hours: 2 } });
+      expect(res.destinations.magic_link.expires_at).toBeNull();
+      clock.advance(72 * HOUR);
+      const opened = clock.now().getTime();
+      const cookie = await signIn(linkPath, to);
+      const link = (await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json();
+      expect(link.opened_at).toBe(new Date(opened).toISOString());
+      expect(link.expires_at).toBe(new Date(opened + 2 * HOUR).toISOString());
+      clock.advance(2 * HOUR - 1000);
+      expect((await view(linkPath, cookie)).statusCode).toBe(200);
+      clock.advance(1000);
+      expect((await view(linkPath, cookie)).statusCode).toBe(404);
+    });
+
+    it('time and views together: whichever comes first', async () => {
+      const a = await share({ retain_from_created: { hours: 1 }, expire_after_n_views: 1 });
+      const cookie = await signIn(a.path, a.to);
+      expect((await view(a.path, cookie)).statusCode).toBe(200);
+      expect((await view(a.path, cookie)).statusCode).toBe(404);
+      const b = await share({ retain_from_created: { hours: 1 }, expire_after_n_views: 5 });
+      const cookieB = await signIn(b.path, b.to);
+      clock.advance(HOUR);
+      expect((await view(b.path, cookieB)).statusCode).toBe(404);
+    });
+  });
+
+  it('revokes a link at once: the recipient sees the same page as for an unknown link', async () => {
+    const { res, to, path: linkPath } = await share({ expire_after_n_views: 5 });
+    const cookie = await signIn(linkPath, to);
+    const revoked = await api('POST', `/v1/magic_links/${res.magic_link_piece_id}/expire`);
+    expect(revoked.json().status).toBe('revoked');
+    const page = await view(linkPath, cookie);
+    expect(page.statusCode).toBe(404);
+    expect(page.body).toContain('no longer available');
+    expect((await t.app.inject({ method: 'GET', url: `${linkPath}/document.pdf`, headers: { cookie } })).statusCode).toBe(404);
+  });
+
+  it('keeps a link whose e-mail failed as send_failed, says so, and the flow sends it again', async () => {
+    mail.refuse(true);
+    const to = `retry${++recipient}@example.com`;
+    const res = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth(), payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { inkit_storage: {}, magic_link: { recipient_email: to, expire_after_n_views: 1 } } } });
+    mail.refuse(false);
+    expect(res.statusCode).toBe(201);
+    expect(res.json().destinations.magic_link.status).toBe('send_failed');
+    expect(res.json().warnings.map((w: { code: string }) => w.code)).toContain('magic_link_send_failed');
+    const id = res.json().magic_link_piece_id;
+    expect((await api('GET', `/v1/magic_links/${id}`)).json()).toMatchObject({ status: 'send_failed', sent_at: null });
+    await eventually(async () => clock.waiting > 0, 'the flow waits to retry');
+    clock.advance(60_000);
+    const message = await mail.next(to);
+    await eventually(async () => (await api('GET', `/v1/magic_links/${id}`)).json().status === 'active', 'sent on retry');
+    // the retried e-mail carries a new token; the old URL no longer works
+    const fresh = new URL(linkIn(message)).pathname;
+    expect(fresh).not.toBe(new URL(res.json().destinations.magic_link.url).pathname);
+    expect((await view(fresh)).statusCode).toBe(200);
+    expect((await view(new URL(res.json().destinations.magic_link.url).pathname)).statusCode).toBe(404);
+  });
+
+  it('shares an already generated document with POST /v1/documents/:id/magic_links', async () => {
+    const doc = (await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth(), payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { inkit_storage: {} } } })).json();
+    const to = `later${++recipient}@example.com`;
+    const res = await api('POST', `/v1/documents/${doc.document_id}/magic_links`, { recipient_email: to, retain_from_created: { days: 1 } });
+    expect(res.statusCode).toBe(201);
+    expect(res.json()).toMatchObject({ document_id: doc.document_id, status: 'active', recipient_email: to });
+    expect(linkIn(await mail.next(to))).toBe(res.json().url);
+    expect((await api('POST', '/v1/documents/doc_nope/magic_links', { recipient_email: to, expire_after_n_views: 1 })).statusCode).toBe(404);
+    const resent = await api('POST', `/v1/magic_links/${res.json().id}/resend`);
+    expect(resent.json().url).not.toBe(res.json().url);
+  });
+
+  it('resumes the lifecycle of active links after a restart', async () => {
+    const { res } = await share({ retain_from_created: { hours: 3 } });
+    t = await t.restart();
+    expect(t.service.engine.size).toBeGreaterThan(0);
+    clock.advance(3 * HOUR);
+    await eventually(async () => (await t.service.links.get(res.magic_link_piece_id)).status === 'expired', 'expired after restart');
+  });
+});

@@ -1,0 +1,75 @@
+/** A real SMTP server in the test process that keeps every message it receives, parsed. */
+import { simpleParser, type ParsedMail } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+
+export interface Mailbox {
+  url: string;
+  messages: ParsedMail[];
+  /** Refuse every message from now on (or accept again with false). */
+  refuse(on: boolean): void;
+  /** Resolves with the next message sent to `to` (already received ones count from `after`). */
+  next(to: string, after?: number): Promise<ParsedMail>;
+  close(): Promise<void>;
+}
+
+export async function startSmtp(): Promise<Mailbox> {
+  const messages: ParsedMail[] = [];
+  let refusing = false;
+  const waiters: (() => void)[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, _session, done) {
+      if (refusing) {
+        stream.resume();
+        stream.on('end', () => done(Object.assign(new Error('mailbox unavailable'), { responseCode: 550 })));
+        return;
+      }
+      simpleParser(stream).then(
+        (m) => {
+          messages.push(m);
+          for (const w of waiters.splice(0)) w();
+          done();
+        },
+        (err: Error) => done(err),
+      );
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.server.address() as { port: number }).port;
+  const to = (m: ParsedMail) => (Array.isArray(m.to) ? m.to : m.to ? [m.to] : []).flatMap((a) => a.value.map((v) => v.address?.toLowerCase()));
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    messages,
+    refuse: (on) => {
+      refusing = on;
+    },
+    next: async (address, after = 0) => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const found = messages.slice(after).find((m) => to(m).includes(address.toLowerCase()));
+        if (found) return found;
+        if (Date.now() > deadline) throw new Error(`no e-mail to ${address} within 10 s`);
+        await new Promise<void>((r) => {
+          waiters.push(r);
+          setTimeout(r, 200);
+        });
+      }
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** The Magic Link URL in a message's text part. */
+export function linkIn(m: ParsedMail): string {
+  const match = /(https?:\/\/\S+\/l\/[0-9A-Za-z]+)/.exec(m.text ?? '');
+  if (!match) throw new Error(`no link in: ${m.text}`);
+  return match[1];
+}
+
+export function codeIn(m: ParsedMail): string {
+  const match = /\b(\d{6})\b/.exec(m.text ?? '');
+  if (!match) throw new Error(`no code in: ${m.text}`);
+  return match[1];
+}
