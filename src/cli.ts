@@ -11,6 +11,7 @@ import { packageRoot } from './paths';
 import { SingleBar, Presets } from 'cli-progress';
 import { readRows, renderBatch } from './batch';
 import { loadConfig } from './config';
+import { publicView } from './links/app';
 import { MAX_PAGE } from './pagination';
 import { startServer } from './serve';
 import { createService, type Service } from './service';
@@ -245,6 +246,46 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     .action(async (id: string, opts: { dataDir?: string }) => {
       await withService(opts, (s) => s.templates.remove(id));
       io.stdout(`Deleted ${id}.\n`);
+      setExit(EXIT_OK);
+    });
+
+  const apps = program.command('apps').description('Set up the apps of the service (the Magic Link app).');
+  const magic = apps.command('magic-link').description('The Magic Link app: where links point, who e-mails come from, how recipients prove who they are.');
+  magic
+    .command('setup')
+    .description('Set up (or change) the Magic Link app. Options left out keep their value; the first setup starts from the defaults.')
+    .option('--public-url <url>', 'the address recipients reach this service at (links are PUBLIC_URL/l/…)')
+    .option('--organization <name>', 'the organisation named on the pages and e-mails')
+    .option('--sender-name <name>', 'who the e-mails say shared the document')
+    .option('--sender-email <address>', 'the sender address shown to recipients')
+    .option('--accent-color <hex>', 'colour of buttons, e.g. #1F6FEB')
+    .option('--logo-url <url>', 'an https URL or data: URI of a logo')
+    .option('--auth-types <list>', 'comma-separated: email, social')
+    .option('--from-json <file>', 'read every setting from a JSON file (the body of PUT /v1/apps/magic_link, with oidc_providers)')
+    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+    .action(async (opts: Record<string, string | undefined>) => {
+      let body: Record<string, unknown> = {};
+      if (opts.fromJson) {
+        try {
+          body = JSON.parse(fs.readFileSync(opts.fromJson, 'utf8')) as Record<string, unknown>;
+        } catch (err) {
+          throw new ValidationError(`Cannot read ${opts.fromJson} as JSON: ${(err as Error).message}`, [{ field: '--from-json', message: 'is not a JSON file' }]);
+        }
+      }
+      const flags: [string, string][] = [['publicUrl', 'public_url'], ['organization', 'organization_name'], ['senderName', 'sender_name'], ['senderEmail', 'sender_email'], ['accentColor', 'accent_color'], ['logoUrl', 'logo_url']];
+      for (const [flag, field] of flags) if (opts[flag] !== undefined) body[field] = opts[flag];
+      if (opts.authTypes) body.auth_types = opts.authTypes.split(',').map((x) => x.trim());
+      const saved = await withService({ dataDir: opts.dataDir }, (s) => s.apps.magicLink.put(body));
+      io.stdout(`${JSON.stringify(publicView(saved), null, 2)}\n`);
+      setExit(EXIT_OK);
+    });
+  magic
+    .command('show')
+    .description('Print the Magic Link app settings (provider secrets are not shown).')
+    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+    .action(async (opts: { dataDir?: string }) => {
+      const app = await withService(opts, (s) => s.apps.magicLink.require());
+      io.stdout(`${JSON.stringify(publicView(app), null, 2)}\n`);
       setExit(EXIT_OK);
     });
 

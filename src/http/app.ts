@@ -20,7 +20,10 @@ declare module 'fastify' {
 }
 
 export interface AppOptions {
-  logger?: boolean | { level: string };
+  /** false: no logging. Default: JSON lines at LOG_LEVEL to standard output. */
+  logger?: boolean;
+  /** Where log lines go instead of standard output (tests read them). */
+  logStream?: NodeJS.WritableStream;
 }
 
 const API_KEY_HEADER = 'x-service-api-token';
@@ -52,6 +55,7 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
         ? false
         : {
             level: config.logLevel,
+            ...(options.logStream ? { stream: options.logStream } : {}),
             redact: [`req.headers["${API_KEY_HEADER}"]`, 'req.headers.authorization', 'req.headers.cookie'],
             // link tokens are in URLs: never log them
             serializers: { req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), ip: req.ip }) },

@@ -163,3 +163,23 @@ describe('npm start, the way a new user meets it', () => {
     expect(banner).not.toContain('curl');
   });
 });
+
+describe('paperlink apps magic-link', () => {
+  const dataDir = tempDir();
+
+  it('sets up the Magic Link app from flags, keeps what is not given, and shows it without secrets', async () => {
+    expect((await cli(['apps', 'magic-link', 'show', '--data-dir', dataDir])).code).toBe(1);
+    const first = await cli(['apps', 'magic-link', 'setup', '--public-url', 'https://docs.acme.example', '--organization', 'Acme', '--sender-email', 'docs@acme.example', '--data-dir', dataDir]);
+    expect(first.code).toBe(0);
+    const file = path.join(dataDir, 'app.json');
+    fs.writeFileSync(file, JSON.stringify({ auth_types: ['email', 'social'], oidc_providers: [{ id: 'google', name: 'Google', issuer: 'https://accounts.google.com', client_id: 'abc', client_secret: 'very-secret' }] }));
+    const second = await cli(['apps', 'magic-link', 'setup', '--from-json', file, '--accent-color', '#123456', '--data-dir', dataDir]);
+    expect(second.code).toBe(0);
+    const shown = await cli(['apps', 'magic-link', 'show', '--data-dir', dataDir]);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ public_url: 'https://docs.acme.example', organization_name: 'Acme', accent_color: '#123456', auth_types: ['email', 'social'], oidc_providers: [{ id: 'google', client_secret_set: true }] });
+    expect(shown.stdout).not.toContain('very-secret');
+    const bad = await cli(['apps', 'magic-link', 'setup', '--accent-color', 'blue', '--data-dir', dataDir]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('accent_color');
+  });
+});

@@ -283,3 +283,37 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     await eventually(async () => (await t.service.links.get(res.magic_link_piece_id)).status === 'expired', 'expired after restart');
   });
 });
+
+describe('logs', () => {
+  it('never hold link tokens, codes, session cookies or API keys', async () => {
+    const { Writable } = await import('node:stream');
+    const { buildApp } = await import('../../src/http/app');
+    const mail = await startSmtp();
+    const t = await testService({ config: { smtpUrl: mail.url, logLevel: 'debug' } });
+    let logged = '';
+    const app = await buildApp(t.service, { logStream: new Writable({ write: (c, _e, cb) => ((logged += c.toString()), cb()) }) });
+    try {
+      await t.service.apps.magicLink.put({});
+      const res = await app.inject({ method: 'POST', url: '/v1/generate', headers: { 'x-service-api-token': t.key }, payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { magic_link: { recipient_email: 'log@example.com', expire_after_n_views: 2 } } } });
+      const linkPath = new URL(res.json().destinations.magic_link.url).pathname;
+      const token = linkPath.split('/').pop()!;
+      await app.inject({ method: 'GET', url: linkPath });
+      await app.inject({ method: 'POST', url: `${linkPath}/code` });
+      const code = codeIn(await mail.next('log@example.com', 1));
+      const ok = await app.inject({ method: 'POST', url: `${linkPath}/verify`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `code=${code}` });
+      const session = ok.cookies[0].value;
+      await app.inject({ method: 'GET', url: linkPath, headers: { cookie: `paperlink_link=${session}` } });
+      await app.inject({ method: 'GET', url: `${linkPath}/document.pdf`, headers: { cookie: `paperlink_link=${session}` } });
+      await app.inject({ method: 'GET', url: '/v1/nothing', headers: { 'x-service-api-token': t.key } });
+      expect(logged).toContain('/l/[token]');
+      expect(logged.split('\n').length).toBeGreaterThan(8);
+      for (const secret of [token, session, t.key]) expect(logged).not.toContain(secret);
+      // six digits can hide inside a timestamp; the code alone must not appear
+      expect(logged).not.toMatch(new RegExp(`\\b${code}\\b`));
+    } finally {
+      await app.close();
+      await t.stop();
+      await mail.close();
+    }
+  });
+});
