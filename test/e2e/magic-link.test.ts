@@ -1,0 +1,101 @@
+/// <reference lib="dom" />
+/**
+ * The whole path a recipient takes, in headless Chromium (Debian's, driven by playwright-core):
+ * open the link from the e-mail, ask for a code, type it, see the document drawn by pdf.js, use
+ * up the views, see the page that says the link is gone.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { EXAMPLE_IDS } from '../../src/templates/store';
+import { root } from '../support/fixtures';
+import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
+import { testService, type TestService } from '../support/service';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
+
+describe('a recipient in a browser', () => {
+  let t: TestService;
+  let mail: Mailbox;
+  let browser: Browser;
+  let base: string;
+
+  beforeAll(async () => {
+    if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium is not at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
+    mail = await startSmtp();
+    t = await testService({ config: { smtpUrl: mail.url } });
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    await t.service.apps.magicLink.put({ public_url: base, organization_name: 'Acme Clinic', accent_color: '#0B6E4F' });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.stop();
+    await mail?.close();
+  });
+
+  async function share(to: string, views: number): Promise<string> {
+    const res = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: { 'x-service-api-token': t.key }, payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { inkit_storage: { name: 'Your postcard proof' }, magic_link: { recipient_email: to, expire_after_n_views: views } } } });
+    expect(res.statusCode).toBe(201);
+    return linkIn(await mail.next(to));
+  }
+
+  it('opens the e-mailed link, proves the address with a code, sees the document until the views run out', async () => {
+    const url = await share('pat@example.com', 2);
+    const page = await browser.newPage();
+    try {
+      await page.goto(url);
+      await expect(page.getByRole('heading', { name: 'Your postcard proof' }).isVisible()).resolves.toBe(true);
+      const before = mail.messages.length;
+      await page.getByRole('button', { name: 'E-mail me a code' }).click();
+      const code = codeIn(await mail.next('pat@example.com', before));
+      await page.getByLabel('Code').fill(code);
+      await page.getByRole('button', { name: 'Show the document' }).click();
+      await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
+      const pages = await page.locator('#pages canvas').count();
+      expect(pages).toBe(2); // the postcard: front and back
+      // pdf.js drew something: the canvas is not blank
+      const inked = await page.locator('#pages canvas').first().evaluate((c: HTMLCanvasElement) => {
+        const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+        let dark = 0;
+        for (let i = 0; i < d.length; i += 4 * 97) if (d[i] < 200) dark++;
+        return dark;
+      });
+      expect(inked).toBeGreaterThan(50);
+      await expect(page.getByText('1 view left').isVisible()).resolves.toBe(true);
+      const download = await page.getByRole('link', { name: 'Download PDF' }).getAttribute('href');
+      expect(download).toMatch(/document\.pdf\?download=1$/);
+
+      await page.reload();
+      await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
+      await expect(page.getByText('0 views left').isVisible()).resolves.toBe(true);
+
+      const gone = await page.goto(url);
+      expect(gone?.status()).toBe(404);
+      await expect(page.getByRole('heading', { name: 'This link is no longer available' }).isVisible()).resolves.toBe(true);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('fits a phone screen and tells the recipient when the code is wrong', async () => {
+    const url = await share('sam@example.com', 1);
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    const page = await context.newPage();
+    try {
+      await page.goto(url);
+      await page.getByRole('button', { name: 'E-mail me a code' }).click();
+      await page.getByLabel('Code').fill('000000');
+      await page.getByRole('button', { name: 'Show the document' }).click();
+      await expect(page.getByRole('alert').textContent()).resolves.toContain('not right');
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow).toBeLessThanOrEqual(0);
+    } finally {
+      await context.close();
+    }
+  });
+});
