@@ -31,7 +31,7 @@ export function firstRequest(): Record<string, unknown> {
 }
 
 export async function startServer(config: Config, log: (text: string) => void, options: { logger?: boolean } = {}): Promise<Server> {
-  const service = await createService(config, { runFlows: true, onFlowError: (id, err) => log(`flow ${id} failed: ${err instanceof Error ? err.message : String(err)}\n`) });
+  const service = await createService(config, { runFlows: true, log: (line) => log(`${line}\n`), onFlowError: (id, err) => log(`flow ${id} failed: ${err instanceof Error ? err.message : String(err)}\n`) });
   let app: FastifyInstance;
   try {
     app = await buildApp(service, { logger: options.logger });

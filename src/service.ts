@@ -43,6 +43,8 @@ export interface ServiceOptions {
   examples?: boolean;
   /** Run flows (link lifecycles) in this process and resume the unfinished ones: what `serve` does. CLI commands leave it off. */
   runFlows?: boolean;
+  /** Where the service tells people what it did (e.g. e-mails written to the outbox). */
+  log?: (line: string) => void;
   /** Where flow errors are reported. */
   onFlowError?: (id: string, err: unknown) => void;
 }
@@ -58,7 +60,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const storage: Storage = config.storage === 'database' ? new DatabaseStorage(db) : new FileStorage(path.join(config.dataDir, 'documents'));
   const templates = new TemplateStore(db, clock);
   if (options.examples !== false) await templates.loadExamples();
-  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outbox: path.join(config.dataDir, 'outbox') });
+  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outbox: path.join(config.dataDir, 'outbox'), log: options.log });
   const from = /^(?:"?([^"<]*)"?\s*)?<?([^<>\s]+@[^<>\s]+)>?$/.exec(config.mailFrom.trim());
   const magicLink = new MagicLinkApps(db, clock, {
     public_url: config.publicUrl,

@@ -8,11 +8,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RateLimitError } from '../errors';
 import type { OpenLink, Visitor } from '../links';
 import { publicView } from '../links/app';
+import { SocialLogin } from '../links/oidc';
 import { parseLinkSettings } from '../links/policy';
 import type { Service } from '../service';
 import { brandOf, maskEmail, messagePage, signInPage, unavailablePage, viewerPage } from './pages';
 
 const COOKIE = 'paperlink_link';
+const OIDC_COOKIE = 'paperlink_oidc';
 const PDFJS = path.dirname(require.resolve('pdfjs-dist/package.json'));
 const ASSETS: Record<string, string> = {
   'pdf.min.mjs': path.join(PDFJS, 'build', 'pdf.min.mjs'),
@@ -21,7 +23,8 @@ const ASSETS: Record<string, string> = {
 
 /** Replaces link tokens in a URL, so that logs never hold them. */
 export function redactUrl(url: string): string {
-  return url.replace(/\/l\/[^/?#]+/, '/l/[token]');
+  // also drop the query: the sign-in callback carries the provider's one-time code
+  return url.startsWith('/l/') ? url.replace(/[?#].*$/, '').replace(/^\/l\/[^/]+/, '/l/[token]') : url;
 }
 
 export function registerLinkRoutes(app: FastifyInstance, service: Service): void {
@@ -106,8 +109,63 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
       }[result.error];
       return show(reply, result.error === 'wrong' ? 401 : 410, signIn(link, token, { error: message, codeSent: result.error === 'wrong' }));
     }
-    void reply.setCookie(COOKIE, result.session, { path: `/l/${token}`, httpOnly: true, sameSite: 'lax', secure, maxAge: 12 * 60 * 60 });
+    void sessionCookie(reply, token, result.session);
     return reply.redirect(`/l/${token}`, 303);
+  });
+
+  const social = new SocialLogin();
+  const sessionCookie = (reply: FastifyReply, token: string, session: string) =>
+    reply.setCookie(COOKIE, session, { path: `/l/${token}`, httpOnly: true, sameSite: 'lax', secure, maxAge: 12 * 60 * 60 });
+
+  app.post('/l/:token/signin/:provider', async (req, reply) => {
+    const { token, provider } = req.params as { token: string; provider: string };
+    const link = await links.open(token, visitor(req));
+    if (!link || link.row.auth_type !== 'social') return gone(reply);
+    const p = link.app.oidc_providers.find((x) => x.id === provider);
+    if (!p) return show(reply, 404, signIn(link, token, { error: 'That sign-in provider is not available. Choose another one.' }));
+    let start;
+    try {
+      start = await social.start(p, `${link.app.public_url}/l/oidc/callback`, link.row.auth_email);
+    } catch (err) {
+      req.log.warn({ err, provider: p.id }, 'OpenID Connect discovery failed');
+      return show(reply, 502, signIn(link, token, { error: `${p.name} cannot be reached right now. Try again in a minute.` }));
+    }
+    const pending = Buffer.from(JSON.stringify({ t: token, ...start.pending })).toString('base64url');
+    void reply.setCookie(OIDC_COOKIE, pending, { path: '/l/oidc', httpOnly: true, sameSite: 'lax', secure, maxAge: 600 });
+    return reply.redirect(start.url, 303);
+  });
+
+  app.get('/l/oidc/callback', async (req, reply) => {
+    const raw = req.cookies[OIDC_COOKIE];
+    void reply.clearCookie(OIDC_COOKIE, { path: '/l/oidc' });
+    let pending: { t: string; provider: string; state: string; verifier: string; nonce: string };
+    try {
+      pending = JSON.parse(Buffer.from(raw ?? '', 'base64url').toString('utf8'));
+      if (typeof pending.t !== 'string' || typeof pending.state !== 'string') throw new Error('incomplete');
+    } catch {
+      return show(reply, 400, messagePage(await brand(), 'Sign-in did not complete', 'Open the link from your e-mail again and sign in from there (this browser must allow cookies).'));
+    }
+    const link = await links.open(pending.t, visitor(req));
+    if (!link || link.row.auth_type !== 'social') return gone(reply);
+    const p = link.app.oidc_providers.find((x) => x.id === pending.provider);
+    if (!p) return gone(reply);
+    let result;
+    try {
+      result = await social.finish(p, new URL(req.url, link.app.public_url), pending);
+    } catch (err) {
+      req.log.warn({ err: err instanceof Error ? err.message : String(err), provider: p.id }, 'OpenID Connect sign-in failed');
+      await links.record(link.row.id, 'signed_in', 'failed', visitor(req));
+      return show(reply, 400, signIn(link, pending.t, { error: `Signing in with ${p.name} did not complete. Try again.` }));
+    }
+    if (!result.ok || result.email.toLowerCase() !== link.row.auth_email.toLowerCase()) {
+      const email = result.ok ? result.email : result.email;
+      await links.record(link.row.id, 'signed_in', result.ok ? 'wrong_account' : result.reason, visitor(req), email ?? null);
+      const why = !result.ok && result.reason === 'unverified' ? `${p.name} has not verified the address ${email}.` : !result.ok ? `${p.name} did not tell us your e-mail address.` : `You signed in as ${email}, but this document was shared with ${maskEmail(link.row.auth_email)}.`;
+      return show(reply, 403, messagePage(brandOf(link.app), 'This account cannot open the document', `${why} Sign in with the account of that address, or ask the sender to share it with you.`));
+    }
+    await links.record(link.row.id, 'signed_in', 'ok', visitor(req), result.email);
+    void sessionCookie(reply, pending.t, await links.startSession(link, result.email));
+    return reply.redirect(`/l/${pending.t}`, 303);
   });
 
   app.get('/l/:token/document.pdf', async (req, reply) => {

@@ -119,7 +119,7 @@ try {
   return page(
     o.brand,
     o.documentName,
-    `<div class="toolbar"><div><h1>${html(o.documentName)}</h1><p class="muted">${html(limits)} <span id="status" aria-live="polite">Loading…</span></p></div><a class="button" href="${html(o.pdfUrl)}?download=1" download>Download PDF</a></div><div id="pages"></div>`,
+    `<div class="toolbar"><div><h1>${html(o.documentName)}</h1><p class="muted">${html(limits)}${limits ? ' · ' : ''}<span id="status" aria-live="polite">Loading…</span></p></div><a class="button" href="${html(o.pdfUrl)}?download=1" download>Download PDF</a></div><div id="pages"></div>`,
     script,
   );
 }

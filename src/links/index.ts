@@ -234,7 +234,7 @@ export class MagicLinks {
     return { status: info.status, sent: row.sent_at !== null, sendAttempts: row.send_attempts, expiresAt: info.expires_at, viewsLeft: info.views_left };
   }
 
-  private async log(linkId: string, kind: string, outcome: string, v: Visitor, email: string | null = null): Promise<void> {
+  async record(linkId: string, kind: string, outcome: string, v: Visitor, email: string | null = null): Promise<void> {
     const now = this.clock.now();
     await this.db
       .insertInto('link_events')
@@ -258,7 +258,7 @@ export class MagicLinks {
     if (!row) return undefined;
     if (!this.usable(row)) {
       if (ACTIVE.includes(row.status)) await this.end(row.id, 'expired');
-      await this.log(row.id, 'opened', 'unavailable', v);
+      await this.record(row.id, 'opened', 'unavailable', v);
       return undefined;
     }
     const settings = settingsOf(row);
@@ -272,7 +272,7 @@ export class MagicLinks {
         .where('opened_at', 'is', null)
         .executeTakeFirst();
       if (Number(r.numUpdatedRows)) {
-        await this.log(row.id, 'opened', 'first_opening', v);
+        await this.record(row.id, 'opened', 'first_opening', v);
         this.onChange(row.id);
       }
       row = await this.row(row.id);
@@ -286,7 +286,7 @@ export class MagicLinks {
     const since = iso(new Date(this.clock.now().getTime() - 60 * 60 * 1000));
     const sent = await this.db.selectFrom('link_events').select((e) => e.fn.countAll<string | number>().as('n')).where('link_id', '=', link.row.id).where('kind', '=', 'code_sent').where('at', '>', since).executeTakeFirstOrThrow();
     if (Number(sent.n) >= CODES_PER_HOUR) {
-      await this.log(link.row.id, 'code_requested', 'rate_limited', v);
+      await this.record(link.row.id, 'code_requested', 'rate_limited', v);
       throw new RateLimitError('Too many codes were asked for this link. Wait an hour, then ask for a new one.', 3600);
     }
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
@@ -303,7 +303,7 @@ export class MagicLinks {
       text: `Your code is ${code}\n\nType it on the page you opened to see "${link.document.name}". It works for 10 minutes. If you did not ask for it, ignore this e-mail.\n`,
       html: `<div style="font-family:system-ui,sans-serif;max-width:520px;margin:auto"><p>Your code for <strong>${html(link.document.name)}</strong> is</p><p style="font-size:28px;letter-spacing:6px;font-weight:700">${code}</p><p style="color:#555">It works for 10 minutes. If you did not ask for it, ignore this e-mail.</p></div>`,
     });
-    await this.log(link.row.id, 'code_sent', 'ok', v, link.row.auth_email);
+    await this.record(link.row.id, 'code_sent', 'ok', v, link.row.auth_email);
   }
 
   /**
@@ -313,24 +313,24 @@ export class MagicLinks {
   async checkCode(link: OpenLink, code: string, v: Visitor): Promise<{ session: string } | { error: 'wrong' | 'expired' | 'burned' }> {
     const row = await this.db.selectFrom('link_codes').selectAll().where('link_id', '=', link.row.id).executeTakeFirst();
     if (!row || row.expires_at <= this.now()) {
-      await this.log(link.row.id, 'code_checked', 'expired', v);
+      await this.record(link.row.id, 'code_checked', 'expired', v);
       return { error: 'expired' };
     }
     // count the try first, atomically, so parallel guesses cannot exceed the limit
     const counted = await this.db.updateTable('link_codes').set((e) => ({ attempts: e('attempts', '+', 1) })).where('link_id', '=', link.row.id).where('code_hash', '=', row.code_hash).where('attempts', '<', CODE_TRIES).executeTakeFirst();
     if (!Number(counted.numUpdatedRows)) {
-      await this.log(link.row.id, 'code_checked', 'burned', v);
+      await this.record(link.row.id, 'code_checked', 'burned', v);
       return { error: 'burned' };
     }
     const given = /^\d{6}$/.test(code.trim()) ? sha256(`${link.row.id}:${code.trim()}`) : sha256('not a code');
     if (!sameHash(given, row.code_hash)) {
       const left = CODE_TRIES - (row.attempts + 1);
       if (left <= 0) await this.db.deleteFrom('link_codes').where('link_id', '=', link.row.id).execute();
-      await this.log(link.row.id, 'code_checked', left <= 0 ? 'burned' : 'wrong', v);
+      await this.record(link.row.id, 'code_checked', left <= 0 ? 'burned' : 'wrong', v);
       return { error: left <= 0 ? 'burned' : 'wrong' };
     }
     await this.db.deleteFrom('link_codes').where('link_id', '=', link.row.id).execute();
-    await this.log(link.row.id, 'code_checked', 'ok', v, link.row.auth_email);
+    await this.record(link.row.id, 'code_checked', 'ok', v, link.row.auth_email);
     return { session: await this.startSession(link, link.row.auth_email) };
   }
 
@@ -378,7 +378,7 @@ export class MagicLinks {
       .where((w) => w.or([w('max_views', 'is', null), w('views_used', '<', w.ref('max_views'))]))
       .executeTakeFirst();
     const ok = Number(r.numUpdatedRows) === 1;
-    await this.log(link.row.id, 'viewed', ok ? 'ok' : 'unavailable', v, session.email);
+    await this.record(link.row.id, 'viewed', ok ? 'ok' : 'unavailable', v, session.email);
     if (ok) {
       await this.db.updateTable('link_sessions').set({ view_until: iso(new Date(this.clock.now().getTime() + VIEW_GRANT_MS)) }).where('token_hash', '=', session.hash).execute();
       // the last allowed view ends the link at once

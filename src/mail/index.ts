@@ -27,7 +27,7 @@ export interface Mailer {
   close(): void;
 }
 
-export function createMailer(options: { smtpUrl?: string; from: string; outbox: string }): Mailer {
+export function createMailer(options: { smtpUrl?: string; from: string; outbox: string; log?: (line: string) => void }): Mailer {
   if (options.smtpUrl) {
     const url = new URL(options.smtpUrl);
     const transport: Transporter = nodemailer.createTransport(options.smtpUrl);
@@ -49,6 +49,7 @@ export function createMailer(options: { smtpUrl?: string; from: string; outbox: 
       const id = String(info.messageId).replace(/[^A-Za-z0-9@._-]/g, '');
       const file = path.join(options.outbox, `${new Date().toISOString().replace(/[:.]/g, '-')}-${id}.eml`);
       await fs.writeFile(file, info.message as Buffer);
+      options.log?.(`E-mail to ${m.to} ("${m.subject.replace(/\d{6}/g, '******')}") written to ${file}`);
       return { messageId: String(info.messageId), file };
     },
     close: () => transport.close(),

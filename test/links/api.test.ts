@@ -88,6 +88,12 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     expect(JSON.stringify(row)).not.toContain(token);
   });
 
+  it('refuses an auth type the app does not allow', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth(), payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { magic_link: { recipient_email: 'x@example.com', auth_type: 'social', expire_after_n_views: 1 } } } });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.details).toEqual([expect.objectContaining({ field: 'destinations.magic_link.auth_type', code: 'not_allowed' })]);
+  });
+
   it('reports every broken link setting at once', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth(), payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { magic_link: { recipient_email: 'nope', retain_from_created: { hours: 0 }, retain_from_opened: { days: 1 } } } } });
     expect(res.statusCode).toBe(422);
