@@ -77,9 +77,9 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
     if (!link) return gone(reply);
     const session = await links.session(link, req.cookies[COOKIE]);
     if (!session) return show(reply, 200, signIn(link, token, { codeSent: (req.query as { sent?: string }).sent === '1' }));
-    if (!(await links.countView(link, session, visitor(req)))) return gone(reply);
-    const after = await links.get(link.row.id);
-    return show(reply, 200, viewerPage({ brand: brandOf(link.app), documentName: link.document.name, pdfUrl: `/l/${token}/document.pdf`, viewsLeft: after.views_left, expiresAt: after.expires_at }));
+    const counted = await links.countView(link, session, visitor(req));
+    if (!counted.ok) return gone(reply);
+    return show(reply, 200, viewerPage({ brand: brandOf(link.app), documentName: link.document.name, pdfUrl: `/l/${token}/document.pdf`, viewsLeft: counted.viewsLeft, expiresAt: counted.expiresAt }));
   });
 
   app.post('/l/:token/code', async (req, reply) => {

@@ -36,6 +36,7 @@ export interface MagicLinkApp {
 export type PublicMagicLinkApp = Omit<MagicLinkApp, 'oidc_providers'> & { oidc_providers: (Omit<OidcProvider, 'client_secret'> & { client_secret_set: boolean })[] };
 
 const KEY = 'app:magic_link';
+const CACHE_MS = 5000;
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 export function publicView(app: MagicLinkApp): PublicMagicLinkApp {
@@ -133,9 +134,16 @@ export class MagicLinkApps {
     private readonly defaults: Omit<MagicLinkApp, 'configured_at'>,
   ) {}
 
+  /** Read at every recipient request: kept for a few seconds (other processes' changes show within that). */
+  private cached?: { at: number; app: MagicLinkApp | undefined };
+
   async get(): Promise<MagicLinkApp | undefined> {
+    const now = Date.now();
+    if (this.cached && now - this.cached.at < CACHE_MS) return this.cached.app;
     const row = await this.db.selectFrom('settings').select('value').where('key', '=', KEY).executeTakeFirst();
-    return row ? (JSON.parse(row.value) as MagicLinkApp) : undefined;
+    const app = row ? (JSON.parse(row.value) as MagicLinkApp) : undefined;
+    this.cached = { at: now, app };
+    return app;
   }
 
   /** The settings, or a 409 that says how to set them up. */
@@ -154,6 +162,7 @@ export class MagicLinkApps {
     const next = mergeApp(await this.get(), this.defaults, body, this.clock.now());
     const value = JSON.stringify(next);
     await this.db.insertInto('settings').values({ key: KEY, value }).onConflict((c) => c.column('key').doUpdateSet({ value })).execute();
+    this.cached = undefined;
     return next;
   }
 }

@@ -229,8 +229,8 @@ export class MagicLinks {
 
   /** What the lifecycle flow needs to know. */
   async state(id: string): Promise<{ status: LinkStatus; sent: boolean; sendAttempts: number; expiresAt: string | null; viewsLeft: number | null }> {
-    const info = linkInfo(await this.row(id));
     const row = await this.row(id);
+    const info = linkInfo(row);
     return { status: info.status, sent: row.sent_at !== null, sendAttempts: row.send_attempts, expiresAt: info.expires_at, viewsLeft: info.views_left };
   }
 
@@ -256,6 +256,8 @@ export class MagicLinks {
     if (!/^[0-9A-Za-z]{20,100}$/.test(token)) return undefined;
     let row = await this.db.selectFrom('magic_links').selectAll().where('token_hash', '=', sha256(token)).executeTakeFirst();
     if (!row) return undefined;
+    const app = await this.apps.get();
+    if (!app) return undefined;
     if (!this.usable(row)) {
       if (ACTIVE.includes(row.status)) await this.end(row.id, 'expired');
       await this.record(row.id, 'opened', 'unavailable', v);
@@ -277,7 +279,6 @@ export class MagicLinks {
       }
       row = await this.row(row.id);
     }
-    const app = await this.apps.require();
     return { row, settings, document: await this.documentName(row.document_id), app };
   }
 
@@ -365,26 +366,35 @@ export class MagicLinks {
 
   /**
    * Counts one view, atomically: the UPDATE succeeds only while the link is active, before its
-   * deadline and under its view limit. With N views allowed, exactly N calls get true.
+   * deadline and under its view limit. With N views allowed, exactly N calls succeed. The count,
+   * the access-log entry and the session's view grant commit together.
    */
-  async countView(link: OpenLink, session: { email: string; hash: string }, v: Visitor): Promise<boolean> {
-    const now = this.now();
-    const r = await this.db
-      .updateTable('magic_links')
-      .set((e) => ({ views_used: e('views_used', '+', 1) }))
-      .where('id', '=', link.row.id)
-      .where('status', 'in', ACTIVE)
-      .where((w) => w.or([w('expires_at', 'is', null), w('expires_at', '>', now)]))
-      .where((w) => w.or([w('max_views', 'is', null), w('views_used', '<', w.ref('max_views'))]))
-      .executeTakeFirst();
-    const ok = Number(r.numUpdatedRows) === 1;
-    await this.record(link.row.id, 'viewed', ok ? 'ok' : 'unavailable', v, session.email);
-    if (ok) {
-      await this.db.updateTable('link_sessions').set({ view_until: iso(new Date(this.clock.now().getTime() + VIEW_GRANT_MS)) }).where('token_hash', '=', session.hash).execute();
+  async countView(link: OpenLink, session: { email: string; hash: string }, v: Visitor): Promise<{ ok: boolean; viewsLeft: number | null; expiresAt: string | null }> {
+    const now = this.clock.now();
+    const at = iso(now);
+    const result = await this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable('magic_links')
+        .set((e) => ({ views_used: e('views_used', '+', 1) }))
+        .where('id', '=', link.row.id)
+        .where('status', 'in', ACTIVE)
+        .where((w) => w.or([w('expires_at', 'is', null), w('expires_at', '>', at)]))
+        .where((w) => w.or([w('max_views', 'is', null), w('views_used', '<', w.ref('max_views'))]))
+        .returning(['views_used', 'max_views', 'expires_at'])
+        .executeTakeFirst();
+      await trx
+        .insertInto('link_events')
+        .values({ id: newId('ev', now), link_id: link.row.id, at, kind: 'viewed', outcome: row ? 'ok' : 'unavailable', ip: v.ip ?? null, user_agent: v.userAgent?.slice(0, 300) ?? null, email: session.email })
+        .execute();
+      if (!row) return { ok: false, viewsLeft: null, expiresAt: null, ended: false };
+      await trx.updateTable('link_sessions').set({ view_until: iso(new Date(now.getTime() + VIEW_GRANT_MS)) }).where('token_hash', '=', session.hash).execute();
+      const viewsLeft = row.max_views === null ? null : Math.max(0, row.max_views - row.views_used);
       // the last allowed view ends the link at once
-      await this.db.updateTable('magic_links').set({ status: 'expired', ended_at: now }).where('id', '=', link.row.id).where('status', 'in', ACTIVE).where('max_views', 'is not', null).where((w) => w('views_used', '>=', w.ref('max_views'))).execute();
-    }
-    this.onChange(link.row.id);
-    return ok;
+      if (viewsLeft === 0) await trx.updateTable('magic_links').set({ status: 'expired', ended_at: at }).where('id', '=', link.row.id).where('status', 'in', ACTIVE).execute();
+      return { ok: true, viewsLeft, expiresAt: row.expires_at, ended: viewsLeft === 0 };
+    });
+    // the lifecycle flow only needs to hear about a view that ended the link
+    if (result.ended) this.onChange(link.row.id);
+    return { ok: result.ok, viewsLeft: result.viewsLeft, expiresAt: result.expiresAt };
   }
 }

@@ -1,0 +1,104 @@
+// Magic Link views: GET /l/<token> with a session cookie, each one counted atomically in SQLite,
+// under 50 concurrent clients, against a bare Node http server answering the same route with a
+// page of the same size, in the same run. Both servers run in their own process.
+'use strict';
+const { spawn, spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const autocannon = require('autocannon');
+
+const root = path.resolve(__dirname, '..');
+const cliJs = path.join(root, 'dist/src/cli.js');
+const CONNECTIONS = 50;
+const SECONDS = 10;
+
+function start(args, env, pattern) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (c) => {
+      out += c;
+      const m = pattern.exec(out);
+      if (m) resolve({ child, url: m[1] });
+    });
+    child.on('exit', (code) => reject(new Error(`exited with ${code}: ${out}`)));
+  });
+}
+
+async function stop(child) {
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+const BARE = `
+const http = require('node:http');
+const page = Buffer.from(process.env.PAGE, 'base64');
+const server = http.createServer((req, res) => {
+  if (req.method === 'GET' && req.url.startsWith('/l/')) {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(page);
+  } else { res.writeHead(404); res.end(); }
+});
+server.listen(0, '127.0.0.1', () => console.log('listening on http://127.0.0.1:' + server.address().port));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
+`;
+
+function load(url, headers) {
+  return autocannon({ url, headers, connections: CONNECTIONS, duration: SECONDS });
+}
+
+async function run(report) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-bench-views-'));
+  const key = spawnSync(process.execPath, [cliJs, 'keys', 'create', '--name', 'bench', '--data-dir', dataDir], { encoding: 'utf8' }).stdout.trim();
+  const { child, url } = await start([cliJs, 'serve', '--port', '0', '--data-dir', dataDir], { LOG_LEVEL: 'warn' }, /listening on (http:\/\/\S+)/);
+  let bare;
+  try {
+    const headers = { 'x-service-api-token': key, 'content-type': 'application/json' };
+    const values = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8'));
+    const made = await (await fetch(`${url}/v1/generate`, { method: 'POST', headers, body: JSON.stringify({ template_id: 'tmpl_example_postcard', merge_parameters: values, destinations: { inkit_storage: { name: 'bench' }, magic_link: { recipient_email: 'bench@example.com', expire_after_n_views: 1000000 } } }) })).json();
+    const link = new URL(made.destinations.magic_link.url).pathname;
+    // sign in the way a recipient does: ask for a code, read it from the outbox, type it
+    await fetch(`${url}${link}/code`, { method: 'POST', redirect: 'manual' });
+    const outbox = path.join(dataDir, 'outbox');
+    const code = fs
+      .readdirSync(outbox)
+      .map((f) => /Your code is (\d{6})/.exec(fs.readFileSync(path.join(outbox, f), 'utf8')))
+      .find(Boolean)[1];
+    const verified = await fetch(`${url}${link}/verify`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `code=${code}` });
+    const cookie = verified.headers.get('set-cookie').split(';')[0];
+    const sample = await fetch(`${url}${link}`, { headers: { cookie } });
+    if (sample.status !== 200) throw new Error(`a view answered ${sample.status}`);
+    const page = Buffer.from(await sample.text());
+
+    bare = await start(['-e', BARE], { PAGE: page.toString('base64') }, /listening on (http:\/\/\S+)/);
+    process.stderr.write(`  bare node http, ${CONNECTIONS} clients, ${SECONDS} s…\n`);
+    await load(`${bare.url}${link}`, {});
+    const base = await load(`${bare.url}${link}`, {});
+    process.stderr.write(`  Magic Link views, ${CONNECTIONS} clients, ${SECONDS} s…\n`);
+    await autocannon({ url: `${url}${link}`, headers: { cookie }, connections: CONNECTIONS, duration: 2 });
+    const ours = await load(`${url}${link}`, { cookie });
+    if (ours.non2xx || ours.errors || base.non2xx) throw new Error(`failures: ${ours.non2xx} non-2xx, ${ours.errors} errors`);
+    const counted = (await (await fetch(`${url}/v1/magic_links/${made.magic_link_piece_id}`, { headers })).json()).views_used;
+
+    const rate = (r) => r['2xx'] / r.duration;
+    report.section(`Magic Link views: authenticated GET /l/<token>, ${CONNECTIONS} concurrent clients (SQLite)`);
+    report.line(`Each view checks the session, counts the view with one conditional UPDATE and renders the viewer page (${(page.length / 1024).toFixed(1)} KB). The baseline is a bare Node \`http\` server answering the same route with the same page, no checks. Both run in their own process; autocannon drives them from this one.`);
+    report.line('');
+    report.table(
+      ['what', 'requests/s', 'p50 latency', 'p99 latency'],
+      [
+        ['(a) bare node http, same page', rate(base).toFixed(0), `${base.latency.p50} ms`, `${base.latency.p99} ms`],
+        ['(b) Paperlink authenticated views', rate(ours).toFixed(0), `${ours.latency.p50} ms`, `${ours.latency.p99} ms`],
+      ],
+    );
+    report.line(`ratio (b)/(a): ${(rate(ours) / rate(base)).toFixed(2)} (target >= 0.4); views counted in the database: ${counted}`);
+  } finally {
+    if (bare) await stop(bare.child);
+    await stop(child);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+module.exports = { run };
