@@ -58,7 +58,7 @@ const errors = {
   413: { description: 'The body is larger than BODY_LIMIT (`body_too_large`).', content: json(ref('Error'), exampleError('body_too_large', 'The request body is larger than this server accepts.')) },
   415: { description: 'The body is not JSON (`unsupported_media_type`).', content: json(ref('Error'), exampleError('unsupported_media_type', 'This endpoint takes a JSON body.')) },
   422: {
-    description: 'A rule is broken; one entry in `details` per field (`validation_failed`, `missing_variables`, `unsupported_destination`, `template_invalid`, `invalid_value`, `unsupported_character`).',
+    description: 'A rule is broken; one entry in `details` per field (`validation_failed`, `missing_variables`, `template_invalid`, `invalid_value`, `unsupported_character`).',
     content: json(ref('Error'), exampleError('missing_variables', 'Give a value for every variable of the template; missing: date.', [{ field: 'merge_parameters.date', message: 'is required by the template', code: 'required' }])),
   },
   500: { description: 'Our fault; nothing internal is shown (`internal_error`).', content: json(ref('Error'), exampleError('internal_error', 'Something went wrong on our side.')) },
