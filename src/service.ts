@@ -72,7 +72,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     auth_types: ['email'],
     oidc_providers: [],
   });
-  const links = new MagicLinks(db, clock, mailer, magicLink);
+  const links = new MagicLinks(db, clock, mailer, magicLink, database.inTransaction);
   const engine = new EmbeddedEngine(
     clock,
     {

@@ -16,6 +16,13 @@ export type Db = Kysely<Schema>;
 export interface Database {
   db: Db;
   dialect: Dialect;
+  /**
+   * Runs a small write in a transaction. On SQLite, the writes of all requests that arrive in the
+   * same turn of the event loop are committed together (group commit): one fsync for many, each
+   * still exact and in order, each caller answered only once its group is durable. If the shared
+   * transaction fails, every write in it fails. On PostgreSQL each runs in its own transaction.
+   */
+  inTransaction<T>(work: (trx: Db) => Promise<T>): Promise<T>;
   /** Where it is, for people: a file path or the PostgreSQL URL without its password. */
   location: string;
   close(): Promise<void>;
@@ -57,7 +64,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     sqlite.pragma('synchronous = FULL');
     sqlite.pragma('busy_timeout = 10000');
     sqlite.pragma('foreign_keys = ON');
-    db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) });
+    db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: cachingStatements(sqlite) }) });
   }
   const provider: MigrationProvider = { getMigrations: async () => migrationsFor(dialect) };
   const { error } = await new Migrator({ db, provider, migrationTableName: 'paperlink_migrations', migrationLockTableName: 'paperlink_migrations_lock' }).migrateToLatest();
@@ -65,7 +72,61 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     await db.destroy();
     throw new Error(`The database at ${location} could not be migrated: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
-  return { db, dialect, location, close: () => db.destroy() };
+  const inTransaction = dialect === 'sqlite' ? groupCommit(db) : <T>(work: (trx: Db) => Promise<T>) => db.transaction().execute(work);
+  return { db, dialect, location, inTransaction, close: () => db.destroy() };
+}
+
+const MAX_STATEMENTS = 500;
+
+/** Kysely prepares every query anew; a prepared statement per SQL text is reused instead. */
+function cachingStatements(sqlite: SQLite.Database): { close(): void; prepare(sql: string): SQLite.Statement } {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare: (sql) => {
+      let stmt = cache.get(sql);
+      if (!stmt) {
+        stmt = sqlite.prepare(sql);
+        if (cache.size >= MAX_STATEMENTS) cache.delete(cache.keys().next().value as string);
+        cache.set(sql, stmt);
+      }
+      return stmt;
+    },
+  };
+}
+
+const MAX_GROUP = 500;
+
+function groupCommit(db: Db): <T>(work: (trx: Db) => Promise<T>) => Promise<T> {
+  type Item = { work: (trx: Db) => Promise<unknown>; resolve: (v: unknown) => void; reject: (e: unknown) => void };
+  let queue: Item[] = [];
+  let scheduled = false;
+  const flush = async () => {
+    while (queue.length) {
+      const group = queue.slice(0, MAX_GROUP);
+      queue = queue.slice(MAX_GROUP);
+      try {
+        const results = await db.transaction().execute(async (trx) => {
+          const out: unknown[] = [];
+          for (const item of group) out.push(await item.work(trx));
+          return out;
+        });
+        group.forEach((item, i) => item.resolve(results[i]));
+      } catch (err) {
+        for (const item of group) item.reject(err);
+      }
+    }
+    scheduled = false;
+  };
+  return <T>(work: (trx: Db) => Promise<T>) =>
+    new Promise<T>((resolve, reject) => {
+      queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
+      if (!scheduled) {
+        scheduled = true;
+        // wait for the rest of this turn: the requests already read from the sockets join the group
+        setImmediate(() => void flush());
+      }
+    });
 }
 
 /** Whether an error is a unique-constraint violation, in either database. */

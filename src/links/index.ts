@@ -107,6 +107,7 @@ export class MagicLinks {
     private readonly clock: Clock,
     private readonly mailer: Mailer,
     readonly apps: MagicLinkApps,
+    private readonly inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T> = (work) => db.transaction().execute(work),
   ) {}
 
   private now(): string {
@@ -370,9 +371,10 @@ export class MagicLinks {
    * the access-log entry and the session's view grant commit together.
    */
   async countView(link: OpenLink, session: { email: string; hash: string }, v: Visitor): Promise<{ ok: boolean; viewsLeft: number | null; expiresAt: string | null }> {
-    const now = this.clock.now();
-    const at = iso(now);
-    const result = await this.db.transaction().execute(async (trx) => {
+    const result = await this.inTransaction(async (trx) => {
+      // the time is read when the write runs: a grouped write runs after those queued before it
+      const now = this.clock.now();
+      const at = iso(now);
       const row = await trx
         .updateTable('magic_links')
         .set((e) => ({ views_used: e('views_used', '+', 1) }))
