@@ -4,7 +4,7 @@ module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: {
-    '/node_modules/(cookie|openid-client|oauth4webapi|jose)/.+\\.js$': ['@swc/jest', { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+    '/node_modules/(cookie|openid-client|oauth4webapi|jose|iso-3166)/.+\\.js$': ['@swc/jest', { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
     '^.+\\.ts$': [
       '@swc/jest',
       {
@@ -16,7 +16,7 @@ module.exports = {
   },
   // cookie 2 (under fastify's inject) and openid-client with its deps are ESM-only; Node 20.19
   // requires them natively, jest's runtime does not, so jest compiles them to CommonJS
-  transformIgnorePatterns: ['/node_modules/(?!(cookie|openid-client|oauth4webapi|jose)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(cookie|openid-client|oauth4webapi|jose|iso-3166)/)'],
   testTimeout: 30000,
   // one throwaway PostgreSQL cluster for the whole run (Debian's postgresql package)
   globalSetup: '<rootDir>/test/setup/postgres.ts',

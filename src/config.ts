@@ -25,6 +25,8 @@ export interface Config {
   smtpUrl?: string;
   /** The sender of e-mails, e.g. `Acme Documents <docs@acme.example>`. */
   mailFrom: string;
+  /** Where postcard requests are posted (no version prefix, spec §9). */
+  postcardPath: string;
 }
 
 export class ConfigError extends PaperlinkError {
@@ -66,5 +68,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const smtpUrl = overrides.smtpUrl ?? (env.SMTP_URL || undefined);
   if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) throw new ConfigError('SMTP_URL must look like smtp://user:password@mail.example.com:587 (or smtps:// for TLS on connect). Leave it unset to write e-mails to DATA_DIR/outbox.');
   const mailFrom = overrides.mailFrom ?? env.MAIL_FROM ?? 'Paperlink <paperlink@localhost>';
-  return { port, host, dataDir, databaseUrl, storage, bodyLimit, publicUrl, logLevel, smtpUrl, mailFrom };
+  const postcardPath = overrides.postcardPath ?? env.POSTCARD_PATH ?? '/postcards';
+  if (!/^\/[A-Za-z0-9._~\-/]*$/.test(postcardPath) || postcardPath.startsWith('/v1/') || postcardPath.startsWith('/l/')) {
+    throw new ConfigError(`POSTCARD_PATH must be a path like /postcards (not under /v1/ or /l/), not ${JSON.stringify(postcardPath)}.`);
+  }
+  return { port, host, dataDir, databaseUrl, storage, bodyLimit, publicUrl, logLevel, smtpUrl, mailFrom, postcardPath };
 }

@@ -15,6 +15,8 @@ import { EmbeddedEngine } from './engine/embedded';
 import { MagicLinks } from './links';
 import { MagicLinkApps } from './links/app';
 import { createMailer, type Mailer } from './mail';
+import { limit } from './engine/limit';
+import { Postcards } from './postcards';
 import { packageRoot } from './paths';
 import { DatabaseStorage, FileStorage, type Storage } from './storage';
 import { TemplateStore } from './templates/store';
@@ -30,6 +32,7 @@ export interface Service {
   idempotency: Idempotency;
   mailer: Mailer;
   links: MagicLinks;
+  postcards: Postcards;
   apps: { magicLink: MagicLinkApps };
   engine: EmbeddedEngine;
   version: string;
@@ -73,6 +76,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
     oidc_providers: [],
   });
   const links = new MagicLinks(db, clock, mailer, magicLink, database.inTransaction);
+  const keys = new Keys(db, clock);
+  const documents = new Documents(db, storage, templates, clock, links);
+  const postcards = new Postcards(db, clock, keys, templates, documents, database.inTransaction);
+  // rendering is CPU work: a couple at a time keeps the intake answering quickly
+  const renderPostcard = limit(2, (id: string) => postcards.render(id));
   const engine = new EmbeddedEngine(
     clock,
     {
@@ -83,25 +91,29 @@ export async function createService(config: Config, options: ServiceOptions = {}
       },
     },
     options.onFlowError,
+    { renderPostcard },
   );
   if (options.runFlows) {
     links.onChange = (id) => {
       engine.startLink(id);
       engine.linkChanged(id);
     };
+    postcards.onReceived = (id) => engine.startPostcard(id);
     engine.resumeLinks(await links.activeIds());
+    for (const id of await postcards.receivedIds()) engine.startPostcard(id);
   }
   return {
     config,
     clock,
     database,
     storage,
-    keys: new Keys(db, clock),
+    keys,
     templates,
-    documents: new Documents(db, storage, templates, clock, links),
+    documents,
     idempotency: new Idempotency(db, clock),
     mailer,
     links,
+    postcards,
     apps: { magicLink },
     engine,
     version: packageVersion(),

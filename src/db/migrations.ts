@@ -147,6 +147,28 @@ export const MIGRATIONS: [string, Step][] = [
         .execute();
     },
   ],
+  [
+    '0003_postcards',
+    async (db) => {
+      await db.schema
+        .createTable('postcards')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('template_id', 'text', (c) => c.notNull())
+        .addColumn('contact', 'text', (c) => c.notNull())
+        .addColumn('address', 'text', (c) => c.notNull())
+        .addColumn('custom', 'text', (c) => c.notNull())
+        .addColumn('token_id', 'text', (c) => c.notNull())
+        .addColumn('idempotency_key', 'text')
+        .addColumn('document_id', 'text')
+        .addColumn('failure_reason', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('postcards_status').on('postcards').columns(['status', 'id']).execute();
+      await db.schema.createIndex('postcards_idempotency').on('postcards').columns(['token_id', 'idempotency_key']).unique().execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

@@ -127,7 +127,28 @@ export interface LinkSessionsTable {
   view_until: string | null;
 }
 
+export interface PostcardsTable {
+  id: string;
+  /** received | rendered | failed */
+  status: string;
+  template_id: string;
+  /** JSON: first_name, last_name, email, company, phone, source (those given). */
+  contact: string;
+  /** JSON: line_1, line_2, city, state, zip, country. */
+  address: string;
+  /** JSON: every other body field. */
+  custom: string;
+  token_id: string;
+  /** The Idempotency-Key the request came with, unique per token. */
+  idempotency_key: string | null;
+  document_id: string | null;
+  failure_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Schema {
+  postcards: PostcardsTable;
   magic_links: MagicLinksTable;
   link_events: LinkEventsTable;
   link_codes: LinkCodesTable;
@@ -145,4 +166,5 @@ export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type TemplateRow = Selectable<TemplatesTable>;
 export type DocumentRow = Selectable<DocumentsTable>;
 export type MagicLinkRow = Selectable<MagicLinksTable>;
+export type PostcardRow = Selectable<PostcardsTable>;
 export type { Generated };

@@ -5,7 +5,7 @@
  */
 import type { Clock } from '../clock';
 import { iso } from '../clock';
-import type { Db } from '../db';
+import { isUniqueViolation, type Db } from '../db';
 import type { DocumentRow } from '../db/schema';
 import { NotFoundError, PaperlinkError, ValidationError, type ErrorDetail } from '../errors';
 import { newId } from '../ids';
@@ -245,6 +245,32 @@ export class Documents {
       }
     }
     return result;
+  }
+
+  /** Stores an already rendered PDF as a document (postcards); returns its id. */
+  async store(d: { id?: string; templateId: string; name: string; description: string | null; pdf: Uint8Array; caller: Caller }): Promise<string> {
+    const now = this.clock.now();
+    const row: DocumentRow = {
+      id: d.id ?? newId('doc', now),
+      render_id: newId('rnd', now),
+      name: d.name.slice(0, MAX_NAME),
+      description: d.description,
+      status: 'generated',
+      template_id: d.templateId,
+      created_by_key_id: d.caller.keyId,
+      created_by_name: d.caller.name,
+      size: d.pdf.length,
+      sha256: sha256(d.pdf),
+      storage: this.storage.kind,
+      created_at: iso(now),
+    };
+    try {
+      await this.save(row, d.pdf);
+    } catch (err) {
+      // a given id that exists already: the same work was done before (a retried render)
+      if (!(d.id && isUniqueViolation(err))) throw err;
+    }
+    return row.id;
   }
 
   /** Bytes first, durably; then the record. A failure on the way leaves neither. */

@@ -5,6 +5,7 @@
  */
 import type { Clock } from '../clock';
 import { linkLifecycle, CHANGED, type LinkActivities } from '../flows/link';
+import { postcardIntake, type PostcardActivities } from '../flows/postcard';
 import type { Ports } from '../flows/ports';
 
 interface Running {
@@ -20,6 +21,7 @@ export class EmbeddedEngine {
     private readonly clock: Clock,
     private readonly links: LinkActivities,
     private readonly onError: (id: string, err: unknown) => void = () => undefined,
+    private readonly postcards?: PostcardActivities,
   ) {}
 
   private ports<A>(activities: A, abort: AbortController): { ports: Ports<A>; signal(name: string): void } {
@@ -77,13 +79,23 @@ export class EmbeddedEngine {
 
   /** Starts the lifecycle of a link unless it is already running. */
   startLink(id: string): void {
-    const key = `link-${id}`;
+    this.start(`link-${id}`, this.links, (ports) => linkLifecycle(ports, id));
+  }
+
+  /** Starts the intake flow of a received postcard unless it is already running. */
+  startPostcard(id: string): void {
+    const activities = this.postcards;
+    if (!activities) throw new Error('this engine runs no postcard flows');
+    this.start(`postcard-${id}`, activities, (ports) => postcardIntake(ports, id, (err) => this.onError(`postcard-${id}`, err)));
+  }
+
+  private start<A>(key: string, activities: A, flow: (ports: Ports<A>) => Promise<unknown>): void {
     if (this.running.has(key)) return;
     const abort = new AbortController();
-    const { ports, signal } = this.ports(this.links, abort);
+    const { ports, signal } = this.ports(activities, abort);
     const entry: Running = { signal, abort, done: Promise.resolve() };
     this.running.set(key, entry);
-    entry.done = linkLifecycle(ports, id).then(
+    entry.done = flow(ports).then(
       () => undefined,
       (err: unknown) => {
         if (!abort.signal.aborted) this.onError(key, err);

@@ -4,14 +4,15 @@
  */
 import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import type { Service } from '../service';
 import { AuthenticationError, ValidationError } from '../errors';
 import type { KeyInfo } from '../keys';
 import { parsePageQuery } from '../pagination';
-import { errorBody, errorHandler } from './errors';
+import { errorBody, errorHandler, requireJson } from './errors';
 import { redactUrl, registerLinkRoutes } from './links';
 import { openApiDocument } from './openapi';
+import { registerPostcardRoutes } from './postcards';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -27,17 +28,6 @@ export interface AppOptions {
 }
 
 const API_KEY_HEADER = 'x-service-api-token';
-
-function isJson(req: FastifyRequest): boolean {
-  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-  return type === 'application/json' || type.endsWith('+json');
-}
-
-function requireJson(req: FastifyRequest): void {
-  if (!isJson(req)) {
-    throw Object.assign(new Error('not JSON'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 });
-  }
-}
 
 /** `attachment; filename="…"` with an ASCII fallback and the exact UTF-8 name (RFC 6266). */
 export function contentDisposition(name: string): string {
@@ -163,5 +153,6 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
   });
 
   registerLinkRoutes(app, service);
+  registerPostcardRoutes(app, service);
   return app;
 }

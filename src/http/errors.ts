@@ -57,6 +57,18 @@ function fromFramework(err: FastifyError, limit: number): [number, ErrorBody] | 
   return undefined;
 }
 
+function isJson(req: FastifyRequest): boolean {
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  return type === 'application/json' || type.endsWith('+json');
+}
+
+/** A 415 unless the body is JSON. */
+export function requireJson(req: FastifyRequest): void {
+  if (!isJson(req)) {
+    throw Object.assign(new Error('not JSON'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 });
+  }
+}
+
 export function errorHandler(limit: number) {
   return (err: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
     if (err instanceof PaperlinkError) {

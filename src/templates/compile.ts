@@ -29,7 +29,6 @@ export type AssetResolver = (relativePath: string) => Promise<Uint8Array | undef
 
 const FLOW = ['p', 'h1', 'h2', 'h3', 'image', 'rect', 'line', 'spacer', 'page-break', 'table', 'if', 'each'];
 const INLINE = ['b', 'i', 'u', 'span', 'br', 'if', 'each'];
-const STYLE_ATTRS = ['font', 'font-size', 'color', 'bold', 'italic', 'underline'];
 
 const HEADINGS: Record<string, { size: number; before: number; after: number }> = {
   h1: { size: 2, before: 6, after: 10 },

@@ -1,0 +1,26 @@
+/**
+ * The postcard intake flow: render a received postcard. The activity itself marks it `rendered`
+ * or `failed` (a request that cannot make a postcard); an unexpected error (the database down, a
+ * full disk) is retried with back-off, so nothing answered 202 is dropped.
+ */
+import type { Ports } from './ports';
+
+export type PostcardStatus = 'received' | 'rendered' | 'failed';
+
+export interface PostcardActivities {
+  renderPostcard(id: string): Promise<PostcardStatus>;
+}
+
+/** Waits between attempts after unexpected errors: 1 s, 5 s, 30 s, 2 min, then every 10 min. */
+export const RENDER_RETRY_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
+
+export async function postcardIntake(p: Ports<PostcardActivities>, id: string, onError: (err: unknown) => void = () => undefined): Promise<PostcardStatus> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await p.activities.renderPostcard(id);
+    } catch (err) {
+      onError(err);
+      await p.sleep(RENDER_RETRY_MS[Math.min(attempt, RENDER_RETRY_MS.length - 1)]);
+    }
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * Postcard intake: a checked request is committed (grouped with the others of the same moment,
+ * one fsync for all) and only then answered 202; the postcard is rendered afterwards by the
+ * postcard flow, stored as a document, and marked `rendered` or `failed` with a reason.
+ */
+import type { Clock } from '../clock';
+import { iso } from '../clock';
+import type { Db } from '../db';
+import type { PostcardRow } from '../db/schema';
+import type { Documents } from '../documents';
+import { AuthenticationError, NotFoundError, PaperlinkError, ValidationError } from '../errors';
+import { newId } from '../ids';
+import type { Keys } from '../keys';
+import { toPage, type Page, type PageQuery } from '../pagination';
+import type { TemplateStore } from '../templates/store';
+import { renderTemplate } from '../templates';
+import { checkPostcard, mergeValues, type PostcardRequest } from './rules';
+
+export type PostcardStatus = 'received' | 'rendered' | 'failed';
+export const STATUSES: PostcardStatus[] = ['received', 'rendered', 'failed'];
+
+export interface PostcardInfo {
+  id: string;
+  object: 'postcard';
+  status: PostcardStatus;
+  template_id: string;
+  contact: PostcardRequest['contact'];
+  address: PostcardRequest['address'];
+  custom_data: Record<string, string>;
+  document_id: string | null;
+  failure_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+function info(row: PostcardRow): PostcardInfo {
+  return {
+    id: row.id,
+    object: 'postcard',
+    status: row.status as PostcardStatus,
+    template_id: row.template_id,
+    contact: JSON.parse(row.contact),
+    address: JSON.parse(row.address),
+    custom_data: JSON.parse(row.custom),
+    document_id: row.document_id,
+    failure_reason: row.failure_reason,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+export class Postcards {
+  /** Called with the id of each newly received postcard (the engine starts its flow). */
+  onReceived: (id: string) => void = () => undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly keys: Keys,
+    private readonly templates: TemplateStore,
+    private readonly documents: Documents,
+    private readonly inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T>,
+  ) {}
+
+  /**
+   * Checks and stores a postcard request. Resolves only once the record is durable. With an
+   * idempotency key, a request already stored under it (for this token) gives its id again.
+   */
+  async accept(body: unknown, idempotencyKey?: string): Promise<{ id: string; status: PostcardStatus; replayed: boolean }> {
+    const checked = checkPostcard(body);
+    const token = (body as Record<string, unknown> | null)?.api_token;
+    // the credential first: without it, say nothing about the rest
+    const key = await this.keys.authenticate('postcard', token);
+    if (!key) throw new AuthenticationError('A valid postcard token is required in the api_token field of the body.');
+    if (!checked.ok) throw new ValidationError('The postcard request is not valid; see details for each field to fix.', checked.details);
+    const req = checked.value;
+    try {
+      await this.templates.get(req.template_id);
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+      throw new ValidationError('The postcard request is not valid; see details.', [{ field: 'template_id', message: `no template has the id ${JSON.stringify(req.template_id)}`, code: 'not_found' }]);
+    }
+    if (idempotencyKey !== undefined && (idempotencyKey.length < 1 || idempotencyKey.length > 255)) {
+      throw new ValidationError('An Idempotency-Key is 1 to 255 characters.', [{ field: 'Idempotency-Key', message: 'must be 1 to 255 characters', code: 'invalid' }]);
+    }
+    const result = await this.inTransaction(async (trx) => {
+      const now = iso(this.clock.now());
+      const row: PostcardRow = {
+        id: newId('pc', this.clock.now()),
+        status: 'received',
+        template_id: req.template_id,
+        contact: JSON.stringify(req.contact),
+        address: JSON.stringify(req.address),
+        custom: JSON.stringify(req.custom),
+        token_id: key.id,
+        idempotency_key: idempotencyKey ?? null,
+        document_id: null,
+        failure_reason: null,
+        created_at: now,
+        updated_at: now,
+      };
+      if (idempotencyKey === undefined) {
+        await trx.insertInto('postcards').values(row).execute();
+        return { id: row.id, status: 'received' as PostcardStatus, replayed: false };
+      }
+      const inserted = await trx.insertInto('postcards').values(row).onConflict((c) => c.columns(['token_id', 'idempotency_key']).doNothing()).returning('id').executeTakeFirst();
+      if (inserted) return { id: row.id, status: 'received' as PostcardStatus, replayed: false };
+      const first = await trx.selectFrom('postcards').select(['id', 'status']).where('token_id', '=', key.id).where('idempotency_key', '=', idempotencyKey).executeTakeFirstOrThrow();
+      return { id: first.id, status: first.status as PostcardStatus, replayed: true };
+    });
+    if (!result.replayed) this.onReceived(result.id);
+    return result;
+  }
+
+  async get(id: string): Promise<PostcardInfo> {
+    const row = await this.db.selectFrom('postcards').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw new NotFoundError('postcard', id);
+    return info(row);
+  }
+
+  async list(page: PageQuery, status?: string): Promise<Page<PostcardInfo>> {
+    if (status !== undefined && !(STATUSES as string[]).includes(status)) {
+      throw new ValidationError('Unknown status filter.', [{ field: 'status', message: `must be one of ${STATUSES.join(', ')}`, code: 'invalid' }]);
+    }
+    let q = this.db.selectFrom('postcards').selectAll().orderBy('id', 'desc').limit(page.limit + 1);
+    if (page.startingAfter) q = q.where('id', '<', page.startingAfter);
+    if (status) q = q.where('status', '=', status);
+    return toPage(await q.execute(), page.limit, info);
+  }
+
+  /** Ids of postcards still to render (the engine picks them up again at start). */
+  async receivedIds(): Promise<string[]> {
+    return (await this.db.selectFrom('postcards').select('id').where('status', '=', 'received').orderBy('id', 'asc').execute()).map((r) => r.id);
+  }
+
+  async status(id: string): Promise<PostcardStatus> {
+    return (await this.get(id)).status;
+  }
+
+  /**
+   * Renders a received postcard and stores it as a document; marks it `rendered`, or `failed` with
+   * the reason when the request cannot make a postcard (unknown template, unfilled merge fields).
+   * Safe to run twice: only a `received` postcard is rendered, and only one run can mark it.
+   */
+  async render(id: string): Promise<PostcardStatus> {
+    const row = await this.db.selectFrom('postcards').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw new NotFoundError('postcard', id);
+    if (row.status !== 'received') return row.status as PostcardStatus;
+    const p = info(row);
+    const fail = async (reason: string) => {
+      await this.db.updateTable('postcards').set({ status: 'failed', failure_reason: reason.slice(0, 1000), updated_at: iso(this.clock.now()) }).where('id', '=', id).where('status', '=', 'received').execute();
+      return 'failed' as const;
+    };
+    let pdf: Uint8Array;
+    let templateName: string;
+    try {
+      const template = await this.templates.load(p.template_id);
+      templateName = template.name;
+      pdf = await renderTemplate(template, mergeValues({ contact: p.contact, address: p.address, custom: p.custom_data }), { now: this.clock.now() });
+    } catch (err) {
+      if (err instanceof PaperlinkError) return fail(err instanceof NotFoundError ? `the template ${p.template_id} no longer exists` : `${err.code}: ${err.message}`);
+      throw err;
+    }
+    const name = [p.contact.first_name, p.contact.last_name].filter(Boolean).join(' ');
+    // the document id follows from the postcard id, so a render that runs twice stores one document
+    const docId = await this.documents.store({ id: `doc_${id}`, templateId: p.template_id, name: `${templateName} for ${name}`, description: `postcard ${id}`, pdf, caller: { keyId: row.token_id, name: 'postcard intake' } });
+    await this.db.updateTable('postcards').set({ status: 'rendered', document_id: docId, updated_at: iso(this.clock.now()) }).where('id', '=', id).where('status', '=', 'received').execute();
+    return 'rendered';
+  }
+}

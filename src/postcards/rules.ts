@@ -1,0 +1,126 @@
+/**
+ * The rules of a postcard request (spec §2.5, §8), as pure functions: the service's intake and the
+ * n8n Postcard Intake Trigger both use them. Every broken rule is one detail, so a caller can fix
+ * everything at once.
+ */
+import { iso31661, iso31662 } from 'iso-3166';
+import { type ErrorDetail } from '../errors';
+import { isEmail } from '../links/policy';
+
+export const CONTACT_FIELDS = ['first_name', 'last_name', 'email', 'company', 'phone', 'source'] as const;
+export const ADDRESS_FIELDS = ['address_line_1', 'address_line_2', 'address_city', 'address_state', 'address_zip', 'address_country'] as const;
+export const KNOWN_FIELDS = new Set<string>(['api_token', 'template_id', ...CONTACT_FIELDS, ...ADDRESS_FIELDS]);
+
+/** Longest value of each field, in characters (code points after NFC normalisation). */
+export const MAX_LENGTH: Record<string, number> = {
+  api_token: 200,
+  template_id: 100,
+  first_name: 100,
+  last_name: 100,
+  email: 254,
+  company: 200,
+  phone: 40,
+  source: 100,
+  address_line_1: 64,
+  address_line_2: 64,
+  address_city: 100,
+  address_state: 2,
+  address_zip: 20,
+  address_country: 2,
+};
+export const MAX_CUSTOM_FIELDS = 50;
+export const MAX_CUSTOM_NAME = 64;
+export const MAX_CUSTOM_VALUE = 2000;
+
+const COUNTRIES = new Set(iso31661.map((c) => c.alpha2));
+const US_STATES = new Set(iso31662.filter((s) => s.parent === 'US').map((s) => s.code.slice(3)));
+
+export interface PostcardRequest {
+  template_id: string;
+  api_token: string;
+  contact: Partial<Record<(typeof CONTACT_FIELDS)[number], string>>;
+  address: Record<(typeof ADDRESS_FIELDS)[number], string>;
+  /** Every field that is not part of the structure; it fills merge fields of the same name. */
+  custom: Record<string, string>;
+}
+
+/** Characters as people count them: "Łódź" is 4, whatever the encoding. */
+export function characters(s: string): number {
+  return [...s.normalize('NFC')].length;
+}
+
+export function isCountry(code: string): boolean {
+  return COUNTRIES.has(code.toUpperCase());
+}
+
+export function isUsState(code: string): boolean {
+  return US_STATES.has(code.toUpperCase());
+}
+
+/** Checks a postcard request body. Returns the normalised request, or the list of broken rules. */
+export function checkPostcard(body: unknown): { ok: true; value: PostcardRequest } | { ok: false; details: ErrorDetail[] } {
+  const details: ErrorDetail[] = [];
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    return { ok: false, details: [{ field: 'body', message: 'must be a JSON object', code: 'type' }] };
+  }
+  const input = body as Record<string, unknown>;
+  const text: Record<string, string> = {};
+  for (const [key, value] of Object.entries(input)) {
+    if (value === undefined || value === null) continue;
+    const known = KNOWN_FIELDS.has(key);
+    if (typeof value !== 'string') {
+      details.push({ field: key, message: 'must be a string', code: 'type' });
+      continue;
+    }
+    const clean = value.normalize('NFC').trim();
+    const max = known ? MAX_LENGTH[key] : MAX_CUSTOM_VALUE;
+    if (characters(clean) > max) details.push({ field: key, message: `must be at most ${max} characters (it has ${characters(clean)})`, code: 'too_long' });
+    if (!known && characters(key) > MAX_CUSTOM_NAME) details.push({ field: key.slice(0, MAX_CUSTOM_NAME), message: `custom field names are at most ${MAX_CUSTOM_NAME} characters`, code: 'too_long' });
+    text[key] = clean;
+  }
+  const customKeys = Object.keys(text).filter((k) => !KNOWN_FIELDS.has(k));
+  if (customKeys.length > MAX_CUSTOM_FIELDS) details.push({ field: 'body', message: `at most ${MAX_CUSTOM_FIELDS} custom fields`, code: 'too_many' });
+
+  const has = (k: string) => text[k] !== undefined && text[k] !== '';
+  const typeBroken = (k: string) => details.some((d) => d.field === k && d.code === 'type');
+  for (const k of ['api_token', 'template_id', 'address_line_1', 'address_city', 'address_zip', 'address_state', 'address_country']) {
+    if (!has(k) && !typeBroken(k)) details.push({ field: k, message: 'is required', code: 'required' });
+  }
+  if (!has('first_name') && !has('last_name') && !typeBroken('first_name') && !typeBroken('last_name')) {
+    details.push({ field: 'first_name', message: 'give first_name or last_name (or both)', code: 'required' });
+  }
+  if (has('email') && !details.some((d) => d.field === 'email') && !isEmail(text.email)) details.push({ field: 'email', message: 'must be an e-mail address', code: 'invalid_email' });
+  const broken = (k: string) => details.some((d) => d.field === k);
+  const country = has('address_country') && !broken('address_country') ? text.address_country.toUpperCase() : '';
+  if (country && !/^[A-Z]{2}$/.test(country)) details.push({ field: 'address_country', message: 'must be a two-letter ISO 3166-1 alpha-2 code, e.g. US, DE', code: 'invalid' });
+  else if (country && !COUNTRIES.has(country)) details.push({ field: 'address_country', message: `${text.address_country} is not an ISO 3166-1 alpha-2 country code`, code: 'unknown_country' });
+  const state = has('address_state') && !broken('address_state') ? text.address_state.toUpperCase() : '';
+  if (state && !/^[A-Z]{2}$/.test(state)) details.push({ field: 'address_state', message: 'must be a two-letter code, e.g. CA', code: 'invalid' });
+  else if (state && country === 'US' && !US_STATES.has(state)) details.push({ field: 'address_state', message: `${text.address_state} is not a US state or territory code`, code: 'unknown_state' });
+
+  if (details.length) return { ok: false, details };
+  const contact: PostcardRequest['contact'] = {};
+  for (const k of CONTACT_FIELDS) if (has(k)) contact[k] = text[k];
+  return {
+    ok: true,
+    value: {
+      template_id: text.template_id,
+      api_token: text.api_token,
+      contact,
+      address: {
+        address_line_1: text.address_line_1,
+        address_line_2: text.address_line_2 ?? '',
+        address_city: text.address_city,
+        address_state: state,
+        address_zip: text.address_zip,
+        address_country: country,
+      },
+      custom: Object.fromEntries(customKeys.map((k) => [k, text[k]])),
+    },
+  };
+}
+
+/** The merge values of a postcard: contact and address fields, then custom data, by name. */
+export function mergeValues(p: Pick<PostcardRequest, 'contact' | 'address' | 'custom'>): Record<string, string> {
+  return { ...p.custom, ...p.address, ...p.contact };
+}

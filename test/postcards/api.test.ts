@@ -1,0 +1,117 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { EXAMPLE_IDS } from '../../src/templates/store';
+import { root } from '../support/fixtures';
+import { readPdf } from '../support/pdf';
+import { BACKENDS, testService, type TestService } from '../support/service';
+
+const sample = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
+
+async function eventually(fn: () => Promise<boolean>, what: string): Promise<void> {
+  const end = Date.now() + 20_000;
+  while (!(await fn())) {
+    if (Date.now() > end) throw new Error(`not within 20 s: ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe.each(BACKENDS)('postcard intake on %s', (backend) => {
+  let t: TestService;
+  let token: string;
+  beforeAll(async () => {
+    t = await testService({ backend });
+    token = (await t.service.keys.create('postcard', 'web form')).secret;
+  });
+  afterAll(() => t?.stop());
+
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    t.app.inject({ method: 'POST', url: '/postcards', headers: { 'content-type': 'application/json', ...headers }, payload: typeof body === 'string' ? body : JSON.stringify(body) });
+  const get = (url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-service-api-token': t.key } });
+  const request = () => ({ api_token: token, template_id: EXAMPLE_IDS.postcard, ...sample });
+  const settled = async (id: string) => {
+    await eventually(async () => (await get(`/v1/postcards/${id}`)).json().status !== 'received', `postcard ${id} rendered or failed`);
+    return (await get(`/v1/postcards/${id}`)).json();
+  };
+
+  it('answers 202 with the id, then renders the postcard with contact fields and custom data', async () => {
+    const res = await post({ ...request(), tagline: 'A seat by the fire for Jordan', address_country: 'us', address_state: 'or', email: 'jordan@example.com' });
+    expect(res.statusCode).toBe(202);
+    expect(Object.keys(res.json()).sort()).toEqual(['id', 'status']);
+    expect(res.json()).toEqual({ id: expect.stringMatching(/^pc_/), status: 'received' });
+    const p = await settled(res.json().id);
+    expect(p).toMatchObject({ status: 'rendered', template_id: EXAMPLE_IDS.postcard, failure_reason: null, contact: { first_name: 'Jordan', last_name: 'Alvarez', email: 'jordan@example.com', company: 'Timberline Lodge' } });
+    expect(p.address).toMatchObject({ address_country: 'US', address_state: 'OR', address_line_1: '742 Evergreen Terrace' });
+    expect(p.custom_data).toMatchObject({ tagline: 'A seat by the fire for Jordan', city: 'Mount Hood' });
+    const pdf = await readPdf((await get(`/v1/documents/${p.document_id}/pdf`)).rawPayload);
+    expect(pdf.text).toContain('A seat by the fire for Jordan');
+    expect(pdf.text).toContain('742 Evergreen Terrace');
+  });
+
+  it('marks a postcard failed with the reason when a merge field is not filled', async () => {
+    const tmpl = await t.service.templates.create({ source: '<document size="postcard-6x4"><body><p>{{first_name}}, use {{promo_code}}</p></body></document>' });
+    const res = await post({ ...request(), template_id: tmpl.id });
+    expect(res.statusCode).toBe(202);
+    const p = await settled(res.json().id);
+    expect(p.status).toBe('failed');
+    expect(p.failure_reason).toContain('promo_code');
+    expect(p.document_id).toBeNull();
+  });
+
+  it('refuses a missing or wrong token with 401, also an API key or a token in a header', async () => {
+    const { api_token: _t, ...noToken } = request();
+    for (const [body, headers] of [
+      [noToken, {}],
+      [{ ...request(), api_token: 'plp_wrong' }, {}],
+      [{ ...request(), api_token: t.key }, {}],
+      [noToken, { 'x-service-api-token': t.key, authorization: `Bearer ${token}` }],
+    ] as [unknown, Record<string, string>][]) {
+      const res = await post(body, headers);
+      expect(res.statusCode).toBe(401);
+      expect(res.json().error.code).toBe('unauthorized');
+    }
+  });
+
+  it('reports every broken rule in one 422, and an unknown template', async () => {
+    const res = await post({ api_token: token, template_id: EXAMPLE_IDS.postcard, first_name: ' ', address_line_1: 'x'.repeat(65), address_city: 'A', address_zip: '1', address_state: 'ZZ', address_country: 'US' });
+    expect(res.statusCode).toBe(422);
+    expect(Object.fromEntries(res.json().error.details.map((d: { field: string; code: string }) => [d.field, d.code]))).toEqual({ first_name: 'required', address_line_1: 'too_long', address_state: 'unknown_state' });
+    const unknown = await post({ ...request(), template_id: 'tmpl_nope' });
+    expect(unknown.statusCode).toBe(422);
+    expect(unknown.json().error.details).toEqual([expect.objectContaining({ field: 'template_id', code: 'not_found' })]);
+  });
+
+  it('answers 400 to broken JSON, 415 to another content type, 413 to an oversized body', async () => {
+    expect((await post('{"api_token": ')).statusCode).toBe(400);
+    const form = await t.app.inject({ method: 'POST', url: '/postcards', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'api_token=x' });
+    expect(form.statusCode).toBe(415);
+    const big = await post({ ...request(), note: 'x'.repeat(70 * 1024) });
+    expect(big.statusCode).toBe(413);
+    expect(big.json().error.code).toBe('body_too_large');
+  });
+
+  it('gives the same id again for a retried Idempotency-Key and stores one postcard', async () => {
+    const first = await post(request(), { 'idempotency-key': 'form-42' });
+    const again = await Promise.all([post(request(), { 'idempotency-key': 'form-42' }), post(request(), { 'idempotency-key': 'form-42' })]);
+    expect(again.map((a) => a.json().id)).toEqual([first.json().id, first.json().id]);
+    expect(again[0].headers['idempotent-replayed']).toBe('true');
+    const rows = await t.service.database.db.selectFrom('postcards').select('id').where('idempotency_key', '=', 'form-42').execute();
+    expect(rows).toHaveLength(1);
+  });
+
+  it('lists postcards newest first, filtered by status', async () => {
+    const failed = (await get('/v1/postcards?status=failed')).json();
+    expect(failed.data.length).toBeGreaterThan(0);
+    expect(failed.data.every((p: { status: string }) => p.status === 'failed')).toBe(true);
+    expect((await get('/v1/postcards?status=lost')).statusCode).toBe(422);
+    expect((await get('/v1/postcards/pc_nope')).statusCode).toBe(404);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/postcards' })).statusCode).toBe(401);
+  });
+
+  it('renders postcards still received after a restart', async () => {
+    t.service.postcards.onReceived = () => undefined; // as if the process died right after the 202
+    const res = await post(request());
+    expect((await get(`/v1/postcards/${res.json().id}`)).json().status).toBe('received');
+    t = await t.restart();
+    expect((await settled(res.json().id)).status).toBe('rendered');
+  });
+});
