@@ -11,6 +11,7 @@ import { packageRoot } from './paths';
 import { SingleBar, Presets } from 'cli-progress';
 import { readRows, renderBatch } from './batch';
 import { loadConfig } from './config';
+import type { KeyKind } from './keys';
 import { publicView } from './links/app';
 import { MAX_PAGE } from './pagination';
 import { startServer } from './serve';
@@ -206,6 +207,47 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     .option('-d, --data-dir <dir>', DATA_DIR_HELP)
     .action(async (idOrPrefix: string, opts: { dataDir?: string }) => {
       const key = await withService(opts, (s) => s.keys.revoke(idOrPrefix, 'api'));
+      io.stdout(`Revoked ${key.id} (${key.name}).\n`);
+      setExit(EXIT_OK);
+    });
+
+  const tokens = program.command('tokens').description('Credentials of every kind: postcard tokens (the api_token of postcard requests) and API keys.');
+  const kindOf = (k: string): KeyKind => {
+    if (k !== 'postcard' && k !== 'api') throw new ValidationError('--kind is postcard or api.', [{ field: '--kind', message: 'must be postcard or api' }]);
+    return k;
+  };
+  tokens
+    .command('create')
+    .description('Make a new token and print it once; only its hash is stored.')
+    .requiredOption('-n, --name <name>', 'who uses it, e.g. "website form"')
+    .option('-k, --kind <kind>', 'postcard or api', 'postcard')
+    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+    .action(async (opts: { name: string; kind: string; dataDir?: string }) => {
+      const { secret, key } = await withService(opts, (s) => s.keys.create(kindOf(opts.kind), opts.name));
+      io.stdout(`${secret}\n`);
+      io.stderr(`Created ${key.kind} token ${key.id} (${key.name}). Keep it secret: it cannot be shown again.\n`);
+      setExit(EXIT_OK);
+    });
+  tokens
+    .command('list')
+    .description('List tokens of a kind: name, prefix, created, last used, revoked.')
+    .option('-k, --kind <kind>', 'postcard or api', 'postcard')
+    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+    .option('--json', 'print JSON')
+    .action(async (opts: { kind: string; dataDir?: string; json?: boolean }) => {
+      const list = await withService(opts, (s) => s.keys.list(kindOf(opts.kind)));
+      if (opts.json) io.stdout(`${JSON.stringify(list, null, 2)}\n`);
+      else if (!list.length) io.stdout(`No ${opts.kind} tokens yet. Make one with: paperlink tokens create --kind ${opts.kind} --name NAME\n`);
+      else io.stdout(table([['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'], ...list.map((k) => [k.id, k.name, k.prefix, k.created_at, k.last_used_at ?? 'never', k.revoked_at ?? ''])]));
+      setExit(EXIT_OK);
+    });
+  tokens
+    .command('revoke <id-or-prefix>')
+    .description('Revoke a token by its id or prefix; requests with it get 401 at once.')
+    .option('-k, --kind <kind>', 'postcard or api', 'postcard')
+    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+    .action(async (idOrPrefix: string, opts: { kind: string; dataDir?: string }) => {
+      const key = await withService(opts, (s) => s.keys.revoke(idOrPrefix, kindOf(opts.kind)));
       io.stdout(`Revoked ${key.id} (${key.name}).\n`);
       setExit(EXIT_OK);
     });
