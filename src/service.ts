@@ -15,7 +15,6 @@ import { EmbeddedEngine } from './engine/embedded';
 import { MagicLinks } from './links';
 import { MagicLinkApps } from './links/app';
 import { createMailer, type Mailer } from './mail';
-import { limit } from './engine/limit';
 import { Postcards } from './postcards';
 import { packageRoot } from './paths';
 import { DatabaseStorage, FileStorage, type Storage } from './storage';
@@ -79,8 +78,6 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const keys = new Keys(db, clock);
   const documents = new Documents(db, storage, templates, clock, links);
   const postcards = new Postcards(db, clock, keys, templates, documents, database.inTransaction);
-  // rendering is CPU work: a couple at a time keeps the intake answering quickly
-  const renderPostcard = limit(2, (id: string) => postcards.render(id));
   const engine = new EmbeddedEngine(
     clock,
     {
@@ -91,7 +88,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       },
     },
     options.onFlowError,
-    { renderPostcard },
+    { renderPostcard: (id) => postcards.render(id) },
   );
   if (options.runFlows) {
     links.onChange = (id) => {

@@ -16,6 +16,11 @@ interface Running {
 
 export class EmbeddedEngine {
   private readonly running = new Map<string, Running>();
+  private readonly queued = new Set<string>();
+  private postcardsRunning = 0;
+  private stopped = false;
+  /** Postcards rendered at once. */
+  postcardConcurrency = 2;
 
   constructor(
     private readonly clock: Clock,
@@ -82,15 +87,36 @@ export class EmbeddedEngine {
     this.start(`link-${id}`, this.links, (ports) => linkLifecycle(ports, id));
   }
 
-  /** Starts the intake flow of a received postcard unless it is already running. */
+  /**
+   * Queues the intake flow of a received postcard. At most `postcardConcurrency` run at once (they
+   * render, which is CPU work); the queue holds only ids, and the database holds the postcards, so
+   * a stop drops the queue and the next start picks the postcards up again.
+   */
   startPostcard(id: string): void {
-    const activities = this.postcards;
-    if (!activities) throw new Error('this engine runs no postcard flows');
-    this.start(`postcard-${id}`, activities, (ports) => postcardIntake(ports, id, (err) => this.onError(`postcard-${id}`, err)));
+    if (!this.postcards) throw new Error('this engine runs no postcard flows');
+    if (this.stopped || this.queued.has(id) || this.running.has(`postcard-${id}`)) return;
+    this.queued.add(id);
+    this.pump();
   }
 
-  private start<A>(key: string, activities: A, flow: (ports: Ports<A>) => Promise<unknown>): void {
-    if (this.running.has(key)) return;
+  private pump(): void {
+    const activities = this.postcards!;
+    while (!this.stopped && this.postcardsRunning < this.postcardConcurrency && this.queued.size) {
+      const id = this.queued.values().next().value as string;
+      this.queued.delete(id);
+      this.postcardsRunning++;
+      const done = this.start(`postcard-${id}`, activities, (ports) => postcardIntake(ports, id, (err) => this.onError(`postcard-${id}`, err)));
+      void done.finally(() => {
+        this.postcardsRunning--;
+        this.pump();
+      });
+    }
+  }
+
+  private start<A>(key: string, activities: A, flow: (ports: Ports<A>) => Promise<unknown>): Promise<unknown> {
+    const existing = this.running.get(key);
+    if (existing) return existing.done;
+    if (this.stopped) return Promise.resolve();
     const abort = new AbortController();
     const { ports, signal } = this.ports(activities, abort);
     const entry: Running = { signal, abort, done: Promise.resolve() };
@@ -103,6 +129,7 @@ export class EmbeddedEngine {
     ).finally(() => {
       if (this.running.get(key) === entry) this.running.delete(key);
     });
+    return entry.done;
   }
 
   /** Tells a link's flow that the link changed. */
@@ -115,13 +142,15 @@ export class EmbeddedEngine {
     for (const id of ids) this.startLink(id);
   }
 
-  /** How many flows are running, e.g. for tests and /healthz. */
+  /** How many flows are running or queued, e.g. for tests and /healthz. */
   get size(): number {
-    return this.running.size;
+    return this.running.size + this.queued.size;
   }
 
   /** Stops every flow; their state is in the database, so the next start resumes them. */
   async stop(): Promise<void> {
+    this.stopped = true;
+    this.queued.clear();
     const all = [...this.running.values()];
     for (const r of all) r.abort.abort();
     await Promise.all(all.map((r) => r.done));
