@@ -79,7 +79,7 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
     await service.ping();
     return { status: 'ok', database: service.database.dialect, storage: service.storage.kind, version: service.version };
   });
-  app.get('/openapi.json', async () => openApiDocument(config.publicUrl, service.version));
+  app.get('/openapi.json', async () => openApiDocument(config.publicUrl, service.version, config.postcardPath));
 
   app.post('/v1/generate', async (req, reply) => {
     requireJson(req);

@@ -82,7 +82,7 @@ const deleted = (object: string) => ({
   additionalProperties: false,
 });
 
-export function openApiDocument(publicUrl: string, version: string): Record<string, unknown> {
+export function openApiDocument(publicUrl: string, version: string, postcardPath = '/postcards'): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: {
@@ -223,6 +223,39 @@ export function openApiDocument(publicUrl: string, version: string): Record<stri
           summary: 'Set up the Magic Link app; fields left out keep their value',
           requestBody: { required: true, content: json(ref('MagicLinkApp'), { public_url: 'https://docs.example.com', sender_name: 'Acme Billing', sender_email: 'billing@example.com', organization_name: 'Acme', accent_color: '#1F6FEB', auth_types: ['email'] }) },
           responses: { 200: { description: 'Saved.', content: json(ref('MagicLinkApp')) }, ...pick(400, 401, 415, 422) },
+        },
+      },
+      [postcardPath]: {
+        post: {
+          operationId: 'submitPostcard',
+          summary: 'Submit a postcard request (the postcard webhook)',
+          description: 'The token is the body field `api_token` (a postcard token, `paperlink tokens create --kind postcard`), never a header. Fields as spec 2.5; any other field is custom data that fills merge fields of the same name. Answered 202 only after the request is stored durably; rendered afterwards. An Idempotency-Key gives the same id again.',
+          security: [],
+          parameters: [{ name: 'Idempotency-Key', in: 'header', schema: { type: 'string', minLength: 1, maxLength: 255 } }],
+          requestBody: {
+            required: true,
+            content: json(ref('PostcardRequest'), { api_token: 'plp_…', template_id: EXAMPLE_IDS.postcard, first_name: 'Jordan', last_name: 'Alvarez', email: 'jordan@example.com', address_line_1: '742 Evergreen Terrace', address_city: 'Springfield', address_state: 'OR', address_zip: '97477', address_country: 'US', source: 'website', tagline: 'See you on the slopes' }),
+          },
+          responses: {
+            202: { description: 'Stored; it will be rendered.', content: json({ type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: { const: 'received' } }, additionalProperties: false }, { id: 'pc_01m82kzq5az78r9b7p2fxgxka8', status: 'received' }) },
+            ...pick(400, 401, 413, 415, 422, 500),
+          },
+        },
+      },
+      '/v1/postcards': {
+        get: {
+          operationId: 'listPostcards',
+          summary: 'List postcards, newest first, optionally by status',
+          parameters: [...pageParams, { name: 'status', in: 'query', schema: { enum: ['received', 'rendered', 'failed'] } }],
+          responses: { 200: { description: 'A page of postcards.', content: json(list('Postcard')) }, ...pick(401, 422) },
+        },
+      },
+      '/v1/postcards/{id}': {
+        get: {
+          operationId: 'getPostcard',
+          summary: 'A postcard: status, normalised contact and address, custom data, document, failure reason',
+          parameters: [idParam('postcard', 'pc_01m82kzq5az78r9b7p2fxgxka8')],
+          responses: { 200: { description: 'The postcard.', content: json(ref('Postcard')) }, ...pick(401, 404) },
         },
       },
       '/healthz': {
@@ -413,6 +446,46 @@ export function openApiDocument(publicUrl: string, version: string): Record<stri
             oidc_providers: { type: 'array', items: { type: 'object', required: ['id', 'name', 'issuer', 'client_id'], properties: { id: { type: 'string' }, name: { type: 'string' }, issuer: { type: 'string' }, client_id: { type: 'string' }, client_secret: { type: 'string', writeOnly: true }, client_secret_set: { type: 'boolean', readOnly: true } } } },
             configured_at: { type: 'string', readOnly: true },
           },
+        },
+        PostcardRequest: {
+          type: 'object',
+          required: ['api_token', 'template_id', 'address_line_1', 'address_city', 'address_state', 'address_zip', 'address_country'],
+          description: 'first_name or last_name is required. Every other field is custom data (a string).',
+          properties: {
+            api_token: { type: 'string' },
+            template_id: { type: 'string' },
+            first_name: { type: 'string', maxLength: 100 },
+            last_name: { type: 'string', maxLength: 100 },
+            email: { type: 'string', format: 'email' },
+            company: { type: 'string', maxLength: 200 },
+            phone: { type: 'string', maxLength: 40 },
+            address_line_1: { type: 'string', maxLength: 64, description: 'At most 64 characters (not bytes).' },
+            address_line_2: { type: 'string', maxLength: 64 },
+            address_city: { type: 'string', maxLength: 100 },
+            address_state: { type: 'string', minLength: 2, maxLength: 2, description: 'Two letters; a US state or territory code when the country is US.' },
+            address_zip: { type: 'string', maxLength: 20 },
+            address_country: { type: 'string', minLength: 2, maxLength: 2, description: 'ISO 3166-1 alpha-2, any case; stored upper-case.' },
+            source: { type: 'string', maxLength: 100 },
+          },
+          additionalProperties: { type: 'string', maxLength: 2000 },
+        },
+        Postcard: {
+          type: 'object',
+          required: ['id', 'object', 'status', 'template_id', 'contact', 'address', 'custom_data', 'document_id', 'failure_reason', 'created_at', 'updated_at'],
+          properties: {
+            id: { type: 'string' },
+            object: { const: 'postcard' },
+            status: { enum: ['received', 'rendered', 'failed'] },
+            template_id: { type: 'string' },
+            contact: { type: 'object', additionalProperties: { type: 'string' } },
+            address: { type: 'object', additionalProperties: { type: 'string' } },
+            custom_data: { type: 'object', additionalProperties: { type: 'string' } },
+            document_id: { type: ['string', 'null'] },
+            failure_reason: { type: ['string', 'null'] },
+            created_at: { type: 'string', format: 'date-time' },
+            updated_at: { type: 'string', format: 'date-time' },
+          },
+          additionalProperties: false,
         },
         Health: {
           type: 'object',

@@ -16,6 +16,11 @@ const MARK: Record<KeyKind, string> = { api: 'plk_', postcard: 'plp_' };
 const PREFIX_LENGTH = 12;
 /** How stale `last_used_at` may get before a request writes it again. */
 const TOUCH_EVERY_MS = 60_000;
+/**
+ * How long a key that worked is trusted without asking the database again. Revoking in this
+ * process takes effect at once; revoking from another process (the CLI, another server) within this.
+ */
+export const LIVE_CACHE_MS = 2_000;
 
 export interface KeyInfo {
   id: string;
@@ -41,6 +46,9 @@ function info(row: ApiKeyRow): KeyInfo {
 }
 
 export class Keys {
+  /** Live keys seen in the last LIVE_CACHE_MS, by hash: the hottest paths skip a query. */
+  private readonly live = new Map<string, { row: ApiKeyRow; at: number }>();
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
@@ -81,6 +89,7 @@ export class Keys {
     const rows = await q.execute();
     if (rows.length !== 1) throw new NotFoundError(kind === 'postcard' ? 'postcard token' : 'key', idOrPrefix);
     const row = rows[0];
+    for (const [hash, entry] of this.live) if (entry.row.id === row.id) this.live.delete(hash);
     if (!row.revoked_at) {
       row.revoked_at = iso(this.clock.now());
       await this.db.updateTable('api_keys').set({ revoked_at: row.revoked_at }).where('id', '=', row.id).execute();
@@ -100,10 +109,17 @@ export class Keys {
   async authenticate(kind: KeyKind, presented: unknown): Promise<KeyInfo | undefined> {
     if (typeof presented !== 'string' || presented.length < PREFIX_LENGTH || presented.length > 200 || !presented.startsWith(MARK[kind])) return undefined;
     const hash = sha256(presented);
-    const candidates = await this.db.selectFrom('api_keys').selectAll().where('prefix', '=', presented.slice(0, PREFIX_LENGTH)).where('kind', '=', kind).execute();
     let match: ApiKeyRow | undefined;
-    for (const c of candidates) if (sameHash(c.hash, hash) && !c.revoked_at) match = c;
-    if (!match) return undefined;
+    const cached = this.live.get(hash);
+    if (cached && performance.now() - cached.at < LIVE_CACHE_MS && sameHash(cached.row.hash, hash)) {
+      match = cached.row;
+    } else {
+      const candidates = await this.db.selectFrom('api_keys').selectAll().where('prefix', '=', presented.slice(0, PREFIX_LENGTH)).where('kind', '=', kind).execute();
+      for (const c of candidates) if (sameHash(c.hash, hash) && !c.revoked_at) match = c;
+      if (!match) return undefined;
+      if (this.live.size >= 10_000) this.live.clear();
+      this.live.set(hash, { row: match, at: performance.now() });
+    }
     const now = this.clock.now();
     if (!match.last_used_at || now.getTime() - Date.parse(match.last_used_at) > TOUCH_EVERY_MS) {
       match.last_used_at = iso(now);

@@ -74,10 +74,7 @@ export class Postcards {
     if (!key) throw new AuthenticationError('A valid postcard token is required in the api_token field of the body.');
     if (!checked.ok) throw new ValidationError('The postcard request is not valid; see details for each field to fix.', checked.details);
     const req = checked.value;
-    try {
-      await this.templates.get(req.template_id);
-    } catch (err) {
-      if (!(err instanceof NotFoundError)) throw err;
+    if (!(await this.templates.exists(req.template_id))) {
       throw new ValidationError('The postcard request is not valid; see details.', [{ field: 'template_id', message: `no template has the id ${JSON.stringify(req.template_id)}`, code: 'not_found' }]);
     }
     if (idempotencyKey !== undefined && (idempotencyKey.length < 1 || idempotencyKey.length > 255)) {

@@ -110,6 +110,13 @@ export class TemplateStore {
     return info(row);
   }
 
+  /** Whether a template exists; a template compiled in this process is known without a query. */
+  async exists(id: string): Promise<boolean> {
+    if (this.compiled.has(id)) return true;
+    const row = await this.db.selectFrom('templates').select('id').where('id', '=', id).executeTakeFirst();
+    return Boolean(row);
+  }
+
   /** The compiled template, ready to render. */
   async load(id: string): Promise<Template> {
     let p = this.compiled.get(id);

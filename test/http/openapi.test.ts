@@ -48,7 +48,7 @@ describe('GET /openapi.json', () => {
 
   it('describes every route the server has, with examples that match their own schemas', () => {
     const routes = t.app.printRoutes({ commonPrefix: false });
-    for (const p of ['/v1/generate', '/v1/templates', '/v1/templates/:id', '/v1/documents', '/v1/documents/:id', '/v1/documents/:id/pdf', '/healthz', '/openapi.json']) {
+    for (const p of ['/v1/generate', '/v1/templates', '/v1/templates/:id', '/v1/documents', '/v1/documents/:id', '/v1/documents/:id/pdf', '/v1/documents/:id/magic_links', '/v1/magic_links/:id', '/v1/magic_links/:id/expire', '/v1/magic_links/:id/resend', '/v1/apps/magic_link', '/v1/postcards', '/v1/postcards/:id', '/postcards', '/healthz', '/openapi.json']) {
       expect(routes).toContain(p.split('/').pop());
       expect(doc.paths[p.replace(/:id/, '{id}')]).toBeDefined();
     }
@@ -68,7 +68,9 @@ describe('GET /openapi.json', () => {
     const made = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth, payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: { ...values, extra: 'x' }, destinations: { inkit_storage: {} } } });
     expectMatches('/v1/generate', 'post', 201, made.json());
     const docId = made.json().document_id;
-    const answers: [string, string, number, { method: 'GET' | 'POST' | 'DELETE'; url: string; headers?: Record<string, string>; payload?: unknown }][] = [
+    const keptDoc = (await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth, payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: values, destinations: { inkit_storage: {} } } })).json().document_id;
+    const postcardToken = (await t.service.keys.create('postcard', 'openapi')).secret;
+    const answers: [string, string, number, { method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; headers?: Record<string, string>; payload?: unknown }][] = [
       ['/v1/generate', 'post', 422, { method: 'POST', url: '/v1/generate', headers: auth, payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: {}, destinations: { inkit_storage: {} } } }],
       ['/v1/generate', 'post', 400, { method: 'POST', url: '/v1/generate', headers: { ...auth, 'content-type': 'application/json' }, payload: '{' }],
       ['/v1/generate', 'post', 401, { method: 'POST', url: '/v1/generate', payload: {} }],
@@ -84,6 +86,14 @@ describe('GET /openapi.json', () => {
       ['/v1/documents/{id}', 'delete', 404, { method: 'DELETE', url: `/v1/documents/${docId}`, headers: auth }],
       ['/v1/templates/{id}', 'delete', 200, { method: 'DELETE', url: `/v1/templates/${EXAMPLE_IDS.invoice}`, headers: auth }],
       ['/healthz', 'get', 200, { method: 'GET', url: '/healthz' }],
+      ['/postcards', 'post', 202, { method: 'POST', url: '/postcards', payload: { api_token: postcardToken, template_id: EXAMPLE_IDS.postcard, ...values } }],
+      ['/postcards', 'post', 401, { method: 'POST', url: '/postcards', payload: { ...values } }],
+      ['/v1/postcards', 'get', 200, { method: 'GET', url: '/v1/postcards?status=received', headers: auth }],
+      ['/v1/postcards/{id}', 'get', 404, { method: 'GET', url: '/v1/postcards/pc_nope', headers: auth }],
+      ['/v1/apps/magic_link', 'get', 409, { method: 'GET', url: '/v1/apps/magic_link', headers: auth }],
+      ['/v1/apps/magic_link', 'put', 200, { method: 'PUT', url: '/v1/apps/magic_link', headers: auth, payload: { organization_name: 'Acme' } }],
+      ['/v1/apps/magic_link', 'get', 200, { method: 'GET', url: '/v1/apps/magic_link', headers: auth }],
+      ['/v1/documents/{id}/magic_links', 'post', 201, { method: 'POST', url: `/v1/documents/${keptDoc}/magic_links`, headers: auth, payload: { recipient_email: 'pat@example.com', expire_after_n_views: 2 } }],
     ];
     for (const [route, method, status, request] of answers) {
       const res = await t.app.inject(request as unknown as InjectOptions);
