@@ -2,35 +2,14 @@
 // concurrent clients, against a bare Node http server that parses the same JSON and answers 202
 // without storing anything, in the same run. Both servers run in their own process.
 'use strict';
-const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const autocannon = require('autocannon');
+const { paperlink, serve, start, stop } = require('./processes');
 
-const root = path.resolve(__dirname, '..');
-const cliJs = path.join(root, 'dist/src/cli.js');
 const CONNECTIONS = 50;
 const SECONDS = 10;
-
-function start(args, env) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (c) => {
-      out += c;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ child, url: m[1] });
-    });
-    child.on('exit', (code) => reject(new Error(`exited with ${code}: ${out}`)));
-  });
-}
-
-async function stop(child) {
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await exited;
-}
 
 const BARE = `
 const http = require('node:http');
@@ -50,15 +29,15 @@ process.on('SIGTERM', () => server.close(() => process.exit(0)));
 
 async function run(report) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-bench-postcards-'));
-  const cli = (args) => spawnSync(process.execPath, [cliJs, ...args, '--data-dir', dataDir], { encoding: 'utf8' }).stdout.trim();
+  const cli = (args) => paperlink(args, dataDir);
   cli(['keys', 'create', '--name', 'bench']);
   const token = cli(['tokens', 'create', '--kind', 'postcard', '--name', 'bench']);
   const tiny = path.join(dataDir, 'tiny.xml');
   fs.writeFileSync(tiny, '<document size="postcard-6x4"><body><p>Hello {{first_name}}, {{message}}</p></body></document>');
   const templateId = cli(['templates', 'add', tiny]);
   const body = JSON.stringify({ api_token: token, template_id: templateId, first_name: 'Jordan', last_name: 'Alvarez', email: 'jordan@example.com', address_line_1: '742 Evergreen Terrace', address_city: 'Springfield', address_state: 'OR', address_zip: '97477', address_country: 'US', source: 'bench', message: 'See you on the slopes' });
-  const { child, url } = await start([cliJs, 'serve', '--port', '0', '--data-dir', dataDir], { LOG_LEVEL: 'warn' });
-  const bare = await start(['-e', BARE], {});
+  const { child, url } = await serve(dataDir);
+  const bare = await start(['-e', BARE]);
   try {
     const load = (target) => autocannon({ url: target, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS, duration: SECONDS });
     process.stderr.write(`  bare node http, ${CONNECTIONS} clients, ${SECONDS} s…\n`);

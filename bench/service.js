@@ -2,31 +2,17 @@
 // against the raw pdf-lib rate of the same letter measured in the same run. The server runs in its
 // own process, as `paperlink serve` does; autocannon drives it from this one.
 'use strict';
-const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const autocannon = require('autocannon');
 const { measure } = require('./measure');
+const { paperlink, serve, stop } = require('./processes');
 const { rawLetter, values } = require('./render');
 
 const root = path.resolve(__dirname, '..');
-const cliJs = path.join(root, 'dist/src/cli.js');
 const CONNECTIONS = 16;
 const SECONDS = 15;
-
-function startServer(dataDir) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliJs, 'serve', '--port', '0', '--data-dir', dataDir], { env: { ...process.env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (c) => {
-      out += c;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ child, url: m[1] });
-    });
-    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
-  });
-}
 
 /** Peak resident set size of a process, from Linux's VmHWM. */
 function peakRss(pid) {
@@ -37,8 +23,8 @@ function peakRss(pid) {
 async function run(report) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-bench-'));
   try {
-    const key = spawnSync(process.execPath, [cliJs, 'keys', 'create', '--name', 'bench', '--data-dir', dataDir], { encoding: 'utf8' }).stdout.trim();
-    const { child, url } = await startServer(dataDir);
+    const key = paperlink(['keys', 'create', '--name', 'bench'], dataDir);
+    const { child, url } = await serve(dataDir);
     const headers = { 'x-service-api-token': key };
     try {
       const form = new FormData();
@@ -72,10 +58,7 @@ async function run(report) {
       report.line(`ratio (b)/(a): ${(rate / raw.rate).toFixed(2)} (target >= 0.6); ${ok} documents stored, none failed`);
       return { ratio: rate / raw.rate };
     } finally {
-      // let the server finish the requests still in flight and exit before its folder goes
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
+      await stop(child); // before its folder goes
     }
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });

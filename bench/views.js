@@ -2,35 +2,15 @@
 // under 50 concurrent clients, against a bare Node http server answering the same route with a
 // page of the same size, in the same run. Both servers run in their own process.
 'use strict';
-const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const autocannon = require('autocannon');
+const { paperlink, serve, start, stop } = require('./processes');
 
 const root = path.resolve(__dirname, '..');
-const cliJs = path.join(root, 'dist/src/cli.js');
 const CONNECTIONS = 50;
 const SECONDS = 10;
-
-function start(args, env, pattern) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (c) => {
-      out += c;
-      const m = pattern.exec(out);
-      if (m) resolve({ child, url: m[1] });
-    });
-    child.on('exit', (code) => reject(new Error(`exited with ${code}: ${out}`)));
-  });
-}
-
-async function stop(child) {
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await exited;
-}
 
 const BARE = `
 const http = require('node:http');
@@ -51,8 +31,8 @@ function load(url, headers) {
 
 async function run(report) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-bench-views-'));
-  const key = spawnSync(process.execPath, [cliJs, 'keys', 'create', '--name', 'bench', '--data-dir', dataDir], { encoding: 'utf8' }).stdout.trim();
-  const { child, url } = await start([cliJs, 'serve', '--port', '0', '--data-dir', dataDir], { LOG_LEVEL: 'warn' }, /listening on (http:\/\/\S+)/);
+  const key = paperlink(['keys', 'create', '--name', 'bench'], dataDir);
+  const { child, url } = await serve(dataDir);
   let bare;
   try {
     const headers = { 'x-service-api-token': key, 'content-type': 'application/json' };
@@ -72,7 +52,7 @@ async function run(report) {
     if (sample.status !== 200) throw new Error(`a view answered ${sample.status}`);
     const page = Buffer.from(await sample.text());
 
-    bare = await start(['-e', BARE], { PAGE: page.toString('base64') }, /listening on (http:\/\/\S+)/);
+    bare = await start(['-e', BARE], { PAGE: page.toString('base64') });
     process.stderr.write(`  bare node http, ${CONNECTIONS} clients, ${SECONDS} s…\n`);
     await load(`${bare.url}${link}`, {});
     const base = await load(`${bare.url}${link}`, {});

@@ -177,80 +177,51 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
       setExit(EXIT_OK);
     });
 
-  const keys = program.command('keys').description('Create, list and revoke API keys (sent in the X-Service-API-Token header).');
-  keys
-    .command('create')
-    .description('Make a new API key and print it. It is shown only this once; only its hash is stored.')
-    .requiredOption('-n, --name <name>', 'who or what uses the key, e.g. "n8n production"')
-    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
-    .action(async (opts: { name: string; dataDir?: string }) => {
-      const { secret, key } = await withService(opts, (s) => s.keys.create('api', opts.name));
-      io.stdout(`${secret}\n`);
-      io.stderr(`Created key ${key.id} (${key.name}). Keep it secret: it cannot be shown again.\n`);
-      setExit(EXIT_OK);
-    });
-  keys
-    .command('list')
-    .description('List API keys: name, prefix, created, last used, revoked.')
-    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
-    .option('--json', 'print JSON')
-    .action(async (opts: { dataDir?: string; json?: boolean }) => {
-      const list = await withService(opts, (s) => s.keys.list('api'));
-      if (opts.json) io.stdout(`${JSON.stringify(list, null, 2)}\n`);
-      else if (!list.length) io.stdout('No API keys yet. Make one with: paperlink keys create --name NAME\n');
-      else io.stdout(table([['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'], ...list.map((k) => [k.id, k.name, k.prefix, k.created_at, k.last_used_at ?? 'never', k.revoked_at ?? ''])]));
-      setExit(EXIT_OK);
-    });
-  keys
-    .command('revoke <id-or-prefix>')
-    .description('Revoke a key by its id or prefix (as `keys list` shows them). Requests with it get 401 at once.')
-    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
-    .action(async (idOrPrefix: string, opts: { dataDir?: string }) => {
-      const key = await withService(opts, (s) => s.keys.revoke(idOrPrefix, 'api'));
-      io.stdout(`Revoked ${key.id} (${key.name}).\n`);
-      setExit(EXIT_OK);
-    });
-
-  const tokens = program.command('tokens').description('Credentials of every kind: postcard tokens (the api_token of postcard requests) and API keys.');
   const kindOf = (k: string): KeyKind => {
     if (k !== 'postcard' && k !== 'api') throw new ValidationError('--kind is postcard or api.', [{ field: '--kind', message: 'must be postcard or api' }]);
     return k;
   };
-  tokens
-    .command('create')
-    .description('Make a new token and print it once; only its hash is stored.')
-    .requiredOption('-n, --name <name>', 'who uses it, e.g. "website form"')
-    .option('-k, --kind <kind>', 'postcard or api', 'postcard')
-    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
-    .action(async (opts: { name: string; kind: string; dataDir?: string }) => {
-      const { secret, key } = await withService(opts, (s) => s.keys.create(kindOf(opts.kind), opts.name));
-      io.stdout(`${secret}\n`);
-      io.stderr(`Created ${key.kind} token ${key.id} (${key.name}). Keep it secret: it cannot be shown again.\n`);
-      setExit(EXIT_OK);
-    });
-  tokens
-    .command('list')
-    .description('List tokens of a kind: name, prefix, created, last used, revoked.')
-    .option('-k, --kind <kind>', 'postcard or api', 'postcard')
-    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
-    .option('--json', 'print JSON')
-    .action(async (opts: { kind: string; dataDir?: string; json?: boolean }) => {
-      const list = await withService(opts, (s) => s.keys.list(kindOf(opts.kind)));
-      if (opts.json) io.stdout(`${JSON.stringify(list, null, 2)}\n`);
-      else if (!list.length) io.stdout(`No ${opts.kind} tokens yet. Make one with: paperlink tokens create --kind ${opts.kind} --name NAME\n`);
-      else io.stdout(table([['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'], ...list.map((k) => [k.id, k.name, k.prefix, k.created_at, k.last_used_at ?? 'never', k.revoked_at ?? ''])]));
-      setExit(EXIT_OK);
-    });
-  tokens
-    .command('revoke <id-or-prefix>')
-    .description('Revoke a token by its id or prefix; requests with it get 401 at once.')
-    .option('-k, --kind <kind>', 'postcard or api', 'postcard')
-    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
-    .action(async (idOrPrefix: string, opts: { kind: string; dataDir?: string }) => {
-      const key = await withService(opts, (s) => s.keys.revoke(idOrPrefix, kindOf(opts.kind)));
-      io.stdout(`Revoked ${key.id} (${key.name}).\n`);
-      setExit(EXIT_OK);
-    });
+  /**
+   * create, list and revoke under `parent`: `keys` always works on API keys; `tokens` takes
+   * --kind (postcard by default).
+   */
+  const credentialCommands = (parent: Command, fixed: KeyKind | undefined, what: string) => {
+    const withKind = (c: Command) => (fixed ? c : c.option('-k, --kind <kind>', 'postcard or api', 'postcard'));
+    const kind = (opts: { kind?: string }) => fixed ?? kindOf(opts.kind ?? 'postcard');
+    const createHint = (k: KeyKind) => (fixed ? 'paperlink keys create --name NAME' : `paperlink tokens create --kind ${k} --name NAME`);
+    withKind(parent.command('create'))
+      .description(`Make a new ${what} and print it. It is shown only this once; only its hash is stored.`)
+      .requiredOption('-n, --name <name>', 'who or what uses it, e.g. "n8n production" or "website form"')
+      .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+      .action(async (opts: { name: string; kind?: string; dataDir?: string }) => {
+        const { secret, key } = await withService(opts, (s) => s.keys.create(kind(opts), opts.name));
+        io.stdout(`${secret}\n`);
+        io.stderr(`Created ${key.kind === 'api' ? 'key' : `${key.kind} token`} ${key.id} (${key.name}). Keep it secret: it cannot be shown again.\n`);
+        setExit(EXIT_OK);
+      });
+    withKind(parent.command('list'))
+      .description(`List ${what}s: name, prefix, created, last used, revoked.`)
+      .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+      .option('--json', 'print JSON')
+      .action(async (opts: { kind?: string; dataDir?: string; json?: boolean }) => {
+        const k = kind(opts);
+        const list = await withService(opts, (s) => s.keys.list(k));
+        if (opts.json) io.stdout(`${JSON.stringify(list, null, 2)}\n`);
+        else if (!list.length) io.stdout(`No ${k === 'api' ? 'API keys' : `${k} tokens`} yet. Make one with: ${createHint(k)}\n`);
+        else io.stdout(table([['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'], ...list.map((x) => [x.id, x.name, x.prefix, x.created_at, x.last_used_at ?? 'never', x.revoked_at ?? ''])]));
+        setExit(EXIT_OK);
+      });
+    withKind(parent.command('revoke <id-or-prefix>'))
+      .description(`Revoke one ${what} by its id or prefix (as \`list\` shows them). Requests with it get 401 at once.`)
+      .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+      .action(async (idOrPrefix: string, opts: { kind?: string; dataDir?: string }) => {
+        const key = await withService(opts, (s) => s.keys.revoke(idOrPrefix, kind(opts)));
+        io.stdout(`Revoked ${key.id} (${key.name}).\n`);
+        setExit(EXIT_OK);
+      });
+  };
+  credentialCommands(program.command('keys').description('Create, list and revoke API keys (sent in the X-Service-API-Token header).'), 'api', 'API key');
+  credentialCommands(program.command('tokens').description('Credentials of every kind: postcard tokens (the api_token of postcard requests) and API keys.'), undefined, 'token');
 
   const templates = program.command('templates').description('Manage the templates stored in the service.');
   templates

@@ -291,14 +291,19 @@ export class Documents {
     }
   }
 
-  async get(id: string): Promise<DocumentInfo> {
+  private async row(id: string): Promise<DocumentRow> {
     const row = await this.db.selectFrom('documents').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) throw new NotFoundError('document', id);
-    return { ...info(row), magic_links: await this.links.forDocument(id) };
+    return row;
   }
 
+  async get(id: string): Promise<DocumentInfo> {
+    return { ...info(await this.row(id)), magic_links: await this.links.forDocument(id) };
+  }
+
+  /** The record (without its links: downloads and Magic Link views need only the name) and the bytes. */
   async pdf(id: string): Promise<{ document: DocumentInfo; bytes: Uint8Array }> {
-    const document = await this.get(id);
+    const document = info(await this.row(id));
     const bytes = await this.storage.get(id);
     if (!bytes) throw new Error(`the bytes of document ${id} are missing from ${this.storage.kind} storage`);
     return { document, bytes };

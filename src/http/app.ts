@@ -10,6 +10,7 @@ import { AuthenticationError, ValidationError } from '../errors';
 import type { KeyInfo } from '../keys';
 import { parsePageQuery } from '../pagination';
 import { errorBody, errorHandler, requireJson } from './errors';
+import { contentDisposition } from './headers';
 import { redactUrl, registerLinkRoutes } from './links';
 import { openApiDocument } from './openapi';
 import { registerPostcardRoutes } from './postcards';
@@ -29,12 +30,6 @@ export interface AppOptions {
 
 const API_KEY_HEADER = 'x-service-api-token';
 
-/** `attachment; filename="…"` with an ASCII fallback and the exact UTF-8 name (RFC 6266). */
-export function contentDisposition(name: string): string {
-  const file = /\.pdf$/i.test(name) ? name : `${name}.pdf`;
-  const ascii = file.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(file).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
-}
 
 export async function buildApp(service: Service, options: AppOptions = {}): Promise<FastifyInstance> {
   const { config } = service;

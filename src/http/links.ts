@@ -11,6 +11,7 @@ import { publicView } from '../links/app';
 import { SocialLogin } from '../links/oidc';
 import { parseLinkSettings } from '../links/policy';
 import type { Service } from '../service';
+import { contentDisposition } from './headers';
 import { brandOf, maskEmail, messagePage, signInPage, unavailablePage, viewerPage } from './pages';
 
 const COOKIE = 'paperlink_link';
@@ -174,11 +175,10 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
     if (!documentId) return gone(reply);
     const { document, bytes } = await service.documents.pdf(documentId);
     const download = (req.query as { download?: string }).download === '1';
-    const name = /\.pdf$/i.test(document.name) ? document.name : `${document.name}.pdf`;
     return reply
       .type('application/pdf')
       .header('Cache-Control', 'no-store')
-      .header('Content-Disposition', `${download ? 'attachment' : 'inline'}; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`)
+      .header('Content-Disposition', contentDisposition(document.name, download ? 'attachment' : 'inline'))
       .send(Buffer.from(bytes));
   });
 

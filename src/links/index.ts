@@ -8,7 +8,7 @@ import { randomInt } from 'node:crypto';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import type { Db } from '../db';
-import type { MagicLinkRow } from '../db/schema';
+import type { LinkEventsTable, MagicLinkRow } from '../db/schema';
 import { NotFoundError, RateLimitError, ValidationError } from '../errors';
 import { newId } from '../ids';
 import { html, type Mailer } from '../mail';
@@ -25,14 +25,8 @@ export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 /** How long after a counted view its PDF may be fetched. */
 export const VIEW_GRANT_MS = 10 * 60 * 1000;
 
-export interface AccessEntry {
-  at: string;
-  kind: string;
-  outcome: string;
-  ip: string | null;
-  user_agent: string | null;
-  email: string | null;
-}
+/** One line of a link's access log: a `link_events` row without its ids. */
+export type AccessEntry = Omit<LinkEventsTable, 'id' | 'link_id'>;
 
 export interface LinkInfo {
   id: string;

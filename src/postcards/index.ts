@@ -130,10 +130,6 @@ export class Postcards {
     return (await this.db.selectFrom('postcards').select('id').where('status', '=', 'received').orderBy('id', 'asc').execute()).map((r) => r.id);
   }
 
-  async status(id: string): Promise<PostcardStatus> {
-    return (await this.get(id)).status;
-  }
-
   /**
    * Renders a received postcard and stores it as a document; marks it `rendered`, or `failed` with
    * the reason when the request cannot make a postcard (unknown template, unfilled merge fields).

@@ -5,19 +5,11 @@ import { FakeClock } from '../../src/clock';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
 import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
+import { eventually } from '../support/eventually';
 import { BACKENDS, testService, type TestService } from '../support/service';
 
 const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
 const HOUR = 60 * 60 * 1000;
-
-/** Polls until `fn` returns true: flows run in the background. */
-async function eventually(fn: () => Promise<boolean>, what: string): Promise<void> {
-  const end = Date.now() + 10_000;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error(`not within 10 s: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe.each(BACKENDS)('Magic Links on %s', (backend) => {
   let t: TestService;

@@ -3,17 +3,10 @@ import path from 'node:path';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
 import { readPdf } from '../support/pdf';
+import { eventually } from '../support/eventually';
 import { BACKENDS, testService, type TestService } from '../support/service';
 
 const sample = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
-
-async function eventually(fn: () => Promise<boolean>, what: string): Promise<void> {
-  const end = Date.now() + 20_000;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error(`not within 20 s: ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe.each(BACKENDS)('postcard intake on %s', (backend) => {
   let t: TestService;
@@ -29,7 +22,7 @@ describe.each(BACKENDS)('postcard intake on %s', (backend) => {
   const get = (url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-service-api-token': t.key } });
   const request = () => ({ api_token: token, template_id: EXAMPLE_IDS.postcard, ...sample });
   const settled = async (id: string) => {
-    await eventually(async () => (await get(`/v1/postcards/${id}`)).json().status !== 'received', `postcard ${id} rendered or failed`);
+    await eventually(async () => (await get(`/v1/postcards/${id}`)).json().status !== 'received', `postcard ${id} rendered or failed`, 20);
     return (await get(`/v1/postcards/${id}`)).json();
   };
 
