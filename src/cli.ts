@@ -161,7 +161,7 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     .option('-p, --port <port>', 'TCP port (env PORT, default 3000)', (v) => Number(v))
     .option('--host <host>', 'interface to listen on (env HOST, default 127.0.0.1; 0.0.0.0 for every interface)')
     .option('-d, --data-dir <dir>', DATA_DIR_HELP)
-    .addHelpText('after', '\nEnvironment: PORT, HOST, DATA_DIR, DATABASE_URL (postgres://…), STORAGE (filesystem|database), BODY_LIMIT (e.g. 10mb), PUBLIC_URL, LOG_LEVEL. See the README.')
+    .addHelpText('after', '\nEnvironment: PORT, HOST, DATA_DIR, DATABASE_URL (postgres://…), STORAGE (filesystem|database), BODY_LIMIT (e.g. 10mb), PUBLIC_URL, LOG_LEVEL, SMTP_URL, MAIL_FROM, POSTCARD_PATH, ENGINE (embedded|temporal; temporal needs DATABASE_URL and the TEMPORAL_* settings of `paperlink worker --help`). See the README.')
     .action(async (opts: { port?: number; host?: string; dataDir?: string }) => {
       const config = loadConfig(process.env, { port: opts.port, host: opts.host, dataDir: opts.dataDir });
       const server = await startServer(config, io.stdout);
@@ -174,6 +174,23 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+      setExit(EXIT_OK);
+    });
+
+  program
+    .command('worker')
+    .description('Run a Temporal worker: Paperlink\'s workflows and activities on task queue "paperlink", against the shared PostgreSQL database (run `paperlink serve` with ENGINE=temporal beside it). SIGTERM stops it gracefully.')
+    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+    .option('-q, --task-queue <name>', 'task queue to poll (env TEMPORAL_TASK_QUEUE, default paperlink)')
+    .addHelpText(
+      'after',
+      '\nEnvironment: DATABASE_URL (postgres://…, required), STORAGE, TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default default), TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY, TEMPORAL_TLS (true|false), TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY (mTLS), TEMPORAL_TLS_CA, SMTP_URL, MAIL_FROM, PUBLIC_URL. See the README, "Running on Temporal".',
+    )
+    .action(async (opts: { dataDir?: string; taskQueue?: string }) => {
+      const config = loadConfig(process.env, { dataDir: opts.dataDir });
+      if (opts.taskQueue) config.temporal.taskQueue = opts.taskQueue;
+      const { runWorker } = await import('../workflows/worker');
+      await runWorker(config, { log: (line) => io.stderr(`${line}\n`) });
       setExit(EXIT_OK);
     });
 

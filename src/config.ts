@@ -27,6 +27,24 @@ export interface Config {
   mailFrom: string;
   /** Where postcard requests are posted (no version prefix, spec §9). */
   postcardPath: string;
+  /** What runs the flows: this process (`embedded`) or Temporal workers (`temporal`). */
+  engine: 'embedded' | 'temporal';
+  temporal: TemporalConfig;
+}
+
+export interface TemporalConfig {
+  /** host:port of the Temporal frontend. */
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  /** Temporal Cloud API key (sent as a bearer token; implies TLS). */
+  apiKey?: string;
+  /** TLS to the frontend: on with TEMPORAL_TLS=true, a client certificate, or an API key. */
+  tls: boolean;
+  /** Paths of a client certificate and key (mTLS), and of a CA bundle for a private CA. */
+  tlsCertPath?: string;
+  tlsKeyPath?: string;
+  tlsCaPath?: string;
 }
 
 export class ConfigError extends PaperlinkError {
@@ -72,5 +90,37 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (!/^\/[A-Za-z0-9._~\-/]*$/.test(postcardPath) || postcardPath.startsWith('/v1/') || postcardPath.startsWith('/l/')) {
     throw new ConfigError(`POSTCARD_PATH must be a path like /postcards (not under /v1/ or /l/), not ${JSON.stringify(postcardPath)}.`);
   }
-  return { port, host, dataDir, databaseUrl, storage, bodyLimit, publicUrl, logLevel, smtpUrl, mailFrom, postcardPath };
+  const engine = overrides.engine ?? ((env.ENGINE ?? 'embedded') as Config['engine']);
+  if (engine !== 'embedded' && engine !== 'temporal') throw new ConfigError(`ENGINE must be "embedded" or "temporal", not ${JSON.stringify(engine)}.`);
+  const temporal = overrides.temporal ?? temporalConfig(env);
+  return { port, host, dataDir, databaseUrl, storage, bodyLimit, publicUrl, logLevel, smtpUrl, mailFrom, postcardPath, engine, temporal };
+}
+
+function temporalConfig(env: Env): TemporalConfig {
+  const tlsCertPath = env.TEMPORAL_TLS_CERT || undefined;
+  const tlsKeyPath = env.TEMPORAL_TLS_KEY || undefined;
+  if (Boolean(tlsCertPath) !== Boolean(tlsKeyPath)) throw new ConfigError('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together: set both paths (a client certificate and its key) or neither.');
+  const apiKey = env.TEMPORAL_API_KEY || undefined;
+  const tlsFlag = env.TEMPORAL_TLS;
+  if (tlsFlag !== undefined && tlsFlag !== '' && !['true', 'false'].includes(tlsFlag)) throw new ConfigError(`TEMPORAL_TLS must be true or false, not ${JSON.stringify(tlsFlag)}.`);
+  const taskQueue = env.TEMPORAL_TASK_QUEUE || 'paperlink';
+  return {
+    address: env.TEMPORAL_ADDRESS || 'localhost:7233',
+    namespace: env.TEMPORAL_NAMESPACE || 'default',
+    taskQueue,
+    apiKey,
+    tls: tlsFlag === 'true' || Boolean(tlsCertPath) || (Boolean(apiKey) && tlsFlag !== 'false'),
+    tlsCertPath,
+    tlsKeyPath,
+    tlsCaPath: env.TEMPORAL_TLS_CA || undefined,
+  };
+}
+
+/** Under Temporal the API and every worker share one database: it must be PostgreSQL. */
+export function requirePostgres(config: Config, what: string): void {
+  if (!config.databaseUrl) {
+    throw new ConfigError(
+      `${what} needs PostgreSQL: the API and every Temporal worker share one database, and SQLite is a file on one machine. Set DATABASE_URL=postgres://user:password@host:5432/paperlink (and STORAGE=database, unless every machine mounts the same DATA_DIR).`,
+    );
+  }
 }

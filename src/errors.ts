@@ -126,3 +126,32 @@ export class UnsupportedCharacterError extends ValidationError {
     this.variable = where.variable;
   }
 }
+
+/** The kinds of PaperlinkError the HTTP layer tells apart, by name, for carrying an error across a process boundary. */
+const KINDS = { ValidationError, MalformedRequestError, AuthenticationError, NotFoundError, ConflictError, RateLimitError, PaperlinkError } as const;
+
+/** A PaperlinkError as plain data (e.g. the details of a Temporal ApplicationFailure). */
+export interface ErrorData {
+  kind: keyof typeof KINDS;
+  code: string;
+  message: string;
+  details: ErrorDetail[];
+  retryAfterSeconds?: number;
+}
+
+export function errorData(err: PaperlinkError): ErrorData {
+  const kind = (Object.keys(KINDS) as (keyof typeof KINDS)[]).find((k) => err instanceof KINDS[k]) ?? 'PaperlinkError';
+  const data: ErrorData = { kind, code: err.code, message: err.message, details: err.details };
+  if (err instanceof RateLimitError) data.retryAfterSeconds = err.retryAfterSeconds;
+  return data;
+}
+
+/** The error `errorData` describes, of the same kind, so it maps to the same HTTP answer. */
+export function reviveError(data: ErrorData): PaperlinkError {
+  const err = new PaperlinkError(data.code, data.message, { details: data.details });
+  const kind = KINDS[data.kind] ?? PaperlinkError;
+  Object.setPrototypeOf(err, kind.prototype);
+  err.name = kind.name;
+  if (data.retryAfterSeconds !== undefined) Object.assign(err, { retryAfterSeconds: data.retryAfterSeconds });
+  return err;
+}

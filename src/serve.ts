@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type { Config } from './config';
+import { requirePostgres, type Config } from './config';
 import { buildApp } from './http/app';
 import { createService, type Service } from './service';
 import { packageRoot } from './paths';
@@ -31,7 +31,15 @@ export function firstRequest(): Record<string, unknown> {
 }
 
 export async function startServer(config: Config, log: (text: string) => void, options: { logger?: boolean } = {}): Promise<Server> {
-  const service = await createService(config, { runFlows: true, log: (line) => log(`${line}\n`), onFlowError: (id, err) => log(`flow ${id} failed: ${err instanceof Error ? err.message : String(err)}\n`) });
+  const onFlowError = (id: string, err: unknown) => log(`flow ${id} failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  if (config.engine === 'temporal') requirePostgres(config, 'ENGINE=temporal');
+  const service = await createService(config, {
+    runFlows: true,
+    log: (line) => log(`${line}\n`),
+    onFlowError,
+    // loaded only in this mode: the Temporal SDK is an optional dependency
+    engine: config.engine === 'temporal' ? async () => (await import('../workflows/client')).TemporalEngine.connect(config.temporal, onFlowError) : undefined,
+  });
   let app: FastifyInstance;
   try {
     app = await buildApp(service, { logger: options.logger });

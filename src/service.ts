@@ -11,6 +11,7 @@ import { openDatabase, type Database } from './db';
 import { Documents } from './documents';
 import { Idempotency } from './idempotency';
 import { Keys } from './keys';
+import { activitiesOf, type Activities, type Engine } from './engine';
 import { EmbeddedEngine } from './engine/embedded';
 import { MagicLinks } from './links';
 import { MagicLinkApps } from './links/app';
@@ -33,7 +34,9 @@ export interface Service {
   links: MagicLinks;
   postcards: Postcards;
   apps: { magicLink: MagicLinkApps };
-  engine: EmbeddedEngine;
+  engine: Engine;
+  /** The operations flows call (what a Temporal worker registers). */
+  activities: Activities;
   version: string;
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -49,6 +52,8 @@ export interface ServiceOptions {
   log?: (line: string) => void;
   /** Where flow errors are reported. */
   onFlowError?: (id: string, err: unknown) => void;
+  /** Another engine than the embedded one (`ENGINE=temporal`), made from the activities. */
+  engine?: (activities: Activities) => Engine | Promise<Engine>;
 }
 
 export function packageVersion(): string {
@@ -78,26 +83,13 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const keys = new Keys(db, clock);
   const documents = new Documents(db, storage, templates, clock, links);
   const postcards = new Postcards(db, clock, keys, templates, documents, database.inTransaction);
-  const engine = new EmbeddedEngine(
-    clock,
-    {
-      linkState: (id) => links.state(id),
-      deliverLink: async (id) => (await links.deliver(id)).sent,
-      expireLink: async (id) => {
-        await links.end(id, 'expired');
-      },
-    },
-    options.onFlowError,
-    { renderPostcard: (id) => postcards.render(id) },
-  );
+  const parts = { documents, links, postcards };
+  const activities = activitiesOf(parts);
+  const engine = options.engine ? await options.engine(activities) : new EmbeddedEngine(clock, activities, options.onFlowError, activities, activities);
   if (options.runFlows) {
-    links.onChange = (id) => {
-      engine.startLink(id);
-      engine.linkChanged(id);
-    };
-    postcards.onReceived = (id) => engine.startPostcard(id);
-    engine.resumeLinks(await links.activeIds());
-    for (const id of await postcards.receivedIds()) engine.startPostcard(id);
+    links.onChange = (id, change) => engine.linkChanged(id, change);
+    postcards.onReceived = (id) => engine.postcardReceived(id);
+    await engine.resume({ links: await links.activeIds(), postcards: await postcards.receivedIds() });
   }
   return {
     config,
@@ -113,6 +105,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     postcards,
     apps: { magicLink },
     engine,
+    activities,
     version: packageVersion(),
     ping: async () => {
       await sql`select 1`.execute(db);

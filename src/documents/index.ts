@@ -125,7 +125,7 @@ export class Documents {
    * `POST /v1/generate`: checks the whole request and reports every broken field at once, renders
    * the template, writes the bytes durably, then commits the record.
    */
-  async generate(body: unknown, caller: Caller): Promise<GenerateResult> {
+  async generate(body: unknown, caller: Caller, renderId?: string): Promise<GenerateResult> {
     if (!isObject(body)) throw new ValidationError('The body must be a JSON object with template_id, merge_parameters and destinations.', [{ field: 'body', message: 'must be an object', code: 'type' }]);
     const details: ErrorDetail[] = [];
 
@@ -192,34 +192,37 @@ export class Documents {
     // before rendering: a link needs the Magic Link app set up (409) and an allowed auth type
     if (linkSettings) await this.links.prepare(linkSettings, 'destinations.magic_link');
 
-    const now = this.clock.now();
-    let pdf: Uint8Array;
-    try {
-      pdf = await renderTemplate(template, values, { now });
-    } catch (err) {
-      // errors about a value name the variable; in the API it lives under merge_parameters
-      if (err instanceof PaperlinkError && err instanceof ValidationError) {
-        const fixed = err.details.map((d) => (template!.variables.includes(d.field) ? { ...d, field: `merge_parameters.${d.field}` } : d));
-        throw new ValidationError(err.message, fixed, err.code);
+    // a render id given by the engine (a retried Temporal activity) finds the document made before
+    let row = renderId ? await this.db.selectFrom('documents').selectAll().where('render_id', '=', renderId).executeTakeFirst() : undefined;
+    if (!row) {
+      const now = this.clock.now();
+      let pdf: Uint8Array;
+      try {
+        pdf = await renderTemplate(template, values, { now });
+      } catch (err) {
+        // errors about a value name the variable; in the API it lives under merge_parameters
+        if (err instanceof PaperlinkError && err instanceof ValidationError) {
+          const fixed = err.details.map((d) => (template!.variables.includes(d.field) ? { ...d, field: `merge_parameters.${d.field}` } : d));
+          throw new ValidationError(err.message, fixed, err.code);
+        }
+        throw err;
       }
-      throw err;
+      row = {
+        id: newId('doc', now),
+        render_id: renderId ?? newId('rnd', now),
+        name: storageName ?? name ?? `${template.name} ${iso(now).slice(0, 10)}`,
+        description,
+        status: 'generated',
+        template_id: templateId as string,
+        created_by_key_id: caller.keyId,
+        created_by_name: caller.name,
+        size: pdf.length,
+        sha256: sha256(pdf),
+        storage: this.storage.kind,
+        created_at: iso(now),
+      };
+      await this.save(row, pdf);
     }
-
-    const row: DocumentRow = {
-      id: newId('doc', now),
-      render_id: newId('rnd', now),
-      name: storageName ?? name ?? `${template.name} ${iso(now).slice(0, 10)}`,
-      description,
-      status: 'generated',
-      template_id: templateId as string,
-      created_by_key_id: caller.keyId,
-      created_by_name: caller.name,
-      size: pdf.length,
-      sha256: sha256(pdf),
-      storage: this.storage.kind,
-      created_at: iso(now),
-    };
-    await this.save(row, pdf);
 
     const warnings: Warning[] = Object.keys(given)
       .filter((k) => !template!.variables.includes(k))
@@ -237,7 +240,7 @@ export class Documents {
     // the document is stored either way: a Magic Link shows the stored document
     if (stored) result.destinations.inkit_storage = { document_id: row.id, name: row.name, size: row.size, sha256: row.sha256 };
     if (linkSettings) {
-      const { link, url } = await this.links.create(row.id, linkSettings, caller.keyId);
+      const { link, url } = (renderId && (await this.links.sendAgain(row.id))) || (await this.links.create(row.id, linkSettings, caller.keyId));
       result.magic_link_piece_id = link.id;
       result.destinations.magic_link = magicLinkDestination(link, url);
       if (link.status === 'send_failed') {

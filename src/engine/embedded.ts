@@ -4,9 +4,12 @@
  * At start, `resumeLinks` re-drives every link whose lifecycle has not ended.
  */
 import type { Clock } from '../clock';
+import type { GenerateResult } from '../documents';
+import { generateFlow, type GenerateActivities, type GenerateInput } from '../flows/generate';
 import { linkLifecycle, CHANGED, type LinkActivities } from '../flows/link';
 import { postcardIntake, type PostcardActivities } from '../flows/postcard';
 import type { Ports } from '../flows/ports';
+import type { Engine } from '.';
 
 interface Running {
   signal(name: string): void;
@@ -14,7 +17,8 @@ interface Running {
   done: Promise<unknown>;
 }
 
-export class EmbeddedEngine {
+export class EmbeddedEngine implements Engine {
+  readonly kind = 'embedded';
   private readonly running = new Map<string, Running>();
   private readonly queued = new Set<string>();
   private postcardsRunning = 0;
@@ -27,7 +31,15 @@ export class EmbeddedEngine {
     private readonly links: LinkActivities,
     private readonly onError: (id: string, err: unknown) => void = () => undefined,
     private readonly postcards?: PostcardActivities,
+    private readonly generator?: GenerateActivities,
   ) {}
+
+  /** Generation runs in the request: the caller waits for the document either way. */
+  generate(input: GenerateInput): Promise<GenerateResult> {
+    if (!this.generator) throw new Error('this engine runs no generate flows');
+    const abort = new AbortController();
+    return generateFlow(this.ports(this.generator, abort).ports, input, async (id) => this.startLink(id));
+  }
 
   private ports<A>(activities: A, abort: AbortController): { ports: Ports<A>; signal(name: string): void } {
     const handlers = new Map<string, () => void>();
@@ -132,14 +144,20 @@ export class EmbeddedEngine {
     return entry.done;
   }
 
-  /** Tells a link's flow that the link changed. */
+  /** Tells a link's flow that the link changed, starting it first if it is not running. */
   linkChanged(id: string): void {
+    this.startLink(id);
     this.running.get(`link-${id}`)?.signal(CHANGED);
   }
 
-  /** Re-drives the lifecycle of each of these links (those not yet ended). */
-  resumeLinks(ids: string[]): void {
-    for (const id of ids) this.startLink(id);
+  postcardReceived(id: string): void {
+    this.startPostcard(id);
+  }
+
+  /** Re-drives the flow of each link and postcard that has not ended. */
+  async resume(work: { links: string[]; postcards: string[] }): Promise<void> {
+    for (const id of work.links) this.startLink(id);
+    for (const id of work.postcards) this.startPostcard(id);
   }
 
   /** How many flows are running or queued, e.g. for tests and /healthz. */

@@ -20,11 +20,16 @@ export interface LinkActivities {
   /** Sends the link again (with a new token); false when sending failed. */
   deliverLink(id: string): Promise<boolean>;
   expireLink(id: string): Promise<void>;
+  /** Ends the link now as `revoked` (the operator's "expire now"). */
+  revokeLink(id: string): Promise<void>;
 }
+
+/** What happened to a link; each is told to its flow (under Temporal, as a signal of that name). */
+export type LinkChange = 'sent' | 'send_failed' | 'opened' | 'viewed' | 'ended';
 
 /** Waits between send attempts: 1 min, 5 min, 30 min, 2 h, 6 h. */
 export const SEND_RETRY_MS = [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000];
-/** The signal every change of a link (opened, viewed, sent, ended) sends to its flow. */
+/** The signal every change of a link sends to its flow; Temporal also takes `opened` and `viewed`. */
 export const CHANGED = 'changed';
 
 export async function linkLifecycle(p: Ports<LinkActivities>, id: string): Promise<'expired' | 'revoked'> {

@@ -79,7 +79,7 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
   app.post('/v1/generate', async (req, reply) => {
     requireJson(req);
     const key = req.apiKey!;
-    const work = async () => ({ status: 201, body: await service.documents.generate(req.body, { keyId: key.id, name: key.name }) });
+    const work = async () => ({ status: 201, body: await service.engine.generate({ body: req.body, caller: { keyId: key.id, name: key.name } }) });
     const idem = req.headers['idempotency-key'];
     if (idem === undefined) {
       const r = await work();

@@ -13,6 +13,7 @@ import { NotFoundError, RateLimitError, ValidationError } from '../errors';
 import { newId } from '../ids';
 import { html, type Mailer } from '../mail';
 import { randomToken, sameHash, sha256 } from '../secrets';
+import type { LinkChange } from '../flows/link';
 import type { MagicLinkApp, MagicLinkApps } from './app';
 import { deadlineAtCreation, deadlineAtOpening, describeLimits, type LinkSettings } from './policy';
 
@@ -94,7 +95,7 @@ const ACTIVE = ['active', 'send_failed'];
 
 export class MagicLinks {
   /** Called whenever a link changes in a way its lifecycle flow should look at. */
-  onChange: (linkId: string) => void = () => undefined;
+  onChange: (linkId: string, change: LinkChange) => void = () => undefined;
 
   constructor(
     private readonly db: Db,
@@ -181,12 +182,23 @@ export class MagicLinks {
     } catch (err) {
       const reason = err instanceof Error ? err.message.slice(0, 300) : String(err);
       await this.db.updateTable('magic_links').set((e) => ({ status: 'send_failed', send_error: reason, send_attempts: e('send_attempts', '+', 1) })).where('id', '=', id).where('status', 'in', ACTIVE).execute();
-      this.onChange(id);
+      this.onChange(id, 'send_failed');
       return { sent: false, url };
     }
     await this.db.updateTable('magic_links').set((e) => ({ status: 'active', send_error: null, sent_at: this.now(), send_attempts: e('send_attempts', '+', 1) })).where('id', '=', id).where('status', 'in', ACTIVE).execute();
-    this.onChange(id);
+    this.onChange(id, 'sent');
     return { sent: true, url };
+  }
+
+  /**
+   * The link a retried generate made before, e-mailed again: only token hashes are stored, so the
+   * first URL cannot be given back; the new one replaces it.
+   */
+  async sendAgain(documentId: string): Promise<{ link: LinkInfo; url: string } | undefined> {
+    const made = await this.db.selectFrom('magic_links').select('id').where('document_id', '=', documentId).orderBy('id', 'asc').executeTakeFirst();
+    if (!made) return undefined;
+    const { url } = await this.deliver(made.id);
+    return { link: await this.get(made.id), url };
   }
 
   private async row(id: string): Promise<MagicLinkRow> {
@@ -213,7 +225,7 @@ export class MagicLinks {
   async end(id: string, status: 'expired' | 'revoked'): Promise<LinkInfo> {
     await this.row(id);
     await this.db.updateTable('magic_links').set({ status, ended_at: this.now() }).where('id', '=', id).where('status', 'in', ACTIVE).execute();
-    this.onChange(id);
+    this.onChange(id, 'ended');
     return this.get(id);
   }
 
@@ -270,7 +282,7 @@ export class MagicLinks {
         .executeTakeFirst();
       if (Number(r.numUpdatedRows)) {
         await this.record(row.id, 'opened', 'first_opening', v);
-        this.onChange(row.id);
+        this.onChange(row.id, 'opened');
       }
       row = await this.row(row.id);
     }
@@ -390,7 +402,7 @@ export class MagicLinks {
       return { ok: true, viewsLeft, expiresAt: row.expires_at, ended: viewsLeft === 0 };
     });
     // the lifecycle flow only needs to hear about a view that ended the link
-    if (result.ended) this.onChange(link.row.id);
+    if (result.ended) this.onChange(link.row.id, 'viewed');
     return { ok: result.ok, viewsLeft: result.viewsLeft, expiresAt: result.expiresAt };
   }
 }

@@ -22,6 +22,10 @@ function fakeLink(state: LinkState) {
       calls.push('expire');
       state.status = 'expired';
     },
+    revokeLink: async () => {
+      calls.push('revoke');
+      state.status = 'revoked';
+    },
   };
   return { state, calls, activities, hold: (p: Promise<void>) => (gate = p) };
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { EmbeddedEngine } from '../../src/engine/embedded';
 import fs from 'node:fs';
 import path from 'node:path';
 import { FakeClock } from '../../src/clock';
@@ -276,7 +277,7 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
   it('resumes the lifecycle of active links after a restart', async () => {
     const { res } = await share({ retain_from_created: { hours: 3 } });
     t = await t.restart();
-    expect(t.service.engine.size).toBeGreaterThan(0);
+    expect((t.service.engine as EmbeddedEngine).size).toBeGreaterThan(0);
     clock.advance(3 * HOUR);
     await eventually(async () => (await t.service.links.get(res.magic_link_piece_id)).status === 'expired', 'expired after restart');
   });

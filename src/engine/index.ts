@@ -1,0 +1,43 @@
+/**
+ * What runs the flows: the embedded engine (in this process, the default) or Temporal
+ * (`ENGINE=temporal`, workflows/). Both run the same flows of src/flows over the same activities,
+ * so the API answers the same either way.
+ */
+import type { Documents, GenerateResult } from '../documents';
+import type { GenerateActivities, GenerateInput } from '../flows/generate';
+import type { LinkActivities, LinkChange } from '../flows/link';
+import type { PostcardActivities } from '../flows/postcard';
+import type { MagicLinks } from '../links';
+import type { Postcards } from '../postcards';
+
+export type Activities = GenerateActivities & LinkActivities & PostcardActivities;
+
+export interface Engine {
+  readonly kind: 'embedded' | 'temporal';
+  /** Runs a generate request to the end and returns its result (Temporal: workflow `generate-<render id>`). */
+  generate(input: GenerateInput): Promise<GenerateResult>;
+  /** A link changed: its lifecycle starts if it is not running, and hears of it. */
+  linkChanged(id: string, change: LinkChange): void;
+  /** A postcard was received: its intake flow starts. */
+  postcardReceived(id: string): void;
+  /** Re-drives the flows of records that have not ended (at start). */
+  resume(work: { links: string[]; postcards: string[] }): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The operations flows call, on the service's parts: one set for both engines. */
+export function activitiesOf(parts: { documents: Documents; links: MagicLinks; postcards: Postcards }): Activities {
+  const { documents, links, postcards } = parts;
+  return {
+    generateDocument: (input) => documents.generate(input.body, input.caller, input.renderId),
+    linkState: (id) => links.state(id),
+    deliverLink: async (id) => (await links.deliver(id)).sent,
+    expireLink: async (id) => {
+      await links.end(id, 'expired');
+    },
+    revokeLink: async (id) => {
+      await links.end(id, 'revoked');
+    },
+    renderPostcard: (id) => postcards.render(id),
+  };
+}

@@ -1,0 +1,26 @@
+/**
+ * The generate flow: render a template and deliver it to the request's destinations in one
+ * activity (it validates, renders, stores, and creates and e-mails the Magic Link), then start the
+ * lifecycle of the link it made. The render id comes with the input, so a retried activity finds
+ * the document it stored before instead of making a second one.
+ */
+import type { Caller, GenerateResult } from '../documents';
+import type { Ports } from './ports';
+
+export interface GenerateInput {
+  /** The body of POST /v1/generate, as the caller sent it. */
+  body: unknown;
+  caller: Caller;
+  /** `rnd_…`: names the render (and under Temporal the workflow, `generate-<render id>`); made by the activity when absent. */
+  renderId?: string;
+}
+
+export interface GenerateActivities {
+  generateDocument(input: GenerateInput): Promise<GenerateResult>;
+}
+
+export async function generateFlow(p: Ports<GenerateActivities>, input: GenerateInput, startLinkLifecycle: (linkId: string) => Promise<void>): Promise<GenerateResult> {
+  const result = await p.activities.generateDocument(input);
+  if (result.magic_link_piece_id) await startLinkLifecycle(result.magic_link_piece_id);
+  return result;
+}

@@ -1,0 +1,34 @@
+/**
+ * The activities Temporal workers run: the very operations the embedded engine calls
+ * (src/engine activitiesOf), with one change at the boundary: a PaperlinkError (a request that
+ * cannot succeed: 422, 404, 409) becomes a non-retryable ApplicationFailure carrying the error as
+ * data, so the API can answer exactly as the embedded engine would. Everything else (SMTP down,
+ * storage full, the database restarting) is thrown as is and retried by the workflow's policy.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { activitiesOf, type Activities } from '../src/engine';
+import { errorData, PaperlinkError } from '../src/errors';
+import type { Service } from '../src/service';
+import { REQUEST_FAILURE } from './common';
+
+/**
+ * The service's parts the activities work on; each holds the database, the document storage, the
+ * mailer, the renderer and the clock it was made with. `createService(loadConfig())` makes them.
+ */
+export type ActivityDeps = Pick<Service, 'documents' | 'links' | 'postcards'>;
+
+export function createActivities(deps: ActivityDeps): Activities {
+  const plain = activitiesOf(deps);
+  const wrapped = {} as Record<string, unknown>;
+  for (const [name, fn] of Object.entries(plain) as [string, (...args: unknown[]) => Promise<unknown>][]) {
+    wrapped[name] = async (...args: unknown[]) => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        if (err instanceof PaperlinkError) throw ApplicationFailure.create({ message: err.message, type: REQUEST_FAILURE, nonRetryable: true, details: [errorData(err)] });
+        throw err;
+      }
+    };
+  }
+  return wrapped as unknown as Activities;
+}

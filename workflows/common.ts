@@ -1,0 +1,29 @@
+/**
+ * Names shared by the workflows (inside Temporal's sandbox), the activities, the worker and the
+ * client helpers. No imports: the workflow bundle includes this file.
+ */
+
+/** The task queue the worker polls unless TEMPORAL_TASK_QUEUE says otherwise. */
+export const DEFAULT_TASK_QUEUE = 'paperlink';
+
+/** The ApplicationFailure type of a request that cannot succeed (a PaperlinkError): never retried. */
+export const REQUEST_FAILURE = 'PaperlinkError';
+
+/** Workflow ids from business ids, so starting the same work twice finds the first run. */
+export const workflowId = {
+  generate: (renderId: string) => `generate-${renderId}`,
+  link: (linkId: string) => `link-${linkId}`,
+  postcard: (postcardId: string) => `postcard-${postcardId}`,
+};
+
+/** Names of the link lifecycle's signals, query and update (the client helpers use them without loading the workflow library). */
+export const LINK = {
+  /** Signals: the first opening, a counted view, anything else (sent, send failed, ended). */
+  opened: 'opened',
+  viewed: 'viewed',
+  changed: 'changed',
+  /** Query: what the workflow last read of its link. */
+  status: 'status',
+  /** Update: revoke now. */
+  expire: 'expire',
+} as const;

@@ -1,0 +1,149 @@
+/**
+ * The Temporal adapter of the flows: the only file that imports `@temporalio/workflow`. Each
+ * workflow hands a flow of src/flows the ports it needs (activities, time, timers, signals), so
+ * Temporal runs exactly the code the embedded engine runs. Workflow ids come from business ids
+ * (`generate-<render id>`, `link-<link id>`, `postcard-<postcard id>`): starting one twice is a no-op.
+ *
+ * Bundled into Temporal's sandbox: no Node built-ins, and only type imports from the rest of src.
+ */
+import {
+  allHandlersFinished,
+  condition,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  log,
+  ParentClosePolicy,
+  proxyActivities,
+  setHandler,
+  sleep,
+  startChild,
+} from '@temporalio/workflow';
+import type { GenerateResult } from '../src/documents';
+import { generateFlow, type GenerateActivities, type GenerateInput } from '../src/flows/generate';
+import { CHANGED, linkLifecycle as lifecycleFlow, type LinkActivities, type LinkState } from '../src/flows/link';
+import { postcardIntake as intakeFlow, type PostcardActivities, type PostcardStatus } from '../src/flows/postcard';
+import type { Ports } from '../src/flows/ports';
+import { LINK, REQUEST_FAILURE, workflowId } from './common';
+
+
+// Rendering is CPU work of seconds; storage and the database are retried with back-off, a broken
+// request (422, 409, 404) is not retried at all.
+const generateActivities = proxyActivities<GenerateActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8, nonRetryableErrorTypes: [REQUEST_FAILURE] },
+});
+// Sending mail and reading a link: SMTP outages are retried by the activity for about 2 hours, and
+// the flow itself resends later (SEND_RETRY_MS) when the link is still unsent.
+const linkActivities = proxyActivities<LinkActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes', maximumAttempts: 20, nonRetryableErrorTypes: [REQUEST_FAILURE] },
+});
+// A postcard's render is retried a few times here; the flow then waits (RENDER_RETRY_MS) and tries again.
+const postcardActivities = proxyActivities<PostcardActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 5 },
+});
+
+/** The flows' ports on Temporal: workflow time, durable timers, conditions re-checked after every signal. */
+function ports<A>(activities: A, handlers: Map<string, () => void> = new Map()): Ports<A> {
+  return {
+    activities,
+    now: () => Date.now(), // deterministic inside a workflow: the time of the current workflow task
+    sleep: (ms) => sleep(Math.max(1, ms)),
+    condition: async (test, timeoutMs) => {
+      if (timeoutMs === undefined) {
+        await condition(test);
+        return true;
+      }
+      return condition(test, Math.max(1, timeoutMs));
+    },
+    onSignal: (name, handler) => {
+      handlers.set(name, handler);
+    },
+  };
+}
+
+// ---- generate ------------------------------------------------------------------------------
+
+/** Renders, stores and shares one document; starts the lifecycle of the Magic Link it made. */
+export async function generate(input: GenerateInput): Promise<GenerateResult> {
+  return generateFlow(ports(generateActivities), input, async (linkId) => {
+    try {
+      await startChild(linkLifecycle, { workflowId: workflowId.link(linkId), args: [linkId], parentClosePolicy: ParentClosePolicy.ABANDON });
+    } catch (err) {
+      // the API may have started it already (a view or a resend signals with start)
+      if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;
+    }
+  });
+}
+
+// ---- link lifecycle ------------------------------------------------------------------------
+
+/** The recipient opened the link for the first time. */
+export const openedSignal = defineSignal(LINK.opened);
+/** A view was counted (the API signals the view that used the last one). */
+export const viewedSignal = defineSignal(LINK.viewed);
+/** Anything else changed: sent, send failed, ended. */
+export const changedSignal = defineSignal(LINK.changed);
+
+export interface LinkStatusView {
+  link_id: string;
+  /** The link's state as the workflow last read it; null before the first read. */
+  state: LinkState | null;
+  /** How the lifecycle ended, once it has. */
+  ended: 'expired' | 'revoked' | null;
+}
+/** What the workflow knows of its link. */
+export const statusQuery = defineQuery<LinkStatusView>(LINK.status);
+/** Revokes the link now and returns its final state; refused when the link has ended already. */
+export const expireUpdate = defineUpdate<LinkState, [ExpireOptions]>(LINK.expire);
+export interface ExpireOptions {
+  /** Why, for the worker's log. */
+  reason?: string;
+}
+
+export async function linkLifecycle(linkId: string): Promise<'expired' | 'revoked'> {
+  let last: LinkState | null = null;
+  let ended: 'expired' | 'revoked' | null = null;
+  const handlers = new Map<string, () => void>();
+  const changed = () => handlers.get(CHANGED)?.();
+  // the flow listens for CHANGED ('changed'); opened and viewed wake it the same way
+  for (const s of [openedSignal, viewedSignal, changedSignal]) setHandler(s, changed);
+  setHandler(statusQuery, () => ({ link_id: linkId, state: last, ended }));
+
+  // (the proxy makes its methods on demand: it cannot be spread)
+  const activities: LinkActivities = {
+    linkState: async (id) => (last = await linkActivities.linkState(id)),
+    deliverLink: (id) => linkActivities.deliverLink(id),
+    expireLink: (id) => linkActivities.expireLink(id),
+    revokeLink: (id) => linkActivities.revokeLink(id),
+  };
+  setHandler(
+    expireUpdate,
+    async (options) => {
+      log.info('revoking magic link', { linkId, reason: options?.reason ?? null });
+      await linkActivities.revokeLink(linkId);
+      const state = await activities.linkState(linkId);
+      changed();
+      return state;
+    },
+    {
+      validator: (options) => {
+        if (ended || last?.status === 'expired' || last?.status === 'revoked') throw new Error(`the link has ended already (${ended ?? last?.status})`);
+        if (options?.reason !== undefined && (typeof options.reason !== 'string' || options.reason.length > 500)) throw new Error('reason must be text of at most 500 characters');
+      },
+    },
+  );
+
+  ended = await lifecycleFlow(ports(activities, handlers), linkId);
+  await condition(allHandlersFinished);
+  return ended;
+}
+
+// ---- postcard intake -----------------------------------------------------------------------
+
+/** Renders a received postcard; ends `rendered` or `failed`, retrying unexpected errors. */
+export async function postcardIntake(postcardId: string): Promise<PostcardStatus> {
+  return intakeFlow(ports(postcardActivities), postcardId, (err) => log.warn('postcard render failed; retrying', { postcardId, error: String(err) }));
+}
