@@ -1,0 +1,125 @@
+/**
+ * The activities a Temporal worker runs, under Temporal's MockActivityEnvironment, against a real
+ * service (SQLite and PostgreSQL): what they do to the database, and how their failures reach
+ * Temporal (a request that cannot succeed is non-retryable and carries the API's error; anything
+ * else is retried).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { loadConfig } from '../../src/config';
+import { ValidationError } from '../../src/errors';
+import type { Activities } from '../../src/engine';
+import { parseLinkSettings } from '../../src/links/policy';
+import { createService, type Service } from '../../src/service';
+import { EXAMPLE_IDS } from '../../src/templates/store';
+import { createActivities } from '../../workflows/activities';
+import { requestError } from '../../workflows/client';
+import { REQUEST_FAILURE } from '../../workflows/common';
+import { BACKENDS, freshPostgres } from '../support/service';
+
+const root = path.resolve(__dirname, '../..');
+const sample = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
+const letter = { template_id: EXAMPLE_IDS.letter, merge_parameters: { recipient_name: 'Ada', body: 'Hello' }, destinations: { inkit_storage: {} } };
+
+describe.each(BACKENDS)('activities on %s', (backend) => {
+  let service: Service;
+  let dataDir: string;
+  let activities: Activities;
+  const env = new MockActivityEnvironment();
+  const run = <K extends keyof Activities>(name: K, ...args: Parameters<Activities[K]>) => env.run(activities[name] as (...a: unknown[]) => Promise<unknown>, ...args) as ReturnType<Activities[K]>;
+
+  beforeAll(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-activities-'));
+    const databaseUrl = backend === 'postgres' ? await freshPostgres() : undefined;
+    service = await createService(loadConfig({}, { dataDir, databaseUrl, logLevel: 'silent' }), { log: () => undefined });
+    await service.apps.magicLink.put({});
+    activities = createActivities(service);
+  });
+  afterAll(async () => {
+    await service.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('generates once per render id: a retried activity returns the document it stored before', async () => {
+    const variables = (await service.templates.load(EXAMPLE_IDS.letter)).variables;
+    const body = { ...letter, merge_parameters: Object.fromEntries(variables.map((v) => [v, `value of ${v}`])) };
+    const input = { body, caller: { keyId: null, name: 'temporal test' }, renderId: 'rnd_activity_retry_1' };
+    const first = await run('generateDocument', input);
+    const again = await run('generateDocument', input);
+    expect(first.id).toBe('rnd_activity_retry_1');
+    expect(again.document_id).toBe(first.document_id);
+    const all = await service.documents.list({ limit: 100 });
+    expect(all.data.filter((d) => d.id === first.document_id)).toHaveLength(1);
+    expect(all.data).toHaveLength(1);
+  });
+
+  it('makes a broken request a non-retryable failure that carries the API error', async () => {
+    const err = await run('generateDocument', { body: { template_id: 'tmpl_nope', destinations: {} }, caller: { keyId: null, name: null } }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    const failure = err as ApplicationFailure;
+    expect(failure.type).toBe(REQUEST_FAILURE);
+    expect(failure.nonRetryable).toBe(true);
+    const revived = requestError(failure);
+    expect(revived).toBeInstanceOf(ValidationError);
+    expect(revived!.code).toBe('validation_failed');
+    expect(revived!.details.map((d) => d.field).sort()).toEqual(['destinations', 'merge_parameters', 'template_id']);
+  });
+
+  it('reads, delivers, expires and revokes a link', async () => {
+    const variables = (await service.templates.load(EXAMPLE_IDS.letter)).variables;
+    const body = {
+      ...letter,
+      merge_parameters: Object.fromEntries(variables.map((v) => [v, 'x'])),
+      destinations: { magic_link: { recipient_email: 'ada@example.com', retain_from_created: { hours: 24 } } },
+    };
+    const made = await run('generateDocument', { body, caller: { keyId: null, name: null } });
+    const id = made.magic_link_piece_id!;
+    const state = await run('linkState', id);
+    expect(state).toMatchObject({ status: 'active', sent: true, sendAttempts: 1, viewsLeft: null });
+    expect(Date.parse(state.expiresAt!) - Date.parse((await service.links.get(id)).created_at)).toBe(24 * 3_600_000);
+    expect(await run('deliverLink', id)).toBe(true);
+    expect((await run('linkState', id)).sendAttempts).toBe(2);
+    await run('expireLink', id);
+    expect((await run('linkState', id)).status).toBe('expired');
+
+    const other = await service.links.create(made.document_id, parseLinkSettings({ recipient_email: 'b@example.com', expire_after_n_views: 2 }, 'magic_link'), null);
+    await run('revokeLink', other.link.id);
+    expect((await run('linkState', other.link.id)).status).toBe('revoked');
+  });
+
+  it('renders a received postcard, and says so when it is asked again', async () => {
+    const token = (await service.keys.create('postcard', 'activities test')).secret;
+    const { id } = await service.postcards.accept({ api_token: token, template_id: EXAMPLE_IDS.postcard, ...sample });
+    expect(await run('renderPostcard', id)).toBe('rendered');
+    expect(await run('renderPostcard', id)).toBe('rendered');
+    expect((await service.postcards.get(id)).document_id).toMatch(/^doc_/);
+  });
+
+  it('lets an unexpected failure (document storage unwritable) through as retryable, and renders once it is fixed', async () => {
+    const token = (await service.keys.create('postcard', 'activities test 2')).secret;
+    const { id } = await service.postcards.accept({ api_token: token, template_id: EXAMPLE_IDS.postcard, ...sample });
+    const docs = path.join(dataDir, 'documents');
+    fs.renameSync(docs, `${docs}.away`);
+    fs.writeFileSync(docs, 'not a folder');
+    try {
+      const err = await run('renderPostcard', id).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      // the file system's own error (another realm's Error under jest), not an ApplicationFailure
+      expect((err as Error).message).toMatch(/ENOTDIR|EEXIST/);
+      expect(err).not.toBeInstanceOf(ApplicationFailure);
+      expect((await service.postcards.get(id)).status).toBe('received');
+    } finally {
+      fs.rmSync(docs);
+      fs.renameSync(`${docs}.away`, docs);
+    }
+    expect(await run('renderPostcard', id)).toBe('rendered');
+  });
+});
