@@ -29,7 +29,7 @@ describe.each(BACKENDS)('activities on %s', (backend) => {
   let dataDir: string;
   let activities: Activities;
   const env = new MockActivityEnvironment();
-  const run = <K extends keyof Activities>(name: K, ...args: Parameters<Activities[K]>) => env.run(activities[name] as (...a: unknown[]) => Promise<unknown>, ...args) as ReturnType<Activities[K]>;
+  const run = <K extends keyof Activities>(name: K, ...args: Parameters<Activities[K]>) => (env.run as (fn: unknown, ...a: unknown[]) => Promise<unknown>)(activities[name], ...args) as ReturnType<Activities[K]>;
 
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-activities-'));
