@@ -148,6 +148,22 @@ export class HistoryBuilder {
     return this;
   }
 
+  /** The workflow accepted an update (in the task just completed); returns the accepted event's id. */
+  acceptUpdate(name: string, updateId: string, ...args: unknown[]): number {
+    return this.add('WORKFLOW_EXECUTION_UPDATE_ACCEPTED', 'workflowExecutionUpdateAcceptedEventAttributes', {
+      protocolInstanceId: updateId,
+      acceptedRequestMessageId: `${updateId}/request`,
+      acceptedRequestSequencingEventId: this.lastCompleted - 2,
+      acceptedRequest: { meta: { updateId, identity: 'test' }, input: { name, args: payloads(...args) } },
+    });
+  }
+
+  /** The update's handler returned (in the task just completed). */
+  completeUpdate(updateId: string, acceptedEventId: number, result: unknown): this {
+    this.add('WORKFLOW_EXECUTION_UPDATE_COMPLETED', 'workflowExecutionUpdateCompletedEventAttributes', { meta: { updateId }, acceptedEventId, outcome: { success: payloads(result) } });
+    return this;
+  }
+
   complete(result: unknown): this {
     this.add('WORKFLOW_EXECUTION_COMPLETED', 'workflowExecutionCompletedEventAttributes', { result: payloads(result), workflowTaskCompletedEventId: this.lastCompleted });
     return this;

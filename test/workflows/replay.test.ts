@@ -100,6 +100,20 @@ describe('link lifecycle', () => {
     await replay(h, id);
   });
 
+  it('revokes through the expire update: the handler revokes, reads the link, and the lifecycle ends', async () => {
+    const { h, timer } = waiting(state({ expiresAt: at(7 * DAY) }));
+    h.advance(HOUR).task();
+    const accepted = h.acceptUpdate('expire', 'upd-1', { reason: 'test' });
+    h.call('revokeLink', ['ml_1'], undefined);
+    const revoked = state({ status: 'revoked', expiresAt: at(7 * DAY) });
+    h.task().call('linkState', ['ml_1'], revoked);
+    h.task().completeUpdate('upd-1', accepted, revoked);
+    h.cancelTimer(timer!);
+    h.call('linkState', ['ml_1'], revoked);
+    h.task().complete('revoked');
+    await replay(h, id);
+  });
+
   it('starts the timer at the first opening: no timer before it, then one until the new deadline', async () => {
     const { h } = waiting(state({}));
     h.advance(2 * DAY).signal('opened');
