@@ -85,7 +85,14 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const postcards = new Postcards(db, clock, keys, templates, documents, database.inTransaction);
   const parts = { documents, links, postcards };
   const activities = activitiesOf(parts);
-  const engine = options.engine ? await options.engine(activities) : new EmbeddedEngine(clock, activities, options.onFlowError, activities, activities);
+  let engine: Engine;
+  try {
+    engine = options.engine ? await options.engine(activities) : new EmbeddedEngine(clock, activities, options.onFlowError, activities, activities);
+  } catch (err) {
+    mailer.close();
+    await database.close();
+    throw err;
+  }
   if (options.runFlows) {
     links.onChange = (id, change) => engine.linkChanged(id, change);
     postcards.onReceived = (id) => engine.postcardReceived(id);

@@ -34,8 +34,19 @@ export function connectionOptions(t: TemporalConfig): Pick<ConnectionOptions, 'a
   };
 }
 
+/** What to say when the Temporal frontend cannot be reached. */
+export function unreachable(t: TemporalConfig, err: unknown): PaperlinkError {
+  const why = err instanceof Error ? err.message : String(err);
+  return new PaperlinkError(
+    'temporal_unreachable',
+    `Cannot reach Temporal at ${t.address} (namespace ${t.namespace}): ${why}. Start a Temporal server there, or set TEMPORAL_ADDRESS (with TEMPORAL_API_KEY or TEMPORAL_TLS_CERT/TEMPORAL_TLS_KEY for Temporal Cloud), or unset ENGINE to run flows in this process.`,
+  );
+}
+
 export async function connectClient(t: TemporalConfig): Promise<Client> {
-  const connection = await Connection.connect(connectionOptions(t));
+  const connection = await Connection.connect(connectionOptions(t)).catch((err: unknown) => {
+    throw unreachable(t, err);
+  });
   return new Client({ connection, namespace: t.namespace });
 }
 

@@ -10,7 +10,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { requirePostgres, type Config } from '../src/config';
 import { createService } from '../src/service';
 import { createActivities } from './activities';
-import { connectionOptions } from './client';
+import { connectionOptions, unreachable } from './client';
 
 /** The workflow file to give `Worker.create({ workflowsPath })` (or `bundleWorkflowCode`). */
 export const workflowsPath = require.resolve('./workflows');
@@ -30,7 +30,9 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
   const service = await createService(config, { log });
   let connection: NativeConnection | undefined;
   try {
-    connection = await NativeConnection.connect(connectionOptions(t));
+    connection = await NativeConnection.connect(connectionOptions(t)).catch((err: unknown) => {
+      throw unreachable(t, err);
+    });
     const worker = await Worker.create({
       connection,
       namespace: t.namespace,
