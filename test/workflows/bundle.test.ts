@@ -3,6 +3,7 @@
  * (which refuses Node built-ins anywhere in the import graph), and the lint rule that says so in
  * the editor, before a bundle is ever made.
  */
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { ESLint } from 'eslint';
@@ -29,6 +30,22 @@ describe('the workflow bundle', () => {
     expect(err).toBeInstanceOf(Error);
     // the bundler names the module in its error, or in webpack's output when the scheme is node:
     expect(`${err!.message}\n${said.join('\n')}`).toContain(builtin);
+  }, 60_000);
+});
+
+describe('the package for engineers', () => {
+  it('exports the client helpers, the worker parts and a bundleable workflows file by package name', async () => {
+    // node resolves the package's own name through its "exports", as in an engineer's project (needs `npm run build`)
+    const script = `const c = require('n8n-nodes-paperlink/workflows/client'); const w = require('n8n-nodes-paperlink/workflows/worker');
+      console.log(JSON.stringify({ client: Object.keys(c).sort(), worker: Object.keys(w).sort(), path: w.workflowsPath }));`;
+    const r = spawnSync(process.execPath, ['-e', script], { cwd: root, encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    const found = JSON.parse(r.stdout) as { client: string[]; worker: string[]; path: string };
+    expect(found.client).toEqual(expect.arrayContaining(['generateDocument', 'startPostcardIntake', 'linkStatus', 'signalLink', 'expireLink', 'requestError', 'TemporalEngine', 'workflowId']));
+    expect(found.worker).toEqual(expect.arrayContaining(['createActivities', 'runWorker', 'workflowsPath']));
+    expect(found.path).toBe(path.join(root, 'dist/workflows/workflows.js'));
+    const { code } = await bundleWorkflowCode({ workflowsPath: found.path, logger });
+    expect(code).toContain('linkLifecycle');
   }, 60_000);
 });
 
