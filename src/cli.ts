@@ -370,6 +370,11 @@ export async function main(args: string[], io: Io = processIo): Promise<number> 
 }
 
 if (require.main === module) {
+  // `paperlink … | head` closes the pipe early: that is the reader's choice, not an error
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;

@@ -33,3 +33,5 @@ export {
   type ErrorDetail,
   type SourceLocation,
 } from './errors';
+export { createService, type Service, type ServiceOptions } from './service';
+export { loadConfig, type Config } from './config';
