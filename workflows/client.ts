@@ -143,17 +143,26 @@ const SIGNAL_OF: Record<LinkChange, 'opened' | 'viewed' | 'changed'> = { opened:
 /**
  * ENGINE=temporal: the API hands its flows to Temporal workers. Generation waits for its workflow
  * (the API answers as before); link changes and received postcards start or signal their
- * workflows and do not wait: the database holds the truth, and a start that fails is retried at
- * the next start of the service (resume).
+ * workflows and do not wait: the database holds the truth, and a start or signal that fails is
+ * retried every 30 s (and at the next start of the service, by resume).
  */
 export class TemporalEngine implements Engine {
   readonly kind = 'temporal';
+  /** Starts and signals that failed (Temporal unreachable for a moment), retried every RETRY_MS. */
+  private readonly pending = new Map<string, () => Promise<void>>();
+  private readonly timer: NodeJS.Timeout;
+  static RETRY_MS = 30_000;
 
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string,
     private readonly onError: (id: string, err: unknown) => void = () => undefined,
-  ) {}
+    /** How long one start or signal may take before it counts as failed (and is kept for later). */
+    private readonly callTimeoutMs = 10_000,
+  ) {
+    this.timer = setInterval(() => void this.retry(), TemporalEngine.RETRY_MS);
+    this.timer.unref();
+  }
 
   static async connect(t: TemporalConfig, onError?: (id: string, err: unknown) => void): Promise<TemporalEngine> {
     return new TemporalEngine(await connectClient(t), t.taskQueue, onError);
@@ -164,11 +173,36 @@ export class TemporalEngine implements Engine {
   }
 
   linkChanged(id: string, change: LinkChange): void {
-    signalLink(this.client, id, SIGNAL_OF[change], { taskQueue: this.taskQueue }).catch((err) => this.onError(workflowId.link(id), err));
+    this.attempt(workflowId.link(id), () => signalLink(this.client, id, SIGNAL_OF[change], { taskQueue: this.taskQueue }));
   }
 
   postcardReceived(id: string): void {
-    startPostcardIntake(this.client, id, { taskQueue: this.taskQueue }).catch((err) => this.onError(workflowId.postcard(id), err));
+    this.attempt(workflowId.postcard(id), () => startPostcardIntake(this.client, id, { taskQueue: this.taskQueue }));
+  }
+
+  /** Runs it now; if Temporal cannot be reached, keeps it and tries again later (the database holds the record meanwhile). */
+  private attempt(key: string, call: () => Promise<void>): void {
+    const fn = () => this.client.withDeadline(Date.now() + this.callTimeoutMs, call);
+    fn().then(
+      () => this.pending.delete(key),
+      (err: unknown) => {
+        this.pending.set(key, fn);
+        this.onError(key, err);
+      },
+    );
+  }
+
+  /** Tries the failed starts and signals again; returns how many are still pending. */
+  async retry(): Promise<number> {
+    for (const [key, fn] of [...this.pending]) {
+      try {
+        await fn();
+        this.pending.delete(key);
+      } catch (err) {
+        this.onError(key, err);
+      }
+    }
+    return this.pending.size;
   }
 
   async resume(work: { links: string[]; postcards: string[] }): Promise<void> {
@@ -177,6 +211,7 @@ export class TemporalEngine implements Engine {
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.timer);
     await this.client.connection.close();
   }
 }
