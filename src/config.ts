@@ -27,6 +27,12 @@ export interface Config {
   mailFrom: string;
   /** Where postcard requests are posted (no version prefix, spec §9). */
   postcardPath: string;
+  /** Deliver webhooks to loopback, link-local and private addresses too (off by default). */
+  webhookAllowPrivate: boolean;
+  /** How long one webhook delivery attempt may take. */
+  webhookTimeoutMs: number;
+  /** How long a webhook delivery is retried before it is marked failed. */
+  webhookRetryHours: number;
   /** What runs the flows: this process (`embedded`) or Temporal workers (`temporal`). */
   engine: 'embedded' | 'temporal';
   temporal: TemporalConfig;
@@ -93,7 +99,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const engine = overrides.engine ?? ((env.ENGINE ?? 'embedded') as Config['engine']);
   if (engine !== 'embedded' && engine !== 'temporal') throw new ConfigError(`ENGINE must be "embedded" or "temporal", not ${JSON.stringify(engine)}.`);
   const temporal = overrides.temporal ?? temporalConfig(env);
-  return { port, host, dataDir, databaseUrl, storage, bodyLimit, publicUrl, logLevel, smtpUrl, mailFrom, postcardPath, engine, temporal };
+  const allow = env.WEBHOOK_ALLOW_PRIVATE ?? 'false';
+  if (!['true', 'false'].includes(allow)) throw new ConfigError(`WEBHOOK_ALLOW_PRIVATE must be true or false, not ${JSON.stringify(allow)}.`);
+  const webhookAllowPrivate = overrides.webhookAllowPrivate ?? allow === 'true';
+  const webhookTimeoutMs = overrides.webhookTimeoutMs ?? Number(env.WEBHOOK_TIMEOUT_MS ?? 10_000);
+  if (!Number.isInteger(webhookTimeoutMs) || webhookTimeoutMs < 100 || webhookTimeoutMs > 120_000) throw new ConfigError(`WEBHOOK_TIMEOUT_MS must be milliseconds from 100 to 120000, not ${JSON.stringify(env.WEBHOOK_TIMEOUT_MS)}.`);
+  const webhookRetryHours = overrides.webhookRetryHours ?? Number(env.WEBHOOK_RETRY_HOURS ?? 24);
+  if (!(webhookRetryHours > 0 && webhookRetryHours <= 24 * 30)) throw new ConfigError(`WEBHOOK_RETRY_HOURS must be hours from more than 0 to 720, not ${JSON.stringify(env.WEBHOOK_RETRY_HOURS)}.`);
+  return { port, host, dataDir, databaseUrl, storage, bodyLimit, publicUrl, logLevel, smtpUrl, mailFrom, postcardPath, webhookAllowPrivate, webhookTimeoutMs, webhookRetryHours, engine, temporal };
 }
 
 function temporalConfig(env: Env): TemporalConfig {

@@ -13,6 +13,7 @@ import { Idempotency } from './idempotency';
 import { Keys } from './keys';
 import { activitiesOf, type Activities, type Engine } from './engine';
 import { EmbeddedEngine } from './engine/embedded';
+import { Events } from './events';
 import { MagicLinks } from './links';
 import { MagicLinkApps } from './links/app';
 import { createMailer, type Mailer } from './mail';
@@ -20,6 +21,7 @@ import { Postcards } from './postcards';
 import { packageRoot } from './paths';
 import { DatabaseStorage, FileStorage, type Storage } from './storage';
 import { TemplateStore } from './templates/store';
+import { Dispatcher, Webhooks } from './webhooks';
 
 export interface Service {
   config: Config;
@@ -33,6 +35,11 @@ export interface Service {
   mailer: Mailer;
   links: MagicLinks;
   postcards: Postcards;
+  webhooks: Webhooks;
+  /** The outbox: what changed, for webhooks. */
+  events: Events;
+  /** Sends webhook deliveries (started by runFlows under the embedded engine). */
+  dispatcher: Dispatcher;
   apps: { magicLink: MagicLinkApps };
   engine: Engine;
   /** The operations flows call (what a Temporal worker registers). */
@@ -79,11 +86,15 @@ export async function createService(config: Config, options: ServiceOptions = {}
     auth_types: ['email'],
     oidc_providers: [],
   });
-  const links = new MagicLinks(db, clock, mailer, magicLink, database.inTransaction);
+  const events = new Events(clock);
+  const links = new MagicLinks(db, clock, mailer, magicLink, events, database.inTransaction);
   const keys = new Keys(db, clock);
-  const documents = new Documents(db, storage, templates, clock, links);
-  const postcards = new Postcards(db, clock, keys, templates, documents, database.inTransaction);
-  const parts = { documents, links, postcards };
+  const documents = new Documents(db, storage, templates, clock, links, events);
+  const postcards = new Postcards(db, clock, keys, templates, documents, events, database.inTransaction);
+  const webhookOptions = { allowPrivate: config.webhookAllowPrivate, timeoutMs: config.webhookTimeoutMs, retryForMs: config.webhookRetryHours * 3_600_000 };
+  const webhooks = new Webhooks(db, clock, events, webhookOptions);
+  const dispatcher = new Dispatcher(db, clock, { ...webhookOptions, log: options.log });
+  const parts = { documents, links, postcards, dispatcher };
   const activities = activitiesOf(parts);
   let engine: Engine;
   try {
@@ -94,6 +105,12 @@ export async function createService(config: Config, options: ServiceOptions = {}
     throw err;
   }
   if (options.runFlows) {
+    if (engine.eventsEmitted) {
+      events.onEmitted = () => engine.eventsEmitted!();
+    } else {
+      events.onEmitted = () => dispatcher.wake();
+      dispatcher.start();
+    }
     links.onChange = (id, change) => engine.linkChanged(id, change);
     postcards.onReceived = (id) => engine.postcardReceived(id);
     await engine.resume({ links: await links.activeIds(), postcards: await postcards.receivedIds() });
@@ -110,6 +127,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
     mailer,
     links,
     postcards,
+    webhooks,
+    events,
+    dispatcher,
     apps: { magicLink },
     engine,
     activities,
@@ -119,6 +139,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     },
     close: async () => {
       await engine.stop();
+      await dispatcher.stop();
       mailer.close();
       await database.close();
     },

@@ -15,7 +15,7 @@ import { REQUEST_FAILURE } from './common';
  * The service's parts the activities work on; each holds the database, the document storage, the
  * mailer, the renderer and the clock it was made with. `createService(loadConfig())` makes them.
  */
-export type ActivityDeps = Pick<Service, 'documents' | 'links' | 'postcards'>;
+export type ActivityDeps = Pick<Service, 'documents' | 'links' | 'postcards' | 'dispatcher'>;
 
 export function createActivities(deps: ActivityDeps): Activities {
   const plain = activitiesOf(deps);

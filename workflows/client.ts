@@ -17,6 +17,7 @@ import type { LinkChange, LinkState } from '../src/flows/link';
 import type { PostcardStatus } from '../src/flows/postcard';
 import { newId } from '../src/ids';
 import { DEFAULT_TASK_QUEUE, LINK, REQUEST_FAILURE, workflowId } from './common';
+import { WAKE } from '../src/flows/webhooks';
 import type { ExpireOptions, LinkStatusView } from './workflows';
 
 export { DEFAULT_TASK_QUEUE, workflowId } from './common';
@@ -122,6 +123,18 @@ export async function signalLink(client: Client, linkId: string, signal: 'opened
   });
 }
 
+/** Starts or wakes the webhook dispatcher workflow of the task queue. */
+export async function wakeWebhooks(client: Client, options: StartOptions = {}): Promise<void> {
+  const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
+  await client.workflow.signalWithStart<() => Promise<'idle'>, []>('webhookDispatch', {
+    workflowId: workflowId.webhooks(taskQueue),
+    taskQueue,
+    args: [],
+    signal: WAKE,
+    signalArgs: [],
+  });
+}
+
 /** What the link's lifecycle workflow knows of it. */
 export function linkStatus(client: Client, linkId: string): Promise<LinkStatusView> {
   return client.workflow.getHandle(workflowId.link(linkId)).query<LinkStatusView, []>(LINK.status);
@@ -151,6 +164,7 @@ export class TemporalEngine implements Engine {
   /** Starts and signals that failed (Temporal unreachable for a moment), retried every RETRY_MS. */
   private readonly pending = new Map<string, () => Promise<void>>();
   private readonly timer: NodeJS.Timeout;
+  private wakeScheduled = false;
   static RETRY_MS = 30_000;
 
   constructor(
@@ -174,6 +188,16 @@ export class TemporalEngine implements Engine {
 
   linkChanged(id: string, change: LinkChange): void {
     this.attempt(workflowId.link(id), () => signalLink(this.client, id, SIGNAL_OF[change], { taskQueue: this.taskQueue }));
+  }
+
+  /** Wakes the webhook dispatcher workflow (starting it if needed), at most once per 200 ms. */
+  eventsEmitted(): void {
+    if (this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    setTimeout(() => {
+      this.wakeScheduled = false;
+      this.attempt(workflowId.webhooks(this.taskQueue), () => wakeWebhooks(this.client, { taskQueue: this.taskQueue }));
+    }, 200).unref();
   }
 
   postcardReceived(id: string): void {
@@ -206,6 +230,7 @@ export class TemporalEngine implements Engine {
   }
 
   async resume(work: { links: string[]; postcards: string[] }): Promise<void> {
+    await wakeWebhooks(this.client, { taskQueue: this.taskQueue });
     for (const id of work.links) await signalLink(this.client, id, 'changed', { taskQueue: this.taskQueue });
     for (const id of work.postcards) await startPostcardIntake(this.client, id, { taskQueue: this.taskQueue });
   }

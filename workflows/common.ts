@@ -14,6 +14,8 @@ export const workflowId = {
   generate: (renderId: string) => `generate-${renderId}`,
   link: (linkId: string) => `link-${linkId}`,
   postcard: (postcardId: string) => `postcard-${postcardId}`,
+  /** One dispatcher for the whole namespace and task queue. */
+  webhooks: (taskQueue: string) => `webhooks-${taskQueue}`,
 };
 
 /** Names of the link lifecycle's signals, query and update (the client helpers use them without loading the workflow library). */

@@ -10,7 +10,9 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { requirePostgres, type Config } from '../src/config';
 import { createService } from '../src/service';
 import { createActivities } from './activities';
-import { connectionOptions, unreachable } from './client';
+import { Client } from '@temporalio/client';
+import type { Service } from '../src/service';
+import { connectionOptions, TemporalEngine, unreachable } from './client';
 
 /** The workflow file to give `Worker.create({ workflowsPath })` (or `bundleWorkflowCode`). */
 export const workflowsPath = require.resolve('./workflows');
@@ -27,12 +29,14 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
   const log = options.log ?? ((line: string) => console.error(line));
   requirePostgres(config, 'paperlink worker');
   const t = config.temporal;
-  const service = await createService(config, { log });
-  let connection: NativeConnection | undefined;
+  const connection = await NativeConnection.connect(connectionOptions(t)).catch((err: unknown) => {
+    throw unreachable(t, err);
+  });
+  let service: Service | undefined;
   try {
-    connection = await NativeConnection.connect(connectionOptions(t)).catch((err: unknown) => {
-      throw unreachable(t, err);
-    });
+    // the worker's own changes (a generated document, a link sent) wake the webhook workflow too
+    const client = new Client({ connection, namespace: t.namespace });
+    service = await createService(config, { log, runFlows: true, engine: () => new TemporalEngine(client, t.taskQueue, (id, err) => log(`${id}: ${err instanceof Error ? err.message : String(err)}`)) });
     const worker = await Worker.create({
       connection,
       namespace: t.namespace,
@@ -56,7 +60,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     }
     log('paperlink worker: stopped');
   } finally {
-    await connection?.close();
-    await service.close();
+    await service?.close(); // its engine closes the shared connection
+    if (!service) await connection.close();
   }
 }

@@ -9,6 +9,7 @@
 import {
   allHandlersFinished,
   condition,
+  continueAsNew,
   defineQuery,
   defineSignal,
   defineUpdate,
@@ -24,6 +25,7 @@ import { generateFlow, type GenerateActivities, type GenerateInput } from '../sr
 import { CHANGED, linkLifecycle as lifecycleFlow, type LinkActivities, type LinkState } from '../src/flows/link';
 import { postcardIntake as intakeFlow, type PostcardActivities, type PostcardStatus } from '../src/flows/postcard';
 import type { Ports } from '../src/flows/ports';
+import { WAKE, webhookDispatch as dispatchFlow, type WebhookActivities } from '../src/flows/webhooks';
 import { LINK, REQUEST_FAILURE, workflowId } from './common';
 
 
@@ -146,4 +148,25 @@ export async function linkLifecycle(linkId: string): Promise<'expired' | 'revoke
 /** Renders a received postcard; ends `rendered` or `failed`, retrying unexpected errors. */
 export async function postcardIntake(postcardId: string): Promise<PostcardStatus> {
   return intakeFlow(ports(postcardActivities), postcardId, (err) => log.warn('postcard render failed; retrying', { postcardId, error: String(err) }));
+}
+
+// ---- webhook delivery ----------------------------------------------------------------------
+
+// One round delivers everything due; each POST has its own timeout (WEBHOOK_TIMEOUT_MS), and a
+// failed delivery is rescheduled in the database, so the activity itself rarely fails.
+const webhookActivities = proxyActivities<WebhookActivities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+});
+
+/** New events were written: look now instead of at the next retry. */
+export const wakeSignal = defineSignal(WAKE);
+
+/** Delivers webhook events (workflow `webhooks-<task queue>`), continuing as new every 100 rounds. */
+export async function webhookDispatch(): Promise<'idle'> {
+  const handlers = new Map<string, () => void>();
+  setHandler(wakeSignal, () => handlers.get(WAKE)?.());
+  const outcome = await dispatchFlow(ports(webhookActivities, handlers));
+  if (outcome === 'more') await continueAsNew<typeof webhookDispatch>();
+  return 'idle';
 }

@@ -147,7 +147,61 @@ export interface PostcardsTable {
   updated_at: string;
 }
 
+export interface EventsTable {
+  /** evt_… */
+  id: string;
+  type: string;
+  /** The id of the resource the event is about: deliveries keep its events in order. */
+  resource_id: string;
+  /** JSON: the event's `data`. */
+  data: string;
+  created_at: string;
+}
+
+export interface WebhooksTable {
+  /** wh_… */
+  id: string;
+  url: string;
+  /** JSON: the event types, or ["*"]. */
+  events: string;
+  description: string | null;
+  /** The signing secret (whsec_…). Kept as is: every delivery is signed with it. */
+  secret: string;
+  created_at: string;
+}
+
+export interface DeliveriesTable {
+  /** dlv_… */
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  resource_id: string;
+  /** pending | succeeded | failed */
+  status: string;
+  attempts: number;
+  next_attempt_at: string;
+  last_status_code: number | null;
+  last_error: string | null;
+  last_duration_ms: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DeliveryAttemptsTable {
+  id: string;
+  delivery_id: string;
+  webhook_id: string;
+  at: string;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+}
+
 export interface Schema {
+  events: EventsTable;
+  webhooks: WebhooksTable;
+  deliveries: DeliveriesTable;
+  delivery_attempts: DeliveryAttemptsTable;
   postcards: PostcardsTable;
   magic_links: MagicLinksTable;
   link_events: LinkEventsTable;
@@ -167,4 +221,6 @@ export type TemplateRow = Selectable<TemplatesTable>;
 export type DocumentRow = Selectable<DocumentsTable>;
 export type MagicLinkRow = Selectable<MagicLinksTable>;
 export type PostcardRow = Selectable<PostcardsTable>;
+export type WebhookRow = Selectable<WebhooksTable>;
+export type DeliveryRow = Selectable<DeliveriesTable>;
 export type { Generated };

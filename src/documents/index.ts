@@ -14,6 +14,7 @@ import { sha256 } from '../secrets';
 import type { Storage } from '../storage';
 import { renderTemplate, type Template } from '../templates';
 import type { TemplateStore } from '../templates/store';
+import type { Events } from '../events';
 import type { LinkInfo, MagicLinks } from '../links';
 import { parseLinkSettings, type LinkSettings } from '../links/policy';
 import { normalizeValues } from '../templates/values';
@@ -119,6 +120,7 @@ export class Documents {
     private readonly templates: TemplateStore,
     private readonly clock: Clock,
     private readonly links: MagicLinks,
+    private readonly events: Events,
   ) {}
 
   /**
@@ -278,16 +280,20 @@ export class Documents {
 
   /** Bytes first, durably; then the record. A failure on the way leaves neither. */
   private async save(row: DocumentRow, pdf: Uint8Array): Promise<void> {
+    const commit = async (trx: Db) => {
+      await trx.insertInto('documents').values(row).execute();
+      await this.events.emit(trx, 'document.generated', row.id, { object: info(row) });
+    };
     if (this.storage.kind === 'database') {
       await this.db.transaction().execute(async (trx) => {
         await this.storage.put(row.id, pdf, trx);
-        await trx.insertInto('documents').values(row).execute();
+        await commit(trx);
       });
       return;
     }
     await this.storage.put(row.id, pdf);
     try {
-      await this.db.insertInto('documents').values(row).execute();
+      await this.db.transaction().execute(commit);
     } catch (err) {
       await this.storage.delete(row.id).catch(() => undefined);
       throw err;

@@ -7,10 +7,12 @@ import type { Documents, GenerateResult } from '../documents';
 import type { GenerateActivities, GenerateInput } from '../flows/generate';
 import type { LinkActivities, LinkChange } from '../flows/link';
 import type { PostcardActivities } from '../flows/postcard';
+import type { WebhookActivities } from '../flows/webhooks';
 import type { MagicLinks } from '../links';
 import type { Postcards } from '../postcards';
+import type { Dispatcher } from '../webhooks';
 
-export type Activities = GenerateActivities & LinkActivities & PostcardActivities;
+export type Activities = GenerateActivities & LinkActivities & PostcardActivities & WebhookActivities;
 
 export interface Engine {
   readonly kind: 'embedded' | 'temporal';
@@ -20,14 +22,19 @@ export interface Engine {
   linkChanged(id: string, change: LinkChange): void;
   /** A postcard was received: its intake flow starts. */
   postcardReceived(id: string): void;
+  /**
+   * Events were written: delivery should look. Engines that deliver webhooks elsewhere (Temporal:
+   * the webhookDispatch workflow) have it; without it the service runs its dispatcher in-process.
+   */
+  eventsEmitted?(): void;
   /** Re-drives the flows of records that have not ended (at start). */
   resume(work: { links: string[]; postcards: string[] }): Promise<void>;
   stop(): Promise<void>;
 }
 
 /** The operations flows call, on the service's parts: one set for both engines. */
-export function activitiesOf(parts: { documents: Documents; links: MagicLinks; postcards: Postcards }): Activities {
-  const { documents, links, postcards } = parts;
+export function activitiesOf(parts: { documents: Documents; links: MagicLinks; postcards: Postcards; dispatcher: Dispatcher }): Activities {
+  const { documents, links, postcards, dispatcher } = parts;
   return {
     generateDocument: (input) => documents.generate(input.body, input.caller, input.renderId),
     linkState: (id) => links.state(id),
@@ -39,5 +46,6 @@ export function activitiesOf(parts: { documents: Documents; links: MagicLinks; p
       await links.end(id, 'revoked');
     },
     renderPostcard: (id) => postcards.render(id),
+    deliverWebhooks: () => dispatcher.drain(),
   };
 }

@@ -14,6 +14,7 @@ import { contentDisposition } from './headers';
 import { redactUrl, registerLinkRoutes } from './links';
 import { openApiDocument } from './openapi';
 import { registerPostcardRoutes } from './postcards';
+import { registerWebhookRoutes } from './webhooks';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -149,5 +150,6 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
 
   registerLinkRoutes(app, service);
   registerPostcardRoutes(app, service);
+  registerWebhookRoutes(app, service);
   return app;
 }

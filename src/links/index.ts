@@ -13,9 +13,10 @@ import { NotFoundError, RateLimitError, ValidationError } from '../errors';
 import { newId } from '../ids';
 import { html, type Mailer } from '../mail';
 import { randomToken, sameHash, sha256 } from '../secrets';
+import type { Events, ExpiryReason } from '../events';
 import type { LinkChange } from '../flows/link';
 import type { MagicLinkApp, MagicLinkApps } from './app';
-import { deadlineAtCreation, deadlineAtOpening, describeLimits, type LinkSettings } from './policy';
+import { deadlineAtCreation, deadlineAtOpening, describeLimits, VIEW_LIMIT_CAP, type LinkSettings } from './policy';
 
 export type LinkStatus = 'active' | 'send_failed' | 'expired' | 'revoked';
 export const CODE_TTL_MS = 10 * 60 * 1000;
@@ -93,6 +94,16 @@ export function linkInfo(row: MagicLinkRow): LinkInfo {
 
 const ACTIVE = ['active', 'send_failed'];
 
+/** Outcomes of the access log that are not a refusal. */
+const ALLOWED = new Set(['ok', 'first_opening']);
+
+/** Why a link that ended by its limits ended: its view limit, the ten-day cap, or its timer. */
+function expiryReason(row: MagicLinkRow): ExpiryReason {
+  if (row.max_views !== null && row.views_used >= row.max_views) return 'views';
+  const cap = row.max_views !== null ? Date.parse(row.created_at) + VIEW_LIMIT_CAP.toMillis() : undefined;
+  return cap !== undefined && row.expires_at !== null && Date.parse(row.expires_at) === cap ? 'ten_day_cap' : 'time';
+}
+
 export class MagicLinks {
   /** Called whenever a link changes in a way its lifecycle flow should look at. */
   onChange: (linkId: string, change: LinkChange) => void = () => undefined;
@@ -102,6 +113,7 @@ export class MagicLinks {
     private readonly clock: Clock,
     private readonly mailer: Mailer,
     readonly apps: MagicLinkApps,
+    private readonly events: Events,
     private readonly inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T> = (work) => db.transaction().execute(work),
   ) {}
 
@@ -181,11 +193,17 @@ export class MagicLinks {
       });
     } catch (err) {
       const reason = err instanceof Error ? err.message.slice(0, 300) : String(err);
-      await this.db.updateTable('magic_links').set((e) => ({ status: 'send_failed', send_error: reason, send_attempts: e('send_attempts', '+', 1) })).where('id', '=', id).where('status', 'in', ACTIVE).execute();
+      await this.db.transaction().execute(async (trx) => {
+        const r = await trx.updateTable('magic_links').set((e) => ({ status: 'send_failed', send_error: reason, send_attempts: e('send_attempts', '+', 1) })).where('id', '=', id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
+        if (r) await this.emit(trx, 'magic_link.send_failed', r);
+      });
       this.onChange(id, 'send_failed');
       return { sent: false, url };
     }
-    await this.db.updateTable('magic_links').set((e) => ({ status: 'active', send_error: null, sent_at: this.now(), send_attempts: e('send_attempts', '+', 1) })).where('id', '=', id).where('status', 'in', ACTIVE).execute();
+    await this.db.transaction().execute(async (trx) => {
+      const r = await trx.updateTable('magic_links').set((e) => ({ status: 'active', send_error: null, sent_at: this.now(), send_attempts: e('send_attempts', '+', 1) })).where('id', '=', id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
+      if (r) await this.emit(trx, 'magic_link.sent', r);
+    });
     this.onChange(id, 'sent');
     return { sent: true, url };
   }
@@ -224,7 +242,10 @@ export class MagicLinks {
   /** Ends a link now: `revoked` by the operator, `expired` by its limits. Ending twice is harmless. */
   async end(id: string, status: 'expired' | 'revoked'): Promise<LinkInfo> {
     await this.row(id);
-    await this.db.updateTable('magic_links').set({ status, ended_at: this.now() }).where('id', '=', id).where('status', 'in', ACTIVE).execute();
+    await this.db.transaction().execute(async (trx) => {
+      const r = await trx.updateTable('magic_links').set({ status, ended_at: this.now() }).where('id', '=', id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
+      if (r) await this.emit(trx, 'magic_link.expired', r, { reason: status === 'revoked' ? 'revoked' : expiryReason(r) });
+    });
     this.onChange(id, 'ended');
     return this.get(id);
   }
@@ -241,12 +262,25 @@ export class MagicLinks {
     return { status: info.status, sent: row.sent_at !== null, sendAttempts: row.send_attempts, expiresAt: info.expires_at, viewsLeft: info.views_left };
   }
 
-  async record(linkId: string, kind: string, outcome: string, v: Visitor, email: string | null = null): Promise<void> {
+  /** Writes an access-log entry; a refusal is also a `magic_link.access_denied` event, in the same transaction. */
+  async record(linkId: string, kind: string, outcome: string, v: Visitor, email: string | null = null, db: Db = this.db): Promise<void> {
     const now = this.clock.now();
-    await this.db
-      .insertInto('link_events')
-      .values({ id: newId('ev', now), link_id: linkId, at: iso(now), kind, outcome, ip: v.ip ?? null, user_agent: v.userAgent?.slice(0, 300) ?? null, email })
-      .execute();
+    const entry = { id: newId('ev', now), link_id: linkId, at: iso(now), kind, outcome, ip: v.ip ?? null, user_agent: v.userAgent?.slice(0, 300) ?? null, email };
+    if (ALLOWED.has(outcome)) {
+      await db.insertInto('link_events').values(entry).execute();
+      return;
+    }
+    const write = async (trx: Db) => {
+      await trx.insertInto('link_events').values(entry).execute();
+      const row = await trx.selectFrom('magic_links').selectAll().where('id', '=', linkId).executeTakeFirstOrThrow();
+      const { id: _id, link_id: _link, ...access } = entry;
+      await this.emit(trx, 'magic_link.access_denied', row, { access });
+    };
+    await (db === this.db ? this.db.transaction().execute(write) : write(db));
+  }
+
+  private emit(trx: Db, type: 'magic_link.sent' | 'magic_link.send_failed' | 'magic_link.opened' | 'magic_link.viewed' | 'magic_link.access_denied' | 'magic_link.expired', row: MagicLinkRow, extra: Record<string, unknown> = {}) {
+    return this.events.emit(trx, type, row.id, { object: linkInfo(row), ...extra });
   }
 
   /** Whether a link row may still be used at this moment (the same test the view UPDATE makes). */
@@ -274,16 +308,21 @@ export class MagicLinks {
     if (!row.opened_at) {
       const now = this.clock.now();
       const deadline = deadlineAtOpening(settings, row.expires_at ? new Date(row.expires_at) : null, now);
-      const r = await this.db
-        .updateTable('magic_links')
-        .set({ opened_at: iso(now), expires_at: deadline?.toISOString() ?? null })
-        .where('id', '=', row.id)
-        .where('opened_at', 'is', null)
-        .executeTakeFirst();
-      if (Number(r.numUpdatedRows)) {
-        await this.record(row.id, 'opened', 'first_opening', v);
-        this.onChange(row.id, 'opened');
-      }
+      const first = await this.db.transaction().execute(async (trx) => {
+        const r = await trx
+          .updateTable('magic_links')
+          .set({ opened_at: iso(now), expires_at: deadline?.toISOString() ?? null })
+          .where('id', '=', row!.id)
+          .where('opened_at', 'is', null)
+          .returningAll()
+          .executeTakeFirst();
+        if (r) {
+          await this.record(r.id, 'opened', 'first_opening', v, null, trx);
+          await this.emit(trx, 'magic_link.opened', r);
+        }
+        return Boolean(r);
+      });
+      if (first) this.onChange(row.id, 'opened');
       row = await this.row(row.id);
     }
     return { row, settings, document: await this.documentName(row.document_id), app };
@@ -388,17 +427,24 @@ export class MagicLinks {
         .where('status', 'in', ACTIVE)
         .where((w) => w.or([w('expires_at', 'is', null), w('expires_at', '>', at)]))
         .where((w) => w.or([w('max_views', 'is', null), w('views_used', '<', w.ref('max_views'))]))
-        .returning(['views_used', 'max_views', 'expires_at'])
+        .returningAll()
         .executeTakeFirst();
+      if (!row) {
+        await this.record(link.row.id, 'viewed', 'unavailable', v, session.email, trx);
+        return { ok: false, viewsLeft: null, expiresAt: null, ended: false };
+      }
       await trx
         .insertInto('link_events')
-        .values({ id: newId('ev', now), link_id: link.row.id, at, kind: 'viewed', outcome: row ? 'ok' : 'unavailable', ip: v.ip ?? null, user_agent: v.userAgent?.slice(0, 300) ?? null, email: session.email })
+        .values({ id: newId('ev', now), link_id: link.row.id, at, kind: 'viewed', outcome: 'ok', ip: v.ip ?? null, user_agent: v.userAgent?.slice(0, 300) ?? null, email: session.email })
         .execute();
-      if (!row) return { ok: false, viewsLeft: null, expiresAt: null, ended: false };
+      await this.emit(trx, 'magic_link.viewed', row);
       await trx.updateTable('link_sessions').set({ view_until: iso(new Date(now.getTime() + VIEW_GRANT_MS)) }).where('token_hash', '=', session.hash).execute();
       const viewsLeft = row.max_views === null ? null : Math.max(0, row.max_views - row.views_used);
       // the last allowed view ends the link at once
-      if (viewsLeft === 0) await trx.updateTable('magic_links').set({ status: 'expired', ended_at: at }).where('id', '=', link.row.id).where('status', 'in', ACTIVE).execute();
+      if (viewsLeft === 0) {
+        const ended = await trx.updateTable('magic_links').set({ status: 'expired', ended_at: at }).where('id', '=', link.row.id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
+        if (ended) await this.emit(trx, 'magic_link.expired', ended, { reason: 'views' });
+      }
       return { ok: true, viewsLeft, expiresAt: row.expires_at, ended: viewsLeft === 0 };
     });
     // the lifecycle flow only needs to hear about a view that ended the link

@@ -8,6 +8,7 @@ import { iso } from '../clock';
 import type { Db } from '../db';
 import type { PostcardRow } from '../db/schema';
 import type { Documents } from '../documents';
+import type { Events } from '../events';
 import { AuthenticationError, NotFoundError, PaperlinkError, ValidationError } from '../errors';
 import { newId } from '../ids';
 import type { Keys } from '../keys';
@@ -59,6 +60,7 @@ export class Postcards {
     private readonly keys: Keys,
     private readonly templates: TemplateStore,
     private readonly documents: Documents,
+    private readonly events: Events,
     private readonly inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T>,
   ) {}
 
@@ -98,10 +100,14 @@ export class Postcards {
       };
       if (idempotencyKey === undefined) {
         await trx.insertInto('postcards').values(row).execute();
+        await this.events.emit(trx, 'postcard.received', row.id, { object: info(row) });
         return { id: row.id, status: 'received' as PostcardStatus, replayed: false };
       }
       const inserted = await trx.insertInto('postcards').values(row).onConflict((c) => c.columns(['token_id', 'idempotency_key']).doNothing()).returning('id').executeTakeFirst();
-      if (inserted) return { id: row.id, status: 'received' as PostcardStatus, replayed: false };
+      if (inserted) {
+        await this.events.emit(trx, 'postcard.received', row.id, { object: info(row) });
+        return { id: row.id, status: 'received' as PostcardStatus, replayed: false };
+      }
       const first = await trx.selectFrom('postcards').select(['id', 'status']).where('token_id', '=', key.id).where('idempotency_key', '=', idempotencyKey).executeTakeFirstOrThrow();
       return { id: first.id, status: first.status as PostcardStatus, replayed: true };
     });
@@ -141,7 +147,7 @@ export class Postcards {
     if (row.status !== 'received') return row.status as PostcardStatus;
     const p = info(row);
     const fail = async (reason: string) => {
-      await this.db.updateTable('postcards').set({ status: 'failed', failure_reason: reason.slice(0, 1000), updated_at: iso(this.clock.now()) }).where('id', '=', id).where('status', '=', 'received').execute();
+      await this.settle(id, 'postcard.failed', { status: 'failed', failure_reason: reason.slice(0, 1000) });
       return 'failed' as const;
     };
     let pdf: Uint8Array;
@@ -157,7 +163,15 @@ export class Postcards {
     const name = [p.contact.first_name, p.contact.last_name].filter(Boolean).join(' ');
     // the document id follows from the postcard id, so a render that runs twice stores one document
     const docId = await this.documents.store({ id: `doc_${id}`, templateId: p.template_id, name: `${templateName} for ${name}`, description: `postcard ${id}`, pdf, caller: { keyId: row.token_id, name: 'postcard intake' } });
-    await this.db.updateTable('postcards').set({ status: 'rendered', document_id: docId, updated_at: iso(this.clock.now()) }).where('id', '=', id).where('status', '=', 'received').execute();
+    await this.settle(id, 'postcard.rendered', { status: 'rendered', document_id: docId });
     return 'rendered';
+  }
+
+  /** Moves a received postcard to its end state and tells subscribers, in one transaction. */
+  private async settle(id: string, type: 'postcard.rendered' | 'postcard.failed', set: { status: PostcardStatus; failure_reason?: string; document_id?: string }): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const row = await trx.updateTable('postcards').set({ ...set, updated_at: iso(this.clock.now()) }).where('id', '=', id).where('status', '=', 'received').returningAll().executeTakeFirst();
+      if (row) await this.events.emit(trx, type, id, { object: info(row) });
+    });
   }
 }

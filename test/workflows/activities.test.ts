@@ -93,6 +93,21 @@ describe.each(BACKENDS)('activities on %s', (backend) => {
     expect((await run('linkState', other.link.id)).status).toBe('revoked');
   });
 
+  it('delivers due webhook events and says when the next retry is due', async () => {
+    expect(await run('deliverWebhooks')).toBeNull();
+    const db = service.database.db;
+    // a subscription to a receiver that refuses: the activity records the attempt and schedules the retry
+    await db.insertInto('webhooks').values({ id: 'wh_activity', url: 'http://127.0.0.1:9/refused', events: '["*"]', description: null, secret: 'whsec_x', created_at: new Date().toISOString() }).execute();
+    await db.transaction().execute((trx) => service.events.emit(trx, 'postcard.received', 'pc_activity', { object: { id: 'pc_activity' } }));
+    const next = await run('deliverWebhooks');
+    expect(next).not.toBeNull();
+    const delivery = await db.selectFrom('deliveries').selectAll().where('resource_id', '=', 'pc_activity').executeTakeFirstOrThrow();
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 1, next_attempt_at: next });
+    expect(delivery.last_error).toMatch(/ECONNREFUSED|private/);
+    await db.deleteFrom('deliveries').where('webhook_id', '=', 'wh_activity').execute();
+    await db.deleteFrom('webhooks').where('id', '=', 'wh_activity').execute();
+  });
+
   it('renders a received postcard, and says so when it is asked again', async () => {
     const token = (await service.keys.create('postcard', 'activities test')).secret;
     const { id } = await service.postcards.accept({ api_token: token, template_id: EXAMPLE_IDS.postcard, ...sample });

@@ -188,3 +188,27 @@ describe('postcard intake', () => {
     await expect(replay(h, id)).rejects.toThrow(NON_DETERMINISM);
   });
 });
+
+describe('webhook dispatch', () => {
+  const id = 'webhooks-paperlink';
+
+  it('delivers, waits for the next retry or a wake signal, and ends idle after an hour with nothing pending', async () => {
+    const h = new HistoryBuilder('webhookDispatch', [], T0).task();
+    h.call('deliverWebhooks', [], at(30_000));
+    const retry = h.task().timer(30_000);
+    h.advance(5_000).signal('wake');
+    h.task().cancelTimer(retry);
+    h.call('deliverWebhooks', [], null);
+    const idle = h.task().timer(HOUR);
+    h.advance(HOUR).fireTimer(idle);
+    h.task().complete('idle');
+    await replay(h, id);
+  });
+
+  it('fails the replay when the history shows no wait between rounds (the check has teeth)', async () => {
+    const h = new HistoryBuilder('webhookDispatch', [], T0).task();
+    h.call('deliverWebhooks', [], at(30_000));
+    h.task().call('deliverWebhooks', [], null);
+    await expect(replay(h, id)).rejects.toThrow(NON_DETERMINISM);
+  });
+});

@@ -1,0 +1,73 @@
+/**
+ * Events: what happened to documents, Magic Links and postcards, for webhooks. An event is
+ * written in the same transaction as the change it tells about (an outbox), with one delivery
+ * row per webhook that wants it, so an event is never lost and never sent for a change that was
+ * rolled back. The dispatcher (src/webhooks) sends the deliveries.
+ */
+import type { Clock } from '../clock';
+import { iso } from '../clock';
+import type { Db } from '../db';
+import { newId, sequentialId } from '../ids';
+
+export const EVENT_TYPES = [
+  'document.generated',
+  'magic_link.sent',
+  'magic_link.send_failed',
+  'magic_link.opened',
+  'magic_link.viewed',
+  'magic_link.access_denied',
+  'magic_link.expired',
+  'postcard.received',
+  'postcard.rendered',
+  'postcard.failed',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+/** Sent only by POST /v1/webhooks/:id/test, only to that webhook. */
+export const TEST_EVENT = 'webhook.test';
+
+export interface Event {
+  id: string;
+  object: 'event';
+  type: EventType | typeof TEST_EVENT;
+  created_at: string;
+  /** `object` is the resource as the API returns it; some types add more (e.g. `reason`). */
+  data: { object: unknown } & Record<string, unknown>;
+}
+
+/** Why a link ended, on `magic_link.expired`. */
+export type ExpiryReason = 'time' | 'views' | 'ten_day_cap' | 'revoked';
+
+export class Events {
+  /** Called after an event is written (the dispatcher wakes up; it polls as well). */
+  onEmitted: () => void = () => undefined;
+
+  constructor(private readonly clock: Clock) {}
+
+  /**
+   * Writes the event inside `trx` (the transaction of the change), and a pending delivery for
+   * each webhook subscribed to its type. `only` limits it to one webhook (the test event).
+   */
+  async emit(trx: Db, type: Event['type'], resourceId: string, data: Event['data'], only?: string): Promise<{ event: Event; deliveries: string[] }> {
+    const now = this.clock.now();
+    let hooks = trx.selectFrom('webhooks').select(['id', 'events']);
+    if (only) hooks = hooks.where('id', '=', only);
+    const wanted = (await hooks.execute()).filter((h) => {
+      if (only) return true;
+      const types = JSON.parse(h.events) as string[];
+      return types.includes('*') || types.includes(type);
+    });
+    const event: Event = { id: newId('evt', now), object: 'event', type, created_at: iso(now), data };
+    const deliveries: string[] = [];
+    // without subscribers there is nobody to tell: nothing is written
+    if (wanted.length === 0) return { event, deliveries };
+    await trx.insertInto('events').values({ id: event.id, type, resource_id: resourceId, data: JSON.stringify(data), created_at: event.created_at }).execute();
+    const rows = wanted.map((h) => {
+      const id = sequentialId('dlv', now);
+      deliveries.push(id);
+      return { id, webhook_id: h.id, event_id: event.id, resource_id: resourceId, status: 'pending', attempts: 0, next_attempt_at: event.created_at, created_at: event.created_at, updated_at: event.created_at };
+    });
+    await trx.insertInto('deliveries').values(rows).execute();
+    setImmediate(() => this.onEmitted());
+    return { event, deliveries };
+  }
+}

@@ -1,0 +1,314 @@
+/**
+ * Signed webhooks with durable retries, against a real receiver over HTTP, on SQLite and
+ * PostgreSQL. The service's clock is fake, so a day of retries takes no time; the dispatcher
+ * polls every second of real time.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { FakeClock } from '../../src/clock';
+import { EXAMPLE_IDS } from '../../src/templates/store';
+import { guardedLookup, isPrivateAddress } from '../../src/webhooks/guard';
+import { verify } from '../../src/webhooks/signature';
+import { eventually } from '../support/eventually';
+import { root } from '../support/fixtures';
+import { startReceiver, type Receiver } from '../support/receiver';
+import { BACKENDS, testService, type TestService } from '../support/service';
+import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
+
+const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
+const HOUR = 3_600_000;
+
+describe.each(BACKENDS)('webhooks on %s', (backend) => {
+  let t: TestService;
+  let mail: Mailbox;
+  let rx: Receiver;
+  const clock = new FakeClock('2026-11-22T10:00:00Z');
+
+  beforeAll(async () => {
+    mail = await startSmtp();
+    rx = await startReceiver();
+    t = await testService({ backend, clock, config: { smtpUrl: mail.url, webhookAllowPrivate: true, webhookTimeoutMs: 500, publicUrl: 'http://docs.example' } });
+    await t.service.apps.magicLink.put({ public_url: 'http://docs.example' });
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await rx?.stop();
+    await mail?.close();
+  });
+  beforeEach(() => {
+    rx.received.length = 0;
+    rx.respond = () => 200;
+  });
+
+  const api = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) => t.app.inject({ method, url, headers: { 'x-service-api-token': t.key }, payload: payload as object });
+  const subscribe = async (events: unknown = '*', url = rx.url) => {
+    const res = await api('POST', '/v1/webhooks', { url, events, description: 'test receiver' });
+    expect(res.statusCode).toBe(201);
+    return res.json() as { id: string; secret: string };
+  };
+  const generate = (destinations: object = { inkit_storage: {} }) => api('POST', '/v1/generate', { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations });
+  const types = () => rx.received.map((r) => r.event.type);
+  /** Moves the fake clock on in steps, waking the dispatcher, until `fn` holds (retries come due as time passes). */
+  const advanceUntil = async (fn: () => boolean | Promise<boolean>, stepMs: number, what: string) => {
+    const end = Date.now() + 30_000;
+    while (!(await fn())) {
+      if (Date.now() > end) throw new Error(`not within 30 s: ${what}`);
+      clock.advance(stepMs);
+      t.service.dispatcher.wake();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  const deliveries = async (hook: string) => (await api('GET', `/v1/webhooks/${hook}/deliveries`)).json().data;
+
+  it('keeps subscriptions: the signing secret once, every broken field at once, delete', async () => {
+    const made = await subscribe(['document.generated', 'postcard.failed']);
+    expect(made).toMatchObject({ object: 'webhook', url: rx.url, events: ['document.generated', 'postcard.failed'], description: 'test receiver' });
+    expect(made.secret).toMatch(/^whsec_[0-9A-Za-z]{30,}$/);
+    const got = await api('GET', `/v1/webhooks/${made.id}`);
+    expect(got.json().secret).toBeUndefined();
+    expect((await api('GET', '/v1/webhooks')).json().data.map((w: { id: string }) => w.id)).toContain(made.id);
+
+    const bad = await api('POST', '/v1/webhooks', { url: 'ftp://x', events: ['document.generated', 'nope'], description: 7 });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().error.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort()).toEqual(['description:invalid', 'events[1]:unknown_event_type', 'url:invalid']);
+    expect((await api('POST', '/v1/webhooks', {})).json().error.details.map((d: { field: string }) => d.field).sort()).toEqual(['events', 'url']);
+
+    expect((await api('DELETE', `/v1/webhooks/${made.id}`)).json()).toEqual({ id: made.id, object: 'webhook', deleted: true });
+    expect((await api('GET', `/v1/webhooks/${made.id}`)).statusCode).toBe(404);
+    expect((await api('DELETE', `/v1/webhooks/${made.id}`)).json().error.code).toBe('not_found');
+  });
+
+  it('signs every delivery so it verifies with the secret and fails with another', async () => {
+    const hook = await subscribe(['document.generated']);
+    const res = await generate();
+    expect(res.statusCode).toBe(201);
+    await eventually(async () => rx.received.length === 1, 'the event arrived');
+    const [got] = rx.received;
+    expect(got.event).toMatchObject({ object: 'event', type: 'document.generated', data: { object: { id: res.json().document_id, object: 'document' } } });
+    expect(got.event.id).toMatch(/^evt_/);
+    expect(got.headers['paperlink-event-id']).toBe(got.event.id);
+    const now = Math.floor(clock.now().getTime() / 1000);
+    const header = got.headers['paperlink-signature'] as string;
+    expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(verify(hook.secret, got.body, header, { nowSeconds: now })).toEqual({ ok: true });
+    expect(verify('whsec_wrong', got.body, header, { nowSeconds: now })).toEqual({ ok: false, reason: 'mismatch' });
+    expect(verify(hook.secret, `${got.body} `, header, { nowSeconds: now })).toEqual({ ok: false, reason: 'mismatch' });
+    expect(verify(hook.secret, got.body, header, { nowSeconds: now + 3600 })).toEqual({ ok: false, reason: 'too_old' });
+    await api('DELETE', `/v1/webhooks/${hook.id}`);
+  });
+
+  it('retries after 500s and timeouts with back-off until the receiver takes it, and shows each attempt', async () => {
+    const hook = await subscribe(['document.generated']);
+    let calls = 0;
+    rx.respond = () => (++calls === 1 ? 500 : calls === 2 ? 'hang' : 204);
+    await generate();
+    await eventually(async () => calls === 1, 'first attempt');
+    await advanceUntil(() => calls >= 3, 15_000, 'retried until success');
+    await eventually(async () => (await api('GET', `/v1/webhooks/${hook.id}/deliveries`)).json().data[0].status === 'succeeded', 'recorded as succeeded');
+    const [delivery] = (await api('GET', `/v1/webhooks/${hook.id}/deliveries`)).json().data;
+    expect(delivery.event.type).toBe('document.generated');
+    expect(delivery.attempts.map((a: { status_code: number | null }) => a.status_code)).toEqual([500, null, 204]);
+    expect(delivery.attempts[0].error).toBe('HTTP 500');
+    expect(delivery.attempts[1].error).toMatch(/no answer within 500 ms/);
+    expect(delivery.attempts[1].duration_ms).toBeGreaterThanOrEqual(450);
+    // the same event each time
+    expect(new Set(rx.received.map((r) => r.event.id)).size).toBe(1);
+    await api('DELETE', `/v1/webhooks/${hook.id}`);
+  });
+
+  it('gives up after the retry window and marks the delivery failed', async () => {
+    const hook = await subscribe(['document.generated']);
+    rx.respond = () => 503;
+    await generate();
+    await eventually(async () => rx.received.length === 1, 'first attempt');
+    await advanceUntil(async () => (await deliveries(hook.id))[0].status === 'failed', 2 * HOUR, 'a day of retries, then failed');
+    expect(clock.now().getTime() - Date.parse((await deliveries(hook.id))[0].created_at)).toBeGreaterThanOrEqual(24 * HOUR);
+    const [delivery] = (await api('GET', `/v1/webhooks/${hook.id}/deliveries`)).json().data;
+    expect(delivery.next_attempt_at).toBeNull();
+    expect(delivery.attempts.length).toBeGreaterThan(5);
+    expect(delivery.attempts.every((a: { status_code: number }) => a.status_code === 503)).toBe(true);
+    await api('DELETE', `/v1/webhooks/${hook.id}`);
+  }, 60_000);
+
+  it('keeps order per resource: a later event of a link waits for the earlier one, other resources do not', async () => {
+    const hook = await subscribe(['magic_link.sent', 'magic_link.expired', 'document.generated']);
+    let failedOnce = false;
+    rx.respond = (r) => {
+      if (r.event.type === 'magic_link.sent' && !failedOnce) {
+        failedOnce = true;
+        return 500;
+      }
+      return 200;
+    };
+    const res = await generate({ magic_link: { recipient_email: 'ordered@example.com', expire_after_n_views: 2 } });
+    const linkId = res.json().magic_link_piece_id as string;
+    await eventually(async () => failedOnce, 'the first send event failed');
+    expect((await api('POST', `/v1/magic_links/${linkId}/expire`)).statusCode).toBe(200);
+    // the document's event is not held up by the link's failed one
+    await eventually(async () => types().includes('document.generated'), 'other resources flow');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(types().filter((x) => x.startsWith('magic_link.'))).toEqual(['magic_link.sent']);
+    await advanceUntil(() => types().includes('magic_link.expired'), 15_000, 'the link events after the retry');
+    const linkEvents = rx.received.filter((r) => r.event.type.startsWith('magic_link.'));
+    expect(linkEvents.map((r) => r.event.type)).toEqual(['magic_link.sent', 'magic_link.sent', 'magic_link.expired']);
+    expect(linkEvents[2].event.data).toMatchObject({ reason: 'revoked', object: { id: linkId, status: 'revoked' } });
+    await api('DELETE', `/v1/webhooks/${hook.id}`);
+  });
+
+  it('tells every step of a Magic Link and a postcard, with the resource as the API returns it', async () => {
+    const hook = await subscribe('*');
+    const to = 'steps@example.com';
+    const before = mail.messages.length;
+    const res = await generate({ magic_link: { recipient_email: to, expire_after_n_views: 1 } });
+    const linkPath = new URL(linkIn(await mail.next(to, before))).pathname;
+    await t.app.inject({ method: 'GET', url: linkPath });
+    const asked = mail.messages.length;
+    await t.app.inject({ method: 'POST', url: `${linkPath}/code` });
+    const code = codeIn(await mail.next(to, asked));
+    const wrong = code === '000000' ? '111111' : '000000';
+    await t.app.inject({ method: 'POST', url: `${linkPath}/verify`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `code=${wrong}` });
+    const ok = await t.app.inject({ method: 'POST', url: `${linkPath}/verify`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `code=${code}` });
+    const cookie = ok.cookies.find((c) => c.name === 'paperlink_link')!;
+    expect((await t.app.inject({ method: 'GET', url: linkPath, headers: { cookie: `paperlink_link=${cookie.value}` } })).statusCode).toBe(200);
+
+    const token = (await t.service.keys.create('postcard', 'webhook test')).secret;
+    const good = await t.app.inject({ method: 'POST', url: '/postcards', payload: { api_token: token, template_id: EXAMPLE_IDS.postcard, ...postcard } });
+    const tmpl = await t.service.templates.create({ source: '<document size="postcard-6x4"><body><p>{{first_name}} {{promo_code}}</p></body></document>' });
+    const bad = await t.app.inject({ method: 'POST', url: '/postcards', payload: { api_token: token, template_id: tmpl.id, ...postcard } });
+
+    const expected = ['document.generated', 'magic_link.sent', 'magic_link.opened', 'magic_link.access_denied', 'magic_link.viewed', 'magic_link.expired', 'postcard.received', 'postcard.rendered', 'postcard.failed'];
+    await eventually(async () => expected.every((x) => types().includes(x)), `all of ${expected.join(', ')}`);
+    const linkId = res.json().magic_link_piece_id as string;
+    const of = (type: string, id: string) => rx.received.find((r) => r.event.type === type && r.event.data.object.id === id)!.event;
+    expect(of('magic_link.access_denied', linkId).data.access).toMatchObject({ kind: 'code_checked', outcome: 'wrong' });
+    expect(of('magic_link.viewed', linkId).data.object).toMatchObject({ views_used: 1, views_left: 0 });
+    expect(of('magic_link.expired', linkId).data).toMatchObject({ reason: 'views', object: { status: 'expired' } });
+    expect(of('postcard.rendered', good.json().id).data.object).toMatchObject({ status: 'rendered', object: 'postcard' });
+    expect(of('postcard.failed', bad.json().id).data.object).toMatchObject({ status: 'failed' });
+    // the link's events arrived in the order they happened
+    const linkTypes = rx.received.filter((r) => r.event.data.object.id === linkId).map((r) => r.event.type);
+    expect(linkTypes).toEqual(['magic_link.sent', 'magic_link.opened', 'magic_link.access_denied', 'magic_link.viewed', 'magic_link.expired']);
+    await api('DELETE', `/v1/webhooks/${hook.id}`);
+  });
+
+  it('sends a test event on request', async () => {
+    const hook = await subscribe(['postcard.received']);
+    const res = await api('POST', `/v1/webhooks/${hook.id}/test`);
+    expect(res.statusCode).toBe(202);
+    expect(res.json()).toMatchObject({ object: 'test_delivery', delivery_id: expect.stringMatching(/^dlv_/) });
+    await eventually(async () => rx.received.some((r) => r.event.type === 'webhook.test'), 'the test event');
+    const got = rx.received.find((r) => r.event.type === 'webhook.test')!;
+    expect(got.event.data.object).toMatchObject({ id: hook.id, object: 'webhook' });
+    expect(verify(hook.secret, got.body, got.headers['paperlink-signature'] as string, { nowSeconds: Math.floor(clock.now().getTime() / 1000) }).ok).toBe(true);
+    expect((await api('POST', '/v1/webhooks/wh_nope/test')).statusCode).toBe(404);
+    await api('DELETE', `/v1/webhooks/${hook.id}`);
+  });
+
+  it('writes no event for a change that was rolled back', async () => {
+    const hook = await subscribe('*');
+    const db = t.service.database.db;
+    // the change and its event in one transaction that fails after both were written
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await trx.updateTable('magic_links').set({ status: 'revoked' }).where('id', '=', 'nothing').execute();
+        await t.service.events.emit(trx, 'postcard.received', 'pc_rolled_back', { object: { id: 'pc_rolled_back' } });
+        throw new Error('the change failed');
+      }),
+    ).rejects.toThrow('the change failed');
+    expect(await db.selectFrom('events').selectAll().where('resource_id', '=', 'pc_rolled_back').execute()).toEqual([]);
+    expect(await db.selectFrom('deliveries').selectAll().where('resource_id', '=', 'pc_rolled_back').execute()).toEqual([]);
+    await t.service.dispatcher.drain();
+    expect(rx.received.filter((r) => r.event.data.object.id === 'pc_rolled_back')).toEqual([]);
+    await api('DELETE', `/v1/webhooks/${hook.id}`);
+  });
+
+  it('delivers every event to a receiver that was down across a restart of the service', async () => {
+    const hook = await subscribe(['document.generated']);
+    await rx.stop();
+    const made: string[] = [];
+    for (let i = 0; i < 3; i++) made.push((await generate()).json().document_id as string);
+    await eventually(async () => (await api('GET', `/v1/webhooks/${hook.id}/deliveries`)).json().data.every((d: { attempts: unknown[] }) => d.attempts.length >= 1), 'each tried once');
+    t = await t.restart();
+    await rx.start();
+    await advanceUntil(() => made.every((id) => rx.received.some((r) => r.event.data.object.id === id)), 15_000, 'all three after the restart');
+    await api('DELETE', `/v1/webhooks/${hook.id}`);
+  });
+});
+
+describe('webhook targets', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await testService();
+  });
+  afterAll(async () => t?.stop());
+
+  it.each(['http://127.0.0.1:9/x', 'http://localhost/x', 'http://10.1.2.3/x', 'http://192.168.1.1/x', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/x', 'http://[fd00::1]/x', 'http://[::ffff:127.0.0.1]/x', 'https://user:pw@example.com/x'])(
+    'refuses %s by default',
+    async (url) => {
+      const res = await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: { 'x-service-api-token': t.key }, payload: { url, events: '*' } });
+      expect(res.statusCode).toBe(422);
+      expect(res.json().error.details[0]).toMatchObject({ field: 'url', code: 'invalid' });
+    },
+  );
+
+  it('accepts a public https URL', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: { 'x-service-api-token': t.key }, payload: { url: 'https://hooks.example.com/paperlink', events: ['postcard.received'] } });
+    expect(res.statusCode).toBe(201);
+  });
+});
+
+describe('the address check at delivery', () => {
+  it.each([
+    ['127.0.0.1', true],
+    ['10.0.0.1', true],
+    ['172.16.5.4', true],
+    ['172.32.0.1', false],
+    ['192.168.0.1', true],
+    ['169.254.169.254', true],
+    ['100.64.0.1', true],
+    ['8.8.8.8', false],
+    ['93.184.216.34', false],
+    ['::1', true],
+    ['fe80::1', true],
+    ['fd12:3456::1', true],
+    ['::ffff:10.0.0.1', true],
+    ['::ffff:7f00:1', true],
+    ['2001:4860:4860::8888', false],
+  ])('%s is private: %s', (ip, expected) => {
+    expect(isPrivateAddress(ip)).toBe(expected);
+  });
+
+  it('refuses a host name that resolves to a private address (checked on the address connected to)', async () => {
+    const lookup = guardedLookup(false);
+    const err = await new Promise<NodeJS.ErrnoException | null>((resolve) => lookup('localhost', { family: 0 }, (e) => resolve(e)));
+    expect(err?.code).toBe('EPRIVATE');
+    const allowed = await new Promise<string>((resolve, reject) => guardedLookup(true)('localhost', { family: 4 }, (e, address) => (e ? reject(e) : resolve(address as string))));
+    expect(allowed).toBe('127.0.0.1');
+  });
+});
+
+describe("the README's verification snippet", () => {
+  it('accepts a real delivery and refuses it with another secret or a changed body', async () => {
+    const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+    const code = /```js\n([\s\S]*?function verifyPaperlink[\s\S]*?)```/.exec(readme)?.[1];
+    expect(code).toBeDefined();
+    const verifyPaperlink = new Function('require', `${code}\nreturn verifyPaperlink;`)(require) as (secret: string, raw: Buffer | string, header: string | undefined, tolerance?: number) => boolean;
+
+    const rx = await startReceiver();
+    const t = await testService({ config: { webhookAllowPrivate: true } });
+    try {
+      const hook = (await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: { 'x-service-api-token': t.key }, payload: { url: rx.url, events: '*' } })).json() as { id: string; secret: string };
+      await t.app.inject({ method: 'POST', url: `/v1/webhooks/${hook.id}/test`, headers: { 'x-service-api-token': t.key } });
+      await eventually(async () => rx.received.length === 1, 'the test event');
+      const [got] = rx.received;
+      const header = got.headers['paperlink-signature'] as string;
+      expect(verifyPaperlink(hook.secret, Buffer.from(got.body), header)).toBe(true);
+      expect(verifyPaperlink('whsec_other', Buffer.from(got.body), header)).toBe(false);
+      expect(verifyPaperlink(hook.secret, Buffer.from(got.body.replace('webhook.test', 'webhook.tost')), header)).toBe(false);
+      expect(verifyPaperlink(hook.secret, Buffer.from(got.body), undefined)).toBe(false);
+    } finally {
+      await t.stop();
+      await rx.stop();
+    }
+  });
+});
