@@ -7,6 +7,7 @@ const os = require('node:os');
 const path = require('node:path');
 const autocannon = require('autocannon');
 const { paperlink, serve, start, stop } = require('./processes');
+const { FLOOR, floorEnv } = require('./floor');
 
 const CONNECTIONS = 50;
 const SECONDS = 10;
@@ -38,11 +39,15 @@ async function run(report) {
   const body = JSON.stringify({ api_token: token, template_id: templateId, first_name: 'Jordan', last_name: 'Alvarez', email: 'jordan@example.com', address_line_1: '742 Evergreen Terrace', address_city: 'Springfield', address_state: 'OR', address_zip: '97477', address_country: 'US', source: 'bench', message: 'See you on the slopes' });
   const { child, url } = await serve(dataDir);
   const bare = await start(['-e', BARE]);
+  const floor = await start(['-e', FLOOR], floorEnv(dataDir, 'postcard'));
   try {
     const load = (target) => autocannon({ url: target, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS, duration: SECONDS });
     process.stderr.write(`  bare node http, ${CONNECTIONS} clients, ${SECONDS} s…\n`);
     await autocannon({ url: `${bare.url}/postcards`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS, duration: 2 });
     const base = await load(`${bare.url}/postcards`);
+    process.stderr.write(`  the durable floor, ${CONNECTIONS} clients, ${SECONDS} s…\n`);
+    await autocannon({ url: `${floor.url}/postcards`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS, duration: 2 });
+    const least = await load(`${floor.url}/postcards`);
     process.stderr.write(`  POST /postcards, ${CONNECTIONS} clients, ${SECONDS} s…\n`);
     await autocannon({ url: `${url}/postcards`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS, duration: 2 });
     const ours = await load(`${url}/postcards`);
@@ -56,11 +61,14 @@ async function run(report) {
       [
         ['(a) bare node http, parse and 202', rate(base).toFixed(0), `${base.latency.p50} ms`, `${base.latency.p99} ms`],
         ['(b) Paperlink accepted postcards', rate(ours).toFixed(0), `${ours.latency.p50} ms`, `${ours.latency.p99} ms`],
+        ['(c) the floor: bare http + one grouped durable insert, no checks', rate(least).toFixed(0), `${least.latency.p50} ms`, `${least.latency.p99} ms`],
       ],
     );
     report.line(`ratio (b)/(a): ${(rate(ours) / rate(base)).toFixed(2)} (target >= 0.5); ${ours['2xx']} postcards accepted`);
+    report.line(`ratio (c)/(a): ${(rate(least) / rate(base)).toFixed(2)} — what any durable intake keeps of the bare rate here; (b)/(c): ${(rate(ours) / rate(least)).toFixed(2)}`);
   } finally {
     await stop(bare.child);
+    await stop(floor.child);
     await stop(child);
     fs.rmSync(dataDir, { recursive: true, force: true });
   }

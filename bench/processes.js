@@ -21,7 +21,7 @@ function start(args, env = {}) {
 
 /** `paperlink serve` on a free port over `dataDir`. */
 function serve(dataDir) {
-  return start([cliJs, 'serve', '--port', '0', '--data-dir', dataDir], { LOG_LEVEL: 'warn' });
+  return start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : []), cliJs, 'serve', '--port', '0', '--data-dir', dataDir], { LOG_LEVEL: 'warn' });
 }
 
 /** Runs a `paperlink` command over `dataDir` and returns what it printed. */

@@ -7,6 +7,7 @@ const os = require('node:os');
 const path = require('node:path');
 const autocannon = require('autocannon');
 const { paperlink, serve, start, stop } = require('./processes');
+const { FLOOR, floorEnv } = require('./floor');
 
 const root = path.resolve(__dirname, '..');
 const CONNECTIONS = 50;
@@ -34,6 +35,7 @@ async function run(report) {
   const key = paperlink(['keys', 'create', '--name', 'bench'], dataDir);
   const { child, url } = await serve(dataDir);
   let bare;
+  let floor;
   try {
     const headers = { 'x-service-api-token': key, 'content-type': 'application/json' };
     const values = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8'));
@@ -56,6 +58,10 @@ async function run(report) {
     process.stderr.write(`  bare node http, ${CONNECTIONS} clients, ${SECONDS} s…\n`);
     await load(`${bare.url}${link}`, {});
     const base = await load(`${bare.url}${link}`, {});
+    floor = await start(['-e', FLOOR], floorEnv(dataDir, 'view', page));
+    process.stderr.write(`  the durable floor, ${CONNECTIONS} clients, ${SECONDS} s…\n`);
+    await load(`${floor.url}${link}`, {});
+    const least = await load(`${floor.url}${link}`, {});
     process.stderr.write(`  Magic Link views, ${CONNECTIONS} clients, ${SECONDS} s…\n`);
     await autocannon({ url: `${url}${link}`, headers: { cookie }, connections: CONNECTIONS, duration: 2 });
     const ours = await load(`${url}${link}`, { cookie });
@@ -71,11 +77,14 @@ async function run(report) {
       [
         ['(a) bare node http, same page', rate(base).toFixed(0), `${base.latency.p50} ms`, `${base.latency.p99} ms`],
         ['(b) Paperlink authenticated views', rate(ours).toFixed(0), `${ours.latency.p50} ms`, `${ours.latency.p99} ms`],
+        ['(c) the floor: bare http + one grouped durable count and log, no checks', rate(least).toFixed(0), `${least.latency.p50} ms`, `${least.latency.p99} ms`],
       ],
     );
+    report.line(`ratio (c)/(a): ${(rate(least) / rate(base)).toFixed(2)} — what any durable view count keeps of the bare rate here; (b)/(c): ${(rate(ours) / rate(least)).toFixed(2)}`);
     report.line(`ratio (b)/(a): ${(rate(ours) / rate(base)).toFixed(2)} (target >= 0.4); views counted in the database: ${counted}`);
   } finally {
     if (bare) await stop(bare.child);
+    if (floor) await stop(floor.child);
     await stop(child);
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
