@@ -1,8 +1,8 @@
 const { src, dest } = require('gulp');
 
-/** Copies node and credential icons next to the compiled files, where n8n looks for them. */
+/** Copies node and credential icons (and the nodes' codex files) next to the compiled files, where n8n looks for them. */
 function buildIcons() {
-  return src(['nodes/**/*.{png,svg}', 'credentials/**/*.{png,svg}'], { base: '.', encoding: false, allowEmpty: true }).pipe(
+  return src(['nodes/**/*.{png,svg}', 'nodes/**/*.node.json', 'credentials/**/*.{png,svg}'], { base: '.', encoding: false, allowEmpty: true }).pipe(
     dest('dist'),
   );
 }

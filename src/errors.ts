@@ -14,6 +14,15 @@ export interface ErrorDetail {
   code?: string;
 }
 
+/** The one error shape of every answer that is not a success (HTTP API, n8n trigger nodes). */
+export interface ErrorBody {
+  error: { code: string; message: string; details: ErrorDetail[]; request_id?: string };
+}
+
+export function errorBody(code: string, message: string, details: ErrorDetail[] = []): ErrorBody {
+  return { error: { code, message, details } };
+}
+
 export interface PaperlinkErrorOptions {
   details?: ErrorDetail[];
   cause?: unknown;

@@ -11,16 +11,11 @@ import {
   PaperlinkError,
   RateLimitError,
   ValidationError,
-  type ErrorDetail,
+  errorBody,
+  type ErrorBody,
 } from '../errors';
 
-export interface ErrorBody {
-  error: { code: string; message: string; details: ErrorDetail[]; request_id?: string };
-}
-
-export function errorBody(code: string, message: string, details: ErrorDetail[] = []): ErrorBody {
-  return { error: { code, message, details } };
-}
+export { errorBody, type ErrorBody } from '../errors';
 
 function statusOf(err: PaperlinkError): number {
   if (err instanceof ValidationError) return 422;

@@ -1,0 +1,48 @@
+import type { IAuthenticateGeneric, ICredentialTestRequest, ICredentialType, INodeProperties, Icon } from 'n8n-workflow';
+
+/** A Paperlink service and one of its API keys, sent as X-Service-API-Token. */
+export class PaperlinkApi implements ICredentialType {
+  name = 'paperlinkApi';
+
+  displayName = 'Paperlink API';
+
+  icon: Icon = { light: 'file:paperlink.svg', dark: 'file:paperlink.dark.svg' };
+
+  documentationUrl = 'https://github.com/paperlink/n8n-nodes-paperlink#n8n';
+
+  properties: INodeProperties[] = [
+    {
+      displayName: 'Base URL',
+      name: 'baseUrl',
+      type: 'string',
+      default: 'http://localhost:3000',
+      placeholder: 'https://docs.example.com',
+      description: 'Where the Paperlink service answers (its PUBLIC_URL)',
+      required: true,
+    },
+    {
+      displayName: 'API Key',
+      name: 'apiKey',
+      type: 'string',
+      typeOptions: { password: true },
+      default: '',
+      description: 'A key from `paperlink keys create` (starts with plk_)',
+      required: true,
+    },
+  ];
+
+  authenticate: IAuthenticateGeneric = {
+    type: 'generic',
+    properties: {
+      headers: { 'X-Service-API-Token': '={{$credentials.apiKey}}' },
+    },
+  };
+
+  test: ICredentialTestRequest = {
+    request: {
+      baseURL: '={{$credentials.baseUrl.replace(/\\/+$/, "")}}',
+      url: '/v1/templates',
+      qs: { limit: 1 },
+    },
+  };
+}

@@ -1,0 +1,97 @@
+/** The Magic Link settings as a person sees them in the spec's web form, and the API object they make. */
+import type { IDataObject, IDisplayOptions, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+export function linkFields(show: NonNullable<IDisplayOptions['show']>): INodeProperties[] {
+  const displayOptions = { show };
+  return [
+    {
+      displayName: 'Recipient Email',
+      name: 'recipientEmail',
+      type: 'string',
+      placeholder: 'name@email.com',
+      default: '',
+      required: true,
+      description: 'Who gets the link by e-mail',
+      displayOptions,
+    },
+    {
+      displayName: 'Authorization Email Address',
+      name: 'authEmail',
+      type: 'string',
+      placeholder: 'name@email.com',
+      default: '',
+      description: 'The address the recipient must prove before seeing the document; empty: the recipient email',
+      displayOptions,
+    },
+    {
+      displayName: 'Authentication Type',
+      name: 'authType',
+      type: 'options',
+      options: [
+        { name: 'Email', value: 'email', description: 'A 6-digit code is e-mailed to the authorization address' },
+        { name: 'Social', value: 'social', description: 'Sign in with a provider the service is set up for' },
+      ],
+      default: 'email',
+      displayOptions,
+    },
+    {
+      displayName: 'Expire After',
+      name: 'expireAfter',
+      type: 'number',
+      typeOptions: { minValue: 0 },
+      default: 24,
+      description: 'How long the link works; 0 for no time limit (then a view limit is needed)',
+      displayOptions,
+    },
+    {
+      displayName: 'Unit',
+      name: 'expireUnit',
+      type: 'options',
+      options: [
+        { name: 'Minutes', value: 'minutes' },
+        { name: 'Hours', value: 'hours' },
+        { name: 'Days', value: 'days' },
+      ],
+      default: 'hours',
+      displayOptions,
+    },
+    {
+      displayName: 'Timer Starts',
+      name: 'timerStarts',
+      type: 'options',
+      options: [
+        { name: 'When Sent', value: 'created' },
+        { name: 'When Opened', value: 'opened' },
+      ],
+      default: 'created',
+      displayOptions,
+    },
+    {
+      displayName: 'Expire After N Views',
+      name: 'expireAfterViews',
+      type: 'number',
+      typeOptions: { minValue: 0 },
+      default: 0,
+      description: 'How many views the link allows; 0 for no view limit. With a view limit the link also ends 10 days after it was sent.',
+      displayOptions,
+    },
+  ];
+}
+
+/** The `magic_link` settings of the API from the fields above. */
+export function linkSettings(ctx: IExecuteFunctions, i: number): IDataObject {
+  const settings: IDataObject = {
+    recipient_email: String(ctx.getNodeParameter('recipientEmail', i)).trim(),
+    auth_type: ctx.getNodeParameter('authType', i, 'email'),
+  };
+  const authEmail = String(ctx.getNodeParameter('authEmail', i, '')).trim();
+  if (authEmail) settings.auth_email = authEmail;
+  const amount = Number(ctx.getNodeParameter('expireAfter', i, 0));
+  if (amount > 0) {
+    const retain = { [String(ctx.getNodeParameter('expireUnit', i, 'hours'))]: amount };
+    settings[ctx.getNodeParameter('timerStarts', i, 'created') === 'opened' ? 'retain_from_opened' : 'retain_from_created'] = retain;
+  }
+  const views = Number(ctx.getNodeParameter('expireAfterViews', i, 0));
+  if (views > 0) settings.expire_after_n_views = views;
+  return settings;
+}

@@ -1,0 +1,11 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { apiRequest } from '../../transport';
+import { idField } from '../common';
+
+export const description: INodeProperties[] = [idField('Magic Link ID', 'magicLinkId', { resource: ['magicLink'], operation: ['get'] }, 'ml_…')];
+
+/** Status, views used and left, expiry and the access log. */
+export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
+  const id = encodeURIComponent(String(this.getNodeParameter('magicLinkId', i)));
+  return { json: (await apiRequest.call(this, 'GET', `/v1/magic_links/${id}`)) as IDataObject, pairedItem: { item: i } };
+}

@@ -1,0 +1,80 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { apiError } from '../../transport';
+
+const show = { resource: ['postcard'], operation: ['submit'] };
+const text = (displayName: string, name: string, extra: Partial<INodeProperties> = {}): INodeProperties => ({ displayName, name, type: 'string', default: '', displayOptions: { show }, ...extra });
+
+export const description: INodeProperties[] = [
+  text('Template ID', 'templateId', { required: true, placeholder: 'tmpl_…', description: 'The postcard template (copy its ID from the Templates list)' }),
+  text('First Name', 'firstName', { description: 'First or last name is required' }),
+  text('Last Name', 'lastName'),
+  text('Address Line 1', 'addressLine1', { required: true, description: 'At most 64 characters' }),
+  text('Address Line 2', 'addressLine2'),
+  text('City', 'addressCity', { required: true }),
+  text('State', 'addressState', { required: true, placeholder: 'OR', description: 'Two letters; a US state or territory when the country is US' }),
+  text('ZIP', 'addressZip', { required: true }),
+  text('Country', 'addressCountry', { required: true, placeholder: 'US', description: 'ISO 3166-1 alpha-2 code' }),
+  {
+    displayName: 'Contact',
+    name: 'contact',
+    type: 'collection',
+    placeholder: 'Add Field',
+    default: {},
+    displayOptions: { show },
+    options: [
+      { displayName: 'Company', name: 'company', type: 'string', default: '' },
+      { displayName: 'Email', name: 'email', type: 'string', placeholder: 'name@email.com', default: '' },
+      { displayName: 'Phone', name: 'phone', type: 'string', default: '' },
+      { displayName: 'Source', name: 'source', type: 'string', default: '', description: 'Where the request came from, e.g. a campaign' },
+    ],
+  },
+  {
+    displayName: 'Custom Data',
+    name: 'customData',
+    type: 'fixedCollection',
+    typeOptions: { multipleValues: true },
+    placeholder: 'Add Field',
+    default: {},
+    description: 'Any other fields: stored with the request, and they fill merge fields of the same name',
+    displayOptions: { show },
+    options: [
+      {
+        displayName: 'Field',
+        name: 'field',
+        values: [
+          { displayName: 'Name', name: 'name', type: 'string', default: '' },
+          { displayName: 'Value', name: 'value', type: 'string', default: '' },
+        ],
+      },
+    ],
+  },
+];
+
+/** Posts a postcard request to the intake (token in the body); the answer is `{ id, status: 'received' }`. */
+export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
+  const credentials = await this.getCredentials('paperlinkPostcardToken');
+  const p = (name: string) => String(this.getNodeParameter(name, i, '')).trim();
+  const body: IDataObject = {};
+  for (const { name, value } of ((this.getNodeParameter('customData', i, {}) as { field?: { name: string; value: string }[] }).field ?? [])) {
+    if (name.trim()) body[name.trim()] = value;
+  }
+  Object.assign(body, {
+    api_token: credentials.token,
+    template_id: p('templateId'),
+    first_name: p('firstName'),
+    last_name: p('lastName'),
+    address_line_1: p('addressLine1'),
+    address_city: p('addressCity'),
+    address_state: p('addressState'),
+    address_zip: p('addressZip'),
+    address_country: p('addressCountry'),
+  });
+  if (p('addressLine2')) body.address_line_2 = p('addressLine2');
+  for (const [k, v] of Object.entries(this.getNodeParameter('contact', i, {}) as IDataObject)) if (String(v).trim()) body[k] = String(v).trim();
+  try {
+    const answer = (await this.helpers.httpRequest({ method: 'POST', url: String(credentials.intakeUrl), body, json: true })) as IDataObject;
+    return { json: answer, pairedItem: { item: i } };
+  } catch (err) {
+    throw apiError(this, err);
+  }
+}

@@ -1,0 +1,97 @@
+/** HTTP to the Paperlink service: every request with the Paperlink API credential, every failure as a NodeApiError with the service's own message and field details. */
+import {
+  NodeApiError,
+  type IDataObject,
+  type IExecuteFunctions,
+  type IHookFunctions,
+  type IHttpRequestMethods,
+  type IHttpRequestOptions,
+  type ILoadOptionsFunctions,
+  type JsonObject,
+} from 'n8n-workflow';
+
+type Context = IExecuteFunctions | ILoadOptionsFunctions | IHookFunctions;
+
+export interface ServiceError {
+  status?: number;
+  code?: string;
+  message?: string;
+  details?: { field: string; message: string; code?: string }[];
+}
+
+/** The `{ error: { code, message, details } }` body of a failed request, wherever n8n's HTTP helper put it. */
+export function serviceError(err: unknown): ServiceError {
+  const e = err as { response?: { status?: number; statusCode?: number; data?: unknown; body?: unknown }; cause?: unknown; httpCode?: string | null; context?: { data?: unknown } };
+  const response = e?.response ?? (e?.cause as { response?: typeof e.response } | undefined)?.response;
+  // n8n's helpers throw a NodeApiError that keeps the parsed answer in context.data
+  let body: unknown = e?.context?.data ?? response?.data ?? response?.body;
+  if (Buffer.isBuffer(body) || body instanceof ArrayBuffer) body = Buffer.from(body as ArrayBuffer).toString('utf8');
+  if (typeof body === 'string') {
+    try {
+      body = JSON.parse(body);
+    } catch {
+      body = undefined;
+    }
+  }
+  const error = (body as { error?: ServiceError } | undefined)?.error;
+  const status = response?.status ?? response?.statusCode ?? (e?.httpCode ? Number(e.httpCode) : undefined);
+  return { status, ...(error ?? {}) };
+}
+
+export function describeServiceError(s: ServiceError): { message: string; description?: string } {
+  const details = (s.details ?? []).map((d) => `${d.field}: ${d.message}`).join('; ');
+  return { message: s.message ? `${s.message}${s.code ? ` (${s.code})` : ''}` : 'The Paperlink service did not answer as expected', description: details || undefined };
+}
+
+export async function baseUrl(ctx: Context): Promise<string> {
+  const credentials = await ctx.getCredentials('paperlinkApi');
+  return String(credentials.baseUrl).replace(/\/+$/, '');
+}
+
+export async function apiRequest(
+  this: Context,
+  method: IHttpRequestMethods,
+  path: string,
+  body?: IDataObject,
+  qs?: IDataObject,
+  options: { binary?: boolean } = {},
+): Promise<any> {
+  const request: IHttpRequestOptions = {
+    method,
+    baseURL: await baseUrl(this),
+    url: path,
+    qs,
+    ...(body ? { body } : {}),
+    ...(options.binary ? { encoding: 'arraybuffer', json: false } : { json: true }),
+  };
+  try {
+    return await this.helpers.httpRequestWithAuthentication.call(this, 'paperlinkApi', request);
+  } catch (err) {
+    throw apiError(this, err);
+  }
+}
+
+/**
+ * The NodeApiError for a failed request, with the service's message and field details. n8n's
+ * helpers already throw a NodeApiError with a generic text; the service's answer is in its cause.
+ */
+export function apiError(ctx: Pick<Context, 'getNode'>, err: unknown): NodeApiError {
+  const s = serviceError(err);
+  const text = describeServiceError(s);
+  const httpCode = s.status ? String(s.status) : undefined;
+  if (!s.message) return err instanceof NodeApiError ? err : new NodeApiError(ctx.getNode(), err as JsonObject, { httpCode });
+  return new NodeApiError(ctx.getNode(), { message: text.message, description: text.description ?? '', httpCode: httpCode ?? '', error: s as unknown as JsonObject } as JsonObject, { ...text, httpCode });
+}
+
+/** Every item of a list endpoint, following `starting_after`, or the first `limit`. */
+export async function listAll(this: IExecuteFunctions | ILoadOptionsFunctions, path: string, limit?: number): Promise<IDataObject[]> {
+  const out: IDataObject[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = (await apiRequest.call(this, 'GET', path, undefined, { limit: Math.min(100, limit ?? 100), ...(after ? { starting_after: after } : {}) })) as { data: IDataObject[]; has_more: boolean };
+    out.push(...page.data);
+    if (!page.has_more || (limit !== undefined && out.length >= limit) || page.data.length === 0) break;
+    after = String(page.data[page.data.length - 1].id);
+  }
+  return limit === undefined ? out : out.slice(0, limit);
+}

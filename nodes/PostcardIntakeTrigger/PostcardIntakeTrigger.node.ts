@@ -1,0 +1,71 @@
+import { NodeConnectionTypes, type IDataObject, type INodeType, type INodeTypeDescription, type IWebhookFunctions, type IWebhookResponseData } from 'n8n-workflow';
+import { errorBody } from '../../src/errors';
+import { checkPostcard } from '../../src/postcards/rules';
+import { sameHash, sha256 } from '../../src/secrets';
+
+/**
+ * Makes this workflow the postcard webhook itself (spec 4.2): the token travels in the body and is
+ * checked against the credential, the request is checked with the service's own rules, and the
+ * answer is 202 with no body, or the error the service would give.
+ */
+export class PostcardIntakeTrigger implements INodeType {
+  description: INodeTypeDescription = {
+    displayName: 'Postcard Intake Trigger',
+    name: 'postcardIntakeTrigger',
+    icon: { light: 'file:paperlink.svg', dark: 'file:paperlink.dark.svg' },
+    group: ['trigger'],
+    version: 1,
+    subtitle: '=POST {{$parameter["path"]}}',
+    description: 'Takes postcard requests (contact, address, template ID and token in the body) and starts the workflow with each valid one',
+    defaults: { name: 'Postcard Intake Trigger' },
+    usableAsTool: true,
+    inputs: [],
+    outputs: [NodeConnectionTypes.Main],
+    credentials: [{ name: 'paperlinkPostcardToken', required: true }],
+    webhooks: [{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: '={{$parameter["path"]}}' }],
+    properties: [
+      { displayName: 'Path', name: 'path', type: 'string', default: 'postcards', required: true, description: 'The last part of the URL clients post to' },
+      {
+        displayName: 'Template IDs',
+        name: 'templateIds',
+        type: 'string',
+        default: '',
+        placeholder: 'tmpl_example_postcard, tmpl_…',
+        description: 'The template IDs a request may name, separated by commas; empty: any',
+      },
+    ],
+  };
+
+  async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+    const req = this.getRequestObject();
+    const res = this.getResponseObject();
+    const refuse = (status: number, code: string, message: string, details: { field: string; message: string; code?: string }[] = []) => {
+      res.status(status).json(errorBody(code, message, details));
+      return { noWebhookResponse: true };
+    };
+    if (!/^application\/(.+\+)?json\b/i.test(String(req.headers['content-type'] ?? ''))) {
+      return refuse(415, 'unsupported_media_type', 'This endpoint takes a JSON body: send it with Content-Type: application/json.');
+    }
+    const body = this.getBodyData() as unknown;
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) return refuse(400, 'malformed_json', 'The body must be a JSON object.');
+
+    // the credential first: without it, say nothing about the rest
+    const { token } = await this.getCredentials('paperlinkPostcardToken');
+    const given = (body as IDataObject).api_token;
+    if (typeof given !== 'string' || !token || !sameHash(sha256(given), sha256(String(token)))) {
+      return refuse(401, 'unauthorized', 'A valid postcard token is required in the api_token field of the body.');
+    }
+    const checked = checkPostcard(body);
+    if (!checked.ok) return refuse(422, 'validation_failed', 'The postcard request is not valid; see details for each field to fix.', checked.details);
+    const allowed = String(this.getNodeParameter('templateIds', '') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    if (allowed.length && !allowed.includes(checked.value.template_id)) {
+      return refuse(422, 'validation_failed', 'The postcard request is not valid; see details.', [{ field: 'template_id', message: `no template has the id ${JSON.stringify(checked.value.template_id)}`, code: 'not_found' }]);
+    }
+    res.status(202).end();
+    const { template_id, contact, address, custom } = checked.value;
+    return { noWebhookResponse: true, workflowData: [[{ json: { template_id, contact, address, custom } as unknown as IDataObject }]] };
+  }
+}

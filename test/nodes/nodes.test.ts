@@ -1,0 +1,277 @@
+/**
+ * Our n8n nodes in n8n's own engine (n8n-core 2.11) against a real Paperlink service listening on
+ * a port: every operation, Continue On Fail, a bad API key, the trigger's subscription lifecycle
+ * and signature check, and the postcard trigger's 202 and each 4xx.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
+import { EXAMPLE_IDS } from '../../src/templates/store';
+import { sign } from '../../src/webhooks/signature';
+import { eventually } from '../support/eventually';
+import { root } from '../support/fixtures';
+import { binaryBytes, loadOptionsContext, runPaperlink, serveTrigger } from '../support/n8n';
+import { readPdf } from '../support/pdf';
+import { testService, type TestService } from '../support/service';
+import { linkIn, startSmtp, type Mailbox } from '../support/smtp';
+
+const sample = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
+
+let t: TestService;
+let mail: Mailbox;
+let base: string;
+let creds: Record<string, ICredentialDataDecryptedObject>;
+let postcardToken: string;
+
+beforeAll(async () => {
+  mail = await startSmtp();
+  t = await testService({ config: { smtpUrl: mail.url, webhookAllowPrivate: true } });
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  await t.service.apps.magicLink.put({ public_url: base });
+  postcardToken = (await t.service.keys.create('postcard', 'n8n')).secret;
+  creds = { paperlinkApi: { baseUrl: `${base}/`, apiKey: t.key }, paperlinkPostcardToken: { token: postcardToken, intakeUrl: `${base}/postcards` } };
+}, 30_000);
+afterAll(async () => {
+  await t?.stop();
+  await mail?.close();
+});
+
+const postcardValues = () => Object.fromEntries(Object.entries(sample).map(([k, v]) => [k, v]));
+/** A stored document made the ordinary way; returns its id. */
+async function makeDocument(name: string): Promise<string> {
+  const variables = (await t.service.templates.load(EXAMPLE_IDS.letter)).variables;
+  const r = await t.service.documents.generate({ template_id: EXAMPLE_IDS.letter, merge_parameters: Object.fromEntries(variables.map((v) => [v, 'x'])), destinations: { inkit_storage: { name } } }, { keyId: null, name: null });
+  return r.document_id;
+}
+
+describe('Paperlink node: Document', () => {
+  it('generates with a Magic Link from mapped merge fields and returns the PDF as binary', async () => {
+    const variables = (await t.service.templates.load(EXAMPLE_IDS.postcard)).variables;
+    const values = postcardValues();
+    const { items, error } = await runPaperlink(
+      {
+        resource: 'document',
+        operation: 'generate',
+        templateId: EXAMPLE_IDS.postcard,
+        mergeFields: { mappingMode: 'defineBelow', value: Object.fromEntries(variables.map((v) => [v, values[v] ?? `value of ${v}`])) },
+        store: true,
+        documentName: 'From n8n',
+        shareByMagicLink: true,
+        recipientEmail: 'ada@example.com',
+        authEmail: '',
+        authType: 'email',
+        expireAfter: 2,
+        expireUnit: 'days',
+        timerStarts: 'opened',
+        expireAfterViews: 3,
+        options: { returnBinary: true, binaryPropertyName: 'pdf' },
+      },
+      [{ row: 1 }],
+      creds,
+    );
+    expect(error).toBeUndefined();
+    expect(items).toHaveLength(1);
+    const [item] = items;
+    expect(item.json).toMatchObject({ object: 'render', status: 'completed', destinations: { inkit_storage: { name: 'From n8n' }, magic_link: { recipient_email: 'ada@example.com', views_left: 3 } } });
+    expect(item.pairedItem).toEqual({ item: 0 });
+    const link = await t.service.links.get(item.json.magic_link_piece_id as string);
+    expect(link).toMatchObject({ retain_from_opened: { days: 2 }, retain_from_created: null, expire_after_n_views: 3, auth_email: 'ada@example.com' });
+    expect(linkIn(await mail.next('ada@example.com'))).toContain('/l/');
+    const binary = item.binary!.pdf;
+    expect(binary).toMatchObject({ mimeType: 'application/pdf', fileName: `${item.json.document_id as string}.pdf` });
+    const text = (await readPdf(await binaryBytes(binary))).text;
+    expect(text).toContain(values.first_name);
+  });
+
+  it('gets, downloads, lists and deletes documents', async () => {
+    const made = await makeDocument('n8n: letter');
+    const got = await runPaperlink({ resource: 'document', operation: 'get', documentId: made }, [{}], creds);
+    expect(got.items[0].json).toMatchObject({ id: made, name: 'n8n: letter', magic_links: [] });
+    const down = await runPaperlink({ resource: 'document', operation: 'download', documentId: made, binaryPropertyName: 'data' }, [{}], creds);
+    expect(down.items[0].binary!.data).toMatchObject({ mimeType: 'application/pdf', fileName: 'n8n_ letter.pdf' });
+    const bytes = await binaryBytes(down.items[0].binary!.data);
+    expect(bytes.subarray(0, 5).toString()).toBe('%PDF-');
+    expect(bytes.length).toBe(got.items[0].json.size);
+    const list = await runPaperlink({ resource: 'document', operation: 'list', returnAll: false, limit: 1 }, [{}], creds);
+    expect(list.items).toHaveLength(1);
+    const all = await runPaperlink({ resource: 'document', operation: 'list', returnAll: true }, [{}], creds);
+    expect(all.items.map((i) => i.json.id)).toContain(made);
+    expect(all.items.every((i) => (i.pairedItem as { item: number }).item === 0)).toBe(true);
+    const del = await runPaperlink({ resource: 'document', operation: 'delete', documentId: made }, [{}], creds);
+    expect(del.items[0].json).toEqual({ id: made, object: 'document', deleted: true });
+  });
+
+  it('fails with the service message and field details, or outputs them under Continue On Fail', async () => {
+    const params = { resource: 'document', operation: 'generate', templateId: EXAMPLE_IDS.letter, mergeFields: { mappingMode: 'defineBelow', value: {} }, store: true, shareByMagicLink: false, options: {} };
+    const failed = await runPaperlink(params, [{}], creds);
+    expect(failed.error?.name).toBe('NodeApiError');
+    expect(failed.error?.message).toMatch(/missing_variables/);
+    expect((failed.error as unknown as { description: string }).description).toMatch(/merge_parameters\.\w+: is required/);
+    const tolerated = await runPaperlink(params, [{ a: 1 }, { a: 2 }], creds, { continueOnFail: true });
+    expect(tolerated.error).toBeUndefined();
+    expect(tolerated.items).toHaveLength(2);
+    expect(tolerated.items.map((i) => i.pairedItem)).toEqual([{ item: 0 }, { item: 1 }]);
+    expect(tolerated.items[0].json).toMatchObject({ error: expect.stringMatching(/missing_variables/), httpCode: '422' });
+  });
+
+  it('refuses a bad API key with the service error', async () => {
+    const bad = await runPaperlink({ resource: 'template', operation: 'list', returnAll: true }, [{}], { ...creds, paperlinkApi: { baseUrl: base, apiKey: 'plk_wrong' } });
+    expect(bad.error?.name).toBe('NodeApiError');
+    expect((bad.error as unknown as { httpCode: string }).httpCode).toBe('401');
+    expect(bad.error?.message).toMatch(/unauthorized/);
+  });
+});
+
+describe('Paperlink node: Magic Link, Template, Postcard', () => {
+  it('creates a link for an existing document, gets it, expires it', async () => {
+    const doc = await makeDocument('shared');
+    const made = await runPaperlink({ resource: 'magicLink', operation: 'create', documentId: doc, recipientEmail: 'bo@example.com', authEmail: 'boss@example.com', authType: 'email', expireAfter: 30, expireUnit: 'minutes', timerStarts: 'created', expireAfterViews: 0 }, [{}], creds);
+    expect(made.error).toBeUndefined();
+    const id = made.items[0].json.id as string;
+    expect(made.items[0].json).toMatchObject({ recipient_email: 'bo@example.com' });
+    expect(await t.service.links.get(id)).toMatchObject({ auth_email: 'boss@example.com', retain_from_created: { minutes: 30 }, expire_after_n_views: null });
+    const got = await runPaperlink({ resource: 'magicLink', operation: 'get', magicLinkId: id }, [{}], creds);
+    expect(got.items[0].json).toMatchObject({ id, status: 'active', access_log: [] });
+    const ended = await runPaperlink({ resource: 'magicLink', operation: 'expire', magicLinkId: id }, [{}], creds);
+    expect(ended.items[0].json).toMatchObject({ id, status: 'revoked' });
+  });
+
+  it('lists templates, gets one with its variables, and offers them to the editor', async () => {
+    const list = await runPaperlink({ resource: 'template', operation: 'list', returnAll: true }, [{}], creds);
+    expect(list.items.map((i) => i.json.id)).toEqual(expect.arrayContaining(Object.values(EXAMPLE_IDS)));
+    const got = await runPaperlink({ resource: 'template', operation: 'get', templateId: EXAMPLE_IDS.letter }, [{}], creds);
+    expect(got.items[0].json.variables).toEqual((await t.service.templates.load(EXAMPLE_IDS.letter)).variables);
+
+    const ctx = loadOptionsContext({ resource: 'document', operation: 'generate', templateId: EXAMPLE_IDS.postcard }, creds);
+    const node = new (await import('../../nodes/Paperlink/Paperlink.node')).Paperlink();
+    const options = await node.methods.loadOptions.getTemplates.call(ctx);
+    expect(options.map((o) => o.value)).toEqual(expect.arrayContaining(Object.values(EXAMPLE_IDS)));
+    const fields = await node.methods.resourceMapping.getMergeFields.call(ctx);
+    expect(fields.fields.map((f) => f.id)).toEqual((await t.service.templates.load(EXAMPLE_IDS.postcard)).variables);
+    expect(fields.fields.every((f) => f.required)).toBe(true);
+  });
+
+  it('submits a postcard with custom data through the intake and gets it back rendered', async () => {
+    const submitted = await runPaperlink(
+      {
+        resource: 'postcard',
+        operation: 'submit',
+        templateId: EXAMPLE_IDS.postcard,
+        firstName: sample.first_name,
+        lastName: sample.last_name,
+        addressLine1: sample.address_line_1,
+        addressLine2: '',
+        addressCity: sample.address_city,
+        addressState: sample.address_state,
+        addressZip: sample.address_zip,
+        addressCountry: 'us',
+        contact: { email: 'jordan@example.com' },
+        customData: { field: Object.entries(sample).filter(([k]) => !k.startsWith('address_') && !['first_name', 'last_name'].includes(k)).map(([name, value]) => ({ name, value })) },
+      },
+      [{}],
+      creds,
+    );
+    expect(submitted.error).toBeUndefined();
+    const id = submitted.items[0].json.id as string;
+    expect(submitted.items[0].json).toEqual({ id, status: 'received' });
+    await eventually(async () => (await t.service.postcards.get(id)).status === 'rendered', 'rendered');
+    const got = await runPaperlink({ resource: 'postcard', operation: 'get', postcardId: id }, [{}], creds);
+    expect(got.items[0].json).toMatchObject({ id, status: 'rendered', address: { address_country: 'US' } });
+
+    const refused = await runPaperlink({ resource: 'postcard', operation: 'submit', templateId: EXAMPLE_IDS.postcard, firstName: '', lastName: ' ', addressLine1: 'x'.repeat(65), addressCity: 'A', addressState: 'ZZ', addressZip: '1', addressCountry: 'US' }, [{}], creds);
+    expect(refused.error?.name).toBe('NodeApiError');
+    expect((refused.error as unknown as { description: string }).description).toMatch(/address_line_1/);
+  });
+});
+
+describe('Paperlink Trigger', () => {
+  it('subscribes on activation, takes signed deliveries, refuses forged ones, unsubscribes', async () => {
+    const trigger = await serveTrigger('paperlinkTrigger', { events: ['document.generated'] }, creds);
+    try {
+      expect(await trigger.hook('checkExists')).toBe(false);
+      expect(await trigger.hook('create')).toBe(true);
+      const id = trigger.staticData.webhookId as string;
+      expect(id).toMatch(/^wh_/);
+      expect(trigger.staticData.webhookSecret).toMatch(/^whsec_/);
+      expect(await t.service.webhooks.get(id)).toMatchObject({ url: trigger.url, events: ['document.generated'] });
+      expect(await trigger.hook('checkExists')).toBe(true);
+
+      await makeDocument('triggered');
+      await eventually(async () => trigger.started.length === 1, 'the workflow started');
+      expect(trigger.started[0][0].json).toMatchObject({ type: 'document.generated', data: { object: { name: 'triggered' } } });
+
+      const body = JSON.stringify({ id: 'evt_forged', type: 'document.generated', data: {} });
+      const forged = await fetch(trigger.url, { method: 'POST', headers: { 'content-type': 'application/json', 'paperlink-signature': sign('whsec_not_the_secret', body, Math.floor(Date.now() / 1000)) }, body });
+      expect(forged.status).toBe(401);
+      expect((await forged.json()).error.code).toBe('invalid_signature');
+      const unsigned = await fetch(trigger.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      expect(unsigned.status).toBe(401);
+      expect(trigger.started).toHaveLength(1);
+
+      expect(await trigger.hook('delete')).toBe(true);
+      await expect(t.service.webhooks.get(id)).rejects.toMatchObject({ code: 'not_found' });
+      expect(trigger.staticData.webhookId).toBeUndefined();
+      // a subscription deleted behind n8n's back is made again
+      expect(await trigger.hook('create')).toBe(true);
+      await t.service.webhooks.remove(trigger.staticData.webhookId as string);
+      expect(await trigger.hook('checkExists')).toBe(false);
+    } finally {
+      await trigger.close();
+    }
+  });
+});
+
+describe('Postcard Intake Trigger', () => {
+  const post = (url: string, body: unknown, type = 'application/json') => fetch(url, { method: 'POST', headers: { 'content-type': type }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+
+  it('answers 202 with no body and starts the workflow with the normalised postcard', async () => {
+    const trigger = await serveTrigger('postcardIntakeTrigger', { path: 'postcards', templateIds: `${EXAMPLE_IDS.postcard}, tmpl_other` }, creds);
+    try {
+      const res = await post(trigger.url, { api_token: postcardToken, template_id: EXAMPLE_IDS.postcard, ...sample, address_country: 'us', favourite_colour: 'green' });
+      expect(res.status).toBe(202);
+      expect(await res.text()).toBe('');
+      expect(trigger.started).toHaveLength(1);
+      expect(trigger.started[0][0].json).toMatchObject({ template_id: EXAMPLE_IDS.postcard, address: { address_country: 'US' }, custom: { favourite_colour: 'green' }, contact: { first_name: sample.first_name } });
+    } finally {
+      await trigger.close();
+    }
+  });
+
+  it.each([
+    ['a wrong token', () => ({ api_token: 'plp_wrong', template_id: EXAMPLE_IDS.postcard, ...sample }), 401, 'unauthorized', []],
+    ['no token', () => ({ template_id: EXAMPLE_IDS.postcard, ...sample }), 401, 'unauthorized', []],
+    ['broken rules', () => ({ api_token: postcardToken, template_id: EXAMPLE_IDS.postcard, ...sample, first_name: ' ', last_name: '', address_line_1: 'x'.repeat(65), address_country: 'XX' }), 422, 'validation_failed', ['address_country', 'address_line_1', 'first_name']],
+    ['a template not on the list', () => ({ api_token: postcardToken, template_id: 'tmpl_elsewhere', ...sample }), 422, 'validation_failed', ['template_id']],
+  ] as [string, () => object, number, string, string[]][])('refuses %s as the service would', async (_what, body, status, code, fields) => {
+    const trigger = await serveTrigger('postcardIntakeTrigger', { path: 'postcards', templateIds: EXAMPLE_IDS.postcard }, creds);
+    try {
+      const res = await post(trigger.url, body());
+      expect(res.status).toBe(status);
+      const answer = (await res.json()) as { error: { code: string; details: { field: string }[] } };
+      expect(answer.error.code).toBe(code);
+      expect([...new Set(answer.error.details.map((d) => d.field))].sort()).toEqual(fields);
+      expect(trigger.started).toHaveLength(0);
+      // the service answers the same request the same way
+      const service = await fetch(`${base}/postcards`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body()) });
+      if (code !== 'validation_failed' || !fields.includes('template_id')) {
+        expect(service.status).toBe(status);
+        expect(((await service.json()) as { error: { code: string } }).error.code).toBe(code);
+      }
+    } finally {
+      await trigger.close();
+    }
+  });
+
+  it('refuses a body that is not JSON with 415', async () => {
+    const trigger = await serveTrigger('postcardIntakeTrigger', { path: 'postcards', templateIds: '' }, creds);
+    try {
+      const res = await post(trigger.url, 'first_name=Ada', 'application/x-www-form-urlencoded');
+      expect(res.status).toBe(415);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('unsupported_media_type');
+    } finally {
+      await trigger.close();
+    }
+  });
+});
