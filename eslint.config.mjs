@@ -3,6 +3,7 @@
 // clock or randomness of their own (time comes from ports.now()). The bundle test
 // (test/workflows/bundle.test.ts) checks the same from the other side.
 import { builtinModules } from 'node:module';
+import { n8nCommunityNodesPlugin } from '@n8n/eslint-plugin-community-nodes';
 import tseslint from 'typescript-eslint';
 
 const builtins = builtinModules.filter((m) => !m.startsWith('_'));
@@ -15,6 +16,18 @@ const noBuiltins = {
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**'] },
+  // n8n's rules for community node packages, on the nodes, the credentials and package.json
+  {
+    ...n8nCommunityNodesPlugin.configs.recommended,
+    files: ['nodes/**/*.ts', 'credentials/**/*.ts', 'package.json'],
+    languageOptions: { parser: tseslint.parser },
+    rules: {
+      ...n8nCommunityNodesPlugin.configs.recommended.rules,
+      // this package is also the service and CLI: they need runtime dependencies; the heavy ones
+      // (database drivers, the Temporal SDK) are optional (README, "n8n")
+      '@n8n/community-nodes/no-runtime-dependencies': 'off',
+    },
+  },
   {
     files: ['src/flows/**/*.ts', 'workflows/workflows.ts', 'workflows/common.ts'],
     languageOptions: { parser: tseslint.parser },

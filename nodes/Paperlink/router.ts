@@ -1,5 +1,5 @@
 /** Runs the chosen operation on every input item, one at a time, honouring Continue On Fail. */
-import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, type IExecuteFunctions, type INodeExecutionData, type JsonObject } from 'n8n-workflow';
 import * as document from './actions/document';
 import * as magicLink from './actions/magicLink';
 import * as postcard from './actions/postcard';
@@ -25,10 +25,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
         out.push({ json: { error: e.message ?? String(error), ...(e.description ? { description: e.description } : {}), ...(e.httpCode ? { httpCode: e.httpCode } : {}) }, pairedItem: { item: i } });
         continue;
       }
-      if (error instanceof NodeOperationError || (error as { name?: string }).name === 'NodeApiError') {
-        (error as { context?: Record<string, unknown> }).context = { ...((error as { context?: Record<string, unknown> }).context ?? {}), itemIndex: i };
-        throw error;
-      }
+      if (error instanceof NodeApiError) throw new NodeApiError(this.getNode(), error as unknown as JsonObject, { itemIndex: i });
       throw new NodeOperationError(this.getNode(), error as Error, { itemIndex: i });
     }
   }

@@ -36,7 +36,6 @@ export class PaperlinkTrigger implements INodeType {
     subtitle: '={{$parameter["events"].join(", ")}}',
     description: 'Starts the workflow when a Paperlink document, Magic Link or postcard changes',
     defaults: { name: 'Paperlink Trigger' },
-    usableAsTool: true,
     inputs: [],
     outputs: [NodeConnectionTypes.Main],
     credentials: [{ name: 'paperlinkApi', required: true }],
@@ -69,7 +68,7 @@ export class PaperlinkTrigger implements INodeType {
             delete data.webhookSecret;
             return false;
           }
-          throw err;
+          throw new NodeApiError(this.getNode(), err as JsonObject);
         }
         const events = [...(this.getNodeParameter('events') as string[])].sort();
         const same = hook.url === this.getNodeWebhookUrl('default') && JSON.stringify([...(hook.events as string[])].sort()) === JSON.stringify(events.includes('*') ? ['*'] : events);
@@ -99,7 +98,7 @@ export class PaperlinkTrigger implements INodeType {
             await apiRequest.call(this, 'DELETE', `/v1/webhooks/${encodeURIComponent(data.webhookId)}`);
           } catch (err) {
             // already gone is what we wanted; anything else must be seen
-            if ((err as { httpCode?: string }).httpCode !== '404') throw err;
+            if ((err as { httpCode?: string }).httpCode !== '404') throw new NodeApiError(this.getNode(), err as JsonObject);
           }
         }
         delete data.webhookId;

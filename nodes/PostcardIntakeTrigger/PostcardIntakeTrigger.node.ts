@@ -8,6 +8,8 @@ import { sameHash, sha256 } from '../../src/secrets';
  * checked against the credential, the request is checked with the service's own rules, and the
  * answer is 202 with no body, or the error the service would give.
  */
+// This node is the webhook itself: nothing is registered elsewhere, so it has no webhookMethods.
+// eslint-disable-next-line @n8n/community-nodes/webhook-lifecycle-complete
 export class PostcardIntakeTrigger implements INodeType {
   description: INodeTypeDescription = {
     displayName: 'Postcard Intake Trigger',
@@ -18,7 +20,6 @@ export class PostcardIntakeTrigger implements INodeType {
     subtitle: '=POST {{$parameter["path"]}}',
     description: 'Takes postcard requests (contact, address, template ID and token in the body) and starts the workflow with each valid one',
     defaults: { name: 'Postcard Intake Trigger' },
-    usableAsTool: true,
     inputs: [],
     outputs: [NodeConnectionTypes.Main],
     credentials: [{ name: 'paperlinkPostcardToken', required: true }],

@@ -77,10 +77,10 @@ class Credentials extends ICredentialsHelper {
     return [];
   }
   async authenticate(credentials: ICredentialDataDecryptedObject, typeName: string, requestOptions: IHttpRequestOptions): Promise<IHttpRequestOptions> {
-    const type = CREDENTIAL_TYPES[typeName as keyof typeof CREDENTIAL_TYPES] as { authenticate?: { properties: { headers?: Record<string, string> } } };
-    const resolve = (v: string) => v.replace(/^=\{\{\s*\$credentials\.(\w+)\s*\}\}$/, (_, k: string) => String(credentials[k]));
-    const headers = Object.fromEntries(Object.entries(type.authenticate?.properties.headers ?? {}).map(([k, v]) => [k, resolve(v)]));
-    return { ...requestOptions, headers: { ...(requestOptions.headers ?? {}), ...headers } };
+    const type = CREDENTIAL_TYPES[typeName as keyof typeof CREDENTIAL_TYPES] as { authenticate?: { properties: { headers?: Record<string, string>; body?: Record<string, string> } } };
+    const resolve = (block: Record<string, string> = {}) => Object.fromEntries(Object.entries(block).map(([k, v]) => [k, v.replace(/^=\{\{\s*\$credentials\.(\w+)\s*\}\}$/, (_, c: string) => String(credentials[c]))]));
+    const { headers, body } = type.authenticate?.properties ?? {};
+    return { ...requestOptions, headers: { ...(requestOptions.headers ?? {}), ...resolve(headers) }, ...(body ? { body: { ...(requestOptions.body as object), ...resolve(body) } } : {}) };
   }
   async preAuthentication(): Promise<undefined> {
     return undefined;

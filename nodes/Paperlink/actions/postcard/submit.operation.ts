@@ -52,14 +52,13 @@ export const description: INodeProperties[] = [
 
 /** Posts a postcard request to the intake (token in the body); the answer is `{ id, status: 'received' }`. */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
-  const credentials = await this.getCredentials('paperlinkPostcardToken');
+  const { intakeUrl } = await this.getCredentials<{ intakeUrl: string }>('paperlinkPostcardToken');
   const p = (name: string) => String(this.getNodeParameter(name, i, '')).trim();
   const body: IDataObject = {};
   for (const { name, value } of ((this.getNodeParameter('customData', i, {}) as { field?: { name: string; value: string }[] }).field ?? [])) {
     if (name.trim()) body[name.trim()] = value;
   }
   Object.assign(body, {
-    api_token: credentials.token,
     template_id: p('templateId'),
     first_name: p('firstName'),
     last_name: p('lastName'),
@@ -72,7 +71,8 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   if (p('addressLine2')) body.address_line_2 = p('addressLine2');
   for (const [k, v] of Object.entries(this.getNodeParameter('contact', i, {}) as IDataObject)) if (String(v).trim()) body[k] = String(v).trim();
   try {
-    const answer = (await this.helpers.httpRequest({ method: 'POST', url: String(credentials.intakeUrl), body, json: true })) as IDataObject;
+    // the credential's authenticate block adds api_token to the body
+    const answer = (await this.helpers.httpRequestWithAuthentication.call(this, 'paperlinkPostcardToken', { method: 'POST', url: intakeUrl, body, json: true })) as IDataObject;
     return { json: answer, pairedItem: { item: i } };
   } catch (err) {
     throw apiError(this, err);
