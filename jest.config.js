@@ -18,6 +18,8 @@ module.exports = {
   // requires them natively, jest's runtime does not, so jest compiles them to CommonJS
   transformIgnorePatterns: ['/node_modules/(?!(cookie|openid-client|oauth4webapi|jose|iso-3166)/)'],
   testTimeout: 30000,
+  // n8n-core leaves timers running after its engine is used in-process (test/nodes); every suite closes what it opens
+  forceExit: true,
   // one throwaway PostgreSQL cluster for the whole run (Debian's postgresql package)
   globalSetup: '<rootDir>/test/setup/postgres.ts',
   globalTeardown: '<rootDir>/test/setup/teardown.ts',
