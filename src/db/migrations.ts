@@ -220,6 +220,13 @@ export const MIGRATIONS: [string, Step][] = [
       await db.schema.createIndex('delivery_attempts_delivery').on('delivery_attempts').columns(['delivery_id', 'id']).execute();
     },
   ],
+  [
+    '0005_documents_render',
+    async (db) => {
+      // a retried generate activity (Temporal) finds the document it stored by render id
+      await db.schema.createIndex('documents_render').on('documents').column('render_id').execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

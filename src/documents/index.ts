@@ -18,6 +18,7 @@ import type { Events } from '../events';
 import type { LinkInfo, MagicLinks } from '../links';
 import { parseLinkSettings, type LinkSettings } from '../links/policy';
 import { normalizeValues } from '../templates/values';
+import { isObject } from '../guards';
 
 export interface DocumentInfo {
   id: string;
@@ -88,7 +89,6 @@ function info(row: DocumentRow): DocumentInfo {
   };
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 function optionalText(body: Record<string, unknown>, key: string, field: string, max: number, details: ErrorDetail[]): string | undefined {
   const v = body[key];

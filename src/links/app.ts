@@ -8,6 +8,7 @@ import { iso } from '../clock';
 import type { Db } from '../db';
 import { ConflictError, ValidationError, type ErrorDetail } from '../errors';
 import { isEmail, type AuthType } from './policy';
+import { isObject } from '../guards';
 
 export interface OidcProvider {
   /** Short id used in URLs, e.g. `google`. */
@@ -37,7 +38,6 @@ export type PublicMagicLinkApp = Omit<MagicLinkApp, 'oidc_providers'> & { oidc_p
 
 const KEY = 'app:magic_link';
 const CACHE_MS = 5000;
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 export function publicView(app: MagicLinkApp): PublicMagicLinkApp {
   return { ...app, oidc_providers: app.oidc_providers.map(({ client_secret, ...p }) => ({ ...p, client_secret_set: Boolean(client_secret) })) };

@@ -4,6 +4,7 @@
  */
 import { DateTime, Duration } from 'luxon';
 import { ValidationError, type ErrorDetail } from '../errors';
+import { isObject } from '../guards';
 
 export type AuthType = 'email' | 'social';
 export type Unit = 'minutes' | 'hours' | 'days';
@@ -36,7 +37,6 @@ export function isEmail(v: unknown): v is string {
   return typeof v === 'string' && v.length <= 254 && EMAIL.test(v);
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 function retentionOf(value: unknown, field: string, from: Retention['from'], details: ErrorDetail[]): Retention | null {
   if (!isObject(value)) {

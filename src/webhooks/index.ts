@@ -16,6 +16,7 @@ import { toPage, type Page, type PageQuery } from '../pagination';
 import { randomToken } from '../secrets';
 import { guardedLookup, urlProblem } from './guard';
 import { sign } from './signature';
+import { isObject } from '../guards';
 
 export interface WebhookInfo {
   id: string;
@@ -48,7 +49,6 @@ export interface WebhookOptions {
 }
 
 const MAX_DESCRIPTION = 500;
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 function info(row: WebhookRow): WebhookInfo {
   return { id: row.id, object: 'webhook', url: row.url, events: JSON.parse(row.events) as string[], description: row.description, created_at: row.created_at };

@@ -3,12 +3,12 @@
  * are wrong (before any work is taken).
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { connectionOptions } from '../../workflows/client';
 import { cli } from '../support/cli';
+import { closedPort } from '../support/net';
 import { freshPostgres } from '../support/service';
 
 const dir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-temporal-cli-'));
@@ -25,14 +25,6 @@ async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): P
   }
 }
 
-/** A local port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 describe('Temporal settings', () => {
   it('defaults to a local server, namespace default, task queue paperlink, no TLS', () => {

@@ -2,17 +2,9 @@
  * The Temporal engine in the API process when Temporal cannot be reached: a received postcard or
  * a changed link is not lost (the database holds it) and the start is kept to be tried again.
  */
-import net from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { TemporalEngine } from '../../workflows/client';
-
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
+import { closedPort } from '../support/net';
 
 describe('TemporalEngine without a reachable server', () => {
   it('keeps failed starts and signals, reports them, and tries them again', async () => {

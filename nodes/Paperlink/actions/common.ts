@@ -11,6 +11,18 @@ export const idField = (displayName: string, name: string, show: NonNullable<IDi
   displayOptions: { show },
 });
 
+/** The template picker, filled from the service's templates. */
+export const templateField = (show: NonNullable<IDisplayOptions['show']>, description: string): INodeProperties => ({
+  displayName: 'Template Name or ID',
+  name: 'templateId',
+  type: 'options',
+  typeOptions: { loadOptionsMethod: 'getTemplates' },
+  default: '',
+  required: true,
+  description: `${description}Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.`,
+  displayOptions: { show },
+});
+
 export const listFields = (show: NonNullable<IDisplayOptions['show']>): INodeProperties[] => [
   {
     displayName: 'Return All',

@@ -1,20 +1,12 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { apiRequest } from '../../transport';
+import { templateField } from '../common';
 import { linkFields, linkSettings } from '../linkSettings';
 
 const show = { resource: ['document'], operation: ['generate'] };
 
 export const description: INodeProperties[] = [
-  {
-    displayName: 'Template Name or ID',
-    name: 'templateId',
-    type: 'options',
-    typeOptions: { loadOptionsMethod: 'getTemplates' },
-    default: '',
-    required: true,
-    description: 'The template to fill. Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
-    displayOptions: { show },
-  },
+  templateField(show, 'The template to fill. '),
   {
     displayName: 'Merge Fields',
     name: 'mergeFields',

@@ -1,18 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { apiRequest } from '../../transport';
+import { templateField } from '../common';
 
-export const description: INodeProperties[] = [
-  {
-    displayName: 'Template Name or ID',
-    name: 'templateId',
-    type: 'options',
-    typeOptions: { loadOptionsMethod: 'getTemplates' },
-    default: '',
-    required: true,
-    description: 'Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>',
-    displayOptions: { show: { resource: ['template'], operation: ['get'] } },
-  },
-];
+export const description: INodeProperties[] = [templateField({ resource: ['template'], operation: ['get'] }, '')];
 
 /** The template with its variables. */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
