@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
+import { MIN_PASSWORD } from './admin';
 import { PaperlinkError, ValidationError } from './errors';
 import { packageRoot } from './paths';
 import { SingleBar, Presets } from 'cli-progress';
@@ -23,6 +24,8 @@ export interface Io {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   stdin?: () => Promise<string>;
+  /** Asks for a secret on the terminal without echoing it; absent when standard input is not a terminal. */
+  askSecret?: (question: string) => Promise<string>;
 }
 
 export const EXIT_OK = 0;
@@ -37,6 +40,31 @@ const processIo: Io = {
     for await (const c of process.stdin) chunks.push(c as Buffer);
     return Buffer.concat(chunks).toString('utf8');
   },
+  askSecret: process.stdin.isTTY
+    ? (question) =>
+        new Promise((resolve) => {
+          process.stderr.write(question);
+          const stdin = process.stdin;
+          let typed = '';
+          stdin.setRawMode(true);
+          stdin.resume();
+          stdin.setEncoding('utf8');
+          const onData = (chunk: string) => {
+            for (const ch of chunk) {
+              if (ch === '\r' || ch === '\n' || ch === '\u0004') {
+                stdin.setRawMode(false);
+                stdin.pause();
+                stdin.off('data', onData);
+                process.stderr.write('\n');
+                return resolve(typed);
+              }
+              if (ch === '\u0003') process.exit(130);
+              typed = ch === '\u007f' ? typed.slice(0, -1) : typed + ch;
+            }
+          };
+          stdin.on('data', onData);
+        })
+    : undefined,
 };
 
 /** Prints an error the way every command does, and returns its exit code. */
@@ -316,6 +344,27 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     .action(async (opts: { dataDir?: string }) => {
       const app = await withService(opts, (s) => s.apps.magicLink.require());
       io.stdout(`${JSON.stringify(publicView(app), null, 2)}\n`);
+      setExit(EXIT_OK);
+    });
+
+  const admin = program.command('admin').description('The web app\'s operator sign-in (the web app is at PUBLIC_URL/app; an API key also signs in).');
+  admin
+    .command('set-password')
+    .description(`Set or change the operator password of the web app (at least ${MIN_PASSWORD} characters). Asks for it on a terminal; otherwise reads the first line of standard input. Signs out every operator session. Only a scrypt hash is stored.`)
+    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+    .addHelpText('after', '\nExamples:\n  paperlink admin set-password\n  printf %s "$PAPERLINK_ADMIN_PASSWORD" | paperlink admin set-password')
+    .action(async (opts: { dataDir?: string }) => {
+      let password: string;
+      if (io.askSecret) {
+        password = await io.askSecret('New operator password: ');
+        if ((await io.askSecret('Repeat it: ')) !== password) throw new ValidationError('The two passwords differ; nothing was changed.', [{ field: 'password', message: 'does not match its repetition', code: 'mismatch' }]);
+      } else if (io.stdin) {
+        password = (await io.stdin()).split(/\r?\n/)[0];
+      } else {
+        throw new ValidationError('Give the password on standard input.', [{ field: 'password', message: 'is required', code: 'required' }]);
+      }
+      await withService(opts, (s) => s.operators.setPassword(password));
+      io.stderr('Operator password set. Sign in at PUBLIC_URL/app with it (or with an API key).\n');
       setExit(EXIT_OK);
     });
 

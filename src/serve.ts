@@ -64,7 +64,7 @@ export async function startServer(config: Config, log: (text: string) => void, o
 
   const where = service.database.dialect === 'sqlite' ? `SQLite at ${service.database.location}` : `PostgreSQL at ${service.database.location}`;
   const docs = service.storage.kind === 'filesystem' ? `files in ${path.join(config.dataDir, 'documents')}` : 'the database';
-  log(`Paperlink ${service.version} is listening on ${url}\n  data: ${where}; documents: ${docs}\n  API reference: ${url}/openapi.json\n`);
+  log(`Paperlink ${service.version} is listening on ${url}\n  data: ${where}; documents: ${docs}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n`);
 
   if (!(await service.apps.magicLink.get())) {
     // the embedded default: links point here, e-mails go to the outbox (or SMTP_URL)

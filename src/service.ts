@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
+import { Operators } from './admin';
 import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
 import { openDatabase, type Database } from './db';
@@ -29,6 +30,8 @@ export interface Service {
   database: Database;
   storage: Storage;
   keys: Keys;
+  /** Sign-ins to the web app (API key or operator password). */
+  operators: Operators;
   templates: TemplateStore;
   documents: Documents;
   idempotency: Idempotency;
@@ -121,6 +124,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     database,
     storage,
     keys,
+    operators: new Operators(db, clock, keys),
     templates,
     documents,
     idempotency: new Idempotency(db, clock),

@@ -227,6 +227,20 @@ export const MIGRATIONS: [string, Step][] = [
       await db.schema.createIndex('documents_render').on('documents').column('render_id').execute();
     },
   ],
+  [
+    '0006_admin_sessions',
+    async (db) => {
+      // the web app's sign-ins: by an API key (ends when the key is revoked) or the operator password
+      await db.schema
+        .createTable('admin_sessions')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('key_id', 'text')
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

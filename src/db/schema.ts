@@ -197,7 +197,19 @@ export interface DeliveryAttemptsTable {
   error: string | null;
 }
 
+export interface AdminSessionsTable {
+  /** SHA-256 of the session cookie's value. */
+  token_hash: string;
+  /** The API key signed in with; null for the operator password. */
+  key_id: string | null;
+  /** Who, as the app shows it: the key's name or "Operator". */
+  name: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Schema {
+  admin_sessions: AdminSessionsTable;
   events: EventsTable;
   webhooks: WebhooksTable;
   deliveries: DeliveriesTable;

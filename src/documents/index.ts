@@ -4,6 +4,7 @@
  * that can be listed can always be downloaded.
  */
 import type { Clock } from '../clock';
+import { sql } from 'kysely';
 import { iso } from '../clock';
 import { isUniqueViolation, type Db } from '../db';
 import type { DocumentRow } from '../db/schema';
@@ -318,9 +319,20 @@ export class Documents {
     return { document, bytes };
   }
 
-  async list(page: PageQuery): Promise<Page<DocumentInfo>> {
+  /** `POST /v1/documents/:id/magic_links`: a new Magic Link for a stored document, with the settings of the generate destination. */
+  async share(id: string, settings: unknown, createdByKeyId: string | null): Promise<{ link: LinkInfo; url: string }> {
+    await this.row(id);
+    return this.links.create(id, parseLinkSettings(settings, 'body'), createdByKeyId);
+  }
+
+  /** Newest first; `search` keeps the documents whose name contains it, ignoring case. */
+  async list(page: PageQuery, search?: string): Promise<Page<DocumentInfo>> {
     let q = this.db.selectFrom('documents').selectAll().orderBy('id', 'desc').limit(page.limit + 1);
     if (page.startingAfter) q = q.where('id', '<', page.startingAfter);
+    if (search) {
+      const pattern = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      q = q.where(sql<boolean>`lower(name) like ${pattern} escape '\\'`);
+    }
     return toPage(await q.execute(), page.limit, info);
   }
 

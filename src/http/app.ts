@@ -10,11 +10,13 @@ import { AuthenticationError, ValidationError } from '../errors';
 import type { KeyInfo } from '../keys';
 import { parsePageQuery } from '../pagination';
 import { errorBody, errorHandler, requireJson } from './errors';
+import { registerAssets } from './assets';
 import { contentDisposition } from './headers';
 import { redactUrl, registerLinkRoutes } from './links';
 import { openApiDocument } from './openapi';
 import { registerPostcardRoutes } from './postcards';
 import { registerWebhookRoutes } from './webhooks';
+import { webApp } from '../web';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -60,7 +62,15 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
   // Only JSON, XML and PDF bodies exist in this API; anything else is a 415.
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser(['application/xml', 'text/xml', 'application/pdf'], { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))));
+  // HTML forms (the recipient's pages, the web app): a repeated name (checkboxes) gives a list
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    const form: Record<string, string | string[]> = {};
+    for (const [k, v] of new URLSearchParams(body as string)) {
+      const seen = form[k];
+      form[k] = seen === undefined ? v : Array.isArray(seen) ? [...seen, v] : [seen, v];
+    }
+    done(null, form);
+  });
   await app.register(multipart, { limits: { fileSize: config.bodyLimit, files: 50, fields: 20 } });
   await app.register(cookie);
 
@@ -136,7 +146,12 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
     return { id, object: 'template', deleted: true };
   });
 
-  app.get('/v1/documents', async (req) => service.documents.list(parsePageQuery(req.query as Record<string, unknown>)));
+  app.get('/v1/documents', async (req) => {
+    const query = req.query as Record<string, unknown>;
+    const search = query.search;
+    if (search !== undefined && (typeof search !== 'string' || search.length > 200)) throw new ValidationError('search is text of at most 200 characters.', [{ field: 'search', message: 'must be text of at most 200 characters', code: 'invalid' }]);
+    return service.documents.list(parsePageQuery(query), search || undefined);
+  });
   app.get('/v1/documents/:id', async (req) => service.documents.get((req.params as { id: string }).id));
   app.get('/v1/documents/:id/pdf', async (req, reply) => {
     const { document, bytes } = await service.documents.pdf((req.params as { id: string }).id);
@@ -148,8 +163,11 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
     return { id, object: 'document', deleted: true };
   });
 
+  registerAssets(app);
   registerLinkRoutes(app, service);
   registerPostcardRoutes(app, service);
   registerWebhookRoutes(app, service);
+  await app.register(webApp(service), { prefix: '/app' });
+  app.get('/', async (_req, reply) => reply.redirect('/app', 302));
   return app;
 }

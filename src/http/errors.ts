@@ -64,21 +64,21 @@ export function requireJson(req: FastifyRequest): void {
   }
 }
 
+/** The status and body of any failure: ours, the framework's (limits, parsing), or a bug (500, logged). */
+export function errorAnswer(err: FastifyError, req: FastifyRequest, limit: number): [number, ErrorBody] {
+  if (err instanceof PaperlinkError) return [statusOf(err), errorBody(err.code, err.message, err.details)];
+  const known = fromFramework(err, limit);
+  if (known) return known;
+  req.log.error({ err }, 'request failed');
+  const body = errorBody('internal_error', `Something went wrong on our side. Try again; if it keeps failing, report request id ${req.id}.`);
+  body.error.request_id = String(req.id);
+  return [500, body];
+}
+
 export function errorHandler(limit: number) {
   return (err: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
-    if (err instanceof PaperlinkError) {
-      if (err instanceof RateLimitError) void reply.header('Retry-After', String(err.retryAfterSeconds));
-      void reply.status(statusOf(err)).send(errorBody(err.code, err.message, err.details));
-      return;
-    }
-    const known = fromFramework(err, limit);
-    if (known) {
-      void reply.status(known[0]).send(known[1]);
-      return;
-    }
-    req.log.error({ err }, 'request failed');
-    const body = errorBody('internal_error', `Something went wrong on our side. Try again; if it keeps failing, report request id ${req.id}.`);
-    body.error.request_id = String(req.id);
-    void reply.status(500).send(body);
+    if (err instanceof RateLimitError) void reply.header('Retry-After', String(err.retryAfterSeconds));
+    const [status, body] = errorAnswer(err, req, limit);
+    void reply.status(status).send(body);
   };
 }

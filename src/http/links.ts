@@ -2,25 +2,17 @@
  * Magic Link routes: the operator's API under /v1 (behind the API key) and the recipient's pages
  * under /l/<token> (behind the e-mailed code or a social sign-in, then a session cookie).
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RateLimitError } from '../errors';
 import type { OpenLink, Visitor } from '../links';
 import { publicView } from '../links/app';
 import { SocialLogin } from '../links/oidc';
-import { parseLinkSettings } from '../links/policy';
 import type { Service } from '../service';
 import { contentDisposition } from './headers';
 import { brandOf, maskEmail, messagePage, signInPage, unavailablePage, viewerPage } from './pages';
 
 const COOKIE = 'paperlink_link';
 const OIDC_COOKIE = 'paperlink_oidc';
-const PDFJS = path.dirname(require.resolve('pdfjs-dist/package.json'));
-const ASSETS: Record<string, string> = {
-  'pdf.min.mjs': path.join(PDFJS, 'build', 'pdf.min.mjs'),
-  'pdf.worker.min.mjs': path.join(PDFJS, 'build', 'pdf.worker.min.mjs'),
-};
 
 /** Replaces link tokens in a URL, so that logs never hold them. */
 export function redactUrl(url: string): string {
@@ -44,10 +36,7 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
     return { object: 'app', name: 'magic_link', ...publicView(saved) };
   });
   app.post('/v1/documents/:id/magic_links', async (req, reply) => {
-    const { id } = req.params as { id: string };
-    await service.documents.get(id);
-    const settings = parseLinkSettings(req.body, 'body');
-    const { link, url } = await links.create(id, settings, req.apiKey?.id ?? null);
+    const { link, url } = await service.documents.share((req.params as { id: string }).id, req.body, req.apiKey?.id ?? null);
     return reply.status(201).send({ ...link, url });
   });
   app.get('/v1/magic_links/:id', async (req) => links.get((req.params as { id: string }).id, true));
@@ -180,11 +169,5 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
       .header('Cache-Control', 'no-store')
       .header('Content-Disposition', contentDisposition(document.name, download ? 'attachment' : 'inline'))
       .send(Buffer.from(bytes));
-  });
-
-  app.get('/assets/pdfjs/:file', async (req, reply) => {
-    const file = ASSETS[(req.params as { file: string }).file];
-    if (!file) return reply.callNotFound();
-    return reply.type('text/javascript; charset=utf-8').header('Cache-Control', 'public, max-age=86400').send(fs.createReadStream(file));
   });
 }

@@ -146,7 +146,7 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
         get: {
           operationId: 'listDocuments',
           summary: 'List generated documents, newest first',
-          parameters: pageParams,
+          parameters: [...pageParams, { name: 'search', in: 'query', description: 'Only documents whose name contains this text, ignoring case.', schema: { type: 'string', maxLength: 200 } }],
           responses: { 200: { description: 'A page of documents.', content: json(ref('DocumentList'), { object: 'list', data: [exampleDocument], has_more: false, next_cursor: null }) }, ...pick(401, 422) },
         },
       },

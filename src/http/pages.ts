@@ -93,33 +93,11 @@ export function messagePage(brand: Brand, title: string, message: string): strin
 
 export function viewerPage(o: { brand: Brand; documentName: string; pdfUrl: string; viewsLeft: number | null; expiresAt: string | null }): string {
   const limits = [o.viewsLeft === null ? '' : `${o.viewsLeft} view${o.viewsLeft === 1 ? '' : 's'} left`, o.expiresAt ? `available until ${o.expiresAt.replace('T', ' ').slice(0, 16)} UTC` : ''].filter(Boolean).join(' · ');
-  const script = `<script type="module">
-import * as pdfjs from '/assets/pdfjs/pdf.min.mjs';
-pdfjs.GlobalWorkerOptions.workerSrc = '/assets/pdfjs/pdf.worker.min.mjs';
-const status = document.getElementById('status');
-try {
-  const doc = await pdfjs.getDocument({ url: ${JSON.stringify(o.pdfUrl)}, withCredentials: true }).promise;
-  const holder = document.getElementById('pages');
-  for (let n = 1; n <= doc.numPages; n++) {
-    const p = await doc.getPage(n);
-    const viewport = p.getViewport({ scale: 2 });
-    const canvas = document.createElement('canvas');
-    canvas.width = viewport.width; canvas.height = viewport.height;
-    canvas.setAttribute('role', 'img');
-    canvas.setAttribute('aria-label', 'Page ' + n + ' of ' + doc.numPages);
-    holder.appendChild(canvas);
-    await p.render({ canvasContext: canvas.getContext('2d'), viewport }).promise;
-  }
-  status.textContent = doc.numPages + (doc.numPages === 1 ? ' page' : ' pages');
-  document.body.dataset.rendered = 'true';
-} catch (e) {
-  status.textContent = 'The document could not be shown here. Use the download button.';
-}
-</script>`;
+  const script = '<script type="module" src="/assets/viewer.js"></script>';
   return page(
     o.brand,
     o.documentName,
-    `<div class="toolbar"><div><h1>${html(o.documentName)}</h1><p class="muted">${html(limits)}${limits ? ' · ' : ''}<span id="status" aria-live="polite">Loading…</span></p></div><a class="button" href="${html(o.pdfUrl)}?download=1" download>Download PDF</a></div><div id="pages"></div>`,
+    `<div class="toolbar"><div><h1>${html(o.documentName)}</h1><p class="muted">${html(limits)}${limits ? ' · ' : ''}<span id="status" aria-live="polite">Loading…</span></p></div><a class="button" href="${html(o.pdfUrl)}?download=1" download>Download PDF</a></div><div id="pages" data-pdf="${html(o.pdfUrl)}"></div>`,
     script,
   );
 }

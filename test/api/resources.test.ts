@@ -160,6 +160,18 @@ describe.each(BACKENDS)('templates and documents on %s', (backend) => {
     }
   });
 
+  it('finds documents by a part of their name, ignoring case, with % and _ taken literally', async () => {
+    for (const name of ['Lease 100% Oak_St', 'lease 1000 oak', 'Invoice March']) expect((await generate(EXAMPLE_IDS.postcard, postcardValues, name)).statusCode).toBe(201);
+    const names = async (q: string) => (await get(`/v1/documents?search=${encodeURIComponent(q)}`)).json().data.map((d: { name: string }) => d.name);
+    await expect(names('LEASE')).resolves.toEqual(['lease 1000 oak', 'Lease 100% Oak_St']);
+    await expect(names('100%')).resolves.toEqual(['Lease 100% Oak_St']);
+    await expect(names('oak_')).resolves.toEqual(['Lease 100% Oak_St']);
+    await expect(names('nothing like it')).resolves.toEqual([]);
+    const tooLong = await get(`/v1/documents?search=${'x'.repeat(201)}`);
+    expect(tooLong.statusCode).toBe(422);
+    expect(tooLong.json().error.details[0].field).toBe('search');
+  });
+
   it('deletes a document and its PDF', async () => {
     const id = (await generate(EXAMPLE_IDS.postcard, postcardValues)).json().document_id;
     expect((await del(`/v1/documents/${id}`)).json()).toEqual({ id, object: 'document', deleted: true });

@@ -1,0 +1,202 @@
+/**
+ * The few static files the pages use, kept as strings so they ship inside the compiled package
+ * and never come from the internet. pdf.js itself is served from the installed pdfjs-dist.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+
+const PDFJS = path.dirname(require.resolve('pdfjs-dist/package.json'));
+
+/**
+ * Draws the PDF named by `#pages[data-pdf]` with pdf.js, one canvas per page, and reports in
+ * `#status`. Used by the recipient's viewer and the web app's previews.
+ */
+const VIEWER = `import * as pdfjs from '/assets/pdfjs/pdf.min.mjs';
+pdfjs.GlobalWorkerOptions.workerSrc = '/assets/pdfjs/pdf.worker.min.mjs';
+const holder = document.getElementById('pages');
+const status = document.getElementById('status');
+try {
+  const doc = await pdfjs.getDocument({ url: holder.dataset.pdf, withCredentials: true }).promise;
+  for (let n = 1; n <= doc.numPages; n++) {
+    const p = await doc.getPage(n);
+    const viewport = p.getViewport({ scale: 2 });
+    const canvas = document.createElement('canvas');
+    canvas.width = viewport.width; canvas.height = viewport.height;
+    canvas.setAttribute('role', 'img');
+    canvas.setAttribute('aria-label', 'Page ' + n + ' of ' + doc.numPages);
+    holder.appendChild(canvas);
+    await p.render({ canvasContext: canvas.getContext('2d'), viewport }).promise;
+  }
+  status.textContent = doc.numPages + (doc.numPages === 1 ? ' page' : ' pages');
+  document.body.dataset.rendered = 'true';
+} catch (e) {
+  status.textContent = 'The document could not be shown here. Use the download button.';
+}
+`;
+
+/** The web app's behaviour: copy buttons, confirmations, fieldsets that follow their checkbox, auto-submitting pickers. All optional: every page works without it. */
+const APP_JS = `function copy(text) {
+  if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
+  const area = document.createElement('textarea');
+  area.value = text; area.setAttribute('readonly', ''); area.style.position = 'fixed'; area.style.opacity = '0';
+  document.body.appendChild(area); area.select();
+  try { document.execCommand('copy'); } finally { area.remove(); }
+  return Promise.resolve();
+}
+document.addEventListener('click', (e) => {
+  const button = e.target.closest('[data-copy]');
+  if (!button) return;
+  copy(button.dataset.copy).then(() => {
+    const label = button.textContent;
+    button.textContent = 'Copied';
+    button.dataset.copied = 'true';
+    const live = document.getElementById('live');
+    if (live) live.textContent = 'Copied to the clipboard';
+    setTimeout(() => { button.textContent = label; delete button.dataset.copied; }, 1500);
+  });
+});
+document.addEventListener('submit', (e) => {
+  const message = e.target.dataset.confirm;
+  if (message && !window.confirm(message)) e.preventDefault();
+});
+for (const box of document.querySelectorAll('input[data-toggles]')) {
+  const target = document.getElementById(box.dataset.toggles);
+  const sync = () => { target.disabled = !box.checked; target.classList.toggle('off', !box.checked); };
+  box.addEventListener('change', sync);
+  sync();
+}
+for (const select of document.querySelectorAll('select[data-autosubmit]')) {
+  select.addEventListener('change', () => select.form.requestSubmit());
+}
+`;
+
+const CSS = `:root { --accent: #1F6FEB; --ink: #16181d; --muted: #5b6270; --line: #e2e5ea; --bg: #f5f6f8; --card: #fff; --danger: #b42318; --ok: #067647; --warn: #b54708; color-scheme: light; }
+* { box-sizing: border-box; }
+html { -webkit-text-size-adjust: 100%; }
+body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", sans-serif; color: var(--ink); background: var(--bg); }
+a { color: var(--accent); }
+.skip { position: absolute; left: -999px; top: 8px; background: #fff; padding: 8px 12px; z-index: 10; }
+.skip:focus { left: 8px; }
+.shell { display: grid; grid-template-columns: 232px minmax(0, 1fr); min-height: 100vh; }
+.side { background: #11151c; color: #c9d1dc; padding: 20px 14px; display: flex; flex-direction: column; gap: 4px; }
+.brand { display: flex; align-items: center; gap: 10px; color: #fff; font-weight: 700; font-size: 1.05rem; padding: 4px 10px 18px; text-decoration: none; }
+.brand svg { flex: none; }
+.side nav { display: flex; flex-direction: column; gap: 2px; }
+.side nav a { color: #c9d1dc; text-decoration: none; padding: 8px 10px; border-radius: 6px; font-weight: 500; }
+.side nav a:hover { background: #1c222c; color: #fff; }
+.side nav a[aria-current="page"] { background: var(--accent); color: #fff; }
+.who { margin-top: auto; padding: 12px 10px 0; border-top: 1px solid #262d38; font-size: .85rem; }
+.who strong { display: block; color: #fff; font-weight: 600; overflow: hidden; text-overflow: ellipsis; }
+.who button { background: none; border: 1px solid #3a4250; color: #c9d1dc; margin-top: 8px; padding: 5px 10px; font-size: .85rem; }
+main { padding: 28px 32px 48px; max-width: 1180px; width: 100%; }
+.head { display: flex; align-items: flex-start; justify-content: space-between; gap: 16px; flex-wrap: wrap; margin-bottom: 20px; }
+h1 { font-size: 1.5rem; line-height: 1.25; margin: 0; letter-spacing: -.01em; }
+h2 { font-size: 1.1rem; margin: 0 0 12px; }
+h3 { font-size: .95rem; margin: 16px 0 8px; }
+.sub { color: var(--muted); margin: 4px 0 0; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 10px; padding: 20px; margin-bottom: 20px; box-shadow: 0 1px 2px rgba(16,24,40,.04); }
+.card > h2:first-child { margin-top: 0; }
+.grid2 { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 20px; align-items: start; }
+table { width: 100%; border-collapse: collapse; font-size: .92rem; }
+th { text-align: left; font-weight: 600; color: var(--muted); font-size: .78rem; text-transform: uppercase; letter-spacing: .04em; padding: 8px 10px; border-bottom: 1px solid var(--line); }
+td { padding: 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
+tr:last-child td { border-bottom: 0; }
+td time { white-space: nowrap; }
+td .button, td button { padding: 5px 10px; font-size: .85rem; }
+td .actions { flex-wrap: nowrap; }
+.id code { word-break: normal; white-space: nowrap; }
+.scroll { overflow-x: auto; }
+code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .86em; }
+code { background: #f0f2f5; padding: 2px 6px; border-radius: 4px; word-break: break-all; }
+.id { display: inline-flex; align-items: center; gap: 6px; flex-wrap: wrap; }
+.badge { display: inline-block; padding: 2px 9px; border-radius: 999px; font-size: .78rem; font-weight: 600; background: #eef0f3; color: #344054; white-space: nowrap; }
+.badge.active, .badge.rendered, .badge.delivered { background: #e7f6ec; color: var(--ok); }
+.badge.send_failed, .badge.received, .badge.pending { background: #fef4e6; color: var(--warn); }
+.badge.revoked, .badge.failed { background: #fdecea; color: var(--danger); }
+.badge.expired { background: #eef0f3; color: #475467; }
+.chip { display: inline-block; background: #f0f2f5; border-radius: 4px; padding: 1px 6px; margin: 0 4px 4px 0; font-size: .8rem; }
+.muted { color: var(--muted); }
+.small { font-size: .85rem; }
+button, .button { display: inline-flex; align-items: center; gap: 6px; font: inherit; font-weight: 600; padding: 8px 14px; border-radius: 7px; border: 1px solid transparent; background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; line-height: 1.3; }
+button:hover, .button:hover { filter: brightness(.95); }
+.button.secondary, button.secondary { background: #fff; color: var(--ink); border-color: #cfd4dc; }
+button.danger { background: #fff; color: var(--danger); border-color: #f1b5ae; }
+button.link { background: none; border: 0; color: var(--accent); padding: 0; font-weight: 500; }
+button.copy { background: #fff; color: var(--ink); border: 1px solid #cfd4dc; padding: 2px 8px; font-size: .8rem; font-weight: 500; }
+button.copy[data-copied] { color: var(--ok); border-color: var(--ok); }
+:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+form.inline { display: inline; }
+.actions { display: flex; gap: 8px; flex-wrap: wrap; align-items: center; }
+label { display: block; font-weight: 600; margin-bottom: 4px; font-size: .9rem; }
+.field { margin-bottom: 14px; }
+.hint { color: var(--muted); font-size: .82rem; margin-top: 3px; }
+input[type=text], input[type=email], input[type=password], input[type=url], input[type=number], input[type=search], select, textarea { width: 100%; font: inherit; padding: 8px 10px; border: 1px solid #c4cad3; border-radius: 7px; background: #fff; color: var(--ink); }
+textarea { min-height: 42px; resize: vertical; }
+input[type=color] { width: 56px; height: 38px; padding: 2px; border: 1px solid #c4cad3; border-radius: 7px; background: #fff; }
+[aria-invalid="true"] { border-color: var(--danger) !important; }
+.err { color: var(--danger); font-size: .85rem; margin-top: 3px; font-weight: 500; }
+.row { display: grid; grid-template-columns: repeat(auto-fit, minmax(180px, 1fr)); gap: 12px; }
+fieldset { border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px 4px; margin: 0 0 16px; }
+fieldset.off { opacity: .55; }
+legend { font-weight: 700; padding: 0 6px; }
+.check { display: flex; align-items: center; gap: 8px; font-weight: 600; margin-bottom: 10px; }
+.check input { width: 18px; height: 18px; }
+.choices { display: flex; gap: 16px; flex-wrap: wrap; }
+.choices label { font-weight: 500; display: flex; align-items: center; gap: 6px; margin: 0; }
+.notice { border-radius: 8px; padding: 12px 14px; margin-bottom: 18px; border: 1px solid; }
+.notice.ok { background: #ecfdf3; border-color: #abefc6; color: #054f31; }
+.notice.error { background: #fef3f2; border-color: #fecdca; color: #7a271a; }
+.notice.secret { background: #fffaeb; border-color: #fedf89; color: #4e1d09; }
+.notice ul { margin: 6px 0 0; padding-left: 20px; }
+.secret-value { display: flex; gap: 8px; align-items: center; margin-top: 8px; flex-wrap: wrap; }
+.secret-value code { font-size: .95rem; background: #fff; border: 1px solid #fedf89; padding: 6px 8px; }
+.tabs { display: flex; gap: 4px; border-bottom: 1px solid var(--line); margin-bottom: 16px; flex-wrap: wrap; }
+.tabs a { padding: 8px 12px; text-decoration: none; color: var(--muted); font-weight: 600; border-bottom: 2px solid transparent; margin-bottom: -1px; }
+.tabs a[aria-current="page"] { color: var(--accent); border-color: var(--accent); }
+.empty { text-align: center; padding: 32px 16px; color: var(--muted); }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 6px 16px; margin: 0; font-size: .92rem; }
+dl.facts dt { color: var(--muted); }
+dl.facts dd { margin: 0; min-width: 0; overflow-wrap: anywhere; }
+.link-card { border: 1px solid var(--line); border-radius: 8px; padding: 14px; margin-bottom: 12px; }
+.meter { height: 6px; background: #eef0f3; border-radius: 3px; overflow: hidden; margin: 6px 0 2px; }
+.meter span { display: block; height: 100%; background: var(--accent); }
+#pages { background: #e9ecf0; border-radius: 8px; padding: 12px; min-height: 200px; }
+#pages canvas { display: block; width: 100%; height: auto; margin: 0 auto 12px; background: #fff; box-shadow: 0 1px 4px rgba(0,0,0,.15); }
+.pager { display: flex; justify-content: flex-end; margin-top: 12px; }
+.signin { min-height: 100vh; display: grid; place-items: center; padding: 16px; }
+.signin .card { width: 100%; max-width: 420px; padding: 28px; }
+.signin .brand { color: var(--ink); padding: 0 0 16px; }
+@media (max-width: 820px) {
+  .shell { grid-template-columns: minmax(0, 1fr); }
+  .side { flex-direction: row; flex-wrap: wrap; align-items: center; padding: 10px 12px; gap: 8px; }
+  .brand { padding: 4px 6px; }
+  .side nav { flex-direction: row; overflow-x: auto; width: 100%; order: 3; }
+  .side nav a { white-space: nowrap; }
+  .who { margin: 0 0 0 auto; padding: 0; border: 0; display: flex; align-items: center; gap: 8px; }
+  .who strong { display: none; }
+  .who button { margin: 0; }
+  main { padding: 18px 14px 40px; }
+  .grid2 { grid-template-columns: 1fr; }
+  .hide-sm { display: none; }
+}
+`;
+
+const STATIC: Record<string, { type: string; body: string | (() => fs.ReadStream) }> = {
+  '/assets/viewer.js': { type: 'text/javascript; charset=utf-8', body: VIEWER },
+  '/assets/app.js': { type: 'text/javascript; charset=utf-8', body: APP_JS },
+  '/assets/app.css': { type: 'text/css; charset=utf-8', body: CSS },
+  '/assets/pdfjs/pdf.min.mjs': { type: 'text/javascript; charset=utf-8', body: () => fs.createReadStream(path.join(PDFJS, 'build', 'pdf.min.mjs')) },
+  '/assets/pdfjs/pdf.worker.min.mjs': { type: 'text/javascript; charset=utf-8', body: () => fs.createReadStream(path.join(PDFJS, 'build', 'pdf.worker.min.mjs')) },
+};
+
+export function registerAssets(app: FastifyInstance): void {
+  for (const [url, file] of Object.entries(STATIC)) {
+    app.get(url, async (_req, reply) =>
+      reply
+        .type(file.type)
+        .header('Cache-Control', 'public, max-age=3600')
+        .send(typeof file.body === 'string' ? file.body : file.body()),
+    );
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * From HTML forms to the API's request bodies, and from the API's error details back to the
+ * form's fields. The web app checks nothing itself: the bodies go through the same code as
+ * the HTTP API, so the rules and the messages are the API's.
+ */
+import type { ErrorDetail } from '../errors';
+import { field, radios, select } from './html';
+
+export type Form = Record<string, string | string[] | undefined>;
+
+/** The value of a single-valued form field ('' when absent). */
+export function one(form: Form, name: string): string {
+  const v = form[name];
+  return Array.isArray(v) ? (v[0] ?? '') : (v ?? '');
+}
+
+/** Every value of a repeated field (checkboxes). */
+export function all(form: Form, name: string): string[] {
+  const v = form[name];
+  return v === undefined ? [] : Array.isArray(v) ? v : [v];
+}
+
+/** A whole number as a number; anything else is passed on as typed, so the API's rule reports it. */
+function amount(text: string): number | string {
+  return /^\d{1,12}$/.test(text.trim()) ? Number(text.trim()) : text;
+}
+
+/**
+ * The Magic Link settings of the spec's web form: Recipient Email, Authorization Email Address,
+ * Authentication Type, Expire after an amount and a unit, timer from sending or opening, and
+ * Expire after N views. Empty optional fields are left out.
+ */
+export function linkSettingsFrom(form: Form): Record<string, unknown> {
+  const settings: Record<string, unknown> = { auth_type: one(form, 'auth_type') || 'email' };
+  const recipient = one(form, 'recipient_email').trim();
+  if (recipient) settings.recipient_email = recipient;
+  const auth = one(form, 'auth_email').trim();
+  if (auth) settings.auth_email = auth;
+  const time = one(form, 'expire_amount').trim();
+  if (time) settings[one(form, 'timer_start') === 'opened' ? 'retain_from_opened' : 'retain_from_created'] = { [one(form, 'expire_unit') || 'hours']: amount(time) };
+  const views = one(form, 'expire_views').trim();
+  if (views) settings.expire_after_n_views = amount(views);
+  return settings;
+}
+
+/** Where an API error detail about Magic Link settings belongs on the form. */
+function linkField(path: string): string | undefined {
+  const last = path.split('.');
+  const key = last.find((k) => ['recipient_email', 'auth_email', 'auth_type', 'expire_after_n_views', 'retain_from_created', 'retain_from_opened'].includes(k));
+  if (!key) return undefined;
+  return { recipient_email: 'recipient_email', auth_email: 'auth_email', auth_type: 'auth_type', expire_after_n_views: 'expire_views', retain_from_created: 'expire_amount', retain_from_opened: 'expire_amount' }[key];
+}
+
+/**
+ * The form field each error detail is about: Magic Link settings by their names, the document
+ * name, merge fields as `var:<name>`, anything else (e.g. "needs a limit") by the path given.
+ */
+export function fieldErrors(details: ErrorDetail[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const d of details) {
+    const f = d.field;
+    const name =
+      f.includes('magic_link') || f === 'body' || /^(recipient_email|auth_email|auth_type|expire_after_n_views|retain_from_)/.test(f)
+        ? (linkField(f) ?? 'expire_amount')
+        : f === 'destinations.inkit_storage.name'
+          ? 'store_name'
+          : f.startsWith('merge_parameters.')
+            ? `var:${f.slice('merge_parameters.'.length)}`
+            : f === 'destinations'
+              ? 'destinations'
+              : `var:${f}`;
+    if (!out.has(name)) out.set(name, d.message);
+  }
+  return out;
+}
+
+/** The Magic Link settings as the spec's web form has them (used by Generate and by Share). */
+export function linkFieldset(form: Form, errors: Map<string, string>, id = 'link-settings'): string {
+  const value = (k: string, fallback = '') => one(form, k) || fallback;
+  return `<div id="${id}">
+<div class="row">
+${field({ name: 'recipient_email', label: 'Recipient Email', type: 'email', value: value('recipient_email'), errors, hint: 'The link is e-mailed here.' })}
+${field({ name: 'auth_email', label: 'Authorization Email Address', type: 'email', value: value('auth_email'), errors, hint: 'The address the recipient must prove; empty: the recipient email.' })}
+</div>
+${radios({ name: 'auth_type', legend: 'Authentication Type', options: [['email', 'Email (a one-time code)'], ['social', 'Social (OpenID Connect sign-in)']], value: value('auth_type', 'email'), errors })}
+<div class="row">
+${field({ name: 'expire_amount', label: 'Expire after', type: 'text', value: value('expire_amount'), errors, attrs: 'inputmode="numeric" placeholder="e.g. 24"' })}
+${select({ name: 'expire_unit', label: 'Unit', options: [['minutes', 'Minutes'], ['hours', 'Hours'], ['days', 'Days']], value: value('expire_unit', 'hours') })}
+${select({ name: 'timer_start', label: 'Timer starts', options: [['sent', 'When Sent'], ['opened', 'When Opened']], value: value('timer_start', 'sent') })}
+${field({ name: 'expire_views', label: 'Expire after N views', type: 'text', value: value('expire_views'), errors, attrs: 'inputmode="numeric" placeholder="e.g. 3"' })}
+</div>
+<p class="hint">Set a time limit, a number of views, or both: whichever comes first ends the link. A link with a view limit also ends 10 days after it is made.</p>
+</div>`;
+}

@@ -1,0 +1,392 @@
+/// <reference lib="dom" />
+/**
+ * The operator's web app in headless Chromium (Debian's, driven by playwright-core), walked as an
+ * operator would: sign in, upload a template, copy its id, generate a document with a Magic Link,
+ * share an existing document, watch the views go up after the recipient opens it, expire it,
+ * create and revoke keys and tokens, look at postcards. Each page is saved as a screenshot in
+ * test-results/screenshots for a person to look at.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { EXAMPLE_IDS } from '../../src/templates/store';
+import { cli } from '../support/cli';
+import { eventually } from '../support/eventually';
+import { png, root } from '../support/fixtures';
+import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
+import { testService, type TestService } from '../support/service';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = path.join(root, 'test-results', 'screenshots');
+const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
+
+const TEMPLATE = `<?xml version="1.0" encoding="UTF-8"?>
+<document name="Welcome note" size="a5">
+  <body>
+    <image src="logo.png" width="1.5in" alt="Logo"/>
+    <p font-size="18"><b>Welcome, {{first_name}}</b></p>
+    <p>Your plan: {{plan}}</p>
+  </body>
+</document>
+`;
+const BROKEN = `<document name="Broken">
+  <body>
+    <p>Hello {{name}}</body>
+</document>
+`;
+
+describe('the operator web app in a browser', () => {
+  let t: TestService;
+  let mail: Mailbox;
+  let browser: Browser;
+  let base: string;
+  let operator: BrowserContext;
+  let page: Page;
+  const files = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-web-'));
+
+  const shot = async (p: Page, name: string) => {
+    await p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  };
+  const api = (method: 'GET' | 'POST', url: string, payload?: unknown) => t.app.inject({ method, url, headers: { 'x-service-api-token': t.key }, ...(payload ? { payload: payload as object } : {}) });
+
+  beforeAll(async () => {
+    if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium is not at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
+    fs.mkdirSync(SHOTS, { recursive: true });
+    fs.writeFileSync(path.join(files, 'welcome.xml'), TEMPLATE);
+    fs.writeFileSync(path.join(files, 'logo.png'), png);
+    fs.writeFileSync(path.join(files, 'broken.xml'), BROKEN);
+    mail = await startSmtp();
+    t = await testService({ config: { smtpUrl: mail.url } });
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    await t.service.apps.magicLink.put({ public_url: base, organization_name: 'Acme Clinic' });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    operator = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await operator.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    operator.setDefaultTimeout(10_000);
+    page = await operator.newPage();
+    page.on('dialog', (d) => void d.accept());
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.stop();
+    await mail?.close();
+    fs.rmSync(files, { recursive: true, force: true });
+  });
+
+  async function signIn(p: Page, secret: string, at = '/app/templates') {
+    await p.goto(`${base}${at}`);
+    expect(new URL(p.url()).pathname).toBe('/app/signin');
+    await p.getByLabel(/API key/).fill(secret);
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.waitForURL((u) => u.pathname === at);
+  }
+
+  it('sends a page without a session to the sign-in, refuses a wrong key, and comes back after signing in', async () => {
+    const res = await page.goto(`${base}/app/documents`);
+    expect(res?.status()).toBe(200);
+    expect(new URL(page.url()).pathname).toBe('/app/signin');
+    expect(new URL(page.url()).searchParams.get('next')).toBe('/app/documents');
+    await shot(page, '01-sign-in');
+    await page.getByLabel(/API key/).fill('plk_notarealkey00000000000');
+    const wrong = page.waitForResponse((r) => r.url().endsWith('/app/signin') && r.request().method() === 'POST');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    expect((await wrong).status()).toBe(401);
+    await expect(page.getByRole('alert').textContent()).resolves.toContain('not a live API key');
+    await page.getByLabel(/API key/).fill(t.key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL((u) => u.pathname === '/app/documents');
+    const cookie = (await operator.cookies(`${base}/app`)).find((c) => c.name === 'paperlink_admin')!;
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/app' });
+  });
+
+  let templateId: string;
+
+  it('uploads a template with its image, shows line and column for a broken one, and copies the id', async () => {
+    await page.goto(`${base}/app/templates`);
+    await page.getByLabel('Template file').setInputFiles(path.join(files, 'broken.xml'));
+    await page.getByRole('button', { name: 'Upload template' }).click();
+    const alert = page.locator('.notice.error');
+    await expect(alert.textContent()).resolves.toMatch(/Line 3, column \d+/);
+    await shot(page, '02-templates-upload-error');
+
+    await page.getByLabel('Template file').setInputFiles(path.join(files, 'welcome.xml'));
+    await page.getByLabel(/Images and fonts/).setInputFiles(path.join(files, 'logo.png'));
+    await page.getByRole('button', { name: 'Upload template' }).click();
+    await page.waitForURL((u) => u.searchParams.get('done') === 'template_uploaded');
+    const row = page.locator('tr', { hasText: 'Welcome note' });
+    templateId = (await row.locator('code').first().textContent())!;
+    expect(templateId).toMatch(/^tmpl_/);
+    await expect(row.textContent()).resolves.toContain('first_name');
+    await row.getByRole('button', { name: `Copy ${templateId}` }).click();
+    await expect(page.evaluate(() => navigator.clipboard.readText())).resolves.toBe(templateId);
+    await shot(page, '03-templates');
+    // stored with its asset: the API renders it
+    const gen = await api('POST', '/v1/generate', { template_id: templateId, merge_parameters: { first_name: 'Ann', plan: 'Gold' }, destinations: { inkit_storage: { name: 'api copy' } } });
+    expect(gen.statusCode).toBe(201);
+
+    await row.getByRole('link', { name: 'Preview' }).click();
+    await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
+    await expect(page.locator('#pages canvas').count()).resolves.toBe(1);
+    await shot(page, '04-template-preview');
+  });
+
+  let documentUrl: string;
+
+  it('generates a document with a Magic Link from the form, with the API rules on bad settings', async () => {
+    await page.goto(`${base}/app/generate`);
+    await page.getByLabel('Template').selectOption(templateId);
+    await page.waitForURL((u) => u.searchParams.get('template_id') === templateId);
+    await page.getByLabel('first_name').fill('Robin');
+    await page.getByLabel('plan').fill('Platinum');
+    await page.getByLabel('Document name').fill('Welcome for Robin');
+    await page.getByLabel('Share with a Magic Link').check();
+    await page.getByLabel('Recipient Email').fill('robin@example.com');
+    // no limit at all: the API's rule, shown on the form
+    const refused = page.waitForResponse((r) => r.url().endsWith('/app/generate') && r.request().method() === 'POST');
+    await page.getByRole('button', { name: 'Generate document' }).click();
+    expect((await refused).status()).toBe(422);
+    await expect(page.locator('.notice.error').textContent()).resolves.toContain('needs a limit');
+    await expect(page.getByLabel('first_name').inputValue()).resolves.toBe('Robin');
+    await shot(page, '05-generate-error');
+
+    await page.getByLabel('Expire after N views').fill('3');
+    await page.getByLabel('Expire after', { exact: true }).fill('2');
+    await page.getByLabel('Unit').selectOption('days');
+    await page.getByRole('button', { name: 'Generate document' }).click();
+    await page.waitForURL((u) => u.pathname.startsWith('/app/documents/doc_'));
+    documentUrl = page.url().split('?')[0];
+    await expect(page.getByRole('heading', { name: 'Welcome for Robin' }).isVisible()).resolves.toBe(true);
+    const card = page.locator('.link-card');
+    await expect(card.count()).resolves.toBe(1);
+    await expect(card.locator('.badge').textContent()).resolves.toBe('active');
+    await expect(card.locator('[data-views-left]').textContent()).resolves.toBe('3');
+    await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
+    await shot(page, '06-document');
+
+    const id = documentUrl.split('/').pop()!;
+    const doc = (await api('GET', `/v1/documents/${id}`)).json();
+    expect(doc).toMatchObject({ name: 'Welcome for Robin', template_id: templateId, created_by: { name: 'test key' } });
+    expect(doc.magic_links[0]).toMatchObject({ recipient_email: 'robin@example.com', expire_after_n_views: 3, retain_from_created: { days: 2 } });
+  });
+
+  it('shows the views going up after the recipient opens the link, and expires it on request', async () => {
+    const url = linkIn(await mail.next('robin@example.com'));
+    const recipient = await browser.newContext();
+    try {
+      const r = await recipient.newPage();
+      await r.goto(url);
+      const before = mail.messages.length;
+      await r.getByRole('button', { name: 'E-mail me a code' }).click();
+      await r.getByLabel('Code').fill(codeIn(await mail.next('robin@example.com', before)));
+      await r.getByRole('button', { name: 'Show the document' }).click();
+      await r.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
+
+      await page.goto(documentUrl);
+      const card = page.locator('.link-card');
+      await expect(card.locator('[data-views-used]').textContent()).resolves.toBe('1');
+      await expect(card.locator('[data-views-left]').textContent()).resolves.toBe('2');
+      await card.locator('summary').click();
+      await expect(card.locator('details table').textContent()).resolves.toContain('robin@example.com');
+      await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
+      await shot(page, '07-document-viewed');
+
+      await card.getByRole('button', { name: 'Expire link now' }).click();
+      await page.waitForURL((u) => u.searchParams.get('done') === 'link_expired');
+      await expect(page.locator('.link-card .badge').textContent()).resolves.toBe('revoked');
+      const gone = await r.goto(url);
+      expect(gone?.status()).toBe(404);
+    } finally {
+      await recipient.close();
+    }
+  });
+
+  it('shares an existing document with a new Magic Link from the document page', async () => {
+    await page.goto(documentUrl);
+    const form = page.locator('#share');
+    await form.getByLabel('Recipient Email').fill('dana@example.com');
+    await form.getByLabel('Authorization Email Address').fill('dana.auth@example.com');
+    await form.getByLabel('Expire after', { exact: true }).fill('90');
+    await form.getByLabel('Unit').selectOption('minutes');
+    await form.getByLabel('Timer starts').selectOption('opened');
+    await form.getByRole('button', { name: 'Share' }).click();
+    await page.waitForURL((u) => u.searchParams.get('done') === 'shared');
+    await expect(page.locator('.link-card').count()).resolves.toBe(2);
+    const message = await mail.next('dana@example.com');
+    expect(linkIn(message)).toContain(`${base}/l/`);
+    const links = (await api('GET', `/v1/documents/${documentUrl.split('/').pop()}`)).json().magic_links;
+    expect(links.find((l: { recipient_email: string }) => l.recipient_email === 'dana@example.com')).toMatchObject({ auth_email: 'dana.auth@example.com', retain_from_opened: { minutes: 90 }, expire_after_n_views: null });
+  });
+
+  it('lists documents newest first and finds them by name', async () => {
+    await page.goto(`${base}/app/documents`);
+    const names = await page.locator('tbody tr td:first-child strong').allTextContents();
+    expect(names.slice(0, 2)).toEqual(['Welcome for Robin', 'api copy']);
+    await page.getByLabel('Search by name').fill('ROBIN');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect(page.locator('tbody tr td:first-child strong').allTextContents()).resolves.toEqual(['Welcome for Robin']);
+    await shot(page, '08-documents');
+    await page.getByLabel('Search by name').fill('no such 100%');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect(page.locator('tbody .empty').isVisible()).resolves.toBe(true);
+  });
+
+  it('creates API keys and postcard tokens (shown once), revokes them, and shows the intake URL', async () => {
+    await page.goto(`${base}/app/settings`);
+    await expect(page.locator('[data-intake-url]').textContent()).resolves.toBe(`${base}/postcards`);
+    await page.locator('#f-name-api').fill('zapier');
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    const key = (await page.locator('[data-secret]').textContent())!;
+    expect(key).toMatch(/^plk_/);
+    expect((await api('GET', '/v1/templates')).statusCode).toBe(200);
+    const withNew = await t.app.inject({ method: 'GET', url: '/v1/templates', headers: { 'x-service-api-token': key } });
+    expect(withNew.statusCode).toBe(200);
+    await shot(page, '09-settings-key-created');
+    await page.goto(`${base}/app/settings`);
+    expect(await page.content()).not.toContain(key); // shown once
+
+    await page.locator('tr', { hasText: 'zapier' }).getByRole('button', { name: 'Revoke' }).click();
+    await page.waitForURL((u) => u.searchParams.get('done') === 'revoked');
+    await expect(page.locator('tr', { hasText: 'zapier' }).locator('.badge').textContent()).resolves.toBe('revoked');
+    const afterRevoke = await t.app.inject({ method: 'GET', url: '/v1/templates', headers: { 'x-service-api-token': key } });
+    expect(afterRevoke.statusCode).toBe(401);
+
+    await page.locator('#f-name-postcard').fill('website form');
+    await page.getByRole('button', { name: 'Create postcard token' }).click();
+    const token = (await page.locator('[data-secret]').textContent())!;
+    expect(token).toMatch(/^plp_/);
+    const sent = await t.app.inject({ method: 'POST', url: '/postcards', payload: { ...postcard, api_token: token, template_id: EXAMPLE_IDS.postcard, promo: 'WEB26' } });
+    expect(sent.statusCode).toBe(202);
+    const pc = sent.json().id as string;
+    await eventually(async () => (await t.service.postcards.get(pc)).status === 'rendered', 'postcard rendered', 30);
+
+    await page.goto(`${base}/app/postcards`);
+    await page.getByRole('link', { name: 'Rendered' }).click();
+    await page.waitForURL((u) => u.searchParams.get('status') === 'rendered');
+    await page.getByRole('link', { name: 'Jordan Alvarez' }).click();
+    await page.waitForURL((u) => u.pathname === `/app/postcards/${pc}`);
+    await expect(page.locator('main').textContent()).resolves.toContain('WEB26');
+    await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
+    await shot(page, '10-postcard');
+    await page.goto(`${base}/app/postcards?status=failed`);
+    await expect(page.locator('tbody .empty').isVisible()).resolves.toBe(true);
+
+    await page.goto(`${base}/app/settings`);
+    await page.locator('tr', { hasText: 'website form' }).getByRole('button', { name: 'Revoke' }).click();
+    await page.waitForURL((u) => u.searchParams.get('done') === 'revoked');
+    const refused = await t.app.inject({ method: 'POST', url: '/postcards', payload: { ...postcard, api_token: token, template_id: EXAMPLE_IDS.postcard } });
+    expect(refused.statusCode).toBe(401);
+    await shot(page, '11-settings');
+  });
+
+  it('saves the Magic Link app with the API rules, and adds webhooks with their secret shown once', async () => {
+    await page.goto(`${base}/app/settings`);
+    await page.getByLabel('Organisation name').fill('Acme Health');
+    // the browser takes any URL; the service wants http(s)
+    await page.getByLabel('Public URL of this service').fill('ftp://files.example');
+    await page.getByRole('button', { name: 'Save Magic Link settings' }).click();
+    await expect(page.locator('#magic-link-app .notice.error').textContent()).resolves.toContain('public_url');
+    await expect(page.locator('#f-public_url').getAttribute('aria-invalid')).resolves.toBe('true');
+    expect((await t.service.apps.magicLink.get())?.organization_name).toBe('Acme Clinic');
+    await page.getByLabel('Public URL of this service').fill(base);
+    await page.getByLabel('Sender e-mail').fill('docs@acme.example');
+    await page.getByRole('button', { name: 'Save Magic Link settings' }).click();
+    await page.waitForURL((u) => u.searchParams.get('done') === 'app_saved');
+    expect(await t.service.apps.magicLink.get()).toMatchObject({ organization_name: 'Acme Health', sender_email: 'docs@acme.example', public_url: base });
+
+    await page.getByLabel('Endpoint URL').fill('http://127.0.0.1:9/hook');
+    await page.getByLabel('All events').check();
+    await page.getByRole('button', { name: 'Add webhook' }).click();
+    // private addresses are refused unless WEBHOOK_ALLOW_PRIVATE: the API's rule
+    await expect(page.locator('#webhooks .notice.error').textContent()).resolves.toContain('url');
+    await page.getByLabel('Endpoint URL').fill('https://hooks.example.com/paperlink');
+    await page.getByRole('button', { name: 'Add webhook' }).click();
+    await expect(page.locator('#webhooks [data-secret]').textContent()).resolves.toMatch(/^whsec_/);
+    await expect(page.locator('#webhooks tbody').textContent()).resolves.toContain('https://hooks.example.com/paperlink');
+  });
+
+  it('refuses a form without its CSRF token, or with another session\'s', async () => {
+    const before = (await t.service.keys.list('api')).length;
+    const bare = await page.request.post(`${base}/app/settings/credentials`, { form: { kind: 'api', name: 'forged' }, maxRedirects: 0 });
+    expect(bare.status()).toBe(403);
+    const wrong = await page.request.post(`${base}/app/settings/credentials`, { form: { kind: 'api', name: 'forged', _csrf: 'a'.repeat(40) }, maxRedirects: 0 });
+    expect(wrong.status()).toBe(403);
+    const upload = await page.request.post(`${base}/app/templates`, { multipart: { file: { name: 'x.xml', mimeType: 'application/xml', buffer: Buffer.from(TEMPLATE) } }, maxRedirects: 0 });
+    expect(upload.status()).toBe(403);
+    const noSignInToken = await browser.newContext();
+    try {
+      const r = await noSignInToken.request.post(`${base}/app/signin`, { form: { secret: t.key }, maxRedirects: 0 });
+      expect(r.status()).toBe(403);
+    } finally {
+      await noSignInToken.close();
+    }
+    expect((await t.service.keys.list('api')).length).toBe(before);
+  });
+
+  it('is usable on a phone: the navigation stays on screen and nothing scrolls sideways', async () => {
+    const phone = await operator.newPage();
+    try {
+      await phone.setViewportSize({ width: 390, height: 844 });
+      for (const [p, name] of [['/app/documents', '12-phone-documents'], [new URL(documentUrl).pathname, '13-phone-document'], ['/app/settings', '14-phone-settings']] as const) {
+        await phone.goto(`${base}${p}`);
+        await expect(phone.getByRole('navigation', { name: 'Sections' }).isVisible()).resolves.toBe(true);
+        const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        expect(overflow).toBeLessThanOrEqual(0);
+        await shot(phone, name);
+      }
+      // keyboard: the first Tab reaches the skip link, Enter moves to the content
+      await phone.goto(`${base}/app/templates`);
+      await phone.keyboard.press('Tab');
+      await expect(phone.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Skip to content');
+    } finally {
+      await phone.close();
+    }
+  });
+
+  it('ends a key\'s sessions when the key is revoked, and signs out', async () => {
+    const { secret, key } = await t.service.keys.create('api', 'temporary');
+    const other = await browser.newContext();
+    try {
+      const p = await other.newPage();
+      await signIn(p, secret);
+      await t.service.keys.revoke(key.id);
+      await p.goto(`${base}/app/templates`);
+      expect(new URL(p.url()).pathname).toBe('/app/signin');
+    } finally {
+      await other.close();
+    }
+    await page.goto(`${base}/app/templates`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL((u) => u.pathname === '/app/signin');
+    await page.goto(`${base}/app/settings`);
+    expect(new URL(page.url()).pathname).toBe('/app/signin');
+  });
+
+  it('signs the operator in with the password set by `paperlink admin set-password`, and slows down guessing', async () => {
+    const short = await cli(['admin', 'set-password', '--data-dir', t.config.dataDir], 'short\n');
+    expect(short.code).toBe(2);
+    const set = await cli(['admin', 'set-password', '--data-dir', t.config.dataDir], 'correct horse battery staple\n');
+    expect(set.code).toBe(0);
+    const p = await operator.newPage();
+    try {
+      await signIn(p, 'correct horse battery staple', '/app/settings');
+      await expect(p.locator('.who strong').textContent()).resolves.toBe('Operator');
+      await expect(p.locator('#credentials').textContent()).resolves.toContain('Operator password: set');
+      await p.getByRole('button', { name: 'Sign out' }).click();
+      let status = 0;
+      for (let i = 0; i < 11; i++) {
+        await p.goto(`${base}/app/signin`);
+        await p.getByLabel(/API key/).fill(`wrong password ${i}`);
+        const answer = p.waitForResponse((r) => r.url().endsWith('/app/signin') && r.request().method() === 'POST');
+        await p.getByRole('button', { name: 'Sign in' }).click();
+        status = (await answer).status();
+      }
+      expect(status).toBe(429);
+    } finally {
+      await p.close();
+    }
+  }, 60_000);
+});
