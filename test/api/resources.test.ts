@@ -2,22 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { sql } from 'kysely';
-import { PDFDocument } from 'pdf-lib';
 import { EXAMPLE_IDS } from '../../src/templates/store';
-import { png, root } from '../support/fixtures';
+import { fillableForm, png, root } from '../support/fixtures';
 import { readPdf } from '../support/pdf';
 import { BACKENDS, testService, type TestService } from '../support/service';
 
 const postcardValues = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
 
-async function fillableForm(): Promise<Uint8Array> {
-  const doc = await PDFDocument.create();
-  const page = doc.addPage([612, 792]);
-  const form = doc.getForm();
-  form.createTextField('member_name').addToPage(page, { x: 50, y: 700, width: 300, height: 24 });
-  form.createTextField('member_number').addToPage(page, { x: 50, y: 650, width: 300, height: 24 });
-  return doc.save();
-}
 
 function multipart(parts: { name: string; filename?: string; type?: string; data: Buffer | string }[]): { payload: Buffer; headers: Record<string, string> } {
   const boundary = `----paperlink${crypto.randomBytes(8).toString('hex')}`;

@@ -13,7 +13,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { cli } from '../support/cli';
 import { eventually } from '../support/eventually';
-import { png, root } from '../support/fixtures';
+import { fillableForm, png, root } from '../support/fixtures';
 import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
 import { testService, type TestService } from '../support/service';
 
@@ -56,6 +56,7 @@ describe('the operator web app in a browser', () => {
     fs.writeFileSync(path.join(files, 'welcome.xml'), TEMPLATE);
     fs.writeFileSync(path.join(files, 'logo.png'), png);
     fs.writeFileSync(path.join(files, 'broken.xml'), BROKEN);
+    fs.writeFileSync(path.join(files, 'membership.pdf'), await fillableForm());
     mail = await startSmtp();
     t = await testService({ config: { smtpUrl: mail.url } });
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
@@ -127,6 +128,14 @@ describe('the operator web app in a browser', () => {
     // stored with its asset: the API renders it
     const gen = await api('POST', '/v1/generate', { template_id: templateId, merge_parameters: { first_name: 'Ann', plan: 'Gold' }, destinations: { inkit_storage: { name: 'api copy' } } });
     expect(gen.statusCode).toBe(201);
+
+    // a fillable PDF: named after the file, its fields are the variables
+    await page.getByLabel('Template file').setInputFiles(path.join(files, 'membership.pdf'));
+    await page.getByRole('button', { name: 'Upload template' }).click();
+    await page.waitForURL((u) => u.searchParams.get('done') === 'template_uploaded');
+    const pdfRow = page.locator('tr', { hasText: 'membership' });
+    await expect(pdfRow.locator('td').nth(2).textContent()).resolves.toBe('PDF');
+    await expect(pdfRow.locator('.chip').allTextContents()).resolves.toEqual(['member_name', 'member_number']);
 
     await row.getByRole('link', { name: 'Preview' }).click();
     await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });

@@ -1,6 +1,7 @@
 /** Small inputs shared by the template tests: images and fonts read from the examples and the font package. */
 import fs from 'node:fs';
 import path from 'node:path';
+import { PDFDocument } from 'pdf-lib';
 
 export const root = path.resolve(__dirname, '..', '..');
 export const png = fs.readFileSync(path.join(root, 'examples/letter/logo.png'));
@@ -11,3 +12,13 @@ export const dejavu = (file: string) => fs.readFileSync(path.join(path.dirname(r
 
 /** A TrueType font without Armenian, Georgian or symbols (Liberation Sans, shipped with pdfjs-dist), for fallback tests. */
 export const liberationSans = fs.readFileSync(path.join(path.dirname(require.resolve('pdfjs-dist/package.json')), 'standard_fonts', 'LiberationSans-Regular.ttf'));
+
+/** A fillable PDF form with two text fields, member_name and member_number. */
+export async function fillableForm(): Promise<Uint8Array> {
+  const doc = await PDFDocument.create();
+  const page = doc.addPage([612, 792]);
+  const form = doc.getForm();
+  form.createTextField('member_name').addToPage(page, { x: 50, y: 700, width: 300, height: 24 });
+  form.createTextField('member_number').addToPage(page, { x: 50, y: 650, width: 300, height: 24 });
+  return doc.save();
+}
