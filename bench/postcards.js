@@ -7,7 +7,7 @@ const os = require('node:os');
 const path = require('node:path');
 const autocannon = require('autocannon');
 const { paperlink, serve, start, stop } = require('./processes');
-const { FLOOR, floorEnv } = require('./floor');
+const { FLOOR, floorEnv, LEAN, leanEnv } = require('./floor');
 
 const CONNECTIONS = 50;
 const SECONDS = 10;
@@ -40,6 +40,7 @@ async function run(report) {
   const { child, url } = await serve(dataDir);
   const bare = await start(['-e', BARE]);
   const floor = await start(['-e', FLOOR], floorEnv(dataDir, 'postcard'));
+  const lean = await start(['-e', LEAN], leanEnv(dataDir, 'postcard'));
   try {
     const load = (target) => autocannon({ url: target, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS, duration: SECONDS });
     process.stderr.write(`  bare node http, ${CONNECTIONS} clients, ${SECONDS} s…\n`);
@@ -48,6 +49,10 @@ async function run(report) {
     process.stderr.write(`  the durable floor, ${CONNECTIONS} clients, ${SECONDS} s…\n`);
     await autocannon({ url: `${floor.url}/postcards`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS, duration: 2 });
     const least = await load(`${floor.url}/postcards`);
+    process.stderr.write(`  the lean complete intake, ${CONNECTIONS} clients, ${SECONDS} s…\n`);
+    await autocannon({ url: `${lean.url}/postcards`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS, duration: 2 });
+    const leanest = await load(`${lean.url}/postcards`);
+    if (leanest.non2xx) throw new Error(`the lean server answered ${leanest.non2xx} requests with non-2xx`);
     process.stderr.write(`  POST /postcards, ${CONNECTIONS} clients, ${SECONDS} s…\n`);
     await autocannon({ url: `${url}/postcards`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS, duration: 2 });
     const ours = await load(`${url}/postcards`);
@@ -62,13 +67,16 @@ async function run(report) {
         ['(a) bare node http, parse and 202', rate(base).toFixed(0), `${base.latency.p50} ms`, `${base.latency.p99} ms`],
         ['(b) Paperlink accepted postcards', rate(ours).toFixed(0), `${ours.latency.p50} ms`, `${ours.latency.p99} ms`],
         ['(c) the floor: bare http + one grouped durable insert, no checks', rate(least).toFixed(0), `${least.latency.p50} ms`, `${least.latency.p99} ms`],
+        ['(d) lean complete: token, every rule, template, insert on our database, raw statements, bare http, no rendering', rate(leanest).toFixed(0), `${leanest.latency.p50} ms`, `${leanest.latency.p99} ms`],
       ],
     );
+    report.line(`ratio (d)/(a): ${(rate(leanest) / rate(base)).toFixed(2)} — the same checks and insert with nothing around them, and no rendering; (b)/(d): ${(rate(ours) / rate(leanest)).toFixed(2)}`);
     report.line(`ratio (b)/(a): ${(rate(ours) / rate(base)).toFixed(2)} (target >= 0.5); ${ours['2xx']} postcards accepted`);
     report.line(`ratio (c)/(a): ${(rate(least) / rate(base)).toFixed(2)} — what any durable intake keeps of the bare rate here; (b)/(c): ${(rate(ours) / rate(least)).toFixed(2)}`);
   } finally {
     await stop(bare.child);
     await stop(floor.child);
+    await stop(lean.child);
     await stop(child);
     fs.rmSync(dataDir, { recursive: true, force: true });
   }

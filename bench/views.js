@@ -7,7 +7,7 @@ const os = require('node:os');
 const path = require('node:path');
 const autocannon = require('autocannon');
 const { paperlink, serve, start, stop } = require('./processes');
-const { FLOOR, floorEnv } = require('./floor');
+const { FLOOR, floorEnv, LEAN, leanEnv } = require('./floor');
 
 const root = path.resolve(__dirname, '..');
 const CONNECTIONS = 50;
@@ -36,6 +36,7 @@ async function run(report) {
   const { child, url } = await serve(dataDir);
   let bare;
   let floor;
+  let lean;
   try {
     const headers = { 'x-service-api-token': key, 'content-type': 'application/json' };
     const values = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8'));
@@ -62,10 +63,14 @@ async function run(report) {
     process.stderr.write(`  the durable floor, ${CONNECTIONS} clients, ${SECONDS} s…\n`);
     await load(`${floor.url}${link}`, {});
     const least = await load(`${floor.url}${link}`, {});
+    lean = await start(['-e', LEAN], leanEnv(dataDir, 'view', page));
+    process.stderr.write(`  the lean complete view, ${CONNECTIONS} clients, ${SECONDS} s…\n`);
+    await autocannon({ url: `${lean.url}${link}`, headers: { cookie }, connections: CONNECTIONS, duration: 2 });
+    const leanest = await load(`${lean.url}${link}`, { cookie });
     process.stderr.write(`  Magic Link views, ${CONNECTIONS} clients, ${SECONDS} s…\n`);
     await autocannon({ url: `${url}${link}`, headers: { cookie }, connections: CONNECTIONS, duration: 2 });
     const ours = await load(`${url}${link}`, { cookie });
-    if (ours.non2xx || ours.errors || base.non2xx) throw new Error(`failures: ${ours.non2xx} non-2xx, ${ours.errors} errors`);
+    if (ours.non2xx || ours.errors || base.non2xx || leanest.non2xx) throw new Error(`failures: ${ours.non2xx} non-2xx, ${ours.errors} errors`);
     const counted = (await (await fetch(`${url}/v1/magic_links/${made.magic_link_piece_id}`, { headers })).json()).views_used;
 
     const rate = (r) => r['2xx'] / r.duration;
@@ -78,13 +83,16 @@ async function run(report) {
         ['(a) bare node http, same page', rate(base).toFixed(0), `${base.latency.p50} ms`, `${base.latency.p99} ms`],
         ['(b) Paperlink authenticated views', rate(ours).toFixed(0), `${ours.latency.p50} ms`, `${ours.latency.p99} ms`],
         ['(c) the floor: bare http + one grouped durable count and log, no checks', rate(least).toFixed(0), `${least.latency.p50} ms`, `${least.latency.p99} ms`],
+        ['(d) lean complete: the same lookups and writes as (b) on our database, raw statements, bare http', rate(leanest).toFixed(0), `${leanest.latency.p50} ms`, `${leanest.latency.p99} ms`],
       ],
     );
+    report.line(`ratio (d)/(a): ${(rate(leanest) / rate(base)).toFixed(2)} — the same lookups and writes with nothing around them (no framework, no query builder, no events); (b)/(d): ${(rate(ours) / rate(leanest)).toFixed(2)}`);
     report.line(`ratio (c)/(a): ${(rate(least) / rate(base)).toFixed(2)} — what any durable view count keeps of the bare rate here; (b)/(c): ${(rate(ours) / rate(least)).toFixed(2)}`);
     report.line(`ratio (b)/(a): ${(rate(ours) / rate(base)).toFixed(2)} (target >= 0.4); views counted in the database: ${counted}`);
   } finally {
     if (bare) await stop(bare.child);
     if (floor) await stop(floor.child);
+    if (lean) await stop(lean.child);
     await stop(child);
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
