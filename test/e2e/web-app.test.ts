@@ -306,6 +306,25 @@ describe('the operator web app in a browser', () => {
     await page.waitForURL((u) => u.searchParams.get('done') === 'app_saved');
     expect(await t.service.apps.magicLink.get()).toMatchObject({ organization_name: 'Acme Health', sender_email: 'docs@acme.example', public_url: base });
 
+    // a social sign-in provider: the API's rules, the secret never shown back, then removed
+    await page.getByLabel('Id', { exact: true }).fill('Google!');
+    await page.getByLabel('Button name').fill('Google');
+    await page.getByLabel('Issuer URL').fill('https://accounts.google.com');
+    await page.getByLabel('Client id', { exact: true }).fill('client-123');
+    await page.getByLabel('Client secret').fill('very-secret-value');
+    await page.getByRole('button', { name: 'Add provider' }).click();
+    await expect(page.locator('#magic-link-app .notice.error').textContent()).resolves.toContain('lowercase');
+    await page.getByLabel('Id', { exact: true }).fill('google');
+    await page.getByLabel('Client secret').fill('very-secret-value');
+    await page.getByRole('button', { name: 'Add provider' }).click();
+    await page.waitForURL((u) => u.searchParams.get('done') === 'app_saved');
+    await expect(page.locator('#magic-link-app tbody').textContent()).resolves.toContain('accounts.google.com');
+    expect(await page.content()).not.toContain('very-secret-value');
+    expect((await t.service.apps.magicLink.get())?.oidc_providers).toEqual([{ id: 'google', name: 'Google', issuer: 'https://accounts.google.com', client_id: 'client-123', client_secret: 'very-secret-value' }]);
+    await page.locator('tr', { hasText: 'accounts.google.com' }).getByRole('button', { name: 'Remove' }).click();
+    await page.waitForURL((u) => u.searchParams.get('done') === 'provider_removed');
+    expect((await t.service.apps.magicLink.get())?.oidc_providers).toEqual([]);
+
     await page.getByLabel('Endpoint URL').fill('http://127.0.0.1:9/hook');
     await page.getByLabel('All events').check();
     await page.getByRole('button', { name: 'Add webhook' }).click();
