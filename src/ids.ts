@@ -7,22 +7,44 @@ import { randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-export function newId(prefix: string, now: Date = new Date()): string {
-  let t = now.getTime();
+/** Random bytes from the CSPRNG, drawn from a pool filled 4 KB at a time (ids are made on every write). */
+const POOL_SIZE = 4096;
+let pool = Buffer.alloc(0);
+let used = 0;
+function random(n: number): Buffer {
+  if (used + n > pool.length) {
+    pool = randomBytes(POOL_SIZE);
+    used = 0;
+  }
+  used += n;
+  return pool.subarray(used - n, used);
+}
+
+function timePart(ms: number): string {
+  let t = ms;
   let time = '';
   for (let i = 0; i < 10; i++) {
     time = ALPHABET[t % 32] + time;
     t = Math.floor(t / 32);
   }
-  const bytes = randomBytes(10);
-  let bits = 0n;
-  for (const b of bytes) bits = (bits << 8n) | BigInt(b);
+  return time;
+}
+
+export function newId(prefix: string, now: Date = new Date()): string {
+  // 80 random bits, five at a time, most significant first
+  const bytes = random(10);
   let rand = '';
-  for (let i = 0; i < 16; i++) {
-    rand = ALPHABET[Number(bits & 31n)] + rand;
-    bits >>= 5n;
+  let acc = 0;
+  let bits = 0;
+  for (const b of bytes) {
+    acc = ((acc << 8) | b) & 0xfff;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      rand += ALPHABET[(acc >> bits) & 31];
+    }
   }
-  return `${prefix}_${time}${rand}`;
+  return `${prefix}_${timePart(now.getTime())}${rand}`;
 }
 
 /** Whether a string looks like an id of the given prefix (cheap check before a lookup). */
@@ -41,19 +63,14 @@ export function sequentialId(prefix: string, now: Date = new Date()): string {
   const t = now.getTime();
   if (t > lastTime) {
     lastTime = t;
-    const bytes = randomBytes(8);
+    const bytes = random(8);
     lastRand = 0n;
     for (const b of bytes) lastRand = (lastRand << 8n) | BigInt(b);
     lastRand >>= 2n; // room to count up without overflowing 80 bits
   } else {
     lastRand += 1n;
   }
-  let time = '';
-  let tt = lastTime;
-  for (let i = 0; i < 10; i++) {
-    time = ALPHABET[tt % 32] + time;
-    tt = Math.floor(tt / 32);
-  }
+  const time = timePart(lastTime);
   let rand = '';
   let bits = lastRand;
   for (let i = 0; i < 16; i++) {

@@ -283,7 +283,7 @@ export class Documents {
   private async save(row: DocumentRow, pdf: Uint8Array): Promise<void> {
     const commit = async (trx: Db) => {
       await trx.insertInto('documents').values(row).execute();
-      await this.events.emit(trx, 'document.generated', row.id, { object: info(row) });
+      await this.events.emit(trx, 'document.generated', row.id, () => ({ object: info(row) }));
     };
     if (this.storage.kind === 'database') {
       await this.db.transaction().execute(async (trx) => {

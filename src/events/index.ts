@@ -6,7 +6,7 @@
  */
 import type { Clock } from '../clock';
 import { iso } from '../clock';
-import type { Db } from '../db';
+import { PreparedQuery, type Db } from '../db';
 import { newId, sequentialId } from '../ids';
 
 export const EVENT_TYPES = [
@@ -41,26 +41,30 @@ export class Events {
   /** Called after an event is written (the dispatcher wakes up; it polls as well). */
   onEmitted: () => void = () => undefined;
 
+  private subscriptions?: PreparedQuery<Record<string, never>, { id: string; events: string }>;
+
   constructor(private readonly clock: Clock) {}
 
   /**
    * Writes the event inside `trx` (the transaction of the change), and a pending delivery for
    * each webhook subscribed to its type. `only` limits it to one webhook (the test event).
+   * `data` is called only when some webhook wants the event; without one nothing is written and
+   * no event is returned.
    */
-  async emit(trx: Db, type: Event['type'], resourceId: string, data: Event['data'], only?: string): Promise<{ event: Event; deliveries: string[] }> {
+  async emit(trx: Db, type: Event['type'], resourceId: string, data: () => Event['data'], only?: string): Promise<{ event?: Event; deliveries: string[] }> {
     const now = this.clock.now();
-    let hooks = trx.selectFrom('webhooks').select(['id', 'events']);
-    if (only) hooks = hooks.where('id', '=', only);
-    const wanted = (await hooks.execute()).filter((h) => {
+    // every change asks this: compiled once, with the first transaction (they all share a dialect)
+    this.subscriptions ??= new PreparedQuery(trx, (d) => d.selectFrom('webhooks').select(['id', 'events']));
+    const hooks = only ? await trx.selectFrom('webhooks').select(['id', 'events']).where('id', '=', only).execute() : (await this.subscriptions.execute(trx, {})).rows;
+    const wanted = hooks.filter((h) => {
       if (only) return true;
       const types = JSON.parse(h.events) as string[];
       return types.includes('*') || types.includes(type);
     });
-    const event: Event = { id: newId('evt', now), object: 'event', type, created_at: iso(now), data };
     const deliveries: string[] = [];
-    // without subscribers there is nobody to tell: nothing is written
-    if (wanted.length === 0) return { event, deliveries };
-    await trx.insertInto('events').values({ id: event.id, type, resource_id: resourceId, data: JSON.stringify(data), created_at: event.created_at }).execute();
+    if (wanted.length === 0) return { deliveries };
+    const event: Event = { id: newId('evt', now), object: 'event', type, created_at: iso(now), data: data() };
+    await trx.insertInto('events').values({ id: event.id, type, resource_id: resourceId, data: JSON.stringify(event.data), created_at: event.created_at }).execute();
     const rows = wanted.map((h) => {
       const id = sequentialId('dlv', now);
       deliveries.push(id);

@@ -7,8 +7,8 @@
 import { randomInt } from 'node:crypto';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
-import type { Db } from '../db';
-import type { LinkEventsTable, MagicLinkRow } from '../db/schema';
+import { PreparedQuery, type Db } from '../db';
+import type { LinkEventsTable, LinkSessionsTable, MagicLinkRow } from '../db/schema';
 import { NotFoundError, RateLimitError, ValidationError } from '../errors';
 import { newId } from '../ids';
 import { html, type Mailer } from '../mail';
@@ -104,6 +104,30 @@ function expiryReason(row: MagicLinkRow): ExpiryReason {
   return cap !== undefined && row.expires_at !== null && Date.parse(row.expires_at) === cap ? 'ten_day_cap' : 'time';
 }
 
+function viewQueries(db: Db) {
+  return {
+    byToken: new PreparedQuery<{ hash: string }, MagicLinkRow & { document_name: string }>(db, (d, arg) =>
+      d.selectFrom('magic_links').innerJoin('documents', 'documents.id', 'magic_links.document_id').selectAll('magic_links').select('documents.name as document_name').where('magic_links.token_hash', '=', arg('hash')),
+    ),
+    session: new PreparedQuery<{ hash: string; linkId: string }, LinkSessionsTable>(db, (d, arg) => d.selectFrom('link_sessions').selectAll().where('token_hash', '=', arg('hash')).where('link_id', '=', arg('linkId'))),
+    // counts a view only while the link is active, before its deadline and under its view limit
+    count: new PreparedQuery<{ id: string; at: string }, MagicLinkRow>(db, (d, arg) =>
+      d
+        .updateTable('magic_links')
+        .set((e) => ({ views_used: e('views_used', '+', 1) }))
+        .where('id', '=', arg('id'))
+        .where('status', 'in', ACTIVE)
+        .where((w) => w.or([w('expires_at', 'is', null), w('expires_at', '>', arg('at'))]))
+        .where((w) => w.or([w('max_views', 'is', null), w('views_used', '<', w.ref('max_views'))]))
+        .returningAll(),
+    ),
+    logView: new PreparedQuery<{ id: string; linkId: string; at: string; ip: string | null; userAgent: string | null; email: string }, never>(db, (d, arg) =>
+      d.insertInto('link_events').values({ id: arg('id'), link_id: arg('linkId'), at: arg('at'), kind: 'viewed', outcome: 'ok', ip: arg('ip'), user_agent: arg('userAgent'), email: arg('email') }),
+    ),
+    grant: new PreparedQuery<{ until: string; hash: string }, never>(db, (d, arg) => d.updateTable('link_sessions').set({ view_until: arg('until') }).where('token_hash', '=', arg('hash'))),
+  };
+}
+
 export class MagicLinks {
   /** Called whenever a link changes in a way its lifecycle flow should look at. */
   onChange: (linkId: string, change: LinkChange) => void = () => undefined;
@@ -115,7 +139,12 @@ export class MagicLinks {
     readonly apps: MagicLinkApps,
     private readonly events: Events,
     private readonly inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T> = (work) => db.transaction().execute(work),
-  ) {}
+  ) {
+    this.q = viewQueries(db);
+  }
+
+  /** The queries of a recipient's view, compiled once (see PreparedQuery). */
+  private readonly q: ReturnType<typeof viewQueries>;
 
   private now(): string {
     return iso(this.clock.now());
@@ -280,7 +309,7 @@ export class MagicLinks {
   }
 
   private emit(trx: Db, type: 'magic_link.sent' | 'magic_link.send_failed' | 'magic_link.opened' | 'magic_link.viewed' | 'magic_link.access_denied' | 'magic_link.expired', row: MagicLinkRow, extra: Record<string, unknown> = {}) {
-    return this.events.emit(trx, type, row.id, { object: linkInfo(row), ...extra });
+    return this.events.emit(trx, type, row.id, () => ({ object: linkInfo(row), ...extra }));
   }
 
   /** Whether a link row may still be used at this moment (the same test the view UPDATE makes). */
@@ -295,8 +324,10 @@ export class MagicLinks {
    */
   async open(token: string, v: Visitor): Promise<OpenLink | undefined> {
     if (!/^[0-9A-Za-z]{20,100}$/.test(token)) return undefined;
-    let row = await this.db.selectFrom('magic_links').selectAll().where('token_hash', '=', sha256(token)).executeTakeFirst();
-    if (!row) return undefined;
+    const found = await this.q.byToken.first(this.db, { hash: sha256(token) });
+    if (!found) return undefined;
+    const { document_name: documentName, ...linkRow } = found;
+    let row: MagicLinkRow = linkRow;
     const app = await this.apps.get();
     if (!app) return undefined;
     if (!this.usable(row)) {
@@ -325,7 +356,7 @@ export class MagicLinks {
       if (first) this.onChange(row.id, 'opened');
       row = await this.row(row.id);
     }
-    return { row, settings, document: await this.documentName(row.document_id), app };
+    return { row, settings, document: { id: row.document_id, name: documentName }, app };
   }
 
   /** E-mails a 6-digit code to the link's auth_email. At most CODES_PER_HOUR per link per hour. */
@@ -393,7 +424,7 @@ export class MagicLinks {
   async session(link: OpenLink, token: string | undefined): Promise<{ email: string; viewUntil: string | null; hash: string } | undefined> {
     if (!token || token.length > 100) return undefined;
     const hash = sha256(token);
-    const row = await this.db.selectFrom('link_sessions').selectAll().where('token_hash', '=', hash).where('link_id', '=', link.row.id).executeTakeFirst();
+    const row = await this.q.session.first(this.db, { hash, linkId: link.row.id });
     if (!row || row.expires_at <= this.now()) return undefined;
     return { email: row.email, viewUntil: row.view_until, hash };
   }
@@ -420,25 +451,14 @@ export class MagicLinks {
       // the time is read when the write runs: a grouped write runs after those queued before it
       const now = this.clock.now();
       const at = iso(now);
-      const row = await trx
-        .updateTable('magic_links')
-        .set((e) => ({ views_used: e('views_used', '+', 1) }))
-        .where('id', '=', link.row.id)
-        .where('status', 'in', ACTIVE)
-        .where((w) => w.or([w('expires_at', 'is', null), w('expires_at', '>', at)]))
-        .where((w) => w.or([w('max_views', 'is', null), w('views_used', '<', w.ref('max_views'))]))
-        .returningAll()
-        .executeTakeFirst();
+      const row = await this.q.count.first(trx, { id: link.row.id, at });
       if (!row) {
         await this.record(link.row.id, 'viewed', 'unavailable', v, session.email, trx);
         return { ok: false, viewsLeft: null, expiresAt: null, ended: false };
       }
-      await trx
-        .insertInto('link_events')
-        .values({ id: newId('ev', now), link_id: link.row.id, at, kind: 'viewed', outcome: 'ok', ip: v.ip ?? null, user_agent: v.userAgent?.slice(0, 300) ?? null, email: session.email })
-        .execute();
+      await this.q.logView.execute(trx, { id: newId('ev', now), linkId: link.row.id, at, ip: v.ip ?? null, userAgent: v.userAgent?.slice(0, 300) ?? null, email: session.email });
       await this.emit(trx, 'magic_link.viewed', row);
-      await trx.updateTable('link_sessions').set({ view_until: iso(new Date(now.getTime() + VIEW_GRANT_MS)) }).where('token_hash', '=', session.hash).execute();
+      await this.q.grant.execute(trx, { until: iso(new Date(now.getTime() + VIEW_GRANT_MS)), hash: session.hash });
       const viewsLeft = row.max_views === null ? null : Math.max(0, row.max_views - row.views_used);
       // the last allowed view ends the link at once
       if (viewsLeft === 0) {

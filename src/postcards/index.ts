@@ -5,7 +5,7 @@
  */
 import type { Clock } from '../clock';
 import { iso } from '../clock';
-import type { Db } from '../db';
+import { PreparedQuery, type Db } from '../db';
 import type { PostcardRow } from '../db/schema';
 import type { Documents } from '../documents';
 import type { Events } from '../events';
@@ -62,7 +62,27 @@ export class Postcards {
     private readonly documents: Documents,
     private readonly events: Events,
     private readonly inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T>,
-  ) {}
+  ) {
+    // the intake's one write, compiled once (see PreparedQuery)
+    this.insert = new PreparedQuery<PostcardRow, never>(db, (d, arg) =>
+      d.insertInto('postcards').values({
+        id: arg('id'),
+        status: arg('status'),
+        template_id: arg('template_id'),
+        contact: arg('contact'),
+        address: arg('address'),
+        custom: arg('custom'),
+        token_id: arg('token_id'),
+        idempotency_key: arg('idempotency_key'),
+        document_id: arg('document_id'),
+        failure_reason: arg('failure_reason'),
+        created_at: arg('created_at'),
+        updated_at: arg('updated_at'),
+      }),
+    );
+  }
+
+  private readonly insert: PreparedQuery<PostcardRow, never>;
 
   /**
    * Checks and stores a postcard request. Resolves only once the record is durable. With an
@@ -99,13 +119,13 @@ export class Postcards {
         updated_at: now,
       };
       if (idempotencyKey === undefined) {
-        await trx.insertInto('postcards').values(row).execute();
-        await this.events.emit(trx, 'postcard.received', row.id, { object: info(row) });
+        await this.insert.execute(trx, row);
+        await this.events.emit(trx, 'postcard.received', row.id, () => ({ object: info(row) }));
         return { id: row.id, status: 'received' as PostcardStatus, replayed: false };
       }
       const inserted = await trx.insertInto('postcards').values(row).onConflict((c) => c.columns(['token_id', 'idempotency_key']).doNothing()).returning('id').executeTakeFirst();
       if (inserted) {
-        await this.events.emit(trx, 'postcard.received', row.id, { object: info(row) });
+        await this.events.emit(trx, 'postcard.received', row.id, () => ({ object: info(row) }));
         return { id: row.id, status: 'received' as PostcardStatus, replayed: false };
       }
       const first = await trx.selectFrom('postcards').select(['id', 'status']).where('token_id', '=', key.id).where('idempotency_key', '=', idempotencyKey).executeTakeFirstOrThrow();
@@ -171,7 +191,7 @@ export class Postcards {
   private async settle(id: string, type: 'postcard.rendered' | 'postcard.failed', set: { status: PostcardStatus; failure_reason?: string; document_id?: string }): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       const row = await trx.updateTable('postcards').set({ ...set, updated_at: iso(this.clock.now()) }).where('id', '=', id).where('status', '=', 'received').returningAll().executeTakeFirst();
-      if (row) await this.events.emit(trx, type, id, { object: info(row) });
+      if (row) await this.events.emit(trx, type, id, () => ({ object: info(row) }));
     });
   }
 }

@@ -150,8 +150,9 @@ export class Webhooks {
   /** `POST /v1/webhooks/:id/test`: a `webhook.test` event to this webhook only, through the same outbox. */
   async test(id: string): Promise<{ event: Event; delivery_id: string }> {
     const hook = await this.get(id);
-    const { event, deliveries } = await this.db.transaction().execute((trx) => this.events.emit(trx, TEST_EVENT, hook.id, { object: hook }, hook.id));
-    return { event, delivery_id: deliveries[0] };
+    const { event, deliveries } = await this.db.transaction().execute((trx) => this.events.emit(trx, TEST_EVENT, hook.id, () => ({ object: hook }), hook.id));
+    // `only` names the webhook, so the event is always written
+    return { event: event!, delivery_id: deliveries[0] };
   }
 }
 

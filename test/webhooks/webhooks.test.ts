@@ -211,7 +211,7 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
     await expect(
       db.transaction().execute(async (trx) => {
         await trx.updateTable('magic_links').set({ status: 'revoked' }).where('id', '=', 'nothing').execute();
-        await t.service.events.emit(trx, 'postcard.received', 'pc_rolled_back', { object: { id: 'pc_rolled_back' } });
+        await t.service.events.emit(trx, 'postcard.received', 'pc_rolled_back', () => ({ object: { id: 'pc_rolled_back' } }));
         throw new Error('the change failed');
       }),
     ).rejects.toThrow('the change failed');

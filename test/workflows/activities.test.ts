@@ -98,7 +98,7 @@ describe.each(BACKENDS)('activities on %s', (backend) => {
     const db = service.database.db;
     // a subscription to a receiver that refuses: the activity records the attempt and schedules the retry
     await db.insertInto('webhooks').values({ id: 'wh_activity', url: 'http://127.0.0.1:9/refused', events: '["*"]', description: null, secret: 'whsec_x', created_at: new Date().toISOString() }).execute();
-    await db.transaction().execute((trx) => service.events.emit(trx, 'postcard.received', 'pc_activity', { object: { id: 'pc_activity' } }));
+    await db.transaction().execute((trx) => service.events.emit(trx, 'postcard.received', 'pc_activity', () => ({ object: { id: 'pc_activity' } })));
     const next = await run('deliverWebhooks');
     expect(next).not.toBeNull();
     const delivery = await db.selectFrom('deliveries').selectAll().where('resource_id', '=', 'pc_activity').executeTakeFirstOrThrow();
