@@ -159,8 +159,14 @@ dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 6px 16px;
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; min-width: 0; overflow-wrap: anywhere; }
 .link-card { border: 1px solid var(--line); border-radius: 8px; padding: 14px; margin-bottom: 12px; }
-.meter { height: 6px; background: #eef0f3; border-radius: 3px; overflow: hidden; margin: 6px 0 2px; }
-.meter span { display: block; height: 100%; background: var(--accent); }
+.meter { display: block; width: 100%; height: 6px; border: 0; border-radius: 3px; overflow: hidden; margin: 6px 0 2px; background: #eef0f3; -webkit-appearance: none; appearance: none; }
+.meter::-webkit-progress-bar { background: #eef0f3; }
+.meter::-webkit-progress-value { background: var(--accent); }
+.meter::-moz-progress-bar { background: var(--accent); }
+.gap-above { margin-top: 12px; }
+.gap-above-l { margin-top: 24px; }
+.row.bottom { align-items: end; }
+.actions.spread { justify-content: space-between; }
 #pages { background: #e9ecf0; border-radius: 8px; padding: 12px; min-height: 200px; }
 #pages canvas { display: block; width: 100%; height: auto; margin: 0 auto 12px; background: #fff; box-shadow: 0 1px 4px rgba(0,0,0,.15); }
 .pager { display: flex; justify-content: flex-end; margin-top: 12px; }
@@ -182,10 +188,14 @@ dl.facts dd { margin: 0; min-width: 0; overflow-wrap: anywhere; }
 }
 `;
 
+/** Paperlink's mark: the web app's logo and its favicon. */
+export const LOGO_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1F6FEB"/><path d="M10 7h8l6 6v12a1 1 0 0 1-1 1H10a1 1 0 0 1-1-1V8a1 1 0 0 1 1-1z" fill="#fff"/><path d="M18 7v6h6" fill="#cfe0ff"/><path d="M12.5 19.5l2.5-2.5m-1 4a2 2 0 0 1-2.8-2.8l1.4-1.4m4.2 1.4l1.4-1.4a2 2 0 0 0-2.8-2.8" stroke="#1F6FEB" stroke-width="1.6" fill="none" stroke-linecap="round"/></svg>`;
+
 const STATIC: Record<string, { type: string; body: string | (() => fs.ReadStream) }> = {
   '/assets/viewer.js': { type: 'text/javascript; charset=utf-8', body: VIEWER },
   '/assets/app.js': { type: 'text/javascript; charset=utf-8', body: APP_JS },
   '/assets/app.css': { type: 'text/css; charset=utf-8', body: CSS },
+  '/assets/icon.svg': { type: 'image/svg+xml', body: LOGO_SVG },
   '/assets/pdfjs/pdf.min.mjs': { type: 'text/javascript; charset=utf-8', body: () => fs.createReadStream(path.join(PDFJS, 'build', 'pdf.min.mjs')) },
   '/assets/pdfjs/pdf.worker.min.mjs': { type: 'text/javascript; charset=utf-8', body: () => fs.createReadStream(path.join(PDFJS, 'build', 'pdf.worker.min.mjs')) },
 };

@@ -4,6 +4,7 @@
  * written back unescaped.
  */
 import type { ErrorDetail } from '../errors';
+import { LOGO_SVG } from '../http/assets';
 import { html as esc } from '../mail';
 
 export { esc };
@@ -18,7 +19,7 @@ const NAV: [Section, string][] = [
   ['settings', 'Settings'],
 ];
 
-const LOGO = `<svg width="26" height="26" viewBox="0 0 32 32" aria-hidden="true"><rect width="32" height="32" rx="7" fill="#1F6FEB"/><path d="M10 7h8l6 6v12a1 1 0 0 1-1 1H10a1 1 0 0 1-1-1V8a1 1 0 0 1 1-1z" fill="#fff"/><path d="M18 7v6h6" fill="#cfe0ff"/><path d="M12.5 19.5l2.5-2.5m-1 4a2 2 0 0 1-2.8-2.8l1.4-1.4m4.2 1.4l1.4-1.4a2 2 0 0 0-2.8-2.8" stroke="#1F6FEB" stroke-width="1.6" fill="none" stroke-linecap="round"/></svg>`;
+const LOGO = LOGO_SVG.replace('<svg ', '<svg width="26" height="26" aria-hidden="true" ');
 
 function head(title: string): string {
   return `<!doctype html>
@@ -28,6 +29,7 @@ function head(title: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${esc(title)} · Paperlink</title>
+<link rel="icon" href="/assets/icon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/assets/app.css">
 <script src="/assets/app.js" defer></script>
 </head>`;
@@ -122,7 +124,7 @@ export function notice(text: string | undefined): string {
 
 /** Shown once, right after a key, token or webhook secret is made. */
 export function secretNotice(title: string, secret: string, hint: string): string {
-  return `<div class="notice secret" role="status"><strong>${esc(title)}</strong><div class="secret-value"><code data-secret>${esc(secret)}</code>${copyButton(secret)}</div><p class="small" style="margin:8px 0 0">${esc(hint)}</p></div>`;
+  return `<div class="notice secret" role="status"><strong>${esc(title)}</strong><div class="secret-value"><code data-secret>${esc(secret)}</code>${copyButton(secret)}</div><p class="small gap-above">${esc(hint)}</p></div>`;
 }
 
 /** A labelled input. `errors` maps a form field name to its message. */

@@ -164,7 +164,7 @@ export function webApp(service: Service) {
           'Sign in',
           `<h1>Sign in</h1><p class="sub">Manage templates, documents, Magic Links and postcards.</p>
 ${o.error ? `<div class="notice error" role="alert">${esc(o.error)}</div>` : ''}
-<form method="post" action="/app/signin" style="margin-top:16px">
+<form method="post" action="/app/signin" class="gap-above">
 ${csrfField(pre)}<input type="hidden" name="next" value="${esc(o.next)}">
 ${field({ name: 'secret', label: o.hasPassword ? 'API key or operator password' : 'API key', type: 'password', required: true, hint: o.hasPassword ? 'An API key (plk_…) or the password set with paperlink admin set-password.' : 'An API key (plk_…): the first start of the service printed one; paperlink keys create makes more.', attrs: 'autocomplete="current-password" autofocus' })}
 <button type="submit">Sign in</button>
@@ -292,7 +292,7 @@ ${field({ name: 'name', label: 'Name (optional)', hint: 'Defaults to the name in
       const templates = (await service.templates.list({ limit: 100 })).data;
       const chosen = templates.find((t) => t.id === one(form, 'template_id')) ?? (one(form, 'template_id') ? await service.templates.get(one(form, 'template_id')).catch(() => undefined) : undefined);
       const errors = fieldErrors(o.error?.details ?? []);
-      const picker = `<form method="get" action="/app/generate" class="card"><div class="row" style="align-items:end">
+      const picker = `<form method="get" action="/app/generate" class="card"><div class="row bottom">
 <div class="field"><label for="f-template_id">Template</label><select id="f-template_id" name="template_id" data-autosubmit><option value="">Choose a template…</option>${templates.map((t) => `<option value="${esc(t.id)}"${t.id === chosen?.id ? ' selected' : ''}>${esc(t.name)}</option>`).join('')}</select></div>
 <div class="field"><button type="submit" class="secondary">Use this template</button></div></div></form>`;
       let main = '';
@@ -344,7 +344,7 @@ ${errorNotice(o.error, (f) => `${f.replace(/^merge_parameters\./, '').replace(/^
         .join('');
       const more = list.has_more ? `<div class="pager"><a class="button secondary" href="/app/documents?${new URLSearchParams({ ...(search ? { search } : {}), starting_after: list.next_cursor! })}">Older documents →</a></div>` : '';
       const body = `<div class="head"><div><h1>Documents</h1><p class="sub">Newest first. Open one to preview it, download it, or share it with a Magic Link.</p></div><a class="button" href="/app/generate">Generate a document</a></div>
-<form method="get" action="/app/documents" class="card" role="search"><div class="row" style="align-items:end"><div class="field"><label for="f-search">Search by name</label><input id="f-search" type="search" name="search" value="${esc(search)}"></div><div class="field"><button type="submit" class="secondary">Search</button>${search ? ' <a href="/app/documents">Clear</a>' : ''}</div></div></form>
+<form method="get" action="/app/documents" class="card" role="search"><div class="row bottom"><div class="field"><label for="f-search">Search by name</label><input id="f-search" type="search" name="search" value="${esc(search)}"></div><div class="field"><button type="submit" class="secondary">Search</button>${search ? ' <a href="/app/documents">Clear</a>' : ''}</div></div></form>
 <div class="card scroll"><table><thead><tr><th>Name</th><th class="hide-sm">Template</th><th>Size</th><th>Created</th></tr></thead><tbody>${rows || `<tr><td colspan="4" class="empty">${search ? 'No document name contains that.' : 'No documents yet.'}</td></tr>`}</tbody></table>${more}</div>`;
       return page(req, reply, 'documents', 'Documents', body);
     });
@@ -356,13 +356,13 @@ ${errorNotice(o.error, (f) => `${f.replace(/^merge_parameters\./, '').replace(/^
       const linkCards = links
         .map((l) => {
           const limit = l.expire_after_n_views;
-          const meter = limit ? `<div class="meter" aria-hidden="true"><span style="width:${Math.min(100, Math.round((100 * l.views_used) / limit))}%"></span></div>` : '';
+          const meter = limit ? `<progress class="meter" aria-hidden="true" max="${limit}" value="${Math.min(limit, l.views_used)}"></progress>` : '';
           const log = (l.access_log ?? [])
             .map((e) => `<tr><td>${when(e.at)}</td><td>${esc(e.kind.replace(/_/g, ' '))}</td><td>${esc(e.outcome.replace(/_/g, ' '))}</td><td>${esc(e.email ?? '')}</td><td class="hide-sm">${esc(e.ip ?? '')}</td><td class="hide-sm small">${esc((e.user_agent ?? '').slice(0, 80))}</td></tr>`)
             .join('');
           const live = l.status === 'active' || l.status === 'send_failed';
-          return `<div class="link-card" data-link="${esc(l.id)}"><div class="actions" style="justify-content:space-between"><div>${badge(l.status)} <strong>${esc(l.recipient_email)}</strong></div>${live ? actionButton({ action: `/app/links/${l.id}/expire`, label: 'Expire link now', csrf, style: 'danger', confirm: 'Expire this link now? The recipient can no longer open it.' }) : ''}</div>
-<dl class="facts" style="margin-top:10px"><dt>Views</dt><dd><span data-views-used>${l.views_used}</span> used${limit ? ` · <span data-views-left>${l.views_left}</span> left of ${limit}` : ' · no view limit'}${meter}</dd>
+          return `<div class="link-card" data-link="${esc(l.id)}"><div class="actions spread"><div>${badge(l.status)} <strong>${esc(l.recipient_email)}</strong></div>${live ? actionButton({ action: `/app/links/${l.id}/expire`, label: 'Expire link now', csrf, style: 'danger', confirm: 'Expire this link now? The recipient can no longer open it.' }) : ''}</div>
+<dl class="facts gap-above"><dt>Views</dt><dd><span data-views-used>${l.views_used}</span> used${limit ? ` · <span data-views-left>${l.views_left}</span> left of ${limit}` : ' · no view limit'}${meter}</dd>
 <dt>Expires</dt><dd>${l.expires_at ? when(l.expires_at) : l.retain_from_opened && !l.opened_at ? 'when the timer starts at the first opening' : '<span class="muted">no time limit</span>'}</dd>
 <dt>Sign-in</dt><dd>${l.auth_type === 'social' ? 'Social sign-in' : 'E-mailed code'} as ${esc(l.auth_email)}</dd>
 <dt>Sent</dt><dd>${when(l.sent_at, l.status === 'send_failed' ? 'not yet: the e-mail failed and is retried' : '—')}</dd><dt>Opened</dt><dd>${when(l.opened_at, 'not yet')}</dd><dt>ID</dt><dd><code>${esc(l.id)}</code></dd></dl>
@@ -468,7 +468,7 @@ ${p.status === 'failed' ? `<div class="notice error" role="alert"><strong>Render
           )
           .join('');
         return `<div class="scroll"><table><thead><tr><th>Name</th><th>Starts with</th><th class="hide-sm">Created</th><th>Last used</th><th><span class="skip">Status</span></th></tr></thead><tbody>${rows || `<tr><td colspan="5" class="muted">None yet.</td></tr>`}</tbody></table></div>
-<form method="post" action="/app/settings/credentials" class="row" style="align-items:end;margin-top:12px">${csrfField(csrf)}<input type="hidden" name="kind" value="${kind}">
+<form method="post" action="/app/settings/credentials" class="row bottom gap-above">${csrfField(csrf)}<input type="hidden" name="kind" value="${kind}">
 ${field({ name: 'name', label: kind === 'api' ? 'New API key name' : 'New postcard token name', hint: kind === 'api' ? 'Who or what uses it, e.g. "n8n production".' : 'Who sends postcards with it, e.g. "website form".', value: s.section === 'credentials' && one(s.form ?? {}, 'kind') === kind ? one(s.form!, 'name') : '' }).replace('id="f-name"', `id="f-name-${kind}"`).replace('for="f-name"', `for="f-name-${kind}"`)}
 <div class="field"><button type="submit">${kind === 'api' ? 'Create API key' : 'Create postcard token'}</button></div></form>`;
       };
@@ -493,9 +493,9 @@ ${doneNotice(req)}
 <p class="id"><code data-intake-url>${esc(intake)}</code>${copyButton(intake)}</p></section>
 <section class="card" id="credentials" aria-labelledby="h-keys"><h2 id="h-keys">API keys</h2><p class="muted small">Sent in the <code>X-Service-API-Token</code> header; they also sign in here. Shown once when made; only a hash is kept.</p>
 ${s.section === 'credentials' && one(s.form ?? {}, 'kind') !== 'postcard' ? here('credentials') : ''}${credentialTable('api')}
-<h2 id="h-tokens" style="margin-top:24px">Postcard tokens</h2><p class="muted small">The <code>api_token</code> of postcard requests. They cannot call the API.</p>
+<h2 id="h-tokens" class="gap-above-l">Postcard tokens</h2><p class="muted small">The <code>api_token</code> of postcard requests. They cannot call the API.</p>
 ${s.section === 'credentials' && one(s.form ?? {}, 'kind') === 'postcard' ? here('credentials') : ''}${credentialTable('postcard')}
-<p class="hint" style="margin-top:14px">Operator password: ${hasPassword ? 'set' : 'not set'} (<code>paperlink admin set-password</code>).</p></section>
+<p class="hint gap-above">Operator password: ${hasPassword ? 'set' : 'not set'} (<code>paperlink admin set-password</code>).</p></section>
 <section class="card" id="magic-link-app" aria-labelledby="h-app"><h2 id="h-app">Magic Link app</h2>
 ${app ? '' : '<p class="notice error">Not set up yet: Magic Links cannot be made until it is saved.</p>'}${here('app')}
 <form method="post" action="/app/settings/magic-link">${csrfField(csrf)}
@@ -513,7 +513,7 @@ ${field({ name: 'logo_url', label: 'Logo URL (optional)', value: appValue('logo_
 <button type="submit">Save Magic Link settings</button></form>
 <h3>Social sign-in providers (OpenID Connect)</h3>${here('providers')}
 <div class="scroll"><table><thead><tr><th>Provider</th><th>Issuer</th><th class="hide-sm">Client id</th><th><span class="skip">Actions</span></th></tr></thead><tbody>${providers || '<tr><td colspan="4" class="muted">None. Add one to offer social sign-in.</td></tr>'}</tbody></table></div>
-<form method="post" action="/app/settings/providers" style="margin-top:12px">${csrfField(csrf)}<div class="row">
+<form method="post" action="/app/settings/providers" class="gap-above">${csrfField(csrf)}<div class="row">
 ${field({ name: 'id', label: 'Id', value: one(providerForm, 'id'), hint: 'Lowercase, e.g. google' })}
 ${field({ name: 'name', label: 'Button name', value: one(providerForm, 'name'), hint: 'e.g. Google' }).replace(/f-name/g, 'f-provider-name')}
 ${field({ name: 'issuer', label: 'Issuer URL', type: 'url', value: one(providerForm, 'issuer') })}
@@ -522,7 +522,7 @@ ${field({ name: 'client_secret', label: 'Client secret', type: 'password', attrs
 </div><button type="submit" class="secondary">Add provider</button></form></section>
 <section class="card" id="webhooks" aria-labelledby="h-hooks"><h2 id="h-hooks">Webhooks</h2><p class="muted small">Signed POSTs to your URL when documents, links and postcards change.</p>${here('webhooks')}
 <div class="scroll"><table><thead><tr><th>URL</th><th>Events</th><th class="hide-sm">Created</th><th><span class="skip">Actions</span></th></tr></thead><tbody>${hookRows || '<tr><td colspan="4" class="muted">None.</td></tr>'}</tbody></table></div>
-<form method="post" action="/app/settings/webhooks" style="margin-top:12px">${csrfField(csrf)}<div class="row">
+<form method="post" action="/app/settings/webhooks" class="gap-above">${csrfField(csrf)}<div class="row">
 ${field({ name: 'url', label: 'Endpoint URL', type: 'url', value: one(hookForm, 'url') })}
 ${field({ name: 'description', label: 'Description (optional)', value: one(hookForm, 'description') })}</div>
 <div class="field" role="group" aria-labelledby="h-events"><strong class="small" id="h-events">Events</strong><div class="choices">

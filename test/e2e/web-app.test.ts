@@ -44,6 +44,8 @@ describe('the operator web app in a browser', () => {
   let operator: BrowserContext;
   let page: Page;
   const files = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-web-'));
+  /** Everything the pages' Content-Security-Policy blocked, on any page of the walk (e.g. an inline style). */
+  const blocked: string[] = [];
 
   const shot = async (p: Page, name: string) => {
     await p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
@@ -68,6 +70,10 @@ describe('the operator web app in a browser', () => {
     operator = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await operator.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     operator.setDefaultTimeout(10_000);
+    await operator.exposeBinding('reportBlocked', (source, what: string) => void blocked.push(`${new URL(source.page.url()).pathname}: ${what}`));
+    await operator.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (e) => void (window as unknown as { reportBlocked: (w: string) => void }).reportBlocked(`${e.violatedDirective} at line ${e.lineNumber}`));
+    });
     page = await operator.newPage();
     page.on('dialog', (d) => void d.accept());
   }, 60_000);
@@ -198,6 +204,7 @@ describe('the operator web app in a browser', () => {
       const card = page.locator('.link-card');
       await expect(card.locator('[data-views-used]').textContent()).resolves.toBe('1');
       await expect(card.locator('[data-views-left]').textContent()).resolves.toBe('2');
+      await expect(card.locator('progress').evaluate((m: HTMLProgressElement) => [m.value, m.max])).resolves.toEqual([1, 3]);
       await card.locator('summary').click();
       await expect(card.locator('details table').textContent()).resolves.toContain('robin@example.com');
       await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
@@ -352,6 +359,14 @@ describe('the operator web app in a browser', () => {
       await noSignInToken.close();
     }
     expect((await t.service.keys.list('api')).length).toBe(before);
+  });
+
+  it('shows every page as designed: nothing on any page of the walk was blocked by its Content-Security-Policy', async () => {
+    for (const p of ['/app/templates', `/app/generate?template_id=${templateId}`, '/app/documents', new URL(documentUrl).pathname, '/app/postcards', '/app/settings']) {
+      const res = await page.goto(`${base}${p}`);
+      expect(res?.headers()['content-security-policy']).toContain("style-src 'self'");
+    }
+    expect(blocked).toEqual([]);
   });
 
   it('is usable on a phone: the navigation stays on screen and nothing scrolls sideways', async () => {
