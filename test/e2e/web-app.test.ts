@@ -147,6 +147,14 @@ describe('the operator web app in a browser', () => {
     await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
     await expect(page.locator('#pages canvas').count()).resolves.toBe(1);
     await shot(page, '04-template-preview');
+
+    // delete (the confirm dialog is accepted): gone from the list and from the API
+    await page.goto(`${base}/app/templates`);
+    const pdfId = (await page.locator('tr', { hasText: 'membership' }).locator('code').first().textContent())!;
+    await page.locator('tr', { hasText: 'membership' }).getByRole('button', { name: 'Delete' }).click();
+    await page.waitForURL((u) => u.searchParams.get('done') === 'template_deleted');
+    await expect(page.locator('tr', { hasText: 'membership' }).count()).resolves.toBe(0);
+    expect((await api('GET', `/v1/templates/${pdfId}`)).statusCode).toBe(404);
   });
 
   let documentUrl: string;
@@ -186,6 +194,13 @@ describe('the operator web app in a browser', () => {
     const doc = (await api('GET', `/v1/documents/${id}`)).json();
     expect(doc).toMatchObject({ name: 'Welcome for Robin', template_id: templateId, created_by: { name: 'test key' } });
     expect(doc.magic_links[0]).toMatchObject({ recipient_email: 'robin@example.com', expire_after_n_views: 3, retain_from_created: { days: 2 } });
+
+    // the download button saves the stored PDF under the document's name
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download PDF' }).click()]);
+    expect(download.suggestedFilename()).toBe('Welcome for Robin.pdf');
+    const saved = fs.readFileSync((await download.path())!);
+    expect(saved.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    expect(saved.length).toBe(doc.size);
   });
 
   it('shows the views going up after the recipient opens the link, and expires it on request', async () => {
