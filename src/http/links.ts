@@ -8,7 +8,7 @@ import type { OpenLink, Visitor } from '../links';
 import { publicView } from '../links/app';
 import { SocialLogin } from '../links/oidc';
 import type { Service } from '../service';
-import { contentDisposition } from './headers';
+import { contentDisposition, pageHeaders } from './headers';
 import { brandOf, maskEmail, messagePage, signInPage, unavailablePage, viewerPage } from './pages';
 
 const COOKIE = 'paperlink_link';
@@ -48,8 +48,8 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
   });
 
   // ---- recipient ----
-  const gone = async (reply: FastifyReply) => reply.status(404).type('text/html; charset=utf-8').header('Cache-Control', 'no-store').send(unavailablePage(await brand()));
-  const show = (reply: FastifyReply, status: number, body: string) => reply.status(status).type('text/html; charset=utf-8').header('Cache-Control', 'no-store').send(body);
+  const show = (reply: FastifyReply, status: number, body: string) => reply.status(status).type('text/html; charset=utf-8').headers(pageHeaders('recipient')).send(body);
+  const gone = async (reply: FastifyReply) => show(reply, 404, unavailablePage(await brand()));
   const signIn = (link: OpenLink, token: string, extra: { error?: string; codeSent?: boolean } = {}) =>
     signInPage({
       brand: brandOf(link.app),

@@ -19,7 +19,7 @@ import { STATUSES } from '../postcards';
 import type { Service } from '../service';
 import { renderTemplate } from '../templates';
 import { errorAnswer } from '../http/errors';
-import { contentDisposition } from '../http/headers';
+import { contentDisposition, pageHeaders } from '../http/headers';
 import { all, fieldErrors, linkFieldset, linkSettingsFrom, one, type Form } from './forms';
 import {
   actionButton,
@@ -100,12 +100,7 @@ export function webApp(service: Service) {
 
   return async function routes(web: FastifyInstance): Promise<void> {
     web.addHook('onSend', async (_req, reply) => {
-      void reply
-        .header('Cache-Control', 'no-store')
-        .header('X-Frame-Options', 'DENY')
-        .header('Referrer-Policy', 'same-origin')
-        .header('X-Content-Type-Options', 'nosniff')
-        .header('Content-Security-Policy', "default-src 'self'; img-src 'self' data: https:; style-src 'self'; script-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+      void reply.headers(pageHeaders('operator'));
     });
 
     web.setErrorHandler(async (err, req, reply) => {

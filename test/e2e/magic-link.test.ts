@@ -47,9 +47,20 @@ describe('a recipient in a browser', () => {
   it('opens the e-mailed link, proves the address with a code, sees the document until the views run out', async () => {
     const url = await share('pat@example.com', 2);
     const page = await browser.newPage();
+    // whatever the pages' Content-Security-Policy blocks, on any page of the walk
+    const blocked: string[] = [];
+    await page.exposeBinding('reportBlocked', (_source, what: string) => void blocked.push(what));
+    await page.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (e) => void (window as unknown as { reportBlocked: (w: string) => void }).reportBlocked(`${location.pathname}: ${e.violatedDirective}`));
+    });
     try {
-      await page.goto(url);
+      const first = await page.goto(url);
+      // not framable, sends no referrer (the URL holds the token), scripts only from the service
+      expect(first?.headers()).toMatchObject({ 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' });
+      expect(first?.headers()['content-security-policy']).toContain("script-src 'self'");
       await expect(page.getByRole('heading', { name: 'Your postcard proof' }).isVisible()).resolves.toBe(true);
+      // the organisation's accent colour reaches the page
+      await expect(page.getByRole('button', { name: 'E-mail me a code' }).evaluate((b) => getComputedStyle(b).backgroundColor)).resolves.toBe('rgb(11, 110, 79)');
       const before = mail.messages.length;
       await page.getByRole('button', { name: 'E-mail me a code' }).click();
       const code = codeIn(await mail.next('pat@example.com', before));
@@ -77,6 +88,8 @@ describe('a recipient in a browser', () => {
       const gone = await page.goto(url);
       expect(gone?.status()).toBe(404);
       await expect(page.getByRole('heading', { name: 'This link is no longer available' }).isVisible()).resolves.toBe(true);
+      expect(gone?.headers()['x-frame-options']).toBe('DENY');
+      expect(blocked).toEqual([]);
     } finally {
       await page.close();
     }
