@@ -6,13 +6,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium, watchBlocked } from '../support/browser';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
 import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
 import { testService, type TestService } from '../support/service';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
 
 describe('a recipient in a browser', () => {
@@ -22,15 +22,11 @@ describe('a recipient in a browser', () => {
   let base: string;
 
   beforeAll(async () => {
-    if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium is not at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
     mail = await startSmtp();
     t = await testService({ config: { smtpUrl: mail.url } });
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     await t.service.apps.magicLink.put({ public_url: base, organization_name: 'Acme Clinic', accent_color: '#0B6E4F' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -47,12 +43,7 @@ describe('a recipient in a browser', () => {
   it('opens the e-mailed link, proves the address with a code, sees the document until the views run out', async () => {
     const url = await share('pat@example.com', 2);
     const page = await browser.newPage();
-    // whatever the pages' Content-Security-Policy blocks, on any page of the walk
-    const blocked: string[] = [];
-    await page.exposeBinding('reportBlocked', (_source, what: string) => void blocked.push(what));
-    await page.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => void (window as unknown as { reportBlocked: (w: string) => void }).reportBlocked(`${location.pathname}: ${e.violatedDirective}`));
-    });
+    const blocked = await watchBlocked(page);
     try {
       const first = await page.goto(url);
       // not framable, sends no referrer (the URL holds the token), scripts only from the service

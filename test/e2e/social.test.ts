@@ -6,13 +6,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
 import { linkIn, startSmtp, type Mailbox } from '../support/smtp';
 import { testService, type TestService } from '../support/service';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
 
 function startProvider(redirectUri: string): Promise<{ child: ChildProcess; issuer: string }> {
@@ -49,7 +49,7 @@ describe('social sign-in through an OpenID Connect provider', () => {
     });
     expect(res.statusCode).toBe(200);
     expect(res.json().oidc_providers[0]).toEqual({ id: 'testid', name: 'Test ID', issuer: provider.issuer, client_id: 'paperlink', client_secret_set: true });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

@@ -9,7 +9,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium, watchBlocked } from '../support/browser';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { cli } from '../support/cli';
 import { eventually } from '../support/eventually';
@@ -17,7 +18,6 @@ import { fillableForm, png, root } from '../support/fixtures';
 import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
 import { testService, type TestService } from '../support/service';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = path.join(root, 'test-results', 'screenshots');
 const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
 
@@ -45,7 +45,7 @@ describe('the operator web app in a browser', () => {
   let page: Page;
   const files = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-web-'));
   /** Everything the pages' Content-Security-Policy blocked, on any page of the walk (e.g. an inline style). */
-  const blocked: string[] = [];
+  let blocked: string[];
 
   const shot = async (p: Page, name: string) => {
     await p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
@@ -53,7 +53,6 @@ describe('the operator web app in a browser', () => {
   const api = (method: 'GET' | 'POST', url: string, payload?: unknown) => t.app.inject({ method, url, headers: { 'x-service-api-token': t.key }, ...(payload ? { payload: payload as object } : {}) });
 
   beforeAll(async () => {
-    if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium is not at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
     fs.mkdirSync(SHOTS, { recursive: true });
     fs.writeFileSync(path.join(files, 'welcome.xml'), TEMPLATE);
     fs.writeFileSync(path.join(files, 'logo.png'), png);
@@ -63,17 +62,11 @@ describe('the operator web app in a browser', () => {
     t = await testService({ config: { smtpUrl: mail.url } });
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     await t.service.apps.magicLink.put({ public_url: base, organization_name: 'Acme Clinic' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     operator = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await operator.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     operator.setDefaultTimeout(10_000);
-    await operator.exposeBinding('reportBlocked', (source, what: string) => void blocked.push(`${new URL(source.page.url()).pathname}: ${what}`));
-    await operator.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => void (window as unknown as { reportBlocked: (w: string) => void }).reportBlocked(`${e.violatedDirective} at line ${e.lineNumber}`));
-    });
+    blocked = await watchBlocked(operator);
     page = await operator.newPage();
     page.on('dialog', (d) => void d.accept());
   }, 60_000);

@@ -1,0 +1,28 @@
+/// <reference lib="dom" />
+/** Debian's Chromium driven by playwright-core, as the browser tests use it. */
+import fs from 'node:fs';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Starts headless Chromium from the system (never a downloaded one). */
+export async function launchChromium(): Promise<Browser> {
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium is not at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/**
+ * Collects what the pages' Content-Security-Policy blocks (an inline style, a script from
+ * elsewhere), as `path: directive`, on every page the context or page loads from now on.
+ */
+export async function watchBlocked(target: BrowserContext | Page): Promise<string[]> {
+  const blocked: string[] = [];
+  await target.exposeBinding('reportBlocked', (_source, what: string) => void blocked.push(what));
+  await target.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => void (window as unknown as { reportBlocked: (w: string) => void }).reportBlocked(`${location.pathname}: ${e.violatedDirective} at line ${e.lineNumber}`));
+  });
+  return blocked;
+}
