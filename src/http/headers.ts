@@ -14,7 +14,11 @@ export function contentDisposition(name: string, disposition: 'attachment' | 'in
  * and its social sign-in form redirects to the provider, and its URL holds the link's token, so
  * it sends no referrer at all.
  */
-export function pageHeaders(kind: 'operator' | 'recipient'): Record<string, string> {
+export function pageHeaders(kind: 'operator' | 'recipient'): Readonly<Record<string, string>> {
+  return PAGE_HEADERS[kind];
+}
+
+function headersOf(kind: 'operator' | 'recipient'): Readonly<Record<string, string>> {
   const operator = kind === 'operator';
   return {
     'Cache-Control': 'no-store',
@@ -33,3 +37,6 @@ export function pageHeaders(kind: 'operator' | 'recipient'): Record<string, stri
     ].join('; '),
   };
 }
+
+// built once: every recipient view sends them
+const PAGE_HEADERS = { operator: Object.freeze(headersOf('operator')), recipient: Object.freeze(headersOf('recipient')) };
