@@ -9,19 +9,9 @@ import { iso } from '../clock';
 import { PreparedQuery, type Db } from '../db';
 import { newId, sequentialId } from '../ids';
 
-export const EVENT_TYPES = [
-  'document.generated',
-  'magic_link.sent',
-  'magic_link.send_failed',
-  'magic_link.opened',
-  'magic_link.viewed',
-  'magic_link.access_denied',
-  'magic_link.expired',
-  'postcard.received',
-  'postcard.rendered',
-  'postcard.failed',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+import { EVENT_TYPES, type EventType } from './types';
+
+export { EVENT_TYPES, type EventType };
 /** Sent only by POST /v1/webhooks/:id/test, only to that webhook. */
 export const TEST_EVENT = 'webhook.test';
 

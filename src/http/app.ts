@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Service } from '../service';
 import { AuthenticationError, ValidationError } from '../errors';
 import type { KeyInfo } from '../keys';
+import { isObject } from '../guards';
 import { parsePageQuery } from '../pagination';
 import { errorBody, errorHandler, requireJson } from './errors';
 import { registerAssets } from './assets';
@@ -133,8 +134,13 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
         throw new ValidationError('Give the template as "source" (XML text) or "source_base64" (an XML file or a fillable PDF, base64), exactly one.', [{ field: 'source', message: 'give exactly one of source or source_base64', code: 'required' }]);
       }
       if (body.name !== undefined && typeof body.name !== 'string') throw new ValidationError('name must be text.', [{ field: 'name', message: 'must be a string', code: 'type' }]);
+      // the images and fonts an XML template names, by the path it names them with: { "images/logo.png": "<base64>" }
+      const assets = body.assets === undefined ? {} : body.assets;
+      if (!isObject(assets) || Object.values(assets).some((v) => typeof v !== 'string')) {
+        throw new ValidationError('assets maps each path the template names (e.g. "images/logo.png") to the file as base64.', [{ field: 'assets', message: 'must be an object of base64 strings', code: 'type' }]);
+      }
       const source = typeof body.source === 'string' ? body.source : new Uint8Array(Buffer.from(body.source_base64 as string, 'base64'));
-      created = await service.templates.create({ source, name: body.name as string | undefined });
+      created = await service.templates.create({ source, name: body.name as string | undefined, assets: async (p) => (Object.hasOwn(assets, p) ? new Uint8Array(Buffer.from(assets[p] as string, 'base64')) : undefined) });
     }
     return reply.status(201).send(created);
   });

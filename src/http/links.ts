@@ -3,10 +3,11 @@
  * under /l/<token> (behind the e-mailed code or a social sign-in, then a session cookie).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { RateLimitError } from '../errors';
+import { RateLimitError, ValidationError } from '../errors';
 import type { OpenLink, Visitor } from '../links';
 import { publicView } from '../links/app';
 import { SocialLogin } from '../links/oidc';
+import { parsePageQuery } from '../pagination';
 import type { Service } from '../service';
 import { contentDisposition, pageHeaders } from './headers';
 import { brandOf, maskEmail, messagePage, signInPage, unavailablePage, viewerPage } from './pages';
@@ -38,6 +39,15 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
   app.post('/v1/documents/:id/magic_links', async (req, reply) => {
     const { link, url } = await service.documents.share((req.params as { id: string }).id, req.body, req.apiKey?.id ?? null);
     return reply.status(201).send({ ...link, url });
+  });
+  app.get('/v1/magic_links', async (req) => {
+    const query = req.query as Record<string, unknown>;
+    const text = (name: string) => {
+      const v = query[name];
+      if (v !== undefined && (typeof v !== 'string' || v.length > 254)) throw new ValidationError(`${name} is text of at most 254 characters.`, [{ field: name, message: 'must be text of at most 254 characters', code: 'invalid' }]);
+      return (v as string | undefined) || undefined;
+    };
+    return links.list(parsePageQuery(query), { status: text('status'), document_id: text('document_id'), recipient_email: text('recipient_email') });
   });
   app.get('/v1/magic_links/:id', async (req) => links.get((req.params as { id: string }).id, true));
   app.post('/v1/magic_links/:id/expire', async (req) => links.end((req.params as { id: string }).id, 'revoked'));

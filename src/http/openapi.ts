@@ -114,7 +114,7 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
         post: {
           operationId: 'createTemplate',
           summary: 'Store a template: XML text or a fillable PDF',
-          description: 'Send the XML itself (`Content-Type: application/xml`), a PDF (`application/pdf`), JSON `{ "name", "source" | "source_base64" }`, or a multipart form with the template as `file` and the images it names as further files. `?name=` names raw uploads.',
+          description: 'Send the XML itself (`Content-Type: application/xml`), a PDF (`application/pdf`), JSON `{ "name", "source" | "source_base64", "assets" }`, or a multipart form with the template as `file` and the images it names as further files. `?name=` names raw uploads.',
           parameters: [{ name: 'name', in: 'query', description: 'Template name for raw XML or PDF uploads.', schema: { type: 'string' } }],
           requestBody: {
             required: true,
@@ -186,6 +186,19 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
           parameters: [idParam('document', exampleDocument.id)],
           requestBody: { required: true, content: json(ref('MagicLinkSettings'), { recipient_email: 'ann@example.com', expire_after_n_views: 3, retain_from_created: { hours: 24 } }) },
           responses: { 201: { description: 'Made and e-mailed (status `send_failed` when the e-mail could not be sent; it is retried).', content: json(ref('MagicLink')) }, ...pick(401, 404, 409, 422) },
+        },
+      },
+      '/v1/magic_links': {
+        get: {
+          operationId: 'listMagicLinks',
+          summary: 'List Magic Links, newest first',
+          parameters: [
+            ...pageParams,
+            { name: 'status', in: 'query', description: 'Only links with this status.', schema: { type: 'string', enum: ['active', 'send_failed', 'expired', 'revoked'] } },
+            { name: 'document_id', in: 'query', description: 'Only the links of this document.', schema: { type: 'string' } },
+            { name: 'recipient_email', in: 'query', description: 'Only the links sent to this address.', schema: { type: 'string' } },
+          ],
+          responses: { 200: { description: 'A page of links.', content: json({ type: 'object', required: ['object', 'data', 'has_more', 'next_cursor'], properties: { object: { const: 'list' }, data: { type: 'array', items: ref('MagicLink') }, has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'] } } }) }, ...pick(401, 422) },
         },
       },
       '/v1/magic_links/{id}': {
@@ -343,7 +356,9 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
         },
         TemplateUpload: {
           type: 'object',
-          properties: { name: { type: 'string', maxLength: 200 }, source: { type: 'string', description: 'XML text' }, source_base64: { type: 'string', description: 'An XML file or a fillable PDF, base64' } },
+          properties: { name: { type: 'string', maxLength: 200 }, source: { type: 'string', description: 'XML text' }, source_base64: { type: 'string', description: 'An XML file or a fillable PDF, base64' },
+            assets: { type: 'object', additionalProperties: { type: 'string' }, description: 'The images and fonts an XML template names, by the path it names them with, each as base64: `{ "images/logo.png": "iVBOR…" }`' },
+          },
         },
         Template: {
           type: 'object',

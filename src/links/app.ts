@@ -7,7 +7,8 @@ import type { Clock } from '../clock';
 import { iso } from '../clock';
 import type { Db } from '../db';
 import { ConflictError, ValidationError, type ErrorDetail } from '../errors';
-import { isEmail, type AuthType } from './policy';
+import { isEmail } from '../guards';
+import { type AuthType } from './policy';
 import { isObject } from '../guards';
 
 export interface OidcProvider {

@@ -11,6 +11,7 @@ import { PreparedQuery, type Db } from '../db';
 import type { LinkEventsTable, LinkSessionsTable, MagicLinkRow } from '../db/schema';
 import { NotFoundError, RateLimitError, ValidationError } from '../errors';
 import { newId } from '../ids';
+import { toPage, type Page, type PageQuery } from '../pagination';
 import { html, type Mailer } from '../mail';
 import { randomToken, sameHash, sha256 } from '../secrets';
 import type { Events, ExpiryReason } from '../events';
@@ -261,6 +262,20 @@ export class MagicLinks {
       info.access_log = log;
     }
     return info;
+  }
+
+  /** Newest first, optionally only those with this status, of this document or sent to this address. */
+  async list(page: PageQuery, filter: { status?: string; document_id?: string; recipient_email?: string } = {}): Promise<Page<LinkInfo>> {
+    const statuses: LinkStatus[] = ['active', 'send_failed', 'expired', 'revoked'];
+    if (filter.status !== undefined && !(statuses as string[]).includes(filter.status)) {
+      throw new ValidationError('Unknown status filter.', [{ field: 'status', message: `must be one of ${statuses.join(', ')}`, code: 'invalid' }]);
+    }
+    let q = this.db.selectFrom('magic_links').selectAll().orderBy('id', 'desc').limit(page.limit + 1);
+    if (page.startingAfter) q = q.where('id', '<', page.startingAfter);
+    if (filter.status) q = q.where('status', '=', filter.status);
+    if (filter.document_id) q = q.where('document_id', '=', filter.document_id);
+    if (filter.recipient_email) q = q.where('recipient_email', '=', filter.recipient_email);
+    return toPage(await q.execute(), page.limit, linkInfo);
   }
 
   async forDocument(documentId: string): Promise<LinkInfo[]> {

@@ -4,7 +4,7 @@
  */
 import { DateTime, Duration } from 'luxon';
 import { ValidationError, type ErrorDetail } from '../errors';
-import { isObject } from '../guards';
+import { isEmail, isObject } from '../guards';
 
 export type AuthType = 'email' | 'social';
 export type Unit = 'minutes' | 'hours' | 'days';
@@ -31,11 +31,6 @@ export interface LinkSettings {
   retention: Retention | null;
 }
 
-const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:"]+$/;
-
-export function isEmail(v: unknown): v is string {
-  return typeof v === 'string' && v.length <= 254 && EMAIL.test(v);
-}
 
 
 function retentionOf(value: unknown, field: string, from: Retention['from'], details: ErrorDetail[]): Retention | null {

@@ -5,7 +5,7 @@
  */
 import { iso31661, iso31662 } from 'iso-3166';
 import { type ErrorDetail } from '../errors';
-import { isEmail } from '../links/policy';
+import { isEmail } from '../guards';
 
 export const CONTACT_FIELDS = ['first_name', 'last_name', 'email', 'company', 'phone', 'source'] as const;
 export const ADDRESS_FIELDS = ['address_line_1', 'address_line_2', 'address_city', 'address_state', 'address_zip', 'address_country'] as const;

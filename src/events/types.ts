@@ -1,0 +1,14 @@
+/** The event types the service emits. Pure (no imports): the n8n trigger node bundles it. */
+export const EVENT_TYPES = [
+  'document.generated',
+  'magic_link.sent',
+  'magic_link.send_failed',
+  'magic_link.opened',
+  'magic_link.viewed',
+  'magic_link.access_denied',
+  'magic_link.expired',
+  'postcard.received',
+  'postcard.rendered',
+  'postcard.failed',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
