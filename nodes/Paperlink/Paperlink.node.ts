@@ -3,7 +3,7 @@ import * as document from './actions/document';
 import * as magicLink from './actions/magicLink';
 import * as postcard from './actions/postcard';
 import * as template from './actions/template';
-import { getTemplates } from './methods/loadOptions';
+import { searchDocuments, searchMagicLinks, searchPostcards, searchTemplates } from './methods/listSearch';
 import { getMergeFields } from './methods/resourceMapping';
 import { router } from './router';
 
@@ -21,7 +21,7 @@ export class Paperlink implements INodeType {
     inputs: [NodeConnectionTypes.Main],
     outputs: [NodeConnectionTypes.Main],
     credentials: [
-      { name: 'paperlinkApi', required: true, displayOptions: { hide: { operation: ['submit'] } } },
+      { name: 'paperlinkApi', required: true },
       { name: 'paperlinkPostcardToken', required: true, displayOptions: { show: { resource: ['postcard'], operation: ['submit'] } } },
     ],
     properties: [
@@ -46,7 +46,7 @@ export class Paperlink implements INodeType {
   };
 
   methods = {
-    loadOptions: { getTemplates },
+    listSearch: { searchTemplates, searchDocuments, searchMagicLinks, searchPostcards },
     resourceMapping: { getMergeFields },
   };
 

@@ -1,5 +1,5 @@
 /** Runs the chosen operation on every input item, one at a time, honouring Continue On Fail. */
-import { NodeApiError, NodeOperationError, type IExecuteFunctions, type INodeExecutionData, type JsonObject } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 import * as document from './actions/document';
 import * as magicLink from './actions/magicLink';
 import * as postcard from './actions/postcard';
@@ -25,9 +25,17 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
         out.push({ json: { error: e.message ?? String(error), ...(e.description ? { description: e.description } : {}), ...(e.httpCode ? { httpCode: e.httpCode } : {}) }, pairedItem: { item: i } });
         continue;
       }
-      if (error instanceof NodeApiError) throw new NodeApiError(this.getNode(), error as unknown as JsonObject, { itemIndex: i });
-      throw new NodeOperationError(this.getNode(), error as Error, { itemIndex: i });
+      throw withItem(this, error, i);
     }
   }
   return [out];
+}
+
+/** The error with its item: n8n's errors keep it in context.itemIndex (wrapping an existing one would return it unchanged, without it). */
+function withItem(ctx: IExecuteFunctions, error: unknown, i: number): NodeApiError | NodeOperationError {
+  if (error instanceof NodeApiError || error instanceof NodeOperationError) {
+    error.context.itemIndex = i;
+    return error;
+  }
+  return new NodeOperationError(ctx.getNode(), error as Error, { itemIndex: i });
 }

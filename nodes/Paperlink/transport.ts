@@ -1,16 +1,20 @@
 /** HTTP to the Paperlink service: every request with the Paperlink API credential, every failure as a NodeApiError with the service's own message and field details. */
 import {
   NodeApiError,
+  type IBinaryData,
   type IDataObject,
   type IExecuteFunctions,
   type IHookFunctions,
   type IHttpRequestMethods,
   type IHttpRequestOptions,
   type ILoadOptionsFunctions,
+  type IWebhookFunctions,
   type JsonObject,
 } from 'n8n-workflow';
 
-type Context = IExecuteFunctions | ILoadOptionsFunctions | IHookFunctions;
+import { pdfFileName } from './actions/common';
+
+type Context = IExecuteFunctions | ILoadOptionsFunctions | IHookFunctions | IWebhookFunctions;
 
 export interface ServiceError {
   status?: number;
@@ -54,13 +58,14 @@ export async function apiRequest(
   path: string,
   body?: IDataObject,
   qs?: IDataObject,
-  options: { binary?: boolean } = {},
+  options: { binary?: boolean; headers?: Record<string, string> } = {},
 ): Promise<any> {
   const request: IHttpRequestOptions = {
     method,
     baseURL: await baseUrl(this),
     url: path,
     qs,
+    ...(options.headers ? { headers: options.headers } : {}),
     ...(body ? { body } : {}),
     ...(options.binary ? { encoding: 'arraybuffer', json: false } : { json: true }),
   };
@@ -69,6 +74,12 @@ export async function apiRequest(
   } catch (err) {
     throw apiError(this, err);
   }
+}
+
+/** The service's error behind a NodeApiError that apiRequest threw (its code, message and field details). */
+export function serviceErrorOf(err: unknown): ServiceError {
+  const response = (err as { errorResponse?: { error?: ServiceError } }).errorResponse;
+  return response?.error ?? serviceError(err);
 }
 
 /**
@@ -83,15 +94,22 @@ export function apiError(ctx: Pick<Context, 'getNode'>, err: unknown): NodeApiEr
   return new NodeApiError(ctx.getNode(), { message: text.message, description: text.description ?? '', httpCode: httpCode ?? '', error: s as unknown as JsonObject } as JsonObject, { ...text, httpCode });
 }
 
-/** Every item of a list endpoint, following `starting_after`, or the first `limit`. */
-export async function listAll(this: IExecuteFunctions | ILoadOptionsFunctions, path: string, limit?: number): Promise<IDataObject[]> {
+/** Every item of a list endpoint, following `starting_after`, or the first `limit`; `filters` go into the query. */
+export async function listAll(this: IExecuteFunctions | ILoadOptionsFunctions, path: string, limit?: number, filters: IDataObject = {}): Promise<IDataObject[]> {
   const out: IDataObject[] = [];
   let after: string | undefined;
   for (;;) {
-    const page = (await apiRequest.call(this, 'GET', path, undefined, { limit: Math.min(100, limit ?? 100), ...(after ? { starting_after: after } : {}) })) as { data: IDataObject[]; has_more: boolean };
+    const page = (await apiRequest.call(this, 'GET', path, undefined, { ...filters, limit: Math.min(100, limit ?? 100), ...(after ? { starting_after: after } : {}) })) as { data: IDataObject[]; has_more: boolean };
     out.push(...page.data);
     if (!page.has_more || (limit !== undefined && out.length >= limit) || page.data.length === 0) break;
     after = String(page.data[page.data.length - 1].id);
   }
   return limit === undefined ? out : out.slice(0, limit);
+}
+
+/** A stored document and its PDF as n8n binary data, under the document's name (`Welcome letter.pdf`). */
+export async function downloadPdf(this: IExecuteFunctions | IWebhookFunctions, id: string): Promise<{ document: IDataObject; binary: IBinaryData }> {
+  const document = (await apiRequest.call(this, 'GET', `/v1/documents/${encodeURIComponent(id)}`)) as IDataObject;
+  const pdf = (await apiRequest.call(this, 'GET', `/v1/documents/${encodeURIComponent(id)}/pdf`, undefined, undefined, { binary: true })) as ArrayBuffer;
+  return { document, binary: await this.helpers.prepareBinaryData(Buffer.from(pdf), pdfFileName(document.name, id), 'application/pdf') };
 }

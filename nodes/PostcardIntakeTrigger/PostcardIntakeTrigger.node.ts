@@ -3,6 +3,18 @@ import { errorBody } from '../../src/errors';
 import { checkPostcard } from '../../src/postcards/rules';
 import { sameHash, sha256 } from '../../src/secrets';
 
+interface RawRequest {
+  rawBody?: Buffer;
+  readRawBody?: () => Promise<void>;
+}
+
+/** The request's JSON, parsed here from the raw bytes n8n left unparsed (or n8n's parse, where it did parse). */
+async function jsonBody(req: RawRequest, parsed: () => unknown): Promise<unknown> {
+  if (!req.rawBody && typeof req.readRawBody === 'function') await req.readRawBody();
+  if (!req.rawBody) return parsed();
+  return JSON.parse(req.rawBody.toString('utf8').replace(/^\uFEFF/, '')) as unknown;
+}
+
 /**
  * Makes this workflow the postcard webhook itself (spec 4.2): the token travels in the body and is
  * checked against the credential, the request is checked with the service's own rules, and the
@@ -34,6 +46,10 @@ export class PostcardIntakeTrigger implements INodeType {
         placeholder: 'tmpl_example_postcard, tmpl_…',
         description: 'The template IDs a request may name, separated by commas; empty: any',
       },
+      // n8n parses a webhook's JSON itself and answers malformed JSON with a body of its own; for
+      // webhook nodes of version 1 whose options.binaryData is set, it leaves the body to the node,
+      // which answers in the service's error shape
+      { displayName: 'Body', name: 'options', type: 'hidden', default: { binaryData: true } },
     ],
   };
 
@@ -47,7 +63,12 @@ export class PostcardIntakeTrigger implements INodeType {
     if (!/^application\/(.+\+)?json\b/i.test(String(req.headers['content-type'] ?? ''))) {
       return refuse(415, 'unsupported_media_type', 'This endpoint takes a JSON body: send it with Content-Type: application/json.');
     }
-    const body = this.getBodyData() as unknown;
+    let body: unknown;
+    try {
+      body = await jsonBody(req as unknown as RawRequest, () => this.getBodyData());
+    } catch {
+      return refuse(400, 'malformed_json', 'The body is not valid JSON: send one JSON object.');
+    }
     if (body === null || typeof body !== 'object' || Array.isArray(body)) return refuse(400, 'malformed_json', 'The body must be a JSON object.');
 
     // the credential first: without it, say nothing about the rest

@@ -4,9 +4,10 @@
  * and signature check, and the postcard trigger's 202 and each 4xx.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
+import { NodeHelpers, type ICredentialDataDecryptedObject } from 'n8n-workflow';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { sign } from '../../src/webhooks/signature';
 import { eventually } from '../support/eventually';
@@ -54,7 +55,7 @@ describe('Paperlink node: Document', () => {
       {
         resource: 'document',
         operation: 'generate',
-        templateId: EXAMPLE_IDS.postcard,
+        templateId: { __rl: true, mode: 'list', value: EXAMPLE_IDS.postcard },
         mergeFields: { mappingMode: 'defineBelow', value: Object.fromEntries(variables.map((v) => [v, values[v] ?? `value of ${v}`])) },
         store: true,
         documentName: 'From n8n',
@@ -80,7 +81,8 @@ describe('Paperlink node: Document', () => {
     expect(link).toMatchObject({ retain_from_opened: { days: 2 }, retain_from_created: null, expire_after_n_views: 3, auth_email: 'ada@example.com' });
     expect(linkIn(await mail.next('ada@example.com'))).toContain('/l/');
     const binary = item.binary!.pdf;
-    expect(binary).toMatchObject({ mimeType: 'application/pdf', fileName: `${item.json.document_id as string}.pdf` });
+    // the file is named after the document, not its id
+    expect(binary).toMatchObject({ mimeType: 'application/pdf', fileName: 'From n8n.pdf' });
     const text = (await readPdf(await binaryBytes(binary))).text;
     expect(text).toContain(values.first_name);
   });
@@ -144,13 +146,16 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
     const got = await runPaperlink({ resource: 'template', operation: 'get', templateId: EXAMPLE_IDS.letter }, [{}], creds);
     expect(got.items[0].json.variables).toEqual((await t.service.templates.load(EXAMPLE_IDS.letter)).variables);
 
-    const ctx = loadOptionsContext({ resource: 'document', operation: 'generate', templateId: EXAMPLE_IDS.postcard }, creds);
+    const ctx = loadOptionsContext({ resource: 'document', operation: 'generate', templateId: { __rl: true, mode: 'list', value: EXAMPLE_IDS.postcard } }, creds);
     const node = new (await import('../../nodes/Paperlink/Paperlink.node')).Paperlink();
-    const options = await node.methods.loadOptions.getTemplates.call(ctx);
-    expect(options.map((o) => o.value)).toEqual(expect.arrayContaining(Object.values(EXAMPLE_IDS)));
+    const options = await node.methods.listSearch.searchTemplates.call(ctx);
+    expect(options.results.map((o) => o.value)).toEqual(expect.arrayContaining(Object.values(EXAMPLE_IDS)));
+    const found = await node.methods.listSearch.searchTemplates.call(ctx, 'invoice');
+    expect(found.results.map((o) => o.value)).toEqual([EXAMPLE_IDS.invoice]);
     const fields = await node.methods.resourceMapping.getMergeFields.call(ctx);
     expect(fields.fields.map((f) => f.id)).toEqual((await t.service.templates.load(EXAMPLE_IDS.postcard)).variables);
-    expect(fields.fields.every((f) => f.required)).toBe(true);
+    // optional in the editor: the service names what is missing
+    expect(fields.fields.some((f) => f.required)).toBe(false);
   });
 
   it('submits a postcard with custom data through the intake and gets it back rendered', async () => {
@@ -181,8 +186,23 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
     expect(got.items[0].json).toMatchObject({ id, status: 'rendered', address: { address_country: 'US' } });
 
     const refused = await runPaperlink({ resource: 'postcard', operation: 'submit', templateId: EXAMPLE_IDS.postcard, firstName: '', lastName: ' ', addressLine1: 'x'.repeat(65), addressCity: 'A', addressState: 'ZZ', addressZip: '1', addressCountry: 'US' }, [{}], creds);
-    expect(refused.error?.name).toBe('NodeApiError');
+    // checked with the service's rules before anything is sent
+    expect(refused.error?.name).toBe('NodeOperationError');
     expect((refused.error as unknown as { description: string }).description).toMatch(/address_line_1/);
+  });
+
+  it('refuses a postcard before sending when the template needs a field it lacks (nothing is stored)', async () => {
+    const before = (await t.service.postcards.list({ limit: 100 })).data.length;
+    const custom = Object.entries(sample).filter(([k]) => !k.startsWith('address_') && !['first_name', 'last_name'].includes(k));
+    const refused = await runPaperlink(
+      { resource: 'postcard', operation: 'submit', templateId: EXAMPLE_IDS.postcard, firstName: '', lastName: sample.last_name, addressLine1: sample.address_line_1, addressCity: sample.address_city, addressState: sample.address_state, addressZip: sample.address_zip, addressCountry: 'US', customData: { field: custom.map(([name, value]) => ({ name, value })) } },
+      [{}],
+      creds,
+    );
+    expect(refused.error?.name).toBe('NodeOperationError');
+    expect((refused.error as unknown as { description: string }).description).toMatch(/^first_name: is required by the template$/);
+    expect((refused.error as unknown as { context: { itemIndex: number } }).context.itemIndex).toBe(0);
+    expect((await t.service.postcards.list({ limit: 100 })).data.length).toBe(before);
   });
 });
 
@@ -270,6 +290,192 @@ describe('Postcard Intake Trigger', () => {
       const res = await post(trigger.url, 'first_name=Ada', 'application/x-www-form-urlencoded');
       expect(res.status).toBe(415);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('unsupported_media_type');
+    } finally {
+      await trigger.close();
+    }
+  });
+});
+
+describe('Paperlink node: as builders expect it (issue 23)', () => {
+  const letterValues = async () => Object.fromEntries((await t.service.templates.load(EXAMPLE_IDS.letter)).variables.map((v) => [v, `auto ${v}`]));
+  const generate = (mergeFields: object, extra: object = {}) => ({ resource: 'document', operation: 'generate', templateId: EXAMPLE_IDS.letter, mergeFields, store: true, documentName: 'auto', shareByMagicLink: false, options: {}, ...extra });
+
+  it('"Map Automatically" sends the item fields that carry a variable name, and nothing else', async () => {
+    const item = { ...(await letterValues()), not_a_variable: 'ignored' };
+    const { items, error } = await runPaperlink(generate({ mappingMode: 'autoMapInputData', value: null }), [item], creds);
+    expect(error).toBeUndefined();
+    expect(items[0].json).toMatchObject({ status: 'completed', warnings: [] });
+    const text = (await readPdf((await t.service.storage.get(items[0].json.document_id as string))!)).text;
+    expect(text).toContain('auto recipient_name');
+  });
+
+  it('leaves an empty merge field out so the service names it, and sends n8n lists as the JSON the template reads', async () => {
+    const values = await letterValues();
+    const { recipient_name: _left, ...rest } = values;
+    const missing = await runPaperlink(generate({ mappingMode: 'defineBelow', value: { ...rest, recipient_name: null } }), [{}], creds);
+    expect(missing.error?.name).toBe('NodeApiError');
+    expect((missing.error as unknown as { description: string }).description).toBe('merge_parameters.recipient_name: is required by the template');
+
+    const invoice = JSON.parse(fs.readFileSync(path.join(root, 'examples/invoice/sample.json'), 'utf8')) as Record<string, string>;
+    const lines = [{ number: '1', description: 'Mapped as an n8n array', detail: '', quantity: '1', unit_price: '$1.00', amount: '$1.00' }];
+    const listed = await runPaperlink({ ...generate({ mappingMode: 'defineBelow', value: { ...invoice, line_items: lines } }), templateId: EXAMPLE_IDS.invoice }, [{}], creds);
+    expect(listed.error).toBeUndefined();
+    expect((await readPdf((await t.service.storage.get(listed.items[0].json.document_id as string))!)).text).toContain('Mapped as an n8n array');
+  });
+
+  it('keeps the failing item on the error', async () => {
+    const good = await letterValues();
+    const { error } = await runPaperlink(generate({ mappingMode: 'autoMapInputData', value: null }), [good, { nothing: 'here' }], creds);
+    expect(error?.name).toBe('NodeApiError');
+    expect((error as unknown as { context: { itemIndex: number } }).context.itemIndex).toBe(1);
+  });
+
+  it('never makes a second document when n8n retries a Generate whose answer was lost', async () => {
+    // a proxy that forwards the first generate to the service and then drops the connection, as a network would
+    let dropped = 0;
+    const proxy = http.createServer((req, res) => {
+      const upstream = http.request(`${base}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+        if (req.url === '/v1/generate' && dropped++ === 0) {
+          answer.resume();
+          answer.on('end', () => req.socket.destroy());
+          return;
+        }
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      req.pipe(upstream);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    try {
+      const before = new Set((await t.service.documents.list({ limit: 100 })).data.map((d) => d.id));
+      const viaProxy = { ...creds, paperlinkApi: { baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, apiKey: t.key } };
+      const { items, error } = await runPaperlink(generate({ mappingMode: 'autoMapInputData', value: null }), [await letterValues()], viaProxy, { retryOnFail: true });
+      expect(dropped).toBe(2);
+      expect(error).toBeUndefined();
+      const made = (await t.service.documents.list({ limit: 100 })).data.map((d) => d.id).filter((id) => !before.has(id));
+      expect(made).toEqual([items[0].json.document_id]);
+    } finally {
+      proxy.close();
+    }
+  });
+
+  it('picks documents, links and postcards from a searchable list, by URL or by id', async () => {
+    const doc = await makeDocument('Locator target 7f3');
+    const ctx = loadOptionsContext({ resource: 'document', operation: 'get' }, creds);
+    const node = new (await import('../../nodes/Paperlink/Paperlink.node')).Paperlink();
+    const found = await node.methods.listSearch.searchDocuments.call(ctx, 'target 7f3');
+    expect(found.results).toEqual([expect.objectContaining({ value: doc, url: `${base}/app/documents/${doc}` })]);
+    const byUrl = await runPaperlink({ resource: 'document', operation: 'get', documentId: { __rl: true, mode: 'url', value: `${base}/app/documents/${doc}` } }, [{}], creds);
+    expect(byUrl.items[0].json).toMatchObject({ id: doc });
+    const byId = await runPaperlink({ resource: 'document', operation: 'get', documentId: { __rl: true, mode: 'id', value: doc } }, [{}], creds);
+    expect(byId.items[0].json).toMatchObject({ id: doc });
+
+    const shared = await t.service.documents.share(doc, { recipient_email: 'locator@example.com', expire_after_n_views: 1 }, null);
+    const links = await node.methods.listSearch.searchMagicLinks.call(ctx, 'locator@');
+    expect(links.results.map((r) => r.value)).toEqual([shared.link.id]);
+    const listed = await runPaperlink({ resource: 'magicLink', operation: 'list', returnAll: true, filters: { document_id: doc } }, [{}], creds);
+    expect(listed.items.map((i) => i.json.id)).toEqual([shared.link.id]);
+    const none = await runPaperlink({ resource: 'magicLink', operation: 'list', returnAll: true, filters: { document_id: doc, status: 'revoked' } }, [{}], creds);
+    expect(none.items).toEqual([]);
+    const postcards = await node.methods.listSearch.searchPostcards.call(ctx);
+    expect(Array.isArray(postcards.results)).toBe(true);
+  });
+
+  it('lists documents by name', async () => {
+    const doc = await makeDocument('Findable 91c');
+    await makeDocument('Other 91c');
+    const { items } = await runPaperlink({ resource: 'document', operation: 'list', returnAll: true, filters: { search: 'findable 91' } }, [{}], creds);
+    expect(items.map((i) => i.json.id)).toEqual([doc]);
+  });
+
+  it('creates a template from a binary field with its image, then deletes it', async () => {
+    const xml = '<document size="a5"><body><image src="images/mark.png" width="1in" alt="Mark"/><p>Made in n8n for {{who}}</p></body></document>';
+    const png = fs.readFileSync(path.join(root, 'examples/letter/logo.png')).toString('base64');
+    const input = [{ $binary: { data: { base64: Buffer.from(xml).toString('base64'), fileName: 'n8n-note.xml', mimeType: 'application/xml' }, logo: { base64: png, fileName: 'logo.png', mimeType: 'image/png' } } }];
+    const made = await runPaperlink({ resource: 'template', operation: 'create', binaryPropertyName: 'data', name: '', assets: { asset: [{ binaryPropertyName: 'logo', path: 'images/mark.png' }] } }, input, creds);
+    expect(made.error).toBeUndefined();
+    expect(made.items[0].json).toMatchObject({ name: 'n8n-note', format: 'xml', variables: ['who'] });
+    const id = made.items[0].json.id as string;
+    const rendered = await t.service.documents.generate({ template_id: id, merge_parameters: { who: 'Ada' }, destinations: { inkit_storage: {} } }, { keyId: null, name: null });
+    expect((await readPdf((await t.service.storage.get(rendered.document_id))!)).text).toContain('Made in n8n for Ada');
+
+    const withoutAsset = await runPaperlink({ resource: 'template', operation: 'create', binaryPropertyName: 'data', name: 'no image' }, input, creds);
+    expect(withoutAsset.error?.name).toBe('NodeApiError');
+    expect(withoutAsset.error?.message).toMatch(/template_invalid/);
+
+    const del = await runPaperlink({ resource: 'template', operation: 'delete', templateId: { __rl: true, mode: 'id', value: id } }, [{}], creds);
+    expect(del.items[0].json).toEqual({ id, object: 'template', deleted: true });
+    await expect(t.service.templates.get(id)).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('shows no merge fields (and no notice) until a template is chosen', async () => {
+    const node = new (await import('../../nodes/Paperlink/Paperlink.node')).Paperlink();
+    const mapper = node.description.properties.find((p) => p.name === 'mergeFields')!;
+    const shown = (templateId: unknown) => NodeHelpers.displayParameter({ resource: 'document', operation: 'generate', templateId } as never, mapper, null, node.description);
+    expect(shown({ __rl: true, mode: 'list', value: '' })).toBe(false);
+    expect(shown({ __rl: true, mode: 'list', value: EXAMPLE_IDS.letter })).toBe(true);
+    const ctx = loadOptionsContext({ resource: 'document', operation: 'generate', templateId: { __rl: true, mode: 'list', value: '' } }, creds);
+    expect(await node.methods.resourceMapping.getMergeFields.call(ctx)).toEqual({ fields: [] });
+  });
+});
+
+describe('Paperlink Trigger: options and refusals (issue 23)', () => {
+  it('attaches the PDF of a generated document, named after it', async () => {
+    const trigger = await serveTrigger('paperlinkTrigger', { events: ['document.generated'], options: { attachPdf: true, binaryPropertyName: 'pdf' } }, creds);
+    try {
+      await trigger.hook('create');
+      const doc = await makeDocument('With PDF');
+      await eventually(async () => trigger.started.length === 1, 'the workflow started');
+      const [item] = trigger.started[0];
+      expect(item.json).toMatchObject({ type: 'document.generated', data: { object: { id: doc } } });
+      expect(item.binary!.pdf).toMatchObject({ mimeType: 'application/pdf', fileName: 'With PDF.pdf' });
+      expect((await binaryBytes(item.binary!.pdf)).subarray(0, 5).toString()).toBe('%PDF-');
+      await trigger.hook('delete');
+    } finally {
+      await trigger.close();
+    }
+  });
+
+  it('refuses "Any Event" together with other events', async () => {
+    const trigger = await serveTrigger('paperlinkTrigger', { events: ['*', 'document.generated'] }, creds);
+    try {
+      await expect(trigger.hook('create')).rejects.toMatchObject({ name: 'NodeOperationError' });
+      expect(trigger.staticData.webhookId).toBeUndefined();
+    } finally {
+      await trigger.close();
+    }
+  });
+
+  it('fails activation with the service reason when the service refuses the address', async () => {
+    const strict = await testService({ config: { webhookAllowPrivate: false } });
+    await strict.app.listen({ port: 0, host: '127.0.0.1' });
+    const strictBase = `http://127.0.0.1:${(strict.app.server.address() as AddressInfo).port}`;
+    const trigger = await serveTrigger('paperlinkTrigger', { events: ['*'] }, { ...creds, paperlinkApi: { baseUrl: strictBase, apiKey: strict.key } });
+    try {
+      const refusal = await trigger.hook('create').then(
+        () => undefined,
+        (e: unknown) => e as { name: string; message: string; httpCode: string },
+      );
+      expect(refusal).toMatchObject({ name: 'NodeApiError', httpCode: '422' });
+      expect(refusal!.message).toContain(trigger.url);
+      expect(refusal!.message).toMatch(/url: /);
+    } finally {
+      await trigger.close();
+      await strict.stop();
+    }
+  });
+});
+
+describe('Postcard Intake Trigger: malformed JSON (issue 23)', () => {
+  it('answers malformed JSON in the service error shape', async () => {
+    const trigger = await serveTrigger('postcardIntakeTrigger', { path: 'postcards', templateIds: '' }, creds);
+    try {
+      for (const body of ['{"first_name": ', '']) {
+        const res = await fetch(trigger.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        expect(res.status).toBe(400);
+        expect(((await res.json()) as { error: { code: string; details: unknown[] } }).error).toMatchObject({ code: 'malformed_json', details: [] });
+      }
+      expect(trigger.started).toHaveLength(0);
     } finally {
       await trigger.close();
     }

@@ -41,8 +41,19 @@ import { PostcardIntakeTrigger } from '../../nodes/PostcardIntakeTrigger/Postcar
 /** A start node that emits the items it is given (n8n's Manual Trigger lives in nodes-base). */
 class Start implements INodeType {
   description = { displayName: 'Start', name: 'start', group: ['input'], version: 1, description: '', defaults: { name: 'Start' }, inputs: [], outputs: ['main'], properties: [{ displayName: 'Items', name: 'items', type: 'json', default: '[]' }] } as unknown as INodeType['description'];
+  /** Items are JSON; an item's `$binary` ({ field: { base64, fileName, mimeType } }) becomes its binary data. */
   async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-    return [(JSON.parse(this.getNodeParameter('items', 0) as string) as IDataObject[]).map((json) => ({ json }))];
+    const items = JSON.parse(this.getNodeParameter('items', 0) as string) as (IDataObject & { $binary?: Record<string, { base64: string; fileName: string; mimeType: string }> })[];
+    return [
+      await Promise.all(
+        items.map(async ({ $binary, ...json }) => {
+          if (!$binary) return { json };
+          const binary: Record<string, IBinaryData> = {};
+          for (const [field, b] of Object.entries($binary)) binary[field] = await this.helpers.prepareBinaryData(Buffer.from(b.base64, 'base64'), b.fileName, b.mimeType);
+          return { json, binary };
+        }),
+      ),
+    ];
   }
 }
 
@@ -137,6 +148,7 @@ function additionalData(credentials: Credentials, hooks?: ExecutionLifecycleHook
   } as unknown as IWorkflowExecuteAdditionalData;
 }
 
+let executions = 0;
 const credentialRefs = { paperlinkApi: { id: '1', name: 'Paperlink' }, paperlinkPostcardToken: { id: '2', name: 'Postcard token' } };
 
 export interface RunResult {
@@ -147,15 +159,32 @@ export interface RunResult {
 }
 
 /** Runs Start (with `input`) → a Paperlink node with these parameters, in n8n's WorkflowExecute. */
-export async function runPaperlink(parameters: IDataObject, input: IDataObject[], store: Record<string, ICredentialDataDecryptedObject>, options: { continueOnFail?: boolean } = {}): Promise<RunResult> {
+export async function runPaperlink(
+  parameters: IDataObject,
+  input: IDataObject[],
+  store: Record<string, ICredentialDataDecryptedObject>,
+  options: { continueOnFail?: boolean; retryOnFail?: boolean } = {},
+): Promise<RunResult> {
   await binaryData();
   const nodes: INode[] = [
     { id: 's', name: 'Start', type: 'test.start', typeVersion: 1, position: [0, 0], parameters: { items: JSON.stringify(input) } },
-    { id: 'p', name: 'Paperlink', type: 'n8n-nodes-paperlink.paperlink', typeVersion: 1, position: [200, 0], parameters: parameters as INode['parameters'], credentials: credentialRefs, ...(options.continueOnFail ? { onError: 'continueRegularOutput' as const } : {}) },
+    {
+      id: 'p',
+      name: 'Paperlink',
+      type: 'n8n-nodes-paperlink.paperlink',
+      typeVersion: 1,
+      position: [200, 0],
+      parameters: parameters as INode['parameters'],
+      credentials: credentialRefs,
+      ...(options.continueOnFail ? { onError: 'continueRegularOutput' as const } : {}),
+      ...(options.retryOnFail ? { retryOnFail: true, maxTries: 2, waitBetweenTries: 0 } : {}),
+    },
   ];
   const workflow = new Workflow({ id: 'w1', name: 'test', nodes, connections: { Start: { main: [[{ node: 'Paperlink', type: 'main', index: 0 }]] } }, active: false, nodeTypes: new NodeTypes(), settings: { executionOrder: 'v1' } });
   const hooks = new ExecutionLifecycleHooks('manual', 'e1', { id: 'w1', name: 'test', nodes, connections: {}, active: false, settings: {}, createdAt: new Date(), updatedAt: new Date(), isArchived: false } as never);
-  const run = await new WorkflowExecute(additionalData(new Credentials(store), hooks), 'manual').run({ workflow, startNode: nodes[0] } as never);
+  executions += 1;
+  const data = { ...additionalData(new Credentials(store), hooks), executionId: `e${executions}` };
+  const run = await new WorkflowExecute(data, 'manual').run({ workflow, startNode: nodes[0] } as never);
   const task = run.data.resultData.runData.Paperlink?.[0];
   return { run, items: task?.data?.main?.[0] ?? [], error: (task?.error ?? run.data.resultData.error) as Error | undefined };
 }
@@ -195,14 +224,21 @@ export async function serveTrigger(type: 'paperlinkTrigger' | 'postcardIntakeTri
   const hookPath = type === 'paperlinkTrigger' ? 'webhook' : String(parameters.path ?? 'postcards');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhook/hook-1/${hookPath}`;
   const webhookData = { httpMethod: 'POST', node: node.name, path: hookPath, webhookDescription: nodeType.description.webhooks![0], workflowId: 'w1', workflowExecuteAdditionalData: additionalData(credentials), webhookId: 'hook-1' } as unknown as IWebhookData;
-  // n8n parses JSON itself and keeps the raw bytes for signature checks
+  // n8n keeps the raw bytes for signature checks and parses JSON itself, answering malformed JSON
+  // with a body of its own (422), except for a version-1 webhook node whose options.binaryData is set
+  // (webhook-helpers' parseRequestBody): that node gets the body unparsed
+  const resolved = workflow.getNode(node.name)!;
+  const leaveBody = resolved.typeVersion === 1 && Boolean((resolved.parameters.options as IDataObject | undefined)?.binaryData);
   app.post('/webhook/hook-1/*path', express.raw({ type: () => true, limit: '1mb' }), async (req, res) => {
     const raw = req.body as Buffer;
     (req as unknown as { rawBody: Buffer }).rawBody = raw;
-    try {
-      req.body = raw.length && /json/.test(String(req.headers['content-type'])) ? JSON.parse(raw.toString('utf8')) : {};
-    } catch {
-      return res.status(400).json({ code: 400, message: 'invalid JSON' });
+    req.body = {};
+    if (!leaveBody && raw.length && /json/.test(String(req.headers['content-type']))) {
+      try {
+        req.body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        return res.status(422).json({ code: 422, message: 'Failed to parse request body' });
+      }
     }
     const data = additionalData(credentials);
     data.httpRequest = req;

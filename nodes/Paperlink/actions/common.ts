@@ -1,27 +1,66 @@
 /** Fields several operations share. */
-import type { IDisplayOptions, INodeProperties } from 'n8n-workflow';
+import type { IDisplayOptions, IExecuteFunctions, ILoadOptionsFunctions, INodeProperties } from 'n8n-workflow';
 
-export const idField = (displayName: string, name: string, show: NonNullable<IDisplayOptions['show']>, placeholder: string): INodeProperties => ({
-  displayName,
-  name,
-  type: 'string',
-  default: '',
-  required: true,
-  placeholder,
-  displayOptions: { show },
-});
+export type Kind = 'template' | 'document' | 'magicLink' | 'postcard';
 
-/** The template picker, filled from the service's templates. */
-export const templateField = (show: NonNullable<IDisplayOptions['show']>, description: string): INodeProperties => ({
-  displayName: 'Template Name or ID',
-  name: 'templateId',
-  type: 'options',
-  typeOptions: { loadOptionsMethod: 'getTemplates' },
-  default: '',
-  required: true,
-  description: `${description}Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.`,
-  displayOptions: { show },
-});
+/** Each resource the node picks by id: its parameter, its API path and its id's look. */
+export const KINDS: Record<Kind, { label: string; param: string; path: string; placeholder: string; search: string }> = {
+  template: { label: 'Template', param: 'templateId', path: 'templates', placeholder: 'tmpl_…', search: 'searchTemplates' },
+  document: { label: 'Document', param: 'documentId', path: 'documents', placeholder: 'doc_…', search: 'searchDocuments' },
+  magicLink: { label: 'Magic Link', param: 'magicLinkId', path: 'magic_links', placeholder: 'ml_…', search: 'searchMagicLinks' },
+  postcard: { label: 'Postcard', param: 'postcardId', path: 'postcards', placeholder: 'pc_…', search: 'searchPostcards' },
+};
+
+const ID = '[a-z]+_[0-9a-z_]+';
+
+/**
+ * A resource locator for one kind: from a searchable list, by the URL of its page in the web app or
+ * of its API address (e.g. https://docs.example.com/app/documents/doc_…), or by id.
+ */
+export function locator(kind: Kind, show: NonNullable<IDisplayOptions['show']>, description = ''): INodeProperties {
+  const k = KINDS[kind];
+  const url = `^https?://.+/(?:app|v1)/${k.path}/(${ID})`;
+  return {
+    displayName: k.label,
+    name: k.param,
+    type: 'resourceLocator',
+    default: { mode: 'list', value: '' },
+    required: true,
+    description,
+    displayOptions: { show },
+    modes: [
+      { displayName: 'From List', name: 'list', type: 'list', typeOptions: { searchListMethod: k.search, searchable: true } },
+      {
+        displayName: 'By URL',
+        name: 'url',
+        type: 'string',
+        placeholder: `https://paperlink.example.com/app/${k.path}/${k.placeholder}`,
+        validation: [{ type: 'regex', properties: { regex: url, errorMessage: `Not the URL of a Paperlink ${k.label.toLowerCase()}` } }],
+        extractValue: { type: 'regex', regex: url },
+      },
+      {
+        displayName: 'ID',
+        name: 'id',
+        type: 'string',
+        placeholder: k.placeholder,
+        validation: [{ type: 'regex', properties: { regex: `^${ID}$`, errorMessage: `Not a Paperlink id (${k.placeholder})` } }],
+      },
+    ],
+  };
+}
+
+/** The id the user picked, whichever mode they picked it in (a plain string from older workflows too). */
+export function idOf(ctx: IExecuteFunctions | ILoadOptionsFunctions, kind: Kind, i?: number): string {
+  const param = KINDS[kind].param;
+  const value = i === undefined ? (ctx as ILoadOptionsFunctions).getNodeParameter(param, '', { extractValue: true }) : (ctx as IExecuteFunctions).getNodeParameter(param, i, '', { extractValue: true });
+  return String(value ?? '').trim();
+}
+
+/** The API path of one resource, e.g. `/v1/documents/doc_…`. */
+export const pathOf = (kind: Kind, id: string, rest = '') => `/v1/${KINDS[kind].path}/${encodeURIComponent(id)}${rest}`;
+
+/** A PDF's file name from a document's name: characters no file system takes become `_`. */
+export const pdfFileName = (name: unknown, id: string) => `${String(name ?? '').replace(/[\\/:*?"<>|\u0000-\u001f]+/g, '_').trim() || id}.pdf`;
 
 export const listFields = (show: NonNullable<IDisplayOptions['show']>): INodeProperties[] => [
   {

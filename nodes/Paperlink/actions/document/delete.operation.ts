@@ -1,10 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { apiRequest } from '../../transport';
-import { idField } from '../common';
+import { idOf, locator, pathOf } from '../common';
 
-export const description: INodeProperties[] = [idField('Document ID', 'documentId', { resource: ['document'], operation: ['delete'] }, 'doc_…')];
+export const description: INodeProperties[] = [locator('document', { resource: ['document'], operation: ['delete'] })];
 
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
-  const id = encodeURIComponent(String(this.getNodeParameter('documentId', i)));
-  return { json: (await apiRequest.call(this, 'DELETE', `/v1/documents/${id}`)) as IDataObject, pairedItem: { item: i } };
+  return { json: (await apiRequest.call(this, 'DELETE', pathOf('document', idOf(this, 'document', i)))) as IDataObject, pairedItem: { item: i } };
 }

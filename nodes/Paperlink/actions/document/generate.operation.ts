@@ -1,12 +1,12 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { apiRequest } from '../../transport';
-import { templateField } from '../common';
+import { apiRequest, downloadPdf } from '../../transport';
+import { idOf, locator, pathOf } from '../common';
 import { linkFields, linkSettings } from '../linkSettings';
 
 const show = { resource: ['document'], operation: ['generate'] };
 
 export const description: INodeProperties[] = [
-  templateField(show, 'The template to fill. '),
+  locator('template', show, 'The template to fill'),
   {
     displayName: 'Merge Fields',
     name: 'mergeFields',
@@ -15,7 +15,7 @@ export const description: INodeProperties[] = [
     default: { mappingMode: 'defineBelow', value: null },
     required: true,
     typeOptions: {
-      loadOptionsDependsOn: ['templateId'],
+      loadOptionsDependsOn: ['templateId.value'],
       resourceMapper: {
         resourceMapperMethod: 'getMergeFields',
         mode: 'add',
@@ -25,7 +25,8 @@ export const description: INodeProperties[] = [
         supportAutoMap: true,
       },
     },
-    displayOptions: { show },
+    // no mapper (and no "no merge fields" notice) until a template is chosen
+    displayOptions: { show, hide: { templateId: [''] } },
   },
   {
     displayName: 'Store Document',
@@ -67,8 +68,29 @@ export const description: INodeProperties[] = [
   },
 ];
 
+/**
+ * The merge parameters of item `i`: the fields mapped below, or with "Map Automatically" the item's
+ * own fields that carry a variable's name. Empty fields are left out, so the service names every
+ * variable still missing; lists and objects are sent as the JSON text the template language reads.
+ */
+async function mergeParameters(ctx: IExecuteFunctions, i: number, templateId: string, variablesOf: (id: string) => Promise<string[]>): Promise<IDataObject> {
+  let values: IDataObject;
+  if (ctx.getNodeParameter('mergeFields.mappingMode', i, 'defineBelow') === 'autoMapInputData') {
+    const item = ctx.getInputData()[i]?.json ?? {};
+    values = Object.fromEntries((await variablesOf(templateId)).filter((v) => Object.prototype.hasOwnProperty.call(item, v)).map((v) => [v, item[v]]));
+  } else {
+    values = (ctx.getNodeParameter('mergeFields.value', i, {}) as IDataObject | null) ?? {};
+  }
+  const out: IDataObject = {};
+  for (const [k, v] of Object.entries(values)) {
+    if (v === undefined || v === null) continue;
+    out[k] = typeof v === 'object' ? JSON.stringify(v) : v;
+  }
+  return out;
+}
+
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
-  const mapped = this.getNodeParameter('mergeFields.value', i, {}) as IDataObject | null;
+  const templateId = idOf(this, 'template', i);
   const destinations: IDataObject = {};
   if (this.getNodeParameter('store', i, true)) {
     const name = String(this.getNodeParameter('documentName', i, '')).trim();
@@ -76,13 +98,16 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   }
   if (this.getNodeParameter('shareByMagicLink', i, false)) destinations.magic_link = linkSettings(this, i);
   const options = this.getNodeParameter('options', i, {}) as { returnBinary?: boolean; binaryPropertyName?: string; description?: string };
-  const body: IDataObject = { template_id: this.getNodeParameter('templateId', i), merge_parameters: mapped ?? {}, destinations };
+  const variablesOf = async (id: string) => ((await apiRequest.call(this, 'GET', pathOf('template', id))) as { variables?: string[] }).variables ?? [];
+  const body: IDataObject = { template_id: templateId, merge_parameters: await mergeParameters(this, i, templateId, variablesOf), destinations };
   if (options.description) body.description = options.description;
-  const result = (await apiRequest.call(this, 'POST', '/v1/generate', body)) as IDataObject;
+  // one key per execution, node, run and item: n8n's Retry On Fail gets the first answer again, never a second document
+  const idempotencyKey = `n8n:${this.getExecutionId()}:${this.getNode().id}:${String(this.getWorkflowDataProxy(i).$runIndex)}:${i}`;
+  const result = (await apiRequest.call(this, 'POST', '/v1/generate', body, undefined, { headers: { 'Idempotency-Key': idempotencyKey } })) as IDataObject;
   const item: INodeExecutionData = { json: result, pairedItem: { item: i } };
   if (options.returnBinary) {
-    const pdf = (await apiRequest.call(this, 'GET', `/v1/documents/${result.document_id as string}/pdf`, undefined, undefined, { binary: true })) as ArrayBuffer;
-    item.binary = { [options.binaryPropertyName || 'data']: await this.helpers.prepareBinaryData(Buffer.from(pdf), `${result.document_id as string}.pdf`, 'application/pdf') };
+    const { binary } = await downloadPdf.call(this, String(result.document_id));
+    item.binary = { [options.binaryPropertyName || 'data']: binary };
   }
   return item;
 }

@@ -1,11 +1,10 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { apiRequest } from '../../transport';
-import { idField } from '../common';
+import { idOf, locator, pathOf } from '../common';
 
-export const description: INodeProperties[] = [idField('Magic Link ID', 'magicLinkId', { resource: ['magicLink'], operation: ['get'] }, 'ml_…')];
+export const description: INodeProperties[] = [locator('magicLink', { resource: ['magicLink'], operation: ['get'] })];
 
 /** Status, views used and left, expiry and the access log. */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
-  const id = encodeURIComponent(String(this.getNodeParameter('magicLinkId', i)));
-  return { json: (await apiRequest.call(this, 'GET', `/v1/magic_links/${id}`)) as IDataObject, pairedItem: { item: i } };
+  return { json: (await apiRequest.call(this, 'GET', pathOf('magicLink', idOf(this, 'magicLink', i)))) as IDataObject, pairedItem: { item: i } };
 }

@@ -1,11 +1,13 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { apiError } from '../../transport';
+import { NodeOperationError, type IDataObject, type IExecuteFunctions, type INodeExecutionData, type INodeProperties } from 'n8n-workflow';
+import { checkPostcard, mergeValues } from '../../../../src/postcards/rules';
+import { apiError, apiRequest } from '../../transport';
+import { idOf, locator, pathOf } from '../common';
 
 const show = { resource: ['postcard'], operation: ['submit'] };
 const text = (displayName: string, name: string, extra: Partial<INodeProperties> = {}): INodeProperties => ({ displayName, name, type: 'string', default: '', displayOptions: { show }, ...extra });
 
 export const description: INodeProperties[] = [
-  text('Template ID', 'templateId', { required: true, placeholder: 'tmpl_…', description: 'The postcard template (copy its ID from the Templates list)' }),
+  locator('template', show, 'The postcard template; the request is checked against its merge fields before it is sent'),
   text('First Name', 'firstName', { description: 'First or last name is required' }),
   text('Last Name', 'lastName'),
   text('Address Line 1', 'addressLine1', { required: true, description: 'At most 64 characters' }),
@@ -50,7 +52,11 @@ export const description: INodeProperties[] = [
   },
 ];
 
-/** Posts a postcard request to the intake (token in the body); the answer is `{ id, status: 'received' }`. */
+/**
+ * Posts a postcard request to the intake (token in the body); the answer is `{ id, status: 'received' }`.
+ * Before sending, the request is checked with the service's own rules and against the template's
+ * merge fields, so a request that could only fail later is refused here, with every field to fix.
+ */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
   const { intakeUrl } = await this.getCredentials<{ intakeUrl: string }>('paperlinkPostcardToken');
   const p = (name: string) => String(this.getNodeParameter(name, i, '')).trim();
@@ -58,18 +64,23 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   for (const { name, value } of ((this.getNodeParameter('customData', i, {}) as { field?: { name: string; value: string }[] }).field ?? [])) {
     if (name.trim()) body[name.trim()] = value;
   }
-  Object.assign(body, {
-    template_id: p('templateId'),
-    first_name: p('firstName'),
-    last_name: p('lastName'),
-    address_line_1: p('addressLine1'),
-    address_city: p('addressCity'),
-    address_state: p('addressState'),
-    address_zip: p('addressZip'),
-    address_country: p('addressCountry'),
-  });
-  if (p('addressLine2')) body.address_line_2 = p('addressLine2');
-  for (const [k, v] of Object.entries(this.getNodeParameter('contact', i, {}) as IDataObject)) if (String(v).trim()) body[k] = String(v).trim();
+  const fields = { template_id: idOf(this, 'template', i), first_name: p('firstName'), last_name: p('lastName'), address_line_1: p('addressLine1'), address_line_2: p('addressLine2'), address_city: p('addressCity'), address_state: p('addressState'), address_zip: p('addressZip'), address_country: p('addressCountry') };
+  for (const [k, v] of Object.entries({ ...fields, ...(this.getNodeParameter('contact', i, {}) as IDataObject) })) if (String(v ?? '').trim()) body[k] = String(v).trim();
+
+  const refuse = (message: string, details: { field: string; message: string }[]) =>
+    new NodeOperationError(this.getNode(), message, { itemIndex: i, description: details.map((d) => `${d.field}: ${d.message}`).join('; ') });
+  // the credential adds the real token when sending; the rules only need one to be there
+  const checked = checkPostcard({ ...body, api_token: 'checked-when-sent' });
+  if (!checked.ok) throw refuse('The postcard request is not valid; see the fields to fix', checked.details);
+  const template = (await apiRequest.call(this, 'GET', pathOf('template', checked.value.template_id))) as { variables?: string[] };
+  const values = mergeValues(checked.value);
+  const missing = (template.variables ?? []).filter((v) => values[v] === undefined);
+  if (missing.length) {
+    throw refuse(
+      `The template needs ${missing.join(', ')}: give ${missing.length === 1 ? 'it' : 'them'} as contact fields or Custom Data`,
+      missing.map((field) => ({ field, message: 'is required by the template' })),
+    );
+  }
   try {
     // the credential's authenticate block adds api_token to the body
     const answer = (await this.helpers.httpRequestWithAuthentication.call(this, 'paperlinkPostcardToken', { method: 'POST', url: intakeUrl, body, json: true })) as IDataObject;

@@ -1,0 +1,49 @@
+/** The lists of the resource locators: the service's own lists, newest first, searched by name. */
+import type { IDataObject, ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
+import { apiRequest, baseUrl } from '../transport';
+import { KINDS, type Kind } from '../actions/common';
+
+interface Page {
+  data: IDataObject[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+async function search(ctx: ILoadOptionsFunctions, kind: Kind, name: (item: IDataObject) => string, filter?: string, paginationToken?: string, serverSearch = false): Promise<INodeListSearchResult> {
+  const qs: IDataObject = { limit: 100, ...(paginationToken ? { starting_after: paginationToken } : {}), ...(serverSearch && filter ? { search: filter } : {}) };
+  const page = (await apiRequest.call(ctx, 'GET', `/v1/${KINDS[kind].path}`, undefined, qs)) as Page;
+  const base = await baseUrl(ctx);
+  const needle = !serverSearch && filter ? filter.toLowerCase() : '';
+  const web = kind === 'magicLink' ? undefined : `${base}/app/${KINDS[kind].path}`;
+  return {
+    results: page.data
+      .map((item) => ({ name: name(item), value: String(item.id), ...(web ? { url: `${web}/${String(item.id)}` } : {}) }))
+      .filter((r) => !needle || r.name.toLowerCase().includes(needle) || r.value.includes(needle)),
+    paginationToken: page.has_more ? (page.next_cursor ?? undefined) : undefined,
+  };
+}
+
+export async function searchTemplates(this: ILoadOptionsFunctions, filter?: string, paginationToken?: string): Promise<INodeListSearchResult> {
+  return search(this, 'template', (t) => `${String(t.name)} (${String(t.format ?? '')})`, filter, paginationToken);
+}
+
+export async function searchDocuments(this: ILoadOptionsFunctions, filter?: string, paginationToken?: string): Promise<INodeListSearchResult> {
+  return search(this, 'document', (d) => `${String(d.name)} · ${String(d.created_at ?? '').slice(0, 10)}`, filter, paginationToken, true);
+}
+
+export async function searchMagicLinks(this: ILoadOptionsFunctions, filter?: string, paginationToken?: string): Promise<INodeListSearchResult> {
+  return search(this, 'magicLink', (l) => `${String(l.recipient_email)} · ${String(l.status)} · ${String(l.created_at ?? '').slice(0, 10)}`, filter, paginationToken);
+}
+
+export async function searchPostcards(this: ILoadOptionsFunctions, filter?: string, paginationToken?: string): Promise<INodeListSearchResult> {
+  return search(
+    this,
+    'postcard',
+    (p) => {
+      const c = (p.contact ?? {}) as IDataObject;
+      return `${[c.first_name, c.last_name].filter(Boolean).join(' ') || String(p.id)} · ${String(p.status)} · ${String(p.created_at ?? '').slice(0, 10)}`;
+    },
+    filter,
+    paginationToken,
+  );
+}
