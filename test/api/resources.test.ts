@@ -96,6 +96,18 @@ describe.each(BACKENDS)('templates and documents on %s', (backend) => {
     expect(missingAsset.statusCode).toBe(422);
   });
 
+  it('takes the images an XML template names as base64 in a JSON upload', async () => {
+    const logo = fs.readFileSync(path.join(root, 'examples/letter/logo.png')).toString('base64');
+    const source = '<document><body><image src="images/mark.png" width="1in" alt="Mark"/><p>With {{who}}</p></body></document>';
+    const res = await t.app.inject({ method: 'POST', url: '/v1/templates', headers: auth(), payload: { name: 'With asset', source, assets: { 'images/mark.png': logo } } });
+    expect(res.statusCode).toBe(201);
+    const made = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth(), payload: { template_id: res.json().id, merge_parameters: { who: 'an image' }, destinations: { inkit_storage: {} } } });
+    expect(made.statusCode).toBe(201);
+    const wrong = await t.app.inject({ method: 'POST', url: '/v1/templates', headers: auth(), payload: { source, assets: { 'images/mark.png': 7 } } });
+    expect(wrong.statusCode).toBe(422);
+    expect(wrong.json().error.details[0]).toMatchObject({ field: 'assets', code: 'type' });
+  });
+
   it('refuses a template body with neither source nor a file', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/v1/templates', headers: auth(), payload: { name: 'x' } });
     expect(res.statusCode).toBe(422);

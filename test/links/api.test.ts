@@ -274,6 +274,34 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     expect(resent.json().url).not.toBe(res.json().url);
   });
 
+  it('lists links newest first, filtered by status, document and recipient, page by page', async () => {
+    await setUp();
+    const doc = (await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth(), payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { inkit_storage: {} } } })).json();
+    const made: string[] = [];
+    for (const to of ['list-a@example.com', 'list-b@example.com', 'list-a@example.com']) {
+      // newest first is by creation time (ids made in the same millisecond have no order)
+      clock.advance(1000);
+      made.push((await api('POST', `/v1/documents/${doc.document_id}/magic_links`, { recipient_email: to, expire_after_n_views: 2 })).json().id);
+    }
+    await api('POST', `/v1/magic_links/${made[0]}/expire`);
+    const ofDoc = await api('GET', `/v1/magic_links?document_id=${doc.document_id}`);
+    expect(ofDoc.statusCode).toBe(200);
+    expect(ofDoc.json()).toMatchObject({ object: 'list', has_more: false });
+    expect(ofDoc.json().data.map((l: { id: string }) => l.id)).toEqual([...made].reverse());
+    const active = (await api('GET', `/v1/magic_links?document_id=${doc.document_id}&status=active`)).json().data.map((l: { id: string }) => l.id);
+    expect(active).toEqual([made[2], made[1]]);
+    const toA = (await api('GET', `/v1/magic_links?document_id=${doc.document_id}&recipient_email=list-a@example.com`)).json().data.map((l: { id: string }) => l.id);
+    expect(toA).toEqual([made[2], made[0]]);
+    const first = (await api('GET', `/v1/magic_links?document_id=${doc.document_id}&limit=2`)).json();
+    expect(first).toMatchObject({ has_more: true, next_cursor: made[1] });
+    const second = (await api('GET', `/v1/magic_links?document_id=${doc.document_id}&limit=2&starting_after=${first.next_cursor}`)).json();
+    expect(second.data.map((l: { id: string }) => l.id)).toEqual([made[0]]);
+    const bad = await api('GET', '/v1/magic_links?status=lost');
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().error.details[0]).toMatchObject({ field: 'status', code: 'invalid' });
+    expect((await t.app.inject({ method: 'GET', url: '/v1/magic_links' })).statusCode).toBe(401);
+  });
+
   it('resumes the lifecycle of active links after a restart', async () => {
     const { res } = await share({ retain_from_created: { hours: 3 } });
     t = await t.restart();

@@ -36,7 +36,7 @@ describe('the workflow bundle', () => {
 describe('the package for engineers', () => {
   it('exports the client helpers, the worker parts and a bundleable workflows file by package name', async () => {
     // node resolves the package's own name through its "exports", as in an engineer's project (needs `npm run build`)
-    const script = `const c = require('n8n-nodes-paperlink/workflows/client'); const w = require('n8n-nodes-paperlink/workflows/worker');
+    const script = `const c = require('paperlink/workflows/client'); const w = require('paperlink/workflows/worker');
       console.log(JSON.stringify({ client: Object.keys(c).sort(), worker: Object.keys(w).sort(), path: w.workflowsPath }));`;
     const r = spawnSync(process.execPath, ['-e', script], { cwd: root, encoding: 'utf8' });
     expect(r.stderr).toBe('');
