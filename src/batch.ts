@@ -6,7 +6,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { PaperlinkError, ValidationError } from './errors';
-import { renderTemplate, type Template } from './templates';
+import type { Template } from './templates';
+import { inProcessRenderer, type Renderer } from './templates/pool';
 import { normalizeValues } from './templates/values';
 
 export interface Row {
@@ -64,7 +65,8 @@ function reason(err: unknown): string {
 }
 
 /** Renders every row into `outDir` as row-0001.pdf, row-0002.pdf, …, `concurrency` at a time. */
-export async function renderBatch(template: Template, rows: Row[], outDir: string, options: { concurrency?: number; onRow?: () => void } = {}): Promise<BatchResult> {
+export async function renderBatch(template: Template, rows: Row[], outDir: string, options: { concurrency?: number; onRow?: () => void; renderer?: Renderer } = {}): Promise<BatchResult> {
+  const renderer = options.renderer ?? inProcessRenderer;
   await fs.mkdir(outDir, { recursive: true });
   const width = Math.max(4, String(rows.length).length);
   const result: BatchResult = { written: [], failures: [] };
@@ -74,7 +76,7 @@ export async function renderBatch(template: Template, rows: Row[], outDir: strin
       const r = rows[next++];
       try {
         if (r.error) throw new Error(r.error);
-        const pdf = await renderTemplate(template, normalizeValues(r.values, 'row'));
+        const pdf = await renderer.render(template, normalizeValues(r.values, 'row'));
         const file = path.join(outDir, `row-${String(r.row).padStart(width, '0')}.pdf`);
         await fs.writeFile(file, pdf);
         result.written.push(file);

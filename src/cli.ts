@@ -4,6 +4,7 @@
  * that is not the caller's input, 2 the input was wrong (a template, data, an option).
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { MIN_PASSWORD } from './admin';
@@ -18,6 +19,7 @@ import { MAX_PAGE } from './pagination';
 import { startServer } from './serve';
 import { createService, type Service } from './service';
 import { folderAssets, loadTemplateFile, renderTemplate, variables } from './templates';
+import { createRenderer } from './templates/pool';
 import { normalizeValues } from './templates/values';
 
 export interface Io {
@@ -374,7 +376,7 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     .requiredOption('-t, --template <id-or-file>', 'a stored template id (tmpl_…) or a template file')
     .requiredOption('--data <file>', 'rows.csv (header = variable names) or rows.jsonl (one JSON object per line)')
     .requiredOption('-o, --out <dir>', 'folder for row-0001.pdf, row-0002.pdf, …')
-    .option('-c, --concurrency <n>', 'documents rendered at once', (v) => Number(v), 2)
+    .option('-c, --concurrency <n>', 'documents rendered at once, each on a render thread (default: the number of cores)', (v) => Number(v), os.availableParallelism())
     .option('-d, --data-dir <dir>', DATA_DIR_HELP)
     .addHelpText('after', '\nExample:\n  paperlink generate --template tmpl_example_letter --data people.csv --out letters\n\nExit codes: 0 every row written, 2 some rows failed (the others are written), 1 other failures.')
     .action(async (opts: { template: string; data: string; out: string; concurrency: number; dataDir?: string }) => {
@@ -386,11 +388,13 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
       const started = Date.now();
       const bar = new SingleBar({ format: 'Rendering [{bar}] {value}/{total} rows | {eta_formatted} left', stream: process.stderr, noTTYOutput: !process.stderr.isTTY, notTTYSchedule: 2000 }, Presets.shades_classic);
       bar.start(rows.length, 0);
+      const renderer = createRenderer({ threads: Math.min(opts.concurrency, rows.length || 1) });
       let result;
       try {
-        result = await renderBatch(template, rows, opts.out, { concurrency: opts.concurrency, onRow: () => bar.increment() });
+        result = await renderBatch(template, rows, opts.out, { concurrency: opts.concurrency, onRow: () => bar.increment(), renderer });
       } finally {
         bar.stop();
+        await renderer.close();
       }
       io.stdout(`${result.written.length} of ${rows.length} rows rendered into ${opts.out} in ${((Date.now() - started) / 1000).toFixed(1)} s.\n`);
       if (result.failures.length) {

@@ -2,8 +2,12 @@
  * Configuration from environment variables (and command-line flags, which win). This is the one
  * module besides the clock that reads process.env; everything else is handed a Config.
  */
+import os from 'node:os';
 import path from 'node:path';
 import { PaperlinkError } from './errors';
+
+/** How long one render may take unless RENDER_TIMEOUT_MS says otherwise. */
+export const DEFAULT_RENDER_TIMEOUT_MS = 30_000;
 
 export interface Config {
   /** TCP port of the HTTP API. */
@@ -33,6 +37,10 @@ export interface Config {
   webhookTimeoutMs: number;
   /** How long a webhook delivery is retried before it is marked failed. */
   webhookRetryHours: number;
+  /** Render threads (RENDER_THREADS); 0 renders on the HTTP thread. Default: the machine's cores. */
+  renderThreads: number;
+  /** Longest one render may take (RENDER_TIMEOUT_MS) before it is stopped. */
+  renderTimeoutMs: number;
   /** What runs the flows: this process (`embedded`) or Temporal workers (`temporal`). */
   engine: 'embedded' | 'temporal';
   temporal: TemporalConfig;
@@ -106,7 +114,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (!Number.isInteger(webhookTimeoutMs) || webhookTimeoutMs < 100 || webhookTimeoutMs > 120_000) throw new ConfigError(`WEBHOOK_TIMEOUT_MS must be milliseconds from 100 to 120000, not ${JSON.stringify(env.WEBHOOK_TIMEOUT_MS)}.`);
   const webhookRetryHours = overrides.webhookRetryHours ?? Number(env.WEBHOOK_RETRY_HOURS ?? 24);
   if (!(webhookRetryHours > 0 && webhookRetryHours <= 24 * 30)) throw new ConfigError(`WEBHOOK_RETRY_HOURS must be hours from more than 0 to 720, not ${JSON.stringify(env.WEBHOOK_RETRY_HOURS)}.`);
-  return { port, host, dataDir, databaseUrl, storage, bodyLimit, publicUrl, logLevel, smtpUrl, mailFrom, postcardPath, webhookAllowPrivate, webhookTimeoutMs, webhookRetryHours, engine, temporal };
+  const renderThreads = overrides.renderThreads ?? Number(env.RENDER_THREADS ?? os.availableParallelism());
+  if (!Number.isInteger(renderThreads) || renderThreads < 0 || renderThreads > 256) throw new ConfigError(`RENDER_THREADS must be a whole number from 0 to 256, not ${JSON.stringify(env.RENDER_THREADS)}.`);
+  const renderTimeoutMs = overrides.renderTimeoutMs ?? Number(env.RENDER_TIMEOUT_MS ?? DEFAULT_RENDER_TIMEOUT_MS);
+  if (!Number.isInteger(renderTimeoutMs) || renderTimeoutMs < 100 || renderTimeoutMs > 600_000) throw new ConfigError(`RENDER_TIMEOUT_MS must be milliseconds from 100 to 600000, not ${JSON.stringify(env.RENDER_TIMEOUT_MS)}.`);
+  return { port, host, dataDir, databaseUrl, storage, bodyLimit, publicUrl, logLevel, smtpUrl, mailFrom, postcardPath, webhookAllowPrivate, webhookTimeoutMs, webhookRetryHours, renderThreads, renderTimeoutMs, engine, temporal };
 }
 
 function temporalConfig(env: Env): TemporalConfig {

@@ -21,6 +21,7 @@ import { createMailer, type Mailer } from './mail';
 import { Postcards } from './postcards';
 import { packageRoot } from './paths';
 import { DatabaseStorage, FileStorage, type Storage } from './storage';
+import { createRenderer, type Renderer } from './templates/pool';
 import { TemplateStore } from './templates/store';
 import { Dispatcher, Webhooks } from './webhooks';
 
@@ -33,6 +34,8 @@ export interface Service {
   /** Sign-ins to the web app (API key or operator password). */
   operators: Operators;
   templates: TemplateStore;
+  /** Renders on the render threads (RENDER_THREADS), off the HTTP thread. */
+  renderer: Renderer;
   documents: Documents;
   idempotency: Idempotency;
   mailer: Mailer;
@@ -76,6 +79,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const { db } = database;
   const storage: Storage = config.storage === 'database' ? new DatabaseStorage(db) : new FileStorage(path.join(config.dataDir, 'documents'));
   const templates = new TemplateStore(db, clock);
+  const renderer = createRenderer({ threads: config.renderThreads, timeoutMs: config.renderTimeoutMs });
   if (options.examples !== false) await templates.loadExamples();
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outbox: path.join(config.dataDir, 'outbox'), log: options.log });
   const from = /^(?:"?([^"<]*)"?\s*)?<?([^<>\s]+@[^<>\s]+)>?$/.exec(config.mailFrom.trim());
@@ -92,8 +96,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const events = new Events(clock);
   const links = new MagicLinks(db, clock, mailer, magicLink, events, database.inTransaction);
   const keys = new Keys(db, clock);
-  const documents = new Documents(db, storage, templates, clock, links, events);
-  const postcards = new Postcards(db, clock, keys, templates, documents, events, database.inTransaction);
+  const documents = new Documents(db, storage, templates, clock, links, events, renderer);
+  const postcards = new Postcards(db, clock, keys, templates, documents, events, database.inTransaction, renderer);
   const webhookOptions = { allowPrivate: config.webhookAllowPrivate, timeoutMs: config.webhookTimeoutMs, retryForMs: config.webhookRetryHours * 3_600_000 };
   const webhooks = new Webhooks(db, clock, events, webhookOptions);
   const dispatcher = new Dispatcher(db, clock, { ...webhookOptions, log: options.log });
@@ -104,6 +108,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     engine = options.engine ? await options.engine(activities) : new EmbeddedEngine(clock, activities, options.onFlowError, activities, activities);
   } catch (err) {
     mailer.close();
+    await renderer.close();
     await database.close();
     throw err;
   }
@@ -126,6 +131,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     keys,
     operators: new Operators(db, clock, keys),
     templates,
+    renderer,
     documents,
     idempotency: new Idempotency(db, clock),
     mailer,
@@ -145,6 +151,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       await engine.stop();
       await dispatcher.stop();
       mailer.close();
+      await renderer.close();
       await database.close();
     },
   };

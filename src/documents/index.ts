@@ -13,7 +13,8 @@ import { newId } from '../ids';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import { sha256 } from '../secrets';
 import type { Storage } from '../storage';
-import { renderTemplate, type Template } from '../templates';
+import type { Template } from '../templates';
+import type { Renderer } from '../templates/pool';
 import type { TemplateStore } from '../templates/store';
 import type { Events } from '../events';
 import type { LinkInfo, MagicLinks } from '../links';
@@ -122,6 +123,7 @@ export class Documents {
     private readonly clock: Clock,
     private readonly links: MagicLinks,
     private readonly events: Events,
+    private readonly renderer: Renderer,
   ) {}
 
   /**
@@ -201,7 +203,7 @@ export class Documents {
       const now = this.clock.now();
       let pdf: Uint8Array;
       try {
-        pdf = await renderTemplate(template, values, { now });
+        pdf = await this.renderer.render(template, values, { now });
       } catch (err) {
         // errors about a value name the variable; in the API it lives under merge_parameters
         if (err instanceof PaperlinkError && err instanceof ValidationError) {

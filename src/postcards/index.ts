@@ -14,7 +14,7 @@ import { newId } from '../ids';
 import type { Keys } from '../keys';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import type { TemplateStore } from '../templates/store';
-import { renderTemplate } from '../templates';
+import type { Renderer } from '../templates/pool';
 import { checkPostcard, mergeValues, type PostcardRequest } from './rules';
 
 export type PostcardStatus = 'received' | 'rendered' | 'failed';
@@ -62,6 +62,7 @@ export class Postcards {
     private readonly documents: Documents,
     private readonly events: Events,
     private readonly inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T>,
+    private readonly renderer: Renderer,
   ) {
     // the intake's one write, compiled once (see PreparedQuery)
     this.insert = new PreparedQuery<PostcardRow, never>(db, (d, arg) =>
@@ -175,7 +176,7 @@ export class Postcards {
     try {
       const template = await this.templates.load(p.template_id);
       templateName = template.name;
-      pdf = await renderTemplate(template, mergeValues({ contact: p.contact, address: p.address, custom: p.custom_data }), { now: this.clock.now() });
+      pdf = await this.renderer.render(template, mergeValues({ contact: p.contact, address: p.address, custom: p.custom_data }), { now: this.clock.now() });
     } catch (err) {
       if (err instanceof PaperlinkError) return fail(err instanceof NotFoundError ? `the template ${p.template_id} no longer exists` : `${err.code}: ${err.message}`);
       throw err;

@@ -1,8 +1,30 @@
 /** Draws laid-out pages with pdf-lib. Fonts are embedded as subsets, each face and image once per document. */
-import { PDFDocument, PDFFont, PDFImage, rgb } from 'pdf-lib';
-import { embeddingFontkit, type FontFace } from './fonts';
+import {
+  beginText,
+  degrees,
+  drawImage,
+  endText as endTextOp,
+  PDFDocument,
+  PDFFont,
+  PDFName,
+  PDFObjectCopier,
+  PDFRef,
+  popGraphicsState,
+  pushGraphicsState,
+  rgb,
+  setFillingRgbColor,
+  setFontAndSize,
+  setGraphicsState,
+  setTextMatrix,
+  showText,
+  type PDFContext,
+} from 'pdf-lib';
+import { embeddingFontkit, LAYOUT_FEATURES, type FontFace } from './fonts';
 import type { ImageAsset } from './images';
 import type { PageLayout } from './layout';
+import { useNodeZlib } from './zlib';
+
+useNodeZlib();
 
 export interface DocumentInfo {
   title?: string;
@@ -12,43 +34,97 @@ export interface DocumentInfo {
   now: Date;
 }
 
+/**
+ * An image as a PDF XObject (with its soft mask): decoded and compressed once per image, in a
+ * scratch document, then copied into each document that draws it (a copy of bytes, not a re-encode).
+ */
+const imageSources = new WeakMap<ImageAsset, Promise<{ context: PDFContext; ref: PDFRef }>>();
+
+function imageSource(asset: ImageAsset): Promise<{ context: PDFContext; ref: PDFRef }> {
+  let source = imageSources.get(asset);
+  if (!source) {
+    source = (async () => {
+      const scratch = await PDFDocument.create();
+      const image = asset.type === 'png' ? await scratch.embedPng(asset.bytes) : await scratch.embedJpg(asset.bytes);
+      await image.embed();
+      return { context: scratch.context, ref: image.ref };
+    })();
+    imageSources.set(asset, source);
+  }
+  return source;
+}
+
 export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
   doc.registerFontkit(embeddingFontkit);
   const fonts = new Map<FontFace, PDFFont>();
-  const images = new Map<ImageAsset, PDFImage>();
+  const images = new Map<ImageAsset, PDFRef>();
   const font = async (face: FontFace) => {
     let f = fonts.get(face);
     if (!f) {
-      f = await doc.embedFont(face.bytes, { subset: true });
+      f = await doc.embedFont(face.bytes, { subset: true, features: LAYOUT_FEATURES });
       fonts.set(face, f);
     }
     return f;
   };
   const image = async (asset: ImageAsset) => {
-    let i = images.get(asset);
-    if (!i) {
-      i = asset.type === 'png' ? await doc.embedPng(asset.bytes) : await doc.embedJpg(asset.bytes);
-      images.set(asset, i);
+    let ref = images.get(asset);
+    if (!ref) {
+      const source = await imageSource(asset);
+      ref = doc.context.register(PDFObjectCopier.for(source.context, doc.context).copy(source.context.lookup(source.ref)!));
+      images.set(asset, ref);
     }
-    return i;
+    return ref;
   };
 
+  // invisible text (an image's alt text) is drawn with fill opacity 0, through one graphics state
+  let invisible: PDFRef | undefined;
   for (const layout of pages) {
     const page = doc.addPage([layout.width, layout.height]);
     const H = layout.height;
+    const fontKeys = new Map<PDFFont, PDFName>();
+    // consecutive text ops share one text object: the font, size and colour are set when they change,
+    // and each op only moves to its place and shows its glyphs (pdf-lib's drawText would wrap every
+    // word in its own object and add a font resource per call)
+    let text: { font?: PDFFont; size?: number; color?: string; invisible: boolean } | undefined;
+    const endText = () => {
+      if (text) page.pushOperators(endTextOp(), popGraphicsState());
+      text = undefined;
+    };
     for (const op of layout.ops) {
+      if (op.kind !== 'text') endText();
       switch (op.kind) {
-        case 'text':
-          page.drawText(op.text, {
-            x: op.x,
-            y: H - op.y,
-            size: op.size,
-            font: await font(op.face),
-            color: rgb(op.color.r, op.color.g, op.color.b),
-            ...(op.invisible ? { opacity: 0 } : {}),
-          });
+        case 'text': {
+          const f = await font(op.face);
+          const hidden = Boolean(op.invisible);
+          if (text && text.invisible !== hidden) endText();
+          if (!text) {
+            page.pushOperators(pushGraphicsState());
+            if (hidden) {
+              invisible ??= doc.context.register(doc.context.obj({ Type: 'ExtGState', ca: 0 }));
+              page.pushOperators(setGraphicsState(page.node.newExtGState('GS', invisible)));
+            }
+            page.pushOperators(beginText());
+            text = { invisible: hidden };
+          }
+          if (text.font !== f || text.size !== op.size) {
+            let key = fontKeys.get(f);
+            if (!key) {
+              key = page.node.newFontDictionary(f.name, f.ref);
+              fontKeys.set(f, key);
+            }
+            page.pushOperators(setFontAndSize(key, op.size));
+            text.font = f;
+            text.size = op.size;
+          }
+          const color = `${op.color.r} ${op.color.g} ${op.color.b}`;
+          if (text.color !== color) {
+            page.pushOperators(setFillingRgbColor(op.color.r, op.color.g, op.color.b));
+            text.color = color;
+          }
+          page.pushOperators(setTextMatrix(1, 0, 0, 1, op.x, H - op.y), showText(f.encodeText(op.text)));
           break;
+        }
         case 'line':
           page.drawLine({ start: { x: op.x1, y: H - op.y1 }, end: { x: op.x2, y: H - op.y2 }, thickness: op.thickness, color: rgb(op.color.r, op.color.g, op.color.b) });
           break;
@@ -62,11 +138,14 @@ export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promis
             ...(op.border && op.borderWidth > 0 ? { borderColor: rgb(op.border.r, op.border.g, op.border.b), borderWidth: op.borderWidth } : { borderWidth: 0 }),
           });
           break;
-        case 'image':
-          page.drawImage(await image(op.image), { x: op.x, y: H - op.y - op.height, width: op.width, height: op.height });
+        case 'image': {
+          const name = page.node.newXObject('Image', await image(op.image));
+          page.pushOperators(...drawImage(name, { x: op.x, y: H - op.y - op.height, width: op.width, height: op.height, rotate: degrees(0), xSkew: degrees(0), ySkew: degrees(0) }));
           break;
+        }
       }
     }
+    endText();
   }
   if (info.title) doc.setTitle(info.title);
   if (info.author) doc.setAuthor(info.author);
@@ -75,5 +154,6 @@ export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promis
   doc.setProducer('Paperlink (pdf-lib)');
   doc.setCreationDate(info.now);
   doc.setModificationDate(info.now);
-  return doc.save();
+  // pdf-lib yields to the event loop every 50 objects by default; a render runs on a render thread, where yielding only adds latency
+  return doc.save({ objectsPerTick: Infinity });
 }

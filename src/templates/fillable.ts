@@ -19,6 +19,9 @@ import {
 import { InvalidValueError, TemplateError, UnsupportedCharacterError } from '../errors';
 import { builtinSans, embeddingFontkit, FontSet, hasGlyph } from './fonts';
 import { breakLines } from './text';
+import { useNodeZlib } from './zlib';
+
+useNodeZlib();
 
 export type PdfFieldType = 'text' | 'checkbox' | 'radio' | 'dropdown' | 'list';
 

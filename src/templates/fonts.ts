@@ -3,15 +3,20 @@
  * shipped with a template, text measurement, and the glyph fallback that turns an uncovered
  * character into a clear error.
  *
- * Each face is parsed once for measuring text. Documents embed from the bytes with their own
- * fontkit instance: a parsed font caches glyph objects with the code points they were first
- * created for, and a glyph first met as part of another (the "o" in "ó") has none, which would
- * leave it out of a later document's text layer if the parsed font were shared.
+ * Each face is parsed once for measuring text, and once more as the base of what documents embed.
+ * A parsed font caches glyph objects with the code points they were first created for, and
+ * subsetting creates composite-part glyphs with none (the "o" in "ó"): shared across documents,
+ * a later document's text layer would lose characters. So each document embeds through its own
+ * view of the base: the decoded tables (the costly part: cmap, hmtx, GSUB, GPOS) are shared,
+ * the glyph cache and layout engine are the document's own. This relies on fontkit's internals
+ * (`_glyphs`, tables decoded into `_tables`), so @pdf-lib/fontkit is pinned to an exact version and
+ * test/templates/fonts-shared.test.ts renders many documents, one after another and concurrently,
+ * and checks every text layer.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import fontkit from '@pdf-lib/fontkit';
-import type { Fontkit, Font } from 'pdf-lib/cjs/types/fontkit';
+import type { Fontkit, Font, TypeFeatures } from 'pdf-lib/cjs/types/fontkit';
 
 export interface FontFace {
   /** Unique for the life of the process; keys per-document embedding and width caches. */
@@ -35,15 +40,62 @@ export interface FontFamily {
   boldItalic?: FontFace;
 }
 
-/** The fontkit pdf-lib embeds fonts with. */
-export const embeddingFontkit: Fontkit = fontkit;
+/**
+ * Glyph positioning (GPOS: kerning, mark placement) is switched off when laying text out: pdf-lib
+ * draws glyphs at their advance widths and never uses positions, and text is measured the same
+ * way, so positioning is work with no effect. Substitution (GSUB: ligatures, contextual forms)
+ * stays on: it chooses the glyphs.
+ */
+export const LAYOUT_FEATURES: TypeFeatures = { kern: false, mark: false, mkmk: false, dist: false, abvm: false, blwm: false, curs: false };
+
+const facesByBytes = new WeakMap<Uint8Array, FontFace>();
+const embedBases = new WeakMap<FontFace, Font>();
+const runsOfFace = new WeakMap<FontFace, Map<string, { id: number; codePoints: number[] }[]>>();
+
+function glyphRuns(face: FontFace): Map<string, { id: number; codePoints: number[] }[]> {
+  let runs = runsOfFace.get(face);
+  if (!runs) {
+    runs = new Map();
+    runsOfFace.set(face, runs);
+  }
+  return runs;
+}
+
+/**
+ * The fontkit pdf-lib embeds fonts with: for a face's own bytes, a fresh view of the face's base
+ * font (shared decoded tables, a glyph cache and layout engine of its own); other bytes are parsed.
+ */
+export const embeddingFontkit: Fontkit = {
+  create(bytes: Uint8Array): Font {
+    const face = facesByBytes.get(bytes);
+    if (!face) return fontkit.create(bytes);
+    let base = embedBases.get(face);
+    if (!base) {
+      base = fontkit.create(bytes);
+      embedBases.set(face, base);
+    }
+    const view = Object.create(base) as Font & { _glyphs: Record<number, unknown> };
+    view._glyphs = {};
+    // the glyphs a text lays out to are the same in every document: laid out once per face
+    const runs = glyphRuns(face);
+    view.layout = (text: string, features?: TypeFeatures | (keyof TypeFeatures)[]) => {
+      const run = runs.get(text);
+      if (run) return { glyphs: run.map((g) => view.getGlyph(g.id, g.codePoints)) } as ReturnType<Font['layout']>;
+      const laid = base.layout.call(view, text, features);
+      if (runs.size > 50_000) runs.clear();
+      runs.set(text, laid.glyphs.map((g) => ({ id: g.id, codePoints: [...g.codePoints] })));
+      return laid;
+    };
+    return view;
+  },
+};
 let faceCounter = 0;
 
 /** Parses font bytes into a face. Throws an Error when the bytes are not a TrueType/OpenType font. */
 export function createFace(bytes: Uint8Array, label: string): FontFace {
   let font: Font;
   try {
-    font = embeddingFontkit.create(bytes);
+    font = fontkit.create(bytes);
     // A font without a usable character map cannot be drawn from text; find out now, not mid-render.
     if (!font || typeof font.layout !== 'function' || !font.unitsPerEm) throw new Error('no font tables');
     font.hasGlyphForCodePoint(65);
@@ -52,7 +104,7 @@ export function createFace(bytes: Uint8Array, label: string): FontFace {
     throw new Error(`is not a usable TrueType or OpenType font (${err instanceof Error ? err.message : String(err)})`);
   }
   const scale = 1000 / font.unitsPerEm;
-  return {
+  const face: FontFace = {
     key: `f${++faceCounter}`,
     label,
     bytes,
@@ -62,6 +114,8 @@ export function createFace(bytes: Uint8Array, label: string): FontFace {
     descent: (Math.abs(font.descent) * scale) / 1000,
     widths: new Map(),
   };
+  facesByBytes.set(bytes, face);
+  return face;
 }
 
 /** Width of `text` in points at `size`, the same sum of glyph advances pdf-lib draws with. */
@@ -69,7 +123,7 @@ export function measure(face: FontFace, text: string, size: number): number {
   let w = face.widths.get(text);
   if (w === undefined) {
     w = 0;
-    const { glyphs } = face.font.layout(text);
+    const { glyphs } = face.font.layout(text, LAYOUT_FEATURES);
     for (const g of glyphs) w += g.advanceWidth * face.scale;
     if (face.widths.size > 50_000) face.widths.clear();
     face.widths.set(text, w);

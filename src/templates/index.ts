@@ -37,8 +37,38 @@ export function isPdf(bytes: Uint8Array): boolean {
   return Buffer.from(bytes.subarray(0, 1024)).toString('latin1').includes(PDF_MAGIC);
 }
 
+/** What a template was made from: enough for a render thread to make it again. */
+export interface TemplateOrigin {
+  source: string | Uint8Array;
+  /** The assets the template named, by path, as they were found when it was loaded. */
+  assets: [string, Uint8Array][];
+  name?: string;
+}
+
+const origins = new WeakMap<Template, TemplateOrigin>();
+
+/** The source and assets a loaded template was made from. */
+export function originOf(template: Template): TemplateOrigin | undefined {
+  return origins.get(template);
+}
+
 /** Loads a template from its source: XML text, or the bytes of an XML file or a fillable PDF. */
 export async function loadTemplate(source: string | Uint8Array, options: LoadOptions = {}): Promise<Template> {
+  const found = new Map<string, Uint8Array>();
+  const resolve = options.assets;
+  const assets: AssetResolver | undefined = resolve
+    ? async (p) => {
+        const bytes = await resolve(p);
+        if (bytes) found.set(p, bytes);
+        return bytes;
+      }
+    : undefined;
+  const template = await compile(source, { ...options, assets });
+  origins.set(template, { source, assets: [...found], name: options.name });
+  return template;
+}
+
+async function compile(source: string | Uint8Array, options: LoadOptions): Promise<Template> {
   if (typeof source !== 'string' && isPdf(source)) return loadPdfTemplate(source, options.name);
   const text = typeof source === 'string' ? source : new TextDecoder('utf-8', { fatal: false }).decode(source);
   if (typeof source !== 'string' && text.includes('\uFFFD')) {

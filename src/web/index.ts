@@ -17,7 +17,6 @@ import { EVENT_TYPES } from '../events';
 import { parsePageQuery } from '../pagination';
 import { STATUSES } from '../postcards';
 import type { Service } from '../service';
-import { renderTemplate } from '../templates';
 import { errorAnswer } from '../http/errors';
 import { contentDisposition, pageHeaders } from '../http/headers';
 import { all, fieldErrors, linkFieldset, linkSettingsFrom, one, type Form } from './forms';
@@ -272,7 +271,7 @@ ${field({ name: 'name', label: 'Name (optional)', hint: 'Defaults to the name in
       let pdf: Uint8Array | undefined;
       for (let tries = 0; !pdf; tries++) {
         try {
-          pdf = await renderTemplate(template, values, { now: service.clock.now() });
+          pdf = await service.renderer.render(template, values, { now: service.clock.now() });
         } catch (err) {
           const variable = err instanceof ValidationError ? err.details.map((d) => d.field.split(/[.[]/)[0]).find((f) => values[f]) : undefined;
           if (!variable || tries > template.variables.length) throw err;

@@ -1,0 +1,127 @@
+/**
+ * Rendering off the caller's thread: a pool of worker threads (piscina), each compiling a template
+ * once and rendering it many times. The service's HTTP thread never renders, so a cheap request is
+ * answered while documents render, and every core renders.
+ *
+ * A task names its template by a key unique to the loaded template object; the template's source
+ * and assets travel only when a thread has not seen the key yet. A render that takes longer than
+ * the time budget is stopped (its thread is ended and replaced) and answered with
+ * `render_limit_exceeded`.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { MessageChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import { DEFAULT_RENDER_TIMEOUT_MS } from '../config';
+import { PaperlinkError, reviveError, ValidationError } from '../errors';
+import { originOf, renderTemplate, type RenderOptions, type Template } from './index';
+import type { RenderReply, RenderTask } from './worker';
+
+/** Renders templates to PDF bytes; `render` rejects with the same PaperlinkErrors as renderTemplate. */
+export interface Renderer {
+  render(template: Template, values: Record<string, string>, options?: RenderOptions): Promise<Uint8Array>;
+  close(): Promise<void>;
+}
+
+export interface RendererOptions {
+  /** Render threads; 0 renders on the calling thread (no time budget then). Default: the machine's cores. */
+  threads?: number;
+  /** Longest one render may take, in milliseconds. */
+  timeoutMs?: number;
+}
+
+/** The render budget was used up; the error says which limit and how to raise it. */
+export class RenderLimitError extends ValidationError {
+  constructor(limit: string, value: string, message: string) {
+    super(message, [{ field: limit, message: `${value}`, code: 'render_limit_exceeded' }], 'render_limit_exceeded');
+  }
+}
+
+/** Renders on the calling thread: for tools that render one document and exit. */
+export const inProcessRenderer: Renderer = { render: renderTemplate, close: async () => undefined };
+
+// the compiled worker: beside this file, or in dist/ when this file runs as TypeScript (the tests)
+const workerFile = __filename.endsWith('.ts') ? path.resolve(__dirname, '../../dist/src/templates/worker.js') : path.join(__dirname, 'worker.js');
+
+let keys = 0;
+const keyOf = new WeakMap<Template, string>();
+/** A key for this loaded template, unique in this process (threads cache compiled templates by it). */
+function templateKey(template: Template): string {
+  let key = keyOf.get(template);
+  if (!key) {
+    key = `${process.pid}:${++keys}`;
+    keyOf.set(template, key);
+  }
+  return key;
+}
+
+export class RenderPool implements Renderer {
+  private readonly pool: Piscina;
+
+  constructor(
+    readonly threads: number,
+    readonly timeoutMs: number = DEFAULT_RENDER_TIMEOUT_MS,
+  ) {
+    // threads start when work comes and stop after a minute idle
+    this.pool = new Piscina({ filename: workerFile, minThreads: 0, maxThreads: threads, idleTimeout: 60_000, concurrentTasksPerWorker: 1 });
+  }
+
+  async render(template: Template, values: Record<string, string>, options: RenderOptions = {}): Promise<Uint8Array> {
+    const task: RenderTask = { key: templateKey(template), values, now: (options.now ?? new Date()).getTime() };
+    let reply = await this.run(task);
+    if ('missing' in reply) {
+      const origin = originOf(template);
+      if (!origin) throw new Error('this template was not made by loadTemplate; render it with renderTemplate');
+      reply = await this.run({ ...task, origin });
+    }
+    if ('pdf' in reply) return reply.pdf;
+    if ('error' in reply) throw reviveError(reply.error);
+    if ('failure' in reply) throw new Error(`rendering failed: ${reply.failure}`);
+    throw new Error('the render thread gave no answer');
+  }
+
+  /**
+   * Runs one task. The time budget starts when a thread takes the task up (it says so on a port),
+   * not when it is queued: waiting for a free thread, or for a new thread to start, is not the
+   * document's doing.
+   */
+  private async run(task: RenderTask): Promise<RenderReply> {
+    const { port1, port2 } = new MessageChannel();
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    port2.once('message', () => {
+      timer = setTimeout(() => controller.abort(), this.timeoutMs);
+    });
+    try {
+      return (await this.pool.run({ ...task, started: port1 }, { signal: controller.signal, transferList: [port1] })) as RenderReply;
+    } catch (err) {
+      if (err instanceof PaperlinkError) throw err;
+      if (controller.signal.aborted) {
+        throw new RenderLimitError(
+          'render_time_ms',
+          `more than ${this.timeoutMs} ms`,
+          `The document took longer than ${this.timeoutMs} ms to render and was stopped. Make it smaller (fewer pages, items or images), or raise RENDER_TIMEOUT_MS.`,
+        );
+      }
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      port2.close();
+    }
+  }
+
+  /** Tasks the threads have finished (renders, and the asks for a template a thread had not seen). */
+  get completed(): number {
+    return this.pool.completed;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.destroy();
+  }
+}
+
+/** The renderer a process uses: a pool of `threads` render threads (default: every core), or the calling thread for 0. */
+export function createRenderer(options: RendererOptions = {}): Renderer {
+  const threads = options.threads ?? os.availableParallelism();
+  return threads > 0 ? new RenderPool(threads, options.timeoutMs) : inProcessRenderer;
+}

@@ -1,0 +1,59 @@
+/**
+ * A render thread (see pool.ts): compiles each template once, the first time a task names it, and
+ * renders. Errors travel back as data (code, message, details) and are revived on the other side.
+ */
+import type { MessagePort } from 'node:worker_threads';
+import { errorData, PaperlinkError, type ErrorData } from '../errors';
+import { builtinSans } from './fonts';
+import { loadTemplate, renderTemplate, type Template, type TemplateOrigin } from './index';
+
+export interface RenderTask {
+  /** Names the template for this thread's cache; unique per loaded template in the sending process. */
+  key: string;
+  /** Sent again only when the thread said it does not know the key. */
+  origin?: TemplateOrigin;
+  values: Record<string, string>;
+  /** Milliseconds since the epoch: the creation date written into the PDF. */
+  now: number;
+  /** Told when this thread takes the task up: the time budget starts then. */
+  started?: MessagePort;
+}
+
+export type RenderReply = { pdf: Uint8Array } | { missing: true } | { error: ErrorData } | { failure: string };
+
+// the built-in sans faces are what nearly every template uses: parsed when the thread starts,
+// not in its first render
+for (const [bold, italic] of [[false, false], [true, false], [false, true], [true, true]]) builtinSans(bold, italic);
+
+const MAX_TEMPLATES = 64;
+const compiled = new Map<string, Promise<Template>>();
+
+function template(task: RenderTask): Promise<Template> | undefined {
+  let t = compiled.get(task.key);
+  if (t) {
+    // most recently used last
+    compiled.delete(task.key);
+    compiled.set(task.key, t);
+    return t;
+  }
+  if (!task.origin) return undefined;
+  const assets = new Map(task.origin.assets);
+  t = loadTemplate(task.origin.source, { assets: async (p) => assets.get(p), name: task.origin.name });
+  t.catch(() => compiled.delete(task.key));
+  compiled.set(task.key, t);
+  if (compiled.size > MAX_TEMPLATES) compiled.delete(compiled.keys().next().value!);
+  return t;
+}
+
+export default async function render(task: RenderTask): Promise<RenderReply> {
+  task.started?.postMessage('started');
+  task.started?.close();
+  try {
+    const t = template(task);
+    if (!t) return { missing: true };
+    return { pdf: await renderTemplate(await t, task.values, { now: new Date(task.now) }) };
+  } catch (err) {
+    if (err instanceof PaperlinkError) return { error: errorData(err) };
+    return { failure: err instanceof Error ? (err.stack ?? err.message) : String(err) };
+  }
+}

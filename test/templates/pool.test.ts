@@ -1,0 +1,92 @@
+/**
+ * Rendering fast and off the caller's thread: documents embed through per-document views of shared
+ * parsed fonts and cached images (the text layer of every document must still be exact), and the
+ * render pool gives the same PDFs and errors as rendering in place, stops a render that runs over
+ * its budget, and keeps working after.
+ */
+import { loadTemplate, renderTemplate } from '../../src/templates';
+import { RenderPool } from '../../src/templates/pool';
+import { png } from '../support/fixtures';
+import { readPdf } from '../support/pdf';
+
+// accented letters whose glyphs are composites (built from a base glyph and a mark), ligature-prone
+// pairs, and letters from other scripts: what a shared glyph cache used to drop from later documents
+const WORDS = ['œuvre', 'Ångström', 'Łódź', 'ñandú', 'façade', 'Größe', 'Ελλάδα', 'Москва', 'café', 'naïve', 'office', 'fjord', 'Øresund', 'Čeština', 'ǅemal'];
+
+async function letterTemplate() {
+  const source = `<document size="a5"><body>
+    <image src="logo.png" width="1in" alt="Logo"/>
+    <h1>{{title}}</h1>
+    <p align="justify">{{text}}</p>
+    <p><b>{{bold}}</b> <i>{{italic}}</i></p>
+  </body></document>`;
+  return loadTemplate(source, { assets: async (p) => (p === 'logo.png' ? new Uint8Array(png) : undefined) });
+}
+
+function valuesFor(i: number) {
+  const pick = (k: number) => WORDS[(i * 7 + k) % WORDS.length];
+  return { title: `${pick(0)} ${i}`, text: Array.from({ length: 30 }, (_, k) => pick(k)).join(' '), bold: pick(3), italic: pick(5) };
+}
+
+async function expectExactText(pdf: Uint8Array, values: Record<string, string>) {
+  const text = (await readPdf(pdf)).text.replace(/\s+/g, ' ');
+  for (const word of new Set(Object.values(values).join(' ').split(' '))) expect(text).toContain(word);
+}
+
+describe('renderTemplate() with shared fonts and images', () => {
+  it('keeps every character of 60 documents rendered one after another', async () => {
+    const template = await letterTemplate();
+    for (let i = 0; i < 60; i++) await expectExactText(await renderTemplate(template, valuesFor(i)), valuesFor(i));
+  });
+
+  it('keeps every character of 60 documents rendered at once', async () => {
+    const template = await letterTemplate();
+    const pdfs = await Promise.all(Array.from({ length: 60 }, (_, i) => renderTemplate(template, valuesFor(i))));
+    for (const [i, pdf] of pdfs.entries()) await expectExactText(pdf, valuesFor(i));
+  });
+
+  it('draws the cached image in every document', async () => {
+    const template = await letterTemplate();
+    for (let i = 0; i < 3; i++) {
+      const read = await readPdf(await renderTemplate(template, valuesFor(i)));
+      expect(read.pages[0].images).toHaveLength(1);
+    }
+  });
+});
+
+describe('RenderPool', () => {
+  let pool: RenderPool;
+  beforeAll(() => {
+    pool = new RenderPool(2, 2_000);
+  });
+  afterAll(() => pool.close());
+
+  it('renders what renderTemplate renders, on its threads', async () => {
+    const template = await letterTemplate();
+    const before = pool.completed;
+    const [inPlace, pooled] = await Promise.all([renderTemplate(template, valuesFor(1), { now: new Date('2026-11-23T00:00:00Z') }), pool.render(template, valuesFor(1), { now: new Date('2026-11-23T00:00:00Z') })]);
+    expect((await readPdf(pooled)).text).toBe((await readPdf(inPlace)).text);
+    // the template went over once (a miss, then the render), and every later render is one task
+    await Promise.all(Array.from({ length: 6 }, (_, i) => pool.render(template, valuesFor(i))));
+    expect(pool.completed - before).toBeGreaterThanOrEqual(7);
+    expect(pool.completed - before).toBeLessThanOrEqual(10);
+  });
+
+  it('answers with the errors renderTemplate throws, of the same kind', async () => {
+    const template = await letterTemplate();
+    const { title: _missing, ...rest } = valuesFor(2);
+    await expect(pool.render(template, rest)).rejects.toMatchObject({ name: 'ValidationError', code: 'missing_variables', details: [{ field: 'title', code: 'required' }] });
+  });
+
+  it('stops a render that runs over its budget, says which limit and how to raise it, and renders on', async () => {
+    const slow = await loadTemplate('<document><body><each var="items" as="it"><p>{{it.n}}</p><page-break/></each></body></document>');
+    const items = JSON.stringify(Array.from({ length: 10_000 }, (_, n) => ({ n: String(n) })));
+    const tight = new RenderPool(1, 2_000);
+    try {
+      await expect(tight.render(slow, { items })).rejects.toMatchObject({ code: 'render_limit_exceeded', details: [{ field: 'render_time_ms', code: 'render_limit_exceeded' }] });
+      await expect(tight.render(await letterTemplate(), valuesFor(3))).resolves.toBeInstanceOf(Uint8Array);
+    } finally {
+      await tight.close();
+    }
+  });
+});
