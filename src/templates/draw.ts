@@ -7,7 +7,10 @@ import {
   PDFDocument,
   PDFFont,
   PDFName,
+  PDFHexString,
   PDFObjectCopier,
+  PDFOperator,
+  PDFOperatorNames,
   PDFRef,
   popGraphicsState,
   pushGraphicsState,
@@ -22,6 +25,7 @@ import {
 import { embeddingFontkit, LAYOUT_FEATURES, type FontFace } from './fonts';
 import type { ImageAsset } from './images';
 import type { PageLayout } from './layout';
+import { prepareSubset } from './subsets';
 import { useNodeZlib } from './zlib';
 
 useNodeZlib();
@@ -77,6 +81,35 @@ export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promis
     return ref;
   };
 
+  // a word's glyphs as the document's font subset numbers them: the same text, the same string
+  const encoded = new Map<PDFFont, Map<string, PDFHexString>>();
+  const encode = (f: PDFFont, t: string) => {
+    let known = encoded.get(f);
+    if (!known) {
+      known = new Map();
+      encoded.set(f, known);
+    }
+    let hex = known.get(t);
+    if (!hex) {
+      hex = f.encodeText(t);
+      known.set(t, hex);
+    }
+    return hex;
+  };
+  // every face's glyphs go into its subset before any text is drawn, in glyph order (subsets.ts)
+  const textsOf = new Map<FontFace, Set<string>>();
+  for (const layout of pages) {
+    for (const op of layout.ops) {
+      if (op.kind !== 'text') continue;
+      let texts = textsOf.get(op.face);
+      if (!texts) {
+        texts = new Set();
+        textsOf.set(op.face, texts);
+      }
+      texts.add(op.text);
+    }
+  }
+  for (const [face, texts] of textsOf) prepareSubset(face, await font(face), texts);
   // invisible text (an image's alt text) is drawn with fill opacity 0, through one graphics state
   let invisible: PDFRef | undefined;
   for (const layout of pages) {
@@ -84,10 +117,17 @@ export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promis
     const H = layout.height;
     const fontKeys = new Map<PDFFont, PDFName>();
     // consecutive text ops share one text object: the font, size and colour are set when they change,
-    // and each op only moves to its place and shows its glyphs (pdf-lib's drawText would wrap every
-    // word in its own object and add a font resource per call)
-    let text: { font?: PDFFont; size?: number; color?: string; invisible: boolean } | undefined;
+    // and the words of a line are one TJ (show text with adjustments): the line is placed once, each
+    // gap between words is a number (pdf-lib's drawText would wrap every word in its own text object
+    // and add a font resource per call)
+    let text: { font?: PDFFont; size?: number; color?: string; invisible: boolean; y?: number; endX?: number } | undefined;
+    let shown: (PDFHexString | number)[] = [];
+    const show = () => {
+      if (shown.length) page.pushOperators(PDFOperator.of(PDFOperatorNames.ShowTextAdjusted, [doc.context.obj(shown)]));
+      shown = [];
+    };
     const endText = () => {
+      show();
       if (text) page.pushOperators(endTextOp(), popGraphicsState());
       text = undefined;
     };
@@ -107,22 +147,33 @@ export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promis
             page.pushOperators(beginText());
             text = { invisible: hidden };
           }
-          if (text.font !== f || text.size !== op.size) {
-            let key = fontKeys.get(f);
-            if (!key) {
-              key = page.node.newFontDictionary(f.name, f.ref);
-              fontKeys.set(f, key);
-            }
-            page.pushOperators(setFontAndSize(key, op.size));
-            text.font = f;
-            text.size = op.size;
-          }
           const color = `${op.color.r} ${op.color.g} ${op.color.b}`;
-          if (text.color !== color) {
-            page.pushOperators(setFillingRgbColor(op.color.r, op.color.g, op.color.b));
-            text.color = color;
+          const sameLine = text.font === f && text.size === op.size && text.color === color && text.y === op.y && text.endX !== undefined && op.x >= text.endX - 0.01;
+          if (sameLine) {
+            // in thousandths of the font size, to a tenth: the line ends where the layout put it
+            const gap = Math.round(((op.x - text.endX!) * 10_000) / op.size) / 10;
+            if (gap !== 0) shown.push(-gap);
+          } else {
+            show();
+            if (text.font !== f || text.size !== op.size) {
+              let key = fontKeys.get(f);
+              if (!key) {
+                key = page.node.newFontDictionary(f.name, f.ref);
+                fontKeys.set(f, key);
+              }
+              page.pushOperators(setFontAndSize(key, op.size));
+              text.font = f;
+              text.size = op.size;
+            }
+            if (text.color !== color) {
+              page.pushOperators(setFillingRgbColor(op.color.r, op.color.g, op.color.b));
+              text.color = color;
+            }
+            page.pushOperators(setTextMatrix(1, 0, 0, 1, op.x, H - op.y));
+            text.y = op.y;
           }
-          page.pushOperators(setTextMatrix(1, 0, 0, 1, op.x, H - op.y), showText(f.encodeText(op.text)));
+          shown.push(encode(f, op.text));
+          text.endX = op.x + op.width;
           break;
         }
         case 'line':

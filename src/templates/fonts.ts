@@ -131,8 +131,21 @@ export function measure(face: FontFace, text: string, size: number): number {
   return (w * size) / 1000;
 }
 
+const coverage = new WeakMap<FontFace, Map<number, boolean>>();
+
+/** Whether the face has a glyph for the character (remembered per face: it is asked for every character laid out). */
 export function hasGlyph(face: FontFace, codePoint: number): boolean {
-  return face.font.hasGlyphForCodePoint(codePoint);
+  let known = coverage.get(face);
+  if (!known) {
+    known = new Map();
+    coverage.set(face, known);
+  }
+  let has = known.get(codePoint);
+  if (has === undefined) {
+    has = face.font.hasGlyphForCodePoint(codePoint);
+    known.set(codePoint, has);
+  }
+  return has;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -13,10 +13,27 @@ const pdfLibDir = path.dirname(require.resolve('pdf-lib/package.json'));
 const pako = require(require.resolve('pako', { paths: [pdfLibDir] })) as { deflate: (data: Uint8Array, options?: { level?: number }) => Uint8Array };
 
 let installed = false;
+const compressed = new WeakMap<Uint8Array, Uint8Array>();
+
+/**
+ * Marks bytes that are kept and embedded again (a font subset): the first time pdf-lib deflates
+ * them, the result is kept with them, and later documents get it without compressing again.
+ */
+export function deflateOnce(bytes: Uint8Array): Uint8Array {
+  compressed.set(bytes, undefined as unknown as Uint8Array);
+  return bytes;
+}
+
 
 /** Makes pdf-lib deflate with Node's zlib. Idempotent. */
 export function useNodeZlib(): void {
   if (installed) return;
   installed = true;
-  pako.deflate = (data, options) => zlib.deflateSync(data, { level: options?.level ?? zlib.constants.Z_DEFAULT_COMPRESSION });
+  pako.deflate = (data, options) => {
+    const known = compressed.get(data);
+    if (known) return known;
+    const out = zlib.deflateSync(data, { level: options?.level ?? zlib.constants.Z_DEFAULT_COMPRESSION });
+    if (compressed.has(data)) compressed.set(data, out);
+    return out;
+  };
 }
