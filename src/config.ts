@@ -8,6 +8,8 @@ import { PaperlinkError } from './errors';
 
 /** How long one render may take unless RENDER_TIMEOUT_MS says otherwise. */
 export const DEFAULT_RENDER_TIMEOUT_MS = 30_000;
+/** How much heap one render thread may use unless RENDER_MEMORY_MB says otherwise. */
+export const DEFAULT_RENDER_MEMORY_MB = 256;
 
 export interface Config {
   /** TCP port of the HTTP API. */
@@ -41,6 +43,8 @@ export interface Config {
   renderThreads: number;
   /** Longest one render may take (RENDER_TIMEOUT_MS) before it is stopped. */
   renderTimeoutMs: number;
+  /** Heap one render thread may use (RENDER_MEMORY_MB); a render that needs more is stopped. */
+  renderMemoryMb: number;
   /** What runs the flows: this process (`embedded`) or Temporal workers (`temporal`). */
   engine: 'embedded' | 'temporal';
   temporal: TemporalConfig;
@@ -118,7 +122,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (!Number.isInteger(renderThreads) || renderThreads < 0 || renderThreads > 256) throw new ConfigError(`RENDER_THREADS must be a whole number from 0 to 256, not ${JSON.stringify(env.RENDER_THREADS)}.`);
   const renderTimeoutMs = overrides.renderTimeoutMs ?? Number(env.RENDER_TIMEOUT_MS ?? DEFAULT_RENDER_TIMEOUT_MS);
   if (!Number.isInteger(renderTimeoutMs) || renderTimeoutMs < 100 || renderTimeoutMs > 600_000) throw new ConfigError(`RENDER_TIMEOUT_MS must be milliseconds from 100 to 600000, not ${JSON.stringify(env.RENDER_TIMEOUT_MS)}.`);
-  return { port, host, dataDir, databaseUrl, storage, bodyLimit, publicUrl, logLevel, smtpUrl, mailFrom, postcardPath, webhookAllowPrivate, webhookTimeoutMs, webhookRetryHours, renderThreads, renderTimeoutMs, engine, temporal };
+  const renderMemoryMb = overrides.renderMemoryMb ?? Number(env.RENDER_MEMORY_MB ?? DEFAULT_RENDER_MEMORY_MB);
+  if (!Number.isInteger(renderMemoryMb) || renderMemoryMb < 64 || renderMemoryMb > 16_384) throw new ConfigError(`RENDER_MEMORY_MB must be megabytes from 64 to 16384, not ${JSON.stringify(env.RENDER_MEMORY_MB)}.`);
+  return { port, host, dataDir, databaseUrl, storage, bodyLimit, publicUrl, logLevel, smtpUrl, mailFrom, postcardPath, webhookAllowPrivate, webhookTimeoutMs, webhookRetryHours, renderThreads, renderTimeoutMs, renderMemoryMb, engine, temporal };
 }
 
 function temporalConfig(env: Env): TemporalConfig {

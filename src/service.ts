@@ -79,7 +79,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const { db } = database;
   const storage: Storage = config.storage === 'database' ? new DatabaseStorage(db) : new FileStorage(path.join(config.dataDir, 'documents'));
   const templates = new TemplateStore(db, clock);
-  const renderer = createRenderer({ threads: config.renderThreads, timeoutMs: config.renderTimeoutMs });
+  const renderer = createRenderer({ threads: config.renderThreads, timeoutMs: config.renderTimeoutMs, memoryMb: config.renderMemoryMb });
   if (options.examples !== false) await templates.loadExamples();
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outbox: path.join(config.dataDir, 'outbox'), log: options.log });
   const from = /^(?:"?([^"<]*)"?\s*)?<?([^<>\s]+@[^<>\s]+)>?$/.exec(config.mailFrom.trim());

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { DEFAULT_RENDER_TIMEOUT_MS } from '../config';
+import { DEFAULT_RENDER_MEMORY_MB, DEFAULT_RENDER_TIMEOUT_MS } from '../config';
 import { PaperlinkError, reviveError, ValidationError } from '../errors';
 import { originOf, renderTemplate, type RenderOptions, type Template } from './index';
 import type { RenderReply, RenderTask } from './worker';
@@ -28,6 +28,8 @@ export interface RendererOptions {
   threads?: number;
   /** Longest one render may take, in milliseconds. */
   timeoutMs?: number;
+  /** Most memory one render thread's heap may hold, in MB (a render needing more is stopped). */
+  memoryMb?: number;
 }
 
 /** The render budget was used up; the error says which limit and how to raise it. */
@@ -61,9 +63,19 @@ export class RenderPool implements Renderer {
   constructor(
     readonly threads: number,
     readonly timeoutMs: number = DEFAULT_RENDER_TIMEOUT_MS,
+    readonly memoryMb: number = DEFAULT_RENDER_MEMORY_MB,
   ) {
-    // threads start when work comes and stop after a minute idle
-    this.pool = new Piscina({ filename: workerFile, minThreads: 0, maxThreads: threads, idleTimeout: 60_000, concurrentTasksPerWorker: 1 });
+    // threads start when work comes and stop after a minute idle. A small young generation suits
+    // renders (short-lived garbage) and, with the cap on the old one, keeps the process's memory
+    // bounded: V8 would otherwise let each thread's heap grow long before collecting it.
+    this.pool = new Piscina({
+      filename: workerFile,
+      minThreads: 0,
+      maxThreads: threads,
+      idleTimeout: 60_000,
+      concurrentTasksPerWorker: 1,
+      resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: memoryMb },
+    });
   }
 
   async render(template: Template, values: Record<string, string>, options: RenderOptions = {}): Promise<Uint8Array> {
@@ -103,6 +115,13 @@ export class RenderPool implements Renderer {
           `The document took longer than ${this.timeoutMs} ms to render and was stopped. Make it smaller (fewer pages, items or images), or raise RENDER_TIMEOUT_MS.`,
         );
       }
+      if ((err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
+        throw new RenderLimitError(
+          'render_memory_mb',
+          `more than ${this.memoryMb} MB`,
+          `The document needed more than ${this.memoryMb} MB of memory to render and was stopped. Make it smaller (fewer pages, items or images), or raise RENDER_MEMORY_MB.`,
+        );
+      }
       throw err;
     } finally {
       clearTimeout(timer);
@@ -123,5 +142,5 @@ export class RenderPool implements Renderer {
 /** The renderer a process uses: a pool of `threads` render threads (default: every core), or the calling thread for 0. */
 export function createRenderer(options: RendererOptions = {}): Renderer {
   const threads = options.threads ?? os.availableParallelism();
-  return threads > 0 ? new RenderPool(threads, options.timeoutMs) : inProcessRenderer;
+  return threads > 0 ? new RenderPool(threads, options.timeoutMs, options.memoryMb) : inProcessRenderer;
 }

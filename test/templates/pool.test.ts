@@ -89,4 +89,16 @@ describe('RenderPool', () => {
       await tight.close();
     }
   });
+
+  it('stops a render whose thread needs more memory than its cap, and renders on', async () => {
+    const big = await loadTemplate('<document><body><each var="items" as="it"><p>{{it.n}} {{it.n}} {{it.n}}</p></each></body></document>');
+    const items = JSON.stringify(Array.from({ length: 10_000 }, (_, n) => ({ n: `${'word '.repeat(20)}${n}` })));
+    const small = new RenderPool(1, 60_000, 64);
+    try {
+      await expect(small.render(big, { items })).rejects.toMatchObject({ code: 'render_limit_exceeded', details: [{ field: 'render_memory_mb', code: 'render_limit_exceeded' }] });
+      await expect(small.render(await letterTemplate(), valuesFor(4))).resolves.toBeInstanceOf(Uint8Array);
+    } finally {
+      await small.close();
+    }
+  });
 });
