@@ -6,6 +6,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { PaperlinkError } from './errors';
 
+/**
+ * Render threads unless RENDER_THREADS says otherwise: one per core but the one the HTTP thread
+ * (requests, the database, storage) needs. Measured on 2 cores (BENCHMARKS.md): 1 render thread
+ * generates more documents per second than 2, which only compete with the HTTP thread.
+ */
+export function defaultRenderThreads(): number {
+  return Math.max(1, os.availableParallelism() - 1);
+}
+
 /** How long one render may take unless RENDER_TIMEOUT_MS says otherwise. */
 export const DEFAULT_RENDER_TIMEOUT_MS = 30_000;
 /** How much heap one render thread may use unless RENDER_MEMORY_MB says otherwise. */
@@ -39,7 +48,7 @@ export interface Config {
   webhookTimeoutMs: number;
   /** How long a webhook delivery is retried before it is marked failed. */
   webhookRetryHours: number;
-  /** Render threads (RENDER_THREADS); 0 renders on the HTTP thread. Default: the machine's cores. */
+  /** Render threads (RENDER_THREADS); 0 renders on the HTTP thread. Default: the cores less one. */
   renderThreads: number;
   /** Longest one render may take (RENDER_TIMEOUT_MS) before it is stopped. */
   renderTimeoutMs: number;
@@ -118,7 +127,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (!Number.isInteger(webhookTimeoutMs) || webhookTimeoutMs < 100 || webhookTimeoutMs > 120_000) throw new ConfigError(`WEBHOOK_TIMEOUT_MS must be milliseconds from 100 to 120000, not ${JSON.stringify(env.WEBHOOK_TIMEOUT_MS)}.`);
   const webhookRetryHours = overrides.webhookRetryHours ?? Number(env.WEBHOOK_RETRY_HOURS ?? 24);
   if (!(webhookRetryHours > 0 && webhookRetryHours <= 24 * 30)) throw new ConfigError(`WEBHOOK_RETRY_HOURS must be hours from more than 0 to 720, not ${JSON.stringify(env.WEBHOOK_RETRY_HOURS)}.`);
-  const renderThreads = overrides.renderThreads ?? Number(env.RENDER_THREADS ?? os.availableParallelism());
+  const renderThreads = overrides.renderThreads ?? Number(env.RENDER_THREADS ?? defaultRenderThreads());
   if (!Number.isInteger(renderThreads) || renderThreads < 0 || renderThreads > 256) throw new ConfigError(`RENDER_THREADS must be a whole number from 0 to 256, not ${JSON.stringify(env.RENDER_THREADS)}.`);
   const renderTimeoutMs = overrides.renderTimeoutMs ?? Number(env.RENDER_TIMEOUT_MS ?? DEFAULT_RENDER_TIMEOUT_MS);
   if (!Number.isInteger(renderTimeoutMs) || renderTimeoutMs < 100 || renderTimeoutMs > 600_000) throw new ConfigError(`RENDER_TIMEOUT_MS must be milliseconds from 100 to 600000, not ${JSON.stringify(env.RENDER_TIMEOUT_MS)}.`);

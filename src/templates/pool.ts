@@ -8,11 +8,10 @@
  * the time budget is stopped (its thread is ended and replaced) and answered with
  * `render_limit_exceeded`.
  */
-import os from 'node:os';
 import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { DEFAULT_RENDER_MEMORY_MB, DEFAULT_RENDER_TIMEOUT_MS } from '../config';
+import { DEFAULT_RENDER_MEMORY_MB, DEFAULT_RENDER_TIMEOUT_MS, defaultRenderThreads } from '../config';
 import { PaperlinkError, reviveError, ValidationError } from '../errors';
 import { originOf, renderTemplate, type RenderOptions, type Template } from './index';
 import type { RenderReply, RenderTask } from './worker';
@@ -24,7 +23,7 @@ export interface Renderer {
 }
 
 export interface RendererOptions {
-  /** Render threads; 0 renders on the calling thread (no time budget then). Default: the machine's cores. */
+  /** Render threads; 0 renders on the calling thread (no time budget then). Default: the cores less one (at least one). */
   threads?: number;
   /** Longest one render may take, in milliseconds. */
   timeoutMs?: number;
@@ -139,8 +138,8 @@ export class RenderPool implements Renderer {
   }
 }
 
-/** The renderer a process uses: a pool of `threads` render threads (default: every core), or the calling thread for 0. */
+/** The renderer a process uses: a pool of `threads` render threads, or the calling thread for 0. */
 export function createRenderer(options: RendererOptions = {}): Renderer {
-  const threads = options.threads ?? os.availableParallelism();
+  const threads = options.threads ?? defaultRenderThreads();
   return threads > 0 ? new RenderPool(threads, options.timeoutMs, options.memoryMb) : inProcessRenderer;
 }
