@@ -102,6 +102,15 @@ async function n8nPackage(work) {
   const tarball = pack(path.join(root, 'packages/n8n-nodes-paperlink'), work);
   check('the n8n package holds its bundles and no build artefacts', tarball.files.includes('dist/nodes/Paperlink/Paperlink.node.js') && !tarball.files.some((f) => /tsbuildinfo|\.ts$|node_modules/.test(f)), tarball.files.join('\n'));
 
+  // a manual install (`npm install n8n-nodes-paperlink` in ~/.n8n/nodes) with this machine's Node:
+  // the n8n-workflow peer is optional (n8n provides it), so npm does not fetch and build it
+  const manual = path.join(work, 'manual-nodes');
+  fs.mkdirSync(manual);
+  fs.writeFileSync(path.join(manual, 'package.json'), JSON.stringify({ name: 'installed-nodes', private: true }));
+  const manualInstall = run('npm', ['install', '--no-audit', '--no-fund', tarball.file], { cwd: manual });
+  const pulled0 = fs.existsSync(path.join(manual, 'node_modules')) ? fs.readdirSync(path.join(manual, 'node_modules')).filter((d) => !d.startsWith('.')) : [];
+  check(`npm install of the n8n tarball works on Node ${process.version} and pulls nothing else`, manualInstall.status === 0 && pulled0.join() === 'n8n-nodes-paperlink', `${manualInstall.stderr}\ninstalled: ${pulled0.join(', ')}`);
+
   // n8n's installer, step by step (community-packages.service.js, downloadPackage)
   const userFolder = path.join(work, 'n8n');
   const nodesDir = path.join(userFolder, '.n8n', 'nodes');

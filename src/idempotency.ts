@@ -1,7 +1,10 @@
 /**
  * Idempotency keys, Stripe style: the first request with a key runs; a later one with the same key
  * and the same body gets the first answer again (for 24 hours); the same key with another body is
- * a 409. A duplicate that arrives while the first is still running waits for its answer.
+ * a 409. A duplicate that arrives while the first is still running waits for its answer, and after
+ * TAKEOVER_MS runs the work itself: the work is idempotent by itself (the key names the render, see
+ * renderIdFor), so when the first request's process died, a retry is answered within seconds with
+ * the same document, and when it is only slow, both get the same document.
  */
 import type { Clock } from './clock';
 import { iso } from './clock';
@@ -10,10 +13,16 @@ import { ConflictError, ValidationError } from './errors';
 import { sha256 } from './secrets';
 
 export const KEEP_MS = 24 * 60 * 60 * 1000;
-/** A `running` entry older than this was left by a process that died; a retry may take it over. */
+/** A `running` entry older than this was left by a process that died; it is removed. */
 const ABANDONED_MS = 5 * 60 * 1000;
 const POLL_MS = 25;
-const WAIT_MS = 60_000;
+/** How long a duplicate waits for the first request's answer before doing the (idempotent) work itself. */
+export const TAKEOVER_MS = 5_000;
+
+/** The render id an Idempotency-Key names, per API key: the same key, the same render, document and link. */
+export function renderIdFor(apiKeyId: string, key: string): string {
+  return `rnd_${sha256(`${apiKeyId}\n${key}`).slice(0, 26)}`;
+}
 
 export interface Answer {
   status: number;
@@ -52,7 +61,8 @@ export class Idempotency {
   async run(scope: string, key: string, request: unknown, work: () => Promise<Answer>): Promise<Answer & { replayed: boolean }> {
     checkKey(key);
     const hash = sha256(canonicalJson(request));
-    const started = Date.now();
+    const started = this.clock.now().getTime();
+    let takeOver = false;
     for (;;) {
       const now = this.clock.now();
       try {
@@ -73,17 +83,17 @@ export class Idempotency {
           throw new ConflictError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request body. Use a new key for a new request.');
         }
         if (row.state === 'done') return { status: row.status ?? 200, body: JSON.parse(row.body ?? 'null'), replayed: true };
-        if (Date.now() - started > WAIT_MS) {
-          throw new ConflictError('idempotency_in_progress', 'A request with this Idempotency-Key is still being handled. Retry in a few seconds.');
+        if (this.clock.now().getTime() - started < TAKEOVER_MS) {
+          await this.sleep(POLL_MS);
+          continue;
         }
-        await this.sleep(POLL_MS);
-        continue;
+        takeOver = true;
       }
       let answer: Answer;
       try {
         answer = await work();
       } catch (err) {
-        await this.db.deleteFrom('idempotency').where('scope', '=', scope).where('key', '=', key).execute();
+        if (!takeOver) await this.db.deleteFrom('idempotency').where('scope', '=', scope).where('key', '=', key).execute();
         throw err;
       }
       await this.db

@@ -121,6 +121,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
     }
     links.onChange = (id, change) => engine.linkChanged(id, change);
     postcards.onReceived = (id) => engine.postcardReceived(id);
+    // SQLite: this server alone uses the database, so every send lease is a dead process's
+    if (database.dialect === 'sqlite') await links.releaseSendLeases();
     await engine.resume({ links: await links.activeIds(), postcards: await postcards.receivedIds() });
   }
   return {

@@ -15,6 +15,7 @@ import {
   defineUpdate,
   log,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
@@ -63,6 +64,7 @@ function ports<A>(activities: A, handlers: Map<string, () => void> = new Map()):
     onSignal: (name, handler) => {
       handlers.set(name, handler);
     },
+    patched: (id) => patched(id),
   };
 }
 

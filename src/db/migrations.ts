@@ -241,6 +241,19 @@ export const MIGRATIONS: [string, Step][] = [
         .execute();
     },
   ],
+  [
+    '0007_link_delivery',
+    async (db) => {
+      // every effect of a link once: one link per render, a reproducible URL, one sender at a time
+      await db.schema.alterTable('magic_links').addColumn('render_id', 'text').execute();
+      await db.schema.alterTable('magic_links').addColumn('token_generation', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema.alterTable('magic_links').addColumn('sending_until', 'text').execute();
+      await db.schema.createIndex('magic_links_render').on('magic_links').column('render_id').unique().execute();
+      // one document per render id: two runs of one render (a retry while the first still runs) store one
+      await db.schema.dropIndex('documents_render').execute();
+      await db.schema.createIndex('documents_render_unique').on('documents').column('render_id').unique().execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

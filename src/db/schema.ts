@@ -95,6 +95,15 @@ export interface MagicLinksTable {
   expires_at: string | null;
   /** When it was marked expired or revoked. */
   ended_at: string | null;
+  /** The render (POST /v1/generate) that made the link: one link per render, however often it runs. */
+  render_id: string | null;
+  /**
+   * The URL's token is an HMAC of the server's link key and `id.generation`: a retried send e-mails
+   * the same URL; only an explicit resend moves to the next generation (and the old URL stops working).
+   */
+  token_generation: number;
+  /** Who is sending the e-mail now, until when (a lease): one sender at a time, a dead one's lease runs out. */
+  sending_until: string | null;
 }
 
 export interface LinkEventsTable {

@@ -226,7 +226,13 @@ export class Documents {
         storage: this.storage.kind,
         created_at: iso(now),
       };
-      await this.save(row, pdf);
+      try {
+        await this.save(row, pdf);
+      } catch (err) {
+        // another run of the same render stored it first: that document is this render's
+        if (!(renderId && isUniqueViolation(err))) throw err;
+        row = await this.db.selectFrom('documents').selectAll().where('render_id', '=', renderId).executeTakeFirstOrThrow();
+      }
     }
 
     const warnings: Warning[] = Object.keys(given)
@@ -245,7 +251,8 @@ export class Documents {
     // the document is stored either way: a Magic Link shows the stored document
     if (stored) result.destinations.inkit_storage = { document_id: row.id, name: row.name, size: row.size, sha256: row.sha256 };
     if (linkSettings) {
-      const { link, url } = (renderId && (await this.links.sendAgain(row.id))) || (await this.links.create(row.id, linkSettings, caller.keyId));
+      // one link per render: a retried render finds it, and an e-mailed link is not e-mailed again
+      const { link, url } = await this.links.create(row.id, linkSettings, caller.keyId, row.render_id);
       result.magic_link_piece_id = link.id;
       result.destinations.magic_link = magicLinkDestination(link, url);
       if (link.status === 'send_failed') {

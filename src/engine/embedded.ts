@@ -49,6 +49,8 @@ export class EmbeddedEngine implements Engine {
       now: () => this.clock.now().getTime(),
       sleep: (ms) => this.clock.sleep(ms, abort.signal),
       onSignal: (name, handler) => handlers.set(name, handler),
+      // every embedded run starts from stored state with today's code
+      patched: () => true,
       condition: (test, timeoutMs) =>
         new Promise<boolean>((resolve, reject) => {
           // a flow that comes back from an activity after stop() must not start a new wait

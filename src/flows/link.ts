@@ -10,6 +10,8 @@ export interface LinkState {
   status: 'active' | 'send_failed' | 'expired' | 'revoked';
   sent: boolean;
   sendAttempts: number;
+  /** ISO time until which a sender holds the link's e-mail; null when nobody is sending. */
+  sendingUntil?: string | null;
   /** ISO time, or null when only views end the link. */
   expiresAt: string | null;
   viewsLeft: number | null;
@@ -17,7 +19,7 @@ export interface LinkState {
 
 export interface LinkActivities {
   linkState(id: string): Promise<LinkState>;
-  /** Sends the link again (with a new token); false when sending failed. */
+  /** E-mails the link unless it was e-mailed already (the same URL every time); false when it is not sent (yet). */
   deliverLink(id: string): Promise<boolean>;
   expireLink(id: string): Promise<void>;
   /** Ends the link now as `revoked` (the operator's "expire now"). */
@@ -37,6 +39,11 @@ export async function linkLifecycle(p: Ports<LinkActivities>, id: string): Promi
   p.onSignal(CHANGED, () => {
     changed = true;
   });
+  // a change told while the state is being read must wake the wait after it, not be cleared by it
+  const clearBeforeRead = p.patched('link-clear-changed-before-read');
+  // a link never sent (its process died between making it and e-mailing it) is sent once its
+  // sender's lease has run out; before this change only failed sends were retried
+  const sendUnsent = p.patched('link-send-unsent');
   let state = await p.activities.linkState(id);
   for (;;) {
     if (state.status === 'expired' || state.status === 'revoked') return state.status;
@@ -47,13 +54,22 @@ export async function linkLifecycle(p: Ports<LinkActivities>, id: string): Promi
     }
     let wait = deadline === undefined ? undefined : deadline - p.now();
     const retry = !state.sent && state.sendAttempts > 0 && state.sendAttempts <= SEND_RETRY_MS.length;
+    const unsent = sendUnsent && !state.sent && state.sendAttempts === 0;
+    const leaseEnds = unsent && state.sendingUntil ? Date.parse(state.sendingUntil) : undefined;
+    if (unsent && (leaseEnds === undefined || leaseEnds <= p.now())) {
+      await p.activities.deliverLink(id);
+      state = await p.activities.linkState(id);
+      continue;
+    }
     if (retry) wait = Math.min(wait ?? Infinity, SEND_RETRY_MS[state.sendAttempts - 1]);
-    changed = false;
+    if (leaseEnds !== undefined) wait = Math.min(wait ?? Infinity, leaseEnds - p.now());
+    if (!clearBeforeRead) changed = false;
     const signalled = await p.condition(() => changed, wait);
     if (!signalled && retry) {
       const current = await p.activities.linkState(id);
       if (!current.sent && current.sendAttempts === state.sendAttempts && (current.status === 'active' || current.status === 'send_failed')) await p.activities.deliverLink(id);
     }
+    if (clearBeforeRead) changed = false;
     state = await p.activities.linkState(id);
   }
 }

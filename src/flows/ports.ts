@@ -12,4 +12,10 @@ export interface Ports<A> {
   condition(test: () => boolean, timeoutMs?: number): Promise<boolean>;
   /** Registers what a signal does; `condition` re-tests after every signal. */
   onSignal(name: string, handler: () => void): void;
+  /**
+   * Whether this run takes the branch added by change `id` (Temporal's `patched()`): false only when
+   * replaying a run that was recorded before the change. Every change to what a flow does (its
+   * activities, timers and their order) goes behind one, so running workflows replay as recorded.
+   */
+  patched(id: string): boolean;
 }

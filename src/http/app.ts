@@ -9,6 +9,7 @@ import type { Service } from '../service';
 import { AuthenticationError, ValidationError } from '../errors';
 import type { KeyInfo } from '../keys';
 import { isObject } from '../guards';
+import { renderIdFor } from '../idempotency';
 import { parsePageQuery } from '../pagination';
 import { errorBody, errorHandler, requireJson } from './errors';
 import { registerAssets } from './assets';
@@ -91,8 +92,11 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
   app.post('/v1/generate', async (req, reply) => {
     requireJson(req);
     const key = req.apiKey!;
-    const work = async () => ({ status: 201, body: await service.engine.generate({ body: req.body, caller: { keyId: key.id, name: key.name } }) });
     const idem = req.headers['idempotency-key'];
+    // with an Idempotency-Key, the key names the render (and so its workflow, its document and its
+    // link): however often and however concurrently it is retried, each effect happens once
+    const renderId = idem === undefined ? undefined : renderIdFor(key.id, String(idem));
+    const work = async () => ({ status: 201, body: await service.engine.generate({ body: req.body, caller: { keyId: key.id, name: key.name }, renderId }) });
     if (idem === undefined) {
       const r = await work();
       return reply.status(r.status).send(r.body);

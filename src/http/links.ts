@@ -53,7 +53,7 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
   app.post('/v1/magic_links/:id/expire', async (req) => links.end((req.params as { id: string }).id, 'revoked'));
   app.post('/v1/magic_links/:id/resend', async (req) => {
     const { id } = req.params as { id: string };
-    const { url } = await links.deliver(id);
+    const { url } = await links.resend(id);
     return { ...(await links.get(id)), url };
   });
 

@@ -4,18 +4,18 @@
  * one conditional UPDATE at every view, so the view limit holds under any concurrency and expiry
  * never waits for a timer.
  */
-import { randomInt } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
-import { PreparedQuery, type Db } from '../db';
+import { isUniqueViolation, PreparedQuery, type Db } from '../db';
 import type { LinkEventsTable, LinkSessionsTable, MagicLinkRow } from '../db/schema';
 import { NotFoundError, RateLimitError, ValidationError } from '../errors';
 import { newId } from '../ids';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import { html, type Mailer } from '../mail';
-import { randomToken, sameHash, sha256 } from '../secrets';
+import { derivedToken, randomToken, sameHash, sha256 } from '../secrets';
 import type { Events, ExpiryReason } from '../events';
-import type { LinkChange } from '../flows/link';
+import type { LinkChange, LinkState } from '../flows/link';
 import type { MagicLinkApp, MagicLinkApps } from './app';
 import { deadlineAtCreation, deadlineAtOpening, describeLimits, VIEW_LIMIT_CAP, type LinkSettings } from './policy';
 
@@ -25,6 +25,9 @@ export const CODE_TRIES = 5;
 /** Codes one link may have sent per hour. */
 export const CODES_PER_HOUR = 5;
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+/** How long one sender holds a link's e-mail: longer than the mailer may take (its timeouts are a minute). */
+export const SEND_LEASE_MS = 2 * 60 * 1000;
+const TOKEN_KEY = 'link_token_key';
 /** How long after a counted view its PDF may be fetched. */
 export const VIEW_GRANT_MS = 10 * 60 * 1000;
 
@@ -166,50 +169,120 @@ export class MagicLinks {
     return app;
   }
 
-  /** Makes the link, commits it, then sends the e-mail once; a failed send leaves it `send_failed`. */
-  async create(documentId: string, settings: LinkSettings, createdByKeyId: string | null): Promise<{ link: LinkInfo; url: string }> {
-    await this.prepare(settings, 'magic_link');
-    await this.documentName(documentId);
-    const now = this.clock.now();
-    const token = randomToken(32);
-    const row: MagicLinkRow = {
-      id: newId('ml', now),
-      document_id: documentId,
-      token_hash: sha256(token),
-      recipient_email: settings.recipientEmail,
-      auth_email: settings.authEmail,
-      auth_type: settings.authType,
-      settings: JSON.stringify(settings),
-      max_views: settings.maxViews,
-      views_used: 0,
-      status: 'active',
-      send_error: null,
-      send_attempts: 0,
-      created_by_key_id: createdByKeyId,
-      created_at: iso(now),
-      sent_at: null,
-      opened_at: null,
-      expires_at: deadlineAtCreation(settings, now)?.toISOString() ?? null,
-      ended_at: null,
-    };
-    await this.db.insertInto('magic_links').values(row).execute();
-    const { url } = await this.deliver(row.id, token);
-    return { link: await this.get(row.id), url };
+  /** The server's link key (settings `link_token_key`, made on first use, shared by every process on the database). */
+  private async tokenKey(): Promise<Buffer> {
+    this.key ??= (async () => {
+      const read = async () => (await this.db.selectFrom('settings').select('value').where('key', '=', TOKEN_KEY).executeTakeFirst())?.value;
+      let value = await read();
+      if (!value) {
+        await this.db.insertInto('settings').values({ key: TOKEN_KEY, value: randomBytes(32).toString('base64') }).onConflict((c) => c.column('key').doNothing()).execute();
+        value = (await read())!;
+      }
+      return Buffer.from(value, 'base64');
+    })();
+    this.key.catch(() => (this.key = undefined));
+    return this.key;
+  }
+  private key?: Promise<Buffer>;
+
+  /** The URL token of a link's generation: the same every time it is made, so a retried send e-mails the same URL. */
+  private async token(id: string, generation: number): Promise<string> {
+    return derivedToken(await this.tokenKey(), `${id}.${generation}`);
   }
 
   /**
-   * E-mails the link. Without the token (a retry or a resend) a new token is made first: only
-   * hashes are stored, so the e-mailed URL is the new one and the old URL stops working.
+   * Makes the link and e-mails it, once: with a render id (POST /v1/generate, however often it
+   * runs) the render's link is found rather than made again, and a link already e-mailed is not
+   * e-mailed again. A failed send leaves it `send_failed` (the lifecycle retries it).
    */
-  async deliver(id: string, token?: string): Promise<{ sent: boolean; url: string }> {
+  async create(documentId: string, settings: LinkSettings, createdByKeyId: string | null, renderId?: string): Promise<{ link: LinkInfo; url: string }> {
+    await this.prepare(settings, 'magic_link');
+    await this.documentName(documentId);
+    const byRender = () => (renderId ? this.db.selectFrom('magic_links').select('id').where('render_id', '=', renderId).executeTakeFirst() : undefined);
+    let id = (await byRender())?.id;
+    if (!id) {
+      const now = this.clock.now();
+      id = newId('ml', now);
+      const row: MagicLinkRow = {
+        id,
+        document_id: documentId,
+        token_hash: sha256(await this.token(id, 0)),
+        recipient_email: settings.recipientEmail,
+        auth_email: settings.authEmail,
+        auth_type: settings.authType,
+        settings: JSON.stringify(settings),
+        max_views: settings.maxViews,
+        views_used: 0,
+        status: 'active',
+        send_error: null,
+        send_attempts: 0,
+        created_by_key_id: createdByKeyId,
+        created_at: iso(now),
+        sent_at: null,
+        opened_at: null,
+        expires_at: deadlineAtCreation(settings, now)?.toISOString() ?? null,
+        ended_at: null,
+        render_id: renderId ?? null,
+        token_generation: 0,
+        sending_until: null,
+      };
+      try {
+        await this.db.insertInto('magic_links').values(row).execute();
+      } catch (err) {
+        // the same render made it at the same moment elsewhere
+        if (!(renderId && isUniqueViolation(err))) throw err;
+        id = (await byRender())!.id;
+      }
+    }
+    const { url } = await this.deliver(id);
+    return { link: await this.get(id), url };
+  }
+
+  /**
+   * E-mails the link unless it was e-mailed already, with the URL of its current generation (the
+   * same URL however often this runs). One sender at a time: the send is leased for
+   * SEND_LEASE_MS (longer than the mailer's own timeouts), so after a crash another attempt may
+   * send once the lease has run out. At least once: a crash between the mail server's acceptance
+   * and our commit sends that e-mail again.
+   */
+  async deliver(id: string): Promise<{ sent: boolean; url: string }> {
     const row = await this.row(id);
     if (!ACTIVE.includes(row.status)) throw new ValidationError(`The link is ${row.status}; make a new one.`, [{ field: 'id', message: `is ${row.status}`, code: 'link_ended' }]);
     const app = await this.apps.require();
-    if (!token) {
-      token = randomToken(32);
-      await this.db.updateTable('magic_links').set({ token_hash: sha256(token) }).where('id', '=', id).execute();
-    }
+    const token = await this.token(id, row.token_generation);
     const url = `${app.public_url}/l/${token}`;
+    if (row.sent_at !== null) return { sent: true, url };
+    const now = this.clock.now();
+    const claimed = await this.db
+      .updateTable('magic_links')
+      .set({ sending_until: iso(new Date(now.getTime() + SEND_LEASE_MS)), token_hash: sha256(token) })
+      .where('id', '=', id)
+      .where('sent_at', 'is', null)
+      .where('token_generation', '=', row.token_generation)
+      .where((e) => e.or([e('sending_until', 'is', null), e('sending_until', '<', iso(now))]))
+      .executeTakeFirst();
+    // sent meanwhile, or another sender holds the lease: that send is the one
+    if (!Number(claimed.numUpdatedRows)) return { sent: (await this.row(id)).sent_at !== null, url };
+    return this.send(row, app, url);
+  }
+
+  /** `POST /v1/magic_links/:id/resend`: e-mails the link again at once, with a new URL (the old one stops working). */
+  async resend(id: string): Promise<{ sent: boolean; url: string }> {
+    const row = await this.row(id);
+    if (!ACTIVE.includes(row.status)) throw new ValidationError(`The link is ${row.status}; make a new one.`, [{ field: 'id', message: `is ${row.status}`, code: 'link_ended' }]);
+    const app = await this.apps.require();
+    const generation = row.token_generation + 1;
+    const token = await this.token(id, generation);
+    await this.db
+      .updateTable('magic_links')
+      .set({ token_generation: generation, token_hash: sha256(token), sending_until: iso(new Date(this.clock.now().getTime() + SEND_LEASE_MS)) })
+      .where('id', '=', id)
+      .execute();
+    return this.send({ ...row, token_generation: generation }, app, `${app.public_url}/l/${token}`);
+  }
+
+  private async send(row: MagicLinkRow, app: MagicLinkApp, url: string): Promise<{ sent: boolean; url: string }> {
+    const id = row.id;
     const doc = await this.documentName(row.document_id);
     const limits = describeLimits(settingsOf(row));
     const who = `${app.sender_name} at ${app.organization_name}`;
@@ -224,29 +297,18 @@ export class MagicLinks {
     } catch (err) {
       const reason = err instanceof Error ? err.message.slice(0, 300) : String(err);
       await this.db.transaction().execute(async (trx) => {
-        const r = await trx.updateTable('magic_links').set((e) => ({ status: 'send_failed', send_error: reason, send_attempts: e('send_attempts', '+', 1) })).where('id', '=', id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
+        const r = await trx.updateTable('magic_links').set((e) => ({ status: 'send_failed', send_error: reason, send_attempts: e('send_attempts', '+', 1), sending_until: null })).where('id', '=', id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
         if (r) await this.emit(trx, 'magic_link.send_failed', r);
       });
       this.onChange(id, 'send_failed');
       return { sent: false, url };
     }
     await this.db.transaction().execute(async (trx) => {
-      const r = await trx.updateTable('magic_links').set((e) => ({ status: 'active', send_error: null, sent_at: this.now(), send_attempts: e('send_attempts', '+', 1) })).where('id', '=', id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
+      const r = await trx.updateTable('magic_links').set((e) => ({ status: 'active', send_error: null, sent_at: this.now(), send_attempts: e('send_attempts', '+', 1), sending_until: null })).where('id', '=', id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
       if (r) await this.emit(trx, 'magic_link.sent', r);
     });
     this.onChange(id, 'sent');
     return { sent: true, url };
-  }
-
-  /**
-   * The link a retried generate made before, e-mailed again: only token hashes are stored, so the
-   * first URL cannot be given back; the new one replaces it.
-   */
-  async sendAgain(documentId: string): Promise<{ link: LinkInfo; url: string } | undefined> {
-    const made = await this.db.selectFrom('magic_links').select('id').where('document_id', '=', documentId).orderBy('id', 'asc').executeTakeFirst();
-    if (!made) return undefined;
-    const { url } = await this.deliver(made.id);
-    return { link: await this.get(made.id), url };
   }
 
   private async row(id: string): Promise<MagicLinkRow> {
@@ -278,6 +340,14 @@ export class MagicLinks {
     return toPage(await q.execute(), page.limit, linkInfo);
   }
 
+  /**
+   * Ends every send lease: for a server that owns its database alone (SQLite: one data dir, one
+   * server), at start, every sender of before is dead, and the links it was e-mailing are sent now.
+   */
+  async releaseSendLeases(): Promise<void> {
+    await this.db.updateTable('magic_links').set({ sending_until: null }).where('sending_until', 'is not', null).execute();
+  }
+
   async forDocument(documentId: string): Promise<LinkInfo[]> {
     const rows = await this.db.selectFrom('magic_links').selectAll().where('document_id', '=', documentId).orderBy('id', 'asc').execute();
     return rows.map(linkInfo);
@@ -300,10 +370,10 @@ export class MagicLinks {
   }
 
   /** What the lifecycle flow needs to know. */
-  async state(id: string): Promise<{ status: LinkStatus; sent: boolean; sendAttempts: number; expiresAt: string | null; viewsLeft: number | null }> {
+  async state(id: string): Promise<LinkState> {
     const row = await this.row(id);
     const info = linkInfo(row);
-    return { status: info.status, sent: row.sent_at !== null, sendAttempts: row.send_attempts, expiresAt: info.expires_at, viewsLeft: info.views_left };
+    return { status: info.status, sent: row.sent_at !== null, sendAttempts: row.send_attempts, sendingUntil: row.sending_until, expiresAt: info.expires_at, viewsLeft: info.views_left };
   }
 
   /** Writes an access-log entry; a refusal is also a `magic_link.access_denied` event, in the same transaction. */

@@ -30,7 +30,9 @@ export interface Mailer {
 export function createMailer(options: { smtpUrl?: string; from: string; outbox: string; log?: (line: string) => void }): Mailer {
   if (options.smtpUrl) {
     const url = new URL(options.smtpUrl);
-    const transport: Transporter = nodemailer.createTransport(options.smtpUrl);
+    // every wait bounded well inside a link's send lease (SEND_LEASE_MS, two minutes): a send that
+    // hangs fails, and is retried, rather than outliving its lease and being sent twice
+    const transport: Transporter = nodemailer.createTransport({ url: options.smtpUrl, connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 60_000 });
     return {
       destination: `${url.protocol}//${url.host}`,
       send: async (m) => {

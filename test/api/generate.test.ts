@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { FakeClock } from '../../src/clock';
+import { canonicalJson, renderIdFor, TAKEOVER_MS } from '../../src/idempotency';
+import { sha256 } from '../../src/secrets';
 import { EXAMPLE_IDS } from '../../src/templates/store';
+import { eventually } from '../support/eventually';
 import { readPdf } from '../support/pdf';
 import { root } from '../support/fixtures';
 import { BACKENDS, testService, type TestService } from '../support/service';
@@ -175,12 +178,42 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
       expect(await countDocuments()).toBe(Number(before) + 1);
     });
 
-    it('forgets a key after 24 hours', async () => {
+    it('drops the stored answer after 24 hours, while the key still names the same render: nothing is made twice', async () => {
       const first = await generate(body, { 'idempotency-key': 'order-4' });
+      const before = await countDocuments();
       clock.advance(24 * 60 * 60 * 1000 + 1000);
       const later = await generate(body, { 'idempotency-key': 'order-4' });
       expect(later.statusCode).toBe(201);
-      expect(later.json().document_id).not.toBe(first.json().document_id);
+      expect(later.headers['idempotent-replayed']).toBeUndefined();
+      expect(later.json().id).toBe(first.json().id);
+      expect(later.json().document_id).toBe(first.json().document_id);
+      expect(await countDocuments()).toBe(before);
+    });
+
+    it('takes over from a request whose process died: the same render, answered once the wait is over', async () => {
+      const keyId = (await t.service.keys.authenticate('api', t.key))!.id;
+      // a process that died right after storing the document left its key `running`
+      const renderId = renderIdFor(keyId, 'order-6');
+      const stored = await t.service.documents.generate(body, { keyId, name: 'test key' }, renderId);
+      await t.service.database.db
+        .insertInto('idempotency')
+        .values({ scope: `${keyId}:POST /v1/generate`, key: 'order-6', request_hash: sha256(canonicalJson(body)), state: 'running', status: null, body: null, created_at: clock.now().toISOString(), expires_at: new Date(clock.now().getTime() + 86_400_000).toISOString() })
+        .execute();
+      const before = await countDocuments();
+      let answered = false;
+      const retry = generate(body, { 'idempotency-key': 'order-6' }).finally(() => (answered = true));
+      // the retry waits for the first answer by the service's clock; move it until it takes over
+      await eventually(async () => {
+        clock.advance(TAKEOVER_MS);
+        return answered;
+      }, 'the retry took over');
+      const res = await retry;
+      expect(res.statusCode).toBe(201);
+      expect(res.json()).toMatchObject({ id: renderId, document_id: stored.document_id });
+      expect(await countDocuments()).toBe(before);
+      // and the next retry gets the stored answer
+      const again = await generate(body, { 'idempotency-key': 'order-6' });
+      expect(again.headers['idempotent-replayed']).toBe('true');
     });
 
     it('does not remember a failed request, so the fixed request can reuse the key', async () => {

@@ -9,6 +9,8 @@ export interface Mailbox {
   refuse(on: boolean): void;
   /** Resolves with the next message sent to `to` (already received ones count from `after`). */
   next(to: string, after?: number): Promise<ParsedMail>;
+  /** Every message received so far for this address. */
+  inbox(address: string): ParsedMail[];
   close(): Promise<void>;
 }
 
@@ -45,6 +47,7 @@ export async function startSmtp(): Promise<Mailbox> {
     refuse: (on) => {
       refusing = on;
     },
+    inbox: (address) => messages.filter((m) => to(m).includes(address.toLowerCase())),
     next: async (address, after = 0) => {
       const deadline = Date.now() + 10_000;
       for (;;) {

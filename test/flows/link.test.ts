@@ -1,0 +1,147 @@
+/**
+ * The link lifecycle flow driven directly through its ports, to reach interleavings an engine
+ * rarely produces: a change told while the flow is reading the link's state must not be lost,
+ * and a link nobody e-mailed is e-mailed once its sender's lease has run out.
+ */
+import { CHANGED, linkLifecycle, type LinkActivities, type LinkState } from '../../src/flows/link';
+import type { Ports } from '../../src/flows/ports';
+
+/** Ports over a fake clock: condition() waits for a signal or for advance() past its timeout. */
+function fakePorts(activities: LinkActivities, patches: Record<string, boolean> = {}) {
+  let now = Date.parse('2026-11-23T10:00:00Z');
+  const handlers = new Map<string, () => void>();
+  const waits: { test: () => boolean; until?: number; resolve: (v: boolean) => void }[] = [];
+  const settle = () => {
+    for (const w of [...waits]) {
+      if (w.test()) {
+        waits.splice(waits.indexOf(w), 1);
+        w.resolve(true);
+      } else if (w.until !== undefined && w.until <= now) {
+        waits.splice(waits.indexOf(w), 1);
+        w.resolve(false);
+      }
+    }
+  };
+  const ports: Ports<LinkActivities> = {
+    activities,
+    now: () => now,
+    sleep: async () => undefined,
+    condition: (test, timeoutMs) =>
+      new Promise((resolve) => {
+        if (test()) return resolve(true);
+        waits.push({ test, until: timeoutMs === undefined ? undefined : now + timeoutMs, resolve });
+      }),
+    onSignal: (name, handler) => handlers.set(name, handler),
+    patched: (id) => patches[id] ?? true,
+  };
+  return {
+    ports,
+    signal: (name: string) => {
+      handlers.get(name)?.();
+      settle();
+    },
+    advance: (ms: number) => {
+      now += ms;
+      settle();
+    },
+    get waiting() {
+      return waits.length;
+    },
+    now: () => now,
+  };
+}
+
+/** Lets every promise that can settle settle (no timers: the flow only waits on the fake ports). */
+const drain = async () => {
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+};
+
+const active = (over: Partial<LinkState> = {}): LinkState => ({ status: 'active', sent: true, sendAttempts: 1, sendingUntil: null, expiresAt: null, viewsLeft: null, ...over });
+
+describe('linkLifecycle()', () => {
+  it('keeps a change told while it reads the link, and expires a link opened during that read', async () => {
+    let reads = 0;
+    let openedAt: number | undefined;
+    let expired = 0;
+    let fake!: ReturnType<typeof fakePorts>;
+    const activities: LinkActivities = {
+      linkState: async () => {
+        reads++;
+        // the second read races the opening: it sees the link as it was, and the opening is told meanwhile
+        if (reads === 2) {
+          openedAt = fake.now();
+          fake.signal(CHANGED);
+          return active();
+        }
+        return openedAt === undefined ? active() : active({ expiresAt: new Date(openedAt + 45 * 60_000).toISOString() });
+      },
+      deliverLink: async () => true,
+      expireLink: async () => {
+        expired++;
+      },
+      revokeLink: async () => undefined,
+    };
+    fake = fakePorts(activities);
+    const done = linkLifecycle(fake.ports, 'ml_race');
+    await drain();
+    fake.signal(CHANGED); // something else changed: the flow wakes and reads (the racing read)
+    await drain();
+    // the opening was not lost: the flow read again and now waits for the timer from the opening
+    expect(reads).toBe(3);
+    fake.advance(45 * 60_000);
+    await expect(done).resolves.toBe('expired');
+    expect(expired).toBe(1);
+  });
+
+  it('loses that change when replaying a run recorded before the fix (patched off)', async () => {
+    let reads = 0;
+    let fake!: ReturnType<typeof fakePorts>;
+    const activities: LinkActivities = {
+      linkState: async () => {
+        reads++;
+        if (reads === 2) fake.signal(CHANGED);
+        return active();
+      },
+      deliverLink: async () => true,
+      expireLink: async () => undefined,
+      revokeLink: async () => undefined,
+    };
+    fake = fakePorts(activities, { 'link-clear-changed-before-read': false });
+    void linkLifecycle(fake.ports, 'ml_old');
+    await drain();
+    fake.signal(CHANGED);
+    await drain();
+    expect(reads).toBe(2);
+    expect(fake.waiting).toBe(1);
+  });
+
+  it('e-mails a link nobody e-mailed once its sender lease has run out, and only then', async () => {
+    let state = active({ sent: false, sendAttempts: 0 });
+    let delivered = 0;
+    let fake!: ReturnType<typeof fakePorts>;
+    const activities: LinkActivities = {
+      linkState: async () => state,
+      deliverLink: async () => {
+        delivered++;
+        state = active();
+        return true;
+      },
+      expireLink: async () => undefined,
+      revokeLink: async () => undefined,
+    };
+    fake = fakePorts(activities);
+    state = active({ sent: false, sendAttempts: 0, sendingUntil: new Date(fake.now() + 120_000).toISOString() });
+    void linkLifecycle(fake.ports, 'ml_unsent');
+    await drain();
+    expect(delivered).toBe(0);
+    fake.advance(119_000);
+    await drain();
+    expect(delivered).toBe(0);
+    fake.advance(1_000);
+    await drain();
+    expect(delivered).toBe(1);
+    fake.advance(24 * 3_600_000);
+    await drain();
+    expect(delivered).toBe(1);
+  });
+});

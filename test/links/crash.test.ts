@@ -1,0 +1,99 @@
+/**
+ * Every Magic Link is e-mailed, once, whatever happens to the process that made it: the server
+ * (its own process) is killed with SIGKILL while it is e-mailing three links (the mail server holds
+ * the messages), restarted, and each link is then e-mailed exactly once, with a URL that opens.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SMTPServer } from 'smtp-server';
+import { root } from '../support/fixtures';
+import { eventually } from '../support/eventually';
+
+const cliJs = path.join(root, 'dist/src/cli.js');
+
+function serve(dataDir: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cliJs, 'serve', '--port', '0', '--data-dir', dataDir], { env: { ...process.env, ...env, LOG_LEVEL: 'error', NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve({ child, url: m[1] });
+    });
+    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    child.on('exit', (code, signal) => reject(new Error(`serve exited (${code ?? signal}): ${out}`)));
+  });
+}
+
+/** A mail server that can hold every message (never answers the end of DATA) or take them. */
+async function mailServer() {
+  const received: string[] = [];
+  let holding = true;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, _session, done) {
+      let text = '';
+      stream.on('data', (c: Buffer) => (text += c.toString()));
+      stream.on('end', () => {
+        if (holding) return; // the sender waits, as for a slow server, until it dies
+        received.push(text.replace(/=\r?\n/g, ''));
+        done();
+      });
+    },
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `smtp://127.0.0.1:${(server.server.address() as { port: number }).port}`,
+    received,
+    take: () => (holding = false),
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+describe('a server killed while it e-mails Magic Links (SQLite)', () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-link-crash-'));
+  afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+  it('e-mails every link once after the restart, with a URL that opens', async () => {
+    const mail = await mailServer();
+    const env = { SMTP_URL: mail.url };
+    const key = spawnSync(process.execPath, [cliJs, 'keys', 'create', '--name', 'crash', '--data-dir', dataDir], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } }).stdout.trim();
+    let server = await serve(dataDir, env);
+    try {
+      const headers = { 'x-service-api-token': key, 'content-type': 'application/json' };
+      await fetch(`${server.url}/v1/apps/magic_link`, { method: 'PUT', headers, body: JSON.stringify({ public_url: server.url }) });
+      const variables = ((await (await fetch(`${server.url}/v1/templates/tmpl_example_letter`, { headers })).json()) as { variables: string[] }).variables;
+      const recipients = ['one@example.com', 'two@example.com', 'three@example.com'];
+      // each request hangs in its send: the mail server holds the message
+      const pending = recipients.map((to) =>
+        fetch(`${server.url}/v1/generate`, { method: 'POST', headers, body: JSON.stringify({ template_id: 'tmpl_example_letter', merge_parameters: Object.fromEntries(variables.map((v) => [v, 'x'])), destinations: { magic_link: { recipient_email: to, expire_after_n_views: 2 } } }) }).catch(() => undefined),
+      );
+      await eventually(async () => ((await (await fetch(`${server.url}/v1/magic_links`, { headers })).json()) as { data: unknown[] }).data.length === 3, 'three links made');
+      server.child.kill('SIGKILL');
+      await Promise.all(pending);
+
+      mail.take();
+      server = await serve(dataDir, env);
+      await eventually(async () => mail.received.length >= 3, 'the links e-mailed after the restart');
+      const links = ((await (await fetch(`${server.url}/v1/magic_links`, { headers })).json()) as { data: { id: string; recipient_email: string; sent_at: string | null; status: string }[] }).data;
+      expect(links.map((l) => l.status)).toEqual(['active', 'active', 'active']);
+      for (const to of recipients) {
+        const messages = mail.received.filter((m) => m.includes(`To: ${to}`));
+        expect(messages).toHaveLength(1);
+        // the restarted server listens on another port; the token is what must still open
+        const token = /\/l\/([0-9A-Za-z]+)/.exec(messages[0])![1];
+        expect((await fetch(`${server.url}/l/${token}`, { redirect: 'manual' })).status).toBe(200);
+      }
+      // each link was sent by one attempt (a second send would count a second one)
+      const db = spawnSync('node', ['-e', `const D=require(${JSON.stringify(path.join(root, 'node_modules/better-sqlite3'))});const d=new D(${JSON.stringify(path.join(dataDir, 'paperlink.db'))},{readonly:true});console.log(JSON.stringify(d.prepare('select send_attempts from magic_links').all()))`], { encoding: 'utf8' });
+      expect(JSON.parse(db.stdout)).toEqual([{ send_attempts: 1 }, { send_attempts: 1 }, { send_attempts: 1 }]);
+    } finally {
+      server.child.kill('SIGTERM');
+      await mail.close();
+    }
+  }, 60_000);
+});
