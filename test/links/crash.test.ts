@@ -3,29 +3,16 @@
  * (its own process) is killed with SIGKILL while it is e-mailing three links (the mail server holds
  * the messages), restarted, and each link is then e-mailed exactly once, with a URL that opens.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { root } from '../support/fixtures';
+import { cliJs, serveProcess } from '../support/serve';
 import { eventually } from '../support/eventually';
 
-const cliJs = path.join(root, 'dist/src/cli.js');
 
-function serve(dataDir: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliJs, 'serve', '--port', '0', '--data-dir', dataDir], { env: { ...process.env, ...env, LOG_LEVEL: 'error', NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ child, url: m[1] });
-    });
-    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-    child.on('exit', (code, signal) => reject(new Error(`serve exited (${code ?? signal}): ${out}`)));
-  });
-}
 
 /** A mail server that can hold every message (never answers the end of DATA) or take them. */
 async function mailServer() {
@@ -62,7 +49,7 @@ describe('a server killed while it e-mails Magic Links (SQLite)', () => {
     const mail = await mailServer();
     const env = { SMTP_URL: mail.url };
     const key = spawnSync(process.execPath, [cliJs, 'keys', 'create', '--name', 'crash', '--data-dir', dataDir], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } }).stdout.trim();
-    let server = await serve(dataDir, env);
+    let server = await serveProcess(dataDir, env);
     try {
       const headers = { 'x-service-api-token': key, 'content-type': 'application/json' };
       await fetch(`${server.url}/v1/apps/magic_link`, { method: 'PUT', headers, body: JSON.stringify({ public_url: server.url }) });
@@ -77,7 +64,7 @@ describe('a server killed while it e-mails Magic Links (SQLite)', () => {
       await Promise.all(pending);
 
       mail.take();
-      server = await serve(dataDir, env);
+      server = await serveProcess(dataDir, env);
       await eventually(async () => mail.received.length >= 3, 'the links e-mailed after the restart');
       const links = ((await (await fetch(`${server.url}/v1/magic_links`, { headers })).json()) as { data: { id: string; recipient_email: string; sent_at: string | null; status: string }[] }).data;
       expect(links.map((l) => l.status)).toEqual(['active', 'active', 'active']);

@@ -3,30 +3,16 @@
  * requests, the server is killed with SIGKILL midway, restarted, and every request that got 202
  * must exist once and end `rendered`.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { root } from '../support/fixtures';
+import { cliJs, serveProcess } from '../support/serve';
 import { BACKENDS, freshPostgres } from '../support/service';
 
-const cliJs = path.join(root, 'dist/src/cli.js');
 const TOTAL = 2000;
 const CLIENTS = 20;
 
-function serve(dataDir: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliJs, 'serve', '--port', '0', '--data-dir', dataDir], { env: { ...process.env, ...env, LOG_LEVEL: 'error', NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ child, url: m[1] });
-    });
-    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-    child.on('exit', (code, signal) => reject(new Error(`serve exited (${code ?? signal}): ${out}`)));
-  });
-}
 
 function cli(args: string[], env: Record<string, string>): string {
   const r = spawnSync(process.execPath, [cliJs, ...args], { encoding: 'utf8', env: { ...process.env, ...env, NODE_OPTIONS: '' } });
@@ -46,7 +32,7 @@ describe.each(BACKENDS)('a server killed during postcard intake, on %s', (backen
     fs.writeFileSync(template, '<document size="postcard-6x4"><body><p>{{first_name}} #{{seq}}</p></body></document>');
     const templateId = cli(['templates', 'add', template, '--data-dir', dataDir], env);
 
-    let server = await serve(dataDir, env);
+    let server = await serveProcess(dataDir, env);
     const accepted = new Map<number, string>();
     let next = 0;
     let killed = false;
@@ -74,7 +60,7 @@ describe.each(BACKENDS)('a server killed during postcard intake, on %s', (backen
     expect(accepted.size).toBeGreaterThanOrEqual(TOTAL / 2);
     await new Promise((r) => (server.child.exitCode !== null || server.child.signalCode !== null ? r(null) : server.child.once('exit', r)));
 
-    server = await serve(dataDir, env);
+    server = await serveProcess(dataDir, env);
     try {
       const headers = { 'x-service-api-token': apiKey };
       const all = new Map<string, { status: string; seq: string }>();

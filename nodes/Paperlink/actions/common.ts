@@ -1,5 +1,5 @@
 /** Fields several operations share. */
-import type { IDisplayOptions, IExecuteFunctions, ILoadOptionsFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IDisplayOptions, IExecuteFunctions, ILoadOptionsFunctions, INodeProperties } from 'n8n-workflow';
 
 export type Kind = 'template' | 'document' | 'magicLink' | 'postcard';
 
@@ -62,7 +62,8 @@ export const pathOf = (kind: Kind, id: string, rest = '') => `/v1/${KINDS[kind].
 /** A PDF's file name from a document's name: characters no file system takes become `_`. */
 export const pdfFileName = (name: unknown, id: string) => `${String(name ?? '').replace(/[\\/:*?"<>|\u0000-\u001f]+/g, '_').trim() || id}.pdf`;
 
-export const listFields = (show: NonNullable<IDisplayOptions['show']>): INodeProperties[] => [
+/** Return All and Limit, and with `filters` a Filters collection of them (read with listFilters). */
+export const listFields = (show: NonNullable<IDisplayOptions['show']>, filters: INodeProperties[] = []): INodeProperties[] => [
   {
     displayName: 'Return All',
     name: 'returnAll',
@@ -80,4 +81,14 @@ export const listFields = (show: NonNullable<IDisplayOptions['show']>): INodePro
     description: 'Max number of results to return',
     displayOptions: { show: { ...show, returnAll: [false] } },
   },
+  ...(filters.length ? [{ displayName: 'Filters', name: 'filters', type: 'collection' as const, placeholder: 'Add Filter', default: {}, displayOptions: { show }, options: filters }] : []),
 ];
+
+/** The filters the user set, trimmed, for the list's query (empty ones left out). */
+export function listFilters(ctx: IExecuteFunctions, i: number): IDataObject {
+  const set = ctx.getNodeParameter('filters', i, {}) as IDataObject;
+  return Object.fromEntries(Object.entries(set).filter(([, v]) => String(v ?? '').trim() !== '').map(([k, v]) => [k, String(v).trim()]));
+}
+
+/** Return All or the Limit, as listAll takes it. */
+export const listLimit = (ctx: IExecuteFunctions, i: number): number | undefined => (ctx.getNodeParameter('returnAll', i, false) ? undefined : Number(ctx.getNodeParameter('limit', i, 50)));
