@@ -29,13 +29,19 @@ export interface Answer {
   body: unknown;
 }
 
+/** Deeper bodies are refused: no request of this API nests more than a few levels. */
+export const MAX_DEPTH = 64;
+
 /** JSON with object keys sorted, so that `{a,b}` and `{b,a}` are the same request. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+export function canonicalJson(value: unknown, depth = 0): string {
+  if (depth > MAX_DEPTH) {
+    throw new ValidationError(`The body nests deeper than ${MAX_DEPTH} levels; no request of this API needs that.`, [{ field: 'body', message: `nests deeper than ${MAX_DEPTH} levels`, code: 'too_deep' }]);
+  }
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, depth + 1)).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     return `{${Object.keys(value as object)
       .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k], depth + 1)}`)
       .join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';

@@ -4,14 +4,15 @@
  */
 import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Service } from '../service';
 import { AuthenticationError, ValidationError } from '../errors';
 import type { KeyInfo } from '../keys';
 import { isObject } from '../guards';
 import { renderIdFor } from '../idempotency';
 import { parsePageQuery } from '../pagination';
-import { errorBody, errorHandler, requireJson } from './errors';
+import { errorAnswer, errorBody, errorHandler, requireJson, type ErrorBody } from './errors';
+import { readMultipart } from './multipart';
 import { registerAssets } from './assets';
 import { contentDisposition } from './headers';
 import { redactUrl, registerLinkRoutes } from './links';
@@ -52,6 +53,30 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
           },
     genReqId: () => `req_${Math.random().toString(36).slice(2, 12)}`,
     requestIdHeader: false,
+    // what the router refuses (a broken %-escape, an over-long id) gets the one error shape too, and
+    // under /v1 only after the key was checked: without a key, every /v1 answer is a 401
+    frameworkErrors: (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+      const answer = async (): Promise<[number, ErrorBody]> => {
+        if (req.url.startsWith('/v1/') && !(await service.keys.authenticate('api', req.headers[API_KEY_HEADER]))) {
+          const unauthorized = new AuthenticationError();
+          return [401, errorBody(unauthorized.code, unauthorized.message)];
+        }
+        if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') return [414, errorBody('uri_too_long', 'An id in the address is longer than any id this API makes (at most 100 characters). Check the address.')];
+        if (err.code === 'FST_ERR_BAD_URL') return [400, errorBody('bad_url', 'The address has a broken %-escape (a % not followed by two hex digits, or bytes that are not UTF-8). Escape the id with encodeURIComponent.')];
+        return [400, errorBody('bad_request', err.message)];
+      };
+      answer().then(
+        ([status, body]) => void reply.status(status).send(body),
+        (e: unknown) => void reply.status(500).send(errorAnswer(e as FastifyError, req, config.bodyLimit)[1]),
+      );
+    },
+    // what Node's HTTP parser refuses before any route (headers over 16 KB, garbage) in the shape as well
+    clientErrorHandler: (err, socket) => {
+      if (!socket.writable) return socket.destroy();
+      const big = (err as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW';
+      const body = JSON.stringify(big ? errorBody('headers_too_large', 'The request headers are larger than 16 KB. Send fewer or shorter headers.') : errorBody('bad_request', 'The request could not be read as HTTP.'));
+      socket.end(`HTTP/1.1 ${big ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    },
   });
   app.setErrorHandler(errorHandler(config.bodyLimit));
   app.setNotFoundHandler((req, reply) => {
@@ -111,19 +136,15 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
     let created;
     if (req.isMultipart()) {
       let source: Buffer | undefined;
-      let name: string | undefined;
+      const upload = await readMultipart(req);
+      const name: string | undefined = upload.fields.name;
       const assets = new Map<string, Uint8Array>();
-      for await (const part of req.parts()) {
-        if (part.type === 'file') {
-          const bytes = await part.toBuffer();
-          if (part.fieldname === 'file' || part.fieldname === 'template') source = bytes;
-          else {
-            // an asset is found by its form field name (e.g. -F "images/logo.png=@logo.png") or its file name
-            assets.set(part.fieldname, bytes);
-            if (part.filename) assets.set(part.filename, bytes);
-          }
-        } else if (part.fieldname === 'name') {
-          name = String(part.value);
+      for (const file of upload.files) {
+        if (file.field === 'file' || file.field === 'template') source = file.bytes;
+        else {
+          // an asset is found by its form field name (e.g. -F "images/logo.png=@logo.png") or its file name
+          assets.set(file.field, file.bytes);
+          if (file.filename) assets.set(file.filename, file.bytes);
         }
       }
       if (!source) throw new ValidationError('Upload the template as the form field "file" (an XML file or a fillable PDF); other files are its assets.', [{ field: 'file', message: 'is required', code: 'required' }]);

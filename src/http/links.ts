@@ -99,7 +99,8 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
     const { token } = req.params as { token: string };
     const link = await links.open(token, visitor(req));
     if (!link || link.row.auth_type !== 'email') return gone(reply);
-    const code = String((req.body as Record<string, unknown> | undefined)?.code ?? '');
+    const given = (req.body as Record<string, unknown> | undefined)?.code;
+    const code = typeof given === 'string' ? given : '';
     const result = await links.checkCode(link, code, visitor(req));
     if ('error' in result) {
       const message = {

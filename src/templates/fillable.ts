@@ -62,7 +62,14 @@ async function open(bytes: Uint8Array): Promise<PDFDocument> {
 export async function loadPdfTemplate(bytes: Uint8Array, name = 'Untitled form'): Promise<PdfTemplate> {
   const doc = await open(bytes);
   const fields: PdfField[] = [];
-  for (const f of doc.getForm().getFields()) {
+  let found;
+  try {
+    found = doc.getForm().getFields();
+  } catch (err) {
+    // a file that parses but has no document catalog or form dictionary
+    throw new TemplateError(`The PDF cannot be read as a form: ${err instanceof Error ? err.message : String(err)}`, undefined, { cause: err });
+  }
+  for (const f of found) {
     const d = describe(f);
     if (d && !fields.some((x) => x.name === d.name)) fields.push(d);
   }

@@ -9,15 +9,17 @@ import { field, radios, select } from './html';
 export type Form = Record<string, string | string[] | undefined>;
 
 /** The value of a single-valued form field ('' when absent). */
+/** The first value of a field as text ('' when absent; a body sent as JSON may hold anything). */
 export function one(form: Form, name: string): string {
-  const v = form[name];
-  return Array.isArray(v) ? (v[0] ?? '') : (v ?? '');
+  const v: unknown = form[name];
+  const first: unknown = Array.isArray(v) ? v[0] : v;
+  return typeof first === 'string' ? first : '';
 }
 
 /** Every value of a repeated field (checkboxes). */
 export function all(form: Form, name: string): string[] {
-  const v = form[name];
-  return v === undefined ? [] : Array.isArray(v) ? v : [v];
+  const v: unknown = form[name];
+  return (Array.isArray(v) ? v : [v]).filter((x): x is string => typeof x === 'string');
 }
 
 /** A whole number as a number; anything else is passed on as typed, so the API's rule reports it. */

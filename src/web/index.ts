@@ -19,6 +19,7 @@ import { STATUSES } from '../postcards';
 import type { Service } from '../service';
 import { errorAnswer } from '../http/errors';
 import { contentDisposition, pageHeaders } from '../http/headers';
+import { readMultipart } from '../http/multipart';
 import { all, fieldErrors, linkFieldset, linkSettingsFrom, one, type Form } from './forms';
 import {
   actionButton,
@@ -137,14 +138,10 @@ export function webApp(service: Service) {
 
     /** Reads a multipart form: its text fields, its files by field name, after checking the CSRF field. */
     async function multipartForm(req: FastifyRequest): Promise<{ form: Form; files: Map<string, { filename: string; bytes: Buffer }[]> } | undefined> {
-      const form: Form = {};
+      const upload = await readMultipart(req);
+      const form: Form = { ...upload.fields };
       const files = new Map<string, { filename: string; bytes: Buffer }[]>();
-      for await (const part of req.parts()) {
-        if (part.type === 'file') {
-          const b = await part.toBuffer();
-          if (b.length) files.set(part.fieldname, [...(files.get(part.fieldname) ?? []), { filename: part.filename, bytes: b }]);
-        } else form[part.fieldname] = String(part.value);
-      }
+      for (const f of upload.files) if (f.bytes.length) files.set(f.field, [...(files.get(f.field) ?? []), { filename: f.filename, bytes: f.bytes }]);
       return sameToken(form._csrf, req.admin!.csrf) ? { form, files } : undefined;
     }
 

@@ -1,0 +1,86 @@
+/**
+ * Hostile and broken requests get a 4xx in the one error shape, never a 500 (issue 19's
+ * reproduced cases, one regression test each).
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { testService, type TestService } from '../support/service';
+
+let t: TestService;
+beforeAll(async () => {
+  t = await testService();
+  await t.service.apps.magicLink.put({});
+});
+afterAll(() => t?.stop());
+
+const shape = (body: unknown) => expect(body).toMatchObject({ error: { code: expect.any(String), message: expect.any(String), details: expect.any(Array) } });
+const auth = () => ({ 'x-service-api-token': t.key });
+
+describe('hostile requests', () => {
+  it.each([
+    ['a part with no closing boundary', 'multipart/form-data; boundary=XYZ', '--XYZ\r\nContent-Disposition: form-data; name="file"; filename="a.xml"\r\nContent-Type: application/xml\r\n\r\n<document><body><p>x</p></body></document>'],
+    ['no boundary at all', 'multipart/form-data', 'anything'],
+    ['a truncated header', 'multipart/form-data; boundary=XYZ', '--XYZ\r\nContent-Disposition: form-da'],
+  ])('answers malformed multipart (%s) with a 400 in the error shape', async (_what, type, payload) => {
+    const res = await t.app.inject({ method: 'POST', url: '/v1/templates', headers: { ...auth(), 'content-type': type }, payload });
+    expect(res.statusCode).toBe(400);
+    shape(res.json());
+    expect(res.json().error.code).toBe('malformed_multipart');
+  });
+
+  it('answers a PDF template with no catalog as template_invalid', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/v1/templates', headers: { ...auth(), 'content-type': 'application/pdf' }, payload: Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF') });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.code).toBe('template_invalid');
+  });
+
+  it('answers a generate body nested 10,000 arrays deep (with an Idempotency-Key) without a 500', async () => {
+    const deep = '['.repeat(10_000) + ']'.repeat(10_000);
+    const res = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: { ...auth(), 'content-type': 'application/json', 'idempotency-key': 'deep-1' }, payload: `{"template_id":"tmpl_example_letter","merge_parameters":${deep},"destinations":{}}` });
+    expect(res.statusCode).toBeGreaterThanOrEqual(400);
+    expect(res.statusCode).toBeLessThan(500);
+    shape(res.json());
+  });
+
+  it('answers a verification code that is not text with a page, not a 500', async () => {
+    const made = await t.service.documents.generate({ template_id: 'tmpl_example_letter', merge_parameters: Object.fromEntries((await t.service.templates.load('tmpl_example_letter')).variables.map((v) => [v, 'x'])), destinations: { magic_link: { recipient_email: 'hostile@example.com', expire_after_n_views: 1 } } }, { keyId: null, name: null });
+    const path = new URL(made.destinations.magic_link!.url).pathname;
+    const res = await t.app.inject({ method: 'POST', url: `${path}/verify`, headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ code: { toString: 1 } }) });
+    expect(res.statusCode).toBeLessThan(500);
+    expect(res.statusCode).toBeGreaterThanOrEqual(400);
+  });
+
+  it('answers a web-app sign-in secret that is not text without a 500', async () => {
+    const page = await t.app.inject({ method: 'GET', url: '/app/signin' });
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? 'x';
+    const cookie = page.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+    const res = await t.app.inject({ method: 'POST', url: '/app/signin', headers: { 'content-type': 'application/json', cookie }, payload: JSON.stringify({ _csrf: csrf, secret: { toString: 1 } }) });
+    expect(res.statusCode).toBeLessThan(500);
+  });
+
+  it.each(['/v1/documents/%ZZ', '/v1/documents/%C0%AE', `/v1/documents/${'d'.repeat(150)}`])('answers a bad id %s without a key with 401 in the shape, and with a key with a 4xx in the shape', async (url) => {
+    const anonymous = await t.app.inject({ method: 'GET', url });
+    expect(anonymous.statusCode).toBe(401);
+    shape(anonymous.json());
+    const keyed = await t.app.inject({ method: 'GET', url, headers: auth() });
+    expect(keyed.statusCode).toBeGreaterThanOrEqual(400);
+    expect(keyed.statusCode).toBeLessThan(500);
+    shape(keyed.json());
+  });
+
+  it('answers headers over the limit with 431 in the error shape', async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (t.app.server.address() as AddressInfo).port;
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port, path: '/healthz', headers: { 'x-filler': 'a'.repeat(20_000) } }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(answer.status).toBe(431);
+    expect(JSON.parse(answer.body)).toMatchObject({ error: { code: 'headers_too_large', details: [] } });
+  });
+});
