@@ -5,6 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { PaperlinkError } from './errors';
+import { DEFAULT_LIMITS, type RenderLimits } from './templates/limits';
 
 /**
  * Render threads unless RENDER_THREADS says otherwise: one per core but the one the HTTP thread
@@ -54,6 +55,8 @@ export interface Config {
   renderTimeoutMs: number;
   /** Heap one render thread may use (RENDER_MEMORY_MB); a render that needs more is stopped. */
   renderMemoryMb: number;
+  /** Work limits of one render (RENDER_MAX_IMAGE_PIXELS, RENDER_MAX_PAGES, RENDER_MAX_ITEMS, RENDER_MAX_TEXT). */
+  renderLimits: RenderLimits;
   /** What runs the flows: this process (`embedded`) or Temporal workers (`temporal`). */
   engine: 'embedded' | 'temporal';
   temporal: TemporalConfig;
@@ -133,7 +136,18 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (!Number.isInteger(renderTimeoutMs) || renderTimeoutMs < 100 || renderTimeoutMs > 600_000) throw new ConfigError(`RENDER_TIMEOUT_MS must be milliseconds from 100 to 600000, not ${JSON.stringify(env.RENDER_TIMEOUT_MS)}.`);
   const renderMemoryMb = overrides.renderMemoryMb ?? Number(env.RENDER_MEMORY_MB ?? DEFAULT_RENDER_MEMORY_MB);
   if (!Number.isInteger(renderMemoryMb) || renderMemoryMb < 64 || renderMemoryMb > 16_384) throw new ConfigError(`RENDER_MEMORY_MB must be megabytes from 64 to 16384, not ${JSON.stringify(env.RENDER_MEMORY_MB)}.`);
-  return { port, host, dataDir, databaseUrl, storage, bodyLimit, publicUrl, logLevel, smtpUrl, mailFrom, postcardPath, webhookAllowPrivate, webhookTimeoutMs, webhookRetryHours, renderThreads, renderTimeoutMs, renderMemoryMb, engine, temporal };
+  const limit = (name: string, fallback: number) => {
+    const v = Number(env[name] ?? fallback);
+    if (!Number.isInteger(v) || v < 1) throw new ConfigError(`${name} must be a whole number of at least 1, not ${JSON.stringify(env[name])}.`);
+    return v;
+  };
+  const renderLimits: RenderLimits = overrides.renderLimits ?? {
+    imagePixels: limit('RENDER_MAX_IMAGE_PIXELS', DEFAULT_LIMITS.imagePixels),
+    pages: limit('RENDER_MAX_PAGES', DEFAULT_LIMITS.pages),
+    items: limit('RENDER_MAX_ITEMS', DEFAULT_LIMITS.items),
+    text: limit('RENDER_MAX_TEXT', DEFAULT_LIMITS.text),
+  };
+  return { port, host, dataDir, databaseUrl, storage, bodyLimit, publicUrl, logLevel, smtpUrl, mailFrom, postcardPath, webhookAllowPrivate, webhookTimeoutMs, webhookRetryHours, renderThreads, renderTimeoutMs, renderMemoryMb, renderLimits, engine, temporal };
 }
 
 function temporalConfig(env: Env): TemporalConfig {

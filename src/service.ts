@@ -21,6 +21,7 @@ import { createMailer, type Mailer } from './mail';
 import { Postcards } from './postcards';
 import { packageRoot } from './paths';
 import { DatabaseStorage, FileStorage, type Storage } from './storage';
+import { setRenderLimits } from './templates/limits';
 import { createRenderer, type Renderer } from './templates/pool';
 import { TemplateStore } from './templates/store';
 import { Dispatcher, Webhooks } from './webhooks';
@@ -79,6 +80,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const { db } = database;
   const storage: Storage = config.storage === 'database' ? new DatabaseStorage(db) : new FileStorage(path.join(config.dataDir, 'documents'));
   const templates = new TemplateStore(db, clock);
+  // uploads (compiled here) and renders (on the render threads) apply the same limits
+  setRenderLimits(config.renderLimits);
   const renderer = createRenderer({ threads: config.renderThreads, timeoutMs: config.renderTimeoutMs, memoryMb: config.renderMemoryMb });
   if (options.examples !== false) await templates.loadExamples();
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outbox: path.join(config.dataDir, 'outbox'), log: options.log });

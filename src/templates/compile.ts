@@ -4,7 +4,8 @@
  */
 import { SourceLocation, TemplateError, UnsupportedCharacterError } from '../errors';
 import { createFace, FontSet, hasGlyph, type FontFace } from './fonts';
-import { decodeDataUri, readImage, type ImageAsset } from './images';
+import { decodeDataUri, imageSize, readImage, type ImageAsset } from './images';
+import { checkLimit } from './limits';
 import type {
   Align,
   Block,
@@ -398,6 +399,9 @@ class Compiler {
           }
         }
         const bytes = await this.asset(src, el, 'Image');
+        const size = imageSize(bytes);
+        // before anything decodes it: a small file can hold an image of billions of pixels
+        if (size) checkLimit('imagePixels', size.width * size.height, `Image "${src.startsWith('data:') ? 'data URI' : src}" (${size.width} × ${size.height} pixels)`);
         let image: ImageAsset;
         try {
           image = await readImage(bytes);

@@ -41,6 +41,15 @@ export function decodeDataUri(uri: string): Uint8Array | undefined {
   return new Uint8Array(Buffer.from(m[3].replace(/\s+/g, ''), 'base64'));
 }
 
+/** The pixel size a PNG or JPEG header declares, without decoding it; undefined for other bytes. */
+export function imageSize(bytes: Uint8Array): { width: number; height: number } | undefined {
+  if (isPng(bytes)) {
+    const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return { width: v.getUint32(16), height: v.getUint32(20) };
+  }
+  return isJpeg(bytes) ? jpegSize(bytes) : undefined;
+}
+
 /**
  * Identifies and checks an image. Throws an Error saying what is wrong; the caller adds where.
  * The image is embedded once into a scratch document so a corrupt file fails here, at load,

@@ -7,6 +7,7 @@ import { InvalidValueError } from '../errors';
 import type { FontSet } from './fonts';
 import type { ImageAsset } from './images';
 import { isCond, isLoop, type Block, type BlockLeaf, type Cell, type Inline, type Ref, type Region, type Row, type RowNode, type Table, type TextStyle, type Token, type Tree, type XmlTemplate } from './model';
+import { checkLimit } from './limits';
 import { breakLines, drawLine, type Fragment, type Line, type TextOp } from './text';
 import type { Rgb } from './units';
 
@@ -29,6 +30,8 @@ export const MAX_LIST_ITEMS = 10_000;
 // Binding values
 
 interface Bound {
+  /** List items expanded so far in this document (shared by every scope of one render). */
+  expanded: { n: number };
   values: Record<string, string>;
   items: Map<string, { value: unknown; label: string }>;
   page?: number;
@@ -115,6 +118,8 @@ function expand<L>(nodes: Tree<L>[], b: Bound, visit: (node: L, b: Bound) => voi
       if (truthy(node.test, b) !== node.negate) expand(node.children, b, visit);
     } else if (isLoop(node)) {
       const { items, label } = listOf(node.list, b);
+      b.expanded.n += items.length;
+      checkLimit('items', b.expanded.n, 'The list items this document expands (all lists, nested ones multiplied)');
       items.forEach((item, i) => {
         const inner: Bound = { ...b, items: new Map(b.items).set(node.alias, { value: item, label: `${label}[${i}]` }) };
         expand(node.children, inner, visit);
@@ -175,6 +180,7 @@ class Flow {
       this.page = this.fixed;
       if (this.pages.length === 0) this.pages.push(this.fixed);
     } else {
+      checkLimit('pages', this.pages.length + 1, 'The number of pages of this document');
       this.page = { width: this.t.pageWidth, height: this.t.pageHeight, ops: [] };
       this.pages.push(this.page);
     }
@@ -525,7 +531,10 @@ function placeRegion(t: XmlTemplate, region: Region, top: number, b: Bound): { o
 
 /** Lays out a template with values already checked for presence. */
 export function layoutTemplate(t: XmlTemplate, values: Record<string, string>): PageLayout[] {
-  const b: Bound = { values, items: new Map(), lists: new Map() };
+  let text = 0;
+  for (const v of Object.values(values)) text += v.length;
+  checkLimit('text', text, 'The text of all merge values of this document');
+  const b: Bound = { expanded: { n: 0 }, values, items: new Map(), lists: new Map() };
   const width = t.pageWidth - t.margin.left - t.margin.right;
   const heights = new Map<Region, number>();
   const height = (r: Region | undefined) => {
@@ -560,6 +569,6 @@ export function layoutTemplate(t: XmlTemplate, values: Record<string, string>): 
 
 export function metadataText(tokens: Token[] | undefined, values: Record<string, string>): string | undefined {
   if (!tokens) return undefined;
-  const text = resolveText(tokens, { values, items: new Map(), lists: new Map() }).trim();
+  const text = resolveText(tokens, { expanded: { n: 0 }, values, items: new Map(), lists: new Map() }).trim();
   return text || undefined;
 }

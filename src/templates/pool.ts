@@ -12,8 +12,9 @@ import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { DEFAULT_RENDER_MEMORY_MB, DEFAULT_RENDER_TIMEOUT_MS, defaultRenderThreads } from '../config';
-import { PaperlinkError, reviveError, ValidationError } from '../errors';
+import { PaperlinkError, reviveError } from '../errors';
 import { originOf, renderTemplate, type RenderOptions, type Template } from './index';
+import { renderLimits, RenderLimitError, type RenderLimits } from './limits';
 import type { RenderReply, RenderTask } from './worker';
 
 /** Renders templates to PDF bytes; `render` rejects with the same PaperlinkErrors as renderTemplate. */
@@ -31,12 +32,7 @@ export interface RendererOptions {
   memoryMb?: number;
 }
 
-/** The render budget was used up; the error says which limit and how to raise it. */
-export class RenderLimitError extends ValidationError {
-  constructor(limit: string, value: string, message: string) {
-    super(message, [{ field: limit, message: `${value}`, code: 'render_limit_exceeded' }], 'render_limit_exceeded');
-  }
-}
+
 
 /** Renders on the calling thread: for tools that render one document and exit. */
 export const inProcessRenderer: Renderer = { render: renderTemplate, close: async () => undefined };
@@ -63,6 +59,8 @@ export class RenderPool implements Renderer {
     readonly threads: number,
     readonly timeoutMs: number = DEFAULT_RENDER_TIMEOUT_MS,
     readonly memoryMb: number = DEFAULT_RENDER_MEMORY_MB,
+    /** The work limits each thread applies (limits.ts); by default this process's. */
+    limits: RenderLimits = renderLimits(),
   ) {
     // threads start when work comes and stop after a minute idle. A small young generation suits
     // renders (short-lived garbage) and, with the cap on the old one, keeps the process's memory
@@ -74,6 +72,7 @@ export class RenderPool implements Renderer {
       idleTimeout: 60_000,
       concurrentTasksPerWorker: 1,
       resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: memoryMb },
+      workerData: { limits },
     });
   }
 
@@ -108,18 +107,10 @@ export class RenderPool implements Renderer {
     } catch (err) {
       if (err instanceof PaperlinkError) throw err;
       if (controller.signal.aborted) {
-        throw new RenderLimitError(
-          'render_time_ms',
-          `more than ${this.timeoutMs} ms`,
-          `The document took longer than ${this.timeoutMs} ms to render and was stopped. Make it smaller (fewer pages, items or images), or raise RENDER_TIMEOUT_MS.`,
-        );
+        throw new RenderLimitError('render_time_ms', `The document took longer than ${this.timeoutMs} ms to render and was stopped. Make it smaller (fewer pages, items or images), or raise RENDER_TIMEOUT_MS.`);
       }
       if ((err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
-        throw new RenderLimitError(
-          'render_memory_mb',
-          `more than ${this.memoryMb} MB`,
-          `The document needed more than ${this.memoryMb} MB of memory to render and was stopped. Make it smaller (fewer pages, items or images), or raise RENDER_MEMORY_MB.`,
-        );
+        throw new RenderLimitError('render_memory_mb', `The document needed more than ${this.memoryMb} MB of memory to render and was stopped. Make it smaller (fewer pages, items or images), or raise RENDER_MEMORY_MB.`);
       }
       throw err;
     } finally {

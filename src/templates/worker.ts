@@ -4,7 +4,9 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import { errorData, PaperlinkError, type ErrorData } from '../errors';
+import { workerData } from 'node:worker_threads';
 import { builtinSans } from './fonts';
+import { setRenderLimits, type RenderLimits } from './limits';
 import { loadTemplate, renderTemplate, type Template, type TemplateOrigin } from './index';
 
 export interface RenderTask {
@@ -20,6 +22,9 @@ export interface RenderTask {
 }
 
 export type RenderReply = { pdf: Uint8Array } | { missing: true } | { error: ErrorData } | { failure: string };
+
+// the work limits of the process that started this thread
+setRenderLimits(((workerData ?? {}) as { limits?: RenderLimits }).limits ?? {});
 
 // the built-in sans faces are what nearly every template uses: parsed when the thread starts,
 // not in its first render

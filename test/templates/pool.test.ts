@@ -5,7 +5,10 @@
  * its budget, and keeps working after.
  */
 import { loadTemplate, renderTemplate } from '../../src/templates';
+import { DEFAULT_LIMITS } from '../../src/templates/limits';
 import { RenderPool } from '../../src/templates/pool';
+
+const UNLIMITED = { ...DEFAULT_LIMITS, pages: 1e9, items: 1e9, text: 1e9 };
 import { png } from '../support/fixtures';
 import { readPdf } from '../support/pdf';
 
@@ -81,7 +84,8 @@ describe('RenderPool', () => {
   it('stops a render that runs over its budget, says which limit and how to raise it, and renders on', async () => {
     const slow = await loadTemplate('<document><body><each var="items" as="it"><p>{{it.n}}</p><page-break/></each></body></document>');
     const items = JSON.stringify(Array.from({ length: 10_000 }, (_, n) => ({ n: String(n) })));
-    const tight = new RenderPool(1, 2_000);
+    // the work limits (pages, items) set out of the way: this is about the time budget
+    const tight = new RenderPool(1, 2_000, 256, UNLIMITED);
     try {
       await expect(tight.render(slow, { items })).rejects.toMatchObject({ code: 'render_limit_exceeded', details: [{ field: 'render_time_ms', code: 'render_limit_exceeded' }] });
       await expect(tight.render(await letterTemplate(), valuesFor(3))).resolves.toBeInstanceOf(Uint8Array);
@@ -93,7 +97,7 @@ describe('RenderPool', () => {
   it('stops a render whose thread needs more memory than its cap, and renders on', async () => {
     const big = await loadTemplate('<document><body><each var="items" as="it"><p>{{it.n}} {{it.n}} {{it.n}}</p></each></body></document>');
     const items = JSON.stringify(Array.from({ length: 10_000 }, (_, n) => ({ n: `${'word '.repeat(20)}${n}` })));
-    const small = new RenderPool(1, 60_000, 64);
+    const small = new RenderPool(1, 60_000, 64, UNLIMITED);
     try {
       await expect(small.render(big, { items })).rejects.toMatchObject({ code: 'render_limit_exceeded', details: [{ field: 'render_memory_mb', code: 'render_limit_exceeded' }] });
       await expect(small.render(await letterTemplate(), valuesFor(4))).resolves.toBeInstanceOf(Uint8Array);
