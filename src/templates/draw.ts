@@ -20,10 +20,9 @@ import {
   setGraphicsState,
   setTextMatrix,
   showText,
-  type PDFContext,
 } from 'pdf-lib';
 import { embeddingFontkit, LAYOUT_FEATURES, type FontFace } from './fonts';
-import type { ImageAsset } from './images';
+import { imageSource, type ImageAsset } from './images';
 import type { PageLayout } from './layout';
 import { prepareSubset } from './subsets';
 import { useNodeZlib } from './zlib';
@@ -36,26 +35,6 @@ export interface DocumentInfo {
   subject?: string;
   /** Creation and modification date written into the PDF. */
   now: Date;
-}
-
-/**
- * An image as a PDF XObject (with its soft mask): decoded and compressed once per image, in a
- * scratch document, then copied into each document that draws it (a copy of bytes, not a re-encode).
- */
-const imageSources = new WeakMap<ImageAsset, Promise<{ context: PDFContext; ref: PDFRef }>>();
-
-function imageSource(asset: ImageAsset): Promise<{ context: PDFContext; ref: PDFRef }> {
-  let source = imageSources.get(asset);
-  if (!source) {
-    source = (async () => {
-      const scratch = await PDFDocument.create();
-      const image = asset.type === 'png' ? await scratch.embedPng(asset.bytes) : await scratch.embedJpg(asset.bytes);
-      await image.embed();
-      return { context: scratch.context, ref: image.ref };
-    })();
-    imageSources.set(asset, source);
-  }
-  return source;
 }
 
 export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promise<Uint8Array> {
@@ -74,7 +53,7 @@ export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promis
   const image = async (asset: ImageAsset) => {
     let ref = images.get(asset);
     if (!ref) {
-      const source = await imageSource(asset);
+      const source = imageSource(asset);
       ref = doc.context.register(PDFObjectCopier.for(source.context, doc.context).copy(source.context.lookup(source.ref)!));
       images.set(asset, ref);
     }

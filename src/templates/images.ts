@@ -1,5 +1,5 @@
 /** PNG and JPEG images for templates: read from a data URI or an asset, checked once at load. */
-import { PDFDocument } from 'pdf-lib';
+import { PDFDocument, type PDFContext, type PDFRef } from 'pdf-lib';
 
 export interface ImageAsset {
   type: 'png' | 'jpeg';
@@ -69,12 +69,28 @@ export async function readImage(bytes: Uint8Array): Promise<ImageAsset> {
     throw new Error('is neither a PNG nor a JPEG image');
   }
   if (!size || size.width <= 0 || size.height <= 0) throw new Error(`is a ${type.toUpperCase()} file whose size cannot be read`);
+  let source: { context: PDFContext; ref: PDFRef };
   try {
     const scratch = await PDFDocument.create();
-    if (type === 'png') await scratch.embedPng(bytes);
-    else await scratch.embedJpg(bytes);
+    const image = type === 'png' ? await scratch.embedPng(bytes) : await scratch.embedJpg(bytes);
+    await image.embed();
+    source = { context: scratch.context, ref: image.ref };
   } catch (err) {
     throw new Error(`is a damaged ${type.toUpperCase()} file (${err instanceof Error ? err.message : String(err)})`);
   }
-  return { type, bytes, width: size.width, height: size.height };
+  const asset: ImageAsset = { type, bytes, width: size.width, height: size.height };
+  sources.set(asset, source);
+  return asset;
+}
+
+/**
+ * An image as a PDF XObject (with its soft mask), decoded and compressed once, when it was read,
+ * in a scratch document: documents copy it from there (a copy of bytes, not a re-encode).
+ */
+const sources = new WeakMap<ImageAsset, { context: PDFContext; ref: PDFRef }>();
+
+export function imageSource(asset: ImageAsset): { context: PDFContext; ref: PDFRef } {
+  const source = sources.get(asset);
+  if (!source) throw new Error('this image was not read with readImage');
+  return source;
 }
