@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Compilable, type CompiledQuery, type MigrationProvider, type QueryResult } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, type Compilable, type CompiledQuery, type DatabaseConnection, type Driver, type MigrationProvider, type QueryResult } from 'kysely';
 import { Pool } from 'pg';
 import { migrationsFor } from './migrations';
 import type { Schema } from './schema';
@@ -20,7 +20,9 @@ export interface Database {
    * Runs a small write in a transaction. On SQLite, the writes of all requests that arrive in the
    * same turn of the event loop are committed together (group commit): one fsync for many, each
    * still exact and in order, each caller answered only once its group is durable. If the shared
-   * transaction fails, every write in it fails. On PostgreSQL each runs in its own transaction.
+   * transaction fails, each write of the group runs again in a transaction of its own, so a write
+   * fails only for its own fault. A write must therefore be safe to run again after a rollback (it
+   * only reads and writes through `trx`). On PostgreSQL each runs in its own transaction.
    */
   inTransaction<T>(work: (trx: Db) => Promise<T>): Promise<T>;
   /** Where it is, for people: a file path or the PostgreSQL URL without its password. */
@@ -64,7 +66,10 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     sqlite.pragma('synchronous = FULL');
     sqlite.pragma('busy_timeout = 10000');
     sqlite.pragma('foreign_keys = ON');
-    db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: cachingStatements(sqlite) }) });
+    const statements = cachingStatements(sqlite);
+    const direct: Direct = { prepare: statements.prepare, inTransaction: false };
+    db = new Kysely<Schema>({ dialect: new TrackedSqliteDialect({ database: statements }, direct) });
+    directs.set(db, direct);
   }
   const provider: MigrationProvider = { getMigrations: async () => migrationsFor(dialect) };
   const { error } = await new Migrator({ db, provider, migrationTableName: 'paperlink_migrations', migrationLockTableName: 'paperlink_migrations_lock' }).migrateToLatest();
@@ -72,7 +77,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     await db.destroy();
     throw new Error(`The database at ${location} could not be migrated: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
-  const inTransaction = dialect === 'sqlite' ? groupCommit(db) : <T>(work: (trx: Db) => Promise<T>) => db.transaction().execute(work);
+  const inTransaction = dialect === 'sqlite' ? groupCommit(db, directs.get(db)!) : <T>(work: (trx: Db) => Promise<T>) => db.transaction().execute(work);
   return { db, dialect, location, inTransaction, close: () => db.destroy() };
 }
 
@@ -95,26 +100,110 @@ function cachingStatements(sqlite: SQLite.Database): { close(): void; prepare(sq
   };
 }
 
+/**
+ * SQLite runs a statement synchronously on its one connection, and Kysely's own path to it (a
+ * connection mutex, a provider, several promises per query) costs more than SQLite takes to run a
+ * small prepared statement. A PreparedQuery runs its statement directly instead, where that is
+ * exactly what Kysely would do: inside a grouped write's transaction (which holds the connection),
+ * or on the database itself while no transaction is open on the connection (one statement,
+ * autocommit). While one is open, a query outside it takes Kysely's path and waits for it, as
+ * every other query does, so no one reads what a transaction has not committed.
+ */
+interface Direct {
+  prepare(sql: string): SQLite.Statement;
+  /** Whether a transaction is open on the connection (from BEGIN until COMMIT or ROLLBACK). */
+  inTransaction: boolean;
+}
+const directs = new WeakMap<Db, Direct>();
+
+class TrackedSqliteDriver extends SqliteDriver {
+  constructor(
+    config: ConstructorParameters<typeof SqliteDriver>[0],
+    private readonly direct: Direct,
+  ) {
+    super(config);
+  }
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    this.direct.inTransaction = true;
+    try {
+      await super.beginTransaction(connection);
+    } catch (err) {
+      this.direct.inTransaction = false;
+      throw err;
+    }
+  }
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    // a failed COMMIT leaves the transaction open until Kysely rolls it back
+    await super.commitTransaction(connection);
+    this.direct.inTransaction = false;
+  }
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await super.rollbackTransaction(connection);
+    } finally {
+      this.direct.inTransaction = false;
+    }
+  }
+}
+
+class TrackedSqliteDialect extends SqliteDialect {
+  constructor(
+    private readonly sqliteConfig: ConstructorParameters<typeof SqliteDialect>[0],
+    private readonly direct: Direct,
+  ) {
+    super(sqliteConfig);
+  }
+  override createDriver(): Driver {
+    return new TrackedSqliteDriver(this.sqliteConfig, this.direct);
+  }
+}
+
+function runDirect<O>(direct: Direct, query: CompiledQuery<O>): QueryResult<O> {
+  const stmt = direct.prepare(query.sql);
+  if (stmt.reader) return { rows: stmt.all(query.parameters) as O[] };
+  const { changes, lastInsertRowid } = stmt.run(query.parameters);
+  return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+}
+
 const MAX_GROUP = 500;
 
-function groupCommit(db: Db): <T>(work: (trx: Db) => Promise<T>) => Promise<T> {
+function groupCommit(db: Db, direct: Direct): <T>(work: (trx: Db) => Promise<T>) => Promise<T> {
   type Item = { work: (trx: Db) => Promise<unknown>; resolve: (v: unknown) => void; reject: (e: unknown) => void };
   let queue: Item[] = [];
   let scheduled = false;
+  // a transaction holds the connection: the prepared statements run in it run directly
+  const transaction = <T>(fn: (trx: Db) => Promise<T>) =>
+    db.transaction().execute(async (trx) => {
+      directs.set(trx, { prepare: direct.prepare, inTransaction: false });
+      try {
+        return await fn(trx);
+      } finally {
+        directs.delete(trx);
+      }
+    });
+  const alone = (item: Item) => transaction(item.work).then(item.resolve, item.reject);
   const flush = async () => {
     while (queue.length) {
       const group = queue.slice(0, MAX_GROUP);
       queue = queue.slice(MAX_GROUP);
+      if (group.length === 1) {
+        await alone(group[0]);
+        continue;
+      }
+      let results: unknown[];
       try {
-        const results = await db.transaction().execute(async (trx) => {
+        results = await transaction(async (trx) => {
           const out: unknown[] = [];
           for (const item of group) out.push(await item.work(trx));
           return out;
         });
-        group.forEach((item, i) => item.resolve(results[i]));
-      } catch (err) {
-        for (const item of group) item.reject(err);
+      } catch {
+        // one write failed (a unique key, a check) and took the group's transaction with it: each
+        // write runs again alone, so only the one at fault fails and the others still commit
+        for (const item of group) await alone(item);
+        continue;
       }
+      group.forEach((item, i) => item.resolve(results[i]));
     }
     scheduled = false;
   };
@@ -156,7 +245,16 @@ export class PreparedQuery<A extends Record<string, unknown>, O> {
       const slot = this.slots[i];
       return slot === undefined ? p : args[slot];
     });
-    return db.executeQuery<O>({ ...this.compiled, parameters });
+    const query = { ...this.compiled, parameters };
+    const direct = directs.get(db);
+    if (direct && !direct.inTransaction) {
+      try {
+        return Promise.resolve(runDirect(direct, query));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    return db.executeQuery<O>(query);
   }
 
   async first(db: Db, args: A): Promise<O | undefined> {
