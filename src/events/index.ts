@@ -38,10 +38,10 @@ export class Events {
   /**
    * Writes the event inside `trx` (the transaction of the change), and a pending delivery for
    * each webhook subscribed to its type. `only` limits it to one webhook (the test event).
-   * `data` is called only when some webhook wants the event; without one nothing is written and
-   * no event is returned.
+   * `data` is called only when some webhook wants the event (it may read more in `trx`); without
+   * one nothing is written and no event is returned.
    */
-  async emit(trx: Db, type: Event['type'], resourceId: string, data: () => Event['data'], only?: string): Promise<{ event?: Event; deliveries: string[] }> {
+  async emit(trx: Db, type: Event['type'], resourceId: string, data: () => Event['data'] | Promise<Event['data']>, only?: string): Promise<{ event?: Event; deliveries: string[] }> {
     const now = this.clock.now();
     // every change asks this: compiled once, with the first transaction (they all share a dialect)
     this.subscriptions ??= new PreparedQuery(trx, (d) => d.selectFrom('webhooks').select(['id', 'events']));
@@ -53,7 +53,7 @@ export class Events {
     });
     const deliveries: string[] = [];
     if (wanted.length === 0) return { deliveries };
-    const event: Event = { id: newId('evt', now), object: 'event', type, created_at: iso(now), data: data() };
+    const event: Event = { id: newId('evt', now), object: 'event', type, created_at: iso(now), data: await data() };
     await trx.insertInto('events').values({ id: event.id, type, resource_id: resourceId, data: JSON.stringify(event.data), created_at: event.created_at }).execute();
     const rows = wanted.map((h) => {
       const id = sequentialId('dlv', now);

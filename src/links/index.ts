@@ -61,9 +61,12 @@ export interface Visitor {
 }
 
 /** What a recipient's request found: a usable link, or nothing to say about it. */
+/** What a recipient's request reads of a link (a view reads no more than it needs). */
+export type OpenRow = Pick<MagicLinkRow, 'id' | 'document_id' | 'status' | 'expires_at' | 'max_views' | 'views_used' | 'opened_at' | 'auth_type' | 'auth_email'>;
+const OPEN_COLUMNS = ['id', 'document_id', 'status', 'expires_at', 'max_views', 'views_used', 'opened_at', 'auth_type', 'auth_email'] as const;
+
 export interface OpenLink {
-  row: MagicLinkRow;
-  settings: LinkSettings;
+  row: OpenRow;
   document: { id: string; name: string };
   app: MagicLinkApp;
 }
@@ -110,12 +113,19 @@ function expiryReason(row: MagicLinkRow): ExpiryReason {
 
 function viewQueries(db: Db) {
   return {
-    byToken: new PreparedQuery<{ hash: string }, MagicLinkRow & { document_name: string }>(db, (d, arg) =>
-      d.selectFrom('magic_links').innerJoin('documents', 'documents.id', 'magic_links.document_id').selectAll('magic_links').select('documents.name as document_name').where('magic_links.token_hash', '=', arg('hash')),
+    byToken: new PreparedQuery<{ hash: string }, OpenRow & { document_name: string }>(db, (d, arg) =>
+      d
+        .selectFrom('magic_links')
+        .innerJoin('documents', 'documents.id', 'magic_links.document_id')
+        .select(OPEN_COLUMNS.map((c) => `magic_links.${c}` as const))
+        .select('documents.name as document_name')
+        .where('magic_links.token_hash', '=', arg('hash')),
     ),
-    session: new PreparedQuery<{ hash: string; linkId: string }, LinkSessionsTable>(db, (d, arg) => d.selectFrom('link_sessions').selectAll().where('token_hash', '=', arg('hash')).where('link_id', '=', arg('linkId'))),
+    session: new PreparedQuery<{ hash: string; linkId: string }, Pick<LinkSessionsTable, 'email' | 'expires_at' | 'view_until'>>(db, (d, arg) =>
+      d.selectFrom('link_sessions').select(['email', 'expires_at', 'view_until']).where('token_hash', '=', arg('hash')).where('link_id', '=', arg('linkId')),
+    ),
     // counts a view only while the link is active, before its deadline and under its view limit
-    count: new PreparedQuery<{ id: string; at: string }, MagicLinkRow>(db, (d, arg) =>
+    count: new PreparedQuery<{ id: string; at: string }, Pick<MagicLinkRow, 'views_used' | 'max_views' | 'expires_at'>>(db, (d, arg) =>
       d
         .updateTable('magic_links')
         .set((e) => ({ views_used: e('views_used', '+', 1) }))
@@ -123,7 +133,7 @@ function viewQueries(db: Db) {
         .where('status', 'in', ACTIVE)
         .where((w) => w.or([w('expires_at', 'is', null), w('expires_at', '>', arg('at'))]))
         .where((w) => w.or([w('max_views', 'is', null), w('views_used', '<', w.ref('max_views'))]))
-        .returningAll(),
+        .returning(['views_used', 'max_views', 'expires_at']),
     ),
     logView: new PreparedQuery<{ id: string; linkId: string; at: string; ip: string | null; userAgent: string | null; email: string }, never>(db, (d, arg) =>
       d.insertInto('link_events').values({ id: arg('id'), link_id: arg('linkId'), at: arg('at'), kind: 'viewed', outcome: 'ok', ip: arg('ip'), user_agent: arg('userAgent'), email: arg('email') }),
@@ -398,7 +408,7 @@ export class MagicLinks {
   }
 
   /** Whether a link row may still be used at this moment (the same test the view UPDATE makes). */
-  private usable(row: MagicLinkRow): boolean {
+  private usable(row: OpenRow): boolean {
     const now = this.now();
     return ACTIVE.includes(row.status) && (row.expires_at === null || row.expires_at > now) && (row.max_views === null || row.views_used < row.max_views);
   }
@@ -412,7 +422,7 @@ export class MagicLinks {
     const found = await this.q.byToken.first(this.db, { hash: sha256(token) });
     if (!found) return undefined;
     const { document_name: documentName, ...linkRow } = found;
-    let row: MagicLinkRow = linkRow;
+    let row: OpenRow = linkRow;
     const app = await this.apps.get();
     if (!app) return undefined;
     if (!this.usable(row)) {
@@ -420,10 +430,9 @@ export class MagicLinks {
       await this.record(row.id, 'opened', 'unavailable', v);
       return undefined;
     }
-    const settings = settingsOf(row);
     if (!row.opened_at) {
       const now = this.clock.now();
-      const deadline = deadlineAtOpening(settings, row.expires_at ? new Date(row.expires_at) : null, now);
+      const deadline = deadlineAtOpening(settingsOf(await this.row(row.id)), row.expires_at ? new Date(row.expires_at) : null, now);
       const first = await this.db.transaction().execute(async (trx) => {
         const r = await trx
           .updateTable('magic_links')
@@ -441,7 +450,7 @@ export class MagicLinks {
       if (first) this.onChange(row.id, 'opened');
       row = await this.row(row.id);
     }
-    return { row, settings, document: { id: row.document_id, name: documentName }, app };
+    return { row, document: { id: row.document_id, name: documentName }, app };
   }
 
   /** E-mails a 6-digit code to the link's auth_email. At most CODES_PER_HOUR per link per hour. */
@@ -542,7 +551,8 @@ export class MagicLinks {
         return { ok: false, viewsLeft: null, expiresAt: null, ended: false };
       }
       await this.q.logView.execute(trx, { id: newId('ev', now), linkId: link.row.id, at, ip: v.ip ?? null, userAgent: v.userAgent?.slice(0, 300) ?? null, email: session.email });
-      await this.emit(trx, 'magic_link.viewed', row);
+      // the whole link is read only when a webhook wants the event
+      await this.events.emit(trx, 'magic_link.viewed', link.row.id, async () => ({ object: linkInfo(await trx.selectFrom('magic_links').selectAll().where('id', '=', link.row.id).executeTakeFirstOrThrow()) }));
       await this.q.grant.execute(trx, { until: iso(new Date(now.getTime() + VIEW_GRANT_MS)), hash: session.hash });
       const viewsLeft = row.max_views === null ? null : Math.max(0, row.max_views - row.views_used);
       // the last allowed view ends the link at once
