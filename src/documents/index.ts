@@ -124,6 +124,8 @@ export class Documents {
     private readonly links: MagicLinks,
     private readonly events: Events,
     private readonly renderer: Renderer,
+    /** Runs a small write (SQLite: committed with the others of the same moment, see Database). */
+    private readonly inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T> = (work) => db.transaction().execute(work),
   ) {}
 
   /**
@@ -295,7 +297,7 @@ export class Documents {
       await this.events.emit(trx, 'document.generated', row.id, () => ({ object: info(row) }));
     };
     if (this.storage.kind === 'database') {
-      await this.db.transaction().execute(async (trx) => {
+      await this.inTransaction(async (trx) => {
         await this.storage.put(row.id, pdf, trx);
         await commit(trx);
       });
@@ -303,7 +305,7 @@ export class Documents {
     }
     await this.storage.put(row.id, pdf);
     try {
-      await this.db.transaction().execute(commit);
+      await this.inTransaction(commit);
     } catch (err) {
       await this.storage.delete(row.id).catch(() => undefined);
       throw err;

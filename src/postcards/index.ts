@@ -190,7 +190,7 @@ export class Postcards {
 
   /** Moves a received postcard to its end state and tells subscribers, in one transaction. */
   private async settle(id: string, type: 'postcard.rendered' | 'postcard.failed', set: { status: PostcardStatus; failure_reason?: string; document_id?: string }): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.inTransaction(async (trx) => {
       const row = await trx.updateTable('postcards').set({ ...set, updated_at: iso(this.clock.now()) }).where('id', '=', id).where('status', '=', 'received').returningAll().executeTakeFirst();
       if (row) await this.events.emit(trx, type, id, () => ({ object: info(row) }));
     });
