@@ -2,6 +2,7 @@
  * A render thread (see pool.ts): compiles each template once, the first time a task names it, and
  * renders. Errors travel back as data (code, message, details) and are revived on the other side.
  */
+import os from 'node:os';
 import type { MessagePort } from 'node:worker_threads';
 import { errorData, PaperlinkError, type ErrorData } from '../errors';
 import { workerData } from 'node:worker_threads';
@@ -22,6 +23,17 @@ export interface RenderTask {
 }
 
 export type RenderReply = { pdf: Uint8Array } | { missing: true } | { error: ErrorData } | { failure: string };
+
+// Requests before renders: this thread runs below normal priority, so on a busy machine the HTTP
+// thread (answering, committing) is served first and renders take the CPU time left. Only on
+// Linux, where each thread has its own nice value (elsewhere it would lower the whole process).
+if (process.platform === 'linux') {
+  try {
+    os.setPriority(os.constants.priority.PRIORITY_BELOW_NORMAL);
+  } catch {
+    // not allowed here: renders keep the normal priority
+  }
+}
 
 // the work limits of the process that started this thread
 setRenderLimits(((workerData ?? {}) as { limits?: RenderLimits }).limits ?? {});
