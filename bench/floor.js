@@ -62,7 +62,8 @@ process.on('SIGTERM', () => process.exit(0));
  * conditional count, the access-log entry and the PDF grant; the viewer page.
  * 'postcard': the token by prefix and hash (kept once it matched), every rule of the intake
  * (Paperlink's own checkPostcard), the template's existence, then the insert; 202 with the id.
- * Env: DB_FILE (Paperlink's database), WRITE, PAGE (the viewer page of a view), and the modules.
+ * It answers what ours answers: the same page or body, a request id, and a page's security headers.
+ * Env: DB_FILE (Paperlink's database), WRITE, PAGE (the viewer page of a view), PAGE_HEADERS, and the modules.
  */
 const LEAN = `
 const http = require('node:http');
@@ -75,6 +76,9 @@ db.pragma('journal_mode = WAL');
 db.pragma('synchronous = FULL');
 db.pragma('busy_timeout = 10000');
 const sha = (s) => crypto.createHash('sha256').update(s).digest('hex');
+// the same answer as ours: a request id, and a page's security headers
+const requestId = () => 'req_' + Math.random().toString(36).slice(2, 12);
+const pageHeaders = JSON.parse(process.env.PAGE_HEADERS || '{}');
 let queue = [];
 let scheduled = false;
 const flush = () => {
@@ -112,7 +116,7 @@ if (process.env.WRITE === 'view') {
       },
       answer: () => {
         if (!row) return gone(res);
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+        res.writeHead(200, { ...pageHeaders, 'content-type': 'text/html; charset=utf-8', 'x-request-id': requestId() });
         res.end(page.replace(/\\d+ views? left/, (row.max_views - row.views_used) + ' views left'));
       },
     });
@@ -143,7 +147,7 @@ if (process.env.WRITE === 'view') {
       const id = newId('pc');
       enqueue({
         write: () => { const now = new Date().toISOString(); insert.run(id, v.template_id, JSON.stringify(v.contact), JSON.stringify(v.address), JSON.stringify(v.custom), key.id, now, now); },
-        answer: () => { res.writeHead(202, { 'content-type': 'application/json' }); res.end(JSON.stringify({ id, status: 'received' })); },
+        answer: () => { res.writeHead(202, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId() }); res.end(JSON.stringify({ id, status: 'received' })); },
       });
     });
   };
@@ -156,7 +160,16 @@ process.on('SIGTERM', () => process.exit(0));
 function leanEnv(dataDir, write, page) {
   const path = require('node:path');
   const dist = path.join(__dirname, '..', 'dist', 'src');
-  return { SQLITE_MODULE: require.resolve('better-sqlite3'), RULES_MODULE: path.join(dist, 'postcards', 'rules.js'), IDS_MODULE: path.join(dist, 'ids.js'), DB_FILE: path.join(dataDir, 'paperlink.db'), WRITE: write, PAGE: page ? page.toString('base64') : '' };
+  const { pageHeaders } = require(path.join(dist, 'http', 'headers.js'));
+  return {
+    SQLITE_MODULE: require.resolve('better-sqlite3'),
+    RULES_MODULE: path.join(dist, 'postcards', 'rules.js'),
+    IDS_MODULE: path.join(dist, 'ids.js'),
+    DB_FILE: path.join(dataDir, 'paperlink.db'),
+    WRITE: write,
+    PAGE: page ? page.toString('base64') : '',
+    PAGE_HEADERS: JSON.stringify(pageHeaders('recipient')),
+  };
 }
 
 /** Env for the floor server: a fresh database file in `dir`. */
