@@ -133,12 +133,15 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
 
   program
     .command('variables')
-    .description("Print a template's variables, in order of first use.")
+    .description("Print a template's variables, in order of first use; an optional one (written {{name | default: \"…\"}}) with its default.")
     .argument('<template>', 'an XML template or a fillable PDF')
-    .option('--json', 'print a JSON array instead of one name a line')
+    .option('--json', 'print {"required": [...], "optional": {"name": "default", ...}} instead of one name a line')
+    .addHelpText('after', '\nExample output:\n  first_name\n  company (optional, default "")')
     .action(async (template: string, opts: { json?: boolean }) => {
-      const names = variables(await loadTemplateFile(template));
-      io.stdout(opts.json ? `${JSON.stringify(names)}\n` : names.map((n) => `${n}\n`).join(''));
+      const t = await loadTemplateFile(template);
+      const names = variables(t);
+      if (opts.json) io.stdout(`${JSON.stringify({ required: names.filter((n) => !Object.hasOwn(t.defaults, n)), optional: t.defaults })}\n`);
+      else io.stdout(names.map((n) => (Object.hasOwn(t.defaults, n) ? `${n} (optional, default ${JSON.stringify(t.defaults[n])})\n` : `${n}\n`)).join(''));
       setExit(EXIT_OK);
     });
 

@@ -254,6 +254,13 @@ export const MIGRATIONS: [string, Step][] = [
       await db.schema.createIndex('documents_render_unique').on('documents').column('render_id').unique().execute();
     },
   ],
+  [
+    '0008_template_defaults',
+    async (db) => {
+      // optional variables ({{name | default: "…"}}) and their defaults, JSON; earlier templates have none
+      await db.schema.alterTable('templates').addColumn('defaults', 'text', (c) => c.notNull().defaultTo('{}')).execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

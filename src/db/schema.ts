@@ -22,6 +22,8 @@ export interface TemplatesTable {
   source: Uint8Array;
   /** JSON array of variable names, in order of first use. */
   variables: string;
+  /** JSON object: each optional variable and the text it takes when no value is given. */
+  defaults: string;
   size: number;
   created_at: string;
   updated_at: string;

@@ -14,6 +14,7 @@ import { newId } from '../ids';
 import type { Keys } from '../keys';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import type { TemplateStore } from '../templates/store';
+import { missingVariables } from '../templates';
 import type { Renderer } from '../templates/pool';
 import { checkPostcard, mergeValues, type PostcardRequest } from './rules';
 
@@ -97,8 +98,21 @@ export class Postcards {
     if (!key) throw new AuthenticationError('A valid postcard token is required in the api_token field of the body.');
     if (!checked.ok) throw new ValidationError('The postcard request is not valid; see details for each field to fix.', checked.details);
     const req = checked.value;
-    if (!(await this.templates.exists(req.template_id))) {
+    const template = await this.templates.load(req.template_id).catch((err: unknown) => {
+      if (err instanceof NotFoundError) return undefined;
+      throw err;
+    });
+    if (!template) {
       throw new ValidationError('The postcard request is not valid; see details.', [{ field: 'template_id', message: `no template has the id ${JSON.stringify(req.template_id)}`, code: 'not_found' }]);
+    }
+    // refused now rather than accepted and failed later: the fields fill the template's variables
+    const missing = missingVariables(template, mergeValues(req));
+    if (missing.length) {
+      throw new ValidationError(
+        `The template ${req.template_id} needs a value for ${missing.join(', ')}. Send each as a field of the request, or make it optional in the template with {{name | default: ""}}.`,
+        missing.map((v) => ({ field: v, message: 'is required by the template', code: 'required' })),
+        'missing_variables',
+      );
     }
     if (idempotencyKey !== undefined && (idempotencyKey.length < 1 || idempotencyKey.length > 255)) {
       throw new ValidationError('An Idempotency-Key is 1 to 255 characters.', [{ field: 'Idempotency-Key', message: 'must be 1 to 255 characters', code: 'invalid' }]);

@@ -158,11 +158,21 @@ class Compiler {
 
   constructor(private readonly assets: AssetResolver | undefined) {}
 
-  use = (name: string): void => {
+  /** Optional variables and the text that stands in for each (one default per variable). */
+  readonly defaults = new Map<string, string>();
+
+  use = (name: string, fallback?: string): string | undefined => {
     if (!this.seen.has(name)) {
       this.seen.add(name);
       this.variables.push(name);
     }
+    if (fallback === undefined) return undefined;
+    const before = this.defaults.get(name);
+    if (before !== undefined && before !== fallback) {
+      return `{{${name}}} has two defaults, ${JSON.stringify(before)} and ${JSON.stringify(fallback)}. Give a variable one default (it applies wherever the variable is used).`;
+    }
+    this.defaults.set(name, fallback);
+    return undefined;
   };
 
   elements(node: XmlElement, allowed: string[], where: string): XmlElement[] {
@@ -616,6 +626,7 @@ export async function compileXml(source: string, options: CompileOptions = {}): 
     footers,
     body,
     variables: c.variables,
+    defaults: Object.fromEntries(c.defaults),
   };
 }
 

@@ -38,6 +38,8 @@ export interface PdfTemplate {
   bytes: Uint8Array;
   fields: PdfField[];
   variables: string[];
+  /** Form fields are all required: no defaults. */
+  defaults: Record<string, string>;
 }
 
 function describe(field: PDFField): PdfField | undefined {
@@ -77,7 +79,7 @@ export async function loadPdfTemplate(bytes: Uint8Array, name = 'Untitled form')
     throw new TemplateError('The PDF has no form fields to fill. Add text fields, check boxes, radio groups or dropdowns, or write an XML template.');
   }
   const title = doc.getTitle()?.trim();
-  return { kind: 'pdf', name: title || name, bytes, fields, variables: fields.map((f) => f.name) };
+  return { kind: 'pdf', name: title || name, bytes, fields, variables: fields.map((f) => f.name), defaults: {} };
 }
 
 const fonts = new FontSet();

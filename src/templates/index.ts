@@ -107,18 +107,21 @@ export function variables(template: Template): string[] {
   return [...template.variables];
 }
 
-/** Names of the template's variables that `values` does not give. */
+/** Names of the template's required variables (those without a default) that `values` does not give. */
 export function missingVariables(template: Template, values: Record<string, unknown>): string[] {
-  return template.variables.filter((v) => !Object.prototype.hasOwnProperty.call(values, v));
+  return template.variables.filter((v) => !Object.hasOwn(values, v) && !Object.hasOwn(template.defaults, v));
 }
 
 /**
- * Renders a template to PDF bytes. Every variable needs a value (an empty string is a value);
- * the missing ones are reported together in one MissingVariablesError. Errors about values name
+ * Renders a template to PDF bytes. Every required variable needs a value (an empty string is a
+ * value), an optional one takes its default; the missing ones are reported together in one
+ * MissingVariablesError. Errors about values name
  * the variable in `details[].field`.
  */
-export async function renderTemplate(template: Template, values: Record<string, string>, options: RenderOptions = {}): Promise<Uint8Array> {
-  const missing = missingVariables(template, values);
+export async function renderTemplate(template: Template, given: Record<string, string>, options: RenderOptions = {}): Promise<Uint8Array> {
+  const missing = missingVariables(template, given);
+  // an optional variable without a value takes its default
+  const values = { ...template.defaults, ...given };
   if (missing.length) throw new MissingVariablesError(missing);
   const bad = template.variables.filter((v) => typeof values[v] !== 'string');
   if (bad.length) {

@@ -188,4 +188,6 @@ export interface XmlTemplate {
   footers: Region[];
   body: Block[];
   variables: string[];
+  /** The optional variables (written `{{name | default: "text"}}`) and the text used when a value is not given. */
+  defaults: Record<string, string>;
 }

@@ -21,8 +21,10 @@ export interface TemplateInfo {
   name: string;
   /** `xml` for layout templates, `pdf` for fillable PDF forms. */
   format: 'xml' | 'pdf';
-  /** The merge fields, in order of first use: every one needs a value in `merge_parameters`. */
+  /** The merge fields, in order of first use. Each needs a value in `merge_parameters`, but the optional ones. */
   variables: string[];
+  /** The variables that may be left out (`{{name | default: "…"}}`), each with the text it takes then. */
+  optional_variables: { name: string; default: string }[];
   size: number;
   created_at: string;
   updated_at: string;
@@ -43,12 +45,14 @@ export const EXAMPLE_IDS = { letter: 'tmpl_example_letter', invoice: 'tmpl_examp
 const MAX_NAME = 200;
 
 function info(row: TemplateRow): TemplateInfo {
+  const defaults = JSON.parse(row.defaults) as Record<string, string>;
   return {
     id: row.id,
     object: 'template',
     name: row.name,
     format: row.format as 'xml' | 'pdf',
     variables: JSON.parse(row.variables) as string[],
+    optional_variables: Object.entries(defaults).map(([name, value]) => ({ name, default: value })),
     size: row.size,
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -87,6 +91,7 @@ export class TemplateStore {
       format: isPdf(bytes) ? 'pdf' : 'xml',
       source: Buffer.from(bytes),
       variables: JSON.stringify(template.variables),
+      defaults: JSON.stringify(template.defaults),
       size: bytes.length,
       created_at: now,
       updated_at: now,
@@ -108,13 +113,6 @@ export class TemplateStore {
     const row = await this.db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) throw new NotFoundError('template', id);
     return info(row);
-  }
-
-  /** Whether a template exists; a template compiled in this process is known without a query. */
-  async exists(id: string): Promise<boolean> {
-    if (this.compiled.has(id)) return true;
-    const row = await this.db.selectFrom('templates').select('id').where('id', '=', id).executeTakeFirst();
-    return Boolean(row);
   }
 
   /** The compiled template, ready to render. */

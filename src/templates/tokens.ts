@@ -10,8 +10,11 @@ export interface TokenContext {
   aliases: string[];
   /** Whether `{{page}}` and `{{pages}}` may be used (headers and footers). */
   pageNumbers: boolean;
-  /** Records a variable the first time it is used. */
-  use(name: string): void;
+  /**
+   * Records a variable the first time it is used; `fallback` makes it optional (`| default: "…"`).
+   * Says what is wrong when the variable was given a different default before.
+   */
+  use(name: string, fallback?: string): string | undefined;
 }
 
 /** Splits text into literal pieces and merge fields. A `{{` without its `}}` is an error, not text. */
@@ -32,12 +35,26 @@ export function tokenize(text: string, loc: SourceLocation, ctx: TokenContext): 
   return out;
 }
 
-function field(expr: string, loc: SourceLocation, ctx: TokenContext): Token {
+/** `name | default: "text"` (or 'text'): the variable is optional, and the text stands in for it. */
+const DEFAULT_FILTER = /^([^|]*?)\s*\|\s*default\s*:\s*(?:"([^"]*)"|'([^']*)')\s*$/;
+
+function field(raw: string, loc: SourceLocation, ctx: TokenContext): Token {
+  let expr = raw;
+  let fallback: string | undefined;
+  if (raw.includes('|')) {
+    const m = DEFAULT_FILTER.exec(raw);
+    if (!m) {
+      throw new TemplateError(`{{${raw}}} has a filter this template language does not know. The one filter is a default for an optional variable: {{name | default: "text"}}.`, loc);
+    }
+    expr = m[1].trim();
+    fallback = m[2] ?? m[3];
+  }
   const [head, ...path] = expr.split('.');
   if (ctx.aliases.includes(head)) {
     if (!path.every((p) => VARIABLE_NAME.test(p))) {
       throw new TemplateError(`{{${expr}}} is not a valid list item field. Write {{${head}.field_name}}.`, loc);
     }
+    if (fallback !== undefined) throw new TemplateError(`{{${raw}}}: a default is for a template variable, not a list item field; every item gives every field it uses.`, loc);
     return { t: 'item', alias: head, path, display: expr };
   }
   if (!VARIABLE_NAME.test(expr)) {
@@ -48,9 +65,11 @@ function field(expr: string, loc: SourceLocation, ctx: TokenContext): Token {
   }
   if (expr === 'page' || expr === 'pages') {
     if (!ctx.pageNumbers) throw new TemplateError(`{{${expr}}} can only be used in a <header> or <footer>.`, loc);
+    if (fallback !== undefined) throw new TemplateError(`{{${raw}}}: {{${expr}}} always has a value; it takes no default.`, loc);
     return { t: expr };
   }
-  ctx.use(expr);
+  const conflict = ctx.use(expr, fallback);
+  if (conflict) throw new TemplateError(conflict, loc);
   return { t: 'var', name: expr };
 }
 

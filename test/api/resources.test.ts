@@ -41,6 +41,9 @@ describe.each(BACKENDS)('templates and documents on %s', (backend) => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ id: EXAMPLE_IDS.postcard, object: 'template', format: 'xml' });
     expect(res.json().variables.sort()).toEqual(Object.keys(postcardValues).sort());
+    // what a postcard request may leave out, with the text it takes then
+    expect(res.json().optional_variables).toEqual(expect.arrayContaining([{ name: 'company', default: '' }, { name: 'message', default: '' }, { name: 'address_line_2', default: '' }]));
+    expect(res.json().optional_variables.map((v: { name: string }) => v.name)).not.toContain('address_line_1');
     const list = await get('/v1/templates');
     expect(list.json().data.map((x: { id: string }) => x.id)).toEqual(expect.arrayContaining(Object.values(EXAMPLE_IDS)));
   });

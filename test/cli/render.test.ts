@@ -58,12 +58,15 @@ describe('paperlink render', () => {
 });
 
 describe('paperlink variables', () => {
-  it('prints the variables in order of first use, or as JSON', async () => {
+  it('prints the variables in order of first use, the optional ones with their default, or as JSON', async () => {
     const r = await cli(['variables', path.join(root, 'examples/postcard/postcard.xml')]);
     expect(r.code).toBe(0);
-    expect(r.stdout.split('\n').slice(0, 4)).toEqual(['first_name', 'last_name', 'city', 'tagline']);
+    expect(r.stdout.split('\n').slice(0, 2)).toEqual(['first_name (optional, default "")', 'last_name (optional, default "")']);
+    expect(r.stdout.split('\n')).toContain('address_line_1');
     const j = await cli(['variables', '--json', letter]);
-    expect(JSON.parse(j.stdout)[0]).toBe('recipient_name');
+    const parsed = JSON.parse(j.stdout);
+    expect(parsed.required[0]).toBe('recipient_name');
+    expect(parsed.optional).toEqual({ recipient_company: '', enclosure: '' });
   });
 });
 

@@ -191,16 +191,16 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
     expect((refused.error as unknown as { description: string }).description).toMatch(/address_line_1/);
   });
 
-  it('refuses a postcard before sending when the template needs a field it lacks (nothing is stored)', async () => {
+  it('refuses a postcard before sending when the template needs a field it lacks (nothing is stored), but not an optional one', async () => {
     const before = (await t.service.postcards.list({ limit: 100 })).data.length;
-    const custom = Object.entries(sample).filter(([k]) => !k.startsWith('address_') && !['first_name', 'last_name'].includes(k));
+    const tmpl = await t.service.templates.create({ source: '<document size="postcard-6x4"><body><p>{{last_name}}: use {{promo_code}} by {{deadline | default: "Friday"}}</p></body></document>' });
     const refused = await runPaperlink(
-      { resource: 'postcard', operation: 'submit', templateId: EXAMPLE_IDS.postcard, firstName: '', lastName: sample.last_name, addressLine1: sample.address_line_1, addressCity: sample.address_city, addressState: sample.address_state, addressZip: sample.address_zip, addressCountry: 'US', customData: { field: custom.map(([name, value]) => ({ name, value })) } },
+      { resource: 'postcard', operation: 'submit', templateId: tmpl.id, firstName: '', lastName: sample.last_name, addressLine1: sample.address_line_1, addressCity: sample.address_city, addressState: sample.address_state, addressZip: sample.address_zip, addressCountry: 'US' },
       [{}],
       creds,
     );
     expect(refused.error?.name).toBe('NodeOperationError');
-    expect((refused.error as unknown as { description: string }).description).toMatch(/^first_name: is required by the template$/);
+    expect((refused.error as unknown as { description: string }).description).toMatch(/^promo_code: is required by the template$/);
     expect((refused.error as unknown as { context: { itemIndex: number } }).context.itemIndex).toBe(0);
     expect((await t.service.postcards.list({ limit: 100 })).data.length).toBe(before);
   });

@@ -40,14 +40,58 @@ describe.each(BACKENDS)('postcard intake on %s', (backend) => {
     expect(pdf.text).toContain('742 Evergreen Terrace');
   });
 
-  it('marks a postcard failed with the reason when a merge field is not filled', async () => {
-    const tmpl = await t.service.templates.create({ source: '<document size="postcard-6x4"><body><p>{{first_name}}, use {{promo_code}}</p></body></document>' });
+  it('refuses at once, storing nothing, a request that leaves out a variable the template requires', async () => {
+    const tmpl = await t.service.templates.create({ source: '<document size="postcard-6x4"><body><p>{{first_name}}, use {{promo_code}} by {{deadline | default: "Friday"}}</p></body></document>' });
+    const before = (await get('/v1/postcards?limit=100')).json().data.length;
     const res = await post({ ...request(), template_id: tmpl.id });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.code).toBe('missing_variables');
+    // the optional one (a default) is not asked for
+    expect(res.json().error.details).toEqual([{ field: 'promo_code', message: expect.any(String), code: 'required' }]);
+    expect((await get('/v1/postcards?limit=100')).json().data.length).toBe(before);
+    // given, it renders, and the default fills what was left out
+    const ok = await post({ ...request(), template_id: tmpl.id, promo_code: 'POWDER26' });
+    expect(ok.statusCode).toBe(202);
+    const p = await settled(ok.json().id);
+    expect(p.status).toBe('rendered');
+    expect((await readPdf((await get(`/v1/documents/${p.document_id}/pdf`)).rawPayload)).text).toContain('Jordan, use POWDER26 by Friday');
+  });
+
+  it('marks a postcard failed with the reason when a value cannot be drawn', async () => {
+    // what intake cannot know: a character no font of the template has
+    const res = await post({ ...request(), city: 'Tokyo 東京' });
     expect(res.statusCode).toBe(202);
     const p = await settled(res.json().id);
     expect(p.status).toBe('failed');
-    expect(p.failure_reason).toContain('promo_code');
+    expect(p.failure_reason).toContain('unsupported_character');
     expect(p.document_id).toBeNull();
+  });
+
+  it('renders the bundled postcard from only what the spec requires: one name and an address', async () => {
+    const res = await post({ api_token: token, template_id: EXAMPLE_IDS.postcard, last_name: 'Alvarez', address_line_1: '742 Evergreen Terrace', address_city: 'Springfield', address_state: 'OR', address_zip: '97477', address_country: 'US' });
+    expect(res.statusCode).toBe(202);
+    const p = await settled(res.json().id);
+    expect(p.status).toBe('rendered');
+    const text = (await readPdf((await get(`/v1/documents/${p.document_id}/pdf`)).rawPayload)).text;
+    expect(text).toContain('Hello,');
+    expect(text).toContain('Alvarez');
+    expect(text).not.toContain('Greetings from');
+  });
+
+  it('renders the request examples of the docs and of the OpenAPI document', async () => {
+    const doc = fs.readFileSync(path.join(root, 'docs/postcards.md'), 'utf8');
+    const fromDocs = [...doc.matchAll(/curl [^\n]*\/postcards[^\n]*-d '(\{[\s\S]*?\})'/g)].map((m) => JSON.parse(m[1]) as Record<string, string>);
+    const openapi = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const fromApi = Object.values(openapi.paths as Record<string, { post?: { requestBody?: { content: Record<string, { example?: Record<string, string> }> } } }>)
+      .map((p) => p.post?.requestBody?.content['application/json']?.example)
+      .filter((e): e is Record<string, string> => Boolean(e && 'api_token' in e));
+    expect(fromDocs.length).toBeGreaterThanOrEqual(1);
+    expect(fromApi.length).toBe(1);
+    for (const example of [...fromDocs, ...fromApi]) {
+      const res = await post({ ...example, api_token: token });
+      expect(res.statusCode).toBe(202);
+      expect((await settled(res.json().id)).status).toBe('rendered');
+    }
   });
 
   it('refuses a missing or wrong token with 401, also an API key or a token in a header', async () => {

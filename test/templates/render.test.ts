@@ -370,6 +370,32 @@ describe('renderTemplate() merge fields', () => {
   });
 });
 
+describe('optional variables: {{name | default: "text"}}', () => {
+  it('may be left out: the default stands in wherever the variable is used, a given value wins', async () => {
+    const xml = doc(`<p>Dear {{name}}</p><if var="company"><p>at {{company | default: ""}}</p></if><p>valid until {{until | default: 'Friday'}}; {{until}}</p>`);
+    const t = await loadTemplate(xml);
+    expect(variables(t)).toEqual(['name', 'company', 'until']);
+    expect(t.defaults).toEqual({ company: '', until: 'Friday' });
+    const bare = await render(xml, { name: 'Ada' });
+    expect(bare.text).toContain('valid until Friday; Friday');
+    expect(bare.text).not.toContain('at ');
+    const given = await render(xml, { name: 'Ada', company: 'Acme', until: 'Monday' });
+    expect(given.text).toContain('at Acme');
+    expect(given.text).toContain('valid until Monday; Monday');
+    // the required one is still required
+    await expect(renderTemplate(t, {})).rejects.toMatchObject({ code: 'missing_variables', missing: ['name'] });
+  });
+
+  it.each([
+    ['two different defaults', '<p>{{a | default: "x"}} {{a | default: "y"}}</p>'],
+    ['a filter that does not exist', '<p>{{a | upcase}}</p>'],
+    ['a default without quotes', '<p>{{a | default: x}}</p>'],
+    ['a default on a list item field', '<each var="rows" as="r"><p>{{r.x | default: ""}}</p></each>'],
+  ])('refuses %s as template_invalid', async (_what, body) => {
+    await expect(loadTemplate(doc(body))).rejects.toMatchObject({ code: 'template_invalid' });
+  });
+});
+
 describe('renderTemplate() Unicode', () => {
   const samples = {
     latin: 'Crème brûlée, naïve façade, Øresund, Straße',

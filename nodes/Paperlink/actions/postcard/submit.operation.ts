@@ -72,9 +72,11 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   // the credential adds the real token when sending; the rules only need one to be there
   const checked = checkPostcard({ ...body, api_token: 'checked-when-sent' });
   if (!checked.ok) throw refuse('The postcard request is not valid; see the fields to fix', checked.details);
-  const template = (await apiRequest.call(this, 'GET', pathOf('template', checked.value.template_id))) as { variables?: string[] };
+  const template = (await apiRequest.call(this, 'GET', pathOf('template', checked.value.template_id))) as { variables?: string[]; optional_variables?: { name: string }[] };
   const values = mergeValues(checked.value);
-  const missing = (template.variables ?? []).filter((v) => values[v] === undefined);
+  // the optional ones (with a default in the template) may be left out
+  const optional = new Set((template.optional_variables ?? []).map((v) => v.name));
+  const missing = (template.variables ?? []).filter((v) => values[v] === undefined && !optional.has(v));
   if (missing.length) {
     throw refuse(
       `The template needs ${missing.join(', ')}: give ${missing.length === 1 ? 'it' : 'them'} as contact fields or Custom Data`,
