@@ -11,7 +11,7 @@ import type { KeyInfo } from '../keys';
 import { isObject } from '../guards';
 import { renderIdFor } from '../idempotency';
 import { parsePageQuery } from '../pagination';
-import { errorAnswer, errorBody, errorHandler, requireJson, type ErrorBody } from './errors';
+import { errorAnswer, errorBody, errorHandler, isPagePath, requireJson, sendError, type ErrorBody } from './errors';
 import { readMultipart } from './multipart';
 import { registerAssets } from './assets';
 import { contentDisposition } from './headers';
@@ -66,8 +66,8 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
         return [400, errorBody('bad_request', err.message)];
       };
       answer().then(
-        ([status, body]) => void reply.status(status).send(body),
-        (e: unknown) => void reply.status(500).send(errorAnswer(e as FastifyError, req, config.bodyLimit)[1]),
+        ([status, body]) => void sendError(req, reply, status, body),
+        (e: unknown) => void sendError(req, reply, 500, errorAnswer(e as FastifyError, req, config.bodyLimit)[1]),
       );
     },
     // what Node's HTTP parser refuses before any route (headers over 16 KB, garbage) in the shape as well
@@ -80,7 +80,8 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
   });
   app.setErrorHandler(errorHandler(config.bodyLimit));
   app.setNotFoundHandler((req, reply) => {
-    void reply.status(404).send(errorBody('not_found', `There is no ${req.method} ${req.url.split('?')[0]}. GET /openapi.json lists every endpoint.`));
+    const path = req.url.split('?')[0];
+    void sendError(req, reply, 404, errorBody('not_found', isPagePath(req.url) ? `There is no page at ${path}. Check the address, or open the link from the e-mail again.` : `There is no ${req.method} ${path}. GET /openapi.json lists every endpoint.`));
   });
   app.addHook('onSend', async (req, reply) => {
     void reply.header('X-Request-Id', req.id);

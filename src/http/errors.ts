@@ -16,6 +16,19 @@ import {
 } from '../errors';
 
 export { errorBody, type ErrorBody } from '../errors';
+import { pageHeaders } from './headers';
+import { errorPage } from './pages';
+
+/** Whether a path is a page people open in a browser (a recipient's link, the web app), not the API. */
+export function isPagePath(url: string): boolean {
+  return url.startsWith('/l/') || url === '/app' || url.startsWith('/app/') || url.startsWith('/app?');
+}
+
+/** Sends a failure: as a styled page on a page path, in the one JSON shape everywhere else. */
+export function sendError(req: FastifyRequest, reply: FastifyReply, status: number, body: ErrorBody): FastifyReply {
+  if (!isPagePath(req.url)) return reply.status(status).send(body);
+  return reply.status(status).type('text/html; charset=utf-8').headers(pageHeaders('recipient')).send(errorPage(status, body.error));
+}
 
 function statusOf(err: PaperlinkError): number {
   if (err instanceof ValidationError) return 422;
@@ -79,6 +92,6 @@ export function errorHandler(limit: number) {
   return (err: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
     if (err instanceof RateLimitError) void reply.header('Retry-After', String(err.retryAfterSeconds));
     const [status, body] = errorAnswer(err, req, limit);
-    void reply.status(status).send(body);
+    void sendError(req, reply, status, body);
   };
 }

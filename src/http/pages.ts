@@ -91,6 +91,23 @@ export function messagePage(brand: Brand, title: string, message: string): strin
   return page(brand, title, `<div class="card" role="alert"><h1>${html(title)}</h1><p>${html(message)}</p></div>`);
 }
 
+const ERROR_TITLES: Record<number, string> = {
+  400: 'This request could not be read',
+  404: 'Not found',
+  413: 'That is too large',
+  414: 'That address is too long',
+  415: 'This page takes a form',
+  429: 'Too many tries',
+  500: 'Something went wrong',
+};
+
+/** A failure on a page (a recipient's, the web app's): what happened and what to do, never a stack. */
+export function errorPage(status: number, error: { code: string; message: string; request_id?: string }): string {
+  const title = ERROR_TITLES[status] ?? 'That did not work';
+  const reference = `Code ${error.code}${error.request_id ? `, request id ${error.request_id}` : ''}.`;
+  return page(DEFAULT_BRAND, title, `<div class="card" role="alert"><h1>${html(title)}</h1><p>${html(error.message)}</p><p class="muted">${html(reference)} Go back and try again, or open the link from the e-mail again.</p></div>`);
+}
+
 export function viewerPage(o: { brand: Brand; documentName: string; pdfUrl: string; viewsLeft: number | null; expiresAt: string | null }): string {
   const limits = [o.viewsLeft === null ? '' : `${o.viewsLeft} view${o.viewsLeft === 1 ? '' : 's'} left`, o.expiresAt ? `available until ${o.expiresAt.replace('T', ' ').slice(0, 16)} UTC` : ''].filter(Boolean).join(' · ');
   const script = '<script type="module" src="/assets/viewer.js"></script>';

@@ -68,6 +68,29 @@ describe('hostile requests', () => {
     shape(keyed.json());
   });
 
+  // a recipient's link and the web app are pages: what they refuse is a page too, never JSON or a stack
+  const page = (res: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number, code: string) => {
+    expect(res.statusCode).toBe(status);
+    expect(String(res.headers['content-type'])).toMatch(/^text\/html/);
+    expect(res.headers['content-security-policy']).toBeDefined();
+    expect(res.body).toContain('<h1>');
+    expect(res.body).toContain(`Code ${code}`);
+    expect(res.body).not.toMatch(/ at \S+ \(|node_modules/);
+  };
+  const token = 'A'.repeat(43);
+
+  it.each([
+    ['a broken %-escape in a link', 'GET', '/l/%ZZ', undefined, undefined, 400, 'bad_url'],
+    ['a broken %-escape in the web app', 'GET', '/app/templates/%C0%AE', undefined, undefined, 400, 'bad_url'],
+    ['a form over the body limit', 'POST', `/l/${token}/verify`, 'application/x-www-form-urlencoded', `code=${'1'.repeat(11 * 1024 * 1024)}`, 413, 'body_too_large'],
+    ['a body that is not a form', 'POST', `/l/${token}/verify`, 'text/plain', 'code=123456', 415, 'unsupported_media_type'],
+    ['broken JSON', 'POST', `/l/${token}/verify`, 'application/json', '{"code": ', 400, 'malformed_json'],
+    ['no such page', 'GET', `/l/${token}/no/such/page`, undefined, undefined, 404, 'not_found'],
+  ])('answers %s on a page path with a styled page', async (_what, method, url, type, payload, status, code) => {
+    const res = await t.app.inject({ method: method as 'GET' | 'POST', url, headers: type ? { 'content-type': type } : {}, payload });
+    page(res, status, code);
+  });
+
   it('answers headers over the limit with 431 in the error shape', async () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const port = (t.app.server.address() as AddressInfo).port;
