@@ -61,7 +61,7 @@ process.on('SIGTERM', () => process.exit(0));
  * 'view': the link by token hash with its document's name, the session by cookie hash, then the
  * conditional count, the access-log entry and the PDF grant; the viewer page.
  * 'postcard': the token by prefix and hash (kept once it matched), every rule of the intake
- * (Paperlink's own checkPostcard), the template's existence, then the insert; 202 with the id.
+ * (Paperlink's own checkPostcard), the template's required variables, then the insert; 202 with the id.
  * It answers what ours answers: the same page or body, a request id, and a page's security headers.
  * Env: DB_FILE (Paperlink's database), WRITE, PAGE (the viewer page of a view), PAGE_HEADERS, and the modules.
  */
@@ -123,7 +123,7 @@ if (process.env.WRITE === 'view') {
   };
 } else {
   const findToken = db.prepare("select id, hash from api_keys where prefix = ? and kind = 'postcard' and revoked_at is null");
-  const findTemplate = db.prepare('select id from templates where id = ?');
+  const findTemplate = db.prepare('select variables, defaults from templates where id = ?');
   const insert = db.prepare("insert into postcards (id, status, template_id, contact, address, custom, token_id, idempotency_key, document_id, failure_reason, created_at, updated_at) values (?, 'received', ?, ?, ?, ?, ?, null, null, null, ?, ?)");
   const live = new Map();
   handle = (req, res) => {
@@ -142,8 +142,13 @@ if (process.env.WRITE === 'view') {
       }
       if (!key) { res.writeHead(401); return res.end(); }
       const checked = checkPostcard(parsed);
-      if (!checked.ok || !findTemplate.get(checked.value.template_id)) { res.writeHead(422); return res.end(); }
+      const template = checked.ok && findTemplate.get(checked.value.template_id);
+      if (!template) { res.writeHead(422); return res.end(); }
       const v = checked.value;
+      // every required variable of the template is filled by the request
+      const values = { ...v.custom, ...v.address, ...v.contact };
+      const defaults = JSON.parse(template.defaults);
+      if (JSON.parse(template.variables).some((name) => !(name in values) && !(name in defaults))) { res.writeHead(422); return res.end(); }
       const id = newId('pc');
       enqueue({
         write: () => { const now = new Date().toISOString(); insert.run(id, v.template_id, JSON.stringify(v.contact), JSON.stringify(v.address), JSON.stringify(v.custom), key.id, now, now); },

@@ -59,7 +59,7 @@ async function run(report) {
     if (ours.non2xx || ours.errors) throw new Error(`${ours.non2xx} answers were not 2xx, ${ours.errors} errors`);
     const rate = (r) => r['2xx'] / r.duration;
     report.section(`Postcard intake: POST /postcards, ${CONNECTIONS} concurrent clients (SQLite, synchronous=FULL)`);
-    report.line('Each request is checked (token, template, every rule), committed durably in a group with the requests of the same moment, and only then answered 202; rendering runs afterwards in the same process (a one-line template, two at a time). The baseline is a bare Node `http` server that parses the same JSON and answers 202 without storing anything. Both run in their own process.');
+    report.line('Each request is checked (token, every rule, the template\'s required variables), committed durably in a group with the requests of the same moment, and only then answered 202; rendering runs afterwards in the same process (a one-line template, two at a time). The baseline is a bare Node `http` server that parses the same JSON and answers 202 without storing anything. Both run in their own process.');
     report.line('');
     report.table(
       ['what', 'requests/s', 'p50 latency', 'p99 latency'],
@@ -67,11 +67,11 @@ async function run(report) {
         ['(a) bare node http, parse and 202', rate(base).toFixed(0), `${base.latency.p50} ms`, `${base.latency.p99} ms`],
         ['(b) Paperlink accepted postcards', rate(ours).toFixed(0), `${ours.latency.p50} ms`, `${ours.latency.p99} ms`],
         ['(c) the floor: bare http + one grouped durable insert, no checks', rate(least).toFixed(0), `${least.latency.p50} ms`, `${least.latency.p99} ms`],
-        ['(d) lean complete: token, every rule, template, insert on our database, raw statements, bare http, no rendering', rate(leanest).toFixed(0), `${leanest.latency.p50} ms`, `${leanest.latency.p99} ms`],
+        ['(d) lean complete: token, every rule, the template\'s variables, insert on our database, raw statements, bare http, no rendering', rate(leanest).toFixed(0), `${leanest.latency.p50} ms`, `${leanest.latency.p99} ms`],
       ],
     );
-    report.line(`ratio (d)/(a): ${(rate(leanest) / rate(base)).toFixed(2)} — the same checks and insert with nothing around them, and no rendering; (b)/(d): ${(rate(ours) / rate(leanest)).toFixed(2)}`);
-    report.line(`ratio (b)/(a): ${(rate(ours) / rate(base)).toFixed(2)} (target >= 0.5); ${ours['2xx']} postcards accepted`);
+    report.line(`ratio (d)/(a): ${(rate(leanest) / rate(base)).toFixed(2)} — the same checks and insert with nothing around them, and no rendering; **(b)/(d): ${(rate(ours) / rate(leanest)).toFixed(2)}** (target >= 0.8)`);
+    report.line(`ratio (b)/(a): ${(rate(ours) / rate(base)).toFixed(2)}; ${ours['2xx']} postcards accepted`);
     report.line(`ratio (c)/(a): ${(rate(least) / rate(base)).toFixed(2)} — what any durable intake keeps of the bare rate here; (b)/(c): ${(rate(ours) / rate(least)).toFixed(2)}`);
   } finally {
     await stop(bare.child);
