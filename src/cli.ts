@@ -18,7 +18,7 @@ import { publicView } from './links/app';
 import { MAX_PAGE } from './pagination';
 import { startServer } from './serve';
 import { createService, type Service } from './service';
-import { folderAssets, loadTemplateFile, renderTemplate, variables } from './templates';
+import { folderAssets, loadTemplateFile, renderTemplate, variables, type RenderWarning } from './templates';
 import { createRenderer } from './templates/pool';
 import { normalizeValues } from './templates/values';
 
@@ -123,7 +123,9 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .action(async (template: string, opts: { data?: string; out?: string }) => {
       const t = await loadTemplateFile(template);
       const values = await readData(opts.data, io);
-      const pdf = await renderTemplate(t, values);
+      const warnings: RenderWarning[] = [];
+      const pdf = await renderTemplate(t, values, { warnings });
+      for (const w of warnings) io.stderr(`warning: ${w.code}: ${w.message}\n`);
       const out = opts.out ?? `${path.basename(template).replace(/\.[^.]+$/, '')}.pdf`;
       fs.mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
       fs.writeFileSync(out, pdf);

@@ -255,10 +255,12 @@ export const MIGRATIONS: [string, Step][] = [
     },
   ],
   [
-    '0008_template_defaults',
+    '0008_defaults_and_warnings',
     async (db) => {
       // optional variables ({{name | default: "…"}}) and their defaults, JSON; earlier templates have none
       await db.schema.alterTable('templates').addColumn('defaults', 'text', (c) => c.notNull().defaultTo('{}')).execute();
+      // what a postcard's render warned about (text that did not fit), JSON
+      await db.schema.alterTable('postcards').addColumn('warnings', 'text', (c) => c.notNull().defaultTo('[]')).execute();
     },
   ],
 ];

@@ -154,6 +154,8 @@ export interface PostcardsTable {
   idempotency_key: string | null;
   document_id: string | null;
   failure_reason: string | null;
+  /** JSON: what the render warned about, e.g. text that does not fit its box. */
+  warnings: string;
   created_at: string;
   updated_at: string;
 }

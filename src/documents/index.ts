@@ -13,7 +13,7 @@ import { newId } from '../ids';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import { sha256 } from '../secrets';
 import type { Storage } from '../storage';
-import type { Template } from '../templates';
+import type { RenderWarning, Template } from '../templates';
 import type { Renderer } from '../templates/pool';
 import type { TemplateStore } from '../templates/store';
 import type { Events } from '../events';
@@ -201,11 +201,12 @@ export class Documents {
 
     // a render id given by the engine (a retried Temporal activity) finds the document made before
     let row = renderId ? await this.db.selectFrom('documents').selectAll().where('render_id', '=', renderId).executeTakeFirst() : undefined;
+    const drawn: RenderWarning[] = [];
     if (!row) {
       const now = this.clock.now();
       let pdf: Uint8Array;
       try {
-        pdf = await this.renderer.render(template, values, { now });
+        pdf = await this.renderer.render(template, values, { now, warnings: drawn });
       } catch (err) {
         // errors about a value name the variable; in the API it lives under merge_parameters
         if (err instanceof PaperlinkError && err instanceof ValidationError) {
@@ -240,6 +241,7 @@ export class Documents {
     const warnings: Warning[] = Object.keys(given)
       .filter((k) => !template!.variables.includes(k))
       .map((k) => ({ code: 'unused_parameter', field: `merge_parameters.${k}`, message: `the template has no variable ${JSON.stringify(k)}; the value was not used` }));
+    for (const w of drawn) warnings.push({ code: w.code, field: w.variable ? `merge_parameters.${w.variable}` : 'template', message: w.message });
     const result: GenerateResult = {
       id: row.render_id,
       object: 'render',

@@ -99,7 +99,7 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
         post: {
           operationId: 'generate',
           summary: 'Render a template with merge parameters and store the PDF',
-          description: 'Every variable of the template needs a value (an empty string is a value). Numbers and booleans become text; objects and arrays are refused. Keys the template does not use are listed under `warnings`. With an Idempotency-Key, the same key and body return the first answer again for 24 hours.',
+          description: 'Every variable of the template needs a value (an empty string is a value). Numbers and booleans become text; objects and arrays are refused. Keys the template does not use are listed under `warnings`, and so is text that does not fit its box (`text_overflow`). With an Idempotency-Key, the same key and body return the first answer again for 24 hours.',
           parameters: [{ name: 'Idempotency-Key', in: 'header', description: 'Any unique string (e.g. a UUID), 1 to 255 characters.', schema: { type: 'string', minLength: 1, maxLength: 255 } }],
           requestBody: { required: true, content: json(ref('GenerateRequest'), exampleGenerate) },
           responses: { 201: { description: 'Rendered and stored; with magic_link, the link is made and e-mailed.', content: json(ref('Render'), exampleRender) }, ...pick(400, 401, 409, 413, 415, 422, 500) },
@@ -492,7 +492,7 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
         },
         Postcard: {
           type: 'object',
-          required: ['id', 'object', 'status', 'template_id', 'contact', 'address', 'custom_data', 'document_id', 'failure_reason', 'created_at', 'updated_at'],
+          required: ['id', 'object', 'status', 'template_id', 'contact', 'address', 'custom_data', 'document_id', 'failure_reason', 'warnings', 'created_at', 'updated_at'],
           properties: {
             id: { type: 'string' },
             object: { const: 'postcard' },
@@ -503,6 +503,11 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
             custom_data: { type: 'object', additionalProperties: { type: 'string' } },
             document_id: { type: ['string', 'null'] },
             failure_reason: { type: ['string', 'null'] },
+            warnings: {
+              type: 'array',
+              description: 'What the render warned about: `text_overflow` when a text does not fit its box (`field` is the variable).',
+              items: { type: 'object', required: ['code', 'field', 'message'], properties: { code: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } } },
+            },
             created_at: { type: 'string', format: 'date-time' },
             updated_at: { type: 'string', format: 'date-time' },
           },

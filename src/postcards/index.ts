@@ -14,7 +14,7 @@ import { newId } from '../ids';
 import type { Keys } from '../keys';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import type { TemplateStore } from '../templates/store';
-import { missingVariables } from '../templates';
+import { missingVariables, type RenderWarning } from '../templates';
 import type { Renderer } from '../templates/pool';
 import { checkPostcard, mergeValues, type PostcardRequest } from './rules';
 
@@ -31,6 +31,8 @@ export interface PostcardInfo {
   custom_data: Record<string, string>;
   document_id: string | null;
   failure_reason: string | null;
+  /** What the render warned about (`text_overflow`: text that does not fit its box), with the variable as `field`. */
+  warnings: { code: string; field: string; message: string }[];
   created_at: string;
   updated_at: string;
 }
@@ -46,6 +48,7 @@ function info(row: PostcardRow): PostcardInfo {
     custom_data: JSON.parse(row.custom),
     document_id: row.document_id,
     failure_reason: row.failure_reason,
+    warnings: JSON.parse(row.warnings),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -78,6 +81,7 @@ export class Postcards {
         idempotency_key: arg('idempotency_key'),
         document_id: arg('document_id'),
         failure_reason: arg('failure_reason'),
+        warnings: arg('warnings'),
         created_at: arg('created_at'),
         updated_at: arg('updated_at'),
       }),
@@ -130,6 +134,7 @@ export class Postcards {
         idempotency_key: idempotencyKey ?? null,
         document_id: null,
         failure_reason: null,
+        warnings: '[]',
         created_at: now,
         updated_at: now,
       };
@@ -187,10 +192,11 @@ export class Postcards {
     };
     let pdf: Uint8Array;
     let templateName: string;
+    const drawn: RenderWarning[] = [];
     try {
       const template = await this.templates.load(p.template_id);
       templateName = template.name;
-      pdf = await this.renderer.render(template, mergeValues({ contact: p.contact, address: p.address, custom: p.custom_data }), { now: this.clock.now() });
+      pdf = await this.renderer.render(template, mergeValues({ contact: p.contact, address: p.address, custom: p.custom_data }), { now: this.clock.now(), warnings: drawn });
     } catch (err) {
       if (err instanceof PaperlinkError) return fail(err instanceof NotFoundError ? `the template ${p.template_id} no longer exists` : `${err.code}: ${err.message}`);
       throw err;
@@ -198,12 +204,13 @@ export class Postcards {
     const name = [p.contact.first_name, p.contact.last_name].filter(Boolean).join(' ');
     // the document id follows from the postcard id, so a render that runs twice stores one document
     const docId = await this.documents.store({ id: `doc_${id}`, templateId: p.template_id, name: `${templateName} for ${name}`, description: `postcard ${id}`, pdf, caller: { keyId: row.token_id, name: 'postcard intake' } });
-    await this.settle(id, 'postcard.rendered', { status: 'rendered', document_id: docId });
+    const warnings = drawn.map((w) => ({ code: w.code, field: w.variable ?? 'template', message: w.message }));
+    await this.settle(id, 'postcard.rendered', { status: 'rendered', document_id: docId, warnings: JSON.stringify(warnings) });
     return 'rendered';
   }
 
   /** Moves a received postcard to its end state and tells subscribers, in one transaction. */
-  private async settle(id: string, type: 'postcard.rendered' | 'postcard.failed', set: { status: PostcardStatus; failure_reason?: string; document_id?: string }): Promise<void> {
+  private async settle(id: string, type: 'postcard.rendered' | 'postcard.failed', set: { status: PostcardStatus; failure_reason?: string; document_id?: string; warnings?: string }): Promise<void> {
     await this.inTransaction(async (trx) => {
       const row = await trx.updateTable('postcards').set({ ...set, updated_at: iso(this.clock.now()) }).where('id', '=', id).where('status', '=', 'received').returningAll().executeTakeFirst();
       if (row) await this.events.emit(trx, type, id, () => ({ object: info(row) }));

@@ -381,10 +381,14 @@ class Compiler {
         const spaceAfter = a.length('space-after') ?? heading?.after ?? 6;
         const pos = this.at(a, el);
         const width = a.positive('width');
+        const height = a.positive('height');
+        const overflow = a.oneOf('overflow', ['visible', 'shrink', 'error'] as const) ?? 'visible';
+        const minFontSize = a.number('min-font-size', 1, 100) ?? 6;
         a.done();
         if (pos && width === undefined) throw new TemplateError(`<${el.name}> placed with x and y also needs a width.`, el.loc);
+        if (!pos && (height !== undefined || overflow !== 'visible')) throw new TemplateError(`<${el.name}>: height and overflow are for text placed with x and y (text in the flow goes on to the next page).`, el.loc);
         const inlines = await this.inlines(el, { ...scope, style });
-        return { kind: 'p', align: align as Align, lineHeight, spaceBefore, spaceAfter, inlines, width, at: pos, loc: el.loc };
+        return { kind: 'p', align: align as Align, lineHeight, spaceBefore, spaceAfter, inlines, width, at: pos, height, overflow, minFontSize, loc: el.loc };
       }
       case 'image': {
         const a = new Attrs(el);

@@ -28,6 +28,16 @@ export interface LoadOptions {
 export interface RenderOptions {
   /** The creation date written into the PDF; defaults to the current time. */
   now?: Date;
+  /** Gets what the document was drawn with but should be looked at (text that does not fit its box). */
+  warnings?: RenderWarning[];
+}
+
+/** Something drawn that a person should look at; the document is still made. */
+export interface RenderWarning {
+  code: 'text_overflow';
+  /** The variable whose text it is, when the text comes from one. */
+  variable?: string;
+  message: string;
 }
 
 const PDF_MAGIC = '%PDF-';
@@ -132,7 +142,7 @@ export async function renderTemplate(template: Template, given: Record<string, s
   }
   const now = options.now ?? new Date();
   if (template.kind === 'pdf') return renderPdfTemplate(template, values, now);
-  const pages = layoutTemplate(template, values);
+  const pages = layoutTemplate(template, values, options.warnings);
   return drawPages(pages, {
     now,
     title: metadataText(template.metadata.title, values) ?? template.name,

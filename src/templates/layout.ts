@@ -3,13 +3,14 @@
  * list of pages, each a display list of text, lines, rectangles and images in page coordinates
  * (points, origin at the top-left). draw.ts turns it into a PDF.
  */
-import { InvalidValueError } from '../errors';
+import { InvalidValueError, ValidationError } from '../errors';
 import type { FontSet } from './fonts';
 import type { ImageAsset } from './images';
 import { isCond, isLoop, type Block, type BlockLeaf, type Cell, type Inline, type Ref, type Region, type Row, type RowNode, type Table, type TextStyle, type Token, type Tree, type XmlTemplate } from './model';
 import { checkLimit } from './limits';
 import { breakLines, drawLine, type Fragment, type Line, type TextOp } from './text';
 import type { Rgb } from './units';
+import type { RenderWarning } from './index';
 
 export type Op =
   | TextOp
@@ -222,6 +223,7 @@ class Flow {
 interface Ctx {
   t: XmlTemplate;
   b: Bound;
+  warnings?: RenderWarning[];
 }
 
 function layoutBlocks(blocks: Block[], flow: Flow, ctx: Ctx): void {
@@ -251,8 +253,20 @@ function layoutBlock(block: BlockLeaf, flow: Flow, ctx: Ctx): void {
       const width = block.at ? block.width! : Math.min(block.width ?? flow.area.width, flow.area.width);
       const lines = breakLines(frags, width, t.fonts, block.lineHeight, firstStyle(block.inlines));
       if (block.at) {
+        const room = (block.height ?? t.pageHeight - t.margin.bottom - block.at.y) + 0.01;
+        let fitted = lines;
+        const tall = (ls: Line[]) => ls.reduce((h, l) => h + l.height, 0);
+        if (tall(fitted) > room && block.overflow === 'shrink') {
+          // smaller by steps of 5 % until it fits, down to the smallest size allowed
+          const largest = Math.max(...frags.map((f) => ('br' in f ? 0 : f.style.size)));
+          for (let scale = 0.95; largest * scale >= block.minFontSize - 1e-9 && tall(fitted) > room; scale *= 0.95) {
+            const smaller = frags.map((f) => ('br' in f ? f : { ...f, style: { ...f.style, size: f.style.size * scale } }));
+            fitted = breakLines(smaller, width, t.fonts, block.lineHeight, firstStyle(block.inlines));
+          }
+        }
+        if (tall(fitted) > room) overflowed(block, frags, fitted, room, ctx);
         let y = block.at.y;
-        for (const line of lines) {
+        for (const line of fitted) {
           flow.page.ops.push(...decorate(drawLine(line, block.at.x, y, width, block.align)));
           y += line.height;
         }
@@ -530,7 +544,20 @@ function placeRegion(t: XmlTemplate, region: Region, top: number, b: Bound): { o
 }
 
 /** Lays out a template with values already checked for presence. */
-export function layoutTemplate(t: XmlTemplate, values: Record<string, string>): PageLayout[] {
+/** Placed text taller than its box: refused (`overflow="error"`), or drawn whole and reported. */
+function overflowed(block: Extract<BlockLeaf, { kind: 'p' }>, frags: Fragment[], lines: Line[], room: number, ctx: Ctx): void {
+  const variable = frags.map((f) => ('br' in f ? undefined : f.source)).find((s): s is { variable: string } => s !== undefined && 'variable' in s);
+  let fit = 0;
+  for (let h = 0; fit < lines.length && h + lines[fit].height <= room; fit++) h += lines[fit].height;
+  const where = `<${block.kind}> at line ${block.loc.line}`;
+  const what = `${variable ? `The text of ${variable.variable}` : `The text of ${where}`} needs ${lines.length} lines; its box has room for ${fit}`;
+  if (block.overflow === 'error') {
+    throw new ValidationError(`${what}. Shorten it, or let the template shrink it (overflow="shrink").`, [{ field: variable?.variable ?? where, message: `needs ${lines.length} lines, room for ${fit}`, code: 'text_overflow' }], 'text_overflow');
+  }
+  ctx.warnings?.push({ code: 'text_overflow', variable: variable?.variable, message: `${what}${block.overflow === 'shrink' ? ` even at ${block.minFontSize} pt` : ''}; the rest runs outside it (${where}).` });
+}
+
+export function layoutTemplate(t: XmlTemplate, values: Record<string, string>, warnings?: RenderWarning[]): PageLayout[] {
   let text = 0;
   for (const v of Object.values(values)) text += v.length;
   checkLimit('text', text, 'The text of all merge values of this document');
@@ -551,7 +578,7 @@ export function layoutTemplate(t: XmlTemplate, values: Record<string, string>): 
     bottom: t.pageHeight - t.margin.bottom - height(regionFor(t.footers, i)),
   });
   const body = new Flow(t, area, undefined);
-  layoutBlocks(t.body, body, { t, b });
+  layoutBlocks(t.body, body, { t, b, warnings });
   const pages = body.pages;
   // Headers are drawn before the body and footers after it, so the text reads in page order.
   pages.forEach((page, i) => {

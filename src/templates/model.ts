@@ -72,6 +72,12 @@ export interface Paragraph {
   width?: number;
   /** Absolute position from the page's top-left corner; absent = in the flow. */
   at?: Placement;
+  /** Placed text's box height; without one, the box ends at the bottom margin. */
+  height?: number;
+  /** Placed text longer than its box: drawn and warned about, shrunk to fit, or refused. */
+  overflow: 'visible' | 'shrink' | 'error';
+  /** The smallest font size `shrink` goes down to. */
+  minFontSize: number;
   loc: SourceLocation;
 }
 

@@ -84,7 +84,10 @@ export class RenderPool implements Renderer {
       if (!origin) throw new Error('this template was not made by loadTemplate; render it with renderTemplate');
       reply = await this.run({ ...task, origin });
     }
-    if ('pdf' in reply) return reply.pdf;
+    if ('pdf' in reply) {
+      options.warnings?.push(...reply.warnings);
+      return reply.pdf;
+    }
     if ('error' in reply) throw reviveError(reply.error);
     if ('failure' in reply) throw new Error(`rendering failed: ${reply.failure}`);
     throw new Error('the render thread gave no answer');

@@ -8,7 +8,7 @@ import { errorData, PaperlinkError, type ErrorData } from '../errors';
 import { workerData } from 'node:worker_threads';
 import { builtinSans } from './fonts';
 import { setRenderLimits, type RenderLimits } from './limits';
-import { loadTemplate, renderTemplate, type Template, type TemplateOrigin } from './index';
+import { loadTemplate, renderTemplate, type RenderWarning, type Template, type TemplateOrigin } from './index';
 
 export interface RenderTask {
   /** Names the template for this thread's cache; unique per loaded template in the sending process. */
@@ -22,7 +22,7 @@ export interface RenderTask {
   started?: MessagePort;
 }
 
-export type RenderReply = { pdf: Uint8Array } | { missing: true } | { error: ErrorData } | { failure: string };
+export type RenderReply = { pdf: Uint8Array; warnings: RenderWarning[] } | { missing: true } | { error: ErrorData } | { failure: string };
 
 // Requests before renders: this thread runs below normal priority, so on a busy machine the HTTP
 // thread (answering, committing) is served first and renders take the CPU time left. Only on
@@ -68,7 +68,9 @@ export default async function render(task: RenderTask): Promise<RenderReply> {
   try {
     const t = template(task);
     if (!t) return { missing: true };
-    return { pdf: await renderTemplate(await t, task.values, { now: new Date(task.now) }) };
+    const warnings: RenderWarning[] = [];
+    const pdf = await renderTemplate(await t, task.values, { now: new Date(task.now), warnings });
+    return { pdf, warnings };
   } catch (err) {
     if (err instanceof PaperlinkError) return { error: errorData(err) };
     return { failure: err instanceof Error ? (err.stack ?? err.message) : String(err) };

@@ -67,6 +67,17 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
     expect((await readPdf(pdf.rawPayload)).text).toContain('Dear Ann, you owe 12.5 (paid: false).');
   });
 
+  it('warns about text that does not fit its box, and refuses it where the template says so', async () => {
+    const box = (overflow: string) => t.service.templates.create({ source: `<document><body><p x="36" y="36" width="150" height="40" overflow="${overflow}">{{message}}</p></body></document>` });
+    const message = 'A long message. '.repeat(80);
+    const visible = await generate({ template_id: (await box('visible')).id, merge_parameters: { message }, destinations: { inkit_storage: {} } });
+    expect(visible.statusCode).toBe(201);
+    expect(visible.json().warnings).toEqual([{ code: 'text_overflow', field: 'merge_parameters.message', message: expect.any(String) }]);
+    const refused = await generate({ template_id: (await box('error')).id, merge_parameters: { message }, destinations: { inkit_storage: {} } });
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json().error).toMatchObject({ code: 'text_overflow', details: [{ field: 'merge_parameters.message', code: 'text_overflow' }] });
+  });
+
   it('lists every missing variable in one 422 and stores nothing', async () => {
     const before = await countDocuments();
     const res = await generate({ template_id: noteId, merge_parameters: { name: 'Ann' }, destinations: { inkit_storage: {} } });

@@ -29,6 +29,16 @@ describe('paperlink render', () => {
     expect((await readPdf(fs.readFileSync(out))).text).toBe('Hello Ada');
   });
 
+  it('prints a warning for text that does not fit its box, and still writes the PDF', async () => {
+    const out = path.join(dir, 'overflow.pdf');
+    const tpl = path.join(dir, 'box.xml');
+    fs.writeFileSync(tpl, '<document><body><p x="36" y="36" width="100" height="20">{{note}}</p></body></document>');
+    const r = await cli(['render', tpl, '--data', '-', '--out', out], JSON.stringify({ note: 'too long for the box '.repeat(20) }));
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^warning: text_overflow: The text of note needs \d+ lines/m);
+    expect(fs.existsSync(out)).toBe(true);
+  });
+
   it('exits with 2 and lists every missing variable at once', async () => {
     const data = path.join(dir, 'partial.json');
     fs.writeFileSync(data, JSON.stringify({ date: 'today', subject: 'x' }));

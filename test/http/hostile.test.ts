@@ -91,6 +91,36 @@ describe('hostile requests', () => {
     page(res, status, code);
   });
 
+  it('answers a cheap request while the largest document the limits allow renders', async () => {
+    // 998 pages of text, one item each: just under RENDER_MAX_PAGES (1,000)
+    const tmpl = await t.service.templates.create({ source: '<document><body><each var="items"><p>{{item}}</p><page-break/></each></body></document>' });
+    const items = JSON.stringify(Array.from({ length: 998 }, (_, i) => `Page ${i + 1} ${'lorem ipsum '.repeat(40)}`));
+    // know when the render has begun, and whether it has ended
+    const renderer = t.service.renderer;
+    const render = renderer.render.bind(renderer);
+    let began!: () => void;
+    const begun = new Promise<void>((r) => (began = r));
+    let ended = false;
+    renderer.render = (...args: Parameters<typeof render>) => {
+      const p = render(...args);
+      began();
+      void p.finally(() => (ended = true)).catch(() => undefined);
+      return p;
+    };
+    try {
+      const big = t.app.inject({ method: 'POST', url: '/v1/generate', headers: { ...auth(), 'content-type': 'application/json' }, payload: { template_id: tmpl.id, merge_parameters: { items }, destinations: { inkit_storage: {} } } });
+      await begun;
+      const health = await t.app.inject({ method: 'GET', url: '/healthz' });
+      expect(health.statusCode).toBe(200);
+      // answered while the render still ran: it runs on a render thread, not on the HTTP thread
+      expect(ended).toBe(false);
+      expect((await big).statusCode).toBe(201);
+      expect(ended).toBe(true);
+    } finally {
+      renderer.render = render;
+    }
+  }, 60_000);
+
   it('answers headers over the limit with 431 in the error shape', async () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const port = (t.app.server.address() as AddressInfo).port;

@@ -67,6 +67,14 @@ describe.each(BACKENDS)('postcard intake on %s', (backend) => {
     expect(p.document_id).toBeNull();
   });
 
+  it('shrinks a long message to fit the card, and records a warning when even the smallest size does not fit', async () => {
+    const fits = await settled((await post({ ...request(), message: 'We would love to see you again. '.repeat(12) })).json().id);
+    expect(fits).toMatchObject({ status: 'rendered', warnings: [] });
+    const tooLong = await settled((await post({ ...request(), message: 'We would love to see you again. '.repeat(60) })).json().id);
+    expect(tooLong.status).toBe('rendered');
+    expect(tooLong.warnings).toEqual([{ code: 'text_overflow', field: 'message', message: expect.stringContaining('even at 6.5 pt') }]);
+  });
+
   it('renders the bundled postcard from only what the spec requires: one name and an address', async () => {
     const res = await post({ api_token: token, template_id: EXAMPLE_IDS.postcard, last_name: 'Alvarez', address_line_1: '742 Evergreen Terrace', address_city: 'Springfield', address_state: 'OR', address_zip: '97477', address_country: 'US' });
     expect(res.statusCode).toBe(202);

@@ -1,5 +1,5 @@
 import { InvalidValueError, MissingVariablesError, UnsupportedCharacterError } from '../../src/errors';
-import { loadTemplate, renderTemplate, variables, type AssetResolver } from '../../src/templates';
+import { loadTemplate, renderTemplate, variables, type AssetResolver, type RenderWarning } from '../../src/templates';
 import { jpeg, jpegDataUri, liberationSans, png, pngDataUri } from '../support/fixtures';
 import { find, readPdf, run } from '../support/pdf';
 
@@ -393,6 +393,51 @@ describe('optional variables: {{name | default: "text"}}', () => {
     ['a default on a list item field', '<each var="rows" as="r"><p>{{r.x | default: ""}}</p></each>'],
   ])('refuses %s as template_invalid', async (_what, body) => {
     await expect(loadTemplate(doc(body))).rejects.toMatchObject({ code: 'template_invalid' });
+  });
+});
+
+describe('placed text that does not fit its box', () => {
+  const long = words(100, 'word');
+  const box = (attrs: string) => doc(`<p x="36" y="36" width="200" height="60" ${attrs}>{{message}}</p><p x="36" y="300" width="200">footer</p>`);
+  const draw = async (xml: string, values: Record<string, string>) => {
+    const warnings: RenderWarning[] = [];
+    const pdf = await readPdf(await renderTemplate(await loadTemplate(xml), values, { now: new Date('2026-11-22T10:00:00Z'), warnings }));
+    return { pdf, warnings };
+  };
+
+  it('is drawn whole by default, with a text_overflow warning naming the variable', async () => {
+    const { pdf, warnings } = await draw(box(''), { message: long });
+    expect(warnings).toEqual([{ code: 'text_overflow', variable: 'message', message: expect.stringMatching(/needs \d+ lines; its box has room for \d+/) }]);
+    // all of it, below its box
+    expect(pdf.text).toContain('word99');
+  });
+
+  it('fits without a warning when it fits', async () => {
+    const { warnings } = await draw(box(''), { message: 'short' });
+    expect(warnings).toEqual([]);
+  });
+
+  it('shrinks to fit with overflow="shrink", keeping every word, and warns only when even the smallest size is too big', async () => {
+    const medium = words(30, 'word');
+    const shrunk = await draw(box('overflow="shrink"'), { message: medium });
+    expect(shrunk.warnings).toEqual([]);
+    expect(shrunk.pdf.text).toContain('word29');
+    // smaller than the 11 pt it was written in, not below the 6 pt floor
+    const size = run(shrunk.pdf.pages[0], 'word0').size;
+    expect(size).toBeLessThan(11);
+    expect(size).toBeGreaterThanOrEqual(6);
+    expect(run(shrunk.pdf.pages[0], 'footer').size).toBe(11);
+    const tooLong = await draw(box('overflow="shrink" min-font-size="8"'), { message: long });
+    expect(tooLong.warnings).toEqual([expect.objectContaining({ code: 'text_overflow', variable: 'message', message: expect.stringContaining('even at 8 pt') })]);
+  });
+
+  it('is refused with overflow="error" as 422 text_overflow naming the variable', async () => {
+    await expect(draw(box('overflow="error"'), { message: long })).rejects.toMatchObject({ code: 'text_overflow', details: [{ field: 'message', code: 'text_overflow' }] });
+  });
+
+  it('refuses height and overflow on text in the flow, which goes on to the next page instead', async () => {
+    await expect(loadTemplate(doc('<p height="20">x</p>'))).rejects.toMatchObject({ code: 'template_invalid' });
+    await expect(loadTemplate(doc('<p overflow="shrink">x</p>'))).rejects.toMatchObject({ code: 'template_invalid' });
   });
 });
 
