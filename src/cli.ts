@@ -174,15 +174,6 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
 
 const DATA_DIR_HELP = 'folder of the SQLite database and stored documents (env DATA_DIR, default ./data)';
 
-/** Opens the service's database (as `serve` would, from the environment and --data-dir), runs `fn`, closes it. */
-async function withService<T>(opts: { dataDir?: string }, fn: (s: Service) => Promise<T>): Promise<T> {
-  const service = await createService(loadConfig(process.env, { dataDir: opts.dataDir }));
-  try {
-    return await fn(service);
-  } finally {
-    await service.close();
-  }
-}
 
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
@@ -190,6 +181,28 @@ function table(rows: string[][]): string {
 }
 
 function addServiceCommands(program: Command, io: Io, setExit: (code: number) => void): void {
+  /**
+   * Opens the service's database (as `serve` would, from the environment and --data-dir), runs
+   * `fn`, closes it. Says on standard error which database that is, and when it was made just now:
+   * a command run in the wrong folder would otherwise work on a new, empty database unnoticed.
+   */
+  async function withService<T>(opts: { dataDir?: string }, fn: (s: Service) => Promise<T>): Promise<T> {
+    const config = loadConfig(process.env, { dataDir: opts.dataDir });
+    const sqlite = config.databaseUrl ? undefined : path.resolve(config.dataDir, 'paperlink.db');
+    const fresh = sqlite !== undefined && !fs.existsSync(sqlite);
+    const service = await createService(config);
+    io.stderr(
+      sqlite
+        ? `Database: SQLite at ${sqlite}${fresh ? ' (none was there: created now; give --data-dir or DATA_DIR if the server uses another)' : ''}\n`
+        : `Database: PostgreSQL at ${service.database.location}\n`,
+    );
+    try {
+      return await fn(service);
+    } finally {
+      await service.close();
+    }
+  }
+
   program
     .command('serve')
     .description('Run the HTTP API (what `npm start` runs). Configuration comes from environment variables; flags win.')
@@ -199,16 +212,24 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     .addHelpText('after', '\nEnvironment: PORT, HOST, DATA_DIR, DATABASE_URL (postgres://…), STORAGE (filesystem|database), BODY_LIMIT (e.g. 10mb), PUBLIC_URL, LOG_LEVEL, SMTP_URL, MAIL_FROM, POSTCARD_PATH, ENGINE (embedded|temporal; temporal needs DATABASE_URL and the TEMPORAL_* settings of `paperlink worker --help`). See the README.')
     .action(async (opts: { port?: number; host?: string; dataDir?: string }) => {
       const config = loadConfig(process.env, { port: opts.port, host: opts.host, dataDir: opts.dataDir });
-      const server = await startServer(config, io.stdout);
-      const stop = () => {
-        io.stdout('Stopping…\n');
-        server.close().then(
+      // listening before the server is up: a stop asked for while it starts happens once it has
+      let server: Awaited<ReturnType<typeof startServer>> | undefined;
+      let stopping = false;
+      const close = (s: NonNullable<typeof server>) =>
+        s.close().then(
           () => process.exit(0),
           () => process.exit(1),
         );
+      const stop = () => {
+        if (stopping) return;
+        stopping = true;
+        io.stdout('Stopping…\n');
+        if (server) void close(server);
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+      server = await startServer(config, io.stdout);
+      if (stopping) void close(server);
       setExit(EXIT_OK);
     });
 

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { requirePostgres, type Config } from './config';
+import { lockDataDir } from './db/lock';
 import { buildApp } from './http/app';
 import { createService, type Service } from './service';
 import { packageRoot } from './paths';
@@ -33,19 +34,29 @@ export function firstRequest(): Record<string, unknown> {
 export async function startServer(config: Config, log: (text: string) => void, options: { logger?: boolean } = {}): Promise<Server> {
   const onFlowError = (id: string, err: unknown) => log(`flow ${id} failed: ${err instanceof Error ? err.message : String(err)}\n`);
   if (config.engine === 'temporal') requirePostgres(config, 'ENGINE=temporal');
-  const service = await createService(config, {
-    runFlows: true,
-    log: (line) => log(`${line}\n`),
-    onFlowError,
-    // loaded only in this mode: the Temporal SDK is an optional dependency
-    engine: config.engine === 'temporal' ? async () => (await import('../workflows/client')).TemporalEngine.connect(config.temporal, onFlowError) : undefined,
-  });
+  // one SQLite data dir, one server: taken before the database is opened (a server's start takes
+  // over what a dead one left half-done, which must never happen beside a live one)
+  const unlock = config.databaseUrl ? () => undefined : lockDataDir(config.dataDir);
+  let service: Service;
+  try {
+    service = await createService(config, {
+      runFlows: true,
+      log: (line) => log(`${line}\n`),
+      onFlowError,
+      // loaded only in this mode: the Temporal SDK is an optional dependency
+      engine: config.engine === 'temporal' ? async () => (await import('../workflows/client')).TemporalEngine.connect(config.temporal, onFlowError) : undefined,
+    });
+  } catch (err) {
+    unlock();
+    throw err;
+  }
   let app: FastifyInstance;
   try {
     app = await buildApp(service, { logger: options.logger });
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await service.close();
+    unlock();
     throw err;
   }
   const address = app.server.address();
@@ -59,6 +70,7 @@ export async function startServer(config: Config, log: (text: string) => void, o
     close: async () => {
       await app.close();
       await service.close();
+      unlock();
     },
   };
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { cli } from '../support/cli';
 import { root } from '../support/fixtures';
 import { readPdf } from '../support/pdf';
+import { cliJs, serveProcess } from '../support/serve';
 import { tempDir } from '../support/tmp';
 
 const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
@@ -14,10 +15,13 @@ describe('paperlink keys', () => {
   it('creates a key shown once, lists it by name and prefix, and revokes it', async () => {
     const made = await cli(['keys', 'create', '--name', 'n8n production', '--data-dir', dataDir]);
     expect(made.code).toBe(0);
+    // which database, and that it was made just now (a command run in the wrong folder shows it)
+    expect(made.stderr).toContain(`Database: SQLite at ${path.resolve(dataDir, 'paperlink.db')} (none was there: created now`);
     const secret = made.stdout.trim();
     expect(secret).toMatch(/^plk_[0-9A-Za-z]{40,}$/);
 
     const listed = await cli(['keys', 'list', '--json', '--data-dir', dataDir]);
+    expect(listed.stderr).toBe(`Database: SQLite at ${path.resolve(dataDir, 'paperlink.db')}\n`);
     const keys = JSON.parse(listed.stdout) as { id: string; name: string; prefix: string; revoked_at: string | null }[];
     expect(keys).toEqual([expect.objectContaining({ name: 'n8n production', prefix: secret.slice(0, 12), revoked_at: null })]);
     expect(listed.stdout).not.toContain(secret);
@@ -29,6 +33,26 @@ describe('paperlink keys', () => {
     const after = JSON.parse((await cli(['keys', 'list', '--json', '--data-dir', dataDir])).stdout);
     expect(after[0].revoked_at).not.toBeNull();
   });
+
+  const lockDir = tempDir();
+  it('refuses a second server on one SQLite data dir, naming the first, and takes over the lock of a killed one', async () => {
+    const dir = lockDir;
+    const first = await serveProcess(dir, {});
+    try {
+      const second = spawnSync(process.execPath, [cliJs, 'serve', '--port', '0', '--data-dir', dir], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' }, timeout: 60_000 });
+      expect(second.status).toBe(1);
+      expect(second.stderr).toContain('data_dir_in_use');
+      expect(second.stderr).toContain(`process ${first.child.pid}`);
+    } finally {
+      first.child.kill('SIGKILL');
+      await new Promise((r) => first.child.once('exit', r));
+    }
+    // its process is gone: the next server takes the lock over
+    const next = await serveProcess(dir, {});
+    next.child.kill('SIGTERM');
+    expect(await new Promise((r) => next.child.once('exit', r))).toBe(0);
+    expect(fs.existsSync(path.join(dir, 'paperlink.lock'))).toBe(false);
+  }, 60_000);
 
   it('says what is wrong: a missing name, an unknown key', async () => {
     expect((await cli(['keys', 'create', '--data-dir', dataDir])).code).toBe(2);
