@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { launchChromium, watchBlocked } from '../support/browser';
+import { closePage, launchChromium, watchBlocked } from '../support/browser';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
 import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
@@ -82,7 +82,7 @@ describe('a recipient in a browser', () => {
       expect(gone?.headers()['x-frame-options']).toBe('DENY');
       expect(blocked).toEqual([]);
     } finally {
-      await page.close();
+      await closePage(page);
     }
   });
 

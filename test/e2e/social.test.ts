@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../support/browser';
+import { closePage, launchChromium } from '../support/browser';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
 import { linkIn, startSmtp, type Mailbox } from '../support/smtp';
@@ -89,7 +89,7 @@ describe('social sign-in through an OpenID Connect provider', () => {
       expect(log).toContainEqual(expect.objectContaining({ kind: 'signed_in', outcome: 'ok', email: 'pat.lee@example.com' }));
       expect(log).toContainEqual(expect.objectContaining({ kind: 'viewed', outcome: 'ok' }));
     } finally {
-      await page.close();
+      await closePage(page);
     }
   });
 

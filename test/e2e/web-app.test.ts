@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium, watchBlocked } from '../support/browser';
+import { closePage, launchChromium, watchBlocked } from '../support/browser';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { cli } from '../support/cli';
 import { eventually } from '../support/eventually';
@@ -393,7 +393,7 @@ describe('the operator web app in a browser', () => {
       await phone.keyboard.press('Tab');
       await expect(phone.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Skip to content');
     } finally {
-      await phone.close();
+      await closePage(phone);
     }
   });
 
@@ -434,10 +434,13 @@ describe('the operator web app in a browser', () => {
         const answer = p.waitForResponse((r) => r.url().endsWith('/app/signin') && r.request().method() === 'POST');
         await p.getByRole('button', { name: 'Sign in' }).click();
         status = (await answer).status();
+        // the answer's page has loaded before the next step (closing a page mid-navigation can hang Chromium)
+        await p.waitForLoadState('load');
       }
       expect(status).toBe(429);
+      await expect(p.getByRole('alert').textContent()).resolves.toContain('Too many failed sign-ins');
     } finally {
-      await p.close();
+      await closePage(p);
     }
   }, 60_000);
 });

@@ -26,3 +26,13 @@ export async function watchBlocked(target: BrowserContext | Page): Promise<strin
   });
   return blocked;
 }
+
+/**
+ * Closes a page once no navigation is committing: Chromium acknowledges a close that races a
+ * navigation commit without closing the page, and `page.close()` then waits forever
+ * (crbug.com/536385539, microsoft/playwright#42366). Waiting for the page's load first avoids it.
+ */
+export async function closePage(page: Page): Promise<void> {
+  await page.waitForLoadState('load').catch(() => undefined);
+  await page.close();
+}
