@@ -51,8 +51,9 @@ export async function startServer(config: Config, log: (text: string) => void, o
     throw err;
   }
   let app: FastifyInstance;
+  let stopping = false;
   try {
-    app = await buildApp(service, { logger: options.logger });
+    app = await buildApp(service, { logger: options.logger, stopping: () => stopping });
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await service.close();
@@ -68,6 +69,8 @@ export async function startServer(config: Config, log: (text: string) => void, o
     app,
     url,
     close: async () => {
+      // /readyz answers 503 from now on; requests already read are answered before it closes
+      stopping = true;
       await app.close();
       await service.close();
       unlock();

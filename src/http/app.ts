@@ -32,6 +32,8 @@ export interface AppOptions {
   logger?: boolean;
   /** Where log lines go instead of standard output (tests read them). */
   logStream?: NodeJS.WritableStream;
+  /** Whether the server is shutting down: `/readyz` then answers 503 so a load balancer sends no more. */
+  stopping?: () => boolean;
 }
 
 const API_KEY_HEADER = 'x-service-api-token';
@@ -112,6 +114,17 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
   app.get('/healthz', async () => {
     await service.ping();
     return { status: 'ok', database: service.database.dialect, storage: service.storage.kind, version: service.version };
+  });
+  // ready for traffic: the database answers (migrations ran and the engine started before the
+  // app was built), and the server is not shutting down
+  app.get('/readyz', async (_req, reply) => {
+    if (options.stopping?.()) return reply.status(503).send(errorBody('stopping', 'This server is shutting down. Send requests to another one.'));
+    try {
+      await service.ping();
+    } catch (err) {
+      return reply.status(503).send(errorBody('database_unavailable', `The database does not answer (${err instanceof Error ? err.message : String(err)}). Check that it runs and DATABASE_URL or DATA_DIR.`));
+    }
+    return { status: 'ready', database: service.database.dialect, engine: service.config.engine };
   });
   app.get('/openapi.json', async () => openApiDocument(config.publicUrl, service.version, config.postcardPath));
 

@@ -280,6 +280,17 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
           responses: { 200: { description: 'Healthy.', content: json(ref('Health'), { status: 'ok', database: 'sqlite', storage: 'filesystem', version }) }, 500: errors[500] },
         },
       },
+      '/readyz': {
+        get: {
+          operationId: 'ready',
+          summary: 'Whether this server should get traffic: its database answers, and it is not shutting down',
+          security: [],
+          responses: {
+            200: { description: 'Ready.', content: json({ type: 'object', required: ['status', 'database', 'engine'], properties: { status: { const: 'ready' }, database: { enum: ['sqlite', 'postgres'] }, engine: { enum: ['embedded', 'temporal'] } } }, { status: 'ready', database: 'sqlite', engine: 'embedded' }) },
+            503: { description: 'Not ready: `stopping` (shutting down) or `database_unavailable`.', content: json(ref('Error'), exampleError('stopping', 'This server is shutting down. Send requests to another one.')) },
+          },
+        },
+      },
       '/openapi.json': {
         get: { operationId: 'openapi', summary: 'This document', security: [], responses: { 200: { description: 'OpenAPI 3.1.', content: json({ type: 'object' }) } } },
       },

@@ -210,6 +210,33 @@ describe.each(BACKENDS)('templates and documents on %s', (backend) => {
     expect(res.json()).toMatchObject({ status: 'ok', database: backend });
   });
 
+  it('answers /readyz: ready while the database answers, 503 while shutting down or without a database', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/readyz' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ status: 'ready', database: backend, engine: 'embedded' });
+    const { buildApp } = await import('../../src/http/app');
+    const stopping = await buildApp(t.service, { logger: false, stopping: () => true });
+    try {
+      const answer = await stopping.inject({ method: 'GET', url: '/readyz' });
+      expect(answer.statusCode).toBe(503);
+      expect(answer.json().error.code).toBe('stopping');
+      // the database gone: not ready, and still an answer in the error shape
+      const ping = t.service.ping;
+      t.service.ping = async () => {
+        throw new Error('connection refused');
+      };
+      try {
+        const down = await t.app.inject({ method: 'GET', url: '/readyz' });
+        expect(down.statusCode).toBe(503);
+        expect(down.json().error.code).toBe('database_unavailable');
+      } finally {
+        t.service.ping = ping;
+      }
+    } finally {
+      await stopping.close();
+    }
+  });
+
   it('keeps keys, templates, documents and their bytes across a restart', async () => {
     const tmpl = (await t.app.inject({ method: 'POST', url: '/v1/templates', headers: auth(), payload: { name: 'Kept', source: '<document><body><p>{{k}}</p></body></document>' } })).json();
     const made = (await generate(tmpl.id, { k: 'kept value' }, 'kept doc')).json();
