@@ -172,9 +172,10 @@ function groupCommit(db: Db, direct: Direct): <T>(work: (trx: Db) => Promise<T>)
   let queue: Item[] = [];
   let scheduled = false;
   // a transaction holds the connection: the prepared statements run in it run directly
+  const inside: Direct = { prepare: direct.prepare, inTransaction: false };
   const transaction = <T>(fn: (trx: Db) => Promise<T>) =>
     db.transaction().execute(async (trx) => {
-      directs.set(trx, { prepare: direct.prepare, inTransaction: false });
+      directs.set(trx, inside);
       try {
         return await fn(trx);
       } finally {

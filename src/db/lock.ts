@@ -4,7 +4,7 @@
  * what a dead server left half-done. `paperlink serve` holds `paperlink.lock` in the data dir while
  * it runs; a second one refuses to start and names the holder. A lock whose process is gone (a
  * crash, kill -9) is taken over. CLI commands (keys, templates, …) do not take it: SQLite lets
- * them read and write beside the server. Several servers need PostgreSQL (DATABASE_URL).
+ * them read and write beside the server.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -62,7 +62,7 @@ export function lockDataDir(dir: string): () => void {
     }
     if (holder && typeof holder.pid === 'number' && alive(holder)) {
       throw new DataDirInUseError(
-        `Another Paperlink server (process ${holder.pid} on ${holder.host}, started ${holder.started_at}) is using the data dir ${path.resolve(dir)}. One SQLite data dir serves one server: stop that one first, give this one another --data-dir, or run several servers on PostgreSQL (DATABASE_URL). If that process is gone, delete ${file}.`,
+        `Another Paperlink server (process ${holder.pid} on ${holder.host}, started ${holder.started_at}) is using the data dir ${path.resolve(dir)}. One SQLite data dir serves one server: stop that one first, or give this one another --data-dir. If that process is gone, delete ${file}.`,
       );
     }
     // the holder is gone: take its lock over (only if no one else has in the meantime)

@@ -60,11 +60,11 @@ export interface Visitor {
   userAgent?: string;
 }
 
-/** What a recipient's request found: a usable link, or nothing to say about it. */
 /** What a recipient's request reads of a link (a view reads no more than it needs). */
-export type OpenRow = Pick<MagicLinkRow, 'id' | 'document_id' | 'status' | 'expires_at' | 'max_views' | 'views_used' | 'opened_at' | 'auth_type' | 'auth_email'>;
 const OPEN_COLUMNS = ['id', 'document_id', 'status', 'expires_at', 'max_views', 'views_used', 'opened_at', 'auth_type', 'auth_email'] as const;
+export type OpenRow = Pick<MagicLinkRow, (typeof OPEN_COLUMNS)[number]>;
 
+/** What a recipient's request found: a usable link, or nothing to say about it. */
 export interface OpenLink {
   row: OpenRow;
   document: { id: string; name: string };
@@ -321,8 +321,8 @@ export class MagicLinks {
     return { sent: true, url };
   }
 
-  private async row(id: string): Promise<MagicLinkRow> {
-    const row = await this.db.selectFrom('magic_links').selectAll().where('id', '=', id).executeTakeFirst();
+  private async row(id: string, db: Db = this.db): Promise<MagicLinkRow> {
+    const row = await db.selectFrom('magic_links').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) throw new NotFoundError('magic link', id);
     return row;
   }
@@ -432,7 +432,8 @@ export class MagicLinks {
     }
     if (!row.opened_at) {
       const now = this.clock.now();
-      const deadline = deadlineAtOpening(settingsOf(await this.row(row.id)), row.expires_at ? new Date(row.expires_at) : null, now);
+      const full = await this.row(row.id);
+      const deadline = deadlineAtOpening(settingsOf(full), full.expires_at ? new Date(full.expires_at) : null, now);
       const first = await this.db.transaction().execute(async (trx) => {
         const r = await trx
           .updateTable('magic_links')
@@ -445,10 +446,11 @@ export class MagicLinks {
           await this.record(r.id, 'opened', 'first_opening', v, null, trx);
           await this.emit(trx, 'magic_link.opened', r);
         }
-        return Boolean(r);
+        return r;
       });
       if (first) this.onChange(row.id, 'opened');
-      row = await this.row(row.id);
+      // opened here, or by someone else a moment ago: their opening set the deadline
+      row = first ?? (await this.row(row.id));
     }
     return { row, document: { id: row.document_id, name: documentName }, app };
   }
@@ -552,7 +554,7 @@ export class MagicLinks {
       }
       await this.q.logView.execute(trx, { id: newId('ev', now), linkId: link.row.id, at, ip: v.ip ?? null, userAgent: v.userAgent?.slice(0, 300) ?? null, email: session.email });
       // the whole link is read only when a webhook wants the event
-      await this.events.emit(trx, 'magic_link.viewed', link.row.id, async () => ({ object: linkInfo(await trx.selectFrom('magic_links').selectAll().where('id', '=', link.row.id).executeTakeFirstOrThrow()) }));
+      await this.events.emit(trx, 'magic_link.viewed', link.row.id, async () => ({ object: linkInfo(await this.row(link.row.id, trx)) }));
       await this.q.grant.execute(trx, { until: iso(new Date(now.getTime() + VIEW_GRANT_MS)), hash: session.hash });
       const viewsLeft = row.max_views === null ? null : Math.max(0, row.max_views - row.views_used);
       // the last allowed view ends the link at once

@@ -125,8 +125,7 @@ export function missingVariables(template: Template, values: Record<string, unkn
 /**
  * Renders a template to PDF bytes. Every required variable needs a value (an empty string is a
  * value), an optional one takes its default; the missing ones are reported together in one
- * MissingVariablesError. Errors about values name
- * the variable in `details[].field`.
+ * MissingVariablesError. Errors about values name the variable in `details[].field`.
  */
 export async function renderTemplate(template: Template, given: Record<string, string>, options: RenderOptions = {}): Promise<Uint8Array> {
   const missing = missingVariables(template, given);

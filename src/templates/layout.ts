@@ -543,7 +543,6 @@ function placeRegion(t: XmlTemplate, region: Region, top: number, b: Bound): { o
   return { ops: scratch.ops, bottom: flow.y };
 }
 
-/** Lays out a template with values already checked for presence. */
 /** Placed text taller than its box: refused (`overflow="error"`), or drawn whole and reported. */
 function overflowed(block: Extract<BlockLeaf, { kind: 'p' }>, frags: Fragment[], lines: Line[], room: number, ctx: Ctx): void {
   const variable = frags.map((f) => ('br' in f ? undefined : f.source)).find((s): s is { variable: string } => s !== undefined && 'variable' in s);
@@ -557,6 +556,7 @@ function overflowed(block: Extract<BlockLeaf, { kind: 'p' }>, frags: Fragment[],
   ctx.warnings?.push({ code: 'text_overflow', variable: variable?.variable, message: `${what}${block.overflow === 'shrink' ? ` even at ${block.minFontSize} pt` : ''}; the rest runs outside it (${where}).` });
 }
 
+/** Lays out a template with values already checked for presence. */
 export function layoutTemplate(t: XmlTemplate, values: Record<string, string>, warnings?: RenderWarning[]): PageLayout[] {
   let text = 0;
   for (const v of Object.values(values)) text += v.length;
