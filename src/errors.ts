@@ -76,6 +76,15 @@ export class RateLimitError extends PaperlinkError {
   }
 }
 
+/** What the request needs is down for now; try again later (HTTP 503, with Retry-After). */
+export class UnavailableError extends PaperlinkError {
+  readonly retryAfterSeconds: number;
+  constructor(code: string, message: string, retryAfterSeconds: number) {
+    super(code, message);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
 /** Where in a template source something is. Lines and columns count from 1. */
 export interface SourceLocation {
   line: number;
@@ -137,7 +146,7 @@ export class UnsupportedCharacterError extends ValidationError {
 }
 
 /** The kinds of PaperlinkError the HTTP layer tells apart, by name, for carrying an error across a process boundary. */
-const KINDS = { ValidationError, MalformedRequestError, AuthenticationError, NotFoundError, ConflictError, RateLimitError, PaperlinkError } as const;
+const KINDS = { ValidationError, MalformedRequestError, AuthenticationError, NotFoundError, ConflictError, RateLimitError, UnavailableError, PaperlinkError } as const;
 
 /** A PaperlinkError as plain data (e.g. the details of a Temporal ApplicationFailure). */
 export interface ErrorData {
@@ -151,7 +160,7 @@ export interface ErrorData {
 export function errorData(err: PaperlinkError): ErrorData {
   const kind = (Object.keys(KINDS) as (keyof typeof KINDS)[]).find((k) => err instanceof KINDS[k]) ?? 'PaperlinkError';
   const data: ErrorData = { kind, code: err.code, message: err.message, details: err.details };
-  if (err instanceof RateLimitError) data.retryAfterSeconds = err.retryAfterSeconds;
+  if (err instanceof RateLimitError || err instanceof UnavailableError) data.retryAfterSeconds = err.retryAfterSeconds;
   return data;
 }
 

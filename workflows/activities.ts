@@ -4,7 +4,10 @@
  * cannot succeed: 422, 404, 409) becomes a non-retryable ApplicationFailure carrying the error as
  * data, so the API can answer exactly as the embedded engine would. Everything else (SMTP down,
  * storage full, the database restarting) is thrown as is and retried by the workflow's policy.
+ * Every activity heartbeats while it runs, so one with a heartbeat timeout (the webhook round)
+ * is retried elsewhere soon after its worker dies.
  */
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { activitiesOf, type Activities } from '../src/engine';
 import { errorData, PaperlinkError } from '../src/errors';
@@ -17,16 +20,24 @@ import { REQUEST_FAILURE } from './common';
  */
 export type ActivityDeps = Pick<Service, 'documents' | 'links' | 'postcards' | 'dispatcher'>;
 
-export function createActivities(deps: ActivityDeps): Activities {
+/** How often a running activity tells the server it is alive (well inside the 1-minute heartbeat timeout). */
+export const HEARTBEAT_MS = 10_000;
+
+export function createActivities(deps: ActivityDeps, options: { heartbeatMs?: number } = {}): Activities {
   const plain = activitiesOf(deps);
+  const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
   const wrapped = {} as Record<string, unknown>;
   for (const [name, fn] of Object.entries(plain) as [string, (...args: unknown[]) => Promise<unknown>][]) {
     wrapped[name] = async (...args: unknown[]) => {
+      const context = Context.current();
+      const beat = setInterval(() => context.heartbeat(), heartbeatMs);
       try {
         return await fn(...args);
       } catch (err) {
         if (err instanceof PaperlinkError) throw ApplicationFailure.create({ message: err.message, type: REQUEST_FAILURE, nonRetryable: true, details: [errorData(err)] });
         throw err;
+      } finally {
+        clearInterval(beat);
       }
     };
   }

@@ -8,10 +8,11 @@
  */
 import fs from 'node:fs';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, type ConnectionOptions } from '@temporalio/client';
+import { systemClock, type Clock } from '../src/clock';
 import type { TemporalConfig } from '../src/config';
 import type { GenerateResult } from '../src/documents';
 import type { Activities, Engine } from '../src/engine';
-import { PaperlinkError, reviveError, type ErrorData } from '../src/errors';
+import { PaperlinkError, reviveError, UnavailableError, type ErrorData } from '../src/errors';
 import type { GenerateInput } from '../src/flows/generate';
 import type { LinkChange, LinkState } from '../src/flows/link';
 import type { PostcardStatus } from '../src/flows/postcard';
@@ -75,19 +76,34 @@ export function requestError(err: unknown): PaperlinkError | undefined {
 /**
  * Generates a document as workflow `generate-<render id>` and waits for the result: the same body
  * and result as POST /v1/generate. A request the API would refuse throws that PaperlinkError.
+ * The render id makes it idempotent: a second call with the same id, while the first runs or
+ * after it completed, waits for that execution instead of starting another (a failed one is run
+ * again). `signal` stops the wait (the workflow goes on; call again to wait again).
  */
 export async function generateDocument(
   client: Client,
   request: { body: unknown; caller?: GenerateInput['caller']; renderId?: string },
-  options: StartOptions = {},
+  options: StartOptions & { signal?: AbortSignal } = {},
 ): Promise<GenerateResult> {
   const input: GenerateInput = { body: request.body, caller: request.caller ?? { keyId: null, name: 'temporal' }, renderId: request.renderId ?? newId('rnd') };
+  const id = workflowId.generate(input.renderId!);
+  const wait = async () => {
+    try {
+      await client.workflow.start<(i: GenerateInput) => Promise<GenerateResult>>('generate', {
+        workflowId: id,
+        taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+        args: [input],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+      });
+    } catch (err) {
+      // it completed before: its result is the answer
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+    return client.workflow.getHandle<(i: GenerateInput) => Promise<GenerateResult>>(id).result();
+  };
   try {
-    return await client.workflow.execute<(i: GenerateInput) => Promise<GenerateResult>>('generate', {
-      workflowId: workflowId.generate(input.renderId!),
-      taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-      args: [input],
-    });
+    return await (options.signal ? client.withAbortSignal(options.signal, wait) : wait());
   } catch (err) {
     if (err instanceof WorkflowFailedError) throw requestError(err) ?? err;
     throw err;
@@ -120,6 +136,19 @@ export async function signalLink(client: Client, linkId: string, signal: 'opened
     args: [linkId],
     signal: LINK[signal],
     signalArgs: [],
+  });
+}
+
+/**
+ * Starts a link's lifecycle unless it runs: nothing is added to a running one's history (a
+ * signal would be). For resuming at start; a change to tell goes through signalLink.
+ */
+export async function startLink(client: Client, linkId: string, options: StartOptions = {}): Promise<void> {
+  await client.workflow.start<(id: string) => Promise<'expired' | 'revoked'>>('linkLifecycle', {
+    workflowId: workflowId.link(linkId),
+    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+    args: [linkId],
+    workflowIdConflictPolicy: 'USE_EXISTING',
   });
 }
 
@@ -165,25 +194,70 @@ export class TemporalEngine implements Engine {
   private readonly pending = new Map<string, () => Promise<void>>();
   private readonly timer: NodeJS.Timeout;
   private wakeScheduled = false;
+  /** Generate calls still talking to Temporal (their answer may have gone already): stop() lets them end first. */
+  private readonly calls = new Set<{ abort: AbortController; done: Promise<unknown> }>();
+  private readonly onError: (id: string, err: unknown) => void;
+  private readonly callTimeoutMs: number;
+  private readonly resultTimeoutMs: number;
+  private readonly clock: Clock;
   static RETRY_MS = 30_000;
 
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string,
-    private readonly onError: (id: string, err: unknown) => void = () => undefined,
-    /** How long one start or signal may take before it counts as failed (and is kept for later). */
-    private readonly callTimeoutMs = 10_000,
+    options: {
+      onError?: (id: string, err: unknown) => void;
+      /** How long one start or signal may take before it counts as failed (and is kept for later). */
+      callTimeoutMs?: number;
+      /** How long POST /v1/generate waits for its workflow before answering 503 engine_unavailable. */
+      resultTimeoutMs?: number;
+      clock?: Clock;
+    } = {},
   ) {
+    this.onError = options.onError ?? (() => undefined);
+    this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
+    this.resultTimeoutMs = options.resultTimeoutMs ?? 60_000;
+    this.clock = options.clock ?? systemClock;
     this.timer = setInterval(() => void this.retry(), TemporalEngine.RETRY_MS);
     this.timer.unref();
   }
 
   static async connect(t: TemporalConfig, onError?: (id: string, err: unknown) => void): Promise<TemporalEngine> {
-    return new TemporalEngine(await connectClient(t), t.taskQueue, onError);
+    return new TemporalEngine(await connectClient(t), t.taskQueue, { onError });
   }
 
-  generate(input: GenerateInput): Promise<GenerateResult> {
-    return generateDocument(this.client, input, { taskQueue: this.taskQueue });
+  /**
+   * Runs the render's workflow (or finds the one running or completed for this render id) and
+   * waits for its result, at most `resultTimeoutMs`: then answers 503 engine_unavailable (no
+   * worker polls the task queue, or Temporal is down). The workflow is not lost: a retry with the
+   * same Idempotency-Key waits for the same execution.
+   */
+  async generate(input: GenerateInput): Promise<GenerateResult> {
+    const abort = new AbortController();
+    const call = { abort, done: Promise.resolve() as Promise<unknown> };
+    const retry = 'send the same request with the same Idempotency-Key again';
+    // a request the API refuses is that answer; anything else is Temporal's or the worker's trouble
+    const work = generateDocument(this.client, input, { taskQueue: this.taskQueue, signal: abort.signal }).catch((err: unknown) => {
+      if (err instanceof PaperlinkError) throw err;
+      throw new UnavailableError('engine_unavailable', `The render ${input.renderId ?? ''} could not be run on Temporal (${err instanceof Error ? err.message : String(err)}); ${retry}.`, 5);
+    });
+    call.done = work.catch(() => undefined).finally(() => this.calls.delete(call));
+    this.calls.add(call);
+    // the client's own retries against an unreachable server do not all stop at the signal: the
+    // answer does not wait for them
+    const deadline = this.clock.sleep(this.resultTimeoutMs, abort.signal).then(() => {
+      throw new UnavailableError(
+        'engine_unavailable',
+        `The render ${input.renderId ?? ''} did not finish within ${Math.round(this.resultTimeoutMs / 1000)} s: no Temporal worker took it up (is \`paperlink worker\` running on task queue ${this.taskQueue}?) or Temporal is unreachable. It stays queued; ${retry} to wait for it.`,
+        Math.ceil(this.resultTimeoutMs / 1000),
+      );
+    });
+    try {
+      return await Promise.race([work, deadline]);
+    } finally {
+      abort.abort();
+      deadline.catch(() => undefined);
+    }
   }
 
   linkChanged(id: string, change: LinkChange): void {
@@ -231,13 +305,18 @@ export class TemporalEngine implements Engine {
 
   async resume(work: { links: string[]; postcards: string[] }): Promise<void> {
     await wakeWebhooks(this.client, { taskQueue: this.taskQueue });
-    for (const id of work.links) await signalLink(this.client, id, 'changed', { taskQueue: this.taskQueue });
+    for (const id of work.links) await startLink(this.client, id, { taskQueue: this.taskQueue });
     for (const id of work.postcards) await startPostcardIntake(this.client, id, { taskQueue: this.taskQueue });
   }
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
-    await this.client.connection.close();
+    // the client's own retries of a call go on after it is cancelled (about 20 s against a server
+    // that is down) and throw if the connection closes under them: close it once they have ended
+    for (const c of this.calls) c.abort.abort();
+    const close = () => this.client.connection.close();
+    if (this.calls.size === 0) return close();
+    void Promise.all([...this.calls].map((c) => c.done)).then(close, close).catch(() => undefined);
   }
 }
 

@@ -20,6 +20,7 @@ import {
   setHandler,
   sleep,
   startChild,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { GenerateResult } from '../src/documents';
 import { generateFlow, type GenerateActivities, type GenerateInput } from '../src/flows/generate';
@@ -42,8 +43,16 @@ const linkActivities = proxyActivities<LinkActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes', maximumAttempts: 20, nonRetryableErrorTypes: [REQUEST_FAILURE] },
 });
-// A postcard's render is retried a few times here; the flow then waits (RENDER_RETRY_MS) and tries again.
+// A postcard's render is retried by its policy until it succeeds (every 10 minutes at most, the
+// server keeps one event for all attempts); a postcard that cannot be made ends `failed` without
+// an error, and a request failure (the postcard is gone) is not retried.
 const postcardActivities = proxyActivities<PostcardActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 minutes', nonRetryableErrorTypes: [REQUEST_FAILURE] },
+});
+// Runs recorded before 'postcard-retry-policy' retried 5 times here, then waited in workflow code
+// (RENDER_RETRY_MS) and tried again: they replay with these options and the flow's loop.
+const postcardActivitiesBefore = proxyActivities<PostcardActivities>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 5 },
 });
@@ -65,6 +74,7 @@ function ports<A>(activities: A, handlers: Map<string, () => void> = new Map()):
       handlers.set(name, handler);
     },
     patched: (id) => patched(id),
+    continueAsNewSuggested: () => workflowInfo().continueAsNewSuggested,
   };
 }
 
@@ -107,6 +117,11 @@ export interface ExpireOptions {
   reason?: string;
 }
 
+/**
+ * Runs until the link ends. A link may live for years: when the server suggests it (a long
+ * history), the run continues as new with the same link id, and the new run reads the link's state
+ * from the database like any start (so a change told meanwhile is not lost).
+ */
 export async function linkLifecycle(linkId: string): Promise<'expired' | 'revoked'> {
   let last: LinkState | null = null;
   let ended: 'expired' | 'revoked' | null = null;
@@ -140,24 +155,34 @@ export async function linkLifecycle(linkId: string): Promise<'expired' | 'revoke
     },
   );
 
-  ended = await lifecycleFlow(ports(activities, handlers), linkId);
+  const outcome = await lifecycleFlow(ports(activities, handlers), linkId);
   await condition(allHandlersFinished);
+  if (outcome === 'continue') return continueAsNew<typeof linkLifecycle>(linkId);
+  ended = outcome;
   return ended;
 }
 
 // ---- postcard intake -----------------------------------------------------------------------
 
-/** Renders a received postcard; ends `rendered` or `failed`, retrying unexpected errors. */
+/**
+ * Renders a received postcard; ends `rendered` or `failed`. Unexpected errors (the database or
+ * storage down) are retried by the activity's policy, not by a loop here: no history grows while a
+ * postcard waits for the database to come back.
+ */
 export async function postcardIntake(postcardId: string): Promise<PostcardStatus> {
-  return intakeFlow(ports(postcardActivities), postcardId, (err) => log.warn('postcard render failed; retrying', { postcardId, error: String(err) }));
+  if (patched('postcard-retry-policy')) return postcardActivities.renderPostcard(postcardId);
+  return intakeFlow(ports(postcardActivitiesBefore), postcardId, (err) => log.warn('postcard render failed; retrying', { postcardId, error: String(err) }));
 }
 
 // ---- webhook delivery ----------------------------------------------------------------------
 
 // One round delivers everything due; each POST has its own timeout (WEBHOOK_TIMEOUT_MS), and a
-// failed delivery is rescheduled in the database, so the activity itself rarely fails.
+// failed delivery is rescheduled in the database, so the activity itself rarely fails. It
+// heartbeats while it runs (workflows/activities.ts): a worker that dies mid-round is noticed
+// within a minute, not after the ten-minute limit.
 const webhookActivities = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '1 minute',
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 });
 

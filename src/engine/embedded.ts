@@ -51,6 +51,7 @@ export class EmbeddedEngine implements Engine {
       onSignal: (name, handler) => handlers.set(name, handler),
       // every embedded run starts from stored state with today's code
       patched: () => true,
+      continueAsNewSuggested: () => false,
       condition: (test, timeoutMs) =>
         new Promise<boolean>((resolve, reject) => {
           // a flow that comes back from an activity after stop() must not start a new wait

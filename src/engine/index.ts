@@ -32,18 +32,22 @@ export interface Engine {
   stop(): Promise<void>;
 }
 
-/** The operations flows call, on the service's parts: one set for both engines. */
+/**
+ * The operations flows call, on the service's parts: one set for both engines. An activity never
+ * tells its own flow what it did (the flow reads the result; under Temporal a signal from an
+ * activity to its own workflow only adds history, and after the workflow ends would start a new run).
+ */
 export function activitiesOf(parts: { documents: Documents; links: MagicLinks; postcards: Postcards; dispatcher: Dispatcher }): Activities {
   const { documents, links, postcards, dispatcher } = parts;
   return {
     generateDocument: (input) => documents.generate(input.body, input.caller, input.renderId),
     linkState: (id) => links.state(id),
-    deliverLink: async (id) => (await links.deliver(id)).sent,
+    deliverLink: async (id) => (await links.deliver(id, false)).sent,
     expireLink: async (id) => {
-      await links.end(id, 'expired');
+      await links.end(id, 'expired', false);
     },
     revokeLink: async (id) => {
-      await links.end(id, 'revoked');
+      await links.end(id, 'revoked', false);
     },
     renderPostcard: (id) => postcards.render(id),
     deliverWebhooks: () => dispatcher.drain(),

@@ -34,7 +34,12 @@ export const SEND_RETRY_MS = [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000]
 /** The signal every change of a link sends to its flow; Temporal also takes `opened` and `viewed`. */
 export const CHANGED = 'changed';
 
-export async function linkLifecycle(p: Ports<LinkActivities>, id: string): Promise<'expired' | 'revoked'> {
+/**
+ * Runs a link's lifecycle to its end: `expired` or `revoked`; or `continue` when the run should go
+ * on as a new one (Temporal, a long history): the new run starts from the stored state like any
+ * run, so nothing but the link id is carried.
+ */
+export async function linkLifecycle(p: Ports<LinkActivities>, id: string): Promise<'expired' | 'revoked' | 'continue'> {
   let changed = false;
   p.onSignal(CHANGED, () => {
     changed = true;
@@ -44,6 +49,8 @@ export async function linkLifecycle(p: Ports<LinkActivities>, id: string): Promi
   // a link never sent (its process died between making it and e-mailing it) is sent once its
   // sender's lease has run out; before this change only failed sends were retried
   const sendUnsent = p.patched('link-send-unsent');
+  // a link that lives for years goes on as a new run when its history grows long
+  const mayContinue = p.patched('link-continue-as-new');
   let state = await p.activities.linkState(id);
   for (;;) {
     if (state.status === 'expired' || state.status === 'revoked') return state.status;
@@ -63,6 +70,7 @@ export async function linkLifecycle(p: Ports<LinkActivities>, id: string): Promi
     }
     if (retry) wait = Math.min(wait ?? Infinity, SEND_RETRY_MS[state.sendAttempts - 1]);
     if (leaseEnds !== undefined) wait = Math.min(wait ?? Infinity, leaseEnds - p.now());
+    if (mayContinue && p.continueAsNewSuggested()) return 'continue';
     if (!clearBeforeRead) changed = false;
     const signalled = await p.condition(() => changed, wait);
     if (!signalled && retry) {

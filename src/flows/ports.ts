@@ -18,4 +18,10 @@ export interface Ports<A> {
    * activities, timers and their order) goes behind one, so running workflows replay as recorded.
    */
   patched(id: string): boolean;
+  /**
+   * Whether the run should end here and go on as a new run with the same input (Temporal's
+   * continue-as-new, when the server suggests it because the history grew long). Always false
+   * in the embedded engine, which keeps no history.
+   */
+  continueAsNewSuggested(): boolean;
 }

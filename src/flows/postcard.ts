@@ -1,7 +1,9 @@
 /**
  * The postcard intake flow: render a received postcard. The activity itself marks it `rendered`
  * or `failed` (a request that cannot make a postcard); an unexpected error (the database down, a
- * full disk) is retried with back-off, so nothing answered 202 is dropped.
+ * full disk) is retried with back-off, so nothing answered 202 is dropped. The embedded engine runs
+ * this loop; under Temporal the activity's retry policy does the same (workflows/workflows.ts), and
+ * only runs recorded before that change replay this loop.
  */
 import type { Ports } from './ports';
 

@@ -10,6 +10,7 @@ import {
   NotFoundError,
   PaperlinkError,
   RateLimitError,
+  UnavailableError,
   ValidationError,
   errorBody,
   type ErrorBody,
@@ -37,6 +38,7 @@ function statusOf(err: PaperlinkError): number {
   if (err instanceof NotFoundError) return 404;
   if (err instanceof ConflictError) return 409;
   if (err instanceof RateLimitError) return 429;
+  if (err instanceof UnavailableError) return 503;
   return 400;
 }
 
@@ -90,7 +92,7 @@ export function errorAnswer(err: FastifyError, req: FastifyRequest, limit: numbe
 
 export function errorHandler(limit: number) {
   return (err: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
-    if (err instanceof RateLimitError) void reply.header('Retry-After', String(err.retryAfterSeconds));
+    if (err instanceof RateLimitError || err instanceof UnavailableError) void reply.header('Retry-After', String(err.retryAfterSeconds));
     const [status, body] = errorAnswer(err, req, limit);
     void sendError(req, reply, status, body);
   };

@@ -203,7 +203,9 @@ export class MagicLinks {
   /**
    * Makes the link and e-mails it, once: with a render id (POST /v1/generate, however often it
    * runs) the render's link is found rather than made again, and a link already e-mailed is not
-   * e-mailed again. A failed send leaves it `send_failed` (the lifecycle retries it).
+   * e-mailed again. A failed send leaves it `send_failed` (the lifecycle retries it). A render's
+   * link is started by the generate flow, after the activity that made it; a link shared from a
+   * stored document starts its lifecycle here (through onChange).
    */
   async create(documentId: string, settings: LinkSettings, createdByKeyId: string | null, renderId?: string): Promise<{ link: LinkInfo; url: string }> {
     await this.prepare(settings, 'magic_link');
@@ -244,7 +246,7 @@ export class MagicLinks {
         id = (await byRender())!.id;
       }
     }
-    const { url } = await this.deliver(id);
+    const { url } = await this.deliver(id, !renderId);
     return { link: await this.get(id), url };
   }
 
@@ -253,9 +255,10 @@ export class MagicLinks {
    * same URL however often this runs). One sender at a time: the send is leased for
    * SEND_LEASE_MS (longer than the mailer's own timeouts), so after a crash another attempt may
    * send once the lease has run out. At least once: a crash between the mail server's acceptance
-   * and our commit sends that e-mail again.
+   * and our commit sends that e-mail again. `tell`: whether the link's flow hears of the outcome;
+   * false when the flow itself asked (an activity never signals its own workflow).
    */
-  async deliver(id: string): Promise<{ sent: boolean; url: string }> {
+  async deliver(id: string, tell = true): Promise<{ sent: boolean; url: string }> {
     const row = await this.row(id);
     if (!ACTIVE.includes(row.status)) throw new ValidationError(`The link is ${row.status}; make a new one.`, [{ field: 'id', message: `is ${row.status}`, code: 'link_ended' }]);
     const app = await this.apps.require();
@@ -273,7 +276,7 @@ export class MagicLinks {
       .executeTakeFirst();
     // sent meanwhile, or another sender holds the lease: that send is the one
     if (!Number(claimed.numUpdatedRows)) return { sent: (await this.row(id)).sent_at !== null, url };
-    return this.send(row, app, url);
+    return this.send(row, app, url, tell);
   }
 
   /** `POST /v1/magic_links/:id/resend`: e-mails the link again at once, with a new URL (the old one stops working). */
@@ -288,10 +291,10 @@ export class MagicLinks {
       .set({ token_generation: generation, token_hash: sha256(token), sending_until: iso(new Date(this.clock.now().getTime() + SEND_LEASE_MS)) })
       .where('id', '=', id)
       .execute();
-    return this.send({ ...row, token_generation: generation }, app, `${app.public_url}/l/${token}`);
+    return this.send({ ...row, token_generation: generation }, app, `${app.public_url}/l/${token}`, true);
   }
 
-  private async send(row: MagicLinkRow, app: MagicLinkApp, url: string): Promise<{ sent: boolean; url: string }> {
+  private async send(row: MagicLinkRow, app: MagicLinkApp, url: string, tell: boolean): Promise<{ sent: boolean; url: string }> {
     const id = row.id;
     const doc = await this.documentName(row.document_id);
     const limits = describeLimits(settingsOf(row));
@@ -306,18 +309,20 @@ export class MagicLinks {
       });
     } catch (err) {
       const reason = err instanceof Error ? err.message.slice(0, 300) : String(err);
-      await this.db.transaction().execute(async (trx) => {
+      const changed = await this.db.transaction().execute(async (trx) => {
         const r = await trx.updateTable('magic_links').set((e) => ({ status: 'send_failed', send_error: reason, send_attempts: e('send_attempts', '+', 1), sending_until: null })).where('id', '=', id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
         if (r) await this.emit(trx, 'magic_link.send_failed', r);
+        return r !== undefined;
       });
-      this.onChange(id, 'send_failed');
+      if (changed && tell) this.onChange(id, 'send_failed');
       return { sent: false, url };
     }
-    await this.db.transaction().execute(async (trx) => {
+    const changed = await this.db.transaction().execute(async (trx) => {
       const r = await trx.updateTable('magic_links').set((e) => ({ status: 'active', send_error: null, sent_at: this.now(), send_attempts: e('send_attempts', '+', 1), sending_until: null })).where('id', '=', id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
       if (r) await this.emit(trx, 'magic_link.sent', r);
+      return r !== undefined;
     });
-    this.onChange(id, 'sent');
+    if (changed && tell) this.onChange(id, 'sent');
     return { sent: true, url };
   }
 
@@ -363,14 +368,19 @@ export class MagicLinks {
     return rows.map(linkInfo);
   }
 
-  /** Ends a link now: `revoked` by the operator, `expired` by its limits. Ending twice is harmless. */
-  async end(id: string, status: 'expired' | 'revoked'): Promise<LinkInfo> {
+  /**
+   * Ends a link now: `revoked` by the operator, `expired` by its limits. Ending twice is harmless.
+   * The flow hears of it only when this call ended it, and only when `tell` (false when the flow
+   * itself asked).
+   */
+  async end(id: string, status: 'expired' | 'revoked', tell = true): Promise<LinkInfo> {
     await this.row(id);
-    await this.db.transaction().execute(async (trx) => {
+    const changed = await this.db.transaction().execute(async (trx) => {
       const r = await trx.updateTable('magic_links').set({ status, ended_at: this.now() }).where('id', '=', id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
       if (r) await this.emit(trx, 'magic_link.expired', r, { reason: status === 'revoked' ? 'revoked' : expiryReason(r) });
+      return r !== undefined;
     });
-    this.onChange(id, 'ended');
+    if (changed && tell) this.onChange(id, 'ended');
     return this.get(id);
   }
 

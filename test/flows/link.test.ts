@@ -8,6 +8,7 @@ import type { Ports } from '../../src/flows/ports';
 
 /** Ports over a fake clock: condition() waits for a signal or for advance() past its timeout. */
 function fakePorts(activities: LinkActivities, patches: Record<string, boolean> = {}) {
+  let suggest = false;
   let now = Date.parse('2026-11-23T10:00:00Z');
   const handlers = new Map<string, () => void>();
   const waits: { test: () => boolean; until?: number; resolve: (v: boolean) => void }[] = [];
@@ -33,6 +34,7 @@ function fakePorts(activities: LinkActivities, patches: Record<string, boolean> 
       }),
     onSignal: (name, handler) => handlers.set(name, handler),
     patched: (id) => patches[id] ?? true,
+    continueAsNewSuggested: () => suggest,
   };
   return {
     ports,
@@ -48,6 +50,9 @@ function fakePorts(activities: LinkActivities, patches: Record<string, boolean> 
       return waits.length;
     },
     now: () => now,
+    suggestContinueAsNew: () => {
+      suggest = true;
+    },
   };
 }
 
@@ -143,5 +148,24 @@ describe('linkLifecycle()', () => {
     fake.advance(24 * 3_600_000);
     await drain();
     expect(delivered).toBe(1);
+  });
+
+  it('goes on as a new run when the engine suggests it, before it waits again, and not in runs recorded before that change', async () => {
+    const activities = (): LinkActivities => ({ linkState: async () => active({ expiresAt: '2026-12-01T00:00:00.000Z' }), deliverLink: async () => true, expireLink: async () => undefined, revokeLink: async () => undefined });
+    const now = fakePorts(activities());
+    const done = linkLifecycle(now.ports, 'ml_long');
+    await drain();
+    expect(now.waiting).toBe(1);
+    now.suggestContinueAsNew();
+    now.signal(CHANGED); // the next wake-up ends the run instead of waiting again
+    await expect(done).resolves.toBe('continue');
+
+    const old = fakePorts(activities(), { 'link-continue-as-new': false });
+    void linkLifecycle(old.ports, 'ml_old_run');
+    await drain();
+    old.suggestContinueAsNew();
+    old.signal(CHANGED);
+    await drain();
+    expect(old.waiting).toBe(1);
   });
 });

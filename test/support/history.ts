@@ -1,3 +1,4 @@
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 
 /**
@@ -21,6 +22,7 @@ export class HistoryBuilder {
   private timerSeq = 0;
   private childSeq = 0;
   private firstTask = true;
+  private readonly patches = new Set<string>();
   private readonly activities = new Map<string, { scheduled: number; started: number }>();
   private readonly timers = new Map<string, number>();
 
@@ -54,10 +56,13 @@ export class HistoryBuilder {
     return this;
   }
 
-  /** A workflow task: scheduled, started, completed; the commands it produced follow. */
-  task(): this {
+  /**
+   * A workflow task: scheduled, started, completed; the commands it produced follow.
+   * `suggestContinueAsNew`: the server tells the workflow its history has grown long.
+   */
+  task(options: { suggestContinueAsNew?: boolean } = {}): this {
     const scheduled = this.add('WORKFLOW_TASK_SCHEDULED', 'workflowTaskScheduledEventAttributes', { taskQueue: { name: this.taskQueue }, startToCloseTimeout: seconds(10), attempt: 1 });
-    const started = this.add('WORKFLOW_TASK_STARTED', 'workflowTaskStartedEventAttributes', { scheduledEventId: scheduled, identity: 'test' });
+    const started = this.add('WORKFLOW_TASK_STARTED', 'workflowTaskStartedEventAttributes', { scheduledEventId: scheduled, identity: 'test', ...(options.suggestContinueAsNew ? { suggestContinueAsNew: true } : {}) });
     // the first completed task carries the core's flags; without them the core skips some checks
     const sdkMetadata = this.firstTask ? { coreUsedFlags: [1, 2, 3] } : {};
     this.firstTask = false;
@@ -95,6 +100,40 @@ export class HistoryBuilder {
       startedEventId: a.started,
       failure: { message, applicationFailureInfo: { type: 'Error', nonRetryable: false } },
       retryState: 'RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED',
+    });
+    return this;
+  }
+
+  /**
+   * The workflow called `patched(id)` for the first time in a run recorded with that change: the
+   * SDK's `core_patch` marker, then its update of the TemporalChangeVersion search attribute (every
+   * patch of the run so far), as the SDK records them.
+   */
+  patch(id: string): this {
+    this.add('MARKER_RECORDED', 'markerRecordedEventAttributes', {
+      markerName: 'core_patch',
+      details: { 'patch-data': payloads({ id, deprecated: false }) },
+      workflowTaskCompletedEventId: this.lastCompleted,
+    });
+    this.patches.add(id);
+    const versions = { metadata: { encoding: bytes('json/plain'), type: bytes('KeywordList') }, data: bytes(JSON.stringify([...this.patches].sort())) };
+    this.add('UPSERT_WORKFLOW_SEARCH_ATTRIBUTES', 'upsertWorkflowSearchAttributesEventAttributes', {
+      workflowTaskCompletedEventId: this.lastCompleted,
+      searchAttributes: { indexedFields: { TemporalChangeVersion: versions } },
+    });
+    return this;
+  }
+
+  /** The run ended by continuing as a new run of the same workflow with these arguments. */
+  continueAsNew(args: unknown[]): this {
+    this.add('WORKFLOW_EXECUTION_CONTINUED_AS_NEW', 'workflowExecutionContinuedAsNewEventAttributes', {
+      newExecutionRunId: 'run-2',
+      workflowType: { name: this.workflowType },
+      taskQueue: { name: this.taskQueue, kind: 'TASK_QUEUE_KIND_NORMAL' },
+      input: payloads(...args),
+      workflowTaskTimeout: seconds(10),
+      workflowTaskCompletedEventId: this.lastCompleted,
+      initiator: 'CONTINUE_AS_NEW_INITIATOR_WORKFLOW',
     });
     return this;
   }
@@ -171,5 +210,10 @@ export class HistoryBuilder {
 
   toHistory(): temporal.api.history.v1.History {
     return temporal.api.history.v1.History.fromObject({ events: this.events });
+  }
+
+  /** The history as the JSON file `temporal workflow show --output json` writes. */
+  toJSON(): string {
+    return historyToJSON(this.toHistory());
   }
 }

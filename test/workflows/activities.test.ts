@@ -89,7 +89,9 @@ describe.each(BACKENDS)('activities on %s', (backend) => {
     expect(revived!.details.map((d) => d.field).sort()).toEqual(['destinations', 'merge_parameters', 'template_id']);
   });
 
-  it('reads, delivers, expires and revokes a link', async () => {
+  it('reads, delivers, expires and revokes a link, and never tells the link\'s own workflow what it did', async () => {
+    const told: string[] = [];
+    service.links.onChange = (linkId, change) => told.push(`${linkId} ${change}`);
     const variables = (await service.templates.load(EXAMPLE_IDS.letter)).variables;
     const body = {
       ...letter,
@@ -108,8 +110,30 @@ describe.each(BACKENDS)('activities on %s', (backend) => {
     expect((await run('linkState', id)).status).toBe('expired');
 
     const other = await service.links.create(made.document_id, parseLinkSettings({ recipient_email: 'b@example.com', expire_after_n_views: 2 }, 'magic_link'), null);
+    // a link shared from a stored document starts its own lifecycle: that one is told
+    expect(told).toEqual([`${other.link.id} sent`]);
     await run('revokeLink', other.link.id);
     expect((await run('linkState', other.link.id)).status).toBe('revoked');
+    // the activities (the workflow asked) told nothing; the API's own revoke tells, once, and only when it ended the link
+    expect(told).toEqual([`${other.link.id} sent`]);
+    const third = await service.links.create(made.document_id, parseLinkSettings({ recipient_email: 'c@example.com', expire_after_n_views: 2 }, 'magic_link'), null);
+    await service.links.end(third.link.id, 'revoked');
+    await service.links.end(third.link.id, 'revoked');
+    expect(told.filter((t) => t.startsWith(third.link.id))).toEqual([`${third.link.id} sent`, `${third.link.id} ended`]);
+    service.links.onChange = () => undefined;
+  });
+
+  it('heartbeats while an activity runs, so a worker that dies mid-round is noticed', async () => {
+    let finish!: (next: string | null) => void;
+    const slow = createActivities({ ...service, dispatcher: { drain: () => new Promise<string | null>((r) => (finish = r)) } as unknown as Service['dispatcher'] }, { heartbeatMs: 5 });
+    const beats = new MockActivityEnvironment();
+    let seen = 0;
+    beats.on('heartbeat', () => {
+      if (++seen === 2) finish(null);
+    });
+    // the round ends only after its second heartbeat
+    await expect(beats.run(slow.deliverWebhooks)).resolves.toBeNull();
+    expect(seen).toBeGreaterThanOrEqual(2);
   });
 
   it('delivers due webhook events and says when the next retry is due', async () => {

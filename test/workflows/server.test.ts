@@ -17,7 +17,7 @@ import { buildApp } from '../../src/http/app';
 import { createService, type Service } from '../../src/service';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { createActivities } from '../../workflows/activities';
-import { expireLink, linkResult, linkStatus, postcardResult, TemporalEngine } from '../../workflows/client';
+import { expireLink, generateDocument, linkResult, linkStatus, postcardResult, TemporalEngine } from '../../workflows/client';
 import { workflowsPath } from '../../workflows/worker';
 import { eventually } from '../support/eventually';
 import { freshPostgres } from '../support/service';
@@ -83,6 +83,16 @@ suite(`on a real Temporal server${reason ? ` (skipped: ${reason})` : ''}`, () =>
     const bad = await api('POST', '/v1/generate', { template_id: 'tmpl_nope', destinations: {} });
     expect(bad.statusCode).toBe(422);
     expect(bad.json().error.code).toBe('validation_failed');
+  }, 60_000);
+
+  it('runs a render id once: a second start, after the first completed, answers with its result', async () => {
+    const body = await letter({ inkit_storage: { name: 'Once' } });
+    const first = await generateDocument(env.client, { body, renderId: 'rnd_server_once' }, { taskQueue });
+    const again = await generateDocument(env.client, { body, renderId: 'rnd_server_once' }, { taskQueue });
+    expect(again.document_id).toBe(first.document_id);
+    const runs = [];
+    for await (const w of env.client.workflow.list({ query: `WorkflowId = 'generate-rnd_server_once'` })) runs.push(w.runId);
+    expect(runs).toHaveLength(1);
   }, 60_000);
 
   it('expires a link by time in its lifecycle workflow, and revokes another through the expire update', async () => {
