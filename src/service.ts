@@ -9,12 +9,15 @@ import { Operators } from './admin';
 import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
 import { openDatabase, type Database } from './db';
+import { localPresence, postgresPresence, type Presence } from './db/presence';
 import { Documents } from './documents';
 import { Idempotency } from './idempotency';
 import { Keys } from './keys';
 import { activitiesOf, type Activities, type Engine } from './engine';
+import { Claims } from './engine/claims';
 import { EmbeddedEngine } from './engine/embedded';
 import { Events } from './events';
+import type { LinkChange } from './flows/link';
 import { MagicLinks } from './links';
 import { MagicLinkApps } from './links/app';
 import { createMailer, type Mailer } from './mail';
@@ -70,6 +73,9 @@ export interface ServiceOptions {
   engine?: (activities: Activities) => Engine | Promise<Engine>;
 }
 
+/** How often, with several processes on PostgreSQL, each frees what dead ones claimed and adopts it. */
+export const SWEEP_MS = 5_000;
+
 export function packageVersion(): string {
   return (JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 }
@@ -103,18 +109,34 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const postcards = new Postcards(db, clock, keys, templates, documents, events, database.inTransaction, renderer);
   const webhookOptions = { allowPrivate: config.webhookAllowPrivate, timeoutMs: config.webhookTimeoutMs, retryForMs: config.webhookRetryHours * 3_600_000 };
   const webhooks = new Webhooks(db, clock, events, webhookOptions);
-  const dispatcher = new Dispatcher(db, clock, { ...webhookOptions, log: options.log });
-  const parts = { documents, links, postcards, dispatcher };
-  const activities = activitiesOf(parts);
+  let presence: Presence = localPresence();
   let engine: Engine;
   try {
-    engine = options.engine ? await options.engine(activities) : new EmbeddedEngine(clock, activities, options.onFlowError, activities, activities);
+    // several processes may share a PostgreSQL database: the ones that run background work say so
+    if (options.runFlows && database.dialect === 'postgres') {
+      presence = await postgresPresence(config.databaseUrl!, async (channel, payload) => void (await sql`select pg_notify(${channel}, ${payload})`.execute(db)), options.log);
+    }
   } catch (err) {
     mailer.close();
     await renderer.close();
     await database.close();
     throw err;
   }
+  const claims = new Claims(db, presence);
+  links.owner = presence.id;
+  const dispatcher = new Dispatcher(db, clock, { ...webhookOptions, log: options.log, owner: presence.id, lockRows: database.dialect === 'postgres' });
+  const parts = { documents, links, postcards, dispatcher };
+  const activities = activitiesOf(parts);
+  try {
+    engine = options.engine ? await options.engine(activities) : new EmbeddedEngine(clock, activities, options.onFlowError, activities, activities, claims);
+  } catch (err) {
+    mailer.close();
+    await presence.close();
+    await renderer.close();
+    await database.close();
+    throw err;
+  }
+  let sweeping: NodeJS.Timeout | undefined;
   if (options.runFlows) {
     if (engine.eventsEmitted) {
       events.onEmitted = () => engine.eventsEmitted!();
@@ -122,11 +144,22 @@ export async function createService(config: Config, options: ServiceOptions = {}
       events.onEmitted = () => dispatcher.wake();
       dispatcher.start();
     }
-    links.onChange = (id, change) => engine.linkChanged(id, change);
     postcards.onReceived = (id) => engine.postcardReceived(id);
-    // SQLite: this server alone uses the database, so every send lease is a dead process's
-    if (database.dialect === 'sqlite') await links.releaseSendLeases();
-    await engine.resume({ links: await links.activeIds(), postcards: await postcards.receivedIds() });
+    const free = await claims.sweep();
+    if (engine.kind === 'embedded') {
+      // a change is told to every process: the one running the link's lifecycle hears it
+      presence.onLinkChanged = (id, change) => engine.linkChanged(id, change as LinkChange);
+      links.onChange = (id, change) => void presence.linkChanged(id, change).catch((err: unknown) => options.onFlowError?.(`link-${id}`, err));
+      await engine.resume(free);
+      // the living adopt what a process that died was running
+      if (database.dialect === 'postgres') {
+        sweeping = setInterval(() => void claims.sweep().then((work) => engine.resume(work)).catch((err: unknown) => options.onFlowError?.('sweep', err)), SWEEP_MS);
+        sweeping.unref();
+      }
+    } else {
+      links.onChange = (id, change) => engine.linkChanged(id, change);
+      await engine.resume({ links: await links.activeIds(), postcards: await postcards.receivedIds() });
+    }
   }
   return {
     config,
@@ -153,8 +186,12 @@ export async function createService(config: Config, options: ServiceOptions = {}
       await sql`select 1`.execute(db);
     },
     close: async () => {
+      clearInterval(sweeping);
       await engine.stop();
       await dispatcher.stop();
+      // what this process still had goes to the others now, not when they notice it is gone
+      if (options.runFlows) await claims.release().catch(() => undefined);
+      await presence.close();
       mailer.close();
       await renderer.close();
       await database.close();

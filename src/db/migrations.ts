@@ -263,6 +263,17 @@ export const MIGRATIONS: [string, Step][] = [
       await db.schema.alterTable('postcards').addColumn('warnings', 'text', (c) => c.notNull().defaultTo('[]')).execute();
     },
   ],
+  [
+    '0009_claims',
+    async (db) => {
+      // background work is claimed by one process (its presence id) at a time; see src/db/presence.ts
+      await db.schema.alterTable('deliveries').addColumn('claimed_by', 'integer').execute();
+      await db.schema.alterTable('deliveries').addColumn('claimed_until', 'text').execute();
+      await db.schema.alterTable('postcards').addColumn('claimed_by', 'integer').execute();
+      await db.schema.alterTable('magic_links').addColumn('claimed_by', 'integer').execute();
+      await db.schema.alterTable('magic_links').addColumn('sending_by', 'integer').execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

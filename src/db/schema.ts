@@ -106,6 +106,10 @@ export interface MagicLinksTable {
   token_generation: number;
   /** Who is sending the e-mail now, until when (a lease): one sender at a time, a dead one's lease runs out. */
   sending_until: string | null;
+  /** The process (its presence id, src/db/presence.ts) sending it; its lease ends when that process does. */
+  sending_by: number | null;
+  /** The process running the link's lifecycle (embedded engine); another adopts the link when it dies. */
+  claimed_by: number | null;
 }
 
 export interface LinkEventsTable {
@@ -158,6 +162,8 @@ export interface PostcardsTable {
   warnings: string;
   created_at: string;
   updated_at: string;
+  /** The process rendering it (embedded engine); another adopts it when that process dies. */
+  claimed_by: number | null;
 }
 
 export interface EventsTable {
@@ -198,6 +204,9 @@ export interface DeliveriesTable {
   last_duration_ms: number | null;
   created_at: string;
   updated_at: string;
+  /** The process making the attempt now, and until when its claim holds (then, or when it dies, another may). */
+  claimed_by: number | null;
+  claimed_until: string | null;
 }
 
 export interface DeliveryAttemptsTable {

@@ -32,7 +32,27 @@ export class EmbeddedEngine implements Engine {
     private readonly onError: (id: string, err: unknown) => void = () => undefined,
     private readonly postcards?: PostcardActivities,
     private readonly generator?: GenerateActivities,
+    /** Takes a job for this process (several processes on one database); without it every job is this process's. */
+    private readonly claims: { link(id: string): Promise<boolean>; postcard(id: string): Promise<boolean> } = { link: async () => true, postcard: async () => true },
   ) {}
+  /** Jobs being claimed now: asked twice meanwhile, claimed once. */
+  private readonly claiming = new Set<string>();
+
+  /** Runs `then` once this process holds the job `key` (not when it runs already, or another process holds it). */
+  private claimThen(key: string, claim: () => Promise<boolean>, then: () => void): Promise<void> {
+    if (this.stopped || this.running.has(key) || this.claiming.has(key)) return Promise.resolve();
+    this.claiming.add(key);
+    return claim().then(
+      (mine) => {
+        this.claiming.delete(key);
+        if (mine) then();
+      },
+      (err: unknown) => {
+        this.claiming.delete(key);
+        this.onError(key, err);
+      },
+    );
+  }
 
   /** Generation runs in the request: the caller waits for the document either way. */
   generate(input: GenerateInput): Promise<GenerateResult> {
@@ -97,9 +117,10 @@ export class EmbeddedEngine implements Engine {
     };
   }
 
-  /** Starts the lifecycle of a link unless it is already running. */
-  startLink(id: string): void {
-    this.start(`link-${id}`, this.links, (ports) => linkLifecycle(ports, id));
+  /** Starts the lifecycle of a link unless it is already running here or in another live process. */
+  startLink(id: string): Promise<void> {
+    const key = `link-${id}`;
+    return this.claimThen(key, () => this.claims.link(id), () => void this.start(key, this.links, (ports) => linkLifecycle(ports, id)));
   }
 
   /**
@@ -107,11 +128,14 @@ export class EmbeddedEngine implements Engine {
    * render, which is CPU work); the queue holds only ids, and the database holds the postcards, so
    * a stop drops the queue and the next start picks the postcards up again.
    */
-  startPostcard(id: string): void {
+  startPostcard(id: string): Promise<void> {
     if (!this.postcards) throw new Error('this engine runs no postcard flows');
-    if (this.stopped || this.queued.has(id) || this.running.has(`postcard-${id}`)) return;
-    this.queued.add(id);
-    this.pump();
+    if (this.queued.has(id)) return Promise.resolve();
+    return this.claimThen(`postcard-${id}`, () => this.claims.postcard(id), () => {
+      if (this.stopped || this.queued.has(id)) return;
+      this.queued.add(id);
+      this.pump();
+    });
   }
 
   private pump(): void {
@@ -149,18 +173,18 @@ export class EmbeddedEngine implements Engine {
 
   /** Tells a link's flow that the link changed, starting it first if it is not running. */
   linkChanged(id: string): void {
-    this.startLink(id);
-    this.running.get(`link-${id}`)?.signal(CHANGED);
+    const running = this.running.get(`link-${id}`);
+    if (running) running.signal(CHANGED);
+    else void this.startLink(id);
   }
 
   postcardReceived(id: string): void {
-    this.startPostcard(id);
+    void this.startPostcard(id);
   }
 
   /** Re-drives the flow of each link and postcard that has not ended. */
   async resume(work: { links: string[]; postcards: string[] }): Promise<void> {
-    for (const id of work.links) this.startLink(id);
-    for (const id of work.postcards) this.startPostcard(id);
+    await Promise.all([...work.links.map((id) => this.startLink(id)), ...work.postcards.map((id) => this.startPostcard(id))]);
   }
 
   /** How many flows are running or queued, e.g. for tests and /healthz. */

@@ -145,6 +145,8 @@ function viewQueries(db: Db) {
 export class MagicLinks {
   /** Called whenever a link changes in a way its lifecycle flow should look at. */
   onChange: (linkId: string, change: LinkChange) => void = () => undefined;
+  /** This process's presence id (src/db/presence.ts), written beside a send lease it takes. */
+  owner = 0;
 
   constructor(
     private readonly db: Db,
@@ -237,6 +239,8 @@ export class MagicLinks {
         render_id: renderId ?? null,
         token_generation: 0,
         sending_until: null,
+        sending_by: null,
+        claimed_by: null,
       };
       try {
         await this.db.insertInto('magic_links').values(row).execute();
@@ -268,7 +272,7 @@ export class MagicLinks {
     const now = this.clock.now();
     const claimed = await this.db
       .updateTable('magic_links')
-      .set({ sending_until: iso(new Date(now.getTime() + SEND_LEASE_MS)), token_hash: sha256(token) })
+      .set({ sending_until: iso(new Date(now.getTime() + SEND_LEASE_MS)), sending_by: this.owner, token_hash: sha256(token) })
       .where('id', '=', id)
       .where('sent_at', 'is', null)
       .where('token_generation', '=', row.token_generation)
@@ -288,7 +292,7 @@ export class MagicLinks {
     const token = await this.token(id, generation);
     await this.db
       .updateTable('magic_links')
-      .set({ token_generation: generation, token_hash: sha256(token), sending_until: iso(new Date(this.clock.now().getTime() + SEND_LEASE_MS)) })
+      .set({ token_generation: generation, token_hash: sha256(token), sending_until: iso(new Date(this.clock.now().getTime() + SEND_LEASE_MS)), sending_by: this.owner })
       .where('id', '=', id)
       .execute();
     return this.send({ ...row, token_generation: generation }, app, `${app.public_url}/l/${token}`, true);
@@ -310,7 +314,7 @@ export class MagicLinks {
     } catch (err) {
       const reason = err instanceof Error ? err.message.slice(0, 300) : String(err);
       const changed = await this.db.transaction().execute(async (trx) => {
-        const r = await trx.updateTable('magic_links').set((e) => ({ status: 'send_failed', send_error: reason, send_attempts: e('send_attempts', '+', 1), sending_until: null })).where('id', '=', id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
+        const r = await trx.updateTable('magic_links').set((e) => ({ status: 'send_failed', send_error: reason, send_attempts: e('send_attempts', '+', 1), sending_until: null, sending_by: null })).where('id', '=', id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
         if (r) await this.emit(trx, 'magic_link.send_failed', r);
         return r !== undefined;
       });
@@ -318,7 +322,7 @@ export class MagicLinks {
       return { sent: false, url };
     }
     const changed = await this.db.transaction().execute(async (trx) => {
-      const r = await trx.updateTable('magic_links').set((e) => ({ status: 'active', send_error: null, sent_at: this.now(), send_attempts: e('send_attempts', '+', 1), sending_until: null })).where('id', '=', id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
+      const r = await trx.updateTable('magic_links').set((e) => ({ status: 'active', send_error: null, sent_at: this.now(), send_attempts: e('send_attempts', '+', 1), sending_until: null, sending_by: null })).where('id', '=', id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
       if (r) await this.emit(trx, 'magic_link.sent', r);
       return r !== undefined;
     });
@@ -353,14 +357,6 @@ export class MagicLinks {
     if (filter.document_id) q = q.where('document_id', '=', filter.document_id);
     if (filter.recipient_email) q = q.where('recipient_email', '=', filter.recipient_email);
     return toPage(await q.execute(), page.limit, linkInfo);
-  }
-
-  /**
-   * Ends every send lease: for a server that owns its database alone (SQLite: one data dir, one
-   * server), at start, every sender of before is dead, and the links it was e-mailing are sent now.
-   */
-  async releaseSendLeases(): Promise<void> {
-    await this.db.updateTable('magic_links').set({ sending_until: null }).where('sending_until', 'is not', null).execute();
   }
 
   async forDocument(documentId: string): Promise<LinkInfo[]> {

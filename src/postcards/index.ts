@@ -132,6 +132,7 @@ export class Postcards {
         custom: JSON.stringify(req.custom),
         token_id: key.id,
         idempotency_key: idempotencyKey ?? null,
+        claimed_by: null,
         document_id: null,
         failure_reason: null,
         warnings: '[]',

@@ -167,9 +167,13 @@ type Due = DeliveryRow & { url: string; secret: string; type: string; data: stri
 export interface DispatcherOptions extends WebhookOptions {
   /** Attempts in flight at once, in all. */
   concurrency?: number;
-  /** Attempts in flight at once to one webhook. */
+  /** Attempts in flight at once to one webhook, counted over every process on the database. */
   perWebhook?: number;
   log?: (line: string) => void;
+  /** This process's presence id (src/db/presence.ts): a delivery is claimed by one process at a time. */
+  owner?: number;
+  /** PostgreSQL: claims lock the webhook's row so that processes count its attempts in flight one at a time. */
+  lockRows?: boolean;
 }
 
 export class Dispatcher {
@@ -177,6 +181,7 @@ export class Dispatcher {
   private readonly perHook = new Map<string, number>();
   private readonly running = new Set<Promise<void>>();
   private pumping = false;
+  private launches = 0;
   private again = false;
   private stopped = false;
   private timer?: NodeJS.Timeout;
@@ -217,12 +222,41 @@ export class Dispatcher {
         for (const d of await this.due()) {
           if (this.stopped || this.inFlight.size >= this.concurrency) break;
           if (this.inFlight.has(d.id) || (this.perHook.get(d.webhook_id) ?? 0) >= this.perWebhook) continue;
-          this.launch(d);
+          if (await this.claim(d)) this.launch(d);
         }
       } while (this.again && !this.stopped);
     } finally {
       this.pumping = false;
     }
+  }
+
+  /**
+   * Takes the delivery for this process until its claim runs out (twice the POST timeout, and a
+   * little): not when another process holds it, and not when the webhook has `perWebhook` attempts
+   * in flight already, wherever they are.
+   */
+  private async claim(d: Due): Promise<boolean> {
+    const now = this.clock.now();
+    const until = iso(new Date(now.getTime() + 2 * this.options.timeoutMs + 30_000));
+    return this.db.transaction().execute(async (trx) => {
+      if (this.options.lockRows) await trx.selectFrom('webhooks').select('id').where('id', '=', d.webhook_id).forUpdate().execute();
+      const busy = await trx
+        .selectFrom('deliveries')
+        .select((e) => e.fn.countAll<number>().as('n'))
+        .where('webhook_id', '=', d.webhook_id)
+        .where('status', '=', 'pending')
+        .where('claimed_until', '>', iso(now))
+        .executeTakeFirstOrThrow();
+      if (Number(busy.n) >= this.perWebhook) return false;
+      const r = await trx
+        .updateTable('deliveries')
+        .set({ claimed_by: this.options.owner ?? 0, claimed_until: until })
+        .where('id', '=', d.id)
+        .where('status', '=', 'pending')
+        .where((e) => e.or([e('claimed_until', 'is', null), e('claimed_until', '<=', iso(now))]))
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    });
   }
 
   private async due(): Promise<Due[]> {
@@ -235,6 +269,7 @@ export class Dispatcher {
       .select(['w.url', 'w.secret', 'e.type', 'e.data', 'e.created_at as event_created_at'])
       .where('d.status', '=', 'pending')
       .where('d.next_attempt_at', '<=', now)
+      .where((e) => e.or([e('d.claimed_until', 'is', null), e('d.claimed_until', '<=', now)]))
       .where(({ not, exists, selectFrom }) =>
         not(
           exists(
@@ -253,6 +288,7 @@ export class Dispatcher {
   }
 
   private launch(d: Due): void {
+    this.launches++;
     this.inFlight.add(d.id);
     this.perHook.set(d.webhook_id, (this.perHook.get(d.webhook_id) ?? 0) + 1);
     const p = this.attempt(d)
@@ -290,15 +326,18 @@ export class Dispatcher {
       await trx.insertInto('delivery_attempts').values({ id: newId('dla', now), delivery_id: d.id, webhook_id: d.webhook_id, at: iso(started), status_code: result.status, duration_ms: durationMs, error: result.error }).execute();
       await trx
         .updateTable('deliveries')
-        .set({
+        .set((e) => ({
           status,
-          attempts: failures,
+          // counted in the database: an attempt of a process presumed dead counts too, as its row does
+          attempts: e('attempts', '+', 1),
           next_attempt_at: status === 'pending' ? iso(new Date(now.getTime() + backoffMs(failures))) : d.next_attempt_at,
           last_status_code: result.status,
           last_error: result.error,
           last_duration_ms: durationMs,
           updated_at: iso(now),
-        })
+          claimed_by: null,
+          claimed_until: null,
+        }))
         .where('id', '=', d.id)
         .execute();
     });
@@ -310,10 +349,13 @@ export class Dispatcher {
    * the next pending delivery is due, or null when none is pending.
    */
   async drain(): Promise<string | null> {
-    do {
+    for (;;) {
+      const launched = this.launches;
       await this.pump();
       await Promise.all([...this.running]);
-    } while ((await this.due()).some((d) => !this.inFlight.has(d.id)));
+      // nothing more could be started (what is due is another process's, or at its webhook's limit)
+      if (this.launches === launched || !(await this.due()).some((d) => !this.inFlight.has(d.id))) break;
+    }
     const next = await this.db.selectFrom('deliveries').select('next_attempt_at').where('status', '=', 'pending').orderBy('next_attempt_at', 'asc').limit(1).executeTakeFirst();
     return next?.next_attempt_at ?? null;
   }

@@ -1,0 +1,87 @@
+/**
+ * Which `paperlink serve` processes are alive, so background work claimed by one that died is taken
+ * over at once (not when a lease runs out), and how they tell each other that a link changed.
+ *
+ * Each process has a presence id (a random 31-bit integer) that it writes into what it claims
+ * (`claimed_by`, `sending_by`). On PostgreSQL it holds a session advisory lock on that id on one
+ * connection of its own for as long as it lives: PostgreSQL drops the lock the moment the process
+ * dies (kill -9 included: the connection closes), so the live ids are the locks `pg_locks` shows.
+ * The same connection LISTENs for link changes, which any process NOTIFYs. On SQLite one server
+ * owns the data dir (src/db/lock.ts): only this process is alive, and what others claimed is free.
+ */
+import { randomInt } from 'node:crypto';
+import { Client } from 'pg';
+
+/** The first key of every presence lock: "pl" (Paperlink), so other advisory locks never collide. */
+const LOCK_SPACE = 0x706c;
+const CHANNEL = 'paperlink_links';
+
+export interface Presence {
+  /** This process's id, written into what it claims. */
+  readonly id: number;
+  /** The ids of every live process, this one included. */
+  live(): Promise<number[]>;
+  /** Tells every process (this one too) that the link changed. */
+  linkChanged(linkId: string, change: string): Promise<void>;
+  /** What to do when a process says a link changed. */
+  onLinkChanged: (linkId: string, change: string) => void;
+  close(): Promise<void>;
+}
+
+/** SQLite: one server per data dir, so only this process is alive; changes are told in-process. */
+export function localPresence(): Presence {
+  const presence: Presence = {
+    id: randomInt(1, 2 ** 31 - 1),
+    live: async () => [presence.id],
+    linkChanged: async (linkId, change) => presence.onLinkChanged(linkId, change),
+    onLinkChanged: () => undefined,
+    close: async () => undefined,
+  };
+  return presence;
+}
+
+/** PostgreSQL: an advisory lock per live process, and LISTEN/NOTIFY, on a connection of its own. */
+export async function postgresPresence(connectionString: string, notifyVia: (channel: string, payload: string) => Promise<void>, log: (line: string) => void = () => undefined): Promise<Presence> {
+  const client = new Client({ connectionString, application_name: 'paperlink presence' });
+  await client.connect();
+  let id = 0;
+  try {
+    for (let tries = 0; !id; tries++) {
+      const candidate = randomInt(1, 2 ** 31 - 1);
+      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', [LOCK_SPACE, candidate]);
+      if (rows[0].ok) id = candidate;
+      else if (tries > 10) throw new Error('could not take a presence lock');
+    }
+    await client.query(`LISTEN ${CHANNEL}`);
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    throw err;
+  }
+  let closed = false;
+  // losing this connection means the others see this process as dead: say so loudly
+  client.on('error', (err) => {
+    if (!closed) log(`presence: the database connection failed (${err.message}); other processes take over this one's work`);
+  });
+  const presence: Presence = {
+    id,
+    live: async () => {
+      const { rows } = await client.query<{ id: string }>(
+        "SELECT objid::bigint AS id FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND objsubid = 2 AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        [LOCK_SPACE],
+      );
+      return rows.map((r) => Number(r.id));
+    },
+    linkChanged: (linkId, change) => notifyVia(CHANNEL, `${linkId} ${change}`),
+    onLinkChanged: () => undefined,
+    close: async () => {
+      closed = true;
+      await client.end();
+    },
+  };
+  client.on('notification', (msg) => {
+    if (msg.channel !== CHANNEL || !msg.payload) return;
+    const [linkId, change] = msg.payload.split(' ');
+    presence.onLinkChanged(linkId, change);
+  });
+  return presence;
+}

@@ -1,0 +1,71 @@
+/**
+ * Background work of the embedded engine is claimed, so that several `paperlink serve` processes
+ * on one PostgreSQL database do each job once: a link's lifecycle and a postcard's render are run
+ * by the process whose presence id is in the row's `claimed_by`, a webhook delivery by the one in
+ * `claimed_by` until `claimed_until` (src/webhooks), a link's e-mail by the one in `sending_by`.
+ * What a dead process claimed is freed by the next sweep (every few seconds, and at start), and
+ * the living adopt it.
+ */
+import type { Db } from '../db';
+import type { Presence } from '../db/presence';
+
+const ACTIVE_LINK = ['active', 'send_failed'];
+
+export class Claims {
+  constructor(
+    private readonly db: Db,
+    private readonly presence: Presence,
+  ) {}
+
+  get owner(): number {
+    return this.presence.id;
+  }
+
+  /** Claims a link's lifecycle for this process unless a live process runs it; false when another does, or it has ended. */
+  async link(id: string): Promise<boolean> {
+    const r = await this.db
+      .updateTable('magic_links')
+      .set({ claimed_by: this.owner })
+      .where('id', '=', id)
+      .where('status', 'in', ACTIVE_LINK)
+      .where((e) => e.or([e('claimed_by', 'is', null), e('claimed_by', '=', this.owner)]))
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  /** Claims a received postcard's render for this process; false when another process has it, or it is done. */
+  async postcard(id: string): Promise<boolean> {
+    const r = await this.db
+      .updateTable('postcards')
+      .set({ claimed_by: this.owner })
+      .where('id', '=', id)
+      .where('status', '=', 'received')
+      .where((e) => e.or([e('claimed_by', 'is', null), e('claimed_by', '=', this.owner)]))
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  /**
+   * Frees what processes that are no longer alive claimed, and returns the links and postcards
+   * nobody runs now (this process then claims and runs them).
+   */
+  async sweep(): Promise<{ links: string[]; postcards: string[] }> {
+    const live = await this.presence.live();
+    if (!live.includes(this.owner)) live.push(this.owner);
+    await this.db.updateTable('deliveries').set({ claimed_by: null, claimed_until: null }).where('claimed_by', 'is not', null).where('claimed_by', 'not in', live).execute();
+    // (a lease without a sender is from before leases named theirs: its sender is gone by now)
+    await this.db.updateTable('magic_links').set({ sending_by: null, sending_until: null }).where('sending_until', 'is not', null).where((e) => e.or([e('sending_by', 'is', null), e('sending_by', 'not in', live)])).execute();
+    await this.db.updateTable('magic_links').set({ claimed_by: null }).where('claimed_by', 'is not', null).where('claimed_by', 'not in', live).execute();
+    await this.db.updateTable('postcards').set({ claimed_by: null }).where('claimed_by', 'is not', null).where('claimed_by', 'not in', live).execute();
+    const links = await this.db.selectFrom('magic_links').select('id').where('status', 'in', ACTIVE_LINK).where('claimed_by', 'is', null).orderBy('id').execute();
+    const postcards = await this.db.selectFrom('postcards').select('id').where('status', '=', 'received').where('claimed_by', 'is', null).orderBy('id').execute();
+    return { links: links.map((r) => r.id), postcards: postcards.map((r) => r.id) };
+  }
+
+  /** Gives up everything this process claimed (a clean stop): the others adopt it at their next sweep. */
+  async release(): Promise<void> {
+    await this.db.updateTable('deliveries').set({ claimed_by: null, claimed_until: null }).where('claimed_by', '=', this.owner).execute();
+    await this.db.updateTable('magic_links').set({ claimed_by: null }).where('claimed_by', '=', this.owner).execute();
+    await this.db.updateTable('postcards').set({ claimed_by: null }).where('claimed_by', '=', this.owner).execute();
+  }
+}
