@@ -12,8 +12,10 @@ export interface Receiver {
   url: string;
   port: number;
   received: Received[];
-  /** What to answer: a status code, or 'hang' to never answer. Default 200. */
-  respond: (r: Received) => number | 'hang';
+  /** What to answer: a status code (now or later), or 'hang' to never answer. Default 200. */
+  respond: (r: Received) => number | 'hang' | Promise<number>;
+  /** Requests read and not answered yet. */
+  open: Set<Received>;
   /** Stops listening (the port is kept for start()). */
   stop(): Promise<void>;
   /** Listens again on the same port. */
@@ -27,6 +29,7 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     url: '',
     port,
     received: [],
+    open: new Set(),
     respond: () => 200,
     stop: async () => {
       for (const res of hanging) res.destroy();
@@ -47,7 +50,9 @@ export async function startReceiver(port = 0): Promise<Receiver> {
             hanging.add(res);
             return;
           }
-          res.writeHead(answer).end();
+          r.open.add(rec);
+          res.on('close', () => r.open.delete(rec));
+          void Promise.resolve(answer).then((status) => res.writeHead(status).end());
         });
       });
       await new Promise<void>((done) => server.listen(r.port, '127.0.0.1', done));
