@@ -53,6 +53,8 @@ export interface Config {
   renderThreads: number;
   /** Longest one render may take (RENDER_TIMEOUT_MS) before it is stopped. */
   renderTimeoutMs: number;
+  /** How long a stopping server waits for the requests it has read before it closes their connections (SHUTDOWN_TIMEOUT_MS). */
+  shutdownTimeoutMs: number;
   /** Heap one render thread may use (RENDER_MEMORY_MB); a render that needs more is stopped. */
   renderMemoryMb: number;
   /** Work limits of one render (RENDER_MAX_IMAGE_PIXELS, RENDER_MAX_PAGES, RENDER_MAX_ITEMS, RENDER_MAX_TEXT). */
@@ -147,7 +149,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     items: limit('RENDER_MAX_ITEMS', DEFAULT_LIMITS.items),
     text: limit('RENDER_MAX_TEXT', DEFAULT_LIMITS.text),
   };
-  return { port, host, dataDir, databaseUrl, storage, bodyLimit, publicUrl, logLevel, smtpUrl, mailFrom, postcardPath, webhookAllowPrivate, webhookTimeoutMs, webhookRetryHours, renderThreads, renderTimeoutMs, renderMemoryMb, renderLimits, engine, temporal };
+  const shutdownTimeoutMs = overrides.shutdownTimeoutMs ?? Number(env.SHUTDOWN_TIMEOUT_MS ?? 30_000);
+  if (!Number.isInteger(shutdownTimeoutMs) || shutdownTimeoutMs < 0 || shutdownTimeoutMs > 3_600_000) throw new ConfigError(`SHUTDOWN_TIMEOUT_MS must be milliseconds from 0 to 3600000, not ${JSON.stringify(env.SHUTDOWN_TIMEOUT_MS)}.`);
+  return { port, host, dataDir, databaseUrl, storage, bodyLimit, publicUrl, logLevel, smtpUrl, mailFrom, postcardPath, webhookAllowPrivate, webhookTimeoutMs, webhookRetryHours, renderThreads, renderTimeoutMs, renderMemoryMb, renderLimits, engine, temporal, shutdownTimeoutMs };
 }
 
 function temporalConfig(env: Env): TemporalConfig {

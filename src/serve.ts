@@ -60,6 +60,15 @@ export async function startServer(config: Config, log: (text: string) => void, o
     unlock();
     throw err;
   }
+  // requests being answered: a stopping server closes its idle connections once there are none
+  let answering = 0;
+  app.server.on('request', (_req, res: import('node:http').ServerResponse) => {
+    answering++;
+    res.on('close', () => {
+      answering--;
+      if (stopping && answering === 0) app.server.closeIdleConnections();
+    });
+  });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   // with --port 0 the system picks the port; show the real one
@@ -69,9 +78,17 @@ export async function startServer(config: Config, log: (text: string) => void, o
     app,
     url,
     close: async () => {
-      // /readyz answers 503 from now on; requests already read are answered before it closes
+      // /readyz answers 503 from now on; no new connection is taken; every request already read is
+      // answered (a request arriving on an open connection meanwhile gets 503 stopping); idle
+      // connections close once nothing is being answered; after SHUTDOWN_TIMEOUT_MS every
+      // connection closes, answered or not
       stopping = true;
-      await app.close();
+      const deadline = setTimeout(() => app.server.closeAllConnections(), config.shutdownTimeoutMs);
+      const closed = app.close();
+      if (answering === 0) app.server.closeIdleConnections();
+      await closed;
+      clearTimeout(deadline);
+      // then the background work: flows stop, deliveries in flight finish, claims go to the others
       await service.close();
       unlock();
     },

@@ -43,6 +43,10 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
   const { config } = service;
   const app = Fastify({
     bodyLimit: config.bodyLimit,
+    // a stopping server answers the requests it has read, and those that come after on an open
+    // connection get 503 stopping in our shape (below); src/serve.ts closes idle connections
+    forceCloseConnections: false,
+    return503OnClosing: false,
     logger:
       options.logger === false
         ? false
@@ -104,6 +108,12 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
   await app.register(multipart, { limits: { fileSize: config.bodyLimit, files: 50, fields: 20 } });
   await app.register(cookie);
 
+  app.addHook('onRequest', async (req, reply) => {
+    if (options.stopping?.()) {
+      void reply.header('connection', 'close');
+      return sendError(req, reply, 503, errorBody('stopping', 'This server is shutting down. Send the request to another one, or again in a moment.'));
+    }
+  });
   app.addHook('onRequest', async (req) => {
     if (!req.url.startsWith('/v1/')) return;
     const key = await service.keys.authenticate('api', req.headers[API_KEY_HEADER]);
@@ -118,7 +128,6 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
   // ready for traffic: the database answers (migrations ran and the engine started before the
   // app was built), and the server is not shutting down
   app.get('/readyz', async (_req, reply) => {
-    if (options.stopping?.()) return reply.status(503).send(errorBody('stopping', 'This server is shutting down. Send requests to another one.'));
     try {
       await service.ping();
     } catch (err) {

@@ -220,6 +220,11 @@ describe.each(BACKENDS)('templates and documents on %s', (backend) => {
       const answer = await stopping.inject({ method: 'GET', url: '/readyz' });
       expect(answer.statusCode).toBe(503);
       expect(answer.json().error.code).toBe('stopping');
+      // any request read once the server is stopping (on a connection already open): the same, and the connection closes
+      const late = await stopping.inject({ method: 'POST', url: '/v1/generate', headers: { 'x-service-api-token': t.key }, payload: {} });
+      expect(late.statusCode).toBe(503);
+      expect(late.json().error.code).toBe('stopping');
+      expect(late.headers.connection).toBe('close');
       // the database gone: not ready, and still an answer in the error shape
       const ping = t.service.ping;
       t.service.ping = async () => {
