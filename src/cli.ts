@@ -3,6 +3,7 @@
  * The `paperlink` command. Every command has --help. Exit codes: 0 done, 1 something failed
  * that is not the caller's input, 2 the input was wrong (a template, data, an option).
  */
+import cluster from 'node:cluster';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,11 +13,11 @@ import { PaperlinkError, ValidationError } from './errors';
 import { packageRoot } from './paths';
 import { SingleBar, Presets } from 'cli-progress';
 import { readRows, renderBatch } from './batch';
-import { loadConfig } from './config';
+import { ConfigError, loadConfig } from './config';
 import type { KeyKind } from './keys';
 import { publicView } from './links/app';
 import { MAX_PAGE } from './pagination';
-import { startServer } from './serve';
+import { startCluster, startServer } from './serve';
 import { createService, type Service } from './service';
 import { folderAssets, loadTemplateFile, renderTemplate, variables, type RenderWarning } from './templates';
 import { createRenderer } from './templates/pool';
@@ -209,11 +210,15 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     .option('-p, --port <port>', 'TCP port (env PORT, default 3000)', (v) => Number(v))
     .option('--host <host>', 'interface to listen on (env HOST, default 127.0.0.1; 0.0.0.0 for every interface)')
     .option('-d, --data-dir <dir>', DATA_DIR_HELP)
-    .addHelpText('after', '\nEnvironment: PORT, HOST, DATA_DIR, DATABASE_URL (postgres://…), STORAGE (filesystem|database), BODY_LIMIT (e.g. 10mb), PUBLIC_URL, LOG_LEVEL, SMTP_URL, MAIL_FROM, POSTCARD_PATH, ENGINE (embedded|temporal; temporal needs DATABASE_URL and the TEMPORAL_* settings of `paperlink worker --help`). See the README.')
-    .action(async (opts: { port?: number; host?: string; dataDir?: string }) => {
+    .option('--processes <n>', `processes answering on the port, each using a core (env PROCESSES, default: the number of cores, here ${os.availableParallelism()}; 1: this process alone)`, (v) => Number(v))
+    .addHelpText('after', '\nEnvironment: PORT, HOST, DATA_DIR, DATABASE_URL (postgres://…), STORAGE (filesystem|database), BODY_LIMIT (e.g. 10mb), PUBLIC_URL, LOG_LEVEL, SMTP_URL, MAIL_FROM, POSTCARD_PATH, PROCESSES, SHUTDOWN_TIMEOUT_MS, ENGINE (embedded|temporal; temporal needs DATABASE_URL and the TEMPORAL_* settings of `paperlink worker --help`). See the README.')
+    .action(async (opts: { port?: number; host?: string; dataDir?: string; processes?: number }) => {
+      const processes = opts.processes ?? Number(process.env.PROCESSES || os.availableParallelism());
+      if (!Number.isInteger(processes) || processes < 1 || processes > 256) throw new ConfigError(`--processes (PROCESSES) must be a whole number from 1 to 256, not ${JSON.stringify(opts.processes ?? process.env.PROCESSES)}.`);
+      const worker = cluster.isWorker;
       const config = loadConfig(process.env, { port: opts.port, host: opts.host, dataDir: opts.dataDir });
       // listening before the server is up: a stop asked for while it starts happens once it has
-      let server: Awaited<ReturnType<typeof startServer>> | undefined;
+      let server: { close(): Promise<void> } | undefined;
       let stopping = false;
       const close = (s: NonNullable<typeof server>) =>
         s.close().then(
@@ -223,12 +228,17 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
       const stop = () => {
         if (stopping) return;
         stopping = true;
-        io.stdout('Stopping…\n');
+        if (!worker) io.stdout('Stopping…\n');
         if (server) void close(server);
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
-      server = await startServer(config, io.stdout);
+      if (processes > 1 && !worker) {
+        const running = await startCluster(config, processes, io.stdout);
+        server = { close: running.stop };
+      } else {
+        server = await startServer(config, io.stdout, { worker });
+      }
       if (stopping) void close(server);
       setExit(EXIT_OK);
     });

@@ -2,11 +2,14 @@
  * `paperlink serve`: starts the service and, on the very first start, makes an API key and prints
  * it with a curl command that generates a letter from the bundled example, ready to paste.
  */
+import cluster from 'node:cluster';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { requirePostgres, type Config } from './config';
 import { lockDataDir } from './db/lock';
+import { isClusterMessage, presenceDir } from './db/presence';
 import { buildApp } from './http/app';
 import { createService, type Service } from './service';
 import { packageRoot } from './paths';
@@ -31,21 +34,31 @@ export function firstRequest(): Record<string, unknown> {
   return { template_id: EXAMPLE_IDS.letter, merge_parameters: sample, destinations: { inkit_storage: { name: 'Welcome letter' } } };
 }
 
-export async function startServer(config: Config, log: (text: string) => void, options: { logger?: boolean } = {}): Promise<Server> {
+export interface StartOptions {
+  logger?: boolean;
+  /** A worker of `serve --processes N`: the primary holds the data dir's lock and greets the user. */
+  worker?: boolean;
+}
+
+/** How serve makes its service: its log, and the Temporal engine with ENGINE=temporal. */
+function serviceOptions(config: Config, log: (text: string) => void) {
   const onFlowError = (id: string, err: unknown) => log(`flow ${id} failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  return {
+    log: (line: string) => log(`${line}\n`),
+    onFlowError,
+    // loaded only in this mode: the Temporal SDK is an optional dependency
+    engine: config.engine === 'temporal' ? async () => (await import('../workflows/client')).TemporalEngine.connect(config.temporal, onFlowError) : undefined,
+  };
+}
+
+export async function startServer(config: Config, log: (text: string) => void, options: StartOptions = {}): Promise<Server> {
   if (config.engine === 'temporal') requirePostgres(config, 'ENGINE=temporal');
   // one SQLite data dir, one server: taken before the database is opened (a server's start takes
   // over what a dead one left half-done, which must never happen beside a live one)
-  const unlock = config.databaseUrl ? () => undefined : lockDataDir(config.dataDir);
+  const unlock = config.databaseUrl || options.worker ? () => undefined : lockDataDir(config.dataDir);
   let service: Service;
   try {
-    service = await createService(config, {
-      runFlows: true,
-      log: (line) => log(`${line}\n`),
-      onFlowError,
-      // loaded only in this mode: the Temporal SDK is an optional dependency
-      engine: config.engine === 'temporal' ? async () => (await import('../workflows/client')).TemporalEngine.connect(config.temporal, onFlowError) : undefined,
-    });
+    service = await createService(config, { ...serviceOptions(config, log), runFlows: true });
   } catch (err) {
     unlock();
     throw err;
@@ -94,9 +107,15 @@ export async function startServer(config: Config, log: (text: string) => void, o
     },
   };
 
+  if (!options.worker) await greet(service, config, url, log);
+  return server;
+}
+
+/** What a new user needs after the start: where things are, and on the first start a key and a first request. */
+async function greet(service: Service, config: Config, url: string, log: (text: string) => void, processes = 1): Promise<void> {
   const where = service.database.dialect === 'sqlite' ? `SQLite at ${service.database.location}` : `PostgreSQL at ${service.database.location}`;
   const docs = service.storage.kind === 'filesystem' ? `files in ${path.join(config.dataDir, 'documents')}` : 'the database';
-  log(`Paperlink ${service.version} is listening on ${url}\n  data: ${where}; documents: ${docs}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n`);
+  log(`Paperlink ${service.version} is listening on ${url}${processes > 1 ? ` (${processes} processes)` : ''}\n  data: ${where}; documents: ${docs}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n`);
 
   if (!(await service.apps.magicLink.get())) {
     // the embedded default: links point here, e-mails go to the outbox (or SMTP_URL)
@@ -126,5 +145,81 @@ export async function startServer(config: Config, log: (text: string) => void, o
       ].join('\n'),
     );
   }
-  return server;
+}
+
+/**
+ * `paperlink serve --processes N`: N processes (node:cluster) answer on one port, each a whole
+ * server; background work is claimed, so each job is done once (src/engine/claims.ts). This
+ * process (the primary) holds the SQLite data dir's lock, greets the user, starts a new worker
+ * when one dies, and on stop() stops every worker gracefully. Resolves once all listen.
+ */
+export async function startCluster(config: Config, processes: number, log: (text: string) => void): Promise<{ url: string; stop(): Promise<void> }> {
+  if (config.engine === 'temporal') requirePostgres(config, 'ENGINE=temporal');
+  const unlock = config.databaseUrl ? () => undefined : lockDataDir(config.dataDir);
+  // every worker of before is gone (this process holds the lock): none of their presence files is true
+  fs.rmSync(presenceDir(config.dataDir), { recursive: true, force: true });
+  // the database migrated and the engine reachable before any worker starts: a problem is said once, here
+  let service: Service;
+  try {
+    service = await createService(config, serviceOptions(config, log));
+  } catch (err) {
+    unlock();
+    throw err;
+  }
+  let stopping = false;
+  // every worker listens as asked (port 0 too): the cluster shares one socket among them
+  const fork = () => {
+    // render threads shared out: one HTTP thread per process, the other cores render
+    const renderThreads = process.env.RENDER_THREADS || String(Math.max(1, Math.floor(os.availableParallelism() / processes) - 1));
+    const worker = cluster.fork({ RENDER_THREADS: renderThreads });
+    worker.on('message', (m: unknown) => {
+      // a link changed in one worker: every worker hears it (the one running its lifecycle acts)
+      if (isClusterMessage(m)) for (const w of Object.values(cluster.workers ?? {})) w?.send(m);
+    });
+    return worker;
+  };
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) return;
+    log(`worker ${worker.process.pid} exited (${signal ?? code}); starting another\n`);
+    // its presence file says nothing true any more
+    for (const f of fs.existsSync(presenceDir(config.dataDir)) ? fs.readdirSync(presenceDir(config.dataDir)) : []) {
+      const file = path.join(presenceDir(config.dataDir), f);
+      if (fs.readFileSync(file, 'utf8') === String(worker.process.pid)) fs.rmSync(file, { force: true });
+    }
+    fork();
+  });
+  const listening = (w: ReturnType<typeof cluster.fork>) =>
+    new Promise<number>((resolve, reject) => {
+      w.once('listening', (address) => resolve(address.port));
+      w.once('exit', (code) => reject(new Error(`a server process exited while starting (${code}); its error is above`)));
+    });
+  let port: number;
+  try {
+    port = await listening(fork());
+    await Promise.all(Array.from({ length: processes - 1 }, () => listening(fork())));
+  } catch (err) {
+    stopping = true;
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
+    await service.close();
+    unlock();
+    throw err;
+  }
+  const url = config.publicUrl.endsWith(':0') ? `${config.publicUrl.slice(0, -2)}:${port}` : config.publicUrl;
+  try {
+    await greet(service, config, url, log, processes);
+  } finally {
+    await service.close();
+  }
+  return {
+    url,
+    stop: async () => {
+      stopping = true;
+      const workers = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
+      await Promise.all(workers.map((w) => new Promise<void>((resolve) => {
+        w.once('exit', () => resolve());
+        w.process.kill('SIGTERM');
+      })));
+      unlock();
+    },
+  };
 }

@@ -2,6 +2,7 @@
  * The composition root: opens the database (running migrations), picks the document storage and
  * wires the core together. The HTTP app, the CLI and the tests all start from here.
  */
+import cluster from 'node:cluster';
 import fs from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -9,7 +10,7 @@ import { Operators } from './admin';
 import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
 import { openDatabase, type Database } from './db';
-import { localPresence, postgresPresence, type Presence } from './db/presence';
+import { clusterPresence, localPresence, postgresPresence, type Presence } from './db/presence';
 import { Documents } from './documents';
 import { Idempotency } from './idempotency';
 import { Keys } from './keys';
@@ -73,7 +74,7 @@ export interface ServiceOptions {
   engine?: (activities: Activities) => Engine | Promise<Engine>;
 }
 
-/** How often, with several processes on PostgreSQL, each frees what dead ones claimed and adopts it. */
+/** How often, with several processes on one database, each frees what dead ones claimed and adopts it. */
 export const SWEEP_MS = 5_000;
 
 export function packageVersion(): string {
@@ -115,6 +116,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
     // several processes may share a PostgreSQL database: the ones that run background work say so
     if (options.runFlows && database.dialect === 'postgres') {
       presence = await postgresPresence(config.databaseUrl!, async (channel, payload) => void (await sql`select pg_notify(${channel}, ${payload})`.execute(db)), options.log);
+    } else if (options.runFlows && cluster.isWorker) {
+      // several processes of one `serve --processes N` on one SQLite data dir
+      presence = clusterPresence(config.dataDir);
     }
   } catch (err) {
     mailer.close();
@@ -146,14 +150,19 @@ export async function createService(config: Config, options: ServiceOptions = {}
     }
     postcards.onReceived = (id) => engine.postcardReceived(id);
     const free = await claims.sweep();
+    /** Runs what nobody runs, and tells the lifecycles of links whose sender died to send now. */
+    const adopt = async (work: Awaited<ReturnType<Claims['sweep']>>) => {
+      await engine.resume(work);
+      for (const id of work.unleased) await presence.linkChanged(id, 'send_failed');
+    };
     if (engine.kind === 'embedded') {
       // a change is told to every process: the one running the link's lifecycle hears it
       presence.onLinkChanged = (id, change) => engine.linkChanged(id, change as LinkChange);
       links.onChange = (id, change) => void presence.linkChanged(id, change).catch((err: unknown) => options.onFlowError?.(`link-${id}`, err));
-      await engine.resume(free);
+      await adopt(free);
       // the living adopt what a process that died was running
-      if (database.dialect === 'postgres') {
-        sweeping = setInterval(() => void claims.sweep().then((work) => engine.resume(work)).catch((err: unknown) => options.onFlowError?.('sweep', err)), SWEEP_MS);
+      if (database.dialect === 'postgres' || cluster.isWorker) {
+        sweeping = setInterval(() => void claims.sweep().then(adopt).catch((err: unknown) => options.onFlowError?.('sweep', err)), SWEEP_MS);
         sweeping.unref();
       }
     } else {

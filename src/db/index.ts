@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, type Compilable, type CompiledQuery, type DatabaseConnection, type Driver, type MigrationProvider, type QueryResult } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, type Compilable, CompiledQuery, type DatabaseConnection, type Driver, type MigrationProvider, type QueryResult } from 'kysely';
 import { Pool } from 'pg';
 import { migrationsFor } from './migrations';
 import type { Schema } from './schema';
@@ -126,7 +126,9 @@ class TrackedSqliteDriver extends SqliteDriver {
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     this.direct.inTransaction = true;
     try {
-      await super.beginTransaction(connection);
+      // IMMEDIATE: the write lock is taken (waiting up to busy_timeout) at BEGIN, not at the first
+      // write, where a second process's transaction would make one of them fail at once
+      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
     } catch (err) {
       this.direct.inTransaction = false;
       throw err;

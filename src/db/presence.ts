@@ -7,9 +7,13 @@
  * connection of its own for as long as it lives: PostgreSQL drops the lock the moment the process
  * dies (kill -9 included: the connection closes), so the live ids are the locks `pg_locks` shows.
  * The same connection LISTENs for link changes, which any process NOTIFYs. On SQLite one server
- * owns the data dir (src/db/lock.ts): only this process is alive, and what others claimed is free.
+ * owns the data dir (src/db/lock.ts): only this process is alive, and what others claimed is free;
+ * or the processes of one `paperlink serve --processes N` share it, each with a file naming its
+ * process in DATA_DIR/presence, and changes are told through the cluster's primary.
  */
 import { randomInt } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { Client } from 'pg';
 
 /** The first key of every presence lock: "pl" (Paperlink), so other advisory locks never collide. */
@@ -36,6 +40,66 @@ export function localPresence(): Presence {
     linkChanged: async (linkId, change) => presence.onLinkChanged(linkId, change),
     onLinkChanged: () => undefined,
     close: async () => undefined,
+  };
+  return presence;
+}
+
+/** A message between the processes of one cluster (relayed by the primary to every worker). */
+export interface ClusterMessage {
+  paperlink: 'link-changed';
+  linkId: string;
+  change: string;
+}
+
+export function isClusterMessage(m: unknown): m is ClusterMessage {
+  return typeof m === 'object' && m !== null && (m as ClusterMessage).paperlink === 'link-changed';
+}
+
+/** The folder where the processes of a cluster on one SQLite data dir say they are alive. */
+export const presenceDir = (dataDir: string) => path.join(dataDir, 'presence');
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * A worker of `paperlink serve --processes N` on SQLite: its presence is a file holding its process
+ * id (the primary, which holds the data dir's lock, empties the folder before it starts workers
+ * and removes a dead worker's file); changes go to the primary, which tells every worker.
+ */
+export function clusterPresence(dataDir: string): Presence {
+  const dir = presenceDir(dataDir);
+  fs.mkdirSync(dir, { recursive: true });
+  const id = randomInt(1, 2 ** 31 - 1);
+  const file = path.join(dir, String(id));
+  fs.writeFileSync(file, String(process.pid));
+  const onMessage = (m: unknown) => {
+    if (isClusterMessage(m)) presence.onLinkChanged(m.linkId, m.change);
+  };
+  process.on('message', onMessage);
+  const presence: Presence = {
+    id,
+    live: async () => {
+      const ids: number[] = [];
+      for (const name of fs.readdirSync(dir)) {
+        const pid = Number(fs.readFileSync(path.join(dir, name), 'utf8'));
+        if (Number.isInteger(pid) && pidAlive(pid)) ids.push(Number(name));
+      }
+      return ids;
+    },
+    linkChanged: async (linkId, change) => {
+      process.send?.({ paperlink: 'link-changed', linkId, change } satisfies ClusterMessage);
+    },
+    onLinkChanged: () => undefined,
+    close: async () => {
+      process.off('message', onMessage);
+      fs.rmSync(file, { force: true });
+    },
   };
   return presence;
 }

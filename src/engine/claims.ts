@@ -47,19 +47,27 @@ export class Claims {
 
   /**
    * Frees what processes that are no longer alive claimed, and returns the links and postcards
-   * nobody runs now (this process then claims and runs them).
+   * nobody runs now (this process then claims and runs them), and the links whose send lease it
+   * freed (their lifecycles, wherever they run, are told).
    */
-  async sweep(): Promise<{ links: string[]; postcards: string[] }> {
+  async sweep(): Promise<{ links: string[]; postcards: string[]; unleased: string[] }> {
     const live = await this.presence.live();
     if (!live.includes(this.owner)) live.push(this.owner);
     await this.db.updateTable('deliveries').set({ claimed_by: null, claimed_until: null }).where('claimed_by', 'is not', null).where('claimed_by', 'not in', live).execute();
     // (a lease without a sender is from before leases named theirs: its sender is gone by now)
-    await this.db.updateTable('magic_links').set({ sending_by: null, sending_until: null }).where('sending_until', 'is not', null).where((e) => e.or([e('sending_by', 'is', null), e('sending_by', 'not in', live)])).execute();
+    const unleased = await this.db
+      .updateTable('magic_links')
+      .set({ sending_by: null, sending_until: null })
+      .where('sending_until', 'is not', null)
+      .where((e) => e.or([e('sending_by', 'is', null), e('sending_by', 'not in', live)]))
+      .returning('id')
+      .execute();
     await this.db.updateTable('magic_links').set({ claimed_by: null }).where('claimed_by', 'is not', null).where('claimed_by', 'not in', live).execute();
     await this.db.updateTable('postcards').set({ claimed_by: null }).where('claimed_by', 'is not', null).where('claimed_by', 'not in', live).execute();
     const links = await this.db.selectFrom('magic_links').select('id').where('status', 'in', ACTIVE_LINK).where('claimed_by', 'is', null).orderBy('id').execute();
     const postcards = await this.db.selectFrom('postcards').select('id').where('status', '=', 'received').where('claimed_by', 'is', null).orderBy('id').execute();
-    return { links: links.map((r) => r.id), postcards: postcards.map((r) => r.id) };
+    // unleased: links whose e-mail a dead process was sending; whoever runs them should send it now
+    return { links: links.map((r) => r.id), postcards: postcards.map((r) => r.id), unleased: unleased.map((r) => r.id) };
   }
 
   /** Gives up everything this process claimed (a clean stop): the others adopt it at their next sweep. */

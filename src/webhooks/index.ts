@@ -236,27 +236,30 @@ export class Dispatcher {
    * in flight already, wherever they are.
    */
   private async claim(d: Due): Promise<boolean> {
-    const now = this.clock.now();
-    const until = iso(new Date(now.getTime() + 2 * this.options.timeoutMs + 30_000));
-    return this.db.transaction().execute(async (trx) => {
-      if (this.options.lockRows) await trx.selectFrom('webhooks').select('id').where('id', '=', d.webhook_id).forUpdate().execute();
-      const busy = await trx
-        .selectFrom('deliveries')
-        .select((e) => e.fn.countAll<number>().as('n'))
-        .where('webhook_id', '=', d.webhook_id)
-        .where('status', '=', 'pending')
-        .where('claimed_until', '>', iso(now))
-        .executeTakeFirstOrThrow();
-      if (Number(busy.n) >= this.perWebhook) return false;
-      const r = await trx
+    const now = iso(this.clock.now());
+    const until = iso(new Date(this.clock.now().getTime() + 2 * this.options.timeoutMs + 30_000));
+    // one statement: on SQLite it runs under the write lock, so processes count one at a time
+    const take = (db: Db) =>
+      db
         .updateTable('deliveries')
         .set({ claimed_by: this.options.owner ?? 0, claimed_until: until })
         .where('id', '=', d.id)
         .where('status', '=', 'pending')
-        .where((e) => e.or([e('claimed_until', 'is', null), e('claimed_until', '<=', iso(now))]))
+        .where((e) => e.or([e('claimed_until', 'is', null), e('claimed_until', '<=', now)]))
+        .where(
+          (e) => e.selectFrom('deliveries as c').select((c) => c.fn.countAll<number>().as('n')).where('c.webhook_id', '=', d.webhook_id).where('c.status', '=', 'pending').where('c.claimed_until', '>', now),
+          '<',
+          this.perWebhook,
+        )
         .executeTakeFirst();
-      return Number(r.numUpdatedRows) > 0;
-    });
+    // PostgreSQL counts in each transaction's own snapshot: the webhook's row lock puts them in turn
+    const r = this.options.lockRows
+      ? await this.db.transaction().execute(async (trx) => {
+          await trx.selectFrom('webhooks').select('id').where('id', '=', d.webhook_id).forUpdate().execute();
+          return take(trx);
+        })
+      : await take(this.db);
+    return Number(r.numUpdatedRows) > 0;
   }
 
   private async due(): Promise<Due[]> {

@@ -5,10 +5,10 @@ import { root } from './fixtures';
 
 export const cliJs = path.join(root, 'dist/src/cli.js');
 
-/** Starts `paperlink serve` on a free port over `dataDir`; resolves with its URL once it listens. */
-export function serveProcess(dataDir: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+/** Starts `paperlink serve` on a free port over `dataDir` (one process unless `processes`); resolves with its URL once it listens. */
+export function serveProcess(dataDir: string, env: Record<string, string>, processes = 1): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliJs, 'serve', '--port', '0', '--data-dir', dataDir], { env: { ...process.env, ...env, LOG_LEVEL: 'error', NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cliJs, 'serve', '--port', '0', '--data-dir', dataDir, '--processes', String(processes)], { env: { ...process.env, ...env, LOG_LEVEL: 'error', NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
