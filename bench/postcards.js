@@ -82,4 +82,4 @@ async function run(report) {
   }
 }
 
-module.exports = { run };
+module.exports = { run, BARE };

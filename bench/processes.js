@@ -19,14 +19,29 @@ function start(args, env = {}) {
   });
 }
 
-/** `paperlink serve` on a free port over `dataDir`. */
-function serve(dataDir) {
-  return start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : []), cliJs, 'serve', '--port', '0', '--data-dir', dataDir], { LOG_LEVEL: 'warn' });
+/** `paperlink serve` on a free port over `dataDir`: one process unless `processes`; `env` adds settings (DATABASE_URL). */
+function serve(dataDir, { processes = 1, env = {} } = {}) {
+  return start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : []), cliJs, 'serve', '--port', '0', '--data-dir', dataDir, '--processes', String(processes)], { LOG_LEVEL: 'warn', ...env });
 }
 
 /** Runs a `paperlink` command over `dataDir` and returns what it printed. */
-function paperlink(args, dataDir) {
-  return spawnSync(process.execPath, [cliJs, ...args, '--data-dir', dataDir], { encoding: 'utf8' }).stdout.trim();
+function paperlink(args, dataDir, env = {}) {
+  return spawnSync(process.execPath, [cliJs, ...args, '--data-dir', dataDir], { encoding: 'utf8', env: { ...process.env, ...env } }).stdout.trim();
+}
+
+/** CPU time (ms) a process and its children (a cluster's workers) have used so far, from /proc (Linux). */
+function cpuMs(pid) {
+  const tree = [pid, ...spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean).map(Number)];
+  let ticks = 0;
+  for (const p of tree) {
+    try {
+      const fields = require('node:fs').readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks * 10; // USER_HZ is 100 on Linux
 }
 
 /** Lets the server finish the requests in flight and waits for it to exit. */
@@ -36,4 +51,4 @@ async function stop(child) {
   await exited;
 }
 
-module.exports = { start, serve, paperlink, stop };
+module.exports = { start, serve, paperlink, stop, cpuMs };

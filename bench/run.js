@@ -21,6 +21,7 @@ async function main() {
     ['service', require('./service')],
     ['views', require('./views')],
     ['postcards', require('./postcards')],
+    ['scale', require('./scale')],
   ];
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   lines.push(`## ${new Date().toISOString().slice(0, 10)} — ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`);

@@ -30,6 +30,26 @@ function load(url, headers) {
   return autocannon({ url, headers, connections: CONNECTIONS, duration: SECONDS });
 }
 
+/** A Magic Link to a postcard with a million views, signed in as its recipient: what a view request sends. */
+async function signedInView(url, dataDir, key) {
+  const headers = { 'x-service-api-token': key, 'content-type': 'application/json' };
+  const values = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8'));
+  const made = await (await fetch(`${url}/v1/generate`, { method: 'POST', headers, body: JSON.stringify({ template_id: 'tmpl_example_postcard', merge_parameters: values, destinations: { inkit_storage: { name: 'bench' }, magic_link: { recipient_email: 'bench@example.com', expire_after_n_views: 1000000 } } }) })).json();
+  const link = new URL(made.destinations.magic_link.url).pathname;
+  // sign in the way a recipient does: ask for a code, read it from the outbox, type it
+  await fetch(`${url}${link}/code`, { method: 'POST', redirect: 'manual' });
+  const outbox = path.join(dataDir, 'outbox');
+  const code = fs
+    .readdirSync(outbox)
+    .map((f) => /Your code is (\d{6})/.exec(fs.readFileSync(path.join(outbox, f), 'utf8')))
+    .find(Boolean)[1];
+  const verified = await fetch(`${url}${link}/verify`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `code=${code}` });
+  const cookie = verified.headers.get('set-cookie').split(';')[0];
+  const sample = await fetch(`${url}${link}`, { headers: { cookie } });
+  if (sample.status !== 200) throw new Error(`a view answered ${sample.status}`);
+  return { made, link, cookie, page: Buffer.from(await sample.text()) };
+}
+
 async function run(report) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-bench-views-'));
   const key = paperlink(['keys', 'create', '--name', 'bench'], dataDir);
@@ -39,21 +59,7 @@ async function run(report) {
   let lean;
   try {
     const headers = { 'x-service-api-token': key, 'content-type': 'application/json' };
-    const values = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8'));
-    const made = await (await fetch(`${url}/v1/generate`, { method: 'POST', headers, body: JSON.stringify({ template_id: 'tmpl_example_postcard', merge_parameters: values, destinations: { inkit_storage: { name: 'bench' }, magic_link: { recipient_email: 'bench@example.com', expire_after_n_views: 1000000 } } }) })).json();
-    const link = new URL(made.destinations.magic_link.url).pathname;
-    // sign in the way a recipient does: ask for a code, read it from the outbox, type it
-    await fetch(`${url}${link}/code`, { method: 'POST', redirect: 'manual' });
-    const outbox = path.join(dataDir, 'outbox');
-    const code = fs
-      .readdirSync(outbox)
-      .map((f) => /Your code is (\d{6})/.exec(fs.readFileSync(path.join(outbox, f), 'utf8')))
-      .find(Boolean)[1];
-    const verified = await fetch(`${url}${link}/verify`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `code=${code}` });
-    const cookie = verified.headers.get('set-cookie').split(';')[0];
-    const sample = await fetch(`${url}${link}`, { headers: { cookie } });
-    if (sample.status !== 200) throw new Error(`a view answered ${sample.status}`);
-    const page = Buffer.from(await sample.text());
+    const { made, link, cookie, page } = await signedInView(url, dataDir, key);
 
     bare = await start(['-e', BARE], { PAGE: page.toString('base64') });
     process.stderr.write(`  bare node http, ${CONNECTIONS} clients, ${SECONDS} s…\n`);
@@ -98,4 +104,4 @@ async function run(report) {
   }
 }
 
-module.exports = { run };
+module.exports = { run, signedInView, BARE };

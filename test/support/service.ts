@@ -1,10 +1,8 @@
 /** A real service for API tests: SQLite in a temp folder, or a fresh database on the test PostgreSQL. */
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { Client } from 'pg';
 import type { Clock } from '../../src/clock';
 import { loadConfig, type Config } from '../../src/config';
 import { buildApp } from '../../src/http/app';
@@ -14,18 +12,13 @@ import { createService, type Service } from '../../src/service';
 export type Backend = 'sqlite' | 'postgres';
 export const BACKENDS: Backend[] = ['sqlite', 'postgres'];
 
+const { freshDatabase } = require('../../scripts/throwaway-pg.js') as { freshDatabase(server: string): Promise<string> };
+
 /** Makes an empty database on the test cluster and returns its URL. */
 export async function freshPostgres(): Promise<string> {
   const server = process.env.PAPERLINK_TEST_PG;
   if (!server) throw new Error('PAPERLINK_TEST_PG is not set: jest globalSetup starts PostgreSQL');
-  const name = `paperlink_${randomBytes(6).toString('hex')}`;
-  const c = new Client({ connectionString: server });
-  await c.connect();
-  await c.query(`CREATE DATABASE ${name}`);
-  await c.end();
-  const u = new URL(server);
-  u.pathname = `/${name}`;
-  return u.toString();
+  return freshDatabase(server);
 }
 
 export interface TestService {
