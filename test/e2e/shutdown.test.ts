@@ -7,30 +7,9 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SMTPServer } from 'smtp-server';
 import { eventually } from '../support/eventually';
+import { holdingSmtp } from '../support/smtp';
 import { cliJs, serveProcess } from '../support/serve';
-
-/** A mail server that holds every message until release(). */
-async function holdingMail() {
-  const held: (() => void)[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, _session, done) {
-      stream.resume();
-      stream.on('end', () => held.push(() => done()));
-    },
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `smtp://127.0.0.1:${(server.server.address() as { port: number }).port}`,
-    held,
-    release: () => held.splice(0).forEach((done) => done()),
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
 
 describe('paperlink serve on SIGTERM', () => {
   const dirs: string[] = [];
@@ -39,7 +18,7 @@ describe('paperlink serve on SIGTERM', () => {
   async function loaded(extra: Record<string, string> = {}) {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-shutdown-'));
     dirs.push(dataDir);
-    const mail = await holdingMail();
+    const mail = await holdingSmtp();
     const key = spawnSync(process.execPath, [cliJs, 'keys', 'create', '--name', 'shutdown', '--data-dir', dataDir], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } }).stdout.trim();
     const server = await serveProcess(dataDir, { SMTP_URL: mail.url, ...extra });
     const exited = new Promise<number | null>((r) => server.child.on('exit', (code) => r(code)));
@@ -54,7 +33,7 @@ describe('paperlink serve on SIGTERM', () => {
         () => 'no answer' as const,
       ),
     );
-    await eventually(async () => mail.held.length === 6, 'six requests read and held in their sends', 30);
+    await eventually(async () => mail.held() === 6, 'six requests read and held in their sends', 30);
     return { server, mail, answers, exited };
   }
 

@@ -8,10 +8,10 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SMTPServer } from 'smtp-server';
 import { root } from '../support/fixtures';
 import { cliJs, serveProcess } from '../support/serve';
 import { eventually } from '../support/eventually';
+import { holdingSmtp } from '../support/smtp';
 import { freshPostgres } from '../support/service';
 import { Client } from 'pg';
 
@@ -32,42 +32,12 @@ async function sendAttempts(backend: 'sqlite' | 'postgres', dataDir: string, dat
   return (JSON.parse(db.stdout) as { send_attempts: number }[]).map((r) => r.send_attempts);
 }
 
-/** A mail server that can hold every message (never answers the end of DATA) or take them. */
-async function mailServer() {
-  const received: string[] = [];
-  let holding = true;
-  let held = 0;
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, _session, done) {
-      let text = '';
-      stream.on('data', (c: Buffer) => (text += c.toString()));
-      stream.on('end', () => {
-        // the sender waits, as for a slow server, until it dies; the message is never accepted
-        if (holding) return void held++;
-        received.push(text.replace(/=\r?\n/g, ''));
-        done();
-      });
-    },
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `smtp://127.0.0.1:${(server.server.address() as { port: number }).port}`,
-    received,
-    held: () => held,
-    take: () => (holding = false),
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
-
 describe.each(['sqlite', 'postgres'] as const)('a server killed while it e-mails Magic Links (%s)', (backend) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-link-crash-'));
   afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
   it(backend === 'sqlite' ? 'e-mails every link once after the restart, with a URL that opens' : 'e-mails every link once from the server beside it, with a URL that opens', async () => {
-    const mail = await mailServer();
+    const mail = await holdingSmtp();
     const env: Record<string, string> = { SMTP_URL: mail.url, ...(backend === 'postgres' ? { DATABASE_URL: await freshPostgres() } : {}) };
     const key = spawnSync(process.execPath, [cliJs, 'keys', 'create', '--name', 'crash', '--data-dir', dataDir], { encoding: 'utf8', env: { ...process.env, ...env, NODE_OPTIONS: '' } }).stdout.trim();
     let server = await serveProcess(dataDir, env);

@@ -76,3 +76,43 @@ export function codeIn(m: ParsedMail): string {
   if (!match) throw new Error(`no code in: ${m.text}`);
   return match[1];
 }
+
+/**
+ * A mail server that holds every message whole (never answers the end of DATA, as a slow server)
+ * until release(), or from take() on accepts what comes. A sender that dies while its message is
+ * held never had it accepted. `received` holds the accepted messages' raw text.
+ */
+export async function holdingSmtp() {
+  const received: string[] = [];
+  const held: { text: string; done: () => void }[] = [];
+  let holding = true;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, _session, done) {
+      let text = '';
+      stream.on('data', (c: Buffer) => (text += c.toString()));
+      stream.on('end', () => {
+        const accept = () => {
+          received.push(text.replace(/=\r?\n/g, ''));
+          done();
+        };
+        if (holding) held.push({ text, done: accept });
+        else accept();
+      });
+    },
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `smtp://127.0.0.1:${(server.server.address() as { port: number }).port}`,
+    received,
+    /** How many messages are held now. */
+    held: () => held.length,
+    /** Accepts the held messages. */
+    release: () => held.splice(0).forEach((m) => m.done()),
+    /** Accepts every message from now on (held ones stay held). */
+    take: () => (holding = false),
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
