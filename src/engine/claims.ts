@@ -6,7 +6,8 @@
  * What a dead process claimed is freed by the next sweep (every few seconds, and at start), and
  * the living adopt it.
  */
-import type { Db } from '../db';
+import type { ExpressionBuilder } from 'kysely';
+import type { Db, Schema } from '../db';
 import type { Presence } from '../db/presence';
 
 const ACTIVE_LINK = ['active', 'send_failed'];
@@ -47,8 +48,8 @@ export class Claims {
 
   /**
    * Frees what processes that are no longer alive claimed, and returns the links and postcards
-   * nobody runs now (this process then claims and runs them), and the links whose send lease it
-   * freed (their lifecycles, wherever they run, are told).
+   * nobody runs now or this process claimed (it then claims and runs those it is not running), and
+   * the links whose send lease it freed (their lifecycles, wherever they run, are told).
    */
   async sweep(): Promise<{ links: string[]; postcards: string[]; unleased: string[] }> {
     const live = await this.presence.live();
@@ -64,8 +65,10 @@ export class Claims {
       .execute();
     await this.db.updateTable('magic_links').set({ claimed_by: null }).where('claimed_by', 'is not', null).where('claimed_by', 'not in', live).execute();
     await this.db.updateTable('postcards').set({ claimed_by: null }).where('claimed_by', 'is not', null).where('claimed_by', 'not in', live).execute();
-    const links = await this.db.selectFrom('magic_links').select('id').where('status', 'in', ACTIVE_LINK).where('claimed_by', 'is', null).orderBy('id').execute();
-    const postcards = await this.db.selectFrom('postcards').select('id').where('status', '=', 'received').where('claimed_by', 'is', null).orderBy('id').execute();
+    // this process's own too: a flow of ours that failed is started again (one running is left be)
+    const free = (e: ExpressionBuilder<Schema, 'magic_links' | 'postcards'>) => e.or([e('claimed_by', 'is', null), e('claimed_by', '=', this.owner)]);
+    const links = await this.db.selectFrom('magic_links').select('id').where('status', 'in', ACTIVE_LINK).where(free).orderBy('id').execute();
+    const postcards = await this.db.selectFrom('postcards').select('id').where('status', '=', 'received').where(free).orderBy('id').execute();
     // unleased: links whose e-mail a dead process was sending; whoever runs them should send it now
     return { links: links.map((r) => r.id), postcards: postcards.map((r) => r.id), unleased: unleased.map((r) => r.id) };
   }
