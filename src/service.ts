@@ -156,6 +156,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
       for (const id of work.unleased) await presence.linkChanged(id, 'send_failed');
     };
     if (engine.kind === 'embedded') {
+      // what this process makes or accepts, it runs: claimed as it is written
+      links.runsLifecycles = true;
+      postcards.owner = presence.id;
       // a change is told to every process: the one running the link's lifecycle hears it
       presence.onLinkChanged = (id, change) => engine.linkChanged(id, change as LinkChange);
       links.onChange = (id, change) => void presence.linkChanged(id, change).catch((err: unknown) => options.onFlowError?.(`link-${id}`, err));

@@ -24,6 +24,9 @@ export class Claims {
 
   /** Claims a link's lifecycle for this process unless a live process runs it; false when another does, or it has ended. */
   async link(id: string): Promise<boolean> {
+    // made here, it is ours already: no write
+    const row = await this.db.selectFrom('magic_links').select(['claimed_by', 'status']).where('id', '=', id).executeTakeFirst();
+    if (row?.claimed_by === this.owner) return ACTIVE_LINK.includes(row.status);
     const r = await this.db
       .updateTable('magic_links')
       .set({ claimed_by: this.owner })
@@ -36,6 +39,9 @@ export class Claims {
 
   /** Claims a received postcard's render for this process; false when another process has it, or it is done. */
   async postcard(id: string): Promise<boolean> {
+    // accepted here, it is ours already: no write
+    const row = await this.db.selectFrom('postcards').select(['claimed_by', 'status']).where('id', '=', id).executeTakeFirst();
+    if (row?.claimed_by === this.owner) return row.status === 'received';
     const r = await this.db
       .updateTable('postcards')
       .set({ claimed_by: this.owner })

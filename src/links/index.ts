@@ -147,6 +147,8 @@ export class MagicLinks {
   onChange: (linkId: string, change: LinkChange) => void = () => undefined;
   /** This process's presence id (src/db/presence.ts), written beside a send lease it takes. */
   owner = 0;
+  /** Whether this process runs the lifecycles of the links it makes (`serve`, embedded engine): they are claimed as they are made. */
+  runsLifecycles = false;
 
   constructor(
     private readonly db: Db,
@@ -240,7 +242,8 @@ export class MagicLinks {
         token_generation: 0,
         sending_until: null,
         sending_by: null,
-        claimed_by: null,
+        // the process that makes it runs its lifecycle: claimed in the same write
+        claimed_by: this.runsLifecycles ? this.owner : null,
       };
       try {
         await this.db.insertInto('magic_links').values(row).execute();

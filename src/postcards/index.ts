@@ -57,6 +57,8 @@ function info(row: PostcardRow): PostcardInfo {
 export class Postcards {
   /** Called with the id of each newly received postcard (the engine starts its flow). */
   onReceived: (id: string) => void = () => undefined;
+  /** This process's presence id (src/db/presence.ts) when it renders postcards; 0 when it does not. */
+  owner = 0;
 
   constructor(
     private readonly db: Db,
@@ -82,6 +84,7 @@ export class Postcards {
         document_id: arg('document_id'),
         failure_reason: arg('failure_reason'),
         warnings: arg('warnings'),
+        claimed_by: arg('claimed_by'),
         created_at: arg('created_at'),
         updated_at: arg('updated_at'),
       }),
@@ -132,7 +135,8 @@ export class Postcards {
         custom: JSON.stringify(req.custom),
         token_id: key.id,
         idempotency_key: idempotencyKey ?? null,
-        claimed_by: null,
+        // the process that accepts it renders it: claimed in the same write
+        claimed_by: this.owner || null,
         document_id: null,
         failure_reason: null,
         warnings: '[]',
