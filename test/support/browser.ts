@@ -1,15 +1,27 @@
 /// <reference lib="dom" />
-/** Debian's Chromium driven by playwright-core, as the browser tests use it. */
+/**
+ * Headless Chromium driven by playwright-core, as the browser tests use it: the Chromium shipped
+ * inside the npm package `@sparticuz/chromium` (a dev dependency; unpacked once to the temporary
+ * folder), or the browser at CHROMIUM_PATH. Never one downloaded at run time.
+ */
 import fs from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+async function chromiumPath(): Promise<string> {
+  const given = process.env.CHROMIUM_PATH;
+  if (given) {
+    if (!fs.existsSync(given)) throw new Error(`CHROMIUM_PATH names ${given}, which does not exist`);
+    return given;
+  }
+  // its own launch flags are for serverless hosts (web security off, one process): only the binary is used
+  const packaged = (await import('@sparticuz/chromium')).default;
+  return packaged.executablePath();
+}
 
-/** Starts headless Chromium from the system (never a downloaded one). */
+/** Starts headless Chromium. */
 export async function launchChromium(): Promise<Browser> {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium is not at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
   return chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath: await chromiumPath(),
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
 }
