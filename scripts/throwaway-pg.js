@@ -51,11 +51,17 @@ function asPostgres(cmd, args) {
 
 /** Starts a cluster; resolves with its server URL and what stop() needs. */
 async function startPostgres() {
-  const bin = pgBin();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-pg-'));
   fs.chmodSync(dir, 0o777);
   const { uid, gid } = postgresUser();
   if (uid !== undefined) fs.chownSync(dir, uid, gid);
+  // as root the server runs as postgres, which may not reach node_modules (a project under /root,
+  // a 0700 temporary folder): it gets its own copy of the binaries, in its folder
+  let bin = pgBin();
+  if (uid !== undefined) {
+    fs.cpSync(path.dirname(bin), path.join(dir, 'pg'), { recursive: true, verbatimSymlinks: true });
+    bin = path.join(dir, 'pg', 'bin');
+  }
   const data = path.join(dir, 'data');
   const port = await freePort();
   asPostgres(path.join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--no-locale']);
