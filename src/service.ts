@@ -111,35 +111,28 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const webhookOptions = { allowPrivate: config.webhookAllowPrivate, timeoutMs: config.webhookTimeoutMs, retryForMs: config.webhookRetryHours * 3_600_000 };
   const webhooks = new Webhooks(db, clock, events, webhookOptions);
   let presence: Presence = localPresence();
-  let engine: Engine;
-  try {
-    // several processes may share a PostgreSQL database: the ones that run background work say so
-    if (options.runFlows && database.dialect === 'postgres') {
-      presence = await postgresPresence(config.databaseUrl!, async (channel, payload) => void (await sql`select pg_notify(${channel}, ${payload})`.execute(db)), options.log);
-    } else if (options.runFlows && cluster.isWorker) {
-      // several processes of one `serve --processes N` on one SQLite data dir
-      presence = clusterPresence(config.dataDir);
-    }
-  } catch (err) {
-    mailer.close();
-    await renderer.close();
-    await database.close();
-    throw err;
-  }
-  const claims = new Claims(db, presence);
-  links.owner = presence.id;
-  const dispatcher = new Dispatcher(db, clock, { ...webhookOptions, log: options.log, owner: presence.id, lockRows: database.dialect === 'postgres' });
-  const parts = { documents, links, postcards, dispatcher };
-  const activities = activitiesOf(parts);
-  try {
-    engine = options.engine ? await options.engine(activities) : new EmbeddedEngine(clock, activities, options.onFlowError, activities, activities, claims);
-  } catch (err) {
+  /** Closes what is open so far when a later step of the start fails. */
+  const abandon = async (err: unknown): Promise<never> => {
     mailer.close();
     await presence.close();
     await renderer.close();
     await database.close();
     throw err;
-  }
+  };
+  // several processes may share the database: the ones that run background work say so
+  const openPresence = async (): Promise<Presence> => {
+    if (options.runFlows && database.dialect === 'postgres') return postgresPresence(config.databaseUrl!, async (channel, payload) => void (await sql`select pg_notify(${channel}, ${payload})`.execute(db)), options.log);
+    // several processes of one `serve --processes N` on one SQLite data dir
+    if (options.runFlows && cluster.isWorker) return clusterPresence(config.dataDir);
+    return presence;
+  };
+  presence = await openPresence().catch(abandon);
+  const claims = new Claims(db, presence);
+  links.owner = presence.id;
+  const dispatcher = new Dispatcher(db, clock, { ...webhookOptions, log: options.log, owner: presence.id, lockRows: database.dialect === 'postgres' });
+  const parts = { documents, links, postcards, dispatcher };
+  const activities = activitiesOf(parts);
+  const engine: Engine = options.engine ? await (async () => options.engine!(activities))().catch(abandon) : new EmbeddedEngine(clock, activities, options.onFlowError, activities, activities, claims);
   let sweeping: NodeJS.Timeout | undefined;
   if (options.runFlows) {
     if (engine.eventsEmitted) {

@@ -195,7 +195,7 @@ export class TemporalEngine implements Engine {
   private readonly timer: NodeJS.Timeout;
   private wakeScheduled = false;
   /** Generate calls still talking to Temporal (their answer may have gone already): stop() lets them end first. */
-  private readonly calls = new Set<{ abort: AbortController; done: Promise<unknown> }>();
+  private readonly calls = new Set<Promise<unknown>>();
   private readonly onError: (id: string, err: unknown) => void;
   private readonly callTimeoutMs: number;
   private readonly resultTimeoutMs: number;
@@ -234,14 +234,13 @@ export class TemporalEngine implements Engine {
    */
   async generate(input: GenerateInput): Promise<GenerateResult> {
     const abort = new AbortController();
-    const call = { abort, done: Promise.resolve() as Promise<unknown> };
     const retry = 'send the same request with the same Idempotency-Key again';
     // a request the API refuses is that answer; anything else is Temporal's or the worker's trouble
     const work = generateDocument(this.client, input, { taskQueue: this.taskQueue, signal: abort.signal }).catch((err: unknown) => {
       if (err instanceof PaperlinkError) throw err;
       throw new UnavailableError('engine_unavailable', `The render ${input.renderId ?? ''} could not be run on Temporal (${err instanceof Error ? err.message : String(err)}); ${retry}.`, 5);
     });
-    call.done = work.catch(() => undefined).finally(() => this.calls.delete(call));
+    const call: Promise<unknown> = work.catch(() => undefined).finally(() => this.calls.delete(call));
     this.calls.add(call);
     // the client's own retries against an unreachable server do not all stop at the signal: the
     // answer does not wait for them
@@ -313,10 +312,9 @@ export class TemporalEngine implements Engine {
     clearInterval(this.timer);
     // the client's own retries of a call go on after it is cancelled (about 20 s against a server
     // that is down) and throw if the connection closes under them: close it once they have ended
-    for (const c of this.calls) c.abort.abort();
     const close = () => this.client.connection.close();
     if (this.calls.size === 0) return close();
-    void Promise.all([...this.calls].map((c) => c.done)).then(close, close).catch(() => undefined);
+    void Promise.all(this.calls).then(close, close).catch(() => undefined);
   }
 }
 

@@ -23,15 +23,19 @@ interface Holder {
   started_at: string;
 }
 
-function alive(holder: Holder): boolean {
-  // on another machine (a shared folder) there is no way to tell: it counts as alive
-  if (holder.host !== os.hostname()) return true;
+/** Whether a process of this machine with that id runs (one of another user's counts). */
+export function processAlive(pid: number): boolean {
   try {
-    process.kill(holder.pid, 0);
+    process.kill(pid, 0);
     return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+function alive(holder: Holder): boolean {
+  // on another machine (a shared folder) there is no way to tell: it counts as alive
+  return holder.host !== os.hostname() || processAlive(holder.pid);
 }
 
 /** Takes the data dir's lock for this process, or throws DataDirInUseError naming the holder. Returns the release. */

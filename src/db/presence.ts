@@ -15,6 +15,7 @@ import { randomInt } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
+import { processAlive } from './lock';
 
 /** The first key of every presence lock: "pl" (Paperlink), so other advisory locks never collide. */
 const LOCK_SPACE = 0x706c;
@@ -58,15 +59,6 @@ export function isClusterMessage(m: unknown): m is ClusterMessage {
 /** The folder where the processes of a cluster on one SQLite data dir say they are alive. */
 export const presenceDir = (dataDir: string) => path.join(dataDir, 'presence');
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * A worker of `paperlink serve --processes N` on SQLite: its presence is a file holding its process
  * id (the primary, which holds the data dir's lock, empties the folder before it starts workers
@@ -88,7 +80,7 @@ export function clusterPresence(dataDir: string): Presence {
       const ids: number[] = [];
       for (const name of fs.readdirSync(dir)) {
         const pid = Number(fs.readFileSync(path.join(dir, name), 'utf8'));
-        if (Number.isInteger(pid) && pidAlive(pid)) ids.push(Number(name));
+        if (Number.isInteger(pid) && processAlive(pid)) ids.push(Number(name));
       }
       return ids;
     },

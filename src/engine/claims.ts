@@ -9,8 +9,7 @@
 import type { ExpressionBuilder } from 'kysely';
 import type { Db, Schema } from '../db';
 import type { Presence } from '../db/presence';
-
-const ACTIVE_LINK = ['active', 'send_failed'];
+import { ACTIVE as ACTIVE_LINK } from '../links';
 
 export class Claims {
   constructor(
@@ -23,30 +22,25 @@ export class Claims {
   }
 
   /** Claims a link's lifecycle for this process unless a live process runs it; false when another does, or it has ended. */
-  async link(id: string): Promise<boolean> {
-    // made here, it is ours already: no write
-    const row = await this.db.selectFrom('magic_links').select(['claimed_by', 'status']).where('id', '=', id).executeTakeFirst();
-    if (row?.claimed_by === this.owner) return ACTIVE_LINK.includes(row.status);
-    const r = await this.db
-      .updateTable('magic_links')
-      .set({ claimed_by: this.owner })
-      .where('id', '=', id)
-      .where('status', 'in', ACTIVE_LINK)
-      .where((e) => e.or([e('claimed_by', 'is', null), e('claimed_by', '=', this.owner)]))
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+  link(id: string): Promise<boolean> {
+    return this.take('magic_links', id, ACTIVE_LINK);
   }
 
   /** Claims a received postcard's render for this process; false when another process has it, or it is done. */
-  async postcard(id: string): Promise<boolean> {
-    // accepted here, it is ours already: no write
-    const row = await this.db.selectFrom('postcards').select(['claimed_by', 'status']).where('id', '=', id).executeTakeFirst();
-    if (row?.claimed_by === this.owner) return row.status === 'received';
+  postcard(id: string): Promise<boolean> {
+    return this.take('postcards', id, ['received']);
+  }
+
+  /** Claims the row for this process while its status is one of `open` and nobody else holds it. */
+  private async take(table: 'magic_links' | 'postcards', id: string, open: string[]): Promise<boolean> {
+    // made or accepted here, it is ours already: no write
+    const row = await this.db.selectFrom(table).select(['claimed_by', 'status']).where('id', '=', id).executeTakeFirst();
+    if (row?.claimed_by === this.owner) return open.includes(row.status);
     const r = await this.db
-      .updateTable('postcards')
+      .updateTable(table)
       .set({ claimed_by: this.owner })
       .where('id', '=', id)
-      .where('status', '=', 'received')
+      .where('status', 'in', open)
       .where((e) => e.or([e('claimed_by', 'is', null), e('claimed_by', '=', this.owner)]))
       .executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;

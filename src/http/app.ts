@@ -32,7 +32,7 @@ export interface AppOptions {
   logger?: boolean;
   /** Where log lines go instead of standard output (tests read them). */
   logStream?: NodeJS.WritableStream;
-  /** Whether the server is shutting down: `/readyz` then answers 503 so a load balancer sends no more. */
+  /** Whether the server is shutting down: every request read from then on (`/readyz` too) is answered 503 stopping. */
   stopping?: () => boolean;
 }
 

@@ -99,7 +99,8 @@ export function linkInfo(row: MagicLinkRow): LinkInfo {
   };
 }
 
-const ACTIVE = ['active', 'send_failed'];
+/** The statuses of a link that has not ended. */
+export const ACTIVE = ['active', 'send_failed'];
 
 /** Outcomes of the access log that are not a refusal. */
 const ALLOWED = new Set(['ok', 'first_opening']);

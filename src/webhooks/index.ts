@@ -236,8 +236,9 @@ export class Dispatcher {
    * in flight already, wherever they are.
    */
   private async claim(d: Due): Promise<boolean> {
-    const now = iso(this.clock.now());
-    const until = iso(new Date(this.clock.now().getTime() + 2 * this.options.timeoutMs + 30_000));
+    const at = this.clock.now();
+    const now = iso(at);
+    const until = iso(new Date(at.getTime() + 2 * this.options.timeoutMs + 30_000));
     // one statement: on SQLite it runs under the write lock, so processes count one at a time
     const take = (db: Db) =>
       db
