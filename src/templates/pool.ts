@@ -6,7 +6,8 @@
  * A task names its template by a key unique to the loaded template object; the template's source
  * and assets travel only when a thread has not seen the key yet. A render that takes longer than
  * the time budget is stopped (its thread is ended and replaced) and answered with
- * `render_limit_exceeded`.
+ * `render_limit_exceeded`. A thread is ended only outside Node's zlib (see zlib.ts), and `close()`
+ * lets the renders under way finish first (each within its budget).
  */
 import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
@@ -16,6 +17,7 @@ import { PaperlinkError, reviveError } from '../errors';
 import { originOf, renderTemplate, type RenderOptions, type Template } from './index';
 import { renderLimits, RenderLimitError, type RenderLimits } from './limits';
 import type { RenderReply, RenderTask } from './worker';
+import { stopOutsideZlib, zlibGate } from './zlib';
 
 /** Renders templates to PDF bytes; `render` rejects with the same PaperlinkErrors as renderTemplate. */
 export interface Renderer {
@@ -54,6 +56,7 @@ function templateKey(template: Template): string {
 
 export class RenderPool implements Renderer {
   private readonly pool: Piscina;
+  private readonly running = new Set<Promise<unknown>>();
 
   constructor(
     readonly threads: number,
@@ -101,12 +104,15 @@ export class RenderPool implements Renderer {
   private async run(task: RenderTask): Promise<RenderReply> {
     const { port1, port2 } = new MessageChannel();
     const controller = new AbortController();
+    const gate = zlibGate();
     let timer: NodeJS.Timeout | undefined;
     port2.once('message', () => {
-      timer = setTimeout(() => controller.abort(), this.timeoutMs);
+      timer = setTimeout(() => stopOutsideZlib(gate, () => controller.abort()), this.timeoutMs);
     });
+    const running = this.pool.run({ ...task, started: port1, gate }, { signal: controller.signal, transferList: [port1] });
+    this.running.add(running);
     try {
-      return (await this.pool.run({ ...task, started: port1 }, { signal: controller.signal, transferList: [port1] })) as RenderReply;
+      return (await running) as RenderReply;
     } catch (err) {
       if (err instanceof PaperlinkError) throw err;
       if (controller.signal.aborted) {
@@ -117,6 +123,7 @@ export class RenderPool implements Renderer {
       }
       throw err;
     } finally {
+      this.running.delete(running);
       clearTimeout(timer);
       port2.close();
     }
@@ -128,6 +135,8 @@ export class RenderPool implements Renderer {
   }
 
   async close(): Promise<void> {
+    // ending a thread mid-render could end it inside zlib: the renders under way end first
+    while (this.running.size) await Promise.allSettled([...this.running]);
     await this.pool.destroy();
   }
 }

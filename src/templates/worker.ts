@@ -8,6 +8,7 @@ import { errorData, PaperlinkError, type ErrorData } from '../errors';
 import { workerData } from 'node:worker_threads';
 import { builtinSans } from './fonts';
 import { setRenderLimits, type RenderLimits } from './limits';
+import { useZlibGate } from './zlib';
 import { loadTemplate, renderTemplate, type RenderWarning, type Template, type TemplateOrigin } from './index';
 
 export interface RenderTask {
@@ -20,6 +21,8 @@ export interface RenderTask {
   now: number;
   /** Told when this thread takes the task up: the time budget starts then. */
   started?: MessagePort;
+  /** The task's zlib gate (zlib.ts): the pool ends this thread only outside zlib. */
+  gate?: Int32Array;
 }
 
 export type RenderReply = { pdf: Uint8Array; warnings: RenderWarning[] } | { missing: true } | { error: ErrorData } | { failure: string };
@@ -63,6 +66,7 @@ function template(task: RenderTask): Promise<Template> | undefined {
 }
 
 export default async function render(task: RenderTask): Promise<RenderReply> {
+  useZlibGate(task.gate);
   task.started?.postMessage('started');
   task.started?.close();
   try {

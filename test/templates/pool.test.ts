@@ -7,6 +7,8 @@
 import { loadTemplate, renderTemplate } from '../../src/templates';
 import { DEFAULT_LIMITS } from '../../src/templates/limits';
 import { RenderPool } from '../../src/templates/pool';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 
 const UNLIMITED = { ...DEFAULT_LIMITS, pages: 1e9, items: 1e9, text: 1e9 };
 import { png } from '../support/fixtures';
@@ -104,5 +106,42 @@ describe('RenderPool', () => {
     } finally {
       await small.close();
     }
+  });
+
+  it('lets the renders under way finish when it closes', async () => {
+    const pool = new RenderPool(1, 60_000, 256, UNLIMITED);
+    const rendering = pool.render(await letterTemplate(), valuesFor(5));
+    await pool.close();
+    await expectExactText(await rendering, valuesFor(5));
+  });
+
+  // A thread ended while Node's zlib is making a handle aborts the whole process (Node 20 to 24),
+  // so a stopped render would take the service down with it. Threads that do nothing but deflate,
+  // through the gate the pool uses, are ended at random moments; without the gate, Node aborts
+  // within the first few dozen. In a child process: an abort must fail this test, not jest.
+  it('ends a thread only outside zlib: stopping threads at random moments never aborts the process', () => {
+    const zlibJs = path.resolve(__dirname, '../../dist/src/templates/zlib.js');
+    const script = `
+      const { Worker } = require('node:worker_threads');
+      const { zlibGate, stopOutsideZlib } = require(${JSON.stringify(zlibJs)});
+      const thread = \`
+        const { workerData, parentPort } = require('node:worker_threads');
+        const { useZlibGate, deflate } = require(${JSON.stringify(zlibJs)});
+        useZlibGate(workerData);
+        parentPort.postMessage('deflating');
+        const bytes = Buffer.alloc(3000, 'paperlink');
+        for (;;) { try { deflate(bytes); } catch { /* shut: keep trying until ended */ } }\`;
+      (async () => {
+        for (let i = 0; i < 200; i++) {
+          const gate = zlibGate();
+          const worker = new Worker(thread, { eval: true, workerData: gate });
+          await new Promise((r) => worker.once('message', r));
+          await new Promise((r) => setTimeout(r, 1 + Math.random() * 10));
+          await new Promise((r) => stopOutsideZlib(gate, () => r(worker.terminate())));
+        }
+        console.log('stopped 200');
+      })();`;
+    const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 120_000 });
+    expect({ signal: child.signal, status: child.status, out: child.stdout.trim() }).toEqual({ signal: null, status: 0, out: 'stopped 200' });
   });
 });
