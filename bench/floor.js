@@ -167,7 +167,7 @@ function leanEnv(dataDir, write, page) {
   const dist = path.join(__dirname, '..', 'dist', 'src');
   const { pageHeaders } = require(path.join(dist, 'http', 'headers.js'));
   return {
-    SQLITE_MODULE: require.resolve('better-sqlite3'),
+    SQLITE_MODULE: require.resolve(require('../dist/src/db/sqlite-module').sqliteModuleName),
     RULES_MODULE: path.join(dist, 'postcards', 'rules.js'),
     IDS_MODULE: path.join(dist, 'ids.js'),
     DB_FILE: path.join(dataDir, 'paperlink.db'),
@@ -179,7 +179,7 @@ function leanEnv(dataDir, write, page) {
 
 /** Env for the floor server: a fresh database file in `dir`. */
 function floorEnv(dir, write, page) {
-  return { SQLITE_MODULE: require.resolve('better-sqlite3'), DB_FILE: require('node:path').join(dir, `floor-${write}.db`), WRITE: write, PAGE: page ? page.toString('base64') : '' };
+  return { SQLITE_MODULE: require.resolve(require('../dist/src/db/sqlite-module').sqliteModuleName), DB_FILE: require('node:path').join(dir, `floor-${write}.db`), WRITE: write, PAGE: page ? page.toString('base64') : '' };
 }
 
 module.exports = { FLOOR, floorEnv, LEAN, leanEnv };

@@ -4,7 +4,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
+import type SQLiteTypes from 'better-sqlite3';
+import SQLite from './sqlite-module';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, type Compilable, CompiledQuery, type DatabaseConnection, type Driver, type MigrationProvider, type QueryResult } from 'kysely';
 import { Pool } from 'pg';
 import { migrationsFor } from './migrations';
@@ -84,8 +85,8 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
 const MAX_STATEMENTS = 500;
 
 /** Kysely prepares every query anew; a prepared statement per SQL text is reused instead. */
-function cachingStatements(sqlite: SQLite.Database): { close(): void; prepare(sql: string): SQLite.Statement } {
-  const cache = new Map<string, SQLite.Statement>();
+function cachingStatements(sqlite: SQLiteTypes.Database): { close(): void; prepare(sql: string): SQLiteTypes.Statement } {
+  const cache = new Map<string, SQLiteTypes.Statement>();
   return {
     close: () => sqlite.close(),
     prepare: (sql) => {
@@ -110,7 +111,7 @@ function cachingStatements(sqlite: SQLite.Database): { close(): void; prepare(sq
  * every other query does, so no one reads what a transaction has not committed.
  */
 interface Direct {
-  prepare(sql: string): SQLite.Statement;
+  prepare(sql: string): SQLiteTypes.Statement;
   /** Whether a transaction is open on the connection (from BEGIN until COMMIT or ROLLBACK). */
   inTransaction: boolean;
 }

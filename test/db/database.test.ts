@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -74,5 +75,32 @@ describe('SQLite: grouped writes and prepared statements', () => {
       }),
     ).rejects.toThrow('boom');
     await expect(read.first(database.db, { key: 'rolled back' })).resolves.toBeUndefined();
+  });
+});
+
+// better-sqlite3 12 aborts the process when the garbage collector frees a statement on Node 24.19
+// and later (nodejs/node#65446); sqlite-module.ts loads the build that runs on this Node. Run in a
+// child process, as a server would run: an abort must fail this test, not jest.
+describe('SQLite on this Node.js', () => {
+  it('frees statements the garbage collector collects without aborting', () => {
+    const sqliteModule = path.resolve(__dirname, '../../dist/src/db/sqlite-module.js');
+    // statements left to the collector between turns of the event loop, as a server's are: V8
+    // frees some from its own tasks, outside any JavaScript, which is where version 12 aborts
+    const script = `
+      const SQLite = require(${JSON.stringify(sqliteModule)}).default;
+      const db = new SQLite(':memory:');
+      db.exec('create table t (n integer)');
+      (async () => {
+        for (let round = 0; round < 300; round++) {
+          for (let i = 0; i < 300; i++) db.prepare('insert into t values (' + i + ')').run();
+          const garbage = [];
+          for (let i = 0; i < 20000; i++) garbage.push({ i });
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        console.log(db.prepare('select count(*) as c from t').get().c);
+        db.close();
+      })();`;
+    const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 });
+    expect({ signal: child.signal, status: child.status, out: child.stdout.trim() }).toEqual({ signal: null, status: 0, out: '90000' });
   });
 });

@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { sqliteModuleName } from '../../src/db/sqlite-module';
 import { root } from '../support/fixtures';
 import { cliJs, serveProcess } from '../support/serve';
 import { eventually } from '../support/eventually';
@@ -28,7 +29,7 @@ async function sendAttempts(backend: 'sqlite' | 'postgres', dataDir: string, dat
       await c.end();
     }
   }
-  const db = spawnSync('node', ['-e', `const D=require(${JSON.stringify(path.join(root, 'node_modules/better-sqlite3'))});const d=new D(${JSON.stringify(path.join(dataDir, 'paperlink.db'))},{readonly:true});console.log(JSON.stringify(d.prepare('select send_attempts from magic_links order by id').all()))`], { encoding: 'utf8' });
+  const db = spawnSync('node', ['-e', `const D=require(${JSON.stringify(path.join(root, 'node_modules', sqliteModuleName))});const d=new D(${JSON.stringify(path.join(dataDir, 'paperlink.db'))},{readonly:true});console.log(JSON.stringify(d.prepare('select send_attempts from magic_links order by id').all()))`], { encoding: 'utf8' });
   return (JSON.parse(db.stdout) as { send_attempts: number }[]).map((r) => r.send_attempts);
 }
 
