@@ -97,7 +97,7 @@ if (process.env.WRITE === 'view') {
   const findSession = db.prepare('select email, expires_at from link_sessions where token_hash = ? and link_id = ?');
   const count = db.prepare("update magic_links set views_used = views_used + 1 where id = ? and status in ('active', 'send_failed') and (expires_at is null or expires_at > ?) and (max_views is null or views_used < max_views) returning views_used, max_views");
   const log = db.prepare('insert into link_events (id, link_id, at, kind, outcome, ip, user_agent, email) values (?, ?, ?, ?, ?, ?, ?, ?)');
-  const grant = db.prepare('update link_sessions set view_until = ? where token_hash = ?');
+  const startView = db.prepare('update link_sessions set view_until = ? where token_hash = ? and (view_until is null or view_until <= ?) returning view_until');
   handle = (req, res) => {
     const m = /^\\/l\\/([0-9A-Za-z]{20,100})$/.exec(req.url);
     const cookie = /paperlink_link=([^;]+)/.exec(req.headers.cookie || '');
@@ -109,15 +109,15 @@ if (process.env.WRITE === 'view') {
     enqueue({
       write: () => {
         const at = new Date().toISOString();
+        if (!startView.get(new Date(Date.now() + 1800000).toISOString(), sessionHash, at)) return;
         row = count.get(link.id, at);
         if (!row) return;
         log.run(newId('ev'), link.id, at, 'viewed', 'ok', req.socket.remoteAddress, (req.headers['user-agent'] || '').slice(0, 300), session.email);
-        grant.run(new Date(Date.now() + 600000).toISOString(), sessionHash);
       },
       answer: () => {
         if (!row) return gone(res);
         res.writeHead(200, { ...pageHeaders, 'content-type': 'text/html; charset=utf-8', 'x-request-id': requestId() });
-        res.end(page.replace(/\\d+ views? left/, (row.max_views - row.views_used) + ' views left'));
+        res.end(page.replace(/View \\d+ of/, 'View ' + row.views_used + ' of'));
       },
     });
   };

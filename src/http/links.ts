@@ -68,18 +68,20 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
       maskedEmail: maskEmail(link.row.auth_email),
       action: `/l/${token}`,
       providers: link.app.oidc_providers.map((p) => ({ id: p.id, name: p.name })),
+      viewsLeft: link.row.max_views === null ? null : link.row.max_views - link.row.views_used,
       ...extra,
     });
 
   app.get('/l/:token', async (req, reply) => {
     const { token } = req.params as { token: string };
-    const link = await links.open(token, visitor(req));
+    const link = await links.open(token, visitor(req), req.cookies[COOKIE]);
     if (!link) return gone(reply);
     const session = await links.session(link, req.cookies[COOKIE]);
     if (!session) return show(reply, 200, signIn(link, token, { codeSent: (req.query as { sent?: string }).sent === '1' }));
-    const counted = await links.countView(link, session, visitor(req));
-    if (!counted.ok) return gone(reply);
-    return show(reply, 200, viewerPage({ brand: brandOf(link.app), documentName: link.document.name, pdfUrl: `/l/${token}/document.pdf`, viewsLeft: counted.viewsLeft, expiresAt: counted.expiresAt }));
+    // a reload while this session's view runs is the same view
+    const view = links.viewing(session) ? { ok: true, viewsUsed: link.row.views_used, maxViews: link.row.max_views, expiresAt: link.row.expires_at } : await links.countView(link, session, visitor(req));
+    if (!view.ok) return gone(reply);
+    return show(reply, 200, viewerPage({ brand: brandOf(link.app), documentName: link.document.name, pdfUrl: `/l/${token}/document.pdf`, viewsUsed: view.viewsUsed, maxViews: view.maxViews, expiresAt: view.expiresAt }));
   });
 
   app.post('/l/:token/code', async (req, reply) => {

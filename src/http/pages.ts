@@ -5,6 +5,7 @@
  */
 import type { MagicLinkApp } from '../links/app';
 import { html } from '../mail';
+import { VIEW_MS } from '../links';
 
 export interface Brand {
   organization_name: string;
@@ -65,8 +66,10 @@ export function unavailablePage(brand: Brand = DEFAULT_BRAND): string {
   return page(brand, 'Link not available', `<div class="card" role="alert"><h1>This link is no longer available</h1><p>It may have expired, been used up, or been withdrawn. Ask the person who shared the document to send you a new link.</p></div>`);
 }
 
-export function signInPage(o: { brand: Brand; documentName: string; authType: 'email' | 'social'; maskedEmail: string; action: string; providers: { id: string; name: string }[]; error?: string; codeSent?: boolean }): string {
+export function signInPage(o: { brand: Brand; documentName: string; authType: 'email' | 'social'; maskedEmail: string; action: string; providers: { id: string; name: string }[]; error?: string; codeSent?: boolean; viewsLeft?: number | null }): string {
   const error = o.error ? `<p class="error" role="alert">${html(o.error)}</p>` : '';
+  // said before the view is used: what opening it costs
+  const cost = o.viewsLeft == null ? '' : `<p class="muted" id="views">Seeing it uses 1 of the ${o.viewsLeft} view${o.viewsLeft === 1 ? '' : 's'} left; reloading within ${VIEW_MS / 60_000} minutes is the same view.</p>`;
   let body: string;
   if (o.authType === 'social') {
     const buttons = o.providers.map((p) => `<form method="post" action="${html(o.action)}/signin/${html(p.id)}"><button type="submit">Sign in with ${html(p.name)}</button></form>`).join('');
@@ -84,7 +87,7 @@ export function signInPage(o: { brand: Brand; documentName: string; authType: 'e
     body = `<p>To see it, confirm you can read e-mail sent to <strong>${html(o.maskedEmail)}</strong>: we send a 6-digit code there.</p>${error}
 <form method="post" action="${html(o.action)}/code"><button type="submit">E-mail me a code</button></form>`;
   }
-  return page(o.brand, o.documentName, `<div class="card"><h1>${html(o.documentName)}</h1><p>Someone at ${html(o.brand.organization_name)} shared this document with you.</p>${body}</div>`);
+  return page(o.brand, o.documentName, `<div class="card"><h1>${html(o.documentName)}</h1><p>Someone at ${html(o.brand.organization_name)} shared this document with you.</p>${cost}${body}</div>`);
 }
 
 export function messagePage(brand: Brand, title: string, message: string): string {
@@ -108,8 +111,14 @@ export function errorPage(status: number, error: { code: string; message: string
   return page(DEFAULT_BRAND, title, `<div class="card" role="alert"><h1>${html(title)}</h1><p>${html(error.message)}</p><p class="muted">${html(reference)} Go back and try again, or open the link from the e-mail again.</p></div>`);
 }
 
-export function viewerPage(o: { brand: Brand; documentName: string; pdfUrl: string; viewsLeft: number | null; expiresAt: string | null }): string {
-  const limits = [o.viewsLeft === null ? '' : `${o.viewsLeft} view${o.viewsLeft === 1 ? '' : 's'} left`, o.expiresAt ? `available until ${o.expiresAt.replace('T', ' ').slice(0, 16)} UTC` : ''].filter(Boolean).join(' · ');
+export function viewerPage(o: { brand: Brand; documentName: string; pdfUrl: string; viewsUsed: number; maxViews: number | null; expiresAt: string | null }): string {
+  const minutes = VIEW_MS / 60_000;
+  const limits = [
+    o.maxViews === null ? '' : `View ${o.viewsUsed} of ${o.maxViews}${o.viewsUsed >= o.maxViews ? ' (the last)' : ''}; reloading within ${minutes} minutes is the same view`,
+    o.expiresAt ? `available until ${o.expiresAt.replace('T', ' ').slice(0, 16)} UTC` : '',
+  ]
+    .filter(Boolean)
+    .join(' · ');
   const script = '<script type="module" src="/assets/viewer.js"></script>';
   return page(
     o.brand,

@@ -28,8 +28,12 @@ export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 /** How long one sender holds a link's e-mail: longer than the mailer may take (its timeouts are a minute). */
 export const SEND_LEASE_MS = 2 * 60 * 1000;
 const TOKEN_KEY = 'link_token_key';
-/** How long after a counted view its PDF may be fetched. */
-export const VIEW_GRANT_MS = 10 * 60 * 1000;
+/**
+ * One view: a signed-in recipient's viewing of the document for this long after it was counted.
+ * Reloads, page turns and the PDF's own requests in that time belong to the same view and cost
+ * nothing more; the last allowed view stays readable for this long after it ended the link.
+ */
+export const VIEW_MS = 30 * 60 * 1000;
 
 /** One line of a link's access log: a `link_events` row without its ids. */
 export type AccessEntry = Omit<LinkEventsTable, 'id' | 'link_id'>;
@@ -139,7 +143,16 @@ function viewQueries(db: Db) {
     logView: new PreparedQuery<{ id: string; linkId: string; at: string; ip: string | null; userAgent: string | null; email: string }, never>(db, (d, arg) =>
       d.insertInto('link_events').values({ id: arg('id'), link_id: arg('linkId'), at: arg('at'), kind: 'viewed', outcome: 'ok', ip: arg('ip'), user_agent: arg('userAgent'), email: arg('email') }),
     ),
-    grant: new PreparedQuery<{ until: string; hash: string }, never>(db, (d, arg) => d.updateTable('link_sessions').set({ view_until: arg('until') }).where('token_hash', '=', arg('hash'))),
+    // a session's view starts only when none of its views is running
+    startView: new PreparedQuery<{ until: string; hash: string; at: string }, Pick<LinkSessionsTable, 'view_until'>>(db, (d, arg) =>
+      d
+        .updateTable('link_sessions')
+        .set({ view_until: arg('until') })
+        .where('token_hash', '=', arg('hash'))
+        .where((w) => w.or([w('view_until', 'is', null), w('view_until', '<=', arg('at'))]))
+        .returning(['view_until']),
+    ),
+    endView: new PreparedQuery<{ until: string | null; hash: string }, never>(db, (d, arg) => d.updateTable('link_sessions').set({ view_until: arg('until') }).where('token_hash', '=', arg('hash'))),
   };
 }
 
@@ -425,44 +438,28 @@ export class MagicLinks {
 
   /**
    * The link a recipient's token names, if it can still be used; undefined for unknown, expired and
-   * revoked alike. The first opening starts a timer that runs from opening.
+   * revoked alike. Opening writes nothing: a mail scanner that fetches every link it sees neither
+   * opens the link nor starts its timer (the first counted view does, see countView). A recipient
+   * whose view is still running (`sessionToken`, within VIEW_MS of the counted view) keeps the
+   * link when that view was its last; a link's time and its revocation end every view.
    */
-  async open(token: string, v: Visitor): Promise<OpenLink | undefined> {
+  async open(token: string, v: Visitor, sessionToken?: string): Promise<OpenLink | undefined> {
     if (!/^[0-9A-Za-z]{20,100}$/.test(token)) return undefined;
     const found = await this.q.byToken.first(this.db, { hash: sha256(token) });
     if (!found) return undefined;
-    const { document_name: documentName, ...linkRow } = found;
-    let row: OpenRow = linkRow;
+    const { document_name: documentName, ...row } = found;
     const app = await this.apps.get();
     if (!app) return undefined;
+    const link = { row, document: { id: row.document_id, name: documentName }, app };
     if (!this.usable(row)) {
+      // used up by views, not revoked nor past its time: a running view goes on
+      const timeLeft = row.expires_at === null || row.expires_at > this.now();
+      if (row.status !== 'revoked' && timeLeft && (await this.session(link, sessionToken))?.viewUntil! > this.now()) return link;
       if (ACTIVE.includes(row.status)) await this.end(row.id, 'expired');
       await this.record(row.id, 'opened', 'unavailable', v);
       return undefined;
     }
-    if (!row.opened_at) {
-      const now = this.clock.now();
-      const full = await this.row(row.id);
-      const deadline = deadlineAtOpening(settingsOf(full), full.expires_at ? new Date(full.expires_at) : null, now);
-      const first = await this.db.transaction().execute(async (trx) => {
-        const r = await trx
-          .updateTable('magic_links')
-          .set({ opened_at: iso(now), expires_at: deadline?.toISOString() ?? null })
-          .where('id', '=', row!.id)
-          .where('opened_at', 'is', null)
-          .returningAll()
-          .executeTakeFirst();
-        if (r) {
-          await this.record(r.id, 'opened', 'first_opening', v, null, trx);
-          await this.emit(trx, 'magic_link.opened', r);
-        }
-        return r;
-      });
-      if (first) this.onChange(row.id, 'opened');
-      // opened here, or by someone else a moment ago: their opening set the deadline
-      row = first ?? (await this.row(row.id));
-    }
-    return { row, document: { id: row.document_id, name: documentName }, app };
+    return link;
   }
 
   /** E-mails a 6-digit code to the link's auth_email. At most CODES_PER_HOUR per link per hour. */
@@ -536,46 +533,76 @@ export class MagicLinks {
   }
 
   /**
-   * The document a session may download right now: within VIEW_GRANT_MS of a counted view, so the
-   * last allowed view can still load its PDF after that view ended the link. Never for a revoked link.
+   * The document a session may download right now: within VIEW_MS of a counted view, so the
+   * last allowed view can still load its PDF after that view ended the link. Never for a revoked
+   * link, nor after the link's time.
    */
   async granted(token: string, sessionToken: string | undefined): Promise<string | undefined> {
     if (!/^[0-9A-Za-z]{20,100}$/.test(token) || !sessionToken || sessionToken.length > 100) return undefined;
-    const row = await this.db.selectFrom('magic_links').select(['id', 'document_id', 'status']).where('token_hash', '=', sha256(token)).executeTakeFirst();
-    if (!row || row.status === 'revoked') return undefined;
+    const row = await this.db.selectFrom('magic_links').select(['id', 'document_id', 'status', 'expires_at']).where('token_hash', '=', sha256(token)).executeTakeFirst();
+    if (!row || row.status === 'revoked' || (row.expires_at !== null && row.expires_at <= this.now())) return undefined;
     const s = await this.db.selectFrom('link_sessions').selectAll().where('token_hash', '=', sha256(sessionToken)).where('link_id', '=', row.id).executeTakeFirst();
     return s?.view_until && s.view_until > this.now() ? row.document_id : undefined;
   }
 
+  /** Whether this session's view is still running (counted less than VIEW_MS ago). */
+  viewing(session: { viewUntil: string | null }): boolean {
+    return session.viewUntil !== null && session.viewUntil > this.now();
+  }
+
   /**
-   * Counts one view, atomically: the UPDATE succeeds only while the link is active, before its
-   * deadline and under its view limit. With N views allowed, exactly N calls succeed. The count,
-   * the access-log entry and the session's view grant commit together.
+   * Starts one view, atomically: the UPDATE succeeds only while the link is active, before its
+   * deadline and under its view limit. With N views allowed, exactly N views start. One session
+   * starts one view at a time (its requests at the same moment start one between them). The first
+   * view is the link's opening: it starts a timer that runs from opening. The count, the opening,
+   * the access-log entry and the session's view commit together.
    */
-  async countView(link: OpenLink, session: { email: string; hash: string }, v: Visitor): Promise<{ ok: boolean; viewsLeft: number | null; expiresAt: string | null }> {
+  async countView(link: OpenLink, session: { email: string; hash: string; viewUntil: string | null }, v: Visitor): Promise<{ ok: boolean; viewsUsed: number; maxViews: number | null; expiresAt: string | null }> {
     const result = await this.inTransaction(async (trx) => {
       // the time is read when the write runs: a grouped write runs after those queued before it
       const now = this.clock.now();
       const at = iso(now);
-      const row = await this.q.count.first(trx, { id: link.row.id, at });
+      // this session's view starts now, unless another of its requests started it a moment ago
+      const started = await this.q.startView.first(trx, { until: iso(new Date(now.getTime() + VIEW_MS)), hash: session.hash, at });
+      if (!started) {
+        const current = await this.row(link.row.id, trx);
+        return { ok: true, viewsUsed: current.views_used, maxViews: current.max_views, expiresAt: current.expires_at, ended: false, opened: false };
+      }
+      let row = await this.q.count.first(trx, { id: link.row.id, at });
       if (!row) {
+        await this.q.endView.execute(trx, { until: session.viewUntil, hash: session.hash });
         await this.record(link.row.id, 'viewed', 'unavailable', v, session.email, trx);
-        return { ok: false, viewsLeft: null, expiresAt: null, ended: false };
+        return { ok: false, viewsUsed: 0, maxViews: null, expiresAt: null, ended: false, opened: false };
+      }
+      let opened = false;
+      if (!link.row.opened_at) {
+        // the first view opens the link: a timer from opening starts now
+        const full = await this.row(link.row.id, trx);
+        if (!full.opened_at) {
+          const deadline = deadlineAtOpening(settingsOf(full), full.expires_at ? new Date(full.expires_at) : null, now);
+          const first = await trx.updateTable('magic_links').set({ opened_at: at, expires_at: deadline?.toISOString() ?? null }).where('id', '=', full.id).where('opened_at', 'is', null).returningAll().executeTakeFirst();
+          if (first) {
+            opened = true;
+            row = { ...row, expires_at: first.expires_at };
+            await this.record(first.id, 'opened', 'first_opening', v, session.email, trx);
+            await this.emit(trx, 'magic_link.opened', first);
+          }
+        }
       }
       await this.q.logView.execute(trx, { id: newId('ev', now), linkId: link.row.id, at, ip: v.ip ?? null, userAgent: v.userAgent?.slice(0, 300) ?? null, email: session.email });
       // the whole link is read only when a webhook wants the event
       await this.events.emit(trx, 'magic_link.viewed', link.row.id, async () => ({ object: linkInfo(await this.row(link.row.id, trx)) }));
-      await this.q.grant.execute(trx, { until: iso(new Date(now.getTime() + VIEW_GRANT_MS)), hash: session.hash });
       const viewsLeft = row.max_views === null ? null : Math.max(0, row.max_views - row.views_used);
       // the last allowed view ends the link at once
       if (viewsLeft === 0) {
         const ended = await trx.updateTable('magic_links').set({ status: 'expired', ended_at: at }).where('id', '=', link.row.id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
         if (ended) await this.emit(trx, 'magic_link.expired', ended, { reason: 'views' });
       }
-      return { ok: true, viewsLeft, expiresAt: row.expires_at, ended: viewsLeft === 0 };
+      return { ok: true, viewsUsed: row.views_used, maxViews: row.max_views, expiresAt: row.expires_at, ended: viewsLeft === 0, opened };
     });
-    // the lifecycle flow only needs to hear about a view that ended the link
+    // the lifecycle flow hears of an opening (its timer) and of a view that ended the link
+    if (result.opened) this.onChange(link.row.id, 'opened');
     if (result.ended) this.onChange(link.row.id, 'viewed');
-    return { ok: result.ok, viewsLeft: result.viewsLeft, expiresAt: result.expiresAt };
+    return { ok: result.ok, viewsUsed: result.viewsUsed, maxViews: result.maxViews, expiresAt: result.expiresAt };
   }
 }

@@ -12,6 +12,8 @@ import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
 import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
 import { testService, type TestService } from '../support/service';
+import { FakeClock } from '../../src/clock';
+import { VIEW_MS } from '../../src/links';
 
 const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
 
@@ -20,10 +22,12 @@ describe('a recipient in a browser', () => {
   let mail: Mailbox;
   let browser: Browser;
   let base: string;
+  // the service's time, moved on by the test (cookies keep the browser's own time)
+  const clock = new FakeClock(new Date());
 
   beforeAll(async () => {
     mail = await startSmtp();
-    t = await testService({ config: { smtpUrl: mail.url } });
+    t = await testService({ clock, config: { smtpUrl: mail.url } });
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     await t.service.apps.magicLink.put({ public_url: base, organization_name: 'Acme Clinic', accent_color: '#0B6E4F' });
     browser = await launchChromium();
@@ -42,10 +46,14 @@ describe('a recipient in a browser', () => {
 
   it('opens the e-mailed link, proves the address with a code, sees the document until the views run out', async () => {
     const url = await share('pat@example.com', 2);
+    const openedAt = async () => (await t.service.database.db.selectFrom('magic_links').select('opened_at').where('auth_email', '=', 'pat@example.com').executeTakeFirstOrThrow()).opened_at;
+    // a mail scanner fetches every link in the e-mail first
+    expect((await fetch(url, { headers: { 'user-agent': 'Mimecast-LinkScanner/1.0' } })).status).toBe(200);
     const page = await browser.newPage();
     const blocked = await watchBlocked(page);
     try {
       const first = await page.goto(url);
+      expect(await openedAt()).toBeNull();
       // not framable, sends no referrer (the URL holds the token), scripts only from the service
       expect(first?.headers()).toMatchObject({ 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' });
       expect(first?.headers()['content-security-policy']).toContain("script-src 'self'");
@@ -68,13 +76,21 @@ describe('a recipient in a browser', () => {
         return dark;
       });
       expect(inked).toBeGreaterThan(50);
-      await expect(page.getByText('1 view left').isVisible()).resolves.toBe(true);
+      await expect(page.getByText('View 1 of 2', { exact: false }).isVisible()).resolves.toBe(true);
+      // opened when the recipient first saw it, not when the scanner or the sign-in page fetched it
+      expect(await openedAt()).toBe(clock.now().toISOString());
       const download = await page.getByRole('link', { name: 'Download PDF' }).getAttribute('href');
       expect(download).toMatch(/document\.pdf\?download=1$/);
 
+      // a reload within the view is the same view; after it, the next view
       await page.reload();
       await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
-      await expect(page.getByText('0 views left').isVisible()).resolves.toBe(true);
+      await expect(page.getByText('View 1 of 2', { exact: false }).isVisible()).resolves.toBe(true);
+      clock.advance(VIEW_MS);
+      await page.reload();
+      await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
+      await expect(page.getByText('View 2 of 2', { exact: false }).isVisible()).resolves.toBe(true);
+      clock.advance(VIEW_MS);
 
       const gone = await page.goto(url);
       expect(gone?.status()).toBe(404);

@@ -3,6 +3,7 @@ import type { EmbeddedEngine } from '../../src/engine/embedded';
 import fs from 'node:fs';
 import path from 'node:path';
 import { FakeClock } from '../../src/clock';
+import { VIEW_MS } from '../../src/links';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
 import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
@@ -93,26 +94,38 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     expect(res.json().error.details.map((d: { field: string }) => d.field).sort()).toEqual(['destinations.magic_link.recipient_email', 'destinations.magic_link.retain_from_opened']);
   });
 
-  it('walks the recipient through code, view and the end of the views', async () => {
+  it('walks the recipient through code, view and the end of the views; a reload is the same view', async () => {
     const { res, to, path: linkPath } = await share({ expire_after_n_views: 2 }, {});
     expect(res.destinations.inkit_storage).toBeUndefined();
     const page = await view(linkPath);
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('E-mail me a code');
     expect(page.body).toContain('r*****@example.com'.slice(0, 1));
+    // said before a view is used
+    expect(page.body).toMatch(/uses 1 of the 2 views left/);
     const cookie = await signIn(linkPath, to);
 
     const first = await view(linkPath, cookie);
     expect(first.statusCode).toBe(200);
-    expect(first.body).toContain('1 view left');
+    expect(first.body).toContain('View 1 of 2');
     const pdf = await t.app.inject({ method: 'GET', url: `${linkPath}/document.pdf`, headers: { cookie } });
     expect(pdf.statusCode).toBe(200);
     expect(pdf.headers['content-type']).toBe('application/pdf');
     expect(pdf.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
+    // reloads within the view cost nothing
+    clock.advance(VIEW_MS - 1000);
+    for (let i = 0; i < 3; i++) expect((await view(linkPath, cookie)).body).toContain('View 1 of 2');
+    expect((await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json()).toMatchObject({ status: 'active', views_used: 1, views_left: 1 });
 
+    clock.advance(1000);
+    const second = await view(linkPath, cookie);
+    expect(second.statusCode).toBe(200);
+    expect(second.body).toContain('View 2 of 2');
+    // the last view goes on for its time (reloads, its PDF), though it ended the link
+    clock.advance(VIEW_MS - 1000);
     expect((await view(linkPath, cookie)).statusCode).toBe(200);
-    // the PDF of the last allowed view still loads
     expect((await t.app.inject({ method: 'GET', url: `${linkPath}/document.pdf`, headers: { cookie } })).statusCode).toBe(200);
+    clock.advance(1000);
     const over = await view(linkPath, cookie);
     expect(over.statusCode).toBe(404);
     const unknown = await view('/l/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
@@ -126,6 +139,22 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     expect(doc.magic_links.map((l: { id: string }) => l.id)).toEqual([res.magic_link_piece_id]);
   });
 
+  it('a mail scanner fetching the link neither opens it nor starts its timer; the first view does', async () => {
+    const { res, to, path: linkPath } = await share({ retain_from_opened: { minutes: 45 } });
+    const scanned = await t.app.inject({ method: 'GET', url: linkPath, headers: { 'user-agent': 'Mimecast-LinkScanner/1.0' } });
+    expect(scanned.statusCode).toBe(200);
+    clock.advance(HOUR);
+    const cookie = await signIn(linkPath, to);
+    let link = (await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json();
+    expect(link).toMatchObject({ opened_at: null, expires_at: null, views_used: 0 });
+    clock.advance(5 * 60 * 1000);
+    const opened = clock.now().getTime();
+    expect((await view(linkPath, cookie)).statusCode).toBe(200);
+    link = (await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json();
+    expect(link).toMatchObject({ opened_at: new Date(opened).toISOString(), expires_at: new Date(opened + 45 * 60 * 1000).toISOString(), views_used: 1 });
+    expect(link.access_log.filter((e: { outcome: string }) => e.outcome === 'first_opening')).toHaveLength(1);
+  });
+
   it('does not show the document without a session, nor with a session of another link', async () => {
     const a = await share({ expire_after_n_views: 5 });
     const b = await share({ expire_after_n_views: 5 });
@@ -135,13 +164,24 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     expect((await t.app.inject({ method: 'GET', url: `${a.path}/document.pdf` })).statusCode).toBe(404);
   });
 
-  it('counts views atomically: 50 simultaneous openings of a 3-view link, exactly 3 succeed', async () => {
+  it('counts views atomically: 50 simultaneous openings of a 3-view link by 50 signed-in recipients, exactly 3 succeed', async () => {
     const { res, to, path: linkPath } = await share({ expire_after_n_views: 3 });
-    const cookie = await signIn(linkPath, to);
-    const answers = await Promise.all(Array.from({ length: 50 }, () => view(linkPath, cookie)));
+    const token = linkPath.split('/').pop()!;
+    const link = (await t.service.links.open(token, {}))!;
+    // sessions as a right code makes them (codes are limited to 5 an hour per link)
+    const cookies = await Promise.all(Array.from({ length: 50 }, async () => `paperlink_link=${await t.service.links.startSession(link, to)}`));
+    const answers = await Promise.all(cookies.map((cookie) => view(linkPath, cookie)));
     expect(answers.filter((a) => a.statusCode === 200)).toHaveLength(3);
     expect(answers.filter((a) => a.statusCode === 404)).toHaveLength(47);
     expect((await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json()).toMatchObject({ views_used: 3, status: 'expired' });
+  });
+
+  it('one session starts one view at a time: 20 simultaneous loads by one recipient are one view', async () => {
+    const { res, to, path: linkPath } = await share({ expire_after_n_views: 3 });
+    const cookie = await signIn(linkPath, to);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => view(linkPath, cookie)));
+    expect(answers.every((a) => a.statusCode === 200)).toBe(true);
+    expect((await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json()).toMatchObject({ views_used: 1, status: 'active' });
   });
 
   it('burns a code after 5 wrong tries, and limits codes to 5 an hour', async () => {
@@ -209,6 +249,7 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
       clock.advance(72 * HOUR);
       const opened = clock.now().getTime();
       const cookie = await signIn(linkPath, to);
+      expect((await view(linkPath, cookie)).statusCode).toBe(200);
       const link = (await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json();
       expect(link.opened_at).toBe(new Date(opened).toISOString());
       expect(link.expires_at).toBe(new Date(opened + 2 * HOUR).toISOString());
@@ -222,6 +263,7 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
       const a = await share({ retain_from_created: { hours: 1 }, expire_after_n_views: 1 });
       const cookie = await signIn(a.path, a.to);
       expect((await view(a.path, cookie)).statusCode).toBe(200);
+      clock.advance(VIEW_MS);
       expect((await view(a.path, cookie)).statusCode).toBe(404);
       const b = await share({ retain_from_created: { hours: 1 }, expire_after_n_views: 5 });
       const cookieB = await signIn(b.path, b.to);
