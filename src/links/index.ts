@@ -480,7 +480,8 @@ export class MagicLinks {
       .execute();
     await this.mailer.send({
       to: link.row.auth_email,
-      subject: `Your code for "${link.document.name}": ${code}`,
+      // not in the subject: lock screens and mail lists show it
+      subject: `Your code for "${link.document.name}"`,
       text: `Your code is ${code}\n\nType it on the page you opened to see "${link.document.name}". It works for 10 minutes. If you did not ask for it, ignore this e-mail.\n`,
       html: `<div style="font-family:system-ui,sans-serif;max-width:520px;margin:auto"><p>Your code for <strong>${html(link.document.name)}</strong> is</p><p style="font-size:28px;letter-spacing:6px;font-weight:700">${code}</p><p style="color:#555">It works for 10 minutes. If you did not ask for it, ignore this e-mail.</p></div>`,
     });
