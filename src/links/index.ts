@@ -454,7 +454,8 @@ export class MagicLinks {
     if (!this.usable(row)) {
       // used up by views, not revoked nor past its time: a running view goes on
       const timeLeft = row.expires_at === null || row.expires_at > this.now();
-      if (row.status !== 'revoked' && timeLeft && (await this.session(link, sessionToken))?.viewUntil! > this.now()) return link;
+      const session = row.status !== 'revoked' && timeLeft ? await this.session(link, sessionToken) : undefined;
+      if (session && this.viewing(session)) return link;
       if (ACTIVE.includes(row.status)) await this.end(row.id, 'expired');
       await this.record(row.id, 'opened', 'unavailable', v);
       return undefined;
