@@ -51,4 +51,29 @@ async function stop(child) {
   await exited;
 }
 
-module.exports = { start, serve, paperlink, stop, cpuMs };
+/**
+ * Ours beside its baseline on a shared, noisy machine: `rounds` short rounds of each, taken in
+ * turns (the order swapped every round, so a drift in the machine's load falls on both alike).
+ * Each side is `{ pid, load }`, `load()` an autocannon run. Returns the median round of each (by
+ * rate), its CPU µs per request (the server process and its children, from /proc), and the median
+ * of the rounds' ratios ours ÷ baseline.
+ */
+async function paired(ours, baseline, rounds = 3) {
+  const runs = { ours: [], baseline: [] };
+  const one = async (name, side) => {
+    const cpu = cpuMs(side.pid);
+    const result = await side.load();
+    const ok = result['2xx'];
+    runs[name].push({ result, rate: ok / result.duration, cpuUs: ((cpuMs(side.pid) - cpu) * 1000) / Math.max(1, ok) });
+  };
+  for (let r = 0; r < rounds; r++) {
+    const order = r % 2 ? ['ours', 'baseline'] : ['baseline', 'ours'];
+    for (const name of order) await one(name, name === 'ours' ? ours : baseline);
+  }
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const pick = (list) => list.find((x) => x.rate === median(list.map((y) => y.rate)));
+  const ratios = runs.ours.map((o, i) => o.rate / runs.baseline[i].rate);
+  return { ours: pick(runs.ours), baseline: pick(runs.baseline), ratios, ratio: median(ratios), all: runs };
+}
+
+module.exports = { start, serve, paperlink, stop, cpuMs, paired };

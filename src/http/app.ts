@@ -89,9 +89,6 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
     const path = req.url.split('?')[0];
     void sendError(req, reply, 404, errorBody('not_found', isPagePath(req.url) ? `There is no page at ${path}. Check the address, or open the link from the e-mail again.` : `There is no ${req.method} ${path}. GET /openapi.json lists every endpoint.`));
   });
-  app.addHook('onSend', async (req, reply) => {
-    void reply.header('X-Request-Id', req.id);
-  });
 
   // Only JSON, XML and PDF bodies exist in this API; anything else is a 415.
   app.removeContentTypeParser('text/plain');
@@ -108,17 +105,19 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
   await app.register(multipart, { limits: { fileSize: config.bodyLimit, files: 50, fields: 20 } });
   await app.register(cookie);
 
-  app.addHook('onRequest', async (req, reply) => {
+  // one hook for every request, and a synchronous one: most requests need none of it but the id
+  app.addHook('onRequest', (req, reply, done) => {
+    void reply.header('X-Request-Id', req.id);
     if (options.stopping?.()) {
       void reply.header('connection', 'close');
-      return sendError(req, reply, 503, errorBody('stopping', 'This server is shutting down. Send the request to another one, or again in a moment.'));
+      return void sendError(req, reply, 503, errorBody('stopping', 'This server is shutting down. Send the request to another one, or again in a moment.'));
     }
-  });
-  app.addHook('onRequest', async (req) => {
-    if (!req.url.startsWith('/v1/')) return;
-    const key = await service.keys.authenticate('api', req.headers[API_KEY_HEADER]);
-    if (!key) throw new AuthenticationError();
-    req.apiKey = key;
+    if (!req.url.startsWith('/v1/')) return done();
+    service.keys.authenticate('api', req.headers[API_KEY_HEADER]).then((key) => {
+      if (!key) return done(new AuthenticationError());
+      req.apiKey = key;
+      done();
+    }, done);
   });
 
   app.get('/healthz', async () => {

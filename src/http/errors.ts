@@ -27,6 +27,8 @@ export function isPagePath(url: string): boolean {
 
 /** Sends a failure: as a styled page on a page path, in the one JSON shape everywhere else. */
 export function sendError(req: FastifyRequest, reply: FastifyReply, status: number, body: ErrorBody): FastifyReply {
+  // the router's own refusals answer before any hook has set it
+  void reply.header('X-Request-Id', req.id);
   if (!isPagePath(req.url)) return reply.status(status).send(body);
   return reply.status(status).type('text/html; charset=utf-8').headers(pageHeaders('recipient')).send(errorPage(status, body.error));
 }

@@ -62,10 +62,13 @@ describe('hostile requests', () => {
     const anonymous = await t.app.inject({ method: 'GET', url });
     expect(anonymous.statusCode).toBe(401);
     shape(anonymous.json());
+    // every answer names its request, the router's refusals too (support asks for it)
+    expect(anonymous.headers['x-request-id']).toMatch(/^req_\w+$/);
     const keyed = await t.app.inject({ method: 'GET', url, headers: auth() });
     expect(keyed.statusCode).toBeGreaterThanOrEqual(400);
     expect(keyed.statusCode).toBeLessThan(500);
     shape(keyed.json());
+    expect(keyed.headers['x-request-id']).toMatch(/^req_\w+$/);
   });
 
   // a recipient's link and the web app are pages: what they refuse is a page too, never JSON or a stack
@@ -75,6 +78,7 @@ describe('hostile requests', () => {
     expect(res.headers['content-security-policy']).toBeDefined();
     expect(res.body).toContain('<h1>');
     expect(res.body).toContain(`Code ${code}`);
+    expect(res.headers['x-request-id']).toMatch(/^req_\w+$/);
     expect(res.body).not.toMatch(/ at \S+ \(|node_modules/);
   };
   const token = 'A'.repeat(43);
@@ -112,6 +116,7 @@ describe('hostile requests', () => {
       await begun;
       const health = await t.app.inject({ method: 'GET', url: '/healthz' });
       expect(health.statusCode).toBe(200);
+      expect(health.headers['x-request-id']).toMatch(/^req_\w+$/);
       // answered while the render still ran: it runs on a render thread, not on the HTTP thread
       expect(ended).toBe(false);
       expect((await big).statusCode).toBe(201);
