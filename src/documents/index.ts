@@ -350,9 +350,20 @@ export class Documents {
   }
 
   /** Deletes the record first (so it is never listed without bytes), then the bytes. */
+  /**
+   * Deletes a document: its record, its links (each ends, reason `document_deleted`) and the
+   * events `document.deleted` and `magic_link.expired` commit together; then its bytes go. A crash
+   * between the two leaves bytes no record names, never a record without its bytes.
+   */
   async remove(id: string): Promise<void> {
-    const r = await this.db.deleteFrom('documents').where('id', '=', id).executeTakeFirst();
-    if (!Number(r.numDeletedRows)) throw new NotFoundError('document', id);
+    const ended = await this.db.transaction().execute(async (trx) => {
+      const row = await trx.deleteFrom('documents').where('id', '=', id).returningAll().executeTakeFirst();
+      if (!row) throw new NotFoundError('document', id);
+      const links = await this.links.endForDocument(trx, id);
+      await this.events.emit(trx, 'document.deleted', id, () => ({ object: info(row) }));
+      return links;
+    });
+    this.links.ended(ended);
     await this.storage.delete(id);
   }
 }

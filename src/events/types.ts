@@ -1,6 +1,7 @@
 /** The event types the service emits. Pure (no imports): the n8n trigger node bundles it. */
 export const EVENT_TYPES = [
   'document.generated',
+  'document.deleted',
   'magic_link.sent',
   'magic_link.send_failed',
   'magic_link.opened',

@@ -397,6 +397,22 @@ export class MagicLinks {
     return this.get(id);
   }
 
+  /**
+   * Ends every link to a document that is being deleted, in the deleting transaction: each one
+   * that had not ended is `expired` with reason `document_deleted`. Returns their ids, for
+   * `ended()` once the transaction has committed.
+   */
+  async endForDocument(trx: Db, documentId: string): Promise<string[]> {
+    const ended = await trx.updateTable('magic_links').set({ status: 'expired', ended_at: this.now() }).where('document_id', '=', documentId).where('status', 'in', ACTIVE).returningAll().execute();
+    for (const r of ended) await this.emit(trx, 'magic_link.expired', r, { reason: 'document_deleted' });
+    return ended.map((r) => r.id);
+  }
+
+  /** Tells the lifecycle flows of links that ended outside this class (see endForDocument). */
+  ended(ids: string[]): void {
+    for (const id of ids) this.onChange(id, 'ended');
+  }
+
   /** Ids of links whose lifecycle has not ended (the embedded runner re-drives them at start). */
   async activeIds(): Promise<string[]> {
     return (await this.db.selectFrom('magic_links').select('id').where('status', 'in', ACTIVE).execute()).map((r) => r.id);

@@ -192,6 +192,30 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
     await api('DELETE', `/v1/webhooks/${hook.id}`);
   });
 
+  it('ends the links of a deleted document, tells both, and the link opens no more', async () => {
+    const hook = await subscribe(['document.deleted', 'magic_link.expired']);
+    const to = 'deleted@example.com';
+    const before = mail.messages.length;
+    const made = (await generate({ inkit_storage: {}, magic_link: { recipient_email: to, expire_after_n_views: 3 } })).json();
+    const linkPath = new URL(linkIn(await mail.next(to, before))).pathname;
+    const other = (await generate({ inkit_storage: {}, magic_link: { recipient_email: to, expire_after_n_views: 3 } })).json();
+    expect((await api('DELETE', `/v1/documents/${made.document_id}`)).statusCode).toBe(200);
+
+    expect((await api('GET', `/v1/magic_links/${made.magic_link_piece_id}`)).json()).toMatchObject({ status: 'expired' });
+    // the other document's link is untouched
+    expect((await api('GET', `/v1/magic_links/${other.magic_link_piece_id}`)).json()).toMatchObject({ status: 'active' });
+    expect((await t.app.inject({ method: 'GET', url: linkPath })).statusCode).toBe(404);
+    await eventually(async () => types().includes('document.deleted') && types().includes('magic_link.expired'), 'document.deleted and magic_link.expired');
+    const deleted = rx.received.find((r) => r.event.type === 'document.deleted')!.event;
+    expect(deleted.data.object).toMatchObject({ id: made.document_id, object: 'document' });
+    const expired = rx.received.find((r) => r.event.type === 'magic_link.expired')!.event;
+    expect(expired.data).toMatchObject({ reason: 'document_deleted', object: { id: made.magic_link_piece_id, status: 'expired' } });
+    expect(rx.received.filter((r) => r.event.type === 'magic_link.expired')).toHaveLength(1);
+    // a second delete is a 404, and ends nothing twice
+    expect((await api('DELETE', `/v1/documents/${made.document_id}`)).json().error.code).toBe('not_found');
+    await api('DELETE', `/v1/webhooks/${hook.id}`);
+  });
+
   it('sends a test event on request', async () => {
     const hook = await subscribe(['postcard.received']);
     const res = await api('POST', `/v1/webhooks/${hook.id}/test`);
