@@ -11,6 +11,7 @@ import { requirePostgres, type Config } from './config';
 import { lockDataDir } from './db/lock';
 import { isClusterMessage, presenceDir } from './db/presence';
 import { buildApp } from './http/app';
+import { publicUrlMismatch } from './links/app';
 import { createService, type Service } from './service';
 import { packageRoot } from './paths';
 import { EXAMPLE_IDS } from './templates/store';
@@ -86,6 +87,7 @@ export async function startServer(config: Config, log: (text: string) => void, o
   const port = typeof address === 'object' && address ? address.port : config.port;
   // with --port 0 the system picks the port; show the real one
   const url = config.publicUrl.endsWith(':0') ? `${config.publicUrl.slice(0, -2)}:${port}` : config.publicUrl;
+  service.apps.magicLink.serverUrl = url;
   const server: Server = {
     service,
     app,
@@ -117,10 +119,14 @@ async function greet(service: Service, config: Config, url: string, log: (text: 
   const docs = service.storage.kind === 'filesystem' ? `files in ${path.join(config.dataDir, 'documents')}` : 'the database';
   log(`Paperlink ${service.version} is listening on ${url}${processes > 1 ? ` (${processes} processes)` : ''}\n  data: ${where}; documents: ${docs}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n`);
 
-  if (!(await service.apps.magicLink.get())) {
-    // the embedded default: links point here, e-mails go to the outbox (or SMTP_URL)
-    await service.apps.magicLink.put({ public_url: url });
+  const app = await service.apps.magicLink.get();
+  if (!app) {
+    // the embedded default: links point here (and follow PUBLIC_URL), e-mails go to the outbox (or SMTP_URL)
+    await service.apps.magicLink.put({});
     log(`  Magic Link app set up for ${url}; e-mails go to ${service.mailer.destination} (change: PUT /v1/apps/magic_link or paperlink apps magic-link setup)\n`);
+  } else {
+    const warning = publicUrlMismatch(app, url);
+    if (warning) log(`  ${warning}\n`);
   }
   if ((await service.keys.count('api')) === 0) {
     const { secret } = await service.keys.create('api', 'first key');
@@ -205,6 +211,7 @@ export async function startCluster(config: Config, processes: number, log: (text
     throw err;
   }
   const url = config.publicUrl.endsWith(':0') ? `${config.publicUrl.slice(0, -2)}:${port}` : config.publicUrl;
+  service.apps.magicLink.serverUrl = url;
   try {
     await greet(service, config, url, log, processes);
   } finally {

@@ -95,6 +95,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const from = /^(?:"?([^"<]*)"?\s*)?<?([^<>\s]+@[^<>\s]+)>?$/.exec(config.mailFrom.trim());
   const magicLink = new MagicLinkApps(db, clock, {
     public_url: config.publicUrl,
+    public_url_follows_server: true,
     sender_name: from?.[1]?.trim() || 'Paperlink',
     sender_email: from?.[2] ?? 'paperlink@localhost',
     organization_name: 'Paperlink',

@@ -148,6 +148,7 @@ legend { font-weight: 700; padding: 0 6px; }
 .notice.ok { background: #ecfdf3; border-color: #abefc6; color: #054f31; }
 .notice.error { background: #fef3f2; border-color: #fecdca; color: #7a271a; }
 .notice.secret { background: #fffaeb; border-color: #fedf89; color: #4e1d09; }
+.notice.warn { background: #fffaeb; border-color: #fedf89; color: #4e1d09; }
 .notice ul { margin: 6px 0 0; padding-left: 20px; }
 .secret-value { display: flex; gap: 8px; align-items: center; margin-top: 8px; flex-wrap: wrap; }
 .secret-value code { font-size: .95rem; background: #fff; border: 1px solid #fedf89; padding: 6px 8px; }

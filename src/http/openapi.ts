@@ -468,7 +468,8 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
           properties: {
             object: { const: 'app' },
             name: { const: 'magic_link' },
-            public_url: { type: 'string' },
+            public_url: { type: ['string', 'null'], description: "Where links point. null (or the server's own address): follow this server's PUBLIC_URL, as a new install does; a URL: always that one." },
+            public_url_follows_server: { type: 'boolean', readOnly: true, description: "true when public_url is this server's address (PUBLIC_URL), false when it was set here" },
             sender_name: { type: 'string' },
             sender_email: { type: 'string' },
             organization_name: { type: 'string' },

@@ -22,7 +22,10 @@ export interface OidcProvider {
 }
 
 export interface MagicLinkApp {
+  /** Where links point: this server's address (PUBLIC_URL) unless an operator set one here. */
   public_url: string;
+  /** Whether public_url is the server's address (true), or one set in these settings (false). */
+  public_url_follows_server: boolean;
   sender_name: string;
   sender_email: string;
   organization_name: string;
@@ -73,9 +76,16 @@ export function mergeApp(current: MagicLinkApp | undefined, defaults: Omit<Magic
   const known = new Set(['public_url', 'sender_name', 'sender_email', 'organization_name', 'logo_url', 'accent_color', 'auth_types', 'oidc_providers']);
   for (const k of Object.keys(body)) if (!known.has(k)) details.push({ field: k, message: 'is not a Magic Link app setting', code: 'unknown_field' });
 
-  if (body.public_url !== undefined) {
-    if (!url(body.public_url)) details.push({ field: 'public_url', message: 'must be an http(s) URL where recipients reach this service', code: 'invalid' });
-    else out.public_url = (body.public_url as string).replace(/\/+$/, '');
+  // null (or the server's own address) goes back to following PUBLIC_URL
+  if (body.public_url === null || (typeof body.public_url === 'string' && body.public_url.replace(/\/+$/, '') === defaults.public_url)) {
+    out.public_url = defaults.public_url;
+    out.public_url_follows_server = true;
+  } else if (body.public_url !== undefined) {
+    if (!url(body.public_url)) details.push({ field: 'public_url', message: 'must be an http(s) URL where recipients reach this service, or null to follow PUBLIC_URL', code: 'invalid' });
+    else {
+      out.public_url = (body.public_url as string).replace(/\/+$/, '');
+      out.public_url_follows_server = false;
+    }
   }
   out.sender_name = text(body, 'sender_name', details) ?? out.sender_name;
   if (body.sender_email !== undefined) {
@@ -128,12 +138,43 @@ export function mergeApp(current: MagicLinkApp | undefined, defaults: Omit<Magic
   return out;
 }
 
+/** What to tell an operator whose links point somewhere other than this server's address, if they do. */
+export function publicUrlMismatch(app: MagicLinkApp, serverUrl: string): string | undefined {
+  if (app.public_url_follows_server || app.public_url === serverUrl.replace(/\/+$/, '')) return undefined;
+  return `Magic Links point at ${app.public_url} (set in the Magic Link app), not at this server's address ${serverUrl}. If recipients reach the service at ${serverUrl}, follow it: PUT /v1/apps/magic_link {"public_url": null}, or clear the Public URL in the web app's Settings.`;
+}
+
+/** Before public_url_follows_server was stored, `serve` stored its own address on the first start: a loopback one was never chosen by anyone. */
+function followsServer(stored: Partial<MagicLinkApp>): boolean {
+  if (typeof stored.public_url_follows_server === 'boolean') return stored.public_url_follows_server;
+  try {
+    return ['127.0.0.1', 'localhost', '[::1]', '0.0.0.0'].includes(new URL(stored.public_url ?? '').hostname);
+  } catch {
+    return true;
+  }
+}
+
 export class MagicLinkApps {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly defaults: Omit<MagicLinkApp, 'configured_at'>,
   ) {}
+
+  /** This server's address (PUBLIC_URL, or where it listens): `serve` sets it once it listens on a port it was given as 0. */
+  get serverUrl(): string {
+    return this.defaults.public_url;
+  }
+  set serverUrl(url: string) {
+    this.defaults.public_url = url.replace(/\/+$/, '');
+    this.cached = undefined;
+  }
+
+  /** Stored settings as they apply on this server: a public_url that follows the server is its address. */
+  private resolve(stored: MagicLinkApp): MagicLinkApp {
+    const follows = followsServer(stored);
+    return { ...stored, public_url: follows ? this.defaults.public_url : stored.public_url, public_url_follows_server: follows };
+  }
 
   /** Read at every recipient request: kept for a few seconds (other processes' changes show within that). */
   private cached?: { at: number; app: MagicLinkApp | undefined };
@@ -142,7 +183,7 @@ export class MagicLinkApps {
     const now = Date.now();
     if (this.cached && now - this.cached.at < CACHE_MS) return this.cached.app;
     const row = await this.db.selectFrom('settings').select('value').where('key', '=', KEY).executeTakeFirst();
-    const app = row ? (JSON.parse(row.value) as MagicLinkApp) : undefined;
+    const app = row ? this.resolve(JSON.parse(row.value) as MagicLinkApp) : undefined;
     this.cached = { at: now, app };
     return app;
   }

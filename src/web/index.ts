@@ -15,6 +15,7 @@ import { isObject } from '../guards';
 import type { KeyKind } from '../keys';
 import { EVENT_TYPES } from '../events';
 import { parsePageQuery } from '../pagination';
+import { publicUrlMismatch } from '../links/app';
 import { STATUSES } from '../postcards';
 import type { Service } from '../service';
 import { errorAnswer } from '../http/errors';
@@ -488,10 +489,10 @@ ${s.section === 'credentials' && one(s.form ?? {}, 'kind') !== 'postcard' ? here
 ${s.section === 'credentials' && one(s.form ?? {}, 'kind') === 'postcard' ? here('credentials') : ''}${credentialTable('postcard')}
 <p class="hint gap-above">Operator password: ${hasPassword ? 'set' : 'not set'} (<code>paperlink admin set-password</code>).</p></section>
 <section class="card" id="magic-link-app" aria-labelledby="h-app"><h2 id="h-app">Magic Link app</h2>
-${app ? '' : '<p class="notice error">Not set up yet: Magic Links cannot be made until it is saved.</p>'}${here('app')}
+${app ? '' : '<p class="notice error">Not set up yet: Magic Links cannot be made until it is saved.</p>'}${app && publicUrlMismatch(app, service.apps.magicLink.serverUrl) ? `<p class="notice warn" role="status" data-code="public_url_mismatch">${esc(publicUrlMismatch(app, service.apps.magicLink.serverUrl)!)}</p>` : ''}${here('app')}
 <form method="post" action="/app/settings/magic-link">${csrfField(csrf)}
 <div class="row">
-${field({ name: 'public_url', label: 'Public URL of this service', type: 'url', value: appValue('public_url', service.config.publicUrl), errors: appErrors, hint: 'Links point here: <public URL>/l/<token>.' })}
+${field({ name: 'public_url', label: 'Public URL of this service', type: 'url', value: s.section === 'app' ? one(appForm, 'public_url') : app && !app.public_url_follows_server ? app.public_url : '', errors: appErrors, attrs: `placeholder="${esc(service.apps.magicLink.serverUrl)}"`, hint: `Links point here: <public URL>/l/<token>. Empty: this server's address (PUBLIC_URL), now ${service.apps.magicLink.serverUrl}.` })}
 ${field({ name: 'organization_name', label: 'Organisation name', value: appValue('organization_name'), errors: appErrors })}
 ${field({ name: 'sender_name', label: 'Sender name', value: appValue('sender_name'), errors: appErrors })}
 ${field({ name: 'sender_email', label: 'Sender e-mail', type: 'email', value: appValue('sender_email'), errors: appErrors })}
@@ -542,7 +543,9 @@ ${EVENT_TYPES.map((t) => `<label><input type="checkbox" name="events" value="${t
     web.post('/settings/magic-link', async (req, reply) => {
       const form = req.body as Form;
       const body: Record<string, unknown> = { auth_types: all(form, 'auth_types') };
-      for (const k of ['public_url', 'sender_name', 'sender_email', 'organization_name', 'accent_color']) body[k] = one(form, k).trim();
+      for (const k of ['sender_name', 'sender_email', 'organization_name', 'accent_color']) body[k] = one(form, k).trim();
+      // empty: follow this server's address
+      body.public_url = one(form, 'public_url').trim() || null;
       body.logo_url = one(form, 'logo_url').trim() || null;
       try {
         await service.apps.magicLink.put(body);

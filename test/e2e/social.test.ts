@@ -35,11 +35,12 @@ describe('social sign-in through an OpenID Connect provider', () => {
   let browser: Browser;
   let provider: { child: ChildProcess; issuer: string };
   let n = 0;
+  let base: string;
 
   beforeAll(async () => {
     mail = await startSmtp();
     t = await testService({ config: { smtpUrl: mail.url } });
-    const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     provider = await startProvider(`${base}/l/oidc/callback`);
     const res = await t.app.inject({
       method: 'PUT',
@@ -114,6 +115,26 @@ describe('social sign-in through an OpenID Connect provider', () => {
       } finally {
         await context.close();
       }
+    }
+  });
+
+  it('sends the provider back to PUBLIC_URL when the app follows the server and the server moved', async () => {
+    const put = (body: object) => t.app.inject({ method: 'PUT', url: '/v1/apps/magic_link', headers: { 'x-service-api-token': t.key }, payload: body });
+    const before = t.service.apps.magicLink.serverUrl;
+    expect((await put({ public_url: null })).statusCode).toBe(200);
+    // what `serve` does at start with PUBLIC_URL=https://docs.example.com
+    t.service.apps.magicLink.serverUrl = 'https://docs.example.com';
+    try {
+      const { url } = await share('someone@example.com');
+      expect(url).toMatch(/^https:\/\/docs\.example\.com\/l\//);
+      const started = await t.app.inject({ method: 'POST', url: `${new URL(url).pathname}/signin/testid` });
+      expect(started.statusCode).toBe(303);
+      const to = new URL(String(started.headers.location));
+      expect(to.origin).toBe(new URL(provider.issuer).origin);
+      expect(to.searchParams.get('redirect_uri')).toBe('https://docs.example.com/l/oidc/callback');
+    } finally {
+      t.service.apps.magicLink.serverUrl = before;
+      expect((await put({ public_url: base })).statusCode).toBe(200);
     }
   });
 

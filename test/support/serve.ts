@@ -5,15 +5,20 @@ import { root } from './fixtures';
 
 export const cliJs = path.join(root, 'dist/src/cli.js');
 
-/** Starts `paperlink serve` on a free port over `dataDir` (one process unless `processes`); resolves with its URL once it listens. */
-export function serveProcess(dataDir: string, env: Record<string, string>, processes = 1): Promise<{ child: ChildProcess; url: string }> {
+/**
+ * Starts `paperlink serve` over `dataDir` on `port` (a free one by default; one process unless
+ * `processes`); resolves once it listens, with the address it greets with (PUBLIC_URL when set) and
+ * what it printed so far.
+ */
+export function serveProcess(dataDir: string, env: Record<string, string>, processes = 1, port = 0): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliJs, 'serve', '--port', '0', '--data-dir', dataDir, '--processes', String(processes)], { env: { ...process.env, ...env, LOG_LEVEL: 'error', NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cliJs, 'serve', '--port', String(port), '--data-dir', dataDir, '--processes', String(processes)], { env: { ...process.env, ...env, LOG_LEVEL: 'error', NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ child, url: m[1] });
+      // the greeting ends with the links to the web app and the API reference
+      const m = /listening on (https?:\/\/\S+)[\s\S]*openapi\.json/.exec(out);
+      if (m) resolve({ child, url: m[1], output: () => out });
     });
     child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
     child.on('exit', (code, signal) => reject(new Error(`serve exited (${code ?? signal}): ${out}`)));
