@@ -25,7 +25,7 @@ export interface Event {
 }
 
 /** Why a link ended, on `magic_link.expired`. */
-export type ExpiryReason = 'time' | 'views' | 'ten_day_cap' | 'revoked' | 'document_deleted';
+export type ExpiryReason = 'time' | 'views' | 'ten_day_cap' | 'revoked' | 'document_deleted' | 'not_opened';
 
 export class Events {
   /** Called after an event is written (the dispatcher wakes up; it polls as well). */

@@ -17,7 +17,8 @@ import { derivedToken, randomToken, sameHash, sha256 } from '../secrets';
 import type { Events, ExpiryReason } from '../events';
 import type { LinkChange, LinkState } from '../flows/link';
 import type { MagicLinkApp, MagicLinkApps } from './app';
-import { deadlineAtCreation, deadlineAtOpening, describeLimits, VIEW_LIMIT_CAP, type LinkSettings } from './policy';
+import { codeMessage, linkMessage } from './mail';
+import { deadlineAtCreation, deadlineAtOpening, limitsForRecipient, VIEW_LIMIT_CAP, type LinkSettings } from './policy';
 
 export type LinkStatus = 'active' | 'send_failed' | 'expired' | 'revoked';
 export const CODE_TTL_MS = 10 * 60 * 1000;
@@ -112,6 +113,8 @@ const ALLOWED = new Set(['ok', 'first_opening']);
 /** Why a link that ended by its limits ended: its view limit, the ten-day cap, or its timer. */
 function expiryReason(row: MagicLinkRow): ExpiryReason {
   if (row.max_views !== null && row.views_used >= row.max_views) return 'views';
+  // a timer from opening that never started: the link was not opened within OPEN_WITHIN
+  if (row.max_views === null && row.opened_at === null && settingsOf(row).retention?.from === 'opened') return 'not_opened';
   const cap = row.max_views !== null ? Date.parse(row.created_at) + VIEW_LIMIT_CAP.toMillis() : undefined;
   return cap !== undefined && row.expires_at !== null && Date.parse(row.expires_at) === cap ? 'ten_day_cap' : 'time';
 }
@@ -318,16 +321,10 @@ export class MagicLinks {
   private async send(row: MagicLinkRow, app: MagicLinkApp, url: string, tell: boolean): Promise<{ sent: boolean; url: string }> {
     const id = row.id;
     const doc = await this.documentName(row.document_id);
-    const limits = describeLimits(settingsOf(row));
-    const who = `${app.sender_name} at ${app.organization_name}`;
-    const button = `<a href="${html(url)}" style="display:inline-block;padding:12px 20px;border-radius:6px;background:${app.accent_color};color:#fff;text-decoration:none;font-weight:600">Open the document</a>`;
+    const limits = limitsForRecipient(settingsOf(row), row.expires_at ? new Date(row.expires_at) : null, VIEW_MS / 60_000, row.opened_at !== null);
+    const confirm = row.auth_type === 'email' ? `the address ${row.auth_email} with a code we e-mail to it` : `that you are ${row.auth_email} by signing in`;
     try {
-      await this.mailer.send({
-        to: row.recipient_email,
-        subject: `${app.organization_name} shared "${doc.name}" with you`,
-        text: `${who} shared the document "${doc.name}" with you.\n\nOpen it here:\n${url}\n\nThe link works for ${limits}. You will be asked to confirm ${row.auth_type === 'email' ? `the address ${row.auth_email} with a code we e-mail to it` : `that you are ${row.auth_email} by signing in`}.\n`,
-        html: `<div style="font-family:system-ui,sans-serif;max-width:520px;margin:auto;color:#1a1a1a">${app.logo_url ? `<img src="${html(app.logo_url)}" alt="${html(app.organization_name)}" style="max-height:48px"><br>` : ''}<p>${html(who)} shared the document <strong>${html(doc.name)}</strong> with you.</p><p>${button}</p><p style="color:#555">The link works for ${html(limits)}. You will be asked to confirm ${row.auth_type === 'email' ? `the address ${html(row.auth_email)} with a code we e-mail to it` : `that you are ${html(row.auth_email)} by signing in`}.</p><p style="color:#777;font-size:12px">If the button does not work, paste this address into your browser:<br>${html(url)}</p></div>`,
-      });
+      await this.mailer.send(linkMessage(app, { to: row.recipient_email, documentName: doc.name, url, limits, confirm }));
     } catch (err) {
       const reason = err instanceof Error ? err.message.slice(0, 300) : String(err);
       const changed = await this.db.transaction().execute(async (trx) => {
@@ -495,13 +492,7 @@ export class MagicLinks {
       .values({ link_id: link.row.id, code_hash: hash, attempts: 0, expires_at: expires })
       .onConflict((c) => c.column('link_id').doUpdateSet({ code_hash: hash, attempts: 0, expires_at: expires }))
       .execute();
-    await this.mailer.send({
-      to: link.row.auth_email,
-      // not in the subject: lock screens and mail lists show it
-      subject: `Your code for "${link.document.name}"`,
-      text: `Your code is ${code}\n\nType it on the page you opened to see "${link.document.name}". It works for 10 minutes. If you did not ask for it, ignore this e-mail.\n`,
-      html: `<div style="font-family:system-ui,sans-serif;max-width:520px;margin:auto"><p>Your code for <strong>${html(link.document.name)}</strong> is</p><p style="font-size:28px;letter-spacing:6px;font-weight:700">${code}</p><p style="color:#555">It works for 10 minutes. If you did not ask for it, ignore this e-mail.</p></div>`,
-    });
+    await this.mailer.send(codeMessage(link.app, { to: link.row.auth_email, documentName: link.document.name, code, minutes: CODE_TTL_MS / 60_000 }));
     await this.record(link.row.id, 'code_sent', 'ok', v, link.row.auth_email);
   }
 

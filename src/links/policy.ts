@@ -12,6 +12,12 @@ export const UNITS: Unit[] = ['minutes', 'hours', 'days'];
 
 /** With a view limit, a link also expires this long after creation (spec §2.4 rule 2). */
 export const VIEW_LIMIT_CAP = Duration.fromObject({ days: 10 });
+/**
+ * A link whose only time limit runs from its first opening, and that has no view limit, must be
+ * opened within this long of its creation (the same 10 days as the cap of a view limit); once
+ * opened, its timer runs its full length. Without it, an unopened link would live for ever.
+ */
+export const OPEN_WITHIN = VIEW_LIMIT_CAP;
 /** Deadlines further away than this are refused as mistakes. */
 export const LONGEST = Duration.fromObject({ years: 10 });
 export const MAX_VIEWS = 1_000_000;
@@ -104,20 +110,27 @@ export function parseLinkSettings(input: unknown, prefix: string): LinkSettings 
   return { recipientEmail: recipient as string, authEmail: auth as string, authType: authType as AuthType, maxViews, retention };
 }
 
-/** The deadline a link has when it is created: the time limit from creation, capped at 10 days when views are limited. */
+/**
+ * The deadline a link has when it is created: the time limit from creation, capped at 10 days when
+ * views are limited; a timer from opening without a view limit: open within OPEN_WITHIN.
+ */
 export function deadlineAtCreation(s: LinkSettings, createdAt: Date): Date | null {
   const created = DateTime.fromJSDate(createdAt, { zone: 'utc' });
   const candidates: DateTime[] = [];
   if (s.retention?.from === 'created') candidates.push(created.plus({ [s.retention.unit]: s.retention.amount }));
   if (s.maxViews !== null) candidates.push(created.plus(VIEW_LIMIT_CAP));
+  else if (s.retention?.from === 'opened') candidates.push(created.plus(OPEN_WITHIN));
   return earliest(candidates);
 }
 
-/** The deadline after the first opening: a timer from opening starts now, never beyond the deadline it already had. */
+/**
+ * The deadline after the first opening: a timer from opening starts now. With a view limit, never
+ * beyond the 10-day cap it already had; without one, the bound on opening has done its work.
+ */
 export function deadlineAtOpening(s: LinkSettings, current: Date | null, openedAt: Date): Date | null {
   if (s.retention?.from !== 'opened') return current;
   const fromOpening = DateTime.fromJSDate(openedAt, { zone: 'utc' }).plus({ [s.retention.unit]: s.retention.amount });
-  return earliest([fromOpening, ...(current ? [DateTime.fromJSDate(current, { zone: 'utc' })] : [])]);
+  return earliest([fromOpening, ...(current && s.maxViews !== null ? [DateTime.fromJSDate(current, { zone: 'utc' })] : [])]);
 }
 
 function earliest(times: DateTime[]): Date | null {
@@ -125,15 +138,32 @@ function earliest(times: DateTime[]): Date | null {
   return times.reduce((a, b) => (b < a ? b : a)).toJSDate();
 }
 
-/** "for 24 hours from now", "for 3 views", "for 2 days from the first opening or 3 views, whichever comes first". */
-export function describeLimits(s: LinkSettings): string {
-  const parts: string[] = [];
-  if (s.retention) {
-    const n = s.retention.amount;
-    const unit = n === 1 ? s.retention.unit.slice(0, -1) : s.retention.unit;
-    parts.push(`${n} ${unit} ${s.retention.from === 'created' ? 'from now' : 'from when you first open it'}`);
-  }
-  if (s.maxViews !== null) parts.push(`${s.maxViews} view${s.maxViews === 1 ? '' : 's'}`);
-  const text = parts.join(' or ');
-  return parts.length > 1 ? `${text}, whichever comes first` : text;
+/** A moment as e-mails say it, with its zone named: "Thu 3 Dec 2026, 10:00 UTC". */
+export function mailDate(d: Date): string {
+  return DateTime.fromJSDate(d, { zone: 'utc' }).setLocale('en-GB').toFormat("ccc d LLL yyyy, HH:mm 'UTC'");
 }
+
+function amount(n: number, unit: string): string {
+  return `${n} ${n === 1 ? unit.replace(/s$/, '') : unit}`;
+}
+
+/**
+ * What limits a link, as its recipient reads it in the e-mail: every rule that applies, the time
+ * as a date (the earliest deadline: its own timer, the 10-day cap of a view limit, or the bound on
+ * opening), and what a view is. `expiresAt` is the link's deadline when it is sent; `opened`, whether
+ * it was opened already (a resend).
+ */
+export function limitsForRecipient(s: LinkSettings, expiresAt: Date | null, viewMinutes: number, opened = false): string {
+  const views = s.maxViews === null ? null : amount(s.maxViews, 'views');
+  const until = expiresAt ? mailDate(expiresAt) : null;
+  const sameView = `A view lasts up to ${viewMinutes} minutes: reloading the page within them does not use another.`;
+  // once opened, a timer from opening has become a date
+  if (s.retention?.from === 'opened' && !opened) {
+    const timer = amount(s.retention.amount, s.retention.unit);
+    if (views) return `The link works for ${views} and for ${timer} after your first view, and ends ${until} at the latest. ${sameView}`;
+    return `Open it by ${until}; from your first view it works for ${timer}.`;
+  }
+  if (views) return `The link works for ${views}, until ${until} at the latest. ${sameView}`;
+  return `The link works until ${until}.`;
+}
+

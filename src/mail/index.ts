@@ -12,6 +12,17 @@ export interface Message {
   subject: string;
   text: string;
   html: string;
+  /** Who it is from; MAIL_FROM when left out. */
+  from?: { name: string; address: string };
+  replyTo?: string;
+  /** Images the HTML shows by `cid:` (mail programs block data: URIs). */
+  inline?: { cid: string; filename: string; contentType: string; content: Buffer }[];
+}
+
+/** The message as nodemailer takes it: MAIL_FROM unless the message names its sender. */
+function envelope(from: string, m: Message) {
+  const { inline, ...rest } = m;
+  return { ...rest, from: m.from ?? from, ...(inline?.length ? { attachments: inline.map((a) => ({ ...a, contentDisposition: 'inline' as const })) } : {}) };
 }
 
 export interface Sent {
@@ -36,7 +47,7 @@ export function createMailer(options: { smtpUrl?: string; from: string; outbox: 
     return {
       destination: `${url.protocol}//${url.host}`,
       send: async (m) => {
-        const info = await transport.sendMail({ from: options.from, ...m });
+        const info = await transport.sendMail(envelope(options.from, m));
         return { messageId: String(info.messageId) };
       },
       close: () => transport.close(),
@@ -46,7 +57,7 @@ export function createMailer(options: { smtpUrl?: string; from: string; outbox: 
   return {
     destination: options.outbox,
     send: async (m) => {
-      const info = await transport.sendMail({ from: options.from, ...m });
+      const info = await transport.sendMail(envelope(options.from, m));
       await fs.mkdir(options.outbox, { recursive: true });
       const id = String(info.messageId).replace(/[^A-Za-z0-9@._-]/g, '');
       const file = path.join(options.outbox, `${new Date().toISOString().replace(/[:.]/g, '-')}-${id}.eml`);

@@ -30,7 +30,7 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
 
   const auth = () => ({ 'x-service-api-token': t.key });
   const api = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) => t.app.inject({ method, url, headers: auth(), payload: payload as object });
-  const setUp = () => api('PUT', '/v1/apps/magic_link', { public_url: 'http://docs.acme.example', organization_name: 'Acme', sender_name: 'Ann from Acme', sender_email: 'docs@acme.example', accent_color: '#AA3300' });
+  const setUp = () => api('PUT', '/v1/apps/magic_link', { public_url: 'http://docs.acme.example', organization_name: 'Acme', sender_name: 'Ann', sender_email: 'ann@acme.example', accent_color: '#AA3300' });
   /** Generates the postcard with a Magic Link to a fresh address; returns the answer, the address and the e-mailed URL path. */
   async function share(settings: Record<string, unknown>, destinations: Record<string, unknown> = { inkit_storage: {} }) {
     const to = `r${++recipient}@example.com`;
@@ -71,8 +71,9 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     expect(res.destinations.magic_link).toMatchObject({ id: res.magic_link_piece_id, recipient_email: to, views_left: 3, status: 'active', expires_at: '2026-11-23T10:00:00.000Z' });
     expect(res.destinations.magic_link.url).toBe(`http://docs.acme.example${linkPath}`);
     expect(res.destinations.inkit_storage).toBeDefined();
-    expect(message.subject).toContain('Acme');
-    expect(message.text).toContain('24 hours from now or 3 views, whichever comes first');
+    expect(message.subject).toBe('Ann at Acme shared "Postcard 6x4 2026-11-22" with you');
+    // the earliest of its rules, as a date with its zone (24 hours come before the 10-day cap)
+    expect(message.text).toContain('The link works for 3 views, until Mon 23 Nov 2026, 10:00 UTC at the latest.');
     expect(message.html).toContain(linkPath);
     // the token is stored only as its hash
     const token = linkPath.split('/').pop()!;
@@ -80,6 +81,27 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     const row = await t.service.database.db.selectFrom('magic_links').selectAll().where('id', '=', res.magic_link_piece_id).executeTakeFirstOrThrow();
     expect(row.token_hash).toBe(createHash('sha256').update(token).digest('hex'));
     expect(JSON.stringify(row)).not.toContain(token);
+  });
+
+  it("e-mails from the organisation's sender (not MAIL_FROM), with the logo inline by cid and a footer", async () => {
+    const png = fs.readFileSync(path.join(root, 'examples/letter/logo.png'));
+    expect((await api('PUT', '/v1/apps/magic_link', { logo_url: `data:image/png;base64,${png.toString('base64')}` })).statusCode).toBe(200);
+    try {
+      const { message, to } = await share({ retain_from_opened: { minutes: 45 } });
+      expect(message.from?.value).toEqual([{ address: 'ann@acme.example', name: 'Acme' }]);
+      expect(message.replyTo?.value).toEqual([{ address: 'ann@acme.example', name: '' }]);
+      // a timer from opening and no view limit: open within 10 days
+      expect(message.text).toContain('Open it by Wed 2 Dec 2026, 10:00 UTC; from your first view it works for 45 minutes.');
+      expect(message.html).toContain('src="cid:logo@paperlink"');
+      expect(message.html).not.toContain('data:image');
+      expect(message.attachments).toHaveLength(1);
+      expect(message.attachments[0]).toMatchObject({ cid: 'logo@paperlink', contentType: 'image/png', contentDisposition: 'inline' });
+      expect(Buffer.compare(message.attachments[0].content, png)).toBe(0);
+      expect(message.text).toContain(`Sent by Ann at Acme through Paperlink, to ${to}, because Acme shared a document with this address.`);
+      expect(message.text).toContain('Questions? Reply to this e-mail or write to ann@acme.example.');
+    } finally {
+      await api('PUT', '/v1/apps/magic_link', { logo_url: null });
+    }
   });
 
   it('refuses an auth type the app does not allow', async () => {
@@ -146,7 +168,8 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     clock.advance(HOUR);
     const cookie = await signIn(linkPath, to);
     let link = (await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json();
-    expect(link).toMatchObject({ opened_at: null, expires_at: null, views_used: 0 });
+    // not opened: only the bound on opening (10 days from creation), no timer yet
+    expect(link).toMatchObject({ opened_at: null, expires_at: new Date(Date.parse(link.created_at) + 240 * HOUR).toISOString(), views_used: 0 });
     clock.advance(5 * 60 * 1000);
     const opened = clock.now().getTime();
     expect((await view(linkPath, cookie)).statusCode).toBe(200);
@@ -248,7 +271,8 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
 
     it('retain_from_opened starts at the first opening', async () => {
       const { res, to, path: linkPath } = await share({ retain_from_opened: { hours: 2 } });
-      expect(res.destinations.magic_link.expires_at).toBeNull();
+      const made = clock.now().getTime();
+      expect(res.destinations.magic_link.expires_at).toBe(new Date(made + 240 * HOUR).toISOString());
       clock.advance(72 * HOUR);
       const opened = clock.now().getTime();
       const cookie = await signIn(linkPath, to);
@@ -260,6 +284,27 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
       expect((await view(linkPath, cookie)).statusCode).toBe(200);
       clock.advance(1000);
       expect((await view(linkPath, cookie)).statusCode).toBe(404);
+    });
+
+    it('retain_from_opened without a view limit: not opened within 10 days, it ends (reason not_opened); opened on day 9, its whole timer runs', async () => {
+      // events are written only for a subscriber: one that wants to know why links end
+      const hook = await t.service.webhooks.create({ url: 'https://hooks.example.com/paperlink', events: ['magic_link.expired'] });
+      const late = await share({ retain_from_opened: { days: 30 } });
+      const early = await share({ retain_from_opened: { days: 30 } });
+      clock.advance(216 * HOUR);
+      const cookie = await signIn(early.path, early.to);
+      const opened = clock.now().getTime();
+      expect((await view(early.path, cookie)).statusCode).toBe(200);
+      clock.advance(24 * HOUR);
+      // its lifecycle's timer ends it, and says why
+      await eventually(async () => (await t.service.links.get(late.res.magic_link_piece_id)).status === 'expired', 'the unopened link expired');
+      expect((await api('GET', `/v1/magic_links/${late.res.magic_link_piece_id}`)).json()).toMatchObject({ status: 'expired', opened_at: null });
+      const ended = await t.service.database.db.selectFrom('events').select('data').where('type', '=', 'magic_link.expired').where('resource_id', '=', late.res.magic_link_piece_id).execute();
+      expect(ended.map((e) => JSON.parse(e.data).reason)).toEqual(['not_opened']);
+      expect((await view(late.path)).statusCode).toBe(404);
+      const kept = (await api('GET', `/v1/magic_links/${early.res.magic_link_piece_id}`)).json();
+      expect(kept).toMatchObject({ status: 'active', expires_at: new Date(opened + 720 * HOUR).toISOString() });
+      await t.service.webhooks.remove(hook.id);
     });
 
     it('time and views together: whichever comes first', async () => {

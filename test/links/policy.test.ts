@@ -1,5 +1,5 @@
 import { ValidationError } from '../../src/errors';
-import { deadlineAtCreation, deadlineAtOpening, describeLimits, parseLinkSettings } from '../../src/links/policy';
+import { deadlineAtCreation, deadlineAtOpening, limitsForRecipient, parseLinkSettings } from '../../src/links/policy';
 
 const created = new Date('2026-11-22T10:00:00Z');
 const parse = (s: unknown) => parseLinkSettings(s, 'magic_link');
@@ -57,7 +57,6 @@ describe('Magic Link deadlines', () => {
 
   it('starts a timer from opening at the first opening, never beyond the 10-day cap', () => {
     const fromOpening = parse({ recipient_email: 'a@example.com', retain_from_opened: { hours: 2 } });
-    expect(deadlineAtCreation(fromOpening, created)).toBeNull();
     expect(deadlineAtOpening(fromOpening, null, new Date('2026-11-24T08:00:00Z'))?.toISOString()).toBe('2026-11-24T10:00:00.000Z');
     const capped = parse({ recipient_email: 'a@example.com', retain_from_opened: { days: 5 }, expire_after_n_views: 2 });
     const cap = deadlineAtCreation(capped, created);
@@ -66,8 +65,28 @@ describe('Magic Link deadlines', () => {
     expect(deadlineAtOpening(capped, cap, new Date('2026-11-23T10:00:00Z'))?.toISOString()).toBe('2026-11-28T10:00:00.000Z');
   });
 
-  it('says the limits in words for the e-mail', () => {
-    expect(describeLimits(parse({ recipient_email: 'a@example.com', retain_from_created: { hours: 1 }, expire_after_n_views: 3 }))).toBe('1 hour from now or 3 views, whichever comes first');
-    expect(describeLimits(parse({ recipient_email: 'a@example.com', retain_from_opened: { days: 2 } }))).toBe('2 days from when you first open it');
+  it('bounds a link that runs from its opening and has no view limit: opened within 10 days, then its whole timer', () => {
+    const month = parse({ recipient_email: 'a@example.com', retain_from_opened: { days: 30 } });
+    const bound = deadlineAtCreation(month, created);
+    expect(bound?.toISOString()).toBe('2026-12-02T10:00:00.000Z');
+    // opened on the ninth day: thirty days from then, past the bound on opening
+    expect(deadlineAtOpening(month, bound, new Date('2026-12-01T10:00:00Z'))?.toISOString()).toBe('2026-12-31T10:00:00.000Z');
+  });
+
+  it('says every limit in the e-mail, with the date and its zone, for each combination of rules', () => {
+    const words = (input: Record<string, unknown>, opened = false) => {
+      const s = parse({ recipient_email: 'a@example.com', ...input });
+      const deadline = opened ? deadlineAtOpening(s, deadlineAtCreation(s, created), new Date('2026-11-23T10:00:00Z')) : deadlineAtCreation(s, created);
+      return limitsForRecipient(s, deadline, 30, opened);
+    };
+    expect(words({ retain_from_created: { hours: 1 } })).toBe('The link works until Sun 22 Nov 2026, 11:00 UTC.');
+    // views alone: the 10-day cap is said, never a longer time
+    expect(words({ expire_after_n_views: 3 })).toMatch(/^The link works for 3 views, until Wed 2 Dec 2026, 10:00 UTC at the latest\. A view lasts up to 30 minutes/);
+    expect(words({ expire_after_n_views: 1, retain_from_created: { days: 30 } })).toMatch(/^The link works for 1 view, until Wed 2 Dec 2026, 10:00 UTC at the latest\./);
+    expect(words({ expire_after_n_views: 2, retain_from_created: { hours: 2 } })).toMatch(/^The link works for 2 views, until Sun 22 Nov 2026, 12:00 UTC at the latest\./);
+    expect(words({ retain_from_opened: { minutes: 45 } })).toBe('Open it by Wed 2 Dec 2026, 10:00 UTC; from your first view it works for 45 minutes.');
+    expect(words({ retain_from_opened: { days: 2 }, expire_after_n_views: 3 })).toMatch(/^The link works for 3 views and for 2 days after your first view, and ends Wed 2 Dec 2026, 10:00 UTC at the latest\./);
+    // resent after its opening: its timer has become a date
+    expect(words({ retain_from_opened: { hours: 1 } }, true)).toBe('The link works until Mon 23 Nov 2026, 11:00 UTC.');
   });
 });

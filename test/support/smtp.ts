@@ -28,7 +28,8 @@ export async function startSmtp(): Promise<Mailbox> {
         stream.on('end', () => done(Object.assign(new Error('mailbox unavailable'), { responseCode: 550 })));
         return;
       }
-      simpleParser(stream).then(
+      // keepCidLinks: the HTML as sent (inline images by cid:), not rewritten to data: URIs
+      simpleParser(stream, { keepCidLinks: true }).then(
         (m) => {
           messages.push(m);
           for (const w of waiters.splice(0)) w();

@@ -1,0 +1,71 @@
+/**
+ * The e-mails a Magic Link's recipient gets: the link, and the sign-in code. From the
+ * organisation's sender (the Magic Link app's sender_email, the organisation as display name), with
+ * a footer that says who sent it, why, and how to reach them; the logo attached inline (`cid:`),
+ * since mail programs block `data:` images.
+ */
+import type { Message } from '../mail';
+import { html } from '../mail';
+import type { MagicLinkApp } from './app';
+
+const LOGO_CID = 'logo@paperlink';
+
+/** "Ann at Acme", or just "Acme" when the sender's name is the organisation's (a default install). */
+export function senderOf(app: MagicLinkApp): string {
+  const name = app.sender_name.trim();
+  return name && name.toLowerCase() !== app.organization_name.trim().toLowerCase() ? `${name} at ${app.organization_name}` : app.organization_name;
+}
+
+/** The logo as the HTML shows it, and the inline image it needs. */
+function logo(app: MagicLinkApp): { img: string; inline: NonNullable<Message['inline']> } {
+  if (!app.logo_url) return { img: '', inline: [] };
+  const data = /^data:(image\/(png|jpeg|svg\+xml));base64,([A-Za-z0-9+/=]+)$/.exec(app.logo_url);
+  const tag = (src: string) => `<img src="${html(src)}" alt="${html(app.organization_name)}" style="max-height:48px"><br>`;
+  if (!data) return { img: tag(app.logo_url), inline: [] };
+  const ext = data[2] === 'svg+xml' ? 'svg' : data[2] === 'jpeg' ? 'jpg' : 'png';
+  return { img: tag(`cid:${LOGO_CID}`), inline: [{ cid: LOGO_CID, filename: `logo.${ext}`, contentType: data[1], content: Buffer.from(data[3], 'base64') }] };
+}
+
+function footer(app: MagicLinkApp, to: string, why: string): { text: string; html: string } {
+  const lines = [`Sent by ${senderOf(app)} through Paperlink, to ${to}, because ${why}.`, `Questions? Reply to this e-mail or write to ${app.sender_email}.`];
+  return {
+    text: `\n--\n${lines.join('\n')}\n`,
+    html: `<hr style="border:none;border-top:1px solid #ddd;margin:24px 0 12px"><p style="color:#777;font-size:12px">${lines.map(html).join('<br>')}</p>`,
+  };
+}
+
+function wrap(body: string): string {
+  return `<div style="font-family:system-ui,sans-serif;max-width:520px;margin:auto;color:#1a1a1a">${body}</div>`;
+}
+
+export function linkMessage(app: MagicLinkApp, o: { to: string; documentName: string; url: string; limits: string; confirm: string }): Message {
+  const who = senderOf(app);
+  const mark = logo(app);
+  const foot = footer(app, o.to, `${app.organization_name} shared a document with this address`);
+  const button = `<a href="${html(o.url)}" style="display:inline-block;padding:12px 20px;border-radius:6px;background:${app.accent_color};color:#fff;text-decoration:none;font-weight:600">Open the document</a>`;
+  return {
+    to: o.to,
+    from: { name: app.organization_name, address: app.sender_email },
+    replyTo: app.sender_email,
+    subject: `${who} shared "${o.documentName}" with you`,
+    text: `${who} shared the document "${o.documentName}" with you.\n\nOpen it here:\n${o.url}\n\n${o.limits} You will be asked to confirm ${o.confirm}.\n${foot.text}`,
+    html: wrap(`${mark.img}<p>${html(who)} shared the document <strong>${html(o.documentName)}</strong> with you.</p><p>${button}</p><p style="color:#555">${html(o.limits)} You will be asked to confirm ${html(o.confirm)}.</p><p style="color:#777;font-size:12px">If the button does not work, paste this address into your browser:<br>${html(o.url)}</p>${foot.html}`),
+    inline: mark.inline,
+  };
+}
+
+export function codeMessage(app: MagicLinkApp, o: { to: string; documentName: string; code: string; minutes: number }): Message {
+  const mark = logo(app);
+  const foot = footer(app, o.to, `someone asked for a code to open "${o.documentName}" with this address`);
+  const ignore = `It works for ${o.minutes} minutes. If you did not ask for it, ignore this e-mail.`;
+  return {
+    to: o.to,
+    from: { name: app.organization_name, address: app.sender_email },
+    replyTo: app.sender_email,
+    // not the code: lock screens and mail lists show subjects
+    subject: `Your code for "${o.documentName}"`,
+    text: `Your code is ${o.code}\n\nType it on the page you opened to see "${o.documentName}". ${ignore}\n${foot.text}`,
+    html: wrap(`${mark.img}<p>Your code for <strong>${html(o.documentName)}</strong> is</p><p style="font-size:28px;letter-spacing:6px;font-weight:700">${o.code}</p><p style="color:#555">${html(ignore)}</p>${foot.html}`),
+    inline: mark.inline,
+  };
+}
