@@ -47,8 +47,9 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
       if (v !== undefined && (typeof v !== 'string' || v.length > 254)) throw new ValidationError(`${name} is text of at most 254 characters.`, [{ field: name, message: 'must be text of at most 254 characters', code: 'invalid' }]);
       return (v as string | undefined) || undefined;
     };
-    return links.list(parsePageQuery(query), { status: text('status'), document_id: text('document_id'), recipient_email: text('recipient_email') });
+    return links.list(parsePageQuery(query), { status: text('status'), document_id: text('document_id'), recipient_email: text('recipient_email'), created_after: text('created_after'), created_before: text('created_before') });
   });
+  app.post('/v1/magic_links/expire', async (req) => ({ object: 'list', data: await links.endMany(req.body) }));
   app.get('/v1/magic_links/:id', async (req) => links.get((req.params as { id: string }).id, true));
   app.post('/v1/magic_links/:id/expire', async (req) => links.end((req.params as { id: string }).id, 'revoked'));
   app.post('/v1/magic_links/:id/resend', async (req) => {

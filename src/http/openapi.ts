@@ -198,8 +198,19 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
             { name: 'status', in: 'query', description: 'Only links with this status.', schema: { type: 'string', enum: ['active', 'send_failed', 'expired', 'revoked'] } },
             { name: 'document_id', in: 'query', description: 'Only the links of this document.', schema: { type: 'string' } },
             { name: 'recipient_email', in: 'query', description: 'Only the links sent to this address.', schema: { type: 'string' } },
+            { name: 'created_after', in: 'query', description: 'Only links made at or after this time (ISO 8601: 2026-11-23 or 2026-11-23T10:00:00Z).', schema: { type: 'string' } },
+            { name: 'created_before', in: 'query', description: 'Only links made before this time (ISO 8601).', schema: { type: 'string' } },
           ],
           responses: { 200: { description: 'A page of links.', content: json({ type: 'object', required: ['object', 'data', 'has_more', 'next_cursor'], properties: { object: { const: 'list' }, data: { type: 'array', items: ref('MagicLink') }, has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'] } } }) }, ...pick(401, 422) },
+        },
+      },
+      '/v1/magic_links/expire': {
+        post: {
+          operationId: 'expireMagicLinks',
+          summary: 'Revoke several Magic Links now',
+          description: 'Every id must name a link, else 422 with one detail per unknown id and nothing is revoked. Links that already ended are returned as they are. Each link is revoked on its own: sending the same request again is safe.',
+          requestBody: { required: true, content: json({ type: 'object', required: ['ids'], properties: { ids: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string' } } }, additionalProperties: false }, { ids: ['ml_01m82kzq5az78r9b7p2fxgxka8'] }) },
+          responses: { 200: { description: 'The links, in the order of their first mention.', content: json({ type: 'object', required: ['object', 'data'], properties: { object: { const: 'list' }, data: { type: 'array', items: ref('MagicLink') } } }) }, ...pick(401, 422) },
         },
       },
       '/v1/magic_links/{id}': {

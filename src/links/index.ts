@@ -9,7 +9,8 @@ import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { isUniqueViolation, PreparedQuery, type Db } from '../db';
 import type { LinkEventsTable, LinkSessionsTable, MagicLinkRow } from '../db/schema';
-import { NotFoundError, RateLimitError, ValidationError } from '../errors';
+import { NotFoundError, RateLimitError, ValidationError, type ErrorDetail } from '../errors';
+import { isObject } from '../guards';
 import { newId } from '../ids';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import { html, type Mailer } from '../mail';
@@ -359,18 +360,52 @@ export class MagicLinks {
     return info;
   }
 
-  /** Newest first, optionally only those with this status, of this document or sent to this address. */
-  async list(page: PageQuery, filter: { status?: string; document_id?: string; recipient_email?: string } = {}): Promise<Page<LinkInfo>> {
+  /**
+   * Newest first, optionally only those with this status, of this document, sent to this address,
+   * or made at or after `created_after` and before `created_before` (ISO 8601 times).
+   */
+  async list(page: PageQuery, filter: { status?: string; document_id?: string; recipient_email?: string; created_after?: string; created_before?: string } = {}): Promise<Page<LinkInfo>> {
     const statuses: LinkStatus[] = ['active', 'send_failed', 'expired', 'revoked'];
-    if (filter.status !== undefined && !(statuses as string[]).includes(filter.status)) {
-      throw new ValidationError('Unknown status filter.', [{ field: 'status', message: `must be one of ${statuses.join(', ')}`, code: 'invalid' }]);
-    }
+    const details: ErrorDetail[] = [];
+    if (filter.status !== undefined && !(statuses as string[]).includes(filter.status)) details.push({ field: 'status', message: `must be one of ${statuses.join(', ')}`, code: 'invalid' });
+    const time = (field: 'created_after' | 'created_before') => {
+      const v = filter[field];
+      if (v === undefined) return undefined;
+      // a time without a zone (as n8n's date fields send it) is UTC
+      const m = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2})?)?$/.exec(v);
+      const t = m ? Date.parse(m[1] && !m[2] ? `${v}Z` : v) : NaN;
+      if (Number.isNaN(t)) details.push({ field, message: 'must be an ISO 8601 date or time, e.g. 2026-11-23 or 2026-11-23T10:00:00Z', code: 'invalid' });
+      return Number.isNaN(t) ? undefined : new Date(t).toISOString();
+    };
+    const after = time('created_after');
+    const before = time('created_before');
+    if (details.length) throw new ValidationError('The filters are not valid; see details.', details);
     let q = this.db.selectFrom('magic_links').selectAll().orderBy('id', 'desc').limit(page.limit + 1);
     if (page.startingAfter) q = q.where('id', '<', page.startingAfter);
     if (filter.status) q = q.where('status', '=', filter.status);
     if (filter.document_id) q = q.where('document_id', '=', filter.document_id);
     if (filter.recipient_email) q = q.where('recipient_email', '=', filter.recipient_email);
+    if (after) q = q.where('created_at', '>=', after);
+    if (before) q = q.where('created_at', '<', before);
     return toPage(await q.execute(), page.limit, linkInfo);
+  }
+
+  /**
+   * `POST /v1/magic_links/expire`: revokes up to 100 links at once. Every id must name a link (else
+   * a 422 naming each unknown one, and nothing is revoked); links that already ended stay as they are.
+   */
+  async endMany(body: unknown): Promise<LinkInfo[]> {
+    const ids = isObject(body) ? body.ids : undefined;
+    if (!Array.isArray(ids) || ids.length === 0 || ids.length > 100 || ids.some((id) => typeof id !== 'string')) {
+      throw new ValidationError('Send {"ids": [...]}: 1 to 100 Magic Link ids.', [{ field: 'ids', message: 'must be a list of 1 to 100 Magic Link ids', code: 'invalid' }]);
+    }
+    const unique = [...new Set(ids as string[])];
+    const found = new Set((await this.db.selectFrom('magic_links').select('id').where('id', 'in', unique).execute()).map((r) => r.id));
+    const missing = (ids as string[]).map((id, i) => ({ id, i })).filter((x) => !found.has(x.id));
+    if (missing.length) throw new ValidationError('Some ids name no Magic Link; nothing was expired.', missing.map((x) => ({ field: `ids[${x.i}]`, message: `no Magic Link has the id ${x.id}`, code: 'not_found' })));
+    const out: LinkInfo[] = [];
+    for (const id of unique) out.push(await this.end(id, 'revoked'));
+    return out;
   }
 
   async forDocument(documentId: string): Promise<LinkInfo[]> {

@@ -398,6 +398,38 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     expect(bad.statusCode).toBe(422);
     expect(bad.json().error.details[0]).toMatchObject({ field: 'status', code: 'invalid' });
     expect((await t.app.inject({ method: 'GET', url: '/v1/magic_links' })).statusCode).toBe(401);
+
+    // made between two times (at or after the first, before the second)
+    const createdAt = await Promise.all(made.map(async (id) => (await api('GET', `/v1/magic_links/${id}`)).json().created_at as string));
+    const between = (await api('GET', `/v1/magic_links?document_id=${doc.document_id}&created_after=${encodeURIComponent(createdAt[1])}&created_before=${encodeURIComponent(createdAt[2])}`)).json();
+    expect(between.data.map((l: { id: string }) => l.id)).toEqual([made[1]]);
+    const badTimes = await api('GET', '/v1/magic_links?created_after=yesterday&created_before=2026-13-45');
+    expect(badTimes.statusCode).toBe(422);
+    expect(badTimes.json().error.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort()).toEqual(['created_after:invalid', 'created_before:invalid']);
+  });
+
+  it('expires several links at once, refusing the whole request when an id is unknown', async () => {
+    await setUp();
+    const doc = (await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth(), payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { inkit_storage: {} } } })).json();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await api('POST', `/v1/documents/${doc.document_id}/magic_links`, { recipient_email: `many${i}@example.com`, expire_after_n_views: 2 })).json().id);
+    const unknown = await api('POST', '/v1/magic_links/expire', { ids: [ids[0], 'ml_nope', ids[1]] });
+    expect(unknown.statusCode).toBe(422);
+    expect(unknown.json().error.details).toEqual([expect.objectContaining({ field: 'ids[1]', code: 'not_found' })]);
+    // nothing was revoked
+    expect((await api('GET', `/v1/magic_links/${ids[0]}`)).json().status).toBe('active');
+    for (const body of [{}, { ids: [] }, { ids: 'ml_x' }, { ids: Array.from({ length: 101 }, () => ids[0]) }]) {
+      const res = await api('POST', '/v1/magic_links/expire', body);
+      expect(res.statusCode).toBe(422);
+      expect(res.json().error.details[0]).toMatchObject({ field: 'ids', code: 'invalid' });
+    }
+    const done = await api('POST', '/v1/magic_links/expire', { ids: [ids[0], ids[1], ids[0]] });
+    expect(done.statusCode).toBe(200);
+    expect(done.json()).toMatchObject({ object: 'list', data: [{ id: ids[0], status: 'revoked' }, { id: ids[1], status: 'revoked' }] });
+    expect((await api('GET', `/v1/magic_links/${ids[2]}`)).json().status).toBe('active');
+    // again: the same answer, nothing changes
+    expect((await api('POST', '/v1/magic_links/expire', { ids: [ids[0]] })).json().data).toEqual([expect.objectContaining({ id: ids[0], status: 'revoked' })]);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/magic_links/expire', payload: { ids } })).statusCode).toBe(401);
   });
 
   it('resumes the lifecycle of active links after a restart', async () => {

@@ -377,6 +377,13 @@ describe('Paperlink node: as builders expect it (issue 23)', () => {
     expect(listed.items.map((i) => i.json.id)).toEqual([shared.link.id]);
     const none = await runPaperlink({ resource: 'magicLink', operation: 'list', returnAll: true, filters: { document_id: doc, status: 'revoked' } }, [{}], creds);
     expect(none.items).toEqual([]);
+    // by creation time, as n8n's date fields send it (no zone: UTC)
+    const made = Date.parse(shared.link.created_at);
+    const at = (ms: number) => new Date(ms).toISOString().slice(0, 19);
+    const inTime = await runPaperlink({ resource: 'magicLink', operation: 'list', returnAll: true, filters: { document_id: doc, created_after: at(made - 1000), created_before: at(made + 1000) } }, [{}], creds);
+    expect(inTime.items.map((i) => i.json.id)).toEqual([shared.link.id]);
+    const later = await runPaperlink({ resource: 'magicLink', operation: 'list', returnAll: true, filters: { document_id: doc, created_after: at(made + 1000) } }, [{}], creds);
+    expect(later.items).toEqual([]);
     const postcards = await node.methods.listSearch.searchPostcards.call(ctx);
     expect(Array.isArray(postcards.results)).toBe(true);
   });

@@ -3,6 +3,8 @@ import { listAll } from '../../transport';
 import { listFields, listFilters, listLimit } from '../common';
 
 export const description: INodeProperties[] = listFields({ resource: ['magicLink'], operation: ['list'] }, [
+  { displayName: 'Created After', name: 'created_after', type: 'dateTime', default: '', description: 'Only links made at or after this time (UTC when it names no zone)' },
+  { displayName: 'Created Before', name: 'created_before', type: 'dateTime', default: '', description: 'Only links made before this time (UTC when it names no zone)' },
   { displayName: 'Document ID', name: 'document_id', type: 'string', default: '', placeholder: 'doc_…', description: 'Only the links of this document' },
   { displayName: 'Recipient Email', name: 'recipient_email', type: 'string', default: '', placeholder: 'name@email.com', description: 'Only the links sent to this address' },
   {
