@@ -12,7 +12,14 @@ const PDFJS = path.dirname(require.resolve('pdfjs-dist/package.json'));
  * Draws the PDF named by `#pages[data-pdf]` with pdf.js, one canvas per page, and reports in
  * `#status`. Used by the recipient's viewer and the web app's previews.
  */
-const VIEWER = `import * as pdfjs from '/assets/pdfjs/pdf.min.mjs';
+/** Times in the reader's own zone, as the browser knows it: every <time datetime> the server wrote in UTC (kept as the tooltip). */
+const LOCAL_TIMES = `for (const t of document.querySelectorAll('time[datetime]')) {
+  const d = new Date(t.dateTime);
+  if (!Number.isNaN(d.getTime())) { t.title = t.textContent; t.textContent = d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZoneName: 'short' }); }
+}
+`;
+
+const VIEWER = `${LOCAL_TIMES}import * as pdfjs from '/assets/pdfjs/pdf.min.mjs';
 pdfjs.GlobalWorkerOptions.workerSrc = '/assets/pdfjs/pdf.worker.min.mjs';
 const holder = document.getElementById('pages');
 const status = document.getElementById('status');
@@ -36,7 +43,7 @@ try {
 `;
 
 /** The web app's behaviour: copy buttons, confirmations, fieldsets that follow their checkbox, auto-submitting pickers. All optional: every page works without it. */
-const APP_JS = `function copy(text) {
+const APP_JS = `${LOCAL_TIMES}function copy(text) {
   if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
   const area = document.createElement('textarea');
   area.value = text; area.setAttribute('readonly', ''); area.style.position = 'fixed'; area.style.opacity = '0';

@@ -113,9 +113,10 @@ export function errorPage(status: number, error: { code: string; message: string
 
 export function viewerPage(o: { brand: Brand; documentName: string; pdfUrl: string; viewsUsed: number; maxViews: number | null; expiresAt: string | null }): string {
   const minutes = VIEW_MS / 60_000;
+  // HTML: the time is a <time> the page's script shows in the reader's zone
   const limits = [
-    o.maxViews === null ? '' : `View ${o.viewsUsed} of ${o.maxViews}${o.viewsUsed >= o.maxViews ? ' (the last)' : ''}; reloading within ${minutes} minutes is the same view`,
-    o.expiresAt ? `available until ${o.expiresAt.replace('T', ' ').slice(0, 16)} UTC` : '',
+    o.maxViews === null ? '' : html(`View ${o.viewsUsed} of ${o.maxViews}${o.viewsUsed >= o.maxViews ? ' (the last)' : ''}; reloading within ${minutes} minutes is the same view`),
+    o.expiresAt ? `available until <time datetime="${html(o.expiresAt)}">${html(o.expiresAt.replace('T', ' ').slice(0, 16))} UTC</time>` : '',
   ]
     .filter(Boolean)
     .join(' · ');
@@ -123,7 +124,7 @@ export function viewerPage(o: { brand: Brand; documentName: string; pdfUrl: stri
   return page(
     o.brand,
     o.documentName,
-    `<div class="toolbar"><div><h1>${html(o.documentName)}</h1><p class="muted">${html(limits)}${limits ? ' · ' : ''}<span id="status" aria-live="polite">Loading…</span></p></div><a class="button" href="${html(o.pdfUrl)}?download=1" download>Download PDF</a></div><div id="pages" data-pdf="${html(o.pdfUrl)}"></div>`,
+    `<div class="toolbar"><div><h1>${html(o.documentName)}</h1><p class="muted">${limits}${limits ? ' · ' : ''}<span id="status" aria-live="polite">Loading…</span></p></div><a class="button" href="${html(o.pdfUrl)}?download=1" download>Download PDF</a></div><div id="pages" data-pdf="${html(o.pdfUrl)}"></div>`,
     script,
   );
 }

@@ -102,6 +102,31 @@ describe('a recipient in a browser', () => {
     }
   });
 
+  it("shows the link's end in the recipient's own time zone, and the UTC time as its tooltip", async () => {
+    const url = await share('tokyo@example.com', 3);
+    const context = await browser.newContext({ timezoneId: 'Asia/Tokyo', locale: 'en-US' });
+    const page = await context.newPage();
+    try {
+      await page.goto(url);
+      const before = mail.messages.length;
+      await page.getByRole('button', { name: 'E-mail me a code' }).click();
+      await page.getByLabel('Code').fill(codeIn(await mail.next('tokyo@example.com', before)));
+      await page.getByRole('button', { name: 'Show the document' }).click();
+      await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
+      const time = page.locator('time[datetime]');
+      const iso = (await time.getAttribute('datetime'))!;
+      // the 10-day cap of a view limit, 9 hours ahead in Tokyo
+      const tokyo = new Date(Date.parse(iso) + 9 * 3600 * 1000);
+      const text = (await time.textContent())!;
+      expect(text).toContain('GMT+9');
+      expect(text).toContain(String(tokyo.getUTCFullYear()));
+      expect(text).toMatch(new RegExp(`\\b${((tokyo.getUTCHours() + 11) % 12) + 1}:${String(tokyo.getUTCMinutes()).padStart(2, '0')}\\b`));
+      expect(await time.getAttribute('title')).toBe(`${iso.replace('T', ' ').slice(0, 16)} UTC`);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('fits a phone screen and tells the recipient when the code is wrong', async () => {
     const url = await share('sam@example.com', 1);
     const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
