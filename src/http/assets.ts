@@ -15,7 +15,9 @@ const PDFJS = path.dirname(require.resolve('pdfjs-dist/package.json'));
 /** Times in the reader's own zone, as the browser knows it: every <time datetime> the server wrote in UTC (kept as the tooltip). */
 const LOCAL_TIMES = `for (const t of document.querySelectorAll('time[datetime]')) {
   const d = new Date(t.dateTime);
-  if (!Number.isNaN(d.getTime())) { t.title = t.textContent; t.textContent = d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZoneName: 'short' }); }
+  // the year only when it is not this one
+  const year = d.getFullYear() === new Date().getFullYear() ? {} : { year: 'numeric' };
+  if (!Number.isNaN(d.getTime())) { t.title = t.textContent; t.textContent = d.toLocaleString(undefined, { ...year, month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZoneName: 'short' }); }
 }
 `;
 
@@ -157,6 +159,10 @@ legend { font-weight: 700; padding: 0 6px; }
 .notice.secret { background: #fffaeb; border-color: #fedf89; color: #4e1d09; }
 .notice.warn { background: #fffaeb; border-color: #fedf89; color: #4e1d09; }
 .notice ul { margin: 6px 0 0; padding-left: 20px; }
+.sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.gap-below { margin-bottom: 14px; }
+.filter { display: flex; gap: 8px; align-items: center; }
+.filter input { max-width: 320px; }
 .secret-value { display: flex; gap: 8px; align-items: center; margin-top: 8px; flex-wrap: wrap; }
 .secret-value code { font-size: .95rem; background: #fff; border: 1px solid #fedf89; padding: 6px 8px; }
 .tabs { display: flex; gap: 4px; border-bottom: 1px solid var(--line); margin-bottom: 16px; flex-wrap: wrap; }

@@ -390,6 +390,21 @@ export class MagicLinks {
     return toPage(await q.execute(), page.limit, linkInfo);
   }
 
+  /** For a page of links: each one's document name, and when it was last viewed. */
+  async overview(links: LinkInfo[]): Promise<{ documentNames: Map<string, string>; lastViewed: Map<string, string> }> {
+    if (!links.length) return { documentNames: new Map(), lastViewed: new Map() };
+    const docs = await this.db.selectFrom('documents').select(['id', 'name']).where('id', 'in', [...new Set(links.map((l) => l.document_id))]).execute();
+    const views = await this.db
+      .selectFrom('link_events')
+      .select(['link_id', (e) => e.fn.max('at').as('at')])
+      .where('link_id', 'in', links.map((l) => l.id))
+      .where('kind', '=', 'viewed')
+      .where('outcome', '=', 'ok')
+      .groupBy('link_id')
+      .execute();
+    return { documentNames: new Map(docs.map((d) => [d.id, d.name])), lastViewed: new Map(views.map((v) => [v.link_id, String(v.at)])) };
+  }
+
   /**
    * `POST /v1/magic_links/expire`: revokes up to 100 links at once. Every id must name a link (else
    * a 422 naming each unknown one, and nothing is revoked); links that already ended stay as they are.

@@ -9,12 +9,13 @@ import { html as esc } from '../mail';
 
 export { esc };
 
-export type Section = 'templates' | 'generate' | 'documents' | 'postcards' | 'settings';
+export type Section = 'templates' | 'generate' | 'documents' | 'links' | 'postcards' | 'settings';
 
 const NAV: [Section, string][] = [
   ['templates', 'Templates'],
   ['generate', 'Generate'],
   ['documents', 'Documents'],
+  ['links', 'Magic Links'],
   ['postcards', 'Postcards'],
   ['settings', 'Settings'],
 ];

@@ -16,6 +16,7 @@ import type { KeyKind } from '../keys';
 import { EVENT_TYPES } from '../events';
 import { parsePageQuery } from '../pagination';
 import { publicUrlMismatch } from '../links/app';
+import { browserOf, isLive, ruleInWords } from './links';
 import { STATUSES } from '../postcards';
 import type { Service } from '../service';
 import { errorAnswer } from '../http/errors';
@@ -64,6 +65,8 @@ const DONE: Record<string, string> = {
   generated: 'Document generated.',
   shared: 'Magic Link created and e-mailed.',
   link_expired: 'The link was expired: it no longer opens.',
+  links_expired: 'The selected links were expired: they no longer open.',
+  none_selected: 'No link was selected: tick the links to expire first.',
   revoked: 'Revoked. Requests with it are refused from now on.',
   app_saved: 'Magic Link app settings saved.',
   provider_removed: 'Sign-in provider removed.',
@@ -201,9 +204,8 @@ ${field({ name: 'secret', label: o.hasPassword ? 'API key or operator password' 
       const fresh = (query as { id?: string }).id;
       const rows = list.data
         .map(
-          (t) => `<tr${t.id === fresh ? ' class="fresh"' : ''}><td><strong>${esc(t.name)}</strong></td><td>${idWithCopy(t.id)}</td><td>${esc(t.format.toUpperCase())}</td>
+          (t) => `<tr${t.id === fresh ? ' class="fresh"' : ''}><td><strong>${esc(t.name)}</strong><div class="muted small">${esc(t.format.toUpperCase())} · added ${when(t.created_at)}</div></td><td>${idWithCopy(t.id)}</td>
 <td>${t.variables.length ? t.variables.slice(0, 6).map((v) => `<span class="chip">${esc(v)}</span>`).join('') + (t.variables.length > 6 ? `<span class="muted small">+${t.variables.length - 6} more</span>` : '') : '<span class="muted">none</span>'}</td>
-<td class="hide-sm">${when(t.created_at)}</td>
 <td><div class="actions"><a class="button secondary" href="/app/templates/${esc(t.id)}/preview">Preview</a><a class="button secondary" href="/app/generate?template_id=${esc(t.id)}">Generate</a>${actionButton({ action: `/app/templates/${t.id}/delete`, label: 'Delete', csrf: req.admin!.csrf, style: 'danger', confirm: `Delete the template "${t.name}"? Documents made from it stay.` })}</div></td></tr>`,
         )
         .join('');
@@ -213,8 +215,8 @@ ${field({ name: 'secret', label: o.hasPassword ? 'API key or operator password' 
       };
       const body = `<div class="head"><div><h1>Templates</h1><p class="sub">Copy a template's id into your requests, or generate a document from it here.</p></div></div>
 ${doneNotice(req)}${errorNotice(o.error, label)}
-<div class="card scroll"><table><thead><tr><th>Name</th><th>ID</th><th>Format</th><th>Variables</th><th class="hide-sm">Created</th><th><span class="skip">Actions</span></th></tr></thead>
-<tbody>${rows || '<tr><td colspan="6" class="empty">No templates yet. Upload one below.</td></tr>'}</tbody></table>
+<div class="card scroll"><table><thead><tr><th>Name</th><th>ID</th><th>Variables</th><th><span class="skip">Actions</span></th></tr></thead>
+<tbody>${rows || '<tr><td colspan="4" class="empty">No templates yet. Upload one below.</td></tr>'}</tbody></table>
 ${list.has_more ? `<div class="pager"><a class="button secondary" href="/app/templates?starting_after=${esc(list.next_cursor!)}">Older templates →</a></div>` : ''}</div>
 <div class="card"><h2>Upload a template</h2>
 <form method="post" action="/app/templates" enctype="multipart/form-data">${csrfField(req.admin!.csrf)}
@@ -350,12 +352,12 @@ ${errorNotice(o.error, (f) => `${f.replace(/^merge_parameters\./, '').replace(/^
           const limit = l.expire_after_n_views;
           const meter = limit ? `<progress class="meter" aria-hidden="true" max="${limit}" value="${Math.min(limit, l.views_used)}"></progress>` : '';
           const log = (l.access_log ?? [])
-            .map((e) => `<tr><td>${when(e.at)}</td><td>${esc(e.kind.replace(/_/g, ' '))}</td><td>${esc(e.outcome.replace(/_/g, ' '))}</td><td>${esc(e.email ?? '')}</td><td class="hide-sm">${esc(e.ip ?? '')}</td><td class="hide-sm small">${esc((e.user_agent ?? '').slice(0, 80))}</td></tr>`)
+            .map((e) => `<tr><td>${when(e.at)}</td><td>${esc(e.kind.replace(/_/g, ' '))}</td><td>${esc(e.outcome.replace(/_/g, ' '))}</td><td>${esc(e.email ?? '')}</td><td class="hide-sm">${esc(e.ip ?? '')}</td><td class="hide-sm small" title="${esc(e.user_agent ?? '')}">${esc(browserOf(e.user_agent))}</td></tr>`)
             .join('');
-          const live = l.status === 'active' || l.status === 'send_failed';
+          const live = isLive(l);
           return `<div class="link-card" data-link="${esc(l.id)}"><div class="actions spread"><div>${badge(l.status)} <strong>${esc(l.recipient_email)}</strong></div>${live ? actionButton({ action: `/app/links/${l.id}/expire`, label: 'Expire link now', csrf, style: 'danger', confirm: 'Expire this link now? The recipient can no longer open it.' }) : ''}</div>
 <dl class="facts gap-above"><dt>Views</dt><dd><span data-views-used>${l.views_used}</span> used${limit ? ` · <span data-views-left>${l.views_left}</span> left of ${limit}` : ' · no view limit'}${meter}</dd>
-<dt>Expires</dt><dd>${l.expires_at ? when(l.expires_at) : l.retain_from_opened && !l.opened_at ? 'when the timer starts at the first opening' : '<span class="muted">no time limit</span>'}</dd>
+<dt>Ends</dt><dd data-rule>${isLive(l) ? ruleInWords(l) : `${esc(l.status)}: it no longer opens`}</dd>
 <dt>Sign-in</dt><dd>${l.auth_type === 'social' ? 'Social sign-in' : 'E-mailed code'} as ${esc(l.auth_email)}</dd>
 <dt>Sent</dt><dd>${when(l.sent_at, l.status === 'send_failed' ? 'not yet: the e-mail failed and is retried' : '—')}</dd><dt>Opened</dt><dd>${when(l.opened_at, 'not yet')}</dd><dt>ID</dt><dd><code>${esc(l.id)}</code></dd></dl>
 ${l.send_error ? `<p class="err">E-mail error: ${esc(l.send_error)}</p>` : ''}
@@ -396,6 +398,41 @@ ${doneNotice(req)}${o.created ? `<div class="notice ok" role="status">Magic Link
     web.post('/links/:id/expire', async (req, reply) => {
       const link = await service.links.end((req.params as { id: string }).id, 'revoked');
       return reply.redirect(`/app/documents/${encodeURIComponent(link.document_id)}?done=link_expired`, 303);
+    });
+
+    // ---- magic links ----
+    const LINK_STATUSES = ['active', 'send_failed', 'expired', 'revoked'];
+    web.get('/links', async (req, reply) => {
+      const query = req.query as Record<string, string | undefined>;
+      const status = LINK_STATUSES.includes(query.status ?? '') ? query.status : undefined;
+      const recipient = (query.recipient ?? '').trim().slice(0, 254) || undefined;
+      const list = await service.links.list(parsePageQuery({ limit: PAGE, starting_after: query.starting_after }), { status, recipient_email: recipient });
+      const { documentNames, lastViewed } = await service.links.overview(list.data);
+      const keep = (extra: Record<string, string>) => new URLSearchParams({ ...(status ? { status } : {}), ...(recipient ? { recipient } : {}), ...extra });
+      const tabs = [['', 'All'], ['active', 'Active'], ['send_failed', 'Send failed'], ['expired', 'Expired'], ['revoked', 'Revoked']]
+        .map(([s2, label]) => `<a href="/app/links?${keep({}).toString().replace(/(^|&)status=[^&]*/, '')}${s2 ? `&status=${s2}` : ''}"${(status ?? '') === s2 ? ' aria-current="page"' : ''}>${label}</a>`)
+        .join('');
+      const rows = list.data
+        .map((l) => {
+          const views = l.expire_after_n_views === null ? `${l.views_used} <span class="muted">· no limit</span>` : `${l.views_used} of ${l.expire_after_n_views}`;
+          const pick = isLive(l) ? `<input type="checkbox" name="ids" value="${esc(l.id)}" aria-label="Select the link to ${esc(l.recipient_email)}">` : '';
+          return `<tr data-link="${esc(l.id)}"><td>${pick}</td><td><strong>${esc(l.recipient_email)}</strong>${l.auth_email !== l.recipient_email ? `<div class="muted small">signs in as ${esc(l.auth_email)}</div>` : ''}<div class="muted small">sent ${when(l.sent_at ?? l.created_at)}</div></td><td><a href="/app/documents/${esc(l.document_id)}#links">${esc(documentNames.get(l.document_id) ?? l.document_id)}</a></td><td>${badge(l.status)}</td><td data-rule>${isLive(l) ? ruleInWords(l) : '<span class="muted">ended</span>'}</td><td data-views>${views}</td><td class="hide-sm">${when(lastViewed.get(l.id), 'never')}</td></tr>`;
+        })
+        .join('');
+      const more = list.has_more ? `<div class="pager"><a class="button secondary" href="/app/links?${keep({ starting_after: list.next_cursor! })}">Older links →</a></div>` : '';
+      const csrf = req.admin!.csrf;
+      const body = `<div class="head"><div><h1>Magic Links</h1><p class="sub">Every link sent, newest first: who it went to, what ends it, how many views are used.</p></div></div>
+${doneNotice(req)}<nav class="tabs" aria-label="Filter by status">${tabs}</nav>
+<form method="get" action="/app/links" class="filter gap-below">${status ? `<input type="hidden" name="status" value="${esc(status)}">` : ''}<label for="f-recipient" class="sr-only">Recipient</label><input id="f-recipient" name="recipient" type="email" placeholder="Recipient e-mail" value="${esc(recipient ?? '')}"><button type="submit" class="secondary">Filter</button>${recipient ? `<a class="button secondary" href="/app/links${status ? `?status=${status}` : ''}">Show all recipients</a>` : ''}</form>
+<form method="post" action="/app/links/expire" data-confirm="Expire the selected links now? Their recipients can no longer open them.">${csrfField(csrf)}
+<div class="card scroll"><table><thead><tr><th><span class="sr-only">Select</span></th><th>Recipient</th><th>Document</th><th>Status</th><th>Ends</th><th>Views</th><th class="hide-sm">Last viewed</th></tr></thead><tbody>${rows || `<tr><td colspan="7" class="empty">${recipient || status ? 'No link matches.' : 'No links yet: share a document from its page.'}</td></tr>`}</tbody></table>${more}</div>
+${rows.includes('name="ids"') ? '<div class="actions gap-above"><button type="submit" class="danger">Expire selected links</button></div>' : ''}</form>`;
+      return page(req, reply, 'links', 'Magic Links', body);
+    });
+    web.post('/links/expire', async (req, reply) => {
+      const ids = all(req.body as Form, 'ids');
+      if (ids.length) await service.links.endMany({ ids });
+      return reply.redirect(`/app/links?done=${ids.length ? 'links_expired' : 'none_selected'}`, 303);
     });
 
     // ---- postcards ----

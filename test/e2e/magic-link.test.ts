@@ -119,7 +119,8 @@ describe('a recipient in a browser', () => {
       const tokyo = new Date(Date.parse(iso) + 9 * 3600 * 1000);
       const text = (await time.textContent())!;
       expect(text).toContain('GMT+9');
-      expect(text).toContain(String(tokyo.getUTCFullYear()));
+      // the year is left out when it is this year's
+      if (tokyo.getUTCFullYear() !== new Date().getFullYear()) expect(text).toContain(String(tokyo.getUTCFullYear()));
       expect(text).toMatch(new RegExp(`\\b${((tokyo.getUTCHours() + 11) % 12) + 1}:${String(tokyo.getUTCMinutes()).padStart(2, '0')}\\b`));
       expect(await time.getAttribute('title')).toBe(`${iso.replace('T', ' ').slice(0, 16)} UTC`);
     } finally {

@@ -133,7 +133,7 @@ describe('the operator web app in a browser', () => {
     await page.getByRole('button', { name: 'Upload template' }).click();
     await page.waitForURL((u) => u.searchParams.get('done') === 'template_uploaded');
     const pdfRow = page.locator('tr', { hasText: 'membership' });
-    await expect(pdfRow.locator('td').nth(2).textContent()).resolves.toBe('PDF');
+    await expect(pdfRow.locator('td').first().textContent()).resolves.toMatch(/PDF · added /);
     await expect(pdfRow.locator('.chip').allTextContents()).resolves.toEqual(['member_name', 'member_number']);
 
     await row.getByRole('link', { name: 'Preview' }).click();
@@ -215,12 +215,20 @@ describe('the operator web app in a browser', () => {
       await expect(card.locator('progress').evaluate((m: HTMLProgressElement) => [m.value, m.max])).resolves.toEqual([1, 3]);
       await card.locator('summary').click();
       await expect(card.locator('details table').textContent()).resolves.toContain('robin@example.com');
+      // the browser in words, not the raw user agent (which is the cell's tooltip)
+      const log = (await card.locator('details table').textContent())!;
+      expect(log).toMatch(/Chrome[\w ]* \d+ on Linux/);
+      expect(log).not.toContain('Mozilla/5.0');
+      // what ends it, in words, with its date (3 views, and the 10-day cap)
+      await expect(card.locator('[data-rule]').textContent()).resolves.toMatch(/^3 views, until \S/);
       await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
       await shot(page, '07-document-viewed');
 
       await card.getByRole('button', { name: 'Expire link now' }).click();
       await page.waitForURL((u) => u.searchParams.get('done') === 'link_expired');
       await expect(page.locator('.link-card .badge').textContent()).resolves.toBe('revoked');
+      // an ended link shows no future date
+      await expect(card.locator('[data-rule] time').count()).resolves.toBe(0);
       const gone = await r.goto(url);
       expect(gone?.status()).toBe(404);
     } finally {
@@ -243,6 +251,42 @@ describe('the operator web app in a browser', () => {
     expect(linkIn(message)).toContain(`${base}/l/`);
     const links = (await api('GET', `/v1/documents/${documentUrl.split('/').pop()}`)).json().magic_links;
     expect(links.find((l: { recipient_email: string }) => l.recipient_email === 'dana@example.com')).toMatchObject({ auth_email: 'dana.auth@example.com', retain_from_opened: { minutes: 90 }, expire_after_n_views: null });
+  });
+
+  it('lists every Magic Link with what ends it, filters them, and expires several at once', async () => {
+    // one more live link, to expire two together
+    const docId = documentUrl.split('/').pop()!;
+    expect((await api('POST', `/v1/documents/${docId}/magic_links`, { recipient_email: 'lee@example.com', retain_from_created: { days: 2 } })).statusCode).toBe(201);
+    await page.goto(`${base}/app/links`);
+    await expect(page.getByRole('link', { name: 'Magic Links' }).getAttribute('aria-current')).resolves.toBe('page');
+    const row = (who: string) => page.locator('tr', { hasText: who });
+    await expect(row('robin@example.com').locator('[data-rule]').textContent()).resolves.toBe('ended');
+    await expect(row('robin@example.com').locator('input[type=checkbox]').count()).resolves.toBe(0);
+    await expect(row('robin@example.com').locator('[data-views]').textContent()).resolves.toBe('1 of 3');
+    // viewed once: the last view has a time
+    await expect(row('robin@example.com').locator('time').count()).resolves.toBeGreaterThan(0);
+    await expect(row('dana@example.com').locator('[data-rule]').textContent()).resolves.toMatch(/^90 min after opening, open by \S/);
+    await expect(row('lee@example.com').locator('[data-rule]').textContent()).resolves.toMatch(/^until \S/);
+    await shot(page, '08-magic-links');
+    // the table fits a 1280 px window, as the templates table does
+    for (const at of ['/app/links', '/app/templates']) {
+      await page.goto(`${base}${at}`);
+      const overflow = await page.locator('.card.scroll').first().evaluate((e) => e.scrollWidth - e.clientWidth);
+      expect({ at, overflow }).toEqual({ at, overflow: 0 });
+    }
+    await page.goto(`${base}/app/links`);
+
+    await page.getByPlaceholder('Recipient e-mail').fill('dana@example.com');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect(page.locator('tbody tr').count()).resolves.toBe(1);
+    await page.goto(`${base}/app/links?status=active`);
+    await expect(page.locator('tbody tr').count()).resolves.toBe(2);
+    await row('dana@example.com').locator('input[type=checkbox]').check();
+    await row('lee@example.com').locator('input[type=checkbox]').check();
+    await page.getByRole('button', { name: 'Expire selected links' }).click();
+    await page.waitForURL((u) => u.searchParams.get('done') === 'links_expired');
+    const after = (await api('GET', `/v1/magic_links?document_id=${docId}`)).json().data;
+    expect(after.map((l: { recipient_email: string; status: string }) => `${l.recipient_email}:${l.status}`).sort()).toEqual(['dana@example.com:revoked', 'lee@example.com:revoked', 'robin@example.com:revoked']);
   });
 
   it('lists documents newest first and finds them by name', async () => {
