@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { csrfToken, sameToken, type AdminSession } from '../admin';
-import { AuthenticationError, RateLimitError, ValidationError, type ErrorDetail } from '../errors';
+import { AuthenticationError, ConflictError, PaperlinkError, RateLimitError, ValidationError, type ErrorDetail } from '../errors';
 import { isObject } from '../guards';
 import type { KeyKind } from '../keys';
 import { EVENT_TYPES } from '../events';
@@ -22,7 +22,7 @@ import type { Service } from '../service';
 import { errorAnswer } from '../http/errors';
 import { contentDisposition, pageHeaders } from '../http/headers';
 import { readMultipart } from '../http/multipart';
-import { all, fieldErrors, linkFieldset, linkSettingsFrom, one, type Form } from './forms';
+import { all, fieldErrors, formLabel, formMessage, linkFieldset, linkSettingsFrom, one, type Form } from './forms';
 import {
   actionButton,
   badge,
@@ -79,8 +79,14 @@ interface Failure {
   details: ErrorDetail[];
 }
 
+/**
+ * A refusal the form can show beside what was typed: a rule (every detail in the form's words),
+ * or a state to fix first (Magic Links not set up, a conflict, a limit). Anything else is a fault.
+ */
 function failureOf(err: unknown): Failure {
-  if (err instanceof ValidationError) return { message: err.message, details: err.details };
+  if (err instanceof ValidationError) return { message: err.message, details: err.details.map((d) => ({ ...d, message: formMessage(d) })) };
+  if (err instanceof ConflictError && err.code === 'app_not_configured') return { message: 'Magic Links are not set up yet: fill in the Magic Link app in Settings (public URL, organisation, sender), then send this form again. What you typed is kept below.', details: [] };
+  if (err instanceof PaperlinkError && !(err instanceof AuthenticationError)) return { message: err.message, details: [] };
   throw err;
 }
 
@@ -286,6 +292,7 @@ ${field({ name: 'name', label: 'Name (optional)', hint: 'Defaults to the name in
       const templates = (await service.templates.list({ limit: 100 })).data;
       const chosen = templates.find((t) => t.id === one(form, 'template_id')) ?? (one(form, 'template_id') ? await service.templates.get(one(form, 'template_id')).catch(() => undefined) : undefined);
       const errors = fieldErrors(o.error?.details ?? []);
+      const authTypes = (await service.apps.magicLink.get())?.auth_types ?? ['email'];
       const picker = `<form method="get" action="/app/generate" class="card"><div class="row bottom">
 <div class="field"><label for="f-template_id">Template</label><select id="f-template_id" name="template_id" data-autosubmit><option value="">Choose a template…</option>${templates.map((t) => `<option value="${esc(t.id)}"${t.id === chosen?.id ? ' selected' : ''}>${esc(t.name)}</option>`).join('')}</select></div>
 <div class="field"><button type="submit" class="secondary">Use this template</button></div></div></form>`;
@@ -302,13 +309,13 @@ ${field({ name: 'name', label: 'Name (optional)', hint: 'Defaults to the name in
 <label class="check"><input type="checkbox" name="store" data-toggles="store-settings"${store ? ' checked' : ''}> Store the document</label>
 <fieldset id="store-settings"><legend>Storage</legend>${field({ name: 'store_name', label: 'Document name', value: one(form, 'store_name') || chosen.name, errors })}</fieldset>
 <label class="check"><input type="checkbox" name="share" data-toggles="share-settings"${share ? ' checked' : ''}> Share with a Magic Link</label>
-<fieldset id="share-settings"><legend>Magic Link</legend>${linkFieldset(form, errors)}</fieldset>
+<fieldset id="share-settings"><legend>Magic Link</legend>${linkFieldset(form, errors, 'link-settings', authTypes)}</fieldset>
 <button type="submit">Generate document</button></div></form>`;
       } else if (!templates.length) {
         main = '<div class="card empty">No templates yet. <a href="/app/templates">Upload one</a> first.</div>';
       }
       const body = `<div class="head"><div><h1>Generate a document</h1><p class="sub">Fill a template's merge fields, then store the PDF, share it by Magic Link, or both.</p></div></div>
-${errorNotice(o.error, (f) => `${f.replace(/^merge_parameters\./, '').replace(/^destinations\.magic_link\./, 'Magic Link ').replace(/^destinations\./, '')}:`)}${picker}${main}`;
+${errorNotice(o.error, (f) => `${formLabel(f)}:`)}${picker}${main}`;
       return page(req, reply, 'generate', 'Generate', body, o.status);
     }
 
@@ -373,8 +380,8 @@ ${doneNotice(req)}${o.created ? `<div class="notice ok" role="status">Magic Link
 <div class="grid2"><div class="card">${preview.body}</div>
 <div>
 <div class="card"><h2>Details</h2><dl class="facts"><dt>ID</dt><dd>${idWithCopy(d.id)}</dd><dt>Template</dt><dd><a href="/app/templates/${esc(d.template_id)}/preview"><code>${esc(d.template_id)}</code></a></dd><dt>Size</dt><dd>${bytes(d.size)}</dd><dt>SHA-256</dt><dd class="mono small">${esc(d.sha256)}</dd></dl></div>
-<div class="card" id="share"><h2>Share with Magic Link</h2>${errorNotice(o.error, (f) => `${f.replace(/^body\.?/, '') || 'Settings'}:`)}
-<form method="post" action="/app/documents/${esc(d.id)}/share">${csrfField(csrf)}${linkFieldset(o.form ?? {}, errors, 'share-fields')}<button type="submit">Share</button></form></div>
+<div class="card" id="share"><h2>Share with Magic Link</h2>${errorNotice(o.error, (f) => `${formLabel(f)}:`)}
+<form method="post" action="/app/documents/${esc(d.id)}/share">${csrfField(csrf)}${linkFieldset(o.form ?? {}, errors, 'share-fields', (await service.apps.magicLink.get())?.auth_types ?? ['email'])}<button type="submit">Share</button></form></div>
 </div></div>`;
       return page(req, reply, 'documents', d.name, body, o.status, preview.scripts);
     }

@@ -165,9 +165,34 @@ describe('the operator web app in a browser', () => {
     const refused = page.waitForResponse((r) => r.url().endsWith('/app/generate') && r.request().method() === 'POST');
     await page.getByRole('button', { name: 'Generate document' }).click();
     expect((await refused).status()).toBe(422);
-    await expect(page.locator('.notice.error').textContent()).resolves.toContain('needs a limit');
+    // in the form's words, not the API's field names
+    const said = (await page.locator('.notice.error').textContent())!;
+    expect(said).toContain('Magic Link: Choose a limit: a number of views, a time, or both.');
+    expect(said).not.toMatch(/expire_after_n_views|retain_from/);
     await expect(page.getByLabel('first_name').inputValue()).resolves.toBe('Robin');
+    // only the sign-in the Magic Link app allows (e-mailed codes here) is offered
+    await expect(page.getByLabel('Email (a one-time code)').count()).resolves.toBe(1);
+    await expect(page.getByLabel('Social (OpenID Connect sign-in)').count()).resolves.toBe(0);
     await shot(page, '05-generate-error');
+
+    // Magic Links not set up: the form says what to do and keeps everything typed
+    const stored = await t.service.database.db.selectFrom('settings').selectAll().where('key', '=', 'app:magic_link').executeTakeFirstOrThrow();
+    await t.service.database.db.deleteFrom('settings').where('key', '=', 'app:magic_link').execute();
+    t.service.apps.magicLink.serverUrl = t.service.apps.magicLink.serverUrl; // forget the cached settings
+    try {
+      await page.getByLabel('Expire after N views').fill('3');
+      const notSetUp = page.waitForResponse((r) => r.url().endsWith('/app/generate') && r.request().method() === 'POST');
+      await page.getByRole('button', { name: 'Generate document' }).click();
+      expect((await notSetUp).status()).toBe(422);
+      await expect(page.locator('.notice.error').textContent()).resolves.toContain('Magic Links are not set up yet');
+      await expect(page.getByLabel('first_name').inputValue()).resolves.toBe('Robin');
+      await expect(page.getByLabel('Recipient Email').inputValue()).resolves.toBe('robin@example.com');
+      await expect(page.getByLabel('Expire after N views').inputValue()).resolves.toBe('3');
+      await expect(page.getByLabel('Document name').inputValue()).resolves.toBe('Welcome for Robin');
+    } finally {
+      await t.service.database.db.insertInto('settings').values(stored).execute();
+      t.service.apps.magicLink.serverUrl = t.service.apps.magicLink.serverUrl;
+    }
 
     await page.getByLabel('Expire after N views').fill('3');
     await page.getByLabel('Expire after', { exact: true }).fill('2');
