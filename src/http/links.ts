@@ -129,7 +129,8 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
     if (!p) return show(reply, 404, signIn(link, token, { error: 'That sign-in provider is not available. Choose another one.' }));
     let start;
     try {
-      start = await social.start(p, `${link.app.public_url}/l/oidc/callback`, link.row.auth_email);
+      // ?another=1: after a sign-in with the wrong account, let the recipient choose another one
+      start = await social.start(p, `${link.app.public_url}/l/oidc/callback`, link.row.auth_email, (req.query as { another?: string }).another === '1');
     } catch (err) {
       req.log.warn({ err, provider: p.id }, 'OpenID Connect discovery failed');
       return show(reply, 502, signIn(link, token, { error: `${p.name} cannot be reached right now. Try again in a minute.` }));
@@ -165,7 +166,8 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
       const email = result.ok ? result.email : result.email;
       await links.record(link.row.id, 'signed_in', result.ok ? 'wrong_account' : result.reason, visitor(req), email ?? null);
       const why = !result.ok && result.reason === 'unverified' ? `${p.name} has not verified the address ${email}.` : !result.ok ? `${p.name} did not tell us your e-mail address.` : `You signed in as ${email}, but this document was shared with ${maskEmail(link.row.auth_email)}.`;
-      return show(reply, 403, messagePage(brandOf(link.app), 'This account cannot open the document', `${why} Sign in with the account of that address, or ask the sender to share it with you.`));
+      const another = { url: `/l/${pending.t}/signin/${p.id}?another=1`, label: `Use another ${p.name} account` };
+      return show(reply, 403, messagePage(brandOf(link.app), 'This account cannot open the document', `${why} Sign in with the account of that address, or ask the sender to share it with you.`, another));
     }
     await links.record(link.row.id, 'signed_in', 'ok', visitor(req), result.email);
     void sessionCookie(reply, pending.t, await links.startSession(link, result.email));

@@ -90,8 +90,9 @@ export function signInPage(o: { brand: Brand; documentName: string; authType: 'e
   return page(o.brand, o.documentName, `<div class="card"><h1>${html(o.documentName)}</h1><p>Someone at ${html(o.brand.organization_name)} shared this document with you.</p>${cost}${body}</div>`);
 }
 
-export function messagePage(brand: Brand, title: string, message: string): string {
-  return page(brand, title, `<div class="card" role="alert"><h1>${html(title)}</h1><p>${html(message)}</p></div>`);
+export function messagePage(brand: Brand, title: string, message: string, action?: { url: string; label: string }): string {
+  const button = action ? `<form method="post" action="${html(action.url)}"><button type="submit">${html(action.label)}</button></form>` : '';
+  return page(brand, title, `<div class="card" role="alert"><h1>${html(title)}</h1><p>${html(message)}</p>${button}</div>`);
 }
 
 const ERROR_TITLES: Record<number, string> = {

@@ -34,7 +34,12 @@ export class SocialLogin {
     return c;
   }
 
-  async start(p: OidcProvider, redirectUri: string, loginHint: string): Promise<LoginStart> {
+  /**
+   * The provider's sign-in page for this recipient. `chooseAccount`: the provider shows its
+   * account chooser (`prompt=select_account`) instead of reusing the account it is signed in
+   * with, for a recipient who signed in with the wrong one.
+   */
+  async start(p: OidcProvider, redirectUri: string, loginHint: string, chooseAccount = false): Promise<LoginStart> {
     const config = await this.config(p);
     const verifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
@@ -47,6 +52,7 @@ export class SocialLogin {
       state,
       nonce,
       login_hint: loginHint,
+      ...(chooseAccount ? { prompt: 'select_account' } : {}),
     });
     return { url: url.href, pending: { provider: p.id, state, verifier, nonce } };
   }

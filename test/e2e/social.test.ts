@@ -118,6 +118,29 @@ describe('social sign-in through an OpenID Connect provider', () => {
     }
   });
 
+  it('offers another account after the wrong one, and the provider then shows its account chooser', async () => {
+    const { url } = await share('sam@example.com');
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      await signInAs(page, url, 'mallory@example.com');
+      await expect(page.getByRole('heading', { name: 'This account cannot open the document' }).isVisible()).resolves.toBe(true);
+      // the browser is still signed in at the provider as mallory: without the chooser, a new
+      // sign-in would come back as mallory again
+      await page.getByRole('button', { name: 'Use another Test ID account' }).click();
+      await page.waitForSelector('h1:has-text("Choose an account")');
+      expect(new URL(page.url()).origin).toBe(new URL(provider.issuer).origin);
+      await page.fill('input[name="login"]', 'sam@example.com');
+      await page.click('button[type="submit"]');
+      await page.waitForLoadState();
+      if (await page.locator('button:has-text("Continue")').count()) await page.click('button:has-text("Continue")');
+      await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
+      expect(page.url()).toBe(url);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('sends the provider back to PUBLIC_URL when the app follows the server and the server moved', async () => {
     const put = (body: object) => t.app.inject({ method: 'PUT', url: '/v1/apps/magic_link', headers: { 'x-service-api-token': t.key }, payload: body });
     const before = t.service.apps.magicLink.serverUrl;
