@@ -104,6 +104,20 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     }
   });
 
+  it.each([
+    [{ retain_from_created: { hours: 3 } }, 'The link works until Sun 22 Nov 2026, 13:00 UTC.'],
+    // a view limit alone: the 10-day cap is the date said
+    [{ expire_after_n_views: 2 }, 'The link works for 2 views, until Wed 2 Dec 2026, 10:00 UTC at the latest.'],
+    // 30 days asked, 10 days given: the e-mail says the cap, not the 30 days
+    [{ expire_after_n_views: 2, retain_from_created: { days: 30 } }, 'The link works for 2 views, until Wed 2 Dec 2026, 10:00 UTC at the latest.'],
+    [{ retain_from_opened: { hours: 2 } }, 'Open it by Wed 2 Dec 2026, 10:00 UTC; from your first view it works for 2 hours.'],
+    [{ retain_from_opened: { days: 2 }, expire_after_n_views: 1 }, 'The link works for 1 view and for 2 days after your first view, and ends Wed 2 Dec 2026, 10:00 UTC at the latest.'],
+  ])('says exactly what limits a link in its e-mail: %j', async (settings, sentence) => {
+    const { message } = await share(settings);
+    expect(message.text).toContain(sentence);
+    expect(message.text).not.toMatch(/30 days/);
+  });
+
   it('refuses an auth type the app does not allow', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth(), payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { magic_link: { recipient_email: 'x@example.com', auth_type: 'social', expire_after_n_views: 1 } } } });
     expect(res.statusCode).toBe(422);
