@@ -218,7 +218,8 @@ export class Documents {
       row = {
         id: newId('doc', now),
         render_id: renderId ?? newId('rnd', now),
-        name: storageName ?? name ?? `${template.name} ${iso(now).slice(0, 10)}`,
+        // no name given: the template's (its date is created_at); recipients see it as the title
+        name: storageName ?? name ?? template.name,
         description,
         status: 'generated',
         template_id: templateId as string,

@@ -335,7 +335,7 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
               type: 'object',
               minProperties: 1,
               properties: {
-                inkit_storage: { type: 'object', properties: { name: { type: 'string', maxLength: 200, description: 'Default: the template name and the date.' } } },
+                inkit_storage: { type: 'object', properties: { name: { type: 'string', maxLength: 200, description: 'Default: the name of the template (the date is the created_at of the document).' } } },
                 magic_link: ref('MagicLinkSettings'),
               },
               additionalProperties: false,

@@ -71,7 +71,8 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     expect(res.destinations.magic_link).toMatchObject({ id: res.magic_link_piece_id, recipient_email: to, views_left: 3, status: 'active', expires_at: '2026-11-23T10:00:00.000Z' });
     expect(res.destinations.magic_link.url).toBe(`http://docs.acme.example${linkPath}`);
     expect(res.destinations.inkit_storage).toBeDefined();
-    expect(message.subject).toBe('Ann at Acme shared "Postcard 6x4 2026-11-22" with you');
+    // the document was given no name: titled by its template, not by a made-up "Postcard 6x4 2026-11-22"
+    expect(message.subject).toBe('Ann at Acme shared "Postcard 6x4" with you');
     // the earliest of its rules, as a date with its zone (24 hours come before the 10-day cap)
     expect(message.text).toContain('The link works for 3 views, until Mon 23 Nov 2026, 10:00 UTC at the latest.');
     expect(message.html).toContain(linkPath);
