@@ -7,43 +7,49 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import type { LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-const V4_BLOCKED: [string, number][] = [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-];
-
-function v4ToInt(ip: string): number {
-  return ip.split('.').reduce((n, part) => (n << 8) + Number(part), 0) >>> 0;
+/**
+ * The IPv4 address an IPv6 one stands for, where it embeds one: IPv4-mapped and -translated
+ * (::ffff:a.b.c.d), NAT64 with the well-known prefix (64:ff9b::/96, RFC 6052) and 6to4
+ * (2002:AABB:CCDD::/48). Such an address reaches whatever its IPv4 address reaches.
+ */
+function embeddedIPv4(a: ipaddr.IPv6): string | undefined {
+  const bytes = a.toByteArray();
+  switch (a.range()) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+      return a.toIPv4Address().toString();
+    case 'rfc6052':
+      // only the well-known /96 puts the address in the last 32 bits; local-use prefixes (64:ff9b:1::/48) are private
+      return bytes.slice(0, 12).every((b, i) => b === [0, 0x64, 0xff, 0x9b][i] || (i >= 4 && b === 0)) ? bytes.slice(12).join('.') : undefined;
+    case '6to4':
+      return bytes.slice(2, 6).join('.');
+    default:
+      return undefined;
+  }
 }
 
-/** Whether an IP address is one webhooks must not reach unless private targets are allowed. */
+/**
+ * Whether an IP address is one webhooks must not reach unless private targets are allowed: anything
+ * but global unicast (loopback, private, carrier-grade NAT, link-local, documentation, benchmarking,
+ * multicast, reserved, unique-local, discard-only, Teredo…, by ipaddr.js's ranges), and an IPv6
+ * address that embeds such an IPv4 one.
+ */
 export function isPrivateAddress(ip: string): boolean {
-  if (net.isIPv4(ip)) {
-    const n = v4ToInt(ip);
-    return V4_BLOCKED.some(([base, bits]) => (n >>> (32 - bits)) === (v4ToInt(base) >>> (32 - bits)));
+  let addr: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    addr = ipaddr.parse(ip);
+  } catch {
+    return true;
   }
-  const a = ip.toLowerCase();
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(a);
-  if (mapped) return isPrivateAddress(mapped[1]);
-  // the same, as URL parsing writes it: ::ffff:7f00:1
-  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(a);
-  if (hex) {
-    const n = (parseInt(hex[1], 16) << 16) | parseInt(hex[2], 16);
-    return isPrivateAddress([n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.'));
+  if (addr.kind() === 'ipv6') {
+    const v6 = addr as ipaddr.IPv6;
+    const v4 = embeddedIPv4(v6);
+    if (v4 !== undefined) return isPrivateAddress(v4);
+    return v6.range() !== 'unicast';
   }
-  if (a === '::' || a === '::1') return true;
-  const first = parseInt(a.split(':')[0] || '0', 16);
-  return (first & 0xfe00) === 0xfc00 /* fc00::/7 unique local */ || (first & 0xffc0) === 0xfe80 /* fe80::/10 link-local */ || (first & 0xff00) === 0xff00 /* multicast */;
+  return addr.range() !== 'unicast';
 }
 
 /** What is wrong with a webhook URL as written (before any DNS), or undefined. */

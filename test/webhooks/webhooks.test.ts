@@ -267,7 +267,7 @@ describe('webhook targets', () => {
   });
   afterAll(async () => t?.stop());
 
-  it.each(['http://127.0.0.1:9/x', 'http://localhost/x', 'http://10.1.2.3/x', 'http://192.168.1.1/x', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/x', 'http://[fd00::1]/x', 'http://[::ffff:127.0.0.1]/x', 'https://user:pw@example.com/x'])(
+  it.each(['http://127.0.0.1:9/x', 'http://localhost/x', 'http://10.1.2.3/x', 'http://192.168.1.1/x', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/x', 'http://[fd00::1]/x', 'http://[::ffff:127.0.0.1]/x', 'http://[64:ff9b::7f00:1]/x', 'http://[2002:7f00:1::1]/x', 'https://user:pw@example.com/x'])(
     'refuses %s by default',
     async (url) => {
       const res = await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: { 'x-service-api-token': t.key }, payload: { url, events: '*' } });
@@ -299,6 +299,22 @@ describe('the address check at delivery', () => {
     ['::ffff:10.0.0.1', true],
     ['::ffff:7f00:1', true],
     ['2001:4860:4860::8888', false],
+    // documentation, benchmarking and reserved ranges
+    ['192.0.2.1', true],
+    ['198.18.0.1', true],
+    ['2001:db8::1', true],
+    ['100::1', true],
+    // IPv6 that embeds an IPv4 address reaches that address: NAT64 (well-known prefix) and 6to4
+    ['64:ff9b::a00:1', true],
+    ['64:ff9b::7f00:1', true],
+    ['64:ff9b::808:808', false],
+    ['64:ff9b:1::a00:1', true],
+    ['2002:a00:1::1', true],
+    ['2002:c0a8:101::1', true],
+    ['2002:808:808::1', false],
+    // Teredo hides its IPv4 address; not a webhook target
+    ['2001::1', true],
+    ['not an address', true],
   ])('%s is private: %s', (ip, expected) => {
     expect(isPrivateAddress(ip)).toBe(expected);
   });
