@@ -137,7 +137,7 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
   program
     .command('variables')
     .description("Print a template's variables, in order of first use; an optional one (written {{name | default: \"…\"}}) with its default.")
-    .argument('<template>', 'an XML template or a fillable PDF')
+    .argument('<template>', 'an XML template or a fillable PDF, or a folder holding one')
     .option('--json', 'print {"required": [...], "optional": {"name": "default", ...}} instead of one name a line')
     .addHelpText('after', '\nExample output:\n  first_name\n  company (optional, default "")')
     .action(async (template: string, opts: { json?: boolean }) => {

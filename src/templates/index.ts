@@ -102,7 +102,8 @@ export function folderAssets(folder: string): AssetResolver {
 }
 
 /** Loads a template file; its assets are read from the folder it is in. */
-export async function loadTemplateFile(file: string): Promise<Template> {
+export async function loadTemplateFile(given: string): Promise<Template> {
+  const file = await templateIn(given);
   let bytes: Uint8Array;
   try {
     bytes = new Uint8Array(await fs.readFile(file));
@@ -110,6 +111,19 @@ export async function loadTemplateFile(file: string): Promise<Template> {
     throw new TemplateError(`Cannot read the template file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}.`);
   }
   return loadTemplate(bytes, { assets: folderAssets(path.dirname(file)), name: path.basename(file).replace(/\.[^.]+$/, '') });
+}
+
+/** A template file as given, or the one XML template or PDF form in a folder given instead (as the examples are laid out). */
+async function templateIn(given: string): Promise<string> {
+  const stat = await fs.stat(given).catch(() => undefined);
+  if (!stat?.isDirectory()) return given;
+  const found = (await fs.readdir(given)).filter((f) => /\.(xml|pdf)$/i.test(f)).sort();
+  if (found.length === 1) return path.join(given, found[0]);
+  throw new TemplateError(
+    found.length === 0
+      ? `The folder ${given} holds no template (an .xml layout template or a fillable .pdf form). Give the template file itself.`
+      : `The folder ${given} holds several templates (${found.join(', ')}). Give the one you mean, e.g. ${path.join(given, found[0])}.`,
+  );
 }
 
 /** The template's variables, in order of first use. */

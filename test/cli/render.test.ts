@@ -78,6 +78,22 @@ describe('paperlink variables', () => {
     expect(parsed.required[0]).toBe('recipient_name');
     expect(parsed.optional).toEqual({ recipient_company: '', enclosure: '' });
   });
+
+  it('takes a folder holding one template, and says which file to give when a folder holds none or several', async () => {
+    const r = await cli(['variables', path.join(root, 'examples/postcard')]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n').slice(0, 1)).toEqual(['first_name (optional, default "")']);
+    const folder = fs.mkdtempSync(path.join(dir, 'folder-'));
+    const none = await cli(['variables', folder]);
+    expect(none.code).not.toBe(0);
+    expect(none.stderr).toContain('template_invalid');
+    fs.copyFileSync(path.join(root, 'examples/postcard/postcard.xml'), path.join(folder, 'a.xml'));
+    fs.copyFileSync(path.join(root, 'examples/postcard/postcard.xml'), path.join(folder, 'b.xml'));
+    const several = await cli(['variables', folder]);
+    expect(several.code).not.toBe(0);
+    expect(several.stderr).toContain('template_invalid');
+    expect(several.stderr).toContain(path.join(folder, 'a.xml'));
+  });
 });
 
 describe('paperlink --help', () => {
