@@ -39,6 +39,9 @@ export interface AppOptions {
 const API_KEY_HEADER = 'x-service-api-token';
 
 
+/** The routes each app registered, by method and URL pattern. */
+export const registeredRoutes = new WeakMap<FastifyInstance, { method: string; url: string }[]>();
+
 export async function buildApp(service: Service, options: AppOptions = {}): Promise<FastifyInstance> {
   const { config } = service;
   const app = Fastify({
@@ -83,6 +86,12 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
       const body = JSON.stringify(big ? errorBody('headers_too_large', 'The request headers are larger than 16 KB. Send fewer or shorter headers.') : errorBody('bad_request', 'The request could not be read as HTTP.'));
       socket.end(`HTTP/1.1 ${big ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     },
+  });
+  // every route as registered (the OpenAPI test checks that each public one is in /openapi.json)
+  const routes: { method: string; url: string }[] = [];
+  registeredRoutes.set(app, routes);
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) if (method !== 'HEAD') routes.push({ method, url: r.url });
   });
   app.setErrorHandler(errorHandler(config.bodyLimit));
   app.setNotFoundHandler((req, reply) => {

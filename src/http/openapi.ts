@@ -3,6 +3,7 @@
  * routes; a test checks it against the OpenAPI schema and checks real answers against it.
  */
 import { EXAMPLE_IDS } from '../templates/store';
+import { EVENT_TYPES } from '../events/types';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown, example?: unknown) => ({ 'application/json': { schema, ...(example === undefined ? {} : { example }) } });
@@ -46,6 +47,7 @@ const exampleRender = {
   warnings: [],
   created_at: T,
 };
+const exampleWebhook = { id: 'wh_01m82kzq5az78r9b7p2fxgxka8', object: 'webhook', url: 'https://hooks.example.com/paperlink', events: ['document.generated', 'magic_link.viewed'], description: 'CRM sync', created_at: T };
 const exampleError = (code: string, message: string, details: unknown[] = []) => ({ error: { code, message, details } });
 
 const errors = {
@@ -283,6 +285,66 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
           responses: { 200: { description: 'The postcard.', content: json(ref('Postcard')) }, ...pick(401, 404) },
         },
       },
+      '/v1/webhooks': {
+        post: {
+          operationId: 'createWebhook',
+          summary: 'Subscribe an https endpoint to events; the signing secret is in this answer only',
+          description: 'Deliveries are signed (`Paperlink-Signature`), retried with back-off, and kept in order per resource. See docs/webhooks.md.',
+          requestBody: {
+            required: true,
+            content: json(
+              { type: 'object', required: ['url', 'events'], properties: { url: { type: 'string', description: 'https (or http) URL of a public address' }, events: { type: 'array', minItems: 1, items: { enum: ['*', ...EVENT_TYPES] } }, description: { type: ['string', 'null'], maxLength: 200 } }, additionalProperties: false },
+              { url: 'https://hooks.example.com/paperlink', events: ['document.generated', 'magic_link.viewed'], description: 'CRM sync' },
+            ),
+          },
+          responses: { 201: { description: 'The subscription, with its `secret` (shown once).', content: json(ref('Webhook'), { ...exampleWebhook, secret: 'kQ3v9RwT2mX8pL5nB7cY4zH6jD1fG0sA' }) }, ...pick(400, 401, 415, 422) },
+        },
+        get: {
+          operationId: 'listWebhooks',
+          summary: 'List webhook subscriptions, newest first',
+          parameters: pageParams,
+          responses: { 200: { description: 'A page of subscriptions (no secrets).', content: json(list('Webhook')) }, ...pick(401, 422) },
+        },
+      },
+      '/v1/webhooks/{id}': {
+        get: {
+          operationId: 'getWebhook',
+          summary: 'A webhook subscription (without its secret)',
+          parameters: [idParam('webhook', exampleWebhook.id)],
+          responses: { 200: { description: 'The subscription.', content: json(ref('Webhook'), exampleWebhook) }, ...pick(401, 404) },
+        },
+        delete: {
+          operationId: 'deleteWebhook',
+          summary: 'Unsubscribe: no more deliveries to it',
+          parameters: [idParam('webhook', exampleWebhook.id)],
+          responses: { 200: { description: 'Deleted.', content: json(deleted('webhook')) }, ...pick(401, 404) },
+        },
+      },
+      '/v1/webhooks/{id}/deliveries': {
+        get: {
+          operationId: 'listWebhookDeliveries',
+          summary: "A subscription's deliveries, newest first, with every attempt",
+          parameters: [idParam('webhook', exampleWebhook.id), ...pageParams],
+          responses: { 200: { description: 'A page of deliveries.', content: json(list('Delivery')) }, ...pick(401, 404, 422) },
+        },
+      },
+      '/v1/webhooks/{id}/test': {
+        post: {
+          operationId: 'testWebhook',
+          summary: 'Send a `webhook.test` event to this subscription now',
+          parameters: [idParam('webhook', exampleWebhook.id)],
+          responses: {
+            202: {
+              description: 'The test event was queued for delivery.',
+              content: json(
+                { type: 'object', required: ['object', 'event_id', 'delivery_id', 'status'], properties: { object: { const: 'test_delivery' }, event_id: { type: 'string' }, delivery_id: { type: 'string' }, status: { const: 'pending' } }, additionalProperties: false },
+                { object: 'test_delivery', event_id: 'evt_01m82kzq5az78r9b7p2fxgxka8', delivery_id: 'dlv_01m82kzq5az78r9b7p2fxgxka8', status: 'pending' },
+              ),
+            },
+            ...pick(401, 404),
+          },
+        },
+      },
       '/healthz': {
         get: {
           operationId: 'health',
@@ -512,6 +574,26 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
             source: { type: 'string', maxLength: 100 },
           },
           additionalProperties: { type: 'string', maxLength: 2000 },
+        },
+        Webhook: {
+          type: 'object',
+          required: ['id', 'object', 'url', 'events', 'description', 'created_at'],
+          properties: { id: { type: 'string' }, object: { const: 'webhook' }, url: { type: 'string' }, events: { type: 'array', items: { type: 'string' } }, description: { type: ['string', 'null'] }, created_at: { type: 'string' }, secret: { type: 'string', description: 'Only in the answer to POST /v1/webhooks.' } },
+          additionalProperties: false,
+        },
+        Delivery: {
+          type: 'object',
+          required: ['id', 'object', 'event', 'status', 'attempts', 'next_attempt_at', 'created_at'],
+          properties: {
+            id: { type: 'string' },
+            object: { const: 'delivery' },
+            event: { type: 'object', required: ['id', 'type', 'created_at'], properties: { id: { type: 'string' }, type: { type: 'string' }, created_at: { type: 'string' } } },
+            status: { enum: ['pending', 'succeeded', 'failed'] },
+            attempts: { type: 'array', items: { type: 'object', required: ['at', 'status_code', 'duration_ms', 'error'], properties: { at: { type: 'string' }, status_code: { type: ['integer', 'null'] }, duration_ms: { type: 'number' }, error: { type: ['string', 'null'] } } } },
+            next_attempt_at: { type: ['string', 'null'] },
+            created_at: { type: 'string' },
+          },
+          additionalProperties: false,
         },
         Postcard: {
           type: 'object',
