@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { requirePostgres, type Config } from './config';
 import { lockDataDir } from './db/lock';
 import { isClusterMessage, presenceDir } from './db/presence';
-import { buildApp } from './http/app';
+import { buildApp } from './app';
 import { publicUrlMismatch } from './links/app';
 import { createService, type Service } from './service';
 import { packageRoot } from './paths';

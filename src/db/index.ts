@@ -9,9 +9,9 @@ import SQLite from './sqlite-module';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, type Compilable, CompiledQuery, type DatabaseConnection, type Driver, type MigrationProvider, type QueryResult } from 'kysely';
 import { Pool } from 'pg';
 import { migrationsFor } from './migrations';
-import type { Schema } from './schema';
+import type { Dialect, Schema } from './schema';
 
-export type Dialect = 'sqlite' | 'postgres';
+export type { Dialect } from './schema';
 export type Db = Kysely<Schema>;
 
 export interface Database {

@@ -3,7 +3,7 @@
  * end with the next number; never edit one that has shipped.
  */
 import { sql, type Kysely, type Migration } from 'kysely';
-import type { Dialect } from './index';
+import type { Dialect } from './schema';
 
 type Step = (db: Kysely<unknown>, dialect: Dialect) => Promise<void>;
 

@@ -258,3 +258,6 @@ export type PostcardRow = Selectable<PostcardsTable>;
 export type WebhookRow = Selectable<WebhooksTable>;
 export type DeliveryRow = Selectable<DeliveriesTable>;
 export type { Generated };
+
+/** The database a deployment runs on. */
+export type Dialect = 'sqlite' | 'postgres';

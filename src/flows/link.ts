@@ -4,18 +4,8 @@
  * starts from the link's stored state, so a runner can re-drive it after a restart.
  * The database check at every view is what enforces expiry; this flow only records it on time.
  */
+import type { LinkChange, LinkState } from '../links/lifecycle';
 import type { Ports } from './ports';
-
-export interface LinkState {
-  status: 'active' | 'send_failed' | 'expired' | 'revoked';
-  sent: boolean;
-  sendAttempts: number;
-  /** ISO time until which a sender holds the link's e-mail; null when nobody is sending. */
-  sendingUntil?: string | null;
-  /** ISO time, or null when only views end the link. */
-  expiresAt: string | null;
-  viewsLeft: number | null;
-}
 
 export interface LinkActivities {
   linkState(id: string): Promise<LinkState>;
@@ -25,9 +15,6 @@ export interface LinkActivities {
   /** Ends the link now as `revoked` (the operator's "expire now"). */
   revokeLink(id: string): Promise<void>;
 }
-
-/** What happened to a link; each is told to its flow (under Temporal, as a signal of that name). */
-export type LinkChange = 'sent' | 'send_failed' | 'opened' | 'viewed' | 'ended';
 
 /** Waits between send attempts: 1 min, 5 min, 30 min, 2 h, 6 h. */
 export const SEND_RETRY_MS = [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000];
@@ -81,3 +68,5 @@ export async function linkLifecycle(p: Ports<LinkActivities>, id: string): Promi
     state = await p.activities.linkState(id);
   }
 }
+
+export type { LinkChange, LinkState };

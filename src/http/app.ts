@@ -19,7 +19,6 @@ import { redactUrl, registerLinkRoutes } from './links';
 import { openApiDocument } from './openapi';
 import { registerPostcardRoutes } from './postcards';
 import { registerWebhookRoutes } from './webhooks';
-import { webApp } from '../web';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -42,7 +41,8 @@ const API_KEY_HEADER = 'x-service-api-token';
 /** The routes each app registered, by method and URL pattern. */
 export const registeredRoutes = new WeakMap<FastifyInstance, { method: string; url: string }[]>();
 
-export async function buildApp(service: Service, options: AppOptions = {}): Promise<FastifyInstance> {
+/** The HTTP API and the recipient's pages (src/app.ts adds the operator's web app). */
+export async function buildApi(service: Service, options: AppOptions = {}): Promise<FastifyInstance> {
   const { config } = service;
   const app = Fastify({
     bodyLimit: config.bodyLimit,
@@ -229,7 +229,5 @@ export async function buildApp(service: Service, options: AppOptions = {}): Prom
   registerLinkRoutes(app, service);
   registerPostcardRoutes(app, service);
   registerWebhookRoutes(app, service);
-  await app.register(webApp(service), { prefix: '/app' });
-  app.get('/', async (_req, reply) => reply.redirect('/app', 302));
   return app;
 }

@@ -16,7 +16,7 @@ import { toPage, type Page, type PageQuery } from '../pagination';
 import { html, type Mailer } from '../mail';
 import { derivedToken, randomToken, sameHash, sha256 } from '../secrets';
 import type { Events, ExpiryReason } from '../events';
-import type { LinkChange, LinkState } from '../flows/link';
+import type { LinkChange, LinkState } from './lifecycle';
 import type { MagicLinkApp, MagicLinkApps } from './app';
 import { codeMessage, linkMessage } from './mail';
 import { deadlineAtCreation, deadlineAtOpening, limitsForRecipient, VIEW_LIMIT_CAP, type LinkSettings } from './policy';

@@ -214,7 +214,7 @@ describe.each(BACKENDS)('templates and documents on %s', (backend) => {
     const res = await t.app.inject({ method: 'GET', url: '/readyz' });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ status: 'ready', database: backend, engine: 'embedded' });
-    const { buildApp } = await import('../../src/http/app');
+    const { buildApp } = await import('../../src/app');
     const stopping = await buildApp(t.service, { logger: false, stopping: () => true });
     try {
       const answer = await stopping.inject({ method: 'GET', url: '/readyz' });

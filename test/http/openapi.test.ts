@@ -5,7 +5,7 @@ import type { InjectOptions } from 'fastify';
 import addFormats from 'ajv-formats';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
-import { registeredRoutes } from '../../src/http/app';
+import { registeredRoutes } from '../../src/app';
 import { testService, type TestService } from '../support/service';
 
 type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown; example?: unknown }> }> }>>; components: { schemas: Record<string, unknown> } };

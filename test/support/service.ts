@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../src/clock';
 import { loadConfig, type Config } from '../../src/config';
-import { buildApp } from '../../src/http/app';
+import { buildApp } from '../../src/app';
 import { createService, type Service } from '../../src/service';
 
 

@@ -13,7 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { loadConfig } from '../../src/config';
-import { buildApp } from '../../src/http/app';
+import { buildApp } from '../../src/app';
 import { createService, type Service } from '../../src/service';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { createActivities } from '../../workflows/activities';

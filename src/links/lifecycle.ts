@@ -1,0 +1,17 @@
+/**
+ * What a link's lifecycle flow (src/flows/link.ts) reads of a link and is told about it. Types only:
+ * the flows import them (and are bundled into Temporal's sandbox), the links module implements them.
+ */
+export interface LinkState {
+  status: 'active' | 'send_failed' | 'expired' | 'revoked';
+  sent: boolean;
+  sendAttempts: number;
+  /** ISO time until which a sender holds the link's e-mail; null when nobody is sending. */
+  sendingUntil?: string | null;
+  /** ISO time, or null when only views end the link. */
+  expiresAt: string | null;
+  viewsLeft: number | null;
+}
+
+/** What happened to a link; each is told to its flow (under Temporal, as a signal of that name). */
+export type LinkChange = 'sent' | 'send_failed' | 'opened' | 'viewed' | 'ended';
