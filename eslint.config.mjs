@@ -79,7 +79,13 @@ export default tseslint.config(
         { object: 'Date', property: 'now', message: 'flows read the time from ports.now().' },
         { object: 'Math', property: 'random', message: 'flows must be deterministic.' },
       ],
-      'no-restricted-syntax': ['error', { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'flows read the time from ports.now().' }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: 'flows read the time from ports.now().',
+        },
+      ],
     },
   },
 );

@@ -179,7 +179,12 @@ function leanEnv(dataDir, write, page) {
 
 /** Env for the floor server: a fresh database file in `dir`. */
 function floorEnv(dir, write, page) {
-  return { SQLITE_MODULE: require.resolve(require('../dist/src/db/sqlite-module').sqliteModuleName), DB_FILE: require('node:path').join(dir, `floor-${write}.db`), WRITE: write, PAGE: page ? page.toString('base64') : '' };
+  return {
+    SQLITE_MODULE: require.resolve(require('../dist/src/db/sqlite-module').sqliteModuleName),
+    DB_FILE: require('node:path').join(dir, `floor-${write}.db`),
+    WRITE: write,
+    PAGE: page ? page.toString('base64') : '',
+  };
 }
 
 module.exports = { FLOOR, floorEnv, LEAN, leanEnv };

@@ -8,7 +8,10 @@ const cliJs = path.resolve(__dirname, '..', 'dist/src/cli.js');
 /** Starts `node args…` and resolves with its URL once it prints "listening on http://…". */
 function start(args, env = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, args, {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (c) => {
       out += c;
@@ -21,17 +24,40 @@ function start(args, env = {}) {
 
 /** `paperlink serve` on a free port over `dataDir`: one process unless `processes`; `env` adds settings (DATABASE_URL). */
 function serve(dataDir, { processes = 1, env = {} } = {}) {
-  return start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : []), cliJs, 'serve', '--port', '0', '--data-dir', dataDir, '--processes', String(processes)], { LOG_LEVEL: 'warn', ...env });
+  return start(
+    [
+      ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : []),
+      cliJs,
+      'serve',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--processes',
+      String(processes),
+    ],
+    { LOG_LEVEL: 'warn', ...env },
+  );
 }
 
 /** Runs a `paperlink` command over `dataDir` and returns what it printed. */
 function paperlink(args, dataDir, env = {}) {
-  return spawnSync(process.execPath, [cliJs, ...args, '--data-dir', dataDir], { encoding: 'utf8', env: { ...process.env, ...env } }).stdout.trim();
+  return spawnSync(process.execPath, [cliJs, ...args, '--data-dir', dataDir], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+  }).stdout.trim();
 }
 
 /** CPU time (ms) a process and its children (a cluster's workers) have used so far, from /proc (Linux). */
 function cpuMs(pid) {
-  const tree = [pid, ...spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean).map(Number)];
+  const tree = [
+    pid,
+    ...spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .stdout.trim()
+      .split('\n')
+      .filter(Boolean)
+      .map(Number),
+  ];
   let ticks = 0;
   for (const p of tree) {
     try {

@@ -11,7 +11,8 @@ const { NodeCompiler } = require('@myriaddreamin/typst-ts-node-compiler');
 const { loadTemplate, renderTemplate, folderAssets } = require('../dist/src/templates');
 
 const root = path.resolve(__dirname, '..');
-const dejavu = (f) => fs.readFileSync(path.join(path.dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf', f));
+const dejavu = (f) =>
+  fs.readFileSync(path.join(path.dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf', f));
 const logo = fs.readFileSync(path.join(root, 'examples/letter/logo.png'));
 
 const values = {
@@ -67,10 +68,14 @@ const TYPST_FLOWING = `#let d = sys.inputs
 function typstCompiler() {
   const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-typst-'));
   fs.writeFileSync(path.join(workspace, 'logo.png'), logo);
-  const compiler = NodeCompiler.create({ workspace, fontArgs: [{ fontBlobs: [dejavu('DejaVuSans.ttf'), dejavu('DejaVuSans-Bold.ttf')] }] });
+  const compiler = NodeCompiler.create({
+    workspace,
+    fontArgs: [{ fontBlobs: [dejavu('DejaVuSans.ttf'), dejavu('DejaVuSans-Bold.ttf')] }],
+  });
   const pdf = (mainFileContent, inputs) => {
     const out = compiler.pdf({ mainFileContent, inputs });
-    if (!out || !out.length) throw new Error(`typst failed: ${JSON.stringify(compiler.fetchDiagnostics?.(out) ?? null)}`);
+    if (!out || !out.length)
+      throw new Error(`typst failed: ${JSON.stringify(compiler.fetchDiagnostics?.(out) ?? null)}`);
     return new Uint8Array(out);
   };
   return { pdf, cleanup: () => fs.rmSync(workspace, { recursive: true, force: true }) };
@@ -89,12 +94,24 @@ async function floorLetter() {
   const doc = await PDFDocument.create();
   const font = await doc.embedFont(StandardFonts.Helvetica);
   const bold = await doc.embedFont(StandardFonts.HelveticaBold);
-  const image = doc.context.register(PDFObjectCopier.for(logoSource.context, doc.context).copy(logoSource.context.lookup(logoSource.ref)));
+  const image = doc.context.register(
+    PDFObjectCopier.for(logoSource.context, doc.context).copy(logoSource.context.lookup(logoSource.ref)),
+  );
   const page = doc.addPage([612, 792]);
   const size = 11;
   const lh = size * 1.4;
   let y = 792 - 72;
-  page.pushOperators(...drawImage(page.node.newXObject('Image', image), { x: 72, y: y - 40, width: 160, height: 40, rotate: degrees(0), xSkew: degrees(0), ySkew: degrees(0) }));
+  page.pushOperators(
+    ...drawImage(page.node.newXObject('Image', image), {
+      x: 72,
+      y: y - 40,
+      width: 160,
+      height: 40,
+      rotate: degrees(0),
+      xSkew: degrees(0),
+      ySkew: degrees(0),
+    }),
+  );
   y -= 64;
   const text = (t, f = font) => {
     page.drawText(t, { x: 72, y: y - size, size, font: f, maxWidth: 468, lineHeight: lh, color: rgb(0.1, 0.1, 0.1) });
@@ -102,7 +119,18 @@ async function floorLetter() {
   };
   page.drawText(v.date, { x: 540 - font.widthOfTextAtSize(v.date, size), y: y - size, size, font });
   y -= lh + 6;
-  for (const [t, f] of [[v.name, bold], [v.address], [`Re: ${v.subject}`, bold], [`Dear ${v.name},`], [v.p1], [v.p2], [v.p3], ['Kind regards,'], [v.sender, bold]]) text(t, f);
+  for (const [t, f] of [
+    [v.name, bold],
+    [v.address],
+    [`Re: ${v.subject}`, bold],
+    [`Dear ${v.name},`],
+    [v.p1],
+    [v.p2],
+    [v.p3],
+    ['Kind regards,'],
+    [v.sender, bold],
+  ])
+    text(t, f);
   return doc.save();
 }
 
@@ -132,14 +160,20 @@ async function measure(label, fn, { seconds = 2, rounds = 3 } = {}) {
   }
   const cpu = process.cpuUsage(cpu0);
   rates.sort((a, b) => a - b);
-  return { rate: rates[Math.floor(rates.length / 2)], cpuMs: (cpu.user + cpu.system) / 1000 / calls, size: out.length, out };
+  return {
+    rate: rates[Math.floor(rates.length / 2)],
+    cpuMs: (cpu.user + cpu.system) / 1000 / calls,
+    size: out.length,
+    out,
+  };
 }
 
 async function pdfText(bytes) {
   const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
   const doc = await pdfjs.getDocument({ data: new Uint8Array(bytes), verbosity: 0, isEvalSupported: false }).promise;
   let text = '';
-  for (let n = 1; n <= doc.numPages; n++) text += (await (await doc.getPage(n)).getTextContent()).items.map((i) => i.str).join(' ') + '\n';
+  for (let n = 1; n <= doc.numPages; n++)
+    text += (await (await doc.getPage(n)).getTextContent()).items.map((i) => i.str).join(' ') + '\n';
   return { text: text.replace(/\s+/g, ' '), pages: doc.numPages };
 }
 
@@ -158,21 +192,31 @@ async function countFor(pages, pagesOf) {
 
 /** The single-thread rate of our letter, for the end-to-end bench's expectation. */
 async function letterRate() {
-  const letter = await loadTemplate(fs.readFileSync(path.join(__dirname, 'letter.xml'), 'utf8'), { assets: folderAssets(path.join(root, 'examples/letter')) });
-  return measure('Paperlink letter (reference for the service)', () => renderTemplate(letter, nextValues()), { seconds: 1, rounds: 3 });
+  const letter = await loadTemplate(fs.readFileSync(path.join(__dirname, 'letter.xml'), 'utf8'), {
+    assets: folderAssets(path.join(root, 'examples/letter')),
+  });
+  return measure('Paperlink letter (reference for the service)', () => renderTemplate(letter, nextValues()), {
+    seconds: 1,
+    rounds: 3,
+  });
 }
 
 async function run(report) {
-  const letter = await loadTemplate(fs.readFileSync(path.join(__dirname, 'letter.xml'), 'utf8'), { assets: folderAssets(path.join(root, 'examples/letter')) });
+  const letter = await loadTemplate(fs.readFileSync(path.join(__dirname, 'letter.xml'), 'utf8'), {
+    assets: folderAssets(path.join(root, 'examples/letter')),
+  });
   const flowing = await loadTemplate(fs.readFileSync(path.join(__dirname, 'flowing.xml'), 'utf8'));
   const typst = typstCompiler();
   try {
     // every document differs (its first paragraph names it), as a letter's recipient does
     let serial = 0;
     const first = () => `Document ${++serial}. ${PARAGRAPH}`;
-    const paragraphs = (n) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ text: i === 0 ? first() : PARAGRAPH })));
+    const paragraphs = (n) =>
+      JSON.stringify(Array.from({ length: n }, (_, i) => ({ text: i === 0 ? first() : PARAGRAPH })));
     const typstFlowing = (n) => typst.pdf(TYPST_FLOWING, { n: String(n), text: PARAGRAPH, first: first() });
-    const oursTen = await countFor(10, async (n) => (await PDFDocument.load(await renderTemplate(flowing, { paragraphs: paragraphs(n) }))).getPageCount());
+    const oursTen = await countFor(10, async (n) =>
+      (await PDFDocument.load(await renderTemplate(flowing, { paragraphs: paragraphs(n) }))).getPageCount(),
+    );
     const typstTen = await countFor(10, async (n) => (await PDFDocument.load(typstFlowing(n))).getPageCount());
 
     const rows = {
@@ -186,12 +230,20 @@ async function run(report) {
     const checks = [];
     for (const [k, r] of Object.entries(rows)) {
       const read = await pdfText(r.out);
-      const letterOk = k.endsWith('10') ? read.pages === 10 && read.text.includes('four-week discovery phase') : read.text.includes('Dr. Eleanor Vance') && read.text.includes('Kind regards') && read.text.includes('birds do not notice');
-      checks.push(`${k}: ${letterOk ? 'text checked' : 'TEXT MISSING'} (${read.pages} page${read.pages === 1 ? '' : 's'})`);
+      const letterOk = k.endsWith('10')
+        ? read.pages === 10 && read.text.includes('four-week discovery phase')
+        : read.text.includes('Dr. Eleanor Vance') &&
+          read.text.includes('Kind regards') &&
+          read.text.includes('birds do not notice');
+      checks.push(
+        `${k}: ${letterOk ? 'text checked' : 'TEXT MISSING'} (${read.pages} page${read.pages === 1 ? '' : 's'})`,
+      );
     }
 
     report.section('Rendering on one thread: Paperlink beside Typst and the pdf-lib floor');
-    report.line('In this process, one document at a time, a different recipient each letter. CPU ms counts every thread of the process (Typst may use more than one).');
+    report.line(
+      'In this process, one document at a time, a different recipient each letter. CPU ms counts every thread of the process (Typst may use more than one).',
+    );
     report.line('');
     const fmt = (r) => [r.rate.toFixed(1), r.cpuMs.toFixed(2), `${(r.size / 1024).toFixed(1)} KB`];
     report.table(
@@ -204,7 +256,9 @@ async function run(report) {
         ['10-page flowing text', 'Typst', ...fmt(rows.typst10)],
       ],
     );
-    report.line(`Paperlink ÷ Typst, documents/s: letter **${(rows.ours.rate / rows.typst.rate).toFixed(2)}**, 10 pages **${(rows.ours10.rate / rows.typst10.rate).toFixed(2)}** (target ≥ 0.5 each); by CPU ms: letter ${(rows.typst.cpuMs / rows.ours.cpuMs).toFixed(2)}, 10 pages ${(rows.typst10.cpuMs / rows.ours10.cpuMs).toFixed(2)}.`);
+    report.line(
+      `Paperlink ÷ Typst, documents/s: letter **${(rows.ours.rate / rows.typst.rate).toFixed(2)}**, 10 pages **${(rows.ours10.rate / rows.typst10.rate).toFixed(2)}** (target ≥ 0.5 each); by CPU ms: letter ${(rows.typst.cpuMs / rows.ours.cpuMs).toFixed(2)}, 10 pages ${(rows.typst10.cpuMs / rows.ours10.cpuMs).toFixed(2)}.`,
+    );
     report.line(`Outputs read back with pdf.js: ${checks.join('; ')}.`);
     return { letter: rows.ours.rate / rows.typst.rate, ten: rows.ours10.rate / rows.typst10.rate };
   } finally {

@@ -24,7 +24,9 @@ async function main() {
     ['scale', require('./scale')],
   ];
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-  lines.push(`## ${new Date().toISOString().slice(0, 10)} — ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`);
+  lines.push(
+    `## ${new Date().toISOString().slice(0, 10)} — ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`,
+  );
   for (const [name, suite] of suites) {
     if (only.length && !only.includes(name)) continue;
     process.stderr.write(`${name}…\n`);

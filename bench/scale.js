@@ -36,13 +36,33 @@ async function run(report) {
     const view = await signedInView(first.url, dir, key);
     await stop(first.child);
     fs.rmSync(dir, { recursive: true, force: true });
-    const intakeBody = (token, template) => JSON.stringify({ api_token: token, template_id: template, first_name: 'Jordan', last_name: 'Alvarez', address_line_1: '742 Evergreen Terrace', address_city: 'Springfield', address_state: 'OR', address_zip: '97477', address_country: 'US', message: 'See you on the slopes' });
+    const intakeBody = (token, template) =>
+      JSON.stringify({
+        api_token: token,
+        template_id: template,
+        first_name: 'Jordan',
+        last_name: 'Alvarez',
+        address_line_1: '742 Evergreen Terrace',
+        address_city: 'Springfield',
+        address_state: 'OR',
+        address_zip: '97477',
+        address_country: 'US',
+        message: 'See you on the slopes',
+      });
     const bareView = await start(['-e', BARE_VIEW], { PAGE: view.page.toString('base64') });
     const bareIntake = await start(['-e', BARE_INTAKE]);
     try {
       process.stderr.write('  bare servers…\n');
       const bv = await measure({ url: `${bareView.url}${view.link}` }, bareView.child.pid);
-      const bi = await measure({ url: `${bareIntake.url}/postcards`, method: 'POST', headers: { 'content-type': 'application/json' }, body: intakeBody('x', 'x') }, bareIntake.child.pid);
+      const bi = await measure(
+        {
+          url: `${bareIntake.url}/postcards`,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: intakeBody('x', 'x'),
+        },
+        bareIntake.child.pid,
+      );
       rows.push(['bare node http (1 process)', '–', fmt(bv), fmt(bi)]);
     } finally {
       await stop(bareView.child);
@@ -52,20 +72,42 @@ async function run(report) {
     for (const backend of ['sqlite', 'postgres']) {
       for (const processes of [1, 2]) {
         const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-bench-scale-'));
-        const env = backend === 'postgres' ? { DATABASE_URL: await freshDatabase(pg.url, 'paperlink_bench'), STORAGE: 'database' } : {};
+        const env =
+          backend === 'postgres'
+            ? { DATABASE_URL: await freshDatabase(pg.url, 'paperlink_bench'), STORAGE: 'database' }
+            : {};
         const cli = (args) => paperlink(args, dataDir, env);
         const apiKey = cli(['keys', 'create', '--name', 'bench']);
         const token = cli(['tokens', 'create', '--kind', 'postcard', '--name', 'bench']);
         const tiny = path.join(dataDir, 'tiny.xml');
-        fs.writeFileSync(tiny, '<document size="postcard-6x4"><body><p>Hello {{first_name}}, {{message}}</p></body></document>');
+        fs.writeFileSync(
+          tiny,
+          '<document size="postcard-6x4"><body><p>Hello {{first_name}}, {{message}}</p></body></document>',
+        );
         const templateId = cli(['templates', 'add', tiny]);
         const server = await serve(dataDir, { processes, env });
         try {
           process.stderr.write(`  ${backend}, --processes ${processes}…\n`);
           const v = await signedInView(server.url, dataDir, apiKey);
-          const views = await measure({ url: `${server.url}${v.link}`, headers: { cookie: v.cookie } }, server.child.pid);
-          const intake = await measure({ url: `${server.url}/postcards`, method: 'POST', headers: { 'content-type': 'application/json' }, body: intakeBody(token, templateId) }, server.child.pid);
-          rows.push([`Paperlink on ${backend === 'sqlite' ? 'SQLite' : 'PostgreSQL'}`, String(processes), fmt(views), fmt(intake)]);
+          const views = await measure(
+            { url: `${server.url}${v.link}`, headers: { cookie: v.cookie } },
+            server.child.pid,
+          );
+          const intake = await measure(
+            {
+              url: `${server.url}/postcards`,
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: intakeBody(token, templateId),
+            },
+            server.child.pid,
+          );
+          rows.push([
+            `Paperlink on ${backend === 'sqlite' ? 'SQLite' : 'PostgreSQL'}`,
+            String(processes),
+            fmt(views),
+            fmt(intake),
+          ]);
         } finally {
           await stop(server.child);
           fs.rmSync(dataDir, { recursive: true, force: true });
@@ -75,15 +117,22 @@ async function run(report) {
   } finally {
     stopPostgres(pg);
   }
-  report.section(`More than one process: views and postcard intake with --processes 1 and 2, ${CONNECTIONS} concurrent clients`);
-  report.line(`Each cell: requests/s, p99, and the server's CPU ms per request (all its processes). The load generator runs on the same ${os.availableParallelism()} cores. Postcards received during the intake are rendered in the background meanwhile.`);
+  report.section(
+    `More than one process: views and postcard intake with --processes 1 and 2, ${CONNECTIONS} concurrent clients`,
+  );
+  report.line(
+    `Each cell: requests/s, p99, and the server's CPU ms per request (all its processes). The load generator runs on the same ${os.availableParallelism()} cores. Postcards received during the intake are rendered in the background meanwhile.`,
+  );
   report.line('');
   report.table(['server', 'processes', 'views: req/s · p99 · CPU ms/req', 'intake: req/s · p99 · CPU ms/req'], rows);
   const by = (label, p) => rows.find((r) => r[0] === label && r[1] === String(p));
   for (const label of ['Paperlink on SQLite', 'Paperlink on PostgreSQL']) {
     const one = by(label, 1);
     const two = by(label, 2);
-    if (one && two) report.line(`${label}: 2 processes / 1 process — views ${(parseFloat(two[2]) / parseFloat(one[2])).toFixed(2)}, intake ${(parseFloat(two[3]) / parseFloat(one[3])).toFixed(2)}`);
+    if (one && two)
+      report.line(
+        `${label}: 2 processes / 1 process — views ${(parseFloat(two[2]) / parseFloat(one[2])).toFixed(2)}, intake ${(parseFloat(two[3]) / parseFloat(one[3])).toFixed(2)}`,
+      );
   }
 }
 

@@ -73,11 +73,22 @@ const p99 = (xs) => {
 async function server(threads) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-bench-'));
   const key = paperlink(['keys', 'create', '--name', 'bench'], dataDir);
-  const { child, url } = await start([cliJs, 'serve', '--port', '0', '--data-dir', dataDir, '--processes', '1'], { LOG_LEVEL: 'warn', RENDER_THREADS: String(threads) });
+  const { child, url } = await start([cliJs, 'serve', '--port', '0', '--data-dir', dataDir, '--processes', '1'], {
+    LOG_LEVEL: 'warn',
+    RENDER_THREADS: String(threads),
+  });
   const headers = { 'x-service-api-token': key };
   const form = new FormData();
-  form.append('file', new Blob([fs.readFileSync(path.join(__dirname, 'letter.xml'))], { type: 'application/xml' }), 'letter.xml');
-  form.append('logo', new Blob([fs.readFileSync(path.join(root, 'examples/letter/logo.png'))], { type: 'image/png' }), 'logo.png');
+  form.append(
+    'file',
+    new Blob([fs.readFileSync(path.join(__dirname, 'letter.xml'))], { type: 'application/xml' }),
+    'letter.xml',
+  );
+  form.append(
+    'logo',
+    new Blob([fs.readFileSync(path.join(root, 'examples/letter/logo.png'))], { type: 'image/png' }),
+    'logo.png',
+  );
   const created = await fetch(`${url}/v1/templates`, { method: 'POST', headers, body: form });
   if (created.status !== 201) throw new Error(`template upload failed: ${created.status} ${await created.text()}`);
   const template = (await created.json()).id;
@@ -96,7 +107,19 @@ async function server(threads) {
 async function load(s, connections, seconds) {
   let n = 0;
   // a different recipient each document, as in real use
-  const request = { method: 'POST', path: '/v1/generate', headers: { ...s.headers, 'content-type': 'application/json' }, setupRequest: (req) => ({ ...req, body: JSON.stringify({ template_id: s.template, merge_parameters: { ...values, name: `${values.name} ${++n}` }, destinations: { inkit_storage: { name: 'bench' } } }) }) };
+  const request = {
+    method: 'POST',
+    path: '/v1/generate',
+    headers: { ...s.headers, 'content-type': 'application/json' },
+    setupRequest: (req) => ({
+      ...req,
+      body: JSON.stringify({
+        template_id: s.template,
+        merge_parameters: { ...values, name: `${values.name} ${++n}` },
+        destinations: { inkit_storage: { name: 'bench' } },
+      }),
+    }),
+  };
   return autocannon({ url: s.url, connections, duration: seconds, requests: [request] });
 }
 
@@ -117,13 +140,15 @@ async function run(report) {
         const running = load(s, connections, SECONDS);
         const busy = await probe(s.url, running);
         const result = await running;
-        if (result.non2xx || result.errors) throw new Error(`${result.non2xx} answers were not 2xx and ${result.errors} requests failed`);
+        if (result.non2xx || result.errors)
+          throw new Error(`${result.non2xx} answers were not 2xx and ${result.errors} requests failed`);
         const rate = result['2xx'] / result.duration;
         const loadCpu = process.cpuUsage(cpu0);
         const threads1 = threadCpu(s.child.pid);
         // the cores left to render threads: all of them less what the server's other threads and
         // the load generator (on this same machine) used; never more than there are render threads
-        const otherCores = (threads1.other - threads0.other + (loadCpu.user + loadCpu.system) / 1000) / (result.duration * 1000);
+        const otherCores =
+          (threads1.other - threads0.other + (loadCpu.user + loadCpu.system) / 1000) / (result.duration * 1000);
         const free = Math.max(0, Math.min(threads, os.cpus().length - otherCores));
         const expected = single.rate * free;
         if (connections === 16) worst = Math.min(worst, rate / expected);
@@ -149,10 +174,29 @@ async function run(report) {
     }
   }
   report.section('End to end: POST /v1/generate with storage (SQLite), by render threads and clients');
-  report.line(`The bench letter uploaded as a template, a different recipient each request; autocannon posts for ${SECONDS} s per row to \`paperlink serve\` in its own process, after a warm-up. "Free cores": the cores left to the render threads during the row, the machine's ${os.cpus().length} less what the server's other threads (the HTTP thread, V8's and libuv's helpers) and the load generator used, at most RENDER_THREADS. "÷ expected" divides by the rate one render thread manages in this process (${single.rate.toFixed(1)}/s, ${single.cpuMs.toFixed(2)} CPU ms per letter) times the free cores. Render threads' CPU: what they used, in % of one core. /healthz p99: a GET every 20 ms during the load, beside the same on the idle server. Load generator CPU: what autocannon and the probe used of one core, on the same 2-core machine.`);
+  report.line(
+    `The bench letter uploaded as a template, a different recipient each request; autocannon posts for ${SECONDS} s per row to \`paperlink serve\` in its own process, after a warm-up. "Free cores": the cores left to the render threads during the row, the machine's ${os.cpus().length} less what the server's other threads (the HTTP thread, V8's and libuv's helpers) and the load generator used, at most RENDER_THREADS. "÷ expected" divides by the rate one render thread manages in this process (${single.rate.toFixed(1)}/s, ${single.cpuMs.toFixed(2)} CPU ms per letter) times the free cores. Render threads' CPU: what they used, in % of one core. /healthz p99: a GET every 20 ms during the load, beside the same on the idle server. Load generator CPU: what autocannon and the probe used of one core, on the same 2-core machine.`,
+  );
   report.line('');
-  report.table(['RENDER_THREADS', 'clients', 'documents/s', 'p50', 'p99', 'free cores', '÷ expected', 'render threads\' CPU', 'peak RSS', '/healthz p99 under load', 'load generator CPU'], rows);
-  report.line(`16 clients, worst ÷ expected: **${worst.toFixed(2)}** (target ≥ 0.6 of the render threads the machine leaves free); peak RSS **${(maxRss / 2 ** 20).toFixed(0)} MB** (target ≤ 300 MB).`);
+  report.table(
+    [
+      'RENDER_THREADS',
+      'clients',
+      'documents/s',
+      'p50',
+      'p99',
+      'free cores',
+      '÷ expected',
+      "render threads' CPU",
+      'peak RSS',
+      '/healthz p99 under load',
+      'load generator CPU',
+    ],
+    rows,
+  );
+  report.line(
+    `16 clients, worst ÷ expected: **${worst.toFixed(2)}** (target ≥ 0.6 of the render threads the machine leaves free); peak RSS **${(maxRss / 2 ** 20).toFixed(0)} MB** (target ≤ 300 MB).`,
+  );
   return { worst, maxRss };
 }
 

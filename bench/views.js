@@ -41,14 +41,22 @@ function sessions(dataDir, linkId, n) {
   const crypto = require('node:crypto');
   const SQLite = require('../dist/src/db/sqlite-module').default;
   const db = new SQLite(path.join(dataDir, 'paperlink.db'));
-  const insert = db.prepare('insert into link_sessions (token_hash, link_id, email, created_at, expires_at, view_until) values (?, ?, ?, ?, ?, null)');
+  const insert = db.prepare(
+    'insert into link_sessions (token_hash, link_id, email, created_at, expires_at, view_until) values (?, ?, ?, ?, ?, null)',
+  );
   const now = new Date();
   const until = new Date(now.getTime() + 12 * 3600 * 1000).toISOString();
   const cookies = [];
   db.transaction(() => {
     for (let i = 0; i < n; i++) {
       const token = crypto.randomBytes(24).toString('base64url');
-      insert.run(crypto.createHash('sha256').update(token).digest('hex'), linkId, 'bench@example.com', now.toISOString(), until);
+      insert.run(
+        crypto.createHash('sha256').update(token).digest('hex'),
+        linkId,
+        'bench@example.com',
+        now.toISOString(),
+        until,
+      );
       cookies.push(`paperlink_link=${token}`);
     }
   })();
@@ -59,7 +67,9 @@ function sessions(dataDir, linkId, n) {
       url,
       connections: CONNECTIONS,
       duration: seconds,
-      requests: [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, cookie: cookies[next++ % cookies.length] } }) }],
+      requests: [
+        { setupRequest: (req) => ({ ...req, headers: { ...req.headers, cookie: cookies[next++ % cookies.length] } }) },
+      ],
     });
 }
 
@@ -67,7 +77,20 @@ function sessions(dataDir, linkId, n) {
 async function signedInView(url, dataDir, key) {
   const headers = { 'x-service-api-token': key, 'content-type': 'application/json' };
   const values = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8'));
-  const made = await (await fetch(`${url}/v1/generate`, { method: 'POST', headers, body: JSON.stringify({ template_id: 'tmpl_example_postcard', merge_parameters: values, destinations: { inkit_storage: { name: 'bench' }, magic_link: { recipient_email: 'bench@example.com', expire_after_n_views: 1000000 } } }) })).json();
+  const made = await (
+    await fetch(`${url}/v1/generate`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        template_id: 'tmpl_example_postcard',
+        merge_parameters: values,
+        destinations: {
+          inkit_storage: { name: 'bench' },
+          magic_link: { recipient_email: 'bench@example.com', expire_after_n_views: 1000000 },
+        },
+      }),
+    })
+  ).json();
   const link = new URL(made.destinations.magic_link.url).pathname;
   // sign in the way a recipient does: ask for a code, read it from the outbox, type it
   await fetch(`${url}${link}/code`, { method: 'POST', redirect: 'manual' });
@@ -76,7 +99,12 @@ async function signedInView(url, dataDir, key) {
     .readdirSync(outbox)
     .map((f) => /Your code is (\d{6})/.exec(fs.readFileSync(path.join(outbox, f), 'utf8')))
     .find(Boolean)[1];
-  const verified = await fetch(`${url}${link}/verify`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `code=${code}` });
+  const verified = await fetch(`${url}${link}/verify`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: `code=${code}`,
+  });
   const cookie = verified.headers.get('set-cookie').split(';')[0];
   const sample = await fetch(`${url}${link}`, { headers: { cookie } });
   if (sample.status !== 200) throw new Error(`a view answered ${sample.status}`);
@@ -104,30 +132,71 @@ async function run(report) {
     await load(`${floor.url}${link}`, {});
     const least = await load(`${floor.url}${link}`, {});
     lean = await start(['-e', LEAN], leanEnv(dataDir, 'view', page));
-    process.stderr.write(`  the lean complete view and ours, in turns, 3 rounds of ${ROUND} s each, ${CONNECTIONS} clients…\n`);
+    process.stderr.write(
+      `  the lean complete view and ours, in turns, 3 rounds of ${ROUND} s each, ${CONNECTIONS} clients…\n`,
+    );
     await views(`${lean.url}${link}`, 2);
     await views(`${url}${link}`, 2);
-    const compared = await paired({ pid: child.pid, load: () => views(`${url}${link}`, ROUND) }, { pid: lean.child.pid, load: () => views(`${lean.url}${link}`, ROUND) });
+    const compared = await paired(
+      { pid: child.pid, load: () => views(`${url}${link}`, ROUND) },
+      { pid: lean.child.pid, load: () => views(`${lean.url}${link}`, ROUND) },
+    );
     const ours = compared.ours.result;
     const leanest = compared.baseline.result;
-    if (compared.all.ours.some((r) => r.result.non2xx || r.result.errors) || base.non2xx || compared.all.baseline.some((r) => r.result.non2xx)) throw new Error('some views were not answered 2xx');
-    const counted = (await (await fetch(`${url}/v1/magic_links/${made.magic_link_piece_id}`, { headers })).json()).views_used;
+    if (
+      compared.all.ours.some((r) => r.result.non2xx || r.result.errors) ||
+      base.non2xx ||
+      compared.all.baseline.some((r) => r.result.non2xx)
+    )
+      throw new Error('some views were not answered 2xx');
+    const counted = (await (await fetch(`${url}/v1/magic_links/${made.magic_link_piece_id}`, { headers })).json())
+      .views_used;
 
     const rate = (r) => r['2xx'] / r.duration;
     report.section(`Magic Link views: authenticated GET /l/<token>, ${CONNECTIONS} concurrent clients (SQLite)`);
-    report.line(`Each view comes from a recipient session of its own (a reload within a view is not counted again, so each request uses a fresh session, made in the database beforehand), checks the session, starts its view and counts it with two conditional UPDATEs, and renders the viewer page (${(page.length / 1024).toFixed(1)} KB). The baseline is a bare Node \`http\` server answering the same route with the same page, no checks. Both run in their own process; autocannon drives them from this one.`);
+    report.line(
+      `Each view comes from a recipient session of its own (a reload within a view is not counted again, so each request uses a fresh session, made in the database beforehand), checks the session, starts its view and counts it with two conditional UPDATEs, and renders the viewer page (${(page.length / 1024).toFixed(1)} KB). The baseline is a bare Node \`http\` server answering the same route with the same page, no checks. Both run in their own process; autocannon drives them from this one.`,
+    );
     report.line('');
     report.table(
       ['what', 'requests/s', 'p50 latency', 'p99 latency', 'CPU µs/request'],
       [
-        ['(a) bare node http, same page', rate(base).toFixed(0), `${base.latency.p50} ms`, `${base.latency.p99} ms`, '–'],
-        ['(b) Paperlink authenticated views', rate(ours).toFixed(0), `${ours.latency.p50} ms`, `${ours.latency.p99} ms`, compared.ours.cpuUs.toFixed(0)],
-        ['(c) the floor: bare http + one grouped durable count and log, no checks', rate(least).toFixed(0), `${least.latency.p50} ms`, `${least.latency.p99} ms`, '–'],
-        ['(d) lean complete: the same lookups and writes as (b) on our database, raw statements, bare http', rate(leanest).toFixed(0), `${leanest.latency.p50} ms`, `${leanest.latency.p99} ms`, compared.baseline.cpuUs.toFixed(0)],
+        [
+          '(a) bare node http, same page',
+          rate(base).toFixed(0),
+          `${base.latency.p50} ms`,
+          `${base.latency.p99} ms`,
+          '–',
+        ],
+        [
+          '(b) Paperlink authenticated views',
+          rate(ours).toFixed(0),
+          `${ours.latency.p50} ms`,
+          `${ours.latency.p99} ms`,
+          compared.ours.cpuUs.toFixed(0),
+        ],
+        [
+          '(c) the floor: bare http + one grouped durable count and log, no checks',
+          rate(least).toFixed(0),
+          `${least.latency.p50} ms`,
+          `${least.latency.p99} ms`,
+          '–',
+        ],
+        [
+          '(d) lean complete: the same lookups and writes as (b) on our database, raw statements, bare http',
+          rate(leanest).toFixed(0),
+          `${leanest.latency.p50} ms`,
+          `${leanest.latency.p99} ms`,
+          compared.baseline.cpuUs.toFixed(0),
+        ],
       ],
     );
-    report.line(`ratio (d)/(a): ${(rate(leanest) / rate(base)).toFixed(2)} — the same lookups and writes with nothing around them (no framework, no query builder, no events); **(b)/(d): ${compared.ratio.toFixed(2)}** (target >= 0.8; the median of three rounds taken in turns: ${compared.ratios.map((r) => r.toFixed(2)).join(', ')}); (b) and (d) rows are each one's median round`);
-    report.line(`ratio (c)/(a): ${(rate(least) / rate(base)).toFixed(2)} — what any durable view count keeps of the bare rate here; (b)/(c): ${(rate(ours) / rate(least)).toFixed(2)}`);
+    report.line(
+      `ratio (d)/(a): ${(rate(leanest) / rate(base)).toFixed(2)} — the same lookups and writes with nothing around them (no framework, no query builder, no events); **(b)/(d): ${compared.ratio.toFixed(2)}** (target >= 0.8; the median of three rounds taken in turns: ${compared.ratios.map((r) => r.toFixed(2)).join(', ')}); (b) and (d) rows are each one's median round`,
+    );
+    report.line(
+      `ratio (c)/(a): ${(rate(least) / rate(base)).toFixed(2)} — what any durable view count keeps of the bare rate here; (b)/(c): ${(rate(ours) / rate(least)).toFixed(2)}`,
+    );
     report.line(`ratio (b)/(a): ${(rate(ours) / rate(base)).toFixed(2)}; views counted in the database: ${counted}`);
   } finally {
     if (bare) await stop(bare.child);

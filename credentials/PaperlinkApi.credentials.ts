@@ -1,4 +1,10 @@
-import type { IAuthenticateGeneric, ICredentialTestRequest, ICredentialType, INodeProperties, Icon } from 'n8n-workflow';
+import type {
+  IAuthenticateGeneric,
+  ICredentialTestRequest,
+  ICredentialType,
+  INodeProperties,
+  Icon,
+} from 'n8n-workflow';
 
 /** A Paperlink service and one of its API keys, sent as X-Service-API-Token. */
 export class PaperlinkApi implements ICredentialType {

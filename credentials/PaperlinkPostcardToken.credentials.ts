@@ -33,7 +33,8 @@ export class PaperlinkPostcardToken implements ICredentialType {
       name: 'intakeUrl',
       type: 'string',
       default: 'http://localhost:3000/postcards',
-      description: 'Where Postcard Submit posts requests (the service URL and its POSTCARD_PATH). Not used by the Postcard Intake Trigger.',
+      description:
+        'Where Postcard Submit posts requests (the service URL and its POSTCARD_PATH). Not used by the Postcard Intake Trigger.',
     },
   ];
 

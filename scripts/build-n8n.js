@@ -13,7 +13,9 @@ const root = path.resolve(__dirname, '..');
 const pkgDir = path.join(root, 'packages/n8n-nodes-paperlink');
 const out = path.join(pkgDir, 'dist');
 const manifest = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8'));
-const entries = [...manifest.n8n.nodes, ...manifest.n8n.credentials].map((file) => file.replace(/^dist\//, '').replace(/\.js$/, ''));
+const entries = [...manifest.n8n.nodes, ...manifest.n8n.credentials].map((file) =>
+  file.replace(/^dist\//, '').replace(/\.js$/, ''),
+);
 const allowed = new Set(['n8n-workflow', ...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 
 async function main() {
@@ -32,8 +34,10 @@ async function main() {
   });
   // what the bundles still require at run time must be n8n-workflow or a Node built-in
   const outside = new Set();
-  for (const output of Object.values(result.metafile.outputs)) for (const i of output.imports) if (i.external && !allowed.has(i.path)) outside.add(i.path);
-  if (outside.size) throw new Error(`the n8n bundles require packages n8n does not provide: ${[...outside].join(', ')}`);
+  for (const output of Object.values(result.metafile.outputs))
+    for (const i of output.imports) if (i.external && !allowed.has(i.path)) outside.add(i.path);
+  if (outside.size)
+    throw new Error(`the n8n bundles require packages n8n does not provide: ${[...outside].join(', ')}`);
   for (const dir of ['nodes', 'credentials']) {
     for (const file of fs.readdirSync(path.join(root, dir), { recursive: true })) {
       if (!/\.(svg|png)$|\.node\.json$/.test(file)) continue;

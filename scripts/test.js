@@ -46,7 +46,8 @@ const skipped = summary.numPendingTests + summary.numTodoTests;
 const skippedSuites = [];
 for (const suite of summary.testResults) {
   for (const t of suite.assertionResults) {
-    if (t.status === 'pending' || t.status === 'skipped') skippedSuites.push(`${path.relative(root, suite.name)}: ${t.fullName}`);
+    if (t.status === 'pending' || t.status === 'skipped')
+      skippedSuites.push(`${path.relative(root, suite.name)}: ${t.fullName}`);
   }
 }
 if (skippedSuites.length > 0) {

@@ -17,7 +17,9 @@ function pgBin() {
     // (the package exports only dist/index.js: its root is two folders up)
     return path.join(path.dirname(require.resolve(pkg)), '..', 'native', 'bin');
   } catch {
-    throw new Error(`${pkg} is not installed (a dev dependency, with the binaries of PostgreSQL for this platform): run npm install, or set PAPERLINK_TEST_PG=postgres://… to a server of your own.`);
+    throw new Error(
+      `${pkg} is not installed (a dev dependency, with the binaries of PostgreSQL for this platform): run npm install, or set PAPERLINK_TEST_PG=postgres://… to a server of your own.`,
+    );
   }
 }
 
@@ -38,8 +40,11 @@ function postgresUser() {
   const id = (flag) => spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' });
   if (id('-u').status !== 0) {
     spawnSync('groupadd', ['-f', 'postgres']);
-    const made = spawnSync('useradd', ['-g', 'postgres', '-M', '-s', '/usr/sbin/nologin', 'postgres'], { encoding: 'utf8' });
-    if (made.status !== 0) throw new Error(`could not make the user postgres to run PostgreSQL as (it refuses root): ${made.stderr}`);
+    const made = spawnSync('useradd', ['-g', 'postgres', '-M', '-s', '/usr/sbin/nologin', 'postgres'], {
+      encoding: 'utf8',
+    });
+    if (made.status !== 0)
+      throw new Error(`could not make the user postgres to run PostgreSQL as (it refuses root): ${made.stderr}`);
   }
   return { uid: Number(id('-u').stdout), gid: Number(id('-g').stdout) };
 }
@@ -64,8 +69,28 @@ async function startPostgres() {
   }
   const data = path.join(dir, 'data');
   const port = await freePort();
-  asPostgres(path.join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--no-locale']);
-  asPostgres(path.join(bin, 'pg_ctl'), ['-D', data, '-l', path.join(dir, 'log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`, 'start']);
+  asPostgres(path.join(bin, 'initdb'), [
+    '-D',
+    data,
+    '-A',
+    'trust',
+    '-U',
+    'postgres',
+    '--no-sync',
+    '-E',
+    'UTF8',
+    '--no-locale',
+  ]);
+  asPostgres(path.join(bin, 'pg_ctl'), [
+    '-D',
+    data,
+    '-l',
+    path.join(dir, 'log'),
+    '-w',
+    '-o',
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
+    'start',
+  ]);
   return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, bin, dir, data };
 }
 

@@ -29,15 +29,22 @@ export async function readRows(file: string): Promise<Row[]> {
   try {
     text = await fs.readFile(file, 'utf8');
   } catch (err) {
-    throw new ValidationError(`Cannot read the data file ${file} (${(err as NodeJS.ErrnoException).code}).`, [{ field: '--data', message: 'cannot be read', code: 'unreadable' }]);
+    throw new ValidationError(`Cannot read the data file ${file} (${(err as NodeJS.ErrnoException).code}).`, [
+      { field: '--data', message: 'cannot be read', code: 'unreadable' },
+    ]);
   }
   const ext = path.extname(file).toLowerCase();
   if (ext === '.csv') {
     try {
-      const records = parse(text, { columns: true, bom: true, skip_empty_lines: true, trim: false }) as Record<string, string>[];
+      const records = parse(text, { columns: true, bom: true, skip_empty_lines: true, trim: false }) as Record<
+        string,
+        string
+      >[];
       return records.map((values, i) => ({ row: i + 1, values }));
     } catch (err) {
-      throw new ValidationError(`The CSV file ${file} cannot be read: ${(err as Error).message}`, [{ field: '--data', message: 'is not valid CSV', code: 'invalid' }]);
+      throw new ValidationError(`The CSV file ${file} cannot be read: ${(err as Error).message}`, [
+        { field: '--data', message: 'is not valid CSV', code: 'invalid' },
+      ]);
     }
   }
   if (ext === '.jsonl' || ext === '.ndjson') {
@@ -53,7 +60,9 @@ export async function readRows(file: string): Promise<Row[]> {
     }
     return rows;
   }
-  throw new ValidationError(`The data file must end in .csv, .jsonl or .ndjson, not ${JSON.stringify(ext || file)}.`, [{ field: '--data', message: 'unknown file type', code: 'invalid' }]);
+  throw new ValidationError(`The data file must end in .csv, .jsonl or .ndjson, not ${JSON.stringify(ext || file)}.`, [
+    { field: '--data', message: 'unknown file type', code: 'invalid' },
+  ]);
 }
 
 function reason(err: unknown): string {
@@ -65,7 +74,12 @@ function reason(err: unknown): string {
 }
 
 /** Renders every row into `outDir` as row-0001.pdf, row-0002.pdf, …, `concurrency` at a time. */
-export async function renderBatch(template: Template, rows: Row[], outDir: string, options: { concurrency?: number; onRow?: () => void; renderer?: Renderer } = {}): Promise<BatchResult> {
+export async function renderBatch(
+  template: Template,
+  rows: Row[],
+  outDir: string,
+  options: { concurrency?: number; onRow?: () => void; renderer?: Renderer } = {},
+): Promise<BatchResult> {
   const renderer = options.renderer ?? inProcessRenderer;
   await fs.mkdir(outDir, { recursive: true });
   const width = Math.max(4, String(rows.length).length);

@@ -91,14 +91,18 @@ async function readData(file: string | undefined, io: Io): Promise<Record<string
     try {
       text = fs.readFileSync(file, 'utf8');
     } catch (err) {
-      throw new ValidationError(`Cannot read the data file ${file} (${(err as NodeJS.ErrnoException).code}).`, [{ field: '--data', message: 'cannot be read' }]);
+      throw new ValidationError(`Cannot read the data file ${file} (${(err as NodeJS.ErrnoException).code}).`, [
+        { field: '--data', message: 'cannot be read' },
+      ]);
     }
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new ValidationError(`The data file ${file} is not valid JSON: ${(err as Error).message}`, [{ field: '--data', message: 'is not valid JSON' }]);
+    throw new ValidationError(`The data file ${file} is not valid JSON: ${(err as Error).message}`, [
+      { field: '--data', message: 'is not valid JSON' },
+    ]);
   }
   return normalizeValues(parsed, 'data');
 }
@@ -120,7 +124,10 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .argument('<template>', 'an XML template or a fillable PDF; assets are read from its folder')
     .option('-d, --data <file>', 'JSON object of merge values ("-" reads standard input)')
     .option('-o, --out <file>', 'where to write the PDF (default: the template name with .pdf, in the current folder)')
-    .addHelpText('after', '\nExample:\n  paperlink render examples/letter/letter.xml --data examples/letter/sample.json --out letter.pdf\n\nExit codes: 0 written, 2 the template or the data is wrong (all missing variables are listed), 1 other failures.')
+    .addHelpText(
+      'after',
+      '\nExample:\n  paperlink render examples/letter/letter.xml --data examples/letter/sample.json --out letter.pdf\n\nExit codes: 0 written, 2 the template or the data is wrong (all missing variables are listed), 1 other failures.',
+    )
     .action(async (template: string, opts: { data?: string; out?: string }) => {
       const t = await loadTemplateFile(template);
       const values = await readData(opts.data, io);
@@ -136,15 +143,27 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
 
   program
     .command('variables')
-    .description("Print a template's variables, in order of first use; an optional one (written {{name | default: \"…\"}}) with its default.")
+    .description(
+      'Print a template\'s variables, in order of first use; an optional one (written {{name | default: "…"}}) with its default.',
+    )
     .argument('<template>', 'an XML template or a fillable PDF, or a folder holding one')
     .option('--json', 'print {"required": [...], "optional": {"name": "default", ...}} instead of one name a line')
     .addHelpText('after', '\nExample output:\n  first_name\n  company (optional, default "")')
     .action(async (template: string, opts: { json?: boolean }) => {
       const t = await loadTemplateFile(template);
       const names = variables(t);
-      if (opts.json) io.stdout(`${JSON.stringify({ required: names.filter((n) => !Object.hasOwn(t.defaults, n)), optional: t.defaults })}\n`);
-      else io.stdout(names.map((n) => (Object.hasOwn(t.defaults, n) ? `${n} (optional, default ${JSON.stringify(t.defaults[n])})\n` : `${n}\n`)).join(''));
+      if (opts.json)
+        io.stdout(
+          `${JSON.stringify({ required: names.filter((n) => !Object.hasOwn(t.defaults, n)), optional: t.defaults })}\n`,
+        );
+      else
+        io.stdout(
+          names
+            .map((n) =>
+              Object.hasOwn(t.defaults, n) ? `${n} (optional, default ${JSON.stringify(t.defaults[n])})\n` : `${n}\n`,
+            )
+            .join(''),
+        );
       setExit(EXIT_OK);
     });
 
@@ -175,10 +194,18 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
 
 const DATA_DIR_HELP = 'folder of the SQLite database and stored documents (env DATA_DIR, default ./data)';
 
-
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    rows
+      .map((r) =>
+        r
+          .map((c, i) => c.padEnd(widths[i]))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 function addServiceCommands(program: Command, io: Io, setExit: (code: number) => void): void {
@@ -210,11 +237,21 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     .option('-p, --port <port>', 'TCP port (env PORT, default 3000)', (v) => Number(v))
     .option('--host <host>', 'interface to listen on (env HOST, default 127.0.0.1; 0.0.0.0 for every interface)')
     .option('-d, --data-dir <dir>', DATA_DIR_HELP)
-    .option('--processes <n>', `processes answering on the port, each using a core (env PROCESSES, default: the number of cores, here ${os.availableParallelism()}; 1: this process alone)`, (v) => Number(v))
-    .addHelpText('after', '\nEnvironment: PORT, HOST, DATA_DIR, DATABASE_URL (postgres://…), STORAGE (filesystem|database), BODY_LIMIT (e.g. 10mb), PUBLIC_URL, LOG_LEVEL, SMTP_URL, MAIL_FROM, POSTCARD_PATH, PROCESSES, SHUTDOWN_TIMEOUT_MS, ENGINE (embedded|temporal; temporal needs DATABASE_URL and the TEMPORAL_* settings of `paperlink worker --help`). See the README.')
+    .option(
+      '--processes <n>',
+      `processes answering on the port, each using a core (env PROCESSES, default: the number of cores, here ${os.availableParallelism()}; 1: this process alone)`,
+      (v) => Number(v),
+    )
+    .addHelpText(
+      'after',
+      '\nEnvironment: PORT, HOST, DATA_DIR, DATABASE_URL (postgres://…), STORAGE (filesystem|database), BODY_LIMIT (e.g. 10mb), PUBLIC_URL, LOG_LEVEL, SMTP_URL, MAIL_FROM, POSTCARD_PATH, PROCESSES, SHUTDOWN_TIMEOUT_MS, ENGINE (embedded|temporal; temporal needs DATABASE_URL and the TEMPORAL_* settings of `paperlink worker --help`). See the README.',
+    )
     .action(async (opts: { port?: number; host?: string; dataDir?: string; processes?: number }) => {
       const processes = opts.processes ?? Number(process.env.PROCESSES || os.availableParallelism());
-      if (!Number.isInteger(processes) || processes < 1 || processes > 256) throw new ConfigError(`--processes (PROCESSES) must be a whole number from 1 to 256, not ${JSON.stringify(opts.processes ?? process.env.PROCESSES)}.`);
+      if (!Number.isInteger(processes) || processes < 1 || processes > 256)
+        throw new ConfigError(
+          `--processes (PROCESSES) must be a whole number from 1 to 256, not ${JSON.stringify(opts.processes ?? process.env.PROCESSES)}.`,
+        );
       const worker = cluster.isWorker;
       const config = loadConfig(process.env, { port: opts.port, host: opts.host, dataDir: opts.dataDir });
       // listening before the server is up: a stop asked for while it starts happens once it has
@@ -245,7 +282,9 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
 
   program
     .command('worker')
-    .description('Run a Temporal worker: Paperlink\'s workflows and activities on task queue "paperlink", against the shared PostgreSQL database (run `paperlink serve` with ENGINE=temporal beside it). SIGTERM stops it gracefully.')
+    .description(
+      'Run a Temporal worker: Paperlink\'s workflows and activities on task queue "paperlink", against the shared PostgreSQL database (run `paperlink serve` with ENGINE=temporal beside it). SIGTERM stops it gracefully.',
+    )
     .option('-d, --data-dir <dir>', DATA_DIR_HELP)
     .option('-q, --task-queue <name>', 'task queue to poll (env TEMPORAL_TASK_QUEUE, default paperlink)')
     .addHelpText(
@@ -261,7 +300,10 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     });
 
   const kindOf = (k: string): KeyKind => {
-    if (k !== 'postcard' && k !== 'api') throw new ValidationError('--kind is postcard or api.', [{ field: '--kind', message: 'must be postcard or api' }]);
+    if (k !== 'postcard' && k !== 'api')
+      throw new ValidationError('--kind is postcard or api.', [
+        { field: '--kind', message: 'must be postcard or api' },
+      ]);
     return k;
   };
   /**
@@ -271,7 +313,8 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
   const credentialCommands = (parent: Command, fixed: KeyKind | undefined, what: string) => {
     const withKind = (c: Command) => (fixed ? c : c.option('-k, --kind <kind>', 'postcard or api', 'postcard'));
     const kind = (opts: { kind?: string }) => fixed ?? kindOf(opts.kind ?? 'postcard');
-    const createHint = (k: KeyKind) => (fixed ? 'paperlink keys create --name NAME' : `paperlink tokens create --kind ${k} --name NAME`);
+    const createHint = (k: KeyKind) =>
+      fixed ? 'paperlink keys create --name NAME' : `paperlink tokens create --kind ${k} --name NAME`;
     withKind(parent.command('create'))
       .description(`Make a new ${what} and print it. It is shown only this once; only its hash is stored.`)
       .requiredOption('-n, --name <name>', 'who or what uses it, e.g. "n8n production" or "website form"')
@@ -279,7 +322,9 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
       .action(async (opts: { name: string; kind?: string; dataDir?: string }) => {
         const { secret, key } = await withService(opts, (s) => s.keys.create(kind(opts), opts.name));
         io.stdout(`${secret}\n`);
-        io.stderr(`Created ${key.kind === 'api' ? 'key' : `${key.kind} token`} ${key.id} (${key.name}). Keep it secret: it cannot be shown again.\n`);
+        io.stderr(
+          `Created ${key.kind === 'api' ? 'key' : `${key.kind} token`} ${key.id} (${key.name}). Keep it secret: it cannot be shown again.\n`,
+        );
         setExit(EXIT_OK);
       });
     withKind(parent.command('list'))
@@ -290,8 +335,15 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
         const k = kind(opts);
         const list = await withService(opts, (s) => s.keys.list(k));
         if (opts.json) io.stdout(`${JSON.stringify(list, null, 2)}\n`);
-        else if (!list.length) io.stdout(`No ${k === 'api' ? 'API keys' : `${k} tokens`} yet. Make one with: ${createHint(k)}\n`);
-        else io.stdout(table([['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'], ...list.map((x) => [x.id, x.name, x.prefix, x.created_at, x.last_used_at ?? 'never', x.revoked_at ?? ''])]));
+        else if (!list.length)
+          io.stdout(`No ${k === 'api' ? 'API keys' : `${k} tokens`} yet. Make one with: ${createHint(k)}\n`);
+        else
+          io.stdout(
+            table([
+              ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'],
+              ...list.map((x) => [x.id, x.name, x.prefix, x.created_at, x.last_used_at ?? 'never', x.revoked_at ?? '']),
+            ]),
+          );
         setExit(EXIT_OK);
       });
     withKind(parent.command('revoke <id-or-prefix>'))
@@ -303,8 +355,18 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
         setExit(EXIT_OK);
       });
   };
-  credentialCommands(program.command('keys').description('Create, list and revoke API keys (sent in the X-Service-API-Token header).'), 'api', 'API key');
-  credentialCommands(program.command('tokens').description('Credentials of every kind: postcard tokens (the api_token of postcard requests) and API keys.'), undefined, 'token');
+  credentialCommands(
+    program.command('keys').description('Create, list and revoke API keys (sent in the X-Service-API-Token header).'),
+    'api',
+    'API key',
+  );
+  credentialCommands(
+    program
+      .command('tokens')
+      .description('Credentials of every kind: postcard tokens (the api_token of postcard requests) and API keys.'),
+    undefined,
+    'token',
+  );
 
   const templates = program.command('templates').description('Manage the templates stored in the service.');
   templates
@@ -315,12 +377,20 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     .action(async (opts: { dataDir?: string; json?: boolean }) => {
       const page = await withService(opts, (s) => s.templates.list({ limit: MAX_PAGE }));
       if (opts.json) io.stdout(`${JSON.stringify(page.data, null, 2)}\n`);
-      else io.stdout(table([['ID', 'NAME', 'FORMAT', 'VARIABLES'], ...page.data.map((t) => [t.id, t.name, t.format, t.variables.join(', ')])]));
+      else
+        io.stdout(
+          table([
+            ['ID', 'NAME', 'FORMAT', 'VARIABLES'],
+            ...page.data.map((t) => [t.id, t.name, t.format, t.variables.join(', ')]),
+          ]),
+        );
       setExit(EXIT_OK);
     });
   templates
     .command('add <file>')
-    .description('Store a template (an XML layout template or a fillable PDF); images it names are read from its folder.')
+    .description(
+      'Store a template (an XML layout template or a fillable PDF); images it names are read from its folder.',
+    )
     .option('-n, --name <name>', 'the template name (default: the name in the template, or the file name)')
     .option('-d, --data-dir <dir>', DATA_DIR_HELP)
     .action(async (file: string, opts: { name?: string; dataDir?: string }) => {
@@ -328,9 +398,17 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
       try {
         source = new Uint8Array(fs.readFileSync(file));
       } catch (err) {
-        throw new ValidationError(`Cannot read ${file} (${(err as NodeJS.ErrnoException).code}).`, [{ field: 'file', message: 'cannot be read' }]);
+        throw new ValidationError(`Cannot read ${file} (${(err as NodeJS.ErrnoException).code}).`, [
+          { field: 'file', message: 'cannot be read' },
+        ]);
       }
-      const t = await withService(opts, (s) => s.templates.create({ source, name: opts.name ?? path.basename(file).replace(/\.[^.]+$/, ''), assets: folderAssets(path.dirname(file)) }));
+      const t = await withService(opts, (s) =>
+        s.templates.create({
+          source,
+          name: opts.name ?? path.basename(file).replace(/\.[^.]+$/, ''),
+          assets: folderAssets(path.dirname(file)),
+        }),
+      );
       io.stdout(`${t.id}\n`);
       io.stderr(`Stored "${t.name}" (${t.format}); variables: ${t.variables.join(', ') || 'none'}.\n`);
       setExit(EXIT_OK);
@@ -346,10 +424,14 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     });
 
   const apps = program.command('apps').description('Set up the apps of the service (the Magic Link app).');
-  const magic = apps.command('magic-link').description('The Magic Link app: where links point, who e-mails come from, how recipients prove who they are.');
+  const magic = apps
+    .command('magic-link')
+    .description('The Magic Link app: where links point, who e-mails come from, how recipients prove who they are.');
   magic
     .command('setup')
-    .description('Set up (or change) the Magic Link app. Options left out keep their value; the first setup starts from the defaults.')
+    .description(
+      'Set up (or change) the Magic Link app. Options left out keep their value; the first setup starts from the defaults.',
+    )
     .option('--public-url <url>', 'the address recipients reach this service at (links are PUBLIC_URL/l/…)')
     .option('--organization <name>', 'the organisation named on the pages and e-mails')
     .option('--sender-name <name>', 'who the e-mails say shared the document')
@@ -357,7 +439,10 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     .option('--accent-color <hex>', 'colour of buttons, e.g. #1F6FEB')
     .option('--logo-url <url>', 'an https URL or data: URI of a logo')
     .option('--auth-types <list>', 'comma-separated: email, social')
-    .option('--from-json <file>', 'read every setting from a JSON file (the body of PUT /v1/apps/magic_link, with oidc_providers)')
+    .option(
+      '--from-json <file>',
+      'read every setting from a JSON file (the body of PUT /v1/apps/magic_link, with oidc_providers)',
+    )
     .option('-d, --data-dir <dir>', DATA_DIR_HELP)
     .action(async (opts: Record<string, string | undefined>) => {
       let body: Record<string, unknown> = {};
@@ -365,10 +450,19 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
         try {
           body = JSON.parse(fs.readFileSync(opts.fromJson, 'utf8')) as Record<string, unknown>;
         } catch (err) {
-          throw new ValidationError(`Cannot read ${opts.fromJson} as JSON: ${(err as Error).message}`, [{ field: '--from-json', message: 'is not a JSON file' }]);
+          throw new ValidationError(`Cannot read ${opts.fromJson} as JSON: ${(err as Error).message}`, [
+            { field: '--from-json', message: 'is not a JSON file' },
+          ]);
         }
       }
-      const flags: [string, string][] = [['publicUrl', 'public_url'], ['organization', 'organization_name'], ['senderName', 'sender_name'], ['senderEmail', 'sender_email'], ['accentColor', 'accent_color'], ['logoUrl', 'logo_url']];
+      const flags: [string, string][] = [
+        ['publicUrl', 'public_url'],
+        ['organization', 'organization_name'],
+        ['senderName', 'sender_name'],
+        ['senderEmail', 'sender_email'],
+        ['accentColor', 'accent_color'],
+        ['logoUrl', 'logo_url'],
+      ];
       for (const [flag, field] of flags) if (opts[flag] !== undefined) body[field] = opts[flag];
       if (opts.authTypes) body.auth_types = opts.authTypes.split(',').map((x) => x.trim());
       const saved = await withService({ dataDir: opts.dataDir }, (s) => s.apps.magicLink.put(body));
@@ -385,21 +479,33 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
       setExit(EXIT_OK);
     });
 
-  const admin = program.command('admin').description('The web app\'s operator sign-in (the web app is at PUBLIC_URL/app; an API key also signs in).');
+  const admin = program
+    .command('admin')
+    .description("The web app's operator sign-in (the web app is at PUBLIC_URL/app; an API key also signs in).");
   admin
     .command('set-password')
-    .description(`Set or change the operator password of the web app (at least ${MIN_PASSWORD} characters). Asks for it on a terminal; otherwise reads the first line of standard input. Signs out every operator session. Only a scrypt hash is stored.`)
+    .description(
+      `Set or change the operator password of the web app (at least ${MIN_PASSWORD} characters). Asks for it on a terminal; otherwise reads the first line of standard input. Signs out every operator session. Only a scrypt hash is stored.`,
+    )
     .option('-d, --data-dir <dir>', DATA_DIR_HELP)
-    .addHelpText('after', '\nExamples:\n  paperlink admin set-password\n  printf %s "$PAPERLINK_ADMIN_PASSWORD" | paperlink admin set-password')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  paperlink admin set-password\n  printf %s "$PAPERLINK_ADMIN_PASSWORD" | paperlink admin set-password',
+    )
     .action(async (opts: { dataDir?: string }) => {
       let password: string;
       if (io.askSecret) {
         password = await io.askSecret('New operator password: ');
-        if ((await io.askSecret('Repeat it: ')) !== password) throw new ValidationError('The two passwords differ; nothing was changed.', [{ field: 'password', message: 'does not match its repetition', code: 'mismatch' }]);
+        if ((await io.askSecret('Repeat it: ')) !== password)
+          throw new ValidationError('The two passwords differ; nothing was changed.', [
+            { field: 'password', message: 'does not match its repetition', code: 'mismatch' },
+          ]);
       } else if (io.stdin) {
         password = (await io.stdin()).split(/\r?\n/)[0];
       } else {
-        throw new ValidationError('Give the password on standard input.', [{ field: 'password', message: 'is required', code: 'required' }]);
+        throw new ValidationError('Give the password on standard input.', [
+          { field: 'password', message: 'is required', code: 'required' },
+        ]);
       }
       await withService(opts, (s) => s.operators.setPassword(password));
       io.stderr('Operator password set. Sign in at PUBLIC_URL/app with it (or with an API key).\n');
@@ -408,31 +514,59 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
 
   program
     .command('generate')
-    .description('Render one PDF per row of a CSV or JSON Lines file, into a folder, with a progress bar and a summary of failures.')
+    .description(
+      'Render one PDF per row of a CSV or JSON Lines file, into a folder, with a progress bar and a summary of failures.',
+    )
     .requiredOption('-t, --template <id-or-file>', 'a stored template id (tmpl_…) or a template file')
     .requiredOption('--data <file>', 'rows.csv (header = variable names) or rows.jsonl (one JSON object per line)')
     .requiredOption('-o, --out <dir>', 'folder for row-0001.pdf, row-0002.pdf, …')
-    .option('-c, --concurrency <n>', 'documents rendered at once, each on a render thread (default: the number of cores)', (v) => Number(v), os.availableParallelism())
+    .option(
+      '-c, --concurrency <n>',
+      'documents rendered at once, each on a render thread (default: the number of cores)',
+      (v) => Number(v),
+      os.availableParallelism(),
+    )
     .option('-d, --data-dir <dir>', DATA_DIR_HELP)
-    .addHelpText('after', '\nExample:\n  paperlink generate --template tmpl_example_letter --data people.csv --out letters\n\nExit codes: 0 every row written, 2 some rows failed (the others are written), 1 other failures.')
+    .addHelpText(
+      'after',
+      '\nExample:\n  paperlink generate --template tmpl_example_letter --data people.csv --out letters\n\nExit codes: 0 every row written, 2 some rows failed (the others are written), 1 other failures.',
+    )
     .action(async (opts: { template: string; data: string; out: string; concurrency: number; dataDir?: string }) => {
       if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1 || opts.concurrency > 64) {
-        throw new ValidationError('--concurrency must be a whole number from 1 to 64.', [{ field: '--concurrency', message: 'must be 1 to 64' }]);
+        throw new ValidationError('--concurrency must be a whole number from 1 to 64.', [
+          { field: '--concurrency', message: 'must be 1 to 64' },
+        ]);
       }
       const rows = await readRows(opts.data);
-      const template = fs.existsSync(opts.template) ? await loadTemplateFile(opts.template) : await withService(opts, (s) => s.templates.load(opts.template));
+      const template = fs.existsSync(opts.template)
+        ? await loadTemplateFile(opts.template)
+        : await withService(opts, (s) => s.templates.load(opts.template));
       const started = Date.now();
-      const bar = new SingleBar({ format: 'Rendering [{bar}] {value}/{total} rows | {eta_formatted} left', stream: process.stderr, noTTYOutput: !process.stderr.isTTY, notTTYSchedule: 2000 }, Presets.shades_classic);
+      const bar = new SingleBar(
+        {
+          format: 'Rendering [{bar}] {value}/{total} rows | {eta_formatted} left',
+          stream: process.stderr,
+          noTTYOutput: !process.stderr.isTTY,
+          notTTYSchedule: 2000,
+        },
+        Presets.shades_classic,
+      );
       bar.start(rows.length, 0);
       const renderer = createRenderer({ threads: Math.min(opts.concurrency, rows.length || 1) });
       let result;
       try {
-        result = await renderBatch(template, rows, opts.out, { concurrency: opts.concurrency, onRow: () => bar.increment(), renderer });
+        result = await renderBatch(template, rows, opts.out, {
+          concurrency: opts.concurrency,
+          onRow: () => bar.increment(),
+          renderer,
+        });
       } finally {
         bar.stop();
         await renderer.close();
       }
-      io.stdout(`${result.written.length} of ${rows.length} rows rendered into ${opts.out} in ${((Date.now() - started) / 1000).toFixed(1)} s.\n`);
+      io.stdout(
+        `${result.written.length} of ${rows.length} rows rendered into ${opts.out} in ${((Date.now() - started) / 1000).toFixed(1)} s.\n`,
+      );
       if (result.failures.length) {
         io.stdout(`${result.failures.length} failed:\n`);
         for (const f of result.failures) io.stdout(`  row ${f.row}: ${f.reason}\n`);
@@ -450,7 +584,8 @@ export async function main(args: string[], io: Io = processIo): Promise<number> 
     return code;
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT_OK;
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
+        return EXIT_OK;
       // commander already printed what was wrong with the command line
       return EXIT_INPUT;
     }

@@ -99,48 +99,85 @@ export type Env = Record<string, string | undefined>;
 
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const port = overrides.port ?? Number(env.PORT ?? 3000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number from 0 to 65535, not ${JSON.stringify(env.PORT)}.`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError(`PORT must be a port number from 0 to 65535, not ${JSON.stringify(env.PORT)}.`);
   const host = overrides.host ?? env.HOST ?? '127.0.0.1';
   const dataDir = path.resolve(overrides.dataDir ?? env.DATA_DIR ?? 'data');
   const databaseUrl = overrides.databaseUrl ?? (env.DATABASE_URL || undefined);
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL must be a PostgreSQL URL like postgres://user:password@host:5432/paperlink. Leave it unset to use SQLite in the data dir.');
+    throw new ConfigError(
+      'DATABASE_URL must be a PostgreSQL URL like postgres://user:password@host:5432/paperlink. Leave it unset to use SQLite in the data dir.',
+    );
   }
   const storage = overrides.storage ?? ((env.STORAGE ?? 'filesystem') as Config['storage']);
-  if (storage !== 'filesystem' && storage !== 'database') throw new ConfigError(`STORAGE must be "filesystem" or "database", not ${JSON.stringify(storage)}.`);
+  if (storage !== 'filesystem' && storage !== 'database')
+    throw new ConfigError(`STORAGE must be "filesystem" or "database", not ${JSON.stringify(storage)}.`);
   const bodyLimit = overrides.bodyLimit ?? parseBytes(env.BODY_LIMIT ?? '10mb');
-  if (bodyLimit === undefined || bodyLimit < 1024) throw new ConfigError(`BODY_LIMIT must be a size like 10mb or 1048576 (at least 1kb), not ${JSON.stringify(env.BODY_LIMIT)}.`);
+  if (bodyLimit === undefined || bodyLimit < 1024)
+    throw new ConfigError(
+      `BODY_LIMIT must be a size like 10mb or 1048576 (at least 1kb), not ${JSON.stringify(env.BODY_LIMIT)}.`,
+    );
   const logLevel = overrides.logLevel ?? ((env.LOG_LEVEL ?? 'info') as Config['logLevel']);
   if (!LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LEVELS.join(', ')}.`);
   const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
   const publicUrl = (overrides.publicUrl ?? env.PUBLIC_URL ?? `http://${shownHost}:${port}`).replace(/\/+$/, '');
-  if (!/^https?:\/\/[^\s/]+/.test(publicUrl)) throw new ConfigError(`PUBLIC_URL must be an http(s) URL like https://docs.example.com, not ${JSON.stringify(publicUrl)}.`);
+  if (!/^https?:\/\/[^\s/]+/.test(publicUrl))
+    throw new ConfigError(
+      `PUBLIC_URL must be an http(s) URL like https://docs.example.com, not ${JSON.stringify(publicUrl)}.`,
+    );
   const smtpUrl = overrides.smtpUrl ?? (env.SMTP_URL || undefined);
-  if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) throw new ConfigError('SMTP_URL must look like smtp://user:password@mail.example.com:587 (or smtps:// for TLS on connect). Leave it unset to write e-mails to DATA_DIR/outbox.');
+  if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl))
+    throw new ConfigError(
+      'SMTP_URL must look like smtp://user:password@mail.example.com:587 (or smtps:// for TLS on connect). Leave it unset to write e-mails to DATA_DIR/outbox.',
+    );
   const mailFrom = overrides.mailFrom ?? env.MAIL_FROM ?? 'Paperlink <paperlink@localhost>';
   const postcardPath = overrides.postcardPath ?? env.POSTCARD_PATH ?? '/postcards';
-  if (!/^\/[A-Za-z0-9._~\-/]*$/.test(postcardPath) || postcardPath.startsWith('/v1/') || postcardPath.startsWith('/l/')) {
-    throw new ConfigError(`POSTCARD_PATH must be a path like /postcards (not under /v1/ or /l/), not ${JSON.stringify(postcardPath)}.`);
+  if (
+    !/^\/[A-Za-z0-9._~\-/]*$/.test(postcardPath) ||
+    postcardPath.startsWith('/v1/') ||
+    postcardPath.startsWith('/l/')
+  ) {
+    throw new ConfigError(
+      `POSTCARD_PATH must be a path like /postcards (not under /v1/ or /l/), not ${JSON.stringify(postcardPath)}.`,
+    );
   }
   const engine = overrides.engine ?? ((env.ENGINE ?? 'embedded') as Config['engine']);
-  if (engine !== 'embedded' && engine !== 'temporal') throw new ConfigError(`ENGINE must be "embedded" or "temporal", not ${JSON.stringify(engine)}.`);
+  if (engine !== 'embedded' && engine !== 'temporal')
+    throw new ConfigError(`ENGINE must be "embedded" or "temporal", not ${JSON.stringify(engine)}.`);
   const temporal = overrides.temporal ?? temporalConfig(env);
   const allow = env.WEBHOOK_ALLOW_PRIVATE ?? 'false';
-  if (!['true', 'false'].includes(allow)) throw new ConfigError(`WEBHOOK_ALLOW_PRIVATE must be true or false, not ${JSON.stringify(allow)}.`);
+  if (!['true', 'false'].includes(allow))
+    throw new ConfigError(`WEBHOOK_ALLOW_PRIVATE must be true or false, not ${JSON.stringify(allow)}.`);
   const webhookAllowPrivate = overrides.webhookAllowPrivate ?? allow === 'true';
   const webhookTimeoutMs = overrides.webhookTimeoutMs ?? Number(env.WEBHOOK_TIMEOUT_MS ?? 10_000);
-  if (!Number.isInteger(webhookTimeoutMs) || webhookTimeoutMs < 100 || webhookTimeoutMs > 120_000) throw new ConfigError(`WEBHOOK_TIMEOUT_MS must be milliseconds from 100 to 120000, not ${JSON.stringify(env.WEBHOOK_TIMEOUT_MS)}.`);
+  if (!Number.isInteger(webhookTimeoutMs) || webhookTimeoutMs < 100 || webhookTimeoutMs > 120_000)
+    throw new ConfigError(
+      `WEBHOOK_TIMEOUT_MS must be milliseconds from 100 to 120000, not ${JSON.stringify(env.WEBHOOK_TIMEOUT_MS)}.`,
+    );
   const webhookRetryHours = overrides.webhookRetryHours ?? Number(env.WEBHOOK_RETRY_HOURS ?? 24);
-  if (!(webhookRetryHours > 0 && webhookRetryHours <= 24 * 30)) throw new ConfigError(`WEBHOOK_RETRY_HOURS must be hours from more than 0 to 720, not ${JSON.stringify(env.WEBHOOK_RETRY_HOURS)}.`);
+  if (!(webhookRetryHours > 0 && webhookRetryHours <= 24 * 30))
+    throw new ConfigError(
+      `WEBHOOK_RETRY_HOURS must be hours from more than 0 to 720, not ${JSON.stringify(env.WEBHOOK_RETRY_HOURS)}.`,
+    );
   const renderThreads = overrides.renderThreads ?? Number(env.RENDER_THREADS ?? defaultRenderThreads());
-  if (!Number.isInteger(renderThreads) || renderThreads < 0 || renderThreads > 256) throw new ConfigError(`RENDER_THREADS must be a whole number from 0 to 256, not ${JSON.stringify(env.RENDER_THREADS)}.`);
+  if (!Number.isInteger(renderThreads) || renderThreads < 0 || renderThreads > 256)
+    throw new ConfigError(
+      `RENDER_THREADS must be a whole number from 0 to 256, not ${JSON.stringify(env.RENDER_THREADS)}.`,
+    );
   const renderTimeoutMs = overrides.renderTimeoutMs ?? Number(env.RENDER_TIMEOUT_MS ?? DEFAULT_RENDER_TIMEOUT_MS);
-  if (!Number.isInteger(renderTimeoutMs) || renderTimeoutMs < 100 || renderTimeoutMs > 600_000) throw new ConfigError(`RENDER_TIMEOUT_MS must be milliseconds from 100 to 600000, not ${JSON.stringify(env.RENDER_TIMEOUT_MS)}.`);
+  if (!Number.isInteger(renderTimeoutMs) || renderTimeoutMs < 100 || renderTimeoutMs > 600_000)
+    throw new ConfigError(
+      `RENDER_TIMEOUT_MS must be milliseconds from 100 to 600000, not ${JSON.stringify(env.RENDER_TIMEOUT_MS)}.`,
+    );
   const renderMemoryMb = overrides.renderMemoryMb ?? Number(env.RENDER_MEMORY_MB ?? DEFAULT_RENDER_MEMORY_MB);
-  if (!Number.isInteger(renderMemoryMb) || renderMemoryMb < 64 || renderMemoryMb > 16_384) throw new ConfigError(`RENDER_MEMORY_MB must be megabytes from 64 to 16384, not ${JSON.stringify(env.RENDER_MEMORY_MB)}.`);
+  if (!Number.isInteger(renderMemoryMb) || renderMemoryMb < 64 || renderMemoryMb > 16_384)
+    throw new ConfigError(
+      `RENDER_MEMORY_MB must be megabytes from 64 to 16384, not ${JSON.stringify(env.RENDER_MEMORY_MB)}.`,
+    );
   const limit = (name: string, fallback: number) => {
     const v = Number(env[name] ?? fallback);
-    if (!Number.isInteger(v) || v < 1) throw new ConfigError(`${name} must be a whole number of at least 1, not ${JSON.stringify(env[name])}.`);
+    if (!Number.isInteger(v) || v < 1)
+      throw new ConfigError(`${name} must be a whole number of at least 1, not ${JSON.stringify(env[name])}.`);
     return v;
   };
   const renderLimits: RenderLimits = overrides.renderLimits ?? {
@@ -150,17 +187,46 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     text: limit('RENDER_MAX_TEXT', DEFAULT_LIMITS.text),
   };
   const shutdownTimeoutMs = overrides.shutdownTimeoutMs ?? Number(env.SHUTDOWN_TIMEOUT_MS ?? 30_000);
-  if (!Number.isInteger(shutdownTimeoutMs) || shutdownTimeoutMs < 0 || shutdownTimeoutMs > 3_600_000) throw new ConfigError(`SHUTDOWN_TIMEOUT_MS must be milliseconds from 0 to 3600000, not ${JSON.stringify(env.SHUTDOWN_TIMEOUT_MS)}.`);
-  return { port, host, dataDir, databaseUrl, storage, bodyLimit, publicUrl, logLevel, smtpUrl, mailFrom, postcardPath, webhookAllowPrivate, webhookTimeoutMs, webhookRetryHours, renderThreads, renderTimeoutMs, renderMemoryMb, renderLimits, engine, temporal, shutdownTimeoutMs };
+  if (!Number.isInteger(shutdownTimeoutMs) || shutdownTimeoutMs < 0 || shutdownTimeoutMs > 3_600_000)
+    throw new ConfigError(
+      `SHUTDOWN_TIMEOUT_MS must be milliseconds from 0 to 3600000, not ${JSON.stringify(env.SHUTDOWN_TIMEOUT_MS)}.`,
+    );
+  return {
+    port,
+    host,
+    dataDir,
+    databaseUrl,
+    storage,
+    bodyLimit,
+    publicUrl,
+    logLevel,
+    smtpUrl,
+    mailFrom,
+    postcardPath,
+    webhookAllowPrivate,
+    webhookTimeoutMs,
+    webhookRetryHours,
+    renderThreads,
+    renderTimeoutMs,
+    renderMemoryMb,
+    renderLimits,
+    engine,
+    temporal,
+    shutdownTimeoutMs,
+  };
 }
 
 function temporalConfig(env: Env): TemporalConfig {
   const tlsCertPath = env.TEMPORAL_TLS_CERT || undefined;
   const tlsKeyPath = env.TEMPORAL_TLS_KEY || undefined;
-  if (Boolean(tlsCertPath) !== Boolean(tlsKeyPath)) throw new ConfigError('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together: set both paths (a client certificate and its key) or neither.');
+  if (Boolean(tlsCertPath) !== Boolean(tlsKeyPath))
+    throw new ConfigError(
+      'TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together: set both paths (a client certificate and its key) or neither.',
+    );
   const apiKey = env.TEMPORAL_API_KEY || undefined;
   const tlsFlag = env.TEMPORAL_TLS;
-  if (tlsFlag !== undefined && tlsFlag !== '' && !['true', 'false'].includes(tlsFlag)) throw new ConfigError(`TEMPORAL_TLS must be true or false, not ${JSON.stringify(tlsFlag)}.`);
+  if (tlsFlag !== undefined && tlsFlag !== '' && !['true', 'false'].includes(tlsFlag))
+    throw new ConfigError(`TEMPORAL_TLS must be true or false, not ${JSON.stringify(tlsFlag)}.`);
   const taskQueue = env.TEMPORAL_TASK_QUEUE || 'paperlink';
   return {
     address: env.TEMPORAL_ADDRESS || 'localhost:7233',

@@ -42,7 +42,12 @@ export class PaperlinkError extends Error {
 
 /** The request was understood but breaks a rule (HTTP 422). */
 export class ValidationError extends PaperlinkError {
-  constructor(message: string, details: ErrorDetail[] = [], code = 'validation_failed', options: PaperlinkErrorOptions = {}) {
+  constructor(
+    message: string,
+    details: ErrorDetail[] = [],
+    code = 'validation_failed',
+    options: PaperlinkErrorOptions = {},
+  ) {
     super(code, message, { ...options, details });
   }
 }
@@ -96,7 +101,12 @@ export class TemplateError extends ValidationError {
   readonly location?: SourceLocation;
   constructor(message: string, location?: SourceLocation, options: PaperlinkErrorOptions = {}) {
     const where = location ? `line ${location.line}, column ${location.column}: ` : '';
-    super(`${where}${message}`, options.details ?? [{ field: location ? `template:${location.line}:${location.column}` : 'template', message }], 'template_invalid', options);
+    super(
+      `${where}${message}`,
+      options.details ?? [{ field: location ? `template:${location.line}:${location.column}` : 'template', message }],
+      'template_invalid',
+      options,
+    );
     this.location = location;
   }
 }
@@ -138,7 +148,11 @@ export class UnsupportedCharacterError extends ValidationError {
         ? `the template text at line ${where.location.line}, column ${where.location.column}`
         : 'the template text';
     const message = `${place} contains ${JSON.stringify(character)} (${hex}), which no configured font can draw (tried ${where.font}). Remove the character or ship a font that has it with the template.`;
-    super(message, [{ field: where.variable ?? 'template', message, code: 'unsupported_character' }], 'unsupported_character');
+    super(
+      message,
+      [{ field: where.variable ?? 'template', message, code: 'unsupported_character' }],
+      'unsupported_character',
+    );
     this.character = character;
     this.codePoint = cp;
     this.variable = where.variable;
@@ -146,7 +160,16 @@ export class UnsupportedCharacterError extends ValidationError {
 }
 
 /** The kinds of PaperlinkError the HTTP layer tells apart, by name, for carrying an error across a process boundary. */
-const KINDS = { ValidationError, MalformedRequestError, AuthenticationError, NotFoundError, ConflictError, RateLimitError, UnavailableError, PaperlinkError } as const;
+const KINDS = {
+  ValidationError,
+  MalformedRequestError,
+  AuthenticationError,
+  NotFoundError,
+  ConflictError,
+  RateLimitError,
+  UnavailableError,
+  PaperlinkError,
+} as const;
 
 /** A PaperlinkError as plain data (e.g. the details of a Temporal ApplicationFailure). */
 export interface ErrorData {

@@ -35,7 +35,9 @@ export const MAX_DEPTH = 64;
 /** JSON with object keys sorted, so that `{a,b}` and `{b,a}` are the same request. */
 export function canonicalJson(value: unknown, depth = 0): string {
   if (depth > MAX_DEPTH) {
-    throw new ValidationError(`The body nests deeper than ${MAX_DEPTH} levels; no request of this API needs that.`, [{ field: 'body', message: `nests deeper than ${MAX_DEPTH} levels`, code: 'too_deep' }]);
+    throw new ValidationError(`The body nests deeper than ${MAX_DEPTH} levels; no request of this API needs that.`, [
+      { field: 'body', message: `nests deeper than ${MAX_DEPTH} levels`, code: 'too_deep' },
+    ]);
   }
   if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, depth + 1)).join(',')}]`;
   if (value !== null && typeof value === 'object') {
@@ -49,7 +51,9 @@ export function canonicalJson(value: unknown, depth = 0): string {
 
 export function checkKey(key: string): void {
   if (key.length < 1 || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
-    throw new ValidationError('An Idempotency-Key is 1 to 255 visible ASCII characters, e.g. a UUID.', [{ field: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters', code: 'invalid' }]);
+    throw new ValidationError('An Idempotency-Key is 1 to 255 visible ASCII characters, e.g. a UUID.', [
+      { field: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters', code: 'invalid' },
+    ]);
   }
 }
 
@@ -64,7 +68,12 @@ export class Idempotency {
    * Runs `work` once per (scope, key). `scope` keeps callers apart (e.g. the API key's id and the
    * route). Errors are not remembered: a request that failed can be retried with the same key.
    */
-  async run(scope: string, key: string, request: unknown, work: () => Promise<Answer>): Promise<Answer & { replayed: boolean }> {
+  async run(
+    scope: string,
+    key: string,
+    request: unknown,
+    work: () => Promise<Answer>,
+  ): Promise<Answer & { replayed: boolean }> {
     checkKey(key);
     const hash = sha256(canonicalJson(request));
     const started = this.clock.now().getTime();
@@ -74,21 +83,44 @@ export class Idempotency {
       try {
         await this.db
           .insertInto('idempotency')
-          .values({ scope, key, request_hash: hash, state: 'running', status: null, body: null, created_at: iso(now), expires_at: iso(new Date(now.getTime() + KEEP_MS)) })
+          .values({
+            scope,
+            key,
+            request_hash: hash,
+            state: 'running',
+            status: null,
+            body: null,
+            created_at: iso(now),
+            expires_at: iso(new Date(now.getTime() + KEEP_MS)),
+          })
           .execute();
       } catch (err) {
         if (!isUniqueViolation(err)) throw err;
-        const row = await this.db.selectFrom('idempotency').selectAll().where('scope', '=', scope).where('key', '=', key).executeTakeFirst();
+        const row = await this.db
+          .selectFrom('idempotency')
+          .selectAll()
+          .where('scope', '=', scope)
+          .where('key', '=', key)
+          .executeTakeFirst();
         if (!row) continue; // the first request failed and let the key go: try again
         const age = now.getTime() - Date.parse(row.created_at);
         if (row.expires_at <= iso(now) || (row.state === 'running' && age > ABANDONED_MS)) {
-          await this.db.deleteFrom('idempotency').where('scope', '=', scope).where('key', '=', key).where('created_at', '=', row.created_at).execute();
+          await this.db
+            .deleteFrom('idempotency')
+            .where('scope', '=', scope)
+            .where('key', '=', key)
+            .where('created_at', '=', row.created_at)
+            .execute();
           continue;
         }
         if (row.request_hash !== hash) {
-          throw new ConflictError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request body. Use a new key for a new request.');
+          throw new ConflictError(
+            'idempotency_key_reused',
+            'This Idempotency-Key was already used with a different request body. Use a new key for a new request.',
+          );
         }
-        if (row.state === 'done') return { status: row.status ?? 200, body: JSON.parse(row.body ?? 'null'), replayed: true };
+        if (row.state === 'done')
+          return { status: row.status ?? 200, body: JSON.parse(row.body ?? 'null'), replayed: true };
         if (this.clock.now().getTime() - started < TAKEOVER_MS) {
           await this.sleep(POLL_MS);
           continue;
@@ -99,7 +131,8 @@ export class Idempotency {
       try {
         answer = await work();
       } catch (err) {
-        if (!takeOver) await this.db.deleteFrom('idempotency').where('scope', '=', scope).where('key', '=', key).execute();
+        if (!takeOver)
+          await this.db.deleteFrom('idempotency').where('scope', '=', scope).where('key', '=', key).execute();
         throw err;
       }
       await this.db
@@ -114,7 +147,10 @@ export class Idempotency {
 
   /** Drops answers older than 24 hours. */
   async purge(): Promise<number> {
-    const r = await this.db.deleteFrom('idempotency').where('expires_at', '<=', iso(this.clock.now())).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('idempotency')
+      .where('expires_at', '<=', iso(this.clock.now()))
+      .executeTakeFirst();
     return Number(r.numDeletedRows);
   }
 }

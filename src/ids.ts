@@ -49,7 +49,12 @@ export function newId(prefix: string, now: Date = new Date()): string {
 
 /** Whether a string looks like an id of the given prefix (cheap check before a lookup). */
 export function isId(prefix: string, value: unknown): value is string {
-  return typeof value === 'string' && value.length <= 64 && value.startsWith(`${prefix}_`) && /^[a-z]+_[0-9a-z_]+$/.test(value);
+  return (
+    typeof value === 'string' &&
+    value.length <= 64 &&
+    value.startsWith(`${prefix}_`) &&
+    /^[a-z]+_[0-9a-z_]+$/.test(value)
+  );
 }
 
 let lastTime = -1;

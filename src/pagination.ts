@@ -21,11 +21,16 @@ export function parsePageQuery(query: Record<string, unknown>): PageQuery {
   let limit = 20;
   if (query.limit !== undefined) {
     limit = Number(query.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) details.push({ field: 'limit', message: `must be a whole number from 1 to ${MAX_PAGE}`, code: 'range' });
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE)
+      details.push({ field: 'limit', message: `must be a whole number from 1 to ${MAX_PAGE}`, code: 'range' });
   }
   const after = query.starting_after;
   if (after !== undefined && (typeof after !== 'string' || after.length === 0 || after.length > 64)) {
-    details.push({ field: 'starting_after', message: 'must be the id of an item from the previous page', code: 'invalid' });
+    details.push({
+      field: 'starting_after',
+      message: 'must be the id of an item from the previous page',
+      code: 'invalid',
+    });
   }
   if (details.length) throw new ValidationError('The paging parameters are not valid.', details);
   return { limit, startingAfter: after as string | undefined };

@@ -31,8 +31,14 @@ export function shellQuote(s: string): string {
 
 /** The body of the first request a new user sends: the letter example with its sample values. */
 export function firstRequest(): Record<string, unknown> {
-  const sample = JSON.parse(fs.readFileSync(path.join(packageRoot(), 'examples', 'letter', 'sample.json'), 'utf8')) as Record<string, string>;
-  return { template_id: EXAMPLE_IDS.letter, merge_parameters: sample, destinations: { inkit_storage: { name: 'Welcome letter' } } };
+  const sample = JSON.parse(
+    fs.readFileSync(path.join(packageRoot(), 'examples', 'letter', 'sample.json'), 'utf8'),
+  ) as Record<string, string>;
+  return {
+    template_id: EXAMPLE_IDS.letter,
+    merge_parameters: sample,
+    destinations: { inkit_storage: { name: 'Welcome letter' } },
+  };
 }
 
 export interface StartOptions {
@@ -43,16 +49,24 @@ export interface StartOptions {
 
 /** How serve makes its service: its log, and the Temporal engine with ENGINE=temporal. */
 function serviceOptions(config: Config, log: (text: string) => void) {
-  const onFlowError = (id: string, err: unknown) => log(`flow ${id} failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  const onFlowError = (id: string, err: unknown) =>
+    log(`flow ${id} failed: ${err instanceof Error ? err.message : String(err)}\n`);
   return {
     log: (line: string) => log(`${line}\n`),
     onFlowError,
     // loaded only in this mode: the Temporal SDK is an optional dependency
-    engine: config.engine === 'temporal' ? async () => (await import('../workflows/client')).TemporalEngine.connect(config.temporal, onFlowError) : undefined,
+    engine:
+      config.engine === 'temporal'
+        ? async () => (await import('../workflows/client')).TemporalEngine.connect(config.temporal, onFlowError)
+        : undefined,
   };
 }
 
-export async function startServer(config: Config, log: (text: string) => void, options: StartOptions = {}): Promise<Server> {
+export async function startServer(
+  config: Config,
+  log: (text: string) => void,
+  options: StartOptions = {},
+): Promise<Server> {
   if (config.engine === 'temporal') requirePostgres(config, 'ENGINE=temporal');
   // one SQLite data dir, one server: taken before the database is opened (a server's start takes
   // over what a dead one left half-done, which must never happen beside a live one)
@@ -114,16 +128,30 @@ export async function startServer(config: Config, log: (text: string) => void, o
 }
 
 /** What a new user needs after the start: where things are, and on the first start a key and a first request. */
-async function greet(service: Service, config: Config, url: string, log: (text: string) => void, processes = 1): Promise<void> {
-  const where = service.database.dialect === 'sqlite' ? `SQLite at ${service.database.location}` : `PostgreSQL at ${service.database.location}`;
-  const docs = service.storage.kind === 'filesystem' ? `files in ${path.join(config.dataDir, 'documents')}` : 'the database';
-  log(`Paperlink ${service.version} is listening on ${url}${processes > 1 ? ` (${processes} processes)` : ''}\n  data: ${where}; documents: ${docs}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n`);
+async function greet(
+  service: Service,
+  config: Config,
+  url: string,
+  log: (text: string) => void,
+  processes = 1,
+): Promise<void> {
+  const where =
+    service.database.dialect === 'sqlite'
+      ? `SQLite at ${service.database.location}`
+      : `PostgreSQL at ${service.database.location}`;
+  const docs =
+    service.storage.kind === 'filesystem' ? `files in ${path.join(config.dataDir, 'documents')}` : 'the database';
+  log(
+    `Paperlink ${service.version} is listening on ${url}${processes > 1 ? ` (${processes} processes)` : ''}\n  data: ${where}; documents: ${docs}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n`,
+  );
 
   const app = await service.apps.magicLink.get();
   if (!app) {
     // the embedded default: links point here (and follow PUBLIC_URL), e-mails go to the outbox (or SMTP_URL)
     await service.apps.magicLink.put({});
-    log(`  Magic Link app set up for ${url}; e-mails go to ${service.mailer.destination} (change: PUT /v1/apps/magic_link or paperlink apps magic-link setup)\n`);
+    log(
+      `  Magic Link app set up for ${url}; e-mails go to ${service.mailer.destination} (change: PUT /v1/apps/magic_link or paperlink apps magic-link setup)\n`,
+    );
   } else {
     const warning = publicUrlMismatch(app, url);
     if (warning) log(`  ${warning}\n`);
@@ -159,7 +187,11 @@ async function greet(service: Service, config: Config, url: string, log: (text: 
  * process (the primary) holds the SQLite data dir's lock, greets the user, starts a new worker
  * when one dies, and on stop() stops every worker gracefully. Resolves once all listen.
  */
-export async function startCluster(config: Config, processes: number, log: (text: string) => void): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startCluster(
+  config: Config,
+  processes: number,
+  log: (text: string) => void,
+): Promise<{ url: string; stop(): Promise<void> }> {
   if (config.engine === 'temporal') requirePostgres(config, 'ENGINE=temporal');
   const unlock = config.databaseUrl ? () => undefined : lockDataDir(config.dataDir);
   // every worker of before is gone (this process holds the lock): none of their presence files is true
@@ -176,7 +208,8 @@ export async function startCluster(config: Config, processes: number, log: (text
   // every worker listens as asked (port 0 too): the cluster shares one socket among them
   const fork = () => {
     // render threads shared out: one HTTP thread per process, the other cores render
-    const renderThreads = process.env.RENDER_THREADS || String(Math.max(1, Math.floor(os.availableParallelism() / processes) - 1));
+    const renderThreads =
+      process.env.RENDER_THREADS || String(Math.max(1, Math.floor(os.availableParallelism() / processes) - 1));
     const worker = cluster.fork({ RENDER_THREADS: renderThreads });
     worker.on('message', (m: unknown) => {
       // a link changed in one worker: every worker hears it (the one running its lifecycle acts)
@@ -197,7 +230,9 @@ export async function startCluster(config: Config, processes: number, log: (text
   const listening = (w: ReturnType<typeof cluster.fork>) =>
     new Promise<number>((resolve, reject) => {
       w.once('listening', (address) => resolve(address.port));
-      w.once('exit', (code) => reject(new Error(`a server process exited while starting (${code}); its error is above`)));
+      w.once('exit', (code) =>
+        reject(new Error(`a server process exited while starting (${code}); its error is above`)),
+      );
     });
   let port: number;
   try {
@@ -222,10 +257,15 @@ export async function startCluster(config: Config, processes: number, log: (text
     stop: async () => {
       stopping = true;
       const workers = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
-      await Promise.all(workers.map((w) => new Promise<void>((resolve) => {
-        w.once('exit', () => resolve());
-        w.process.kill('SIGTERM');
-      })));
+      await Promise.all(
+        workers.map(
+          (w) =>
+            new Promise<void>((resolve) => {
+              w.once('exit', () => resolve());
+              w.process.kill('SIGTERM');
+            }),
+        ),
+      );
       unlock();
     },
   };

@@ -83,15 +83,28 @@ export function packageVersion(): string {
 
 export async function createService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const clock = options.clock ?? systemClock;
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: path.join(config.dataDir, 'paperlink.db') });
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    sqlitePath: path.join(config.dataDir, 'paperlink.db'),
+  });
   const { db } = database;
-  const storage: Storage = config.storage === 'database' ? new DatabaseStorage(db) : new FileStorage(path.join(config.dataDir, 'documents'));
+  const storage: Storage =
+    config.storage === 'database' ? new DatabaseStorage(db) : new FileStorage(path.join(config.dataDir, 'documents'));
   const templates = new TemplateStore(db, clock);
   // uploads (compiled here) and renders (on the render threads) apply the same limits
   setRenderLimits(config.renderLimits);
-  const renderer = createRenderer({ threads: config.renderThreads, timeoutMs: config.renderTimeoutMs, memoryMb: config.renderMemoryMb });
+  const renderer = createRenderer({
+    threads: config.renderThreads,
+    timeoutMs: config.renderTimeoutMs,
+    memoryMb: config.renderMemoryMb,
+  });
   if (options.examples !== false) await templates.loadExamples();
-  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outbox: path.join(config.dataDir, 'outbox'), log: options.log });
+  const mailer = createMailer({
+    smtpUrl: config.smtpUrl,
+    from: config.mailFrom,
+    outbox: path.join(config.dataDir, 'outbox'),
+    log: options.log,
+  });
   const from = /^(?:"?([^"<]*)"?\s*)?<?([^<>\s]+@[^<>\s]+)>?$/.exec(config.mailFrom.trim());
   const magicLink = new MagicLinkApps(db, clock, {
     public_url: config.publicUrl,
@@ -109,7 +122,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const keys = new Keys(db, clock);
   const documents = new Documents(db, storage, templates, clock, links, events, renderer, database.inTransaction);
   const postcards = new Postcards(db, clock, keys, templates, documents, events, database.inTransaction, renderer);
-  const webhookOptions = { allowPrivate: config.webhookAllowPrivate, timeoutMs: config.webhookTimeoutMs, retryForMs: config.webhookRetryHours * 3_600_000 };
+  const webhookOptions = {
+    allowPrivate: config.webhookAllowPrivate,
+    timeoutMs: config.webhookTimeoutMs,
+    retryForMs: config.webhookRetryHours * 3_600_000,
+  };
   const webhooks = new Webhooks(db, clock, events, webhookOptions);
   let presence: Presence = localPresence();
   /** Closes what is open so far when a later step of the start fails. */
@@ -122,7 +139,12 @@ export async function createService(config: Config, options: ServiceOptions = {}
   };
   // several processes may share the database: the ones that run background work say so
   const openPresence = async (): Promise<Presence> => {
-    if (options.runFlows && database.dialect === 'postgres') return postgresPresence(config.databaseUrl!, async (channel, payload) => void (await sql`select pg_notify(${channel}, ${payload})`.execute(db)), options.log);
+    if (options.runFlows && database.dialect === 'postgres')
+      return postgresPresence(
+        config.databaseUrl!,
+        async (channel, payload) => void (await sql`select pg_notify(${channel}, ${payload})`.execute(db)),
+        options.log,
+      );
     // several processes of one `serve --processes N` on one SQLite data dir
     if (options.runFlows && cluster.isWorker) return clusterPresence(config.dataDir);
     return presence;
@@ -130,10 +152,17 @@ export async function createService(config: Config, options: ServiceOptions = {}
   presence = await openPresence().catch(abandon);
   const claims = new Claims(db, presence);
   links.owner = presence.id;
-  const dispatcher = new Dispatcher(db, clock, { ...webhookOptions, log: options.log, owner: presence.id, lockRows: database.dialect === 'postgres' });
+  const dispatcher = new Dispatcher(db, clock, {
+    ...webhookOptions,
+    log: options.log,
+    owner: presence.id,
+    lockRows: database.dialect === 'postgres',
+  });
   const parts = { documents, links, postcards, dispatcher };
   const activities = activitiesOf(parts);
-  const engine: Engine = options.engine ? await (async () => options.engine!(activities))().catch(abandon) : new EmbeddedEngine(clock, activities, options.onFlowError, activities, activities, claims);
+  const engine: Engine = options.engine
+    ? await (async () => options.engine!(activities))().catch(abandon)
+    : new EmbeddedEngine(clock, activities, options.onFlowError, activities, activities, claims);
   let sweeping: NodeJS.Timeout | undefined;
   if (options.runFlows) {
     if (engine.eventsEmitted) {
@@ -155,11 +184,19 @@ export async function createService(config: Config, options: ServiceOptions = {}
       postcards.owner = presence.id;
       // a change is told to every process: the one running the link's lifecycle hears it
       presence.onLinkChanged = (id, change) => engine.linkChanged(id, change as LinkChange);
-      links.onChange = (id, change) => void presence.linkChanged(id, change).catch((err: unknown) => options.onFlowError?.(`link-${id}`, err));
+      links.onChange = (id, change) =>
+        void presence.linkChanged(id, change).catch((err: unknown) => options.onFlowError?.(`link-${id}`, err));
       await adopt(free);
       // the living adopt what a process that died was running
       if (database.dialect === 'postgres' || cluster.isWorker) {
-        sweeping = setInterval(() => void claims.sweep().then(adopt).catch((err: unknown) => options.onFlowError?.('sweep', err)), SWEEP_MS);
+        sweeping = setInterval(
+          () =>
+            void claims
+              .sweep()
+              .then(adopt)
+              .catch((err: unknown) => options.onFlowError?.('sweep', err)),
+          SWEEP_MS,
+        );
         sweeping.unref();
       }
     } else {

@@ -34,7 +34,13 @@ export function createActivities(deps: ActivityDeps, options: { heartbeatMs?: nu
       try {
         return await fn(...args);
       } catch (err) {
-        if (err instanceof PaperlinkError) throw ApplicationFailure.create({ message: err.message, type: REQUEST_FAILURE, nonRetryable: true, details: [errorData(err)] });
+        if (err instanceof PaperlinkError)
+          throw ApplicationFailure.create({
+            message: err.message,
+            type: REQUEST_FAILURE,
+            nonRetryable: true,
+            details: [errorData(err)],
+          });
         throw err;
       } finally {
         clearInterval(beat);

@@ -7,7 +7,13 @@
  *   import { generateDocument, linkStatus } from 'paperlink/workflows/client';
  */
 import fs from 'node:fs';
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, type ConnectionOptions } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  type ConnectionOptions,
+} from '@temporalio/client';
 import { systemClock, type Clock } from '../src/clock';
 import type { TemporalConfig } from '../src/config';
 import type { GenerateResult } from '../src/documents';
@@ -31,7 +37,9 @@ export function connectionOptions(t: TemporalConfig): Pick<ConnectionOptions, 'a
   const ca = read(t.tlsCaPath);
   return {
     address: t.address,
-    tls: t.tls ? { ...(pair ? { clientCertPair: pair } : {}), ...(ca ? { serverRootCACertificate: ca } : {}) } : undefined,
+    tls: t.tls
+      ? { ...(pair ? { clientCertPair: pair } : {}), ...(ca ? { serverRootCACertificate: ca } : {}) }
+      : undefined,
     ...(t.apiKey ? { apiKey: t.apiKey } : {}),
   };
 }
@@ -85,7 +93,11 @@ export async function generateDocument(
   request: { body: unknown; caller?: GenerateInput['caller']; renderId?: string },
   options: StartOptions & { signal?: AbortSignal } = {},
 ): Promise<GenerateResult> {
-  const input: GenerateInput = { body: request.body, caller: request.caller ?? { keyId: null, name: 'temporal' }, renderId: request.renderId ?? newId('rnd') };
+  const input: GenerateInput = {
+    body: request.body,
+    caller: request.caller ?? { keyId: null, name: 'temporal' },
+    renderId: request.renderId ?? newId('rnd'),
+  };
   const id = workflowId.generate(input.renderId!);
   const wait = async () => {
     try {
@@ -111,7 +123,11 @@ export async function generateDocument(
 }
 
 /** Starts the intake flow of a postcard the API accepted (its `pc_…` id); a second start is a no-op. */
-export async function startPostcardIntake(client: Client, postcardId: string, options: StartOptions = {}): Promise<void> {
+export async function startPostcardIntake(
+  client: Client,
+  postcardId: string,
+  options: StartOptions = {},
+): Promise<void> {
   try {
     await client.workflow.start<(id: string) => Promise<PostcardStatus>>('postcardIntake', {
       workflowId: workflowId.postcard(postcardId),
@@ -129,7 +145,12 @@ export function postcardResult(client: Client, postcardId: string): Promise<Post
 }
 
 /** Tells a link's lifecycle what happened, starting the lifecycle if it is not running. */
-export async function signalLink(client: Client, linkId: string, signal: 'opened' | 'viewed' | 'changed' = 'changed', options: StartOptions = {}): Promise<void> {
+export async function signalLink(
+  client: Client,
+  linkId: string,
+  signal: 'opened' | 'viewed' | 'changed' = 'changed',
+  options: StartOptions = {},
+): Promise<void> {
   await client.workflow.signalWithStart<(id: string) => Promise<'expired' | 'revoked'>, []>('linkLifecycle', {
     workflowId: workflowId.link(linkId),
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
@@ -171,7 +192,9 @@ export function linkStatus(client: Client, linkId: string): Promise<LinkStatusVi
 
 /** Revokes a link now through its lifecycle workflow; returns the link's final state. */
 export function expireLink(client: Client, linkId: string, options: ExpireOptions = {}): Promise<LinkState> {
-  return client.workflow.getHandle(workflowId.link(linkId)).executeUpdate<LinkState, [ExpireOptions]>(LINK.expire, { args: [options] });
+  return client.workflow
+    .getHandle(workflowId.link(linkId))
+    .executeUpdate<LinkState, [ExpireOptions]>(LINK.expire, { args: [options] });
 }
 
 /** Waits for a link's lifecycle to end: `expired` or `revoked`. */
@@ -180,7 +203,13 @@ export function linkResult(client: Client, linkId: string): Promise<'expired' | 
 }
 
 /** The signal each change of a link is told by. */
-const SIGNAL_OF: Record<LinkChange, 'opened' | 'viewed' | 'changed'> = { opened: 'opened', viewed: 'viewed', sent: 'changed', send_failed: 'changed', ended: 'changed' };
+const SIGNAL_OF: Record<LinkChange, 'opened' | 'viewed' | 'changed'> = {
+  opened: 'opened',
+  viewed: 'viewed',
+  sent: 'changed',
+  send_failed: 'changed',
+  ended: 'changed',
+};
 
 /**
  * ENGINE=temporal: the API hands its flows to Temporal workers. Generation waits for its workflow
@@ -236,10 +265,16 @@ export class TemporalEngine implements Engine {
     const abort = new AbortController();
     const retry = 'send the same request with the same Idempotency-Key again';
     // a request the API refuses is that answer; anything else is Temporal's or the worker's trouble
-    const work = generateDocument(this.client, input, { taskQueue: this.taskQueue, signal: abort.signal }).catch((err: unknown) => {
-      if (err instanceof PaperlinkError) throw err;
-      throw new UnavailableError('engine_unavailable', `The render ${input.renderId ?? ''} could not be run on Temporal (${err instanceof Error ? err.message : String(err)}); ${retry}.`, 5);
-    });
+    const work = generateDocument(this.client, input, { taskQueue: this.taskQueue, signal: abort.signal }).catch(
+      (err: unknown) => {
+        if (err instanceof PaperlinkError) throw err;
+        throw new UnavailableError(
+          'engine_unavailable',
+          `The render ${input.renderId ?? ''} could not be run on Temporal (${err instanceof Error ? err.message : String(err)}); ${retry}.`,
+          5,
+        );
+      },
+    );
     const call: Promise<unknown> = work.catch(() => undefined).finally(() => this.calls.delete(call));
     this.calls.add(call);
     // the client's own retries against an unreachable server do not all stop at the signal: the
@@ -260,7 +295,9 @@ export class TemporalEngine implements Engine {
   }
 
   linkChanged(id: string, change: LinkChange): void {
-    this.attempt(workflowId.link(id), () => signalLink(this.client, id, SIGNAL_OF[change], { taskQueue: this.taskQueue }));
+    this.attempt(workflowId.link(id), () =>
+      signalLink(this.client, id, SIGNAL_OF[change], { taskQueue: this.taskQueue }),
+    );
   }
 
   /** Wakes the webhook dispatcher workflow (starting it if needed), at most once per 200 ms. */
@@ -314,7 +351,9 @@ export class TemporalEngine implements Engine {
     // that is down) and throw if the connection closes under them: close it once they have ended
     const close = () => this.client.connection.close();
     if (this.calls.size === 0) return close();
-    void Promise.all(this.calls).then(close, close).catch(() => undefined);
+    void Promise.all(this.calls)
+      .then(close, close)
+      .catch(() => undefined);
   }
 }
 

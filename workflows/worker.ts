@@ -36,7 +36,14 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
   try {
     // the worker's own changes (a generated document, a link sent) wake the webhook workflow too
     const client = new Client({ connection, namespace: t.namespace });
-    service = await createService(config, { log, runFlows: true, engine: () => new TemporalEngine(client, t.taskQueue, { onError: (id, err) => log(`${id}: ${err instanceof Error ? err.message : String(err)}`) }) });
+    service = await createService(config, {
+      log,
+      runFlows: true,
+      engine: () =>
+        new TemporalEngine(client, t.taskQueue, {
+          onError: (id, err) => log(`${id}: ${err instanceof Error ? err.message : String(err)}`),
+        }),
+    });
     const worker = await Worker.create({
       connection,
       namespace: t.namespace,

@@ -30,25 +30,41 @@ import type { Ports } from '../src/flows/ports';
 import { WAKE, webhookDispatch as dispatchFlow, type WebhookActivities } from '../src/flows/webhooks';
 import { LINK, REQUEST_FAILURE, workflowId } from './common';
 
-
 // Rendering is CPU work of seconds; storage and the database are retried with back-off, a broken
 // request (422, 409, 404) is not retried at all.
 const generateActivities = proxyActivities<GenerateActivities>({
   startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8, nonRetryableErrorTypes: [REQUEST_FAILURE] },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 8,
+    nonRetryableErrorTypes: [REQUEST_FAILURE],
+  },
 });
 // Sending mail and reading a link: SMTP outages are retried by the activity for about 2 hours, and
 // the flow itself resends later (SEND_RETRY_MS) when the link is still unsent.
 const linkActivities = proxyActivities<LinkActivities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes', maximumAttempts: 20, nonRetryableErrorTypes: [REQUEST_FAILURE] },
+  retry: {
+    initialInterval: '5 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '10 minutes',
+    maximumAttempts: 20,
+    nonRetryableErrorTypes: [REQUEST_FAILURE],
+  },
 });
 // A postcard's render is retried by its policy until it succeeds (every 10 minutes at most, the
 // server keeps one event for all attempts); a postcard that cannot be made ends `failed` without
 // an error, and a request failure (the postcard is gone) is not retried.
 const postcardActivities = proxyActivities<PostcardActivities>({
   startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 minutes', nonRetryableErrorTypes: [REQUEST_FAILURE] },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '10 minutes',
+    nonRetryableErrorTypes: [REQUEST_FAILURE],
+  },
 });
 // Runs recorded before 'postcard-retry-policy' retried 5 times here, then waited in workflow code
 // (RENDER_RETRY_MS) and tried again: they replay with these options and the flow's loop.
@@ -84,7 +100,11 @@ function ports<A>(activities: A, handlers: Map<string, () => void> = new Map()):
 export async function generate(input: GenerateInput): Promise<GenerateResult> {
   return generateFlow(ports(generateActivities), input, async (linkId) => {
     try {
-      await startChild(linkLifecycle, { workflowId: workflowId.link(linkId), args: [linkId], parentClosePolicy: ParentClosePolicy.ABANDON });
+      await startChild(linkLifecycle, {
+        workflowId: workflowId.link(linkId),
+        args: [linkId],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+      });
     } catch (err) {
       // the API may have started it already (a view or a resend signals with start)
       if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;
@@ -149,8 +169,10 @@ export async function linkLifecycle(linkId: string): Promise<'expired' | 'revoke
     },
     {
       validator: (options) => {
-        if (ended || last?.status === 'expired' || last?.status === 'revoked') throw new Error(`the link has ended already (${ended ?? last?.status})`);
-        if (options?.reason !== undefined && (typeof options.reason !== 'string' || options.reason.length > 500)) throw new Error('reason must be text of at most 500 characters');
+        if (ended || last?.status === 'expired' || last?.status === 'revoked')
+          throw new Error(`the link has ended already (${ended ?? last?.status})`);
+        if (options?.reason !== undefined && (typeof options.reason !== 'string' || options.reason.length > 500))
+          throw new Error('reason must be text of at most 500 characters');
       },
     },
   );
@@ -171,7 +193,9 @@ export async function linkLifecycle(linkId: string): Promise<'expired' | 'revoke
  */
 export async function postcardIntake(postcardId: string): Promise<PostcardStatus> {
   if (patched('postcard-retry-policy')) return postcardActivities.renderPostcard(postcardId);
-  return intakeFlow(ports(postcardActivitiesBefore), postcardId, (err) => log.warn('postcard render failed; retrying', { postcardId, error: String(err) }));
+  return intakeFlow(ports(postcardActivitiesBefore), postcardId, (err) =>
+    log.warn('postcard render failed; retrying', { postcardId, error: String(err) }),
+  );
 }
 
 // ---- webhook delivery ----------------------------------------------------------------------

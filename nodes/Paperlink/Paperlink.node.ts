@@ -1,4 +1,10 @@
-import { NodeConnectionTypes, type IExecuteFunctions, type INodeExecutionData, type INodeType, type INodeTypeDescription } from 'n8n-workflow';
+import {
+  NodeConnectionTypes,
+  type IExecuteFunctions,
+  type INodeExecutionData,
+  type INodeType,
+  type INodeTypeDescription,
+} from 'n8n-workflow';
 import * as document from './actions/document';
 import * as magicLink from './actions/magicLink';
 import * as postcard from './actions/postcard';
@@ -22,7 +28,11 @@ export class Paperlink implements INodeType {
     outputs: [NodeConnectionTypes.Main],
     credentials: [
       { name: 'paperlinkApi', required: true },
-      { name: 'paperlinkPostcardToken', required: true, displayOptions: { show: { resource: ['postcard'], operation: ['submit'] } } },
+      {
+        name: 'paperlinkPostcardToken',
+        required: true,
+        displayOptions: { show: { resource: ['postcard'], operation: ['submit'] } },
+      },
     ],
     properties: [
       {

@@ -6,7 +6,12 @@ import * as postcard from './actions/postcard';
 import * as template from './actions/template';
 
 type Operation = (this: IExecuteFunctions, i: number) => Promise<INodeExecutionData | INodeExecutionData[]>;
-const operations: Record<string, Record<string, Operation>> = { document: document.operations, magicLink: magicLink.operations, template: template.operations, postcard: postcard.operations };
+const operations: Record<string, Record<string, Operation>> = {
+  document: document.operations,
+  magicLink: magicLink.operations,
+  template: template.operations,
+  postcard: postcard.operations,
+};
 
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
   const items = this.getInputData();
@@ -16,13 +21,23 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
     const operation = this.getNodeParameter('operation', i) as string;
     try {
       const run = operations[resource]?.[operation];
-      if (!run) throw new NodeOperationError(this.getNode(), `The operation "${operation}" of "${resource}" is not known`, { itemIndex: i });
+      if (!run)
+        throw new NodeOperationError(this.getNode(), `The operation "${operation}" of "${resource}" is not known`, {
+          itemIndex: i,
+        });
       const result = await run.call(this, i);
       out.push(...(Array.isArray(result) ? result : [result]));
     } catch (error) {
       if (this.continueOnFail()) {
         const e = error as { message?: string; description?: string; httpCode?: string };
-        out.push({ json: { error: e.message ?? String(error), ...(e.description ? { description: e.description } : {}), ...(e.httpCode ? { httpCode: e.httpCode } : {}) }, pairedItem: { item: i } });
+        out.push({
+          json: {
+            error: e.message ?? String(error),
+            ...(e.description ? { description: e.description } : {}),
+            ...(e.httpCode ? { httpCode: e.httpCode } : {}),
+          },
+          pairedItem: { item: i },
+        });
         continue;
       }
       throw withItem(this, error, i);

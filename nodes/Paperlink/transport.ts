@@ -25,7 +25,12 @@ export interface ServiceError {
 
 /** The `{ error: { code, message, details } }` body of a failed request, wherever n8n's HTTP helper put it. */
 export function serviceError(err: unknown): ServiceError {
-  const e = err as { response?: { status?: number; statusCode?: number; data?: unknown; body?: unknown }; cause?: unknown; httpCode?: string | null; context?: { data?: unknown } };
+  const e = err as {
+    response?: { status?: number; statusCode?: number; data?: unknown; body?: unknown };
+    cause?: unknown;
+    httpCode?: string | null;
+    context?: { data?: unknown };
+  };
   const response = e?.response ?? (e?.cause as { response?: typeof e.response } | undefined)?.response;
   // n8n's helpers throw a NodeApiError that keeps the parsed answer in context.data
   let body: unknown = e?.context?.data ?? response?.data ?? response?.body;
@@ -44,7 +49,12 @@ export function serviceError(err: unknown): ServiceError {
 
 export function describeServiceError(s: ServiceError): { message: string; description?: string } {
   const details = (s.details ?? []).map((d) => `${d.field}: ${d.message}`).join('; ');
-  return { message: s.message ? `${s.message}${s.code ? ` (${s.code})` : ''}` : 'The Paperlink service did not answer as expected', description: details || undefined };
+  return {
+    message: s.message
+      ? `${s.message}${s.code ? ` (${s.code})` : ''}`
+      : 'The Paperlink service did not answer as expected',
+    description: details || undefined,
+  };
 }
 
 export async function baseUrl(ctx: Context): Promise<string> {
@@ -90,16 +100,35 @@ export function apiError(ctx: Pick<Context, 'getNode'>, err: unknown): NodeApiEr
   const s = serviceError(err);
   const text = describeServiceError(s);
   const httpCode = s.status ? String(s.status) : undefined;
-  if (!s.message) return err instanceof NodeApiError ? err : new NodeApiError(ctx.getNode(), err as JsonObject, { httpCode });
-  return new NodeApiError(ctx.getNode(), { message: text.message, description: text.description ?? '', httpCode: httpCode ?? '', error: s as unknown as JsonObject } as JsonObject, { ...text, httpCode });
+  if (!s.message)
+    return err instanceof NodeApiError ? err : new NodeApiError(ctx.getNode(), err as JsonObject, { httpCode });
+  return new NodeApiError(
+    ctx.getNode(),
+    {
+      message: text.message,
+      description: text.description ?? '',
+      httpCode: httpCode ?? '',
+      error: s as unknown as JsonObject,
+    } as JsonObject,
+    { ...text, httpCode },
+  );
 }
 
 /** Every item of a list endpoint, following `starting_after`, or the first `limit`; `filters` go into the query. */
-export async function listAll(this: IExecuteFunctions | ILoadOptionsFunctions, path: string, limit?: number, filters: IDataObject = {}): Promise<IDataObject[]> {
+export async function listAll(
+  this: IExecuteFunctions | ILoadOptionsFunctions,
+  path: string,
+  limit?: number,
+  filters: IDataObject = {},
+): Promise<IDataObject[]> {
   const out: IDataObject[] = [];
   let after: string | undefined;
   for (;;) {
-    const page = (await apiRequest.call(this, 'GET', path, undefined, { ...filters, limit: Math.min(100, limit ?? 100), ...(after ? { starting_after: after } : {}) })) as { data: IDataObject[]; has_more: boolean };
+    const page = (await apiRequest.call(this, 'GET', path, undefined, {
+      ...filters,
+      limit: Math.min(100, limit ?? 100),
+      ...(after ? { starting_after: after } : {}),
+    })) as { data: IDataObject[]; has_more: boolean };
     out.push(...page.data);
     if (!page.has_more || (limit !== undefined && out.length >= limit) || page.data.length === 0) break;
     after = String(page.data[page.data.length - 1].id);
@@ -108,8 +137,16 @@ export async function listAll(this: IExecuteFunctions | ILoadOptionsFunctions, p
 }
 
 /** A stored document and its PDF as n8n binary data, under the document's name (`Welcome letter.pdf`). */
-export async function downloadPdf(this: IExecuteFunctions | IWebhookFunctions, id: string): Promise<{ document: IDataObject; binary: IBinaryData }> {
+export async function downloadPdf(
+  this: IExecuteFunctions | IWebhookFunctions,
+  id: string,
+): Promise<{ document: IDataObject; binary: IBinaryData }> {
   const document = (await apiRequest.call(this, 'GET', `/v1/documents/${encodeURIComponent(id)}`)) as IDataObject;
-  const pdf = (await apiRequest.call(this, 'GET', `/v1/documents/${encodeURIComponent(id)}/pdf`, undefined, undefined, { binary: true })) as ArrayBuffer;
-  return { document, binary: await this.helpers.prepareBinaryData(Buffer.from(pdf), pdfFileName(document.name, id), 'application/pdf') };
+  const pdf = (await apiRequest.call(this, 'GET', `/v1/documents/${encodeURIComponent(id)}/pdf`, undefined, undefined, {
+    binary: true,
+  })) as ArrayBuffer;
+  return {
+    document,
+    binary: await this.helpers.prepareBinaryData(Buffer.from(pdf), pdfFileName(document.name, id), 'application/pdf'),
+  };
 }

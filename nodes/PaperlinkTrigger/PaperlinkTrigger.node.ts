@@ -26,7 +26,9 @@ const label = (type: string) =>
 function eventsOf(ctx: IHookFunctions): '*' | string[] {
   const events = ctx.getNodeParameter('events') as string[];
   if (events.includes('*') && events.length > 1) {
-    throw new NodeOperationError(ctx.getNode(), 'Choose "Any Event" alone, or only the events you want', { description: 'Any Event already includes every other event.' });
+    throw new NodeOperationError(ctx.getNode(), 'Choose "Any Event" alone, or only the events you want', {
+      description: 'Any Event already includes every other event.',
+    });
   }
   return events.includes('*') ? '*' : events;
 }
@@ -44,7 +46,8 @@ export class PaperlinkTrigger implements INodeType {
     icon: { light: 'file:paperlink.svg', dark: 'file:paperlink.dark.svg' },
     group: ['trigger'],
     version: 1,
-    subtitle: '={{ $parameter["events"].includes("*") ? "On any event" : "On " + $parameter["events"].map(e => e.replace(/[._]/g, " ")).join(", ") }}',
+    subtitle:
+      '={{ $parameter["events"].includes("*") ? "On any event" : "On " + $parameter["events"].map(e => e.replace(/[._]/g, " ")).join(", ") }}',
     description: 'Starts the workflow when a Paperlink document, Magic Link or postcard changes',
     defaults: { name: 'Paperlink Trigger' },
     inputs: [],
@@ -73,9 +76,16 @@ export class PaperlinkTrigger implements INodeType {
             name: 'attachPdf',
             type: 'boolean',
             default: false,
-            description: 'Whether to download the PDF into the item as binary data on Document Generated and Postcard Rendered events',
+            description:
+              'Whether to download the PDF into the item as binary data on Document Generated and Postcard Rendered events',
           },
-          { displayName: 'Put Output File in Field', name: 'binaryPropertyName', type: 'string', default: 'data', hint: 'The name of the output binary field to put the PDF in' },
+          {
+            displayName: 'Put Output File in Field',
+            name: 'binaryPropertyName',
+            type: 'string',
+            default: 'data',
+            hint: 'The name of the output binary field to put the PDF in',
+          },
         ],
       },
     ],
@@ -89,7 +99,11 @@ export class PaperlinkTrigger implements INodeType {
         if (!data.webhookId) return false;
         let hook: IDataObject;
         try {
-          hook = (await apiRequest.call(this, 'GET', `/v1/webhooks/${encodeURIComponent(data.webhookId)}`)) as IDataObject;
+          hook = (await apiRequest.call(
+            this,
+            'GET',
+            `/v1/webhooks/${encodeURIComponent(data.webhookId)}`,
+          )) as IDataObject;
         } catch (err) {
           if ((err as { httpCode?: string }).httpCode === '404') {
             delete data.webhookId;
@@ -99,7 +113,10 @@ export class PaperlinkTrigger implements INodeType {
           throw new NodeApiError(this.getNode(), err as JsonObject);
         }
         const events = eventsOf(this);
-        const same = hook.url === this.getNodeWebhookUrl('default') && JSON.stringify([...(hook.events as string[])].sort()) === JSON.stringify(events === '*' ? ['*'] : [...events].sort());
+        const same =
+          hook.url === this.getNodeWebhookUrl('default') &&
+          JSON.stringify([...(hook.events as string[])].sort()) ===
+            JSON.stringify(events === '*' ? ['*'] : [...events].sort());
         if (same) return true;
         // changed in the editor: replace it
         await apiRequest.call(this, 'DELETE', `/v1/webhooks/${encodeURIComponent(data.webhookId)}`);
@@ -110,7 +127,11 @@ export class PaperlinkTrigger implements INodeType {
 
       async create(this: IHookFunctions): Promise<boolean> {
         const url = this.getNodeWebhookUrl('default');
-        const body = { url, events: eventsOf(this), description: `n8n: ${this.getWorkflow().name ?? this.getWorkflow().id ?? 'workflow'} / ${this.getNode().name}` };
+        const body = {
+          url,
+          events: eventsOf(this),
+          description: `n8n: ${this.getWorkflow().name ?? this.getWorkflow().id ?? 'workflow'} / ${this.getNode().name}`,
+        };
         let hook: IDataObject;
         try {
           hook = (await apiRequest.call(this, 'POST', '/v1/webhooks', body)) as IDataObject;
@@ -121,11 +142,17 @@ export class PaperlinkTrigger implements INodeType {
           const why = (s.details ?? []).map((d) => `${d.field}: ${d.message}`).join('; ');
           throw new NodeApiError(this.getNode(), { message: s.message, code: s.code ?? '' } as JsonObject, {
             message: `Paperlink refused to send events to ${String(url)}: ${why || describeServiceError(s).message}`,
-            description: s.code === 'validation_failed' ? 'A private or loopback n8n address needs WEBHOOK_ALLOW_PRIVATE=true on the Paperlink service, or a public WEBHOOK_URL for n8n.' : undefined,
+            description:
+              s.code === 'validation_failed'
+                ? 'A private or loopback n8n address needs WEBHOOK_ALLOW_PRIVATE=true on the Paperlink service, or a public WEBHOOK_URL for n8n.'
+                : undefined,
             httpCode: s.status ? String(s.status) : undefined,
           });
         }
-        if (typeof hook.id !== 'string' || typeof hook.secret !== 'string') throw new NodeApiError(this.getNode(), hook as JsonObject, { message: 'The service did not return a webhook id and secret' });
+        if (typeof hook.id !== 'string' || typeof hook.secret !== 'string')
+          throw new NodeApiError(this.getNode(), hook as JsonObject, {
+            message: 'The service did not return a webhook id and secret',
+          });
         const data = this.getWorkflowStaticData('node') as Subscription;
         data.webhookId = hook.id;
         data.webhookSecret = hook.secret;
@@ -139,7 +166,8 @@ export class PaperlinkTrigger implements INodeType {
             await apiRequest.call(this, 'DELETE', `/v1/webhooks/${encodeURIComponent(data.webhookId)}`);
           } catch (err) {
             // already gone is what we wanted; anything else must be seen
-            if ((err as { httpCode?: string }).httpCode !== '404') throw new NodeApiError(this.getNode(), err as JsonObject);
+            if ((err as { httpCode?: string }).httpCode !== '404')
+              throw new NodeApiError(this.getNode(), err as JsonObject);
           }
         }
         delete data.webhookId;
@@ -150,20 +178,38 @@ export class PaperlinkTrigger implements INodeType {
   };
 
   async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-    const req = this.getRequestObject() as unknown as { rawBody?: Buffer; body: unknown; headers: Record<string, string | string[] | undefined> };
+    const req = this.getRequestObject() as unknown as {
+      rawBody?: Buffer;
+      body: unknown;
+      headers: Record<string, string | string[] | undefined>;
+    };
     const data = this.getWorkflowStaticData('node') as Subscription;
     const raw = req.rawBody ?? Buffer.from(JSON.stringify(req.body ?? {}));
     const header = req.headers[SIGNATURE_HEADER];
-    const check = data.webhookSecret ? verify(data.webhookSecret, raw, Array.isArray(header) ? header[0] : header) : ({ ok: false, reason: 'missing' } as const);
+    const check = data.webhookSecret
+      ? verify(data.webhookSecret, raw, Array.isArray(header) ? header[0] : header)
+      : ({ ok: false, reason: 'missing' } as const);
     if (!check.ok) {
-      this.getResponseObject().status(401).json(errorBody('invalid_signature', `The Paperlink-Signature header does not verify (${check.reason}); the delivery was ignored.`));
+      this.getResponseObject()
+        .status(401)
+        .json(
+          errorBody(
+            'invalid_signature',
+            `The Paperlink-Signature header does not verify (${check.reason}); the delivery was ignored.`,
+          ),
+        );
       return { noWebhookResponse: true };
     }
     const event = this.getBodyData() as IDataObject;
     const item: { json: IDataObject; binary?: Record<string, IBinaryData> } = { json: event };
     const options = this.getNodeParameter('options', {}) as { attachPdf?: boolean; binaryPropertyName?: string };
     const object = ((event.data as IDataObject | undefined)?.object ?? {}) as IDataObject;
-    const documentId = event.type === 'document.generated' ? object.id : event.type === 'postcard.rendered' ? object.document_id : undefined;
+    const documentId =
+      event.type === 'document.generated'
+        ? object.id
+        : event.type === 'postcard.rendered'
+          ? object.document_id
+          : undefined;
     if (options.attachPdf && typeof documentId === 'string') {
       item.binary = { [options.binaryPropertyName || 'data']: (await downloadPdf.call(this, documentId)).binary };
     }

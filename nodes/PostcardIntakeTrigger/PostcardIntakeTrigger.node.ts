@@ -1,4 +1,11 @@
-import { NodeConnectionTypes, type IDataObject, type INodeType, type INodeTypeDescription, type IWebhookFunctions, type IWebhookResponseData } from 'n8n-workflow';
+import {
+  NodeConnectionTypes,
+  type IDataObject,
+  type INodeType,
+  type INodeTypeDescription,
+  type IWebhookFunctions,
+  type IWebhookResponseData,
+} from 'n8n-workflow';
 import { errorBody } from '../../src/errors';
 import { checkPostcard } from '../../src/postcards/rules';
 import { sameHash, sha256 } from '../../src/secrets';
@@ -30,14 +37,22 @@ export class PostcardIntakeTrigger implements INodeType {
     group: ['trigger'],
     version: 1,
     subtitle: '=POST {{$parameter["path"]}}',
-    description: 'Takes postcard requests (contact, address, template ID and token in the body) and starts the workflow with each valid one',
+    description:
+      'Takes postcard requests (contact, address, template ID and token in the body) and starts the workflow with each valid one',
     defaults: { name: 'Postcard Intake Trigger' },
     inputs: [],
     outputs: [NodeConnectionTypes.Main],
     credentials: [{ name: 'paperlinkPostcardToken', required: true }],
     webhooks: [{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: '={{$parameter["path"]}}' }],
     properties: [
-      { displayName: 'Path', name: 'path', type: 'string', default: 'postcards', required: true, description: 'The last part of the URL clients post to' },
+      {
+        displayName: 'Path',
+        name: 'path',
+        type: 'string',
+        default: 'postcards',
+        required: true,
+        description: 'The last part of the URL clients post to',
+      },
       {
         displayName: 'Template IDs',
         name: 'templateIds',
@@ -56,12 +71,21 @@ export class PostcardIntakeTrigger implements INodeType {
   async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
     const req = this.getRequestObject();
     const res = this.getResponseObject();
-    const refuse = (status: number, code: string, message: string, details: { field: string; message: string; code?: string }[] = []) => {
+    const refuse = (
+      status: number,
+      code: string,
+      message: string,
+      details: { field: string; message: string; code?: string }[] = [],
+    ) => {
       res.status(status).json(errorBody(code, message, details));
       return { noWebhookResponse: true };
     };
     if (!/^application\/(.+\+)?json\b/i.test(String(req.headers['content-type'] ?? ''))) {
-      return refuse(415, 'unsupported_media_type', 'This endpoint takes a JSON body: send it with Content-Type: application/json.');
+      return refuse(
+        415,
+        'unsupported_media_type',
+        'This endpoint takes a JSON body: send it with Content-Type: application/json.',
+      );
     }
     let body: unknown;
     try {
@@ -69,7 +93,8 @@ export class PostcardIntakeTrigger implements INodeType {
     } catch {
       return refuse(400, 'malformed_json', 'The body is not valid JSON: send one JSON object.');
     }
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) return refuse(400, 'malformed_json', 'The body must be a JSON object.');
+    if (body === null || typeof body !== 'object' || Array.isArray(body))
+      return refuse(400, 'malformed_json', 'The body must be a JSON object.');
 
     // the credential first: without it, say nothing about the rest
     const { token } = await this.getCredentials('paperlinkPostcardToken');
@@ -78,16 +103,31 @@ export class PostcardIntakeTrigger implements INodeType {
       return refuse(401, 'unauthorized', 'A valid postcard token is required in the api_token field of the body.');
     }
     const checked = checkPostcard(body);
-    if (!checked.ok) return refuse(422, 'validation_failed', 'The postcard request is not valid; see details for each field to fix.', checked.details);
+    if (!checked.ok)
+      return refuse(
+        422,
+        'validation_failed',
+        'The postcard request is not valid; see details for each field to fix.',
+        checked.details,
+      );
     const allowed = String(this.getNodeParameter('templateIds', '') ?? '')
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean);
     if (allowed.length && !allowed.includes(checked.value.template_id)) {
-      return refuse(422, 'validation_failed', 'The postcard request is not valid; see details.', [{ field: 'template_id', message: `no template has the id ${JSON.stringify(checked.value.template_id)}`, code: 'not_found' }]);
+      return refuse(422, 'validation_failed', 'The postcard request is not valid; see details.', [
+        {
+          field: 'template_id',
+          message: `no template has the id ${JSON.stringify(checked.value.template_id)}`,
+          code: 'not_found',
+        },
+      ]);
     }
     res.status(202).end();
     const { template_id, contact, address, custom } = checked.value;
-    return { noWebhookResponse: true, workflowData: [[{ json: { template_id, contact, address, custom } as unknown as IDataObject }]] };
+    return {
+      noWebhookResponse: true,
+      workflowData: [[{ json: { template_id, contact, address, custom } as unknown as IDataObject }]],
+    };
   }
 }

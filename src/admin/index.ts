@@ -12,7 +12,12 @@ import { AuthenticationError, RateLimitError, ValidationError } from '../errors'
 import type { Keys } from '../keys';
 import { randomToken, sha256 } from '../secrets';
 
-const derive = promisify(scrypt) as (password: string, salt: Buffer, length: number, options: { N: number; r: number; p: number; maxmem: number }) => Promise<Buffer>;
+const derive = promisify(scrypt) as (
+  password: string,
+  salt: Buffer,
+  length: number,
+  options: { N: number; r: number; p: number; maxmem: number },
+) => Promise<Buffer>;
 const PASSWORD_KEY = 'admin:password';
 const SCRYPT = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 export const MIN_PASSWORD = 12;
@@ -38,7 +43,12 @@ async function checkPassword(password: string, stored: string): Promise<boolean>
   const [scheme, n, r, p, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt') return false;
   const expected = Buffer.from(hash, 'base64');
-  const got = await derive(password, Buffer.from(salt, 'base64'), expected.length, { N: Number(n), r: Number(r), p: Number(p), maxmem: SCRYPT.maxmem });
+  const got = await derive(password, Buffer.from(salt, 'base64'), expected.length, {
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+    maxmem: SCRYPT.maxmem,
+  });
   return timingSafeEqual(got, expected);
 }
 
@@ -55,15 +65,23 @@ export class Operators {
   /** Sets (or replaces) the operator password; every operator session ends. */
   async setPassword(password: string): Promise<void> {
     if (password.length < MIN_PASSWORD || password.length > 1024) {
-      throw new ValidationError(`The operator password needs ${MIN_PASSWORD} to 1024 characters.`, [{ field: 'password', message: `must be ${MIN_PASSWORD} to 1024 characters`, code: 'length' }]);
+      throw new ValidationError(`The operator password needs ${MIN_PASSWORD} to 1024 characters.`, [
+        { field: 'password', message: `must be ${MIN_PASSWORD} to 1024 characters`, code: 'length' },
+      ]);
     }
     const value = await hashPassword(password);
-    await this.db.insertInto('settings').values({ key: PASSWORD_KEY, value }).onConflict((c) => c.column('key').doUpdateSet({ value })).execute();
+    await this.db
+      .insertInto('settings')
+      .values({ key: PASSWORD_KEY, value })
+      .onConflict((c) => c.column('key').doUpdateSet({ value }))
+      .execute();
     await this.db.deleteFrom('admin_sessions').where('key_id', 'is', null).execute();
   }
 
   async hasPassword(): Promise<boolean> {
-    return Boolean(await this.db.selectFrom('settings').select('key').where('key', '=', PASSWORD_KEY).executeTakeFirst());
+    return Boolean(
+      await this.db.selectFrom('settings').select('key').where('key', '=', PASSWORD_KEY).executeTakeFirst(),
+    );
   }
 
   /**
@@ -75,14 +93,21 @@ export class Operators {
     const now = this.clock.now().getTime();
     const recent = (this.failures.get(client) ?? []).filter((t) => now - t < FAILURE_WINDOW_MS);
     if (recent.length >= MAX_FAILURES) {
-      throw new RateLimitError('Too many failed sign-ins from this address. Wait a few minutes, then try again.', Math.ceil((recent[0] + FAILURE_WINDOW_MS - now) / 1000));
+      throw new RateLimitError(
+        'Too many failed sign-ins from this address. Wait a few minutes, then try again.',
+        Math.ceil((recent[0] + FAILURE_WINDOW_MS - now) / 1000),
+      );
     }
     let who: { keyId: string | null; name: string } | undefined;
     if (secret.startsWith('plk_')) {
       const key = await this.keys.authenticate('api', secret);
       if (key) who = { keyId: key.id, name: key.name };
     } else {
-      const stored = await this.db.selectFrom('settings').select('value').where('key', '=', PASSWORD_KEY).executeTakeFirst();
+      const stored = await this.db
+        .selectFrom('settings')
+        .select('value')
+        .where('key', '=', PASSWORD_KEY)
+        .executeTakeFirst();
       if (stored && secret && (await checkPassword(secret, stored.value))) who = { keyId: null, name: 'Operator' };
     }
     if (!who) {
@@ -94,10 +119,19 @@ export class Operators {
     this.failures.delete(client);
     const token = randomToken(32);
     const session: AdminSession = { ...who, expiresAt: iso(new Date(now + SESSION_MS)) };
-    await this.db.deleteFrom('admin_sessions').where('expires_at', '<=', iso(new Date(now))).execute();
+    await this.db
+      .deleteFrom('admin_sessions')
+      .where('expires_at', '<=', iso(new Date(now)))
+      .execute();
     await this.db
       .insertInto('admin_sessions')
-      .values({ token_hash: sha256(token), key_id: who.keyId, name: who.name, created_at: iso(new Date(now)), expires_at: session.expiresAt })
+      .values({
+        token_hash: sha256(token),
+        key_id: who.keyId,
+        name: who.name,
+        created_at: iso(new Date(now)),
+        expires_at: session.expiresAt,
+      })
       .execute();
     return { token, session };
   }
@@ -119,7 +153,6 @@ export class Operators {
   async signOut(token: string | undefined): Promise<void> {
     if (token) await this.db.deleteFrom('admin_sessions').where('token_hash', '=', sha256(token)).execute();
   }
-
 }
 
 /** The CSRF token of a session: derived from the cookie's secret, so it is not stored and a database reader cannot forge it. */

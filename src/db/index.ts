@@ -6,7 +6,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type SQLiteTypes from 'better-sqlite3';
 import SQLite from './sqlite-module';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, type Compilable, CompiledQuery, type DatabaseConnection, type Driver, type MigrationProvider, type QueryResult } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  type Compilable,
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  type MigrationProvider,
+  type QueryResult,
+} from 'kysely';
 import { Pool } from 'pg';
 import { migrationsFor } from './migrations';
 import type { Dialect, Schema } from './schema';
@@ -73,19 +85,33 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     directs.set(db, direct);
   }
   const provider: MigrationProvider = { getMigrations: async () => migrationsFor(dialect) };
-  const { error } = await new Migrator({ db, provider, migrationTableName: 'paperlink_migrations', migrationLockTableName: 'paperlink_migrations_lock' }).migrateToLatest();
+  const { error } = await new Migrator({
+    db,
+    provider,
+    migrationTableName: 'paperlink_migrations',
+    migrationLockTableName: 'paperlink_migrations_lock',
+  }).migrateToLatest();
   if (error) {
     await db.destroy();
-    throw new Error(`The database at ${location} could not be migrated: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(
+      `The database at ${location} could not be migrated: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
   }
-  const inTransaction = dialect === 'sqlite' ? groupCommit(db, directs.get(db)!) : <T>(work: (trx: Db) => Promise<T>) => db.transaction().execute(work);
+  const inTransaction =
+    dialect === 'sqlite'
+      ? groupCommit(db, directs.get(db)!)
+      : <T>(work: (trx: Db) => Promise<T>) => db.transaction().execute(work);
   return { db, dialect, location, inTransaction, close: () => db.destroy() };
 }
 
 const MAX_STATEMENTS = 500;
 
 /** Kysely prepares every query anew; a prepared statement per SQL text is reused instead. */
-function cachingStatements(sqlite: SQLiteTypes.Database): { close(): void; prepare(sql: string): SQLiteTypes.Statement } {
+function cachingStatements(sqlite: SQLiteTypes.Database): {
+  close(): void;
+  prepare(sql: string): SQLiteTypes.Statement;
+} {
   const cache = new Map<string, SQLiteTypes.Statement>();
   return {
     close: () => sqlite.close(),

@@ -42,7 +42,11 @@ function alive(holder: Holder): boolean {
 export function lockDataDir(dir: string): () => void {
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'paperlink.lock');
-  const mine = JSON.stringify({ pid: process.pid, host: os.hostname(), started_at: new Date().toISOString() } satisfies Holder);
+  const mine = JSON.stringify({
+    pid: process.pid,
+    host: os.hostname(),
+    started_at: new Date().toISOString(),
+  } satisfies Holder);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       fs.writeFileSync(file, mine, { flag: 'wx' });
@@ -76,5 +80,7 @@ export function lockDataDir(dir: string): () => void {
       // someone else removed it first: try again
     }
   }
-  throw new DataDirInUseError(`Could not take the lock ${file}: other servers keep starting on ${path.resolve(dir)}. Start one at a time.`);
+  throw new DataDirInUseError(
+    `Could not take the lock ${file}: other servers keep starting on ${path.resolve(dir)}. Start one at a time.`,
+  );
 }

@@ -166,7 +166,12 @@ export const MIGRATIONS: [string, Step][] = [
         .addColumn('updated_at', 'text', (c) => c.notNull())
         .execute();
       await db.schema.createIndex('postcards_status').on('postcards').columns(['status', 'id']).execute();
-      await db.schema.createIndex('postcards_idempotency').on('postcards').columns(['token_id', 'idempotency_key']).unique().execute();
+      await db.schema
+        .createIndex('postcards_idempotency')
+        .on('postcards')
+        .columns(['token_id', 'idempotency_key'])
+        .unique()
+        .execute();
     },
   ],
   [
@@ -206,7 +211,11 @@ export const MIGRATIONS: [string, Step][] = [
         .addColumn('updated_at', 'text', (c) => c.notNull())
         .execute();
       await db.schema.createIndex('deliveries_due').on('deliveries').columns(['status', 'next_attempt_at']).execute();
-      await db.schema.createIndex('deliveries_order').on('deliveries').columns(['webhook_id', 'resource_id', 'status', 'id']).execute();
+      await db.schema
+        .createIndex('deliveries_order')
+        .on('deliveries')
+        .columns(['webhook_id', 'resource_id', 'status', 'id'])
+        .execute();
       await db.schema
         .createTable('delivery_attempts')
         .addColumn('id', 'text', (c) => c.primaryKey())
@@ -217,7 +226,11 @@ export const MIGRATIONS: [string, Step][] = [
         .addColumn('duration_ms', 'integer', (c) => c.notNull())
         .addColumn('error', 'text')
         .execute();
-      await db.schema.createIndex('delivery_attempts_delivery').on('delivery_attempts').columns(['delivery_id', 'id']).execute();
+      await db.schema
+        .createIndex('delivery_attempts_delivery')
+        .on('delivery_attempts')
+        .columns(['delivery_id', 'id'])
+        .execute();
     },
   ],
   [
@@ -246,7 +259,10 @@ export const MIGRATIONS: [string, Step][] = [
     async (db) => {
       // every effect of a link once: one link per render, a reproducible URL, one sender at a time
       await db.schema.alterTable('magic_links').addColumn('render_id', 'text').execute();
-      await db.schema.alterTable('magic_links').addColumn('token_generation', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('magic_links')
+        .addColumn('token_generation', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
       await db.schema.alterTable('magic_links').addColumn('sending_until', 'text').execute();
       await db.schema.createIndex('magic_links_render').on('magic_links').column('render_id').unique().execute();
       // one document per render id: two runs of one render (a retry while the first still runs) store one
@@ -258,9 +274,15 @@ export const MIGRATIONS: [string, Step][] = [
     '0008_defaults_and_warnings',
     async (db) => {
       // optional variables ({{name | default: "…"}}) and their defaults, JSON; earlier templates have none
-      await db.schema.alterTable('templates').addColumn('defaults', 'text', (c) => c.notNull().defaultTo('{}')).execute();
+      await db.schema
+        .alterTable('templates')
+        .addColumn('defaults', 'text', (c) => c.notNull().defaultTo('{}'))
+        .execute();
       // what a postcard's render warned about (text that did not fit), JSON
-      await db.schema.alterTable('postcards').addColumn('warnings', 'text', (c) => c.notNull().defaultTo('[]')).execute();
+      await db.schema
+        .alterTable('postcards')
+        .addColumn('warnings', 'text', (c) => c.notNull().defaultTo('[]'))
+        .execute();
     },
   ],
   [

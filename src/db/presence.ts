@@ -97,14 +97,21 @@ export function clusterPresence(dataDir: string): Presence {
 }
 
 /** PostgreSQL: an advisory lock per live process, and LISTEN/NOTIFY, on a connection of its own. */
-export async function postgresPresence(connectionString: string, notifyVia: (channel: string, payload: string) => Promise<void>, log: (line: string) => void = () => undefined): Promise<Presence> {
+export async function postgresPresence(
+  connectionString: string,
+  notifyVia: (channel: string, payload: string) => Promise<void>,
+  log: (line: string) => void = () => undefined,
+): Promise<Presence> {
   const client = new Client({ connectionString, application_name: 'paperlink presence' });
   await client.connect();
   let id = 0;
   try {
     for (let tries = 0; !id; tries++) {
       const candidate = randomInt(1, 2 ** 31 - 1);
-      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', [LOCK_SPACE, candidate]);
+      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', [
+        LOCK_SPACE,
+        candidate,
+      ]);
       if (rows[0].ok) id = candidate;
       else if (tries > 10) throw new Error('could not take a presence lock');
     }
@@ -116,7 +123,8 @@ export async function postgresPresence(connectionString: string, notifyVia: (cha
   let closed = false;
   // losing this connection means the others see this process as dead: say so loudly
   client.on('error', (err) => {
-    if (!closed) log(`presence: the database connection failed (${err.message}); other processes take over this one's work`);
+    if (!closed)
+      log(`presence: the database connection failed (${err.message}); other processes take over this one's work`);
   });
   const presence: Presence = {
     id,

@@ -9,7 +9,8 @@
 import type SQLiteType from 'better-sqlite3';
 
 /** The package name for this Node.js: `better-sqlite3` (13) on Node 22 and later, `better-sqlite3-12` before. */
-export const sqliteModuleName = Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3' : 'better-sqlite3-12';
+export const sqliteModuleName =
+  Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3' : 'better-sqlite3-12';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const SQLite = require(sqliteModuleName) as typeof SQLiteType;

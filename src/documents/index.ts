@@ -61,7 +61,10 @@ export interface GenerateResult {
   magic_link_piece_id?: string;
   status: 'completed';
   template_id: string;
-  destinations: { inkit_storage?: { document_id: string; name: string; size: number; sha256: string }; magic_link?: MagicLinkDestination };
+  destinations: {
+    inkit_storage?: { document_id: string; name: string; size: number; sha256: string };
+    magic_link?: MagicLinkDestination;
+  };
   warnings: Warning[];
   created_at: string;
 }
@@ -91,8 +94,13 @@ function info(row: DocumentRow): DocumentInfo {
   };
 }
 
-
-function optionalText(body: Record<string, unknown>, key: string, field: string, max: number, details: ErrorDetail[]): string | undefined {
+function optionalText(
+  body: Record<string, unknown>,
+  key: string,
+  field: string,
+  max: number,
+  details: ErrorDetail[],
+): string | undefined {
   const v = body[key];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'string' || v.trim() === '' || v.length > max) {
@@ -106,13 +114,24 @@ function optionalText(body: Record<string, unknown>, key: string, field: string,
 function failure(details: ErrorDetail[]): ValidationError {
   const codes = new Set(details.map((d) => d.code));
   if (codes.size === 1 && codes.has('required') && details.every((d) => d.field.startsWith('merge_parameters.'))) {
-    return new ValidationError(`Give a value for every variable of the template; missing: ${details.map((d) => d.field.slice(17)).join(', ')}.`, details, 'missing_variables');
+    return new ValidationError(
+      `Give a value for every variable of the template; missing: ${details.map((d) => d.field.slice(17)).join(', ')}.`,
+      details,
+      'missing_variables',
+    );
   }
   return new ValidationError('The generate request is not valid; see details for each field to fix.', details);
 }
 
 export function magicLinkDestination(link: LinkInfo, url: string): MagicLinkDestination {
-  return { id: link.id, url, recipient_email: link.recipient_email, expires_at: link.expires_at, views_left: link.views_left, status: link.status };
+  return {
+    id: link.id,
+    url,
+    recipient_email: link.recipient_email,
+    expires_at: link.expires_at,
+    views_left: link.views_left,
+    status: link.status,
+  };
 }
 
 export class Documents {
@@ -125,7 +144,8 @@ export class Documents {
     private readonly events: Events,
     private readonly renderer: Renderer,
     /** Runs a small write (SQLite: committed with the others of the same moment, see Database). */
-    private readonly inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T> = (work) => db.transaction().execute(work),
+    private readonly inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T> = (work) =>
+      db.transaction().execute(work),
   ) {}
 
   /**
@@ -133,25 +153,40 @@ export class Documents {
    * the template, writes the bytes durably, then commits the record.
    */
   async generate(body: unknown, caller: Caller, renderId?: string): Promise<GenerateResult> {
-    if (!isObject(body)) throw new ValidationError('The body must be a JSON object with template_id, merge_parameters and destinations.', [{ field: 'body', message: 'must be an object', code: 'type' }]);
+    if (!isObject(body))
+      throw new ValidationError('The body must be a JSON object with template_id, merge_parameters and destinations.', [
+        { field: 'body', message: 'must be an object', code: 'type' },
+      ]);
     const details: ErrorDetail[] = [];
 
     let template: Template | undefined;
     const templateId = body.template_id;
     if (typeof templateId !== 'string' || templateId === '') {
-      details.push({ field: 'template_id', message: 'is required: the id of a template, e.g. tmpl_example_letter', code: 'required' });
+      details.push({
+        field: 'template_id',
+        message: 'is required: the id of a template, e.g. tmpl_example_letter',
+        code: 'required',
+      });
     } else {
       try {
         template = await this.templates.load(templateId);
       } catch (err) {
         if (!(err instanceof NotFoundError)) throw err;
-        details.push({ field: 'template_id', message: `no template has the id ${JSON.stringify(templateId)}; GET /v1/templates lists them`, code: 'not_found' });
+        details.push({
+          field: 'template_id',
+          message: `no template has the id ${JSON.stringify(templateId)}; GET /v1/templates lists them`,
+          code: 'not_found',
+        });
       }
     }
 
     let values: Record<string, string> = {};
     if (body.merge_parameters === undefined) {
-      details.push({ field: 'merge_parameters', message: 'is required: an object with a value for each variable of the template', code: 'required' });
+      details.push({
+        field: 'merge_parameters',
+        message: 'is required: an object with a value for each variable of the template',
+        code: 'required',
+      });
     } else {
       try {
         values = normalizeValues(body.merge_parameters);
@@ -163,7 +198,8 @@ export class Documents {
     const given = isObject(body.merge_parameters) ? body.merge_parameters : {};
     if (template && isObject(body.merge_parameters)) {
       for (const v of template.variables) {
-        if (!Object.prototype.hasOwnProperty.call(given, v)) details.push({ field: `merge_parameters.${v}`, message: 'is required by the template', code: 'required' });
+        if (!Object.prototype.hasOwnProperty.call(given, v))
+          details.push({ field: `merge_parameters.${v}`, message: 'is required by the template', code: 'required' });
       }
     }
 
@@ -172,12 +208,20 @@ export class Documents {
     let linkSettings: LinkSettings | undefined;
     const destinations = body.destinations;
     if (!isObject(destinations) || Object.keys(destinations).length === 0) {
-      details.push({ field: 'destinations', message: `is required: an object naming at least one of ${DESTINATIONS.join(', ')}`, code: 'required' });
+      details.push({
+        field: 'destinations',
+        message: `is required: an object naming at least one of ${DESTINATIONS.join(', ')}`,
+        code: 'required',
+      });
     } else {
       for (const [key, settings] of Object.entries(destinations)) {
         const field = `destinations.${key}`;
         if (!(DESTINATIONS as readonly string[]).includes(key)) {
-          details.push({ field, message: `is not a destination; use ${DESTINATIONS.join(' or ')}`, code: 'unknown_destination' });
+          details.push({
+            field,
+            message: `is not a destination; use ${DESTINATIONS.join(' or ')}`,
+            code: 'unknown_destination',
+          });
         } else if (!isObject(settings)) {
           details.push({ field, message: 'must be an object of settings ({} for the defaults)', code: 'type' });
         } else if (key === 'magic_link') {
@@ -200,7 +244,9 @@ export class Documents {
     if (linkSettings) await this.links.prepare(linkSettings, 'destinations.magic_link');
 
     // a render id given by the engine (a retried Temporal activity) finds the document made before
-    let row = renderId ? await this.db.selectFrom('documents').selectAll().where('render_id', '=', renderId).executeTakeFirst() : undefined;
+    let row = renderId
+      ? await this.db.selectFrom('documents').selectAll().where('render_id', '=', renderId).executeTakeFirst()
+      : undefined;
     const drawn: RenderWarning[] = [];
     if (!row) {
       const now = this.clock.now();
@@ -210,7 +256,9 @@ export class Documents {
       } catch (err) {
         // errors about a value name the variable; in the API it lives under merge_parameters
         if (err instanceof PaperlinkError && err instanceof ValidationError) {
-          const fixed = err.details.map((d) => (template!.variables.includes(d.field) ? { ...d, field: `merge_parameters.${d.field}` } : d));
+          const fixed = err.details.map((d) =>
+            template!.variables.includes(d.field) ? { ...d, field: `merge_parameters.${d.field}` } : d,
+          );
           throw new ValidationError(err.message, fixed, err.code);
         }
         throw err;
@@ -235,14 +283,27 @@ export class Documents {
       } catch (err) {
         // another run of the same render stored it first: that document is this render's
         if (!(renderId && isUniqueViolation(err))) throw err;
-        row = await this.db.selectFrom('documents').selectAll().where('render_id', '=', renderId).executeTakeFirstOrThrow();
+        row = await this.db
+          .selectFrom('documents')
+          .selectAll()
+          .where('render_id', '=', renderId)
+          .executeTakeFirstOrThrow();
       }
     }
 
     const warnings: Warning[] = Object.keys(given)
       .filter((k) => !template!.variables.includes(k))
-      .map((k) => ({ code: 'unused_parameter', field: `merge_parameters.${k}`, message: `the template has no variable ${JSON.stringify(k)}; the value was not used` }));
-    for (const w of drawn) warnings.push({ code: w.code, field: w.variable ? `merge_parameters.${w.variable}` : 'template', message: w.message });
+      .map((k) => ({
+        code: 'unused_parameter',
+        field: `merge_parameters.${k}`,
+        message: `the template has no variable ${JSON.stringify(k)}; the value was not used`,
+      }));
+    for (const w of drawn)
+      warnings.push({
+        code: w.code,
+        field: w.variable ? `merge_parameters.${w.variable}` : 'template',
+        message: w.message,
+      });
     const result: GenerateResult = {
       id: row.render_id,
       object: 'render',
@@ -254,21 +315,33 @@ export class Documents {
       created_at: row.created_at,
     };
     // the document is stored either way: a Magic Link shows the stored document
-    if (stored) result.destinations.inkit_storage = { document_id: row.id, name: row.name, size: row.size, sha256: row.sha256 };
+    if (stored)
+      result.destinations.inkit_storage = { document_id: row.id, name: row.name, size: row.size, sha256: row.sha256 };
     if (linkSettings) {
       // one link per render: a retried render finds it, and an e-mailed link is not e-mailed again
       const { link, url } = await this.links.create(row.id, linkSettings, caller.keyId, row.render_id);
       result.magic_link_piece_id = link.id;
       result.destinations.magic_link = magicLinkDestination(link, url);
       if (link.status === 'send_failed') {
-        result.warnings.push({ code: 'magic_link_send_failed', field: 'destinations.magic_link.recipient_email', message: `the e-mail could not be sent (${link.send_error}); it is retried, or POST /v1/magic_links/${link.id}/resend` });
+        result.warnings.push({
+          code: 'magic_link_send_failed',
+          field: 'destinations.magic_link.recipient_email',
+          message: `the e-mail could not be sent (${link.send_error}); it is retried, or POST /v1/magic_links/${link.id}/resend`,
+        });
       }
     }
     return result;
   }
 
   /** Stores an already rendered PDF as a document (postcards); returns its id. */
-  async store(d: { id?: string; templateId: string; name: string; description: string | null; pdf: Uint8Array; caller: Caller }): Promise<string> {
+  async store(d: {
+    id?: string;
+    templateId: string;
+    name: string;
+    description: string | null;
+    pdf: Uint8Array;
+    caller: Caller;
+  }): Promise<string> {
     const now = this.clock.now();
     const row: DocumentRow = {
       id: d.id ?? newId('doc', now),
@@ -341,7 +414,11 @@ export class Documents {
 
   /** Newest first; `search` keeps the documents whose name contains it, ignoring case. */
   async list(page: PageQuery, search?: string): Promise<Page<DocumentInfo>> {
-    let q = this.db.selectFrom('documents').selectAll().orderBy('id', 'desc').limit(page.limit + 1);
+    let q = this.db
+      .selectFrom('documents')
+      .selectAll()
+      .orderBy('id', 'desc')
+      .limit(page.limit + 1);
     if (page.startingAfter) q = q.where('id', '<', page.startingAfter);
     if (search) {
       const pattern = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

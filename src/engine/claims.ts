@@ -34,7 +34,11 @@ export class Claims {
   /** Claims the row for this process while its status is one of `open` and nobody else holds it. */
   private async take(table: 'magic_links' | 'postcards', id: string, open: string[]): Promise<boolean> {
     // made or accepted here, it is ours already: no write
-    const row = await this.db.selectFrom(table).select(['claimed_by', 'status']).where('id', '=', id).executeTakeFirst();
+    const row = await this.db
+      .selectFrom(table)
+      .select(['claimed_by', 'status'])
+      .where('id', '=', id)
+      .executeTakeFirst();
     if (row?.claimed_by === this.owner) return open.includes(row.status);
     const r = await this.db
       .updateTable(table)
@@ -54,7 +58,12 @@ export class Claims {
   async sweep(): Promise<{ links: string[]; postcards: string[]; unleased: string[] }> {
     const live = await this.presence.live();
     if (!live.includes(this.owner)) live.push(this.owner);
-    await this.db.updateTable('deliveries').set({ claimed_by: null, claimed_until: null }).where('claimed_by', 'is not', null).where('claimed_by', 'not in', live).execute();
+    await this.db
+      .updateTable('deliveries')
+      .set({ claimed_by: null, claimed_until: null })
+      .where('claimed_by', 'is not', null)
+      .where('claimed_by', 'not in', live)
+      .execute();
     // (a lease without a sender is from before leases named theirs: its sender is gone by now)
     const unleased = await this.db
       .updateTable('magic_links')
@@ -63,19 +72,50 @@ export class Claims {
       .where((e) => e.or([e('sending_by', 'is', null), e('sending_by', 'not in', live)]))
       .returning('id')
       .execute();
-    await this.db.updateTable('magic_links').set({ claimed_by: null }).where('claimed_by', 'is not', null).where('claimed_by', 'not in', live).execute();
-    await this.db.updateTable('postcards').set({ claimed_by: null }).where('claimed_by', 'is not', null).where('claimed_by', 'not in', live).execute();
+    await this.db
+      .updateTable('magic_links')
+      .set({ claimed_by: null })
+      .where('claimed_by', 'is not', null)
+      .where('claimed_by', 'not in', live)
+      .execute();
+    await this.db
+      .updateTable('postcards')
+      .set({ claimed_by: null })
+      .where('claimed_by', 'is not', null)
+      .where('claimed_by', 'not in', live)
+      .execute();
     // this process's own too: a flow of ours that failed is started again (one running is left be)
-    const free = (e: ExpressionBuilder<Schema, 'magic_links' | 'postcards'>) => e.or([e('claimed_by', 'is', null), e('claimed_by', '=', this.owner)]);
-    const links = await this.db.selectFrom('magic_links').select('id').where('status', 'in', ACTIVE_LINK).where(free).orderBy('id').execute();
-    const postcards = await this.db.selectFrom('postcards').select('id').where('status', '=', 'received').where(free).orderBy('id').execute();
+    const free = (e: ExpressionBuilder<Schema, 'magic_links' | 'postcards'>) =>
+      e.or([e('claimed_by', 'is', null), e('claimed_by', '=', this.owner)]);
+    const links = await this.db
+      .selectFrom('magic_links')
+      .select('id')
+      .where('status', 'in', ACTIVE_LINK)
+      .where(free)
+      .orderBy('id')
+      .execute();
+    const postcards = await this.db
+      .selectFrom('postcards')
+      .select('id')
+      .where('status', '=', 'received')
+      .where(free)
+      .orderBy('id')
+      .execute();
     // unleased: links whose e-mail a dead process was sending; whoever runs them should send it now
-    return { links: links.map((r) => r.id), postcards: postcards.map((r) => r.id), unleased: unleased.map((r) => r.id) };
+    return {
+      links: links.map((r) => r.id),
+      postcards: postcards.map((r) => r.id),
+      unleased: unleased.map((r) => r.id),
+    };
   }
 
   /** Gives up everything this process claimed (a clean stop): the others adopt it at their next sweep. */
   async release(): Promise<void> {
-    await this.db.updateTable('deliveries').set({ claimed_by: null, claimed_until: null }).where('claimed_by', '=', this.owner).execute();
+    await this.db
+      .updateTable('deliveries')
+      .set({ claimed_by: null, claimed_until: null })
+      .where('claimed_by', '=', this.owner)
+      .execute();
     await this.db.updateTable('magic_links').set({ claimed_by: null }).where('claimed_by', '=', this.owner).execute();
     await this.db.updateTable('postcards').set({ claimed_by: null }).where('claimed_by', '=', this.owner).execute();
   }

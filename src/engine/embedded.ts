@@ -33,7 +33,10 @@ export class EmbeddedEngine implements Engine {
     private readonly postcards?: PostcardActivities,
     private readonly generator?: GenerateActivities,
     /** Takes a job for this process (several processes on one database); without it every job is this process's. */
-    private readonly claims: { link(id: string): Promise<boolean>; postcard(id: string): Promise<boolean> } = { link: async () => true, postcard: async () => true },
+    private readonly claims: { link(id: string): Promise<boolean>; postcard(id: string): Promise<boolean> } = {
+      link: async () => true,
+      postcard: async () => true,
+    },
   ) {}
   /** Jobs being claimed now: asked twice meanwhile, claimed once. */
   private readonly claiming = new Set<string>();
@@ -104,7 +107,11 @@ export class EmbeddedEngine implements Engine {
               },
             );
           } else {
-            abort.signal.addEventListener('abort', () => reject(Object.assign(new Error('stopped'), { name: 'AbortError' })), { once: true });
+            abort.signal.addEventListener(
+              'abort',
+              () => reject(Object.assign(new Error('stopped'), { name: 'AbortError' })),
+              { once: true },
+            );
           }
         }),
     };
@@ -120,7 +127,11 @@ export class EmbeddedEngine implements Engine {
   /** Starts the lifecycle of a link unless it is already running here or in another live process. */
   startLink(id: string): Promise<void> {
     const key = `link-${id}`;
-    return this.claimThen(key, () => this.claims.link(id), () => void this.start(key, this.links, (ports) => linkLifecycle(ports, id)));
+    return this.claimThen(
+      key,
+      () => this.claims.link(id),
+      () => void this.start(key, this.links, (ports) => linkLifecycle(ports, id)),
+    );
   }
 
   /**
@@ -131,11 +142,15 @@ export class EmbeddedEngine implements Engine {
   startPostcard(id: string): Promise<void> {
     if (!this.postcards) throw new Error('this engine runs no postcard flows');
     if (this.queued.has(id)) return Promise.resolve();
-    return this.claimThen(`postcard-${id}`, () => this.claims.postcard(id), () => {
-      if (this.stopped || this.queued.has(id)) return;
-      this.queued.add(id);
-      this.pump();
-    });
+    return this.claimThen(
+      `postcard-${id}`,
+      () => this.claims.postcard(id),
+      () => {
+        if (this.stopped || this.queued.has(id)) return;
+        this.queued.add(id);
+        this.pump();
+      },
+    );
   }
 
   private pump(): void {
@@ -144,7 +159,9 @@ export class EmbeddedEngine implements Engine {
       const id = this.queued.values().next().value as string;
       this.queued.delete(id);
       this.postcardsRunning++;
-      const done = this.start(`postcard-${id}`, activities, (ports) => postcardIntake(ports, id, (err) => this.onError(`postcard-${id}`, err)));
+      const done = this.start(`postcard-${id}`, activities, (ports) =>
+        postcardIntake(ports, id, (err) => this.onError(`postcard-${id}`, err)),
+      );
       void done.finally(() => {
         this.postcardsRunning--;
         this.pump();
@@ -160,14 +177,16 @@ export class EmbeddedEngine implements Engine {
     const { ports, signal } = this.ports(activities, abort);
     const entry: Running = { signal, abort, done: Promise.resolve() };
     this.running.set(key, entry);
-    entry.done = flow(ports).then(
-      () => undefined,
-      (err: unknown) => {
-        if (!abort.signal.aborted) this.onError(key, err);
-      },
-    ).finally(() => {
-      if (this.running.get(key) === entry) this.running.delete(key);
-    });
+    entry.done = flow(ports)
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          if (!abort.signal.aborted) this.onError(key, err);
+        },
+      )
+      .finally(() => {
+        if (this.running.get(key) === entry) this.running.delete(key);
+      });
     return entry.done;
   }
 
@@ -184,7 +203,10 @@ export class EmbeddedEngine implements Engine {
 
   /** Re-drives the flow of each link and postcard that has not ended. */
   async resume(work: { links: string[]; postcards: string[] }): Promise<void> {
-    await Promise.all([...work.links.map((id) => this.startLink(id)), ...work.postcards.map((id) => this.startPostcard(id))]);
+    await Promise.all([
+      ...work.links.map((id) => this.startLink(id)),
+      ...work.postcards.map((id) => this.startPostcard(id)),
+    ]);
   }
 
   /** How many flows are running or queued, e.g. for tests and /healthz. */

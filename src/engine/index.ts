@@ -37,7 +37,12 @@ export interface Engine {
  * tells its own flow what it did (the flow reads the result; under Temporal a signal from an
  * activity to its own workflow only adds history, and after the workflow ends would start a new run).
  */
-export function activitiesOf(parts: { documents: Documents; links: MagicLinks; postcards: Postcards; dispatcher: Dispatcher }): Activities {
+export function activitiesOf(parts: {
+  documents: Documents;
+  links: MagicLinks;
+  postcards: Postcards;
+  dispatcher: Dispatcher;
+}): Activities {
   const { documents, links, postcards, dispatcher } = parts;
   return {
     generateDocument: (input) => documents.generate(input.body, input.caller, input.renderId),

@@ -41,11 +41,19 @@ export class Events {
    * `data` is called only when some webhook wants the event (it may read more in `trx`); without
    * one nothing is written and no event is returned.
    */
-  async emit(trx: Db, type: Event['type'], resourceId: string, data: () => Event['data'] | Promise<Event['data']>, only?: string): Promise<{ event?: Event; deliveries: string[] }> {
+  async emit(
+    trx: Db,
+    type: Event['type'],
+    resourceId: string,
+    data: () => Event['data'] | Promise<Event['data']>,
+    only?: string,
+  ): Promise<{ event?: Event; deliveries: string[] }> {
     const now = this.clock.now();
     // every change asks this: compiled once, with the first transaction (they all share a dialect)
     this.subscriptions ??= new PreparedQuery(trx, (d) => d.selectFrom('webhooks').select(['id', 'events']));
-    const hooks = only ? await trx.selectFrom('webhooks').select(['id', 'events']).where('id', '=', only).execute() : (await this.subscriptions.execute(trx, {})).rows;
+    const hooks = only
+      ? await trx.selectFrom('webhooks').select(['id', 'events']).where('id', '=', only).execute()
+      : (await this.subscriptions.execute(trx, {})).rows;
     const wanted = hooks.filter((h) => {
       if (only) return true;
       const types = JSON.parse(h.events) as string[];
@@ -54,11 +62,30 @@ export class Events {
     const deliveries: string[] = [];
     if (wanted.length === 0) return { deliveries };
     const event: Event = { id: newId('evt', now), object: 'event', type, created_at: iso(now), data: await data() };
-    await trx.insertInto('events').values({ id: event.id, type, resource_id: resourceId, data: JSON.stringify(event.data), created_at: event.created_at }).execute();
+    await trx
+      .insertInto('events')
+      .values({
+        id: event.id,
+        type,
+        resource_id: resourceId,
+        data: JSON.stringify(event.data),
+        created_at: event.created_at,
+      })
+      .execute();
     const rows = wanted.map((h) => {
       const id = sequentialId('dlv', now);
       deliveries.push(id);
-      return { id, webhook_id: h.id, event_id: event.id, resource_id: resourceId, status: 'pending', attempts: 0, next_attempt_at: event.created_at, created_at: event.created_at, updated_at: event.created_at };
+      return {
+        id,
+        webhook_id: h.id,
+        event_id: event.id,
+        resource_id: resourceId,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: event.created_at,
+        created_at: event.created_at,
+        updated_at: event.created_at,
+      };
     });
     await trx.insertInto('deliveries').values(rows).execute();
     setImmediate(() => this.onEmitted());

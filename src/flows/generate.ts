@@ -19,7 +19,11 @@ export interface GenerateActivities {
   generateDocument(input: GenerateInput): Promise<GenerateResult>;
 }
 
-export async function generateFlow(p: Ports<GenerateActivities>, input: GenerateInput, startLinkLifecycle: (linkId: string) => Promise<void>): Promise<GenerateResult> {
+export async function generateFlow(
+  p: Ports<GenerateActivities>,
+  input: GenerateInput,
+  startLinkLifecycle: (linkId: string) => Promise<void>,
+): Promise<GenerateResult> {
   const result = await p.activities.generateDocument(input);
   if (result.magic_link_piece_id) await startLinkLifecycle(result.magic_link_piece_id);
   return result;

@@ -62,7 +62,12 @@ export async function linkLifecycle(p: Ports<LinkActivities>, id: string): Promi
     const signalled = await p.condition(() => changed, wait);
     if (!signalled && retry) {
       const current = await p.activities.linkState(id);
-      if (!current.sent && current.sendAttempts === state.sendAttempts && (current.status === 'active' || current.status === 'send_failed')) await p.activities.deliverLink(id);
+      if (
+        !current.sent &&
+        current.sendAttempts === state.sendAttempts &&
+        (current.status === 'active' || current.status === 'send_failed')
+      )
+        await p.activities.deliverLink(id);
     }
     if (clearBeforeRead) changed = false;
     state = await p.activities.linkState(id);

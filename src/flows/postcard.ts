@@ -16,7 +16,11 @@ export interface PostcardActivities {
 /** Waits between attempts after unexpected errors: 1 s, 5 s, 30 s, 2 min, then every 10 min. */
 export const RENDER_RETRY_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
 
-export async function postcardIntake(p: Ports<PostcardActivities>, id: string, onError: (err: unknown) => void = () => undefined): Promise<PostcardStatus> {
+export async function postcardIntake(
+  p: Ports<PostcardActivities>,
+  id: string,
+  onError: (err: unknown) => void = () => undefined,
+): Promise<PostcardStatus> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await p.activities.renderPostcard(id);

@@ -37,7 +37,6 @@ export interface AppOptions {
 
 const API_KEY_HEADER = 'x-service-api-token';
 
-
 /** The routes each app registered, by method and URL pattern. */
 export const registeredRoutes = new WeakMap<FastifyInstance, { method: string; url: string }[]>();
 
@@ -58,7 +57,13 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
             ...(options.logStream ? { stream: options.logStream } : {}),
             redact: [`req.headers["${API_KEY_HEADER}"]`, 'req.headers.authorization', 'req.headers.cookie'],
             // link tokens are in URLs: never log them
-            serializers: { req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), ip: req.ip }) },
+            serializers: {
+              req: (req: { method: string; url: string; ip?: string }) => ({
+                method: req.method,
+                url: redactUrl(req.url),
+                ip: req.ip,
+              }),
+            },
           },
     genReqId: () => `req_${Math.random().toString(36).slice(2, 12)}`,
     requestIdHeader: false,
@@ -70,8 +75,22 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
           const unauthorized = new AuthenticationError();
           return [401, errorBody(unauthorized.code, unauthorized.message)];
         }
-        if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') return [414, errorBody('uri_too_long', 'An id in the address is longer than any id this API makes (at most 100 characters). Check the address.')];
-        if (err.code === 'FST_ERR_BAD_URL') return [400, errorBody('bad_url', 'The address has a broken %-escape (a % not followed by two hex digits, or bytes that are not UTF-8). Escape the id with encodeURIComponent.')];
+        if (err.code === 'FST_ERR_MAX_PARAM_LENGTH')
+          return [
+            414,
+            errorBody(
+              'uri_too_long',
+              'An id in the address is longer than any id this API makes (at most 100 characters). Check the address.',
+            ),
+          ];
+        if (err.code === 'FST_ERR_BAD_URL')
+          return [
+            400,
+            errorBody(
+              'bad_url',
+              'The address has a broken %-escape (a % not followed by two hex digits, or bytes that are not UTF-8). Escape the id with encodeURIComponent.',
+            ),
+          ];
         return [400, errorBody('bad_request', err.message)];
       };
       answer().then(
@@ -83,8 +102,14 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
     clientErrorHandler: (err, socket) => {
       if (!socket.writable) return socket.destroy();
       const big = (err as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW';
-      const body = JSON.stringify(big ? errorBody('headers_too_large', 'The request headers are larger than 16 KB. Send fewer or shorter headers.') : errorBody('bad_request', 'The request could not be read as HTTP.'));
-      socket.end(`HTTP/1.1 ${big ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      const body = JSON.stringify(
+        big
+          ? errorBody('headers_too_large', 'The request headers are larger than 16 KB. Send fewer or shorter headers.')
+          : errorBody('bad_request', 'The request could not be read as HTTP.'),
+      );
+      socket.end(
+        `HTTP/1.1 ${big ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     },
   });
   // every route as registered (the OpenAPI test checks that each public one is in /openapi.json)
@@ -96,12 +121,26 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
   app.setErrorHandler(errorHandler(config.bodyLimit));
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0];
-    void sendError(req, reply, 404, errorBody('not_found', isPagePath(req.url) ? `There is no page at ${path}. Check the address, or open the link from the e-mail again.` : `There is no ${req.method} ${path}. GET /openapi.json lists every endpoint.`));
+    void sendError(
+      req,
+      reply,
+      404,
+      errorBody(
+        'not_found',
+        isPagePath(req.url)
+          ? `There is no page at ${path}. Check the address, or open the link from the e-mail again.`
+          : `There is no ${req.method} ${path}. GET /openapi.json lists every endpoint.`,
+      ),
+    );
   });
 
   // Only JSON, XML and PDF bodies exist in this API; anything else is a 415.
   app.removeContentTypeParser('text/plain');
-  app.addContentTypeParser(['application/xml', 'text/xml', 'application/pdf'], { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser(
+    ['application/xml', 'text/xml', 'application/pdf'],
+    { parseAs: 'buffer' },
+    (_req, body, done) => done(null, body),
+  );
   // HTML forms (the recipient's pages, the web app): a repeated name (checkboxes) gives a list
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
     const form: Record<string, string | string[]> = {};
@@ -119,7 +158,12 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
     void reply.header('X-Request-Id', req.id);
     if (options.stopping?.()) {
       void reply.header('connection', 'close');
-      return void sendError(req, reply, 503, errorBody('stopping', 'This server is shutting down. Send the request to another one, or again in a moment.'));
+      return void sendError(
+        req,
+        reply,
+        503,
+        errorBody('stopping', 'This server is shutting down. Send the request to another one, or again in a moment.'),
+      );
     }
     if (!req.url.startsWith('/v1/')) return done();
     service.keys.authenticate('api', req.headers[API_KEY_HEADER]).then((key) => {
@@ -131,7 +175,12 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
 
   app.get('/healthz', async () => {
     await service.ping();
-    return { status: 'ok', database: service.database.dialect, storage: service.storage.kind, version: service.version };
+    return {
+      status: 'ok',
+      database: service.database.dialect,
+      storage: service.storage.kind,
+      version: service.version,
+    };
   });
   // ready for traffic: the database answers (migrations ran and the engine started before the
   // app was built), and the server is not shutting down
@@ -139,7 +188,14 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
     try {
       await service.ping();
     } catch (err) {
-      return reply.status(503).send(errorBody('database_unavailable', `The database does not answer (${err instanceof Error ? err.message : String(err)}). Check that it runs and DATABASE_URL or DATA_DIR.`));
+      return reply
+        .status(503)
+        .send(
+          errorBody(
+            'database_unavailable',
+            `The database does not answer (${err instanceof Error ? err.message : String(err)}). Check that it runs and DATABASE_URL or DATA_DIR.`,
+          ),
+        );
     }
     return { status: 'ready', database: service.database.dialect, engine: service.config.engine };
   });
@@ -152,7 +208,10 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
     // with an Idempotency-Key, the key names the render (and so its workflow, its document and its
     // link): however often and however concurrently it is retried, each effect happens once
     const renderId = idem === undefined ? undefined : renderIdFor(key.id, String(idem));
-    const work = async () => ({ status: 201, body: await service.engine.generate({ body: req.body, caller: { keyId: key.id, name: key.name }, renderId }) });
+    const work = async () => ({
+      status: 201,
+      body: await service.engine.generate({ body: req.body, caller: { keyId: key.id, name: key.name }, renderId }),
+    });
     if (idem === undefined) {
       const r = await work();
       return reply.status(r.status).send(r.body);
@@ -178,8 +237,16 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
           if (file.filename) assets.set(file.filename, file.bytes);
         }
       }
-      if (!source) throw new ValidationError('Upload the template as the form field "file" (an XML file or a fillable PDF); other files are its assets.', [{ field: 'file', message: 'is required', code: 'required' }]);
-      created = await service.templates.create({ source, name: name ?? query.name, assets: async (p) => assets.get(p) });
+      if (!source)
+        throw new ValidationError(
+          'Upload the template as the form field "file" (an XML file or a fillable PDF); other files are its assets.',
+          [{ field: 'file', message: 'is required', code: 'required' }],
+        );
+      created = await service.templates.create({
+        source,
+        name: name ?? query.name,
+        assets: async (p) => assets.get(p),
+      });
     } else if (Buffer.isBuffer(req.body)) {
       created = await service.templates.create({ source: new Uint8Array(req.body), name: query.name });
     } else {
@@ -187,16 +254,31 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
       const body = (req.body ?? {}) as Record<string, unknown>;
       const fields = ['source', 'source_base64'].filter((f) => typeof body[f] === 'string');
       if (fields.length !== 1) {
-        throw new ValidationError('Give the template as "source" (XML text) or "source_base64" (an XML file or a fillable PDF, base64), exactly one.', [{ field: 'source', message: 'give exactly one of source or source_base64', code: 'required' }]);
+        throw new ValidationError(
+          'Give the template as "source" (XML text) or "source_base64" (an XML file or a fillable PDF, base64), exactly one.',
+          [{ field: 'source', message: 'give exactly one of source or source_base64', code: 'required' }],
+        );
       }
-      if (body.name !== undefined && typeof body.name !== 'string') throw new ValidationError('name must be text.', [{ field: 'name', message: 'must be a string', code: 'type' }]);
+      if (body.name !== undefined && typeof body.name !== 'string')
+        throw new ValidationError('name must be text.', [{ field: 'name', message: 'must be a string', code: 'type' }]);
       // the images and fonts an XML template names, by the path it names them with: { "images/logo.png": "<base64>" }
       const assets = body.assets === undefined ? {} : body.assets;
       if (!isObject(assets) || Object.values(assets).some((v) => typeof v !== 'string')) {
-        throw new ValidationError('assets maps each path the template names (e.g. "images/logo.png") to the file as base64.', [{ field: 'assets', message: 'must be an object of base64 strings', code: 'type' }]);
+        throw new ValidationError(
+          'assets maps each path the template names (e.g. "images/logo.png") to the file as base64.',
+          [{ field: 'assets', message: 'must be an object of base64 strings', code: 'type' }],
+        );
       }
-      const source = typeof body.source === 'string' ? body.source : new Uint8Array(Buffer.from(body.source_base64 as string, 'base64'));
-      created = await service.templates.create({ source, name: body.name as string | undefined, assets: async (p) => (Object.hasOwn(assets, p) ? new Uint8Array(Buffer.from(assets[p] as string, 'base64')) : undefined) });
+      const source =
+        typeof body.source === 'string'
+          ? body.source
+          : new Uint8Array(Buffer.from(body.source_base64 as string, 'base64'));
+      created = await service.templates.create({
+        source,
+        name: body.name as string | undefined,
+        assets: async (p) =>
+          Object.hasOwn(assets, p) ? new Uint8Array(Buffer.from(assets[p] as string, 'base64')) : undefined,
+      });
     }
     return reply.status(201).send(created);
   });
@@ -211,13 +293,19 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
   app.get('/v1/documents', async (req) => {
     const query = req.query as Record<string, unknown>;
     const search = query.search;
-    if (search !== undefined && (typeof search !== 'string' || search.length > 200)) throw new ValidationError('search is text of at most 200 characters.', [{ field: 'search', message: 'must be text of at most 200 characters', code: 'invalid' }]);
+    if (search !== undefined && (typeof search !== 'string' || search.length > 200))
+      throw new ValidationError('search is text of at most 200 characters.', [
+        { field: 'search', message: 'must be text of at most 200 characters', code: 'invalid' },
+      ]);
     return service.documents.list(parsePageQuery(query), search || undefined);
   });
   app.get('/v1/documents/:id', async (req) => service.documents.get((req.params as { id: string }).id));
   app.get('/v1/documents/:id/pdf', async (req, reply) => {
     const { document, bytes } = await service.documents.pdf((req.params as { id: string }).id);
-    return reply.header('Content-Type', 'application/pdf').header('Content-Disposition', contentDisposition(document.name)).send(Buffer.from(bytes));
+    return reply
+      .header('Content-Type', 'application/pdf')
+      .header('Content-Disposition', contentDisposition(document.name))
+      .send(Buffer.from(bytes));
   });
   app.delete('/v1/documents/:id', async (req) => {
     const { id } = req.params as { id: string };

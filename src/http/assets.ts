@@ -210,8 +210,14 @@ const STATIC: Record<string, { type: string; body: string | (() => fs.ReadStream
   '/assets/app.js': { type: 'text/javascript; charset=utf-8', body: APP_JS },
   '/assets/app.css': { type: 'text/css; charset=utf-8', body: CSS },
   '/assets/icon.svg': { type: 'image/svg+xml', body: LOGO_SVG },
-  '/assets/pdfjs/pdf.min.mjs': { type: 'text/javascript; charset=utf-8', body: () => fs.createReadStream(path.join(PDFJS, 'build', 'pdf.min.mjs')) },
-  '/assets/pdfjs/pdf.worker.min.mjs': { type: 'text/javascript; charset=utf-8', body: () => fs.createReadStream(path.join(PDFJS, 'build', 'pdf.worker.min.mjs')) },
+  '/assets/pdfjs/pdf.min.mjs': {
+    type: 'text/javascript; charset=utf-8',
+    body: () => fs.createReadStream(path.join(PDFJS, 'build', 'pdf.min.mjs')),
+  },
+  '/assets/pdfjs/pdf.worker.min.mjs': {
+    type: 'text/javascript; charset=utf-8',
+    body: () => fs.createReadStream(path.join(PDFJS, 'build', 'pdf.worker.min.mjs')),
+  },
 };
 
 export function registerAssets(app: FastifyInstance): void {

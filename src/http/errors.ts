@@ -30,7 +30,11 @@ export function sendError(req: FastifyRequest, reply: FastifyReply, status: numb
   // the router's own refusals answer before any hook has set it
   void reply.header('X-Request-Id', req.id);
   if (!isPagePath(req.url)) return reply.status(status).send(body);
-  return reply.status(status).type('text/html; charset=utf-8').headers(pageHeaders('recipient')).send(errorPage(status, body.error));
+  return reply
+    .status(status)
+    .type('text/html; charset=utf-8')
+    .headers(pageHeaders('recipient'))
+    .send(errorPage(status, body.error));
 }
 
 function statusOf(err: PaperlinkError): number {
@@ -48,20 +52,38 @@ function statusOf(err: PaperlinkError): number {
 function fromFramework(err: FastifyError, limit: number): [number, ErrorBody] | undefined {
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return [415, errorBody('unsupported_media_type', 'This endpoint takes a JSON body: send it with Content-Type: application/json.')];
+      return [
+        415,
+        errorBody(
+          'unsupported_media_type',
+          'This endpoint takes a JSON body: send it with Content-Type: application/json.',
+        ),
+      ];
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
     case 'FST_REQ_FILE_TOO_LARGE':
     case 'FST_PARTS_LIMIT':
     case 'FST_FILES_LIMIT':
-      return [413, errorBody('body_too_large', `The request body is larger than this server accepts (${limit} bytes). Send less, or raise BODY_LIMIT.`)];
+      return [
+        413,
+        errorBody(
+          'body_too_large',
+          `The request body is larger than this server accepts (${limit} bytes). Send less, or raise BODY_LIMIT.`,
+        ),
+      ];
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return [400, errorBody('malformed_json', 'The body is empty but Content-Type says JSON. Send a JSON object.')];
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return [400, errorBody('malformed_json', `The body is not valid JSON: ${err.message}. Check quotes, commas and brackets.`)];
+      return [
+        400,
+        errorBody('malformed_json', `The body is not valid JSON: ${err.message}. Check quotes, commas and brackets.`),
+      ];
     default:
   }
   if (err instanceof SyntaxError && err.statusCode === 400) {
-    return [400, errorBody('malformed_json', `The body is not valid JSON: ${err.message}. Check quotes, commas and brackets.`)];
+    return [
+      400,
+      errorBody('malformed_json', `The body is not valid JSON: ${err.message}. Check quotes, commas and brackets.`),
+    ];
   }
   if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
     return [err.statusCode, errorBody('bad_request', err.message)];
@@ -87,14 +109,18 @@ export function errorAnswer(err: FastifyError, req: FastifyRequest, limit: numbe
   const known = fromFramework(err, limit);
   if (known) return known;
   req.log.error({ err }, 'request failed');
-  const body = errorBody('internal_error', `Something went wrong on our side. Try again; if it keeps failing, report request id ${req.id}.`);
+  const body = errorBody(
+    'internal_error',
+    `Something went wrong on our side. Try again; if it keeps failing, report request id ${req.id}.`,
+  );
   body.error.request_id = String(req.id);
   return [500, body];
 }
 
 export function errorHandler(limit: number) {
   return (err: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
-    if (err instanceof RateLimitError || err instanceof UnavailableError) void reply.header('Retry-After', String(err.retryAfterSeconds));
+    if (err instanceof RateLimitError || err instanceof UnavailableError)
+      void reply.header('Retry-After', String(err.retryAfterSeconds));
     const [status, body] = errorAnswer(err, req, limit);
     void sendError(req, reply, status, body);
   };

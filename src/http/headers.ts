@@ -39,4 +39,7 @@ function headersOf(kind: 'operator' | 'recipient'): Readonly<Record<string, stri
 }
 
 // built once: every recipient view sends them
-const PAGE_HEADERS = { operator: Object.freeze(headersOf('operator')), recipient: Object.freeze(headersOf('recipient')) };
+const PAGE_HEADERS = {
+  operator: Object.freeze(headersOf('operator')),
+  recipient: Object.freeze(headersOf('recipient')),
+};

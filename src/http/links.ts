@@ -37,17 +37,30 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
     return { object: 'app', name: 'magic_link', ...publicView(saved) };
   });
   app.post('/v1/documents/:id/magic_links', async (req, reply) => {
-    const { link, url } = await service.documents.share((req.params as { id: string }).id, req.body, req.apiKey?.id ?? null);
+    const { link, url } = await service.documents.share(
+      (req.params as { id: string }).id,
+      req.body,
+      req.apiKey?.id ?? null,
+    );
     return reply.status(201).send({ ...link, url });
   });
   app.get('/v1/magic_links', async (req) => {
     const query = req.query as Record<string, unknown>;
     const text = (name: string) => {
       const v = query[name];
-      if (v !== undefined && (typeof v !== 'string' || v.length > 254)) throw new ValidationError(`${name} is text of at most 254 characters.`, [{ field: name, message: 'must be text of at most 254 characters', code: 'invalid' }]);
+      if (v !== undefined && (typeof v !== 'string' || v.length > 254))
+        throw new ValidationError(`${name} is text of at most 254 characters.`, [
+          { field: name, message: 'must be text of at most 254 characters', code: 'invalid' },
+        ]);
       return (v as string | undefined) || undefined;
     };
-    return links.list(parsePageQuery(query), { status: text('status'), document_id: text('document_id'), recipient_email: text('recipient_email'), created_after: text('created_after'), created_before: text('created_before') });
+    return links.list(parsePageQuery(query), {
+      status: text('status'),
+      document_id: text('document_id'),
+      recipient_email: text('recipient_email'),
+      created_after: text('created_after'),
+      created_before: text('created_before'),
+    });
   });
   app.post('/v1/magic_links/expire', async (req) => ({ object: 'list', data: await links.endMany(req.body) }));
   app.get('/v1/magic_links/:id', async (req) => links.get((req.params as { id: string }).id, true));
@@ -59,7 +72,8 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
   });
 
   // ---- recipient ----
-  const show = (reply: FastifyReply, status: number, body: string) => reply.status(status).type('text/html; charset=utf-8').headers(pageHeaders('recipient')).send(body);
+  const show = (reply: FastifyReply, status: number, body: string) =>
+    reply.status(status).type('text/html; charset=utf-8').headers(pageHeaders('recipient')).send(body);
   const gone = async (reply: FastifyReply) => show(reply, 404, unavailablePage(await brand()));
   const signIn = (link: OpenLink, token: string, extra: { error?: string; codeSent?: boolean } = {}) =>
     signInPage({
@@ -78,11 +92,25 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
     const link = await links.open(token, visitor(req), req.cookies[COOKIE]);
     if (!link) return gone(reply);
     const session = await links.session(link, req.cookies[COOKIE]);
-    if (!session) return show(reply, 200, signIn(link, token, { codeSent: (req.query as { sent?: string }).sent === '1' }));
+    if (!session)
+      return show(reply, 200, signIn(link, token, { codeSent: (req.query as { sent?: string }).sent === '1' }));
     // a reload while this session's view runs is the same view
-    const view = links.viewing(session) ? { ok: true, viewsUsed: link.row.views_used, maxViews: link.row.max_views, expiresAt: link.row.expires_at } : await links.countView(link, session, visitor(req));
+    const view = links.viewing(session)
+      ? { ok: true, viewsUsed: link.row.views_used, maxViews: link.row.max_views, expiresAt: link.row.expires_at }
+      : await links.countView(link, session, visitor(req));
     if (!view.ok) return gone(reply);
-    return show(reply, 200, viewerPage({ brand: brandOf(link.app), documentName: link.document.name, pdfUrl: `/l/${token}/document.pdf`, viewsUsed: view.viewsUsed, maxViews: view.maxViews, expiresAt: view.expiresAt }));
+    return show(
+      reply,
+      200,
+      viewerPage({
+        brand: brandOf(link.app),
+        documentName: link.document.name,
+        pdfUrl: `/l/${token}/document.pdf`,
+        viewsUsed: view.viewsUsed,
+        maxViews: view.maxViews,
+        expiresAt: view.expiresAt,
+      }),
+    );
   });
 
   app.post('/l/:token/code', async (req, reply) => {
@@ -92,7 +120,12 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
     try {
       await links.sendCode(link, visitor(req));
     } catch (err) {
-      if (err instanceof RateLimitError) return show(reply.header('Retry-After', String(err.retryAfterSeconds)), 429, messagePage(brandOf(link.app), 'Too many codes', err.message));
+      if (err instanceof RateLimitError)
+        return show(
+          reply.header('Retry-After', String(err.retryAfterSeconds)),
+          429,
+          messagePage(brandOf(link.app), 'Too many codes', err.message),
+        );
       throw err;
     }
     return reply.redirect(`/l/${token}?sent=1`, 303);
@@ -111,7 +144,11 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
         expired: 'That code has expired or was already used. Ask for a new one.',
         burned: 'Too many wrong tries: that code no longer works. Ask for a new one.',
       }[result.error];
-      return show(reply, result.error === 'wrong' ? 401 : 410, signIn(link, token, { error: message, codeSent: result.error === 'wrong' }));
+      return show(
+        reply,
+        result.error === 'wrong' ? 401 : 410,
+        signIn(link, token, { error: message, codeSent: result.error === 'wrong' }),
+      );
     }
     void sessionCookie(reply, token, result.session);
     return reply.redirect(`/l/${token}`, 303);
@@ -119,24 +156,50 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
 
   const social = new SocialLogin();
   const sessionCookie = (reply: FastifyReply, token: string, session: string) =>
-    reply.setCookie(COOKIE, session, { path: `/l/${token}`, httpOnly: true, sameSite: 'lax', secure, maxAge: 12 * 60 * 60 });
+    reply.setCookie(COOKIE, session, {
+      path: `/l/${token}`,
+      httpOnly: true,
+      sameSite: 'lax',
+      secure,
+      maxAge: 12 * 60 * 60,
+    });
 
   app.post('/l/:token/signin/:provider', async (req, reply) => {
     const { token, provider } = req.params as { token: string; provider: string };
     const link = await links.open(token, visitor(req));
     if (!link || link.row.auth_type !== 'social') return gone(reply);
     const p = link.app.oidc_providers.find((x) => x.id === provider);
-    if (!p) return show(reply, 404, signIn(link, token, { error: 'That sign-in provider is not available. Choose another one.' }));
+    if (!p)
+      return show(
+        reply,
+        404,
+        signIn(link, token, { error: 'That sign-in provider is not available. Choose another one.' }),
+      );
     let start;
     try {
       // ?another=1: after a sign-in with the wrong account, let the recipient choose another one
-      start = await social.start(p, `${link.app.public_url}/l/oidc/callback`, link.row.auth_email, (req.query as { another?: string }).another === '1');
+      start = await social.start(
+        p,
+        `${link.app.public_url}/l/oidc/callback`,
+        link.row.auth_email,
+        (req.query as { another?: string }).another === '1',
+      );
     } catch (err) {
       req.log.warn({ err, provider: p.id }, 'OpenID Connect discovery failed');
-      return show(reply, 502, signIn(link, token, { error: `${p.name} cannot be reached right now. Try again in a minute.` }));
+      return show(
+        reply,
+        502,
+        signIn(link, token, { error: `${p.name} cannot be reached right now. Try again in a minute.` }),
+      );
     }
     const pending = Buffer.from(JSON.stringify({ t: token, ...start.pending })).toString('base64url');
-    void reply.setCookie(OIDC_COOKIE, pending, { path: '/l/oidc', httpOnly: true, sameSite: 'lax', secure, maxAge: 600 });
+    void reply.setCookie(OIDC_COOKIE, pending, {
+      path: '/l/oidc',
+      httpOnly: true,
+      sameSite: 'lax',
+      secure,
+      maxAge: 600,
+    });
     return reply.redirect(start.url, 303);
   });
 
@@ -148,7 +211,15 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
       pending = JSON.parse(Buffer.from(raw ?? '', 'base64url').toString('utf8'));
       if (typeof pending.t !== 'string' || typeof pending.state !== 'string') throw new Error('incomplete');
     } catch {
-      return show(reply, 400, messagePage(await brand(), 'Sign-in did not complete', 'Open the link from your e-mail again and sign in from there (this browser must allow cookies).'));
+      return show(
+        reply,
+        400,
+        messagePage(
+          await brand(),
+          'Sign-in did not complete',
+          'Open the link from your e-mail again and sign in from there (this browser must allow cookies).',
+        ),
+      );
     }
     const link = await links.open(pending.t, visitor(req));
     if (!link || link.row.auth_type !== 'social') return gone(reply);
@@ -158,16 +229,43 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
     try {
       result = await social.finish(p, new URL(req.url, link.app.public_url), pending);
     } catch (err) {
-      req.log.warn({ err: err instanceof Error ? err.message : String(err), provider: p.id }, 'OpenID Connect sign-in failed');
+      req.log.warn(
+        { err: err instanceof Error ? err.message : String(err), provider: p.id },
+        'OpenID Connect sign-in failed',
+      );
       await links.record(link.row.id, 'signed_in', 'failed', visitor(req));
-      return show(reply, 400, signIn(link, pending.t, { error: `Signing in with ${p.name} did not complete. Try again.` }));
+      return show(
+        reply,
+        400,
+        signIn(link, pending.t, { error: `Signing in with ${p.name} did not complete. Try again.` }),
+      );
     }
     if (!result.ok || result.email.toLowerCase() !== link.row.auth_email.toLowerCase()) {
       const email = result.ok ? result.email : result.email;
-      await links.record(link.row.id, 'signed_in', result.ok ? 'wrong_account' : result.reason, visitor(req), email ?? null);
-      const why = !result.ok && result.reason === 'unverified' ? `${p.name} has not verified the address ${email}.` : !result.ok ? `${p.name} did not tell us your e-mail address.` : `You signed in as ${email}, but this document was shared with ${maskEmail(link.row.auth_email)}.`;
+      await links.record(
+        link.row.id,
+        'signed_in',
+        result.ok ? 'wrong_account' : result.reason,
+        visitor(req),
+        email ?? null,
+      );
+      const why =
+        !result.ok && result.reason === 'unverified'
+          ? `${p.name} has not verified the address ${email}.`
+          : !result.ok
+            ? `${p.name} did not tell us your e-mail address.`
+            : `You signed in as ${email}, but this document was shared with ${maskEmail(link.row.auth_email)}.`;
       const another = { url: `/l/${pending.t}/signin/${p.id}?another=1`, label: `Use another ${p.name} account` };
-      return show(reply, 403, messagePage(brandOf(link.app), 'This account cannot open the document', `${why} Sign in with the account of that address, or ask the sender to share it with you.`, another));
+      return show(
+        reply,
+        403,
+        messagePage(
+          brandOf(link.app),
+          'This account cannot open the document',
+          `${why} Sign in with the account of that address, or ask the sender to share it with you.`,
+          another,
+        ),
+      );
     }
     await links.record(link.row.id, 'signed_in', 'ok', visitor(req), result.email);
     void sessionCookie(reply, pending.t, await links.startSession(link, result.email));

@@ -9,7 +9,13 @@ export interface Upload {
   fields: Record<string, string>;
 }
 
-const TOO_LARGE = new Set(['FST_REQ_FILE_TOO_LARGE', 'FST_PARTS_LIMIT', 'FST_FILES_LIMIT', 'FST_FIELDS_LIMIT', 'FST_ERR_CTP_BODY_TOO_LARGE']);
+const TOO_LARGE = new Set([
+  'FST_REQ_FILE_TOO_LARGE',
+  'FST_PARTS_LIMIT',
+  'FST_FILES_LIMIT',
+  'FST_FIELDS_LIMIT',
+  'FST_ERR_CTP_BODY_TOO_LARGE',
+]);
 
 /**
  * Every part of a multipart body. A body that is not well-formed multipart (no boundary, a part
@@ -19,12 +25,14 @@ export async function readMultipart(req: FastifyRequest): Promise<Upload> {
   const upload: Upload = { files: [], fields: {} };
   try {
     for await (const part of req.parts()) {
-      if (part.type === 'file') upload.files.push({ field: part.fieldname, filename: part.filename, bytes: await part.toBuffer() });
+      if (part.type === 'file')
+        upload.files.push({ field: part.fieldname, filename: part.filename, bytes: await part.toBuffer() });
       else upload.fields[part.fieldname] = String(part.value);
     }
   } catch (err) {
     const code = (err as { code?: string }).code ?? '';
-    if (err instanceof PaperlinkError || TOO_LARGE.has(code) || (err as { statusCode?: number }).statusCode === 413) throw err;
+    if (err instanceof PaperlinkError || TOO_LARGE.has(code) || (err as { statusCode?: number }).statusCode === 413)
+      throw err;
     throw new MalformedRequestError(
       'malformed_multipart',
       `The multipart body cannot be read (${err instanceof Error ? err.message : String(err)}). Send multipart/form-data with a boundary in Content-Type and every part complete, e.g. curl -F file=@template.xml.`,

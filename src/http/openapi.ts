@@ -6,7 +6,9 @@ import { EXAMPLE_IDS } from '../templates/store';
 import { EVENT_TYPES } from '../events/types';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: unknown, example?: unknown) => ({ 'application/json': { schema, ...(example === undefined ? {} : { example }) } });
+const json = (schema: unknown, example?: unknown) => ({
+  'application/json': { schema, ...(example === undefined ? {} : { example }) },
+});
 
 const T = '2026-11-22T10:00:00.000Z';
 const exampleDocument = {
@@ -34,7 +36,12 @@ const exampleTemplate = {
 };
 const exampleGenerate = {
   template_id: EXAMPLE_IDS.letter,
-  merge_parameters: { date: 'November 22, 2026', recipient_name: 'Dr. Eleanor Vance', body: 'Thank you for meeting with us.', sender_name: 'Marta Kowalczyk' },
+  merge_parameters: {
+    date: 'November 22, 2026',
+    recipient_name: 'Dr. Eleanor Vance',
+    body: 'Thank you for meeting with us.',
+    sender_name: 'Marta Kowalczyk',
+  },
   destinations: { inkit_storage: { name: 'Welcome letter' } },
 };
 const exampleRender = {
@@ -43,39 +50,108 @@ const exampleRender = {
   document_id: exampleDocument.id,
   status: 'completed',
   template_id: EXAMPLE_IDS.letter,
-  destinations: { inkit_storage: { document_id: exampleDocument.id, name: 'Welcome letter', size: 50907, sha256: exampleDocument.sha256 } },
+  destinations: {
+    inkit_storage: {
+      document_id: exampleDocument.id,
+      name: 'Welcome letter',
+      size: 50907,
+      sha256: exampleDocument.sha256,
+    },
+  },
   warnings: [],
   created_at: T,
 };
-const exampleWebhook = { id: 'wh_01m82kzq5az78r9b7p2fxgxka8', object: 'webhook', url: 'https://hooks.example.com/paperlink', events: ['document.generated', 'magic_link.viewed'], description: 'CRM sync', created_at: T };
-const exampleError = (code: string, message: string, details: unknown[] = []) => ({ error: { code, message, details } });
+const exampleWebhook = {
+  id: 'wh_01m82kzq5az78r9b7p2fxgxka8',
+  object: 'webhook',
+  url: 'https://hooks.example.com/paperlink',
+  events: ['document.generated', 'magic_link.viewed'],
+  description: 'CRM sync',
+  created_at: T,
+};
+const exampleError = (code: string, message: string, details: unknown[] = []) => ({
+  error: { code, message, details },
+});
 
 const errors = {
-  400: { description: 'The body is not valid JSON (`malformed_json`).', content: json(ref('Error'), exampleError('malformed_json', 'The body is not valid JSON.')) },
-  401: { description: 'The X-Service-API-Token header is missing or not a live key (`unauthorized`).', content: json(ref('Error'), exampleError('unauthorized', 'A valid API key is required in the X-Service-API-Token header.')) },
-  404: { description: 'No such resource (`not_found`).', content: json(ref('Error'), exampleError('not_found', 'No document with id "doc_…" exists.')) },
+  400: {
+    description: 'The body is not valid JSON (`malformed_json`).',
+    content: json(ref('Error'), exampleError('malformed_json', 'The body is not valid JSON.')),
+  },
+  401: {
+    description: 'The X-Service-API-Token header is missing or not a live key (`unauthorized`).',
+    content: json(
+      ref('Error'),
+      exampleError('unauthorized', 'A valid API key is required in the X-Service-API-Token header.'),
+    ),
+  },
+  404: {
+    description: 'No such resource (`not_found`).',
+    content: json(ref('Error'), exampleError('not_found', 'No document with id "doc_…" exists.')),
+  },
   409: {
-    description: 'The Idempotency-Key was used with another body (`idempotency_key_reused`), or a Magic Link was asked for before the Magic Link app was set up (`app_not_configured`).',
-    content: json(ref('Error'), exampleError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request body.')),
+    description:
+      'The Idempotency-Key was used with another body (`idempotency_key_reused`), or a Magic Link was asked for before the Magic Link app was set up (`app_not_configured`).',
+    content: json(
+      ref('Error'),
+      exampleError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request body.'),
+    ),
   },
-  413: { description: 'The body is larger than BODY_LIMIT (`body_too_large`).', content: json(ref('Error'), exampleError('body_too_large', 'The request body is larger than this server accepts.')) },
-  415: { description: 'The body is not JSON (`unsupported_media_type`).', content: json(ref('Error'), exampleError('unsupported_media_type', 'This endpoint takes a JSON body.')) },
+  413: {
+    description: 'The body is larger than BODY_LIMIT (`body_too_large`).',
+    content: json(ref('Error'), exampleError('body_too_large', 'The request body is larger than this server accepts.')),
+  },
+  415: {
+    description: 'The body is not JSON (`unsupported_media_type`).',
+    content: json(ref('Error'), exampleError('unsupported_media_type', 'This endpoint takes a JSON body.')),
+  },
   422: {
-    description: 'A rule is broken; one entry in `details` per field (`validation_failed`, `missing_variables`, `template_invalid`, `invalid_value`, `unsupported_character`).',
-    content: json(ref('Error'), exampleError('missing_variables', 'Give a value for every variable of the template; missing: date.', [{ field: 'merge_parameters.date', message: 'is required by the template', code: 'required' }])),
+    description:
+      'A rule is broken; one entry in `details` per field (`validation_failed`, `missing_variables`, `template_invalid`, `invalid_value`, `unsupported_character`).',
+    content: json(
+      ref('Error'),
+      exampleError('missing_variables', 'Give a value for every variable of the template; missing: date.', [
+        { field: 'merge_parameters.date', message: 'is required by the template', code: 'required' },
+      ]),
+    ),
   },
-  500: { description: 'Our fault; nothing internal is shown (`internal_error`).', content: json(ref('Error'), exampleError('internal_error', 'Something went wrong on our side.')) },
+  500: {
+    description: 'Our fault; nothing internal is shown (`internal_error`).',
+    content: json(ref('Error'), exampleError('internal_error', 'Something went wrong on our side.')),
+  },
 };
 const pick = (...codes: (keyof typeof errors)[]) => Object.fromEntries(codes.map((c) => [String(c), errors[c]]));
-const idParam = (what: string, example: string) => ({ name: 'id', in: 'path', required: true, description: `The ${what} id.`, schema: { type: 'string' }, example });
+const idParam = (what: string, example: string) => ({
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: `The ${what} id.`,
+  schema: { type: 'string' },
+  example,
+});
 const pageParams = [
-  { name: 'limit', in: 'query', description: 'Items per page, 1 to 100 (default 20).', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
-  { name: 'starting_after', in: 'query', description: 'The `next_cursor` of the previous page.', schema: { type: 'string' } },
+  {
+    name: 'limit',
+    in: 'query',
+    description: 'Items per page, 1 to 100 (default 20).',
+    schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+  },
+  {
+    name: 'starting_after',
+    in: 'query',
+    description: 'The `next_cursor` of the previous page.',
+    schema: { type: 'string' },
+  },
 ];
 const list = (item: string) => ({
   type: 'object',
   required: ['object', 'data', 'has_more', 'next_cursor'],
-  properties: { object: { const: 'list' }, data: { type: 'array', items: ref(item) }, has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'] } },
+  properties: {
+    object: { const: 'list' },
+    data: { type: 'array', items: ref(item) },
+    has_more: { type: 'boolean' },
+    next_cursor: { type: ['string', 'null'] },
+  },
   additionalProperties: false,
 });
 const deleted = (object: string) => ({
@@ -85,13 +161,18 @@ const deleted = (object: string) => ({
   additionalProperties: false,
 });
 
-export function openApiDocument(publicUrl: string, version: string, postcardPath = '/postcards'): Record<string, unknown> {
+export function openApiDocument(
+  publicUrl: string,
+  version: string,
+  postcardPath = '/postcards',
+): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: {
       title: 'Paperlink API',
       version,
-      description: 'Generate PDF documents from templates and store them. Every /v1 call needs the X-Service-API-Token header. Errors have one shape: `{ "error": { "code", "message", "details": [{ "field", "message", "code" }] } }`.',
+      description:
+        'Generate PDF documents from templates and store them. Every /v1 call needs the X-Service-API-Token header. Errors have one shape: `{ "error": { "code", "message", "details": [{ "field", "message", "code" }] } }`.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: publicUrl }],
@@ -101,10 +182,24 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
         post: {
           operationId: 'generate',
           summary: 'Render a template with merge parameters and store the PDF',
-          description: 'Every variable of the template needs a value (an empty string is a value). Numbers and booleans become text; objects and arrays are refused. Keys the template does not use are listed under `warnings`, and so is text that does not fit its box (`text_overflow`). With an Idempotency-Key, the same key and body return the first answer again for 24 hours.',
-          parameters: [{ name: 'Idempotency-Key', in: 'header', description: 'Any unique string (e.g. a UUID), 1 to 255 characters.', schema: { type: 'string', minLength: 1, maxLength: 255 } }],
+          description:
+            'Every variable of the template needs a value (an empty string is a value). Numbers and booleans become text; objects and arrays are refused. Keys the template does not use are listed under `warnings`, and so is text that does not fit its box (`text_overflow`). With an Idempotency-Key, the same key and body return the first answer again for 24 hours.',
+          parameters: [
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              description: 'Any unique string (e.g. a UUID), 1 to 255 characters.',
+              schema: { type: 'string', minLength: 1, maxLength: 255 },
+            },
+          ],
           requestBody: { required: true, content: json(ref('GenerateRequest'), exampleGenerate) },
-          responses: { 201: { description: 'Rendered and stored; with magic_link, the link is made and e-mailed.', content: json(ref('Render'), exampleRender) }, ...pick(400, 401, 409, 413, 415, 422, 500) },
+          responses: {
+            201: {
+              description: 'Rendered and stored; with magic_link, the link is made and e-mailed.',
+              content: json(ref('Render'), exampleRender),
+            },
+            ...pick(400, 401, 409, 413, 415, 422, 500),
+          },
         },
       },
       '/v1/templates': {
@@ -112,23 +207,63 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
           operationId: 'listTemplates',
           summary: 'List templates, newest first',
           parameters: pageParams,
-          responses: { 200: { description: 'A page of templates.', content: json(ref('TemplateList'), { object: 'list', data: [exampleTemplate], has_more: false, next_cursor: null }) }, ...pick(401, 422) },
+          responses: {
+            200: {
+              description: 'A page of templates.',
+              content: json(ref('TemplateList'), {
+                object: 'list',
+                data: [exampleTemplate],
+                has_more: false,
+                next_cursor: null,
+              }),
+            },
+            ...pick(401, 422),
+          },
         },
         post: {
           operationId: 'createTemplate',
           summary: 'Store a template: XML text or a fillable PDF',
-          description: 'Send the XML itself (`Content-Type: application/xml`), a PDF (`application/pdf`), JSON `{ "name", "source" | "source_base64", "assets" }`, or a multipart form with the template as `file` and the images it names as further files. `?name=` names raw uploads.',
-          parameters: [{ name: 'name', in: 'query', description: 'Template name for raw XML or PDF uploads.', schema: { type: 'string' } }],
+          description:
+            'Send the XML itself (`Content-Type: application/xml`), a PDF (`application/pdf`), JSON `{ "name", "source" | "source_base64", "assets" }`, or a multipart form with the template as `file` and the images it names as further files. `?name=` names raw uploads.',
+          parameters: [
+            {
+              name: 'name',
+              in: 'query',
+              description: 'Template name for raw XML or PDF uploads.',
+              schema: { type: 'string' },
+            },
+          ],
           requestBody: {
             required: true,
             content: {
-              'application/json': { schema: ref('TemplateUpload'), example: { name: 'Thank you note', source: '<document size="A5"><body><p>Thank you, {{name}}!</p></body></document>' } },
-              'application/xml': { schema: { type: 'string' }, example: '<document><body><p>Hello {{name}}</p></body></document>' },
+              'application/json': {
+                schema: ref('TemplateUpload'),
+                example: {
+                  name: 'Thank you note',
+                  source: '<document size="A5"><body><p>Thank you, {{name}}!</p></body></document>',
+                },
+              },
+              'application/xml': {
+                schema: { type: 'string' },
+                example: '<document><body><p>Hello {{name}}</p></body></document>',
+              },
               'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } },
-              'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', contentMediaType: 'application/octet-stream' }, name: { type: 'string' } }, required: ['file'] } },
+              'multipart/form-data': {
+                schema: {
+                  type: 'object',
+                  properties: {
+                    file: { type: 'string', contentMediaType: 'application/octet-stream' },
+                    name: { type: 'string' },
+                  },
+                  required: ['file'],
+                },
+              },
             },
           },
-          responses: { 201: { description: 'Stored.', content: json(ref('Template'), exampleTemplate) }, ...pick(400, 401, 413, 415, 422) },
+          responses: {
+            201: { description: 'Stored.', content: json(ref('Template'), exampleTemplate) },
+            ...pick(400, 401, 413, 415, 422),
+          },
         },
       },
       '/v1/templates/{id}': {
@@ -136,21 +271,49 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
           operationId: 'getTemplate',
           summary: 'A template and its variables',
           parameters: [idParam('template', EXAMPLE_IDS.letter)],
-          responses: { 200: { description: 'The template.', content: json(ref('Template'), exampleTemplate) }, ...pick(401, 404) },
+          responses: {
+            200: { description: 'The template.', content: json(ref('Template'), exampleTemplate) },
+            ...pick(401, 404),
+          },
         },
         delete: {
           operationId: 'deleteTemplate',
           summary: 'Delete a template (documents made from it stay)',
           parameters: [idParam('template', EXAMPLE_IDS.letter)],
-          responses: { 200: { description: 'Deleted.', content: json(deleted('template'), { id: EXAMPLE_IDS.letter, object: 'template', deleted: true }) }, ...pick(401, 404) },
+          responses: {
+            200: {
+              description: 'Deleted.',
+              content: json(deleted('template'), { id: EXAMPLE_IDS.letter, object: 'template', deleted: true }),
+            },
+            ...pick(401, 404),
+          },
         },
       },
       '/v1/documents': {
         get: {
           operationId: 'listDocuments',
           summary: 'List generated documents, newest first',
-          parameters: [...pageParams, { name: 'search', in: 'query', description: 'Only documents whose name contains this text, ignoring case.', schema: { type: 'string', maxLength: 200 } }],
-          responses: { 200: { description: 'A page of documents.', content: json(ref('DocumentList'), { object: 'list', data: [exampleDocument], has_more: false, next_cursor: null }) }, ...pick(401, 422) },
+          parameters: [
+            ...pageParams,
+            {
+              name: 'search',
+              in: 'query',
+              description: 'Only documents whose name contains this text, ignoring case.',
+              schema: { type: 'string', maxLength: 200 },
+            },
+          ],
+          responses: {
+            200: {
+              description: 'A page of documents.',
+              content: json(ref('DocumentList'), {
+                object: 'list',
+                data: [exampleDocument],
+                has_more: false,
+                next_cursor: null,
+              }),
+            },
+            ...pick(401, 422),
+          },
         },
       },
       '/v1/documents/{id}': {
@@ -158,13 +321,22 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
           operationId: 'getDocument',
           summary: 'A generated document',
           parameters: [idParam('document', exampleDocument.id)],
-          responses: { 200: { description: 'The document record.', content: json(ref('Document'), exampleDocument) }, ...pick(401, 404) },
+          responses: {
+            200: { description: 'The document record.', content: json(ref('Document'), exampleDocument) },
+            ...pick(401, 404),
+          },
         },
         delete: {
           operationId: 'deleteDocument',
           summary: 'Delete a document and its PDF',
           parameters: [idParam('document', exampleDocument.id)],
-          responses: { 200: { description: 'Deleted.', content: json(deleted('document'), { id: exampleDocument.id, object: 'document', deleted: true }) }, ...pick(401, 404) },
+          responses: {
+            200: {
+              description: 'Deleted.',
+              content: json(deleted('document'), { id: exampleDocument.id, object: 'document', deleted: true }),
+            },
+            ...pick(401, 404),
+          },
         },
       },
       '/v1/documents/{id}/pdf': {
@@ -175,7 +347,12 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
           responses: {
             200: {
               description: 'The PDF bytes.',
-              headers: { 'Content-Disposition': { schema: { type: 'string' }, example: `attachment; filename="Welcome letter.pdf"; filename*=UTF-8''Welcome%20letter.pdf` } },
+              headers: {
+                'Content-Disposition': {
+                  schema: { type: 'string' },
+                  example: `attachment; filename="Welcome letter.pdf"; filename*=UTF-8''Welcome%20letter.pdf`,
+                },
+              },
               content: { 'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } } },
             },
             ...pick(401, 404),
@@ -187,8 +364,21 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
           operationId: 'createMagicLink',
           summary: 'Share a stored document with a new Magic Link, e-mailed to the recipient',
           parameters: [idParam('document', exampleDocument.id)],
-          requestBody: { required: true, content: json(ref('MagicLinkSettings'), { recipient_email: 'ann@example.com', expire_after_n_views: 3, retain_from_created: { hours: 24 } }) },
-          responses: { 201: { description: 'Made and e-mailed (status `send_failed` when the e-mail could not be sent; it is retried).', content: json(ref('MagicLink')) }, ...pick(401, 404, 409, 422) },
+          requestBody: {
+            required: true,
+            content: json(ref('MagicLinkSettings'), {
+              recipient_email: 'ann@example.com',
+              expire_after_n_views: 3,
+              retain_from_created: { hours: 24 },
+            }),
+          },
+          responses: {
+            201: {
+              description: 'Made and e-mailed (status `send_failed` when the e-mail could not be sent; it is retried).',
+              content: json(ref('MagicLink')),
+            },
+            ...pick(401, 404, 409, 422),
+          },
         },
       },
       '/v1/magic_links': {
@@ -197,22 +387,84 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
           summary: 'List Magic Links, newest first',
           parameters: [
             ...pageParams,
-            { name: 'status', in: 'query', description: 'Only links with this status.', schema: { type: 'string', enum: ['active', 'send_failed', 'expired', 'revoked'] } },
-            { name: 'document_id', in: 'query', description: 'Only the links of this document.', schema: { type: 'string' } },
-            { name: 'recipient_email', in: 'query', description: 'Only the links sent to this address.', schema: { type: 'string' } },
-            { name: 'created_after', in: 'query', description: 'Only links made at or after this time (ISO 8601: 2026-11-23 or 2026-11-23T10:00:00Z).', schema: { type: 'string' } },
-            { name: 'created_before', in: 'query', description: 'Only links made before this time (ISO 8601).', schema: { type: 'string' } },
+            {
+              name: 'status',
+              in: 'query',
+              description: 'Only links with this status.',
+              schema: { type: 'string', enum: ['active', 'send_failed', 'expired', 'revoked'] },
+            },
+            {
+              name: 'document_id',
+              in: 'query',
+              description: 'Only the links of this document.',
+              schema: { type: 'string' },
+            },
+            {
+              name: 'recipient_email',
+              in: 'query',
+              description: 'Only the links sent to this address.',
+              schema: { type: 'string' },
+            },
+            {
+              name: 'created_after',
+              in: 'query',
+              description: 'Only links made at or after this time (ISO 8601: 2026-11-23 or 2026-11-23T10:00:00Z).',
+              schema: { type: 'string' },
+            },
+            {
+              name: 'created_before',
+              in: 'query',
+              description: 'Only links made before this time (ISO 8601).',
+              schema: { type: 'string' },
+            },
           ],
-          responses: { 200: { description: 'A page of links.', content: json({ type: 'object', required: ['object', 'data', 'has_more', 'next_cursor'], properties: { object: { const: 'list' }, data: { type: 'array', items: ref('MagicLink') }, has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'] } } }) }, ...pick(401, 422) },
+          responses: {
+            200: {
+              description: 'A page of links.',
+              content: json({
+                type: 'object',
+                required: ['object', 'data', 'has_more', 'next_cursor'],
+                properties: {
+                  object: { const: 'list' },
+                  data: { type: 'array', items: ref('MagicLink') },
+                  has_more: { type: 'boolean' },
+                  next_cursor: { type: ['string', 'null'] },
+                },
+              }),
+            },
+            ...pick(401, 422),
+          },
         },
       },
       '/v1/magic_links/expire': {
         post: {
           operationId: 'expireMagicLinks',
           summary: 'Revoke several Magic Links now',
-          description: 'Every id must name a link, else 422 with one detail per unknown id and nothing is revoked. Links that already ended are returned as they are. Each link is revoked on its own: sending the same request again is safe.',
-          requestBody: { required: true, content: json({ type: 'object', required: ['ids'], properties: { ids: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string' } } }, additionalProperties: false }, { ids: ['ml_01m82kzq5az78r9b7p2fxgxka8'] }) },
-          responses: { 200: { description: 'The links, in the order of their first mention.', content: json({ type: 'object', required: ['object', 'data'], properties: { object: { const: 'list' }, data: { type: 'array', items: ref('MagicLink') } } }) }, ...pick(401, 422) },
+          description:
+            'Every id must name a link, else 422 with one detail per unknown id and nothing is revoked. Links that already ended are returned as they are. Each link is revoked on its own: sending the same request again is safe.',
+          requestBody: {
+            required: true,
+            content: json(
+              {
+                type: 'object',
+                required: ['ids'],
+                properties: { ids: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string' } } },
+                additionalProperties: false,
+              },
+              { ids: ['ml_01m82kzq5az78r9b7p2fxgxka8'] },
+            ),
+          },
+          responses: {
+            200: {
+              description: 'The links, in the order of their first mention.',
+              content: json({
+                type: 'object',
+                required: ['object', 'data'],
+                properties: { object: { const: 'list' }, data: { type: 'array', items: ref('MagicLink') } },
+              }),
+            },
+            ...pick(401, 422),
+          },
         },
       },
       '/v1/magic_links/{id}': {
@@ -228,7 +480,10 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
           operationId: 'expireMagicLink',
           summary: 'Revoke a Magic Link now',
           parameters: [idParam('Magic Link', 'ml_01m82kzq5az78r9b7p2fxgxka8')],
-          responses: { 200: { description: 'Revoked (status `revoked`).', content: json(ref('MagicLink')) }, ...pick(401, 404) },
+          responses: {
+            200: { description: 'Revoked (status `revoked`).', content: json(ref('MagicLink')) },
+            ...pick(401, 404),
+          },
         },
       },
       '/v1/magic_links/{id}/resend': {
@@ -236,7 +491,10 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
           operationId: 'resendMagicLink',
           summary: 'E-mail the link again, with a new URL (the old one stops working)',
           parameters: [idParam('Magic Link', 'ml_01m82kzq5az78r9b7p2fxgxka8')],
-          responses: { 200: { description: 'Sent (or `send_failed`).', content: json(ref('MagicLink')) }, ...pick(401, 404, 422) },
+          responses: {
+            200: { description: 'Sent (or `send_failed`).', content: json(ref('MagicLink')) },
+            ...pick(401, 404, 422),
+          },
         },
       },
       '/v1/apps/magic_link': {
@@ -248,23 +506,63 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
         put: {
           operationId: 'setUpMagicLinkApp',
           summary: 'Set up the Magic Link app; fields left out keep their value',
-          requestBody: { required: true, content: json(ref('MagicLinkApp'), { public_url: 'https://docs.example.com', sender_name: 'Acme Billing', sender_email: 'billing@example.com', organization_name: 'Acme', accent_color: '#1F6FEB', auth_types: ['email'] }) },
-          responses: { 200: { description: 'Saved.', content: json(ref('MagicLinkApp')) }, ...pick(400, 401, 415, 422) },
+          requestBody: {
+            required: true,
+            content: json(ref('MagicLinkApp'), {
+              public_url: 'https://docs.example.com',
+              sender_name: 'Acme Billing',
+              sender_email: 'billing@example.com',
+              organization_name: 'Acme',
+              accent_color: '#1F6FEB',
+              auth_types: ['email'],
+            }),
+          },
+          responses: {
+            200: { description: 'Saved.', content: json(ref('MagicLinkApp')) },
+            ...pick(400, 401, 415, 422),
+          },
         },
       },
       [postcardPath]: {
         post: {
           operationId: 'submitPostcard',
           summary: 'Submit a postcard request (the postcard webhook)',
-          description: 'The token is the body field `api_token` (a postcard token, `paperlink tokens create --kind postcard`), never a header. Fields as spec 2.5; any other field is custom data that fills merge fields of the same name. Answered 202 only after the request is stored durably; rendered afterwards. An Idempotency-Key gives the same id again.',
+          description:
+            'The token is the body field `api_token` (a postcard token, `paperlink tokens create --kind postcard`), never a header. Fields as spec 2.5; any other field is custom data that fills merge fields of the same name. Answered 202 only after the request is stored durably; rendered afterwards. An Idempotency-Key gives the same id again.',
           security: [],
-          parameters: [{ name: 'Idempotency-Key', in: 'header', schema: { type: 'string', minLength: 1, maxLength: 255 } }],
+          parameters: [
+            { name: 'Idempotency-Key', in: 'header', schema: { type: 'string', minLength: 1, maxLength: 255 } },
+          ],
           requestBody: {
             required: true,
-            content: json(ref('PostcardRequest'), { api_token: 'plp_…', template_id: EXAMPLE_IDS.postcard, first_name: 'Jordan', last_name: 'Alvarez', email: 'jordan@example.com', address_line_1: '742 Evergreen Terrace', address_city: 'Springfield', address_state: 'OR', address_zip: '97477', address_country: 'US', source: 'website', tagline: 'See you on the slopes' }),
+            content: json(ref('PostcardRequest'), {
+              api_token: 'plp_…',
+              template_id: EXAMPLE_IDS.postcard,
+              first_name: 'Jordan',
+              last_name: 'Alvarez',
+              email: 'jordan@example.com',
+              address_line_1: '742 Evergreen Terrace',
+              address_city: 'Springfield',
+              address_state: 'OR',
+              address_zip: '97477',
+              address_country: 'US',
+              source: 'website',
+              tagline: 'See you on the slopes',
+            }),
           },
           responses: {
-            202: { description: 'Stored; it will be rendered.', content: json({ type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: { const: 'received' } }, additionalProperties: false }, { id: 'pc_01m82kzq5az78r9b7p2fxgxka8', status: 'received' }) },
+            202: {
+              description: 'Stored; it will be rendered.',
+              content: json(
+                {
+                  type: 'object',
+                  required: ['id', 'status'],
+                  properties: { id: { type: 'string' }, status: { const: 'received' } },
+                  additionalProperties: false,
+                },
+                { id: 'pc_01m82kzq5az78r9b7p2fxgxka8', status: 'received' },
+              ),
+            },
             ...pick(400, 401, 413, 415, 422, 500),
           },
         },
@@ -273,8 +571,14 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
         get: {
           operationId: 'listPostcards',
           summary: 'List postcards, newest first, optionally by status',
-          parameters: [...pageParams, { name: 'status', in: 'query', schema: { enum: ['received', 'rendered', 'failed'] } }],
-          responses: { 200: { description: 'A page of postcards.', content: json(list('Postcard')) }, ...pick(401, 422) },
+          parameters: [
+            ...pageParams,
+            { name: 'status', in: 'query', schema: { enum: ['received', 'rendered', 'failed'] } },
+          ],
+          responses: {
+            200: { description: 'A page of postcards.', content: json(list('Postcard')) },
+            ...pick(401, 422),
+          },
         },
       },
       '/v1/postcards/{id}': {
@@ -289,21 +593,44 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
         post: {
           operationId: 'createWebhook',
           summary: 'Subscribe an https endpoint to events; the signing secret is in this answer only',
-          description: 'Deliveries are signed (`Paperlink-Signature`), retried with back-off, and kept in order per resource. See docs/webhooks.md.',
+          description:
+            'Deliveries are signed (`Paperlink-Signature`), retried with back-off, and kept in order per resource. See docs/webhooks.md.',
           requestBody: {
             required: true,
             content: json(
-              { type: 'object', required: ['url', 'events'], properties: { url: { type: 'string', description: 'https (or http) URL of a public address' }, events: { type: 'array', minItems: 1, items: { enum: ['*', ...EVENT_TYPES] } }, description: { type: ['string', 'null'], maxLength: 200 } }, additionalProperties: false },
-              { url: 'https://hooks.example.com/paperlink', events: ['document.generated', 'magic_link.viewed'], description: 'CRM sync' },
+              {
+                type: 'object',
+                required: ['url', 'events'],
+                properties: {
+                  url: { type: 'string', description: 'https (or http) URL of a public address' },
+                  events: { type: 'array', minItems: 1, items: { enum: ['*', ...EVENT_TYPES] } },
+                  description: { type: ['string', 'null'], maxLength: 200 },
+                },
+                additionalProperties: false,
+              },
+              {
+                url: 'https://hooks.example.com/paperlink',
+                events: ['document.generated', 'magic_link.viewed'],
+                description: 'CRM sync',
+              },
             ),
           },
-          responses: { 201: { description: 'The subscription, with its `secret` (shown once).', content: json(ref('Webhook'), { ...exampleWebhook, secret: 'kQ3v9RwT2mX8pL5nB7cY4zH6jD1fG0sA' }) }, ...pick(400, 401, 415, 422) },
+          responses: {
+            201: {
+              description: 'The subscription, with its `secret` (shown once).',
+              content: json(ref('Webhook'), { ...exampleWebhook, secret: 'kQ3v9RwT2mX8pL5nB7cY4zH6jD1fG0sA' }),
+            },
+            ...pick(400, 401, 415, 422),
+          },
         },
         get: {
           operationId: 'listWebhooks',
           summary: 'List webhook subscriptions, newest first',
           parameters: pageParams,
-          responses: { 200: { description: 'A page of subscriptions (no secrets).', content: json(list('Webhook')) }, ...pick(401, 422) },
+          responses: {
+            200: { description: 'A page of subscriptions (no secrets).', content: json(list('Webhook')) },
+            ...pick(401, 422),
+          },
         },
       },
       '/v1/webhooks/{id}': {
@@ -311,7 +638,10 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
           operationId: 'getWebhook',
           summary: 'A webhook subscription (without its secret)',
           parameters: [idParam('webhook', exampleWebhook.id)],
-          responses: { 200: { description: 'The subscription.', content: json(ref('Webhook'), exampleWebhook) }, ...pick(401, 404) },
+          responses: {
+            200: { description: 'The subscription.', content: json(ref('Webhook'), exampleWebhook) },
+            ...pick(401, 404),
+          },
         },
         delete: {
           operationId: 'deleteWebhook',
@@ -325,7 +655,10 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
           operationId: 'listWebhookDeliveries',
           summary: "A subscription's deliveries, newest first, with every attempt",
           parameters: [idParam('webhook', exampleWebhook.id), ...pageParams],
-          responses: { 200: { description: 'A page of deliveries.', content: json(list('Delivery')) }, ...pick(401, 404, 422) },
+          responses: {
+            200: { description: 'A page of deliveries.', content: json(list('Delivery')) },
+            ...pick(401, 404, 422),
+          },
         },
       },
       '/v1/webhooks/{id}/test': {
@@ -337,8 +670,23 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
             202: {
               description: 'The test event was queued for delivery.',
               content: json(
-                { type: 'object', required: ['object', 'event_id', 'delivery_id', 'status'], properties: { object: { const: 'test_delivery' }, event_id: { type: 'string' }, delivery_id: { type: 'string' }, status: { const: 'pending' } }, additionalProperties: false },
-                { object: 'test_delivery', event_id: 'evt_01m82kzq5az78r9b7p2fxgxka8', delivery_id: 'dlv_01m82kzq5az78r9b7p2fxgxka8', status: 'pending' },
+                {
+                  type: 'object',
+                  required: ['object', 'event_id', 'delivery_id', 'status'],
+                  properties: {
+                    object: { const: 'test_delivery' },
+                    event_id: { type: 'string' },
+                    delivery_id: { type: 'string' },
+                    status: { const: 'pending' },
+                  },
+                  additionalProperties: false,
+                },
+                {
+                  object: 'test_delivery',
+                  event_id: 'evt_01m82kzq5az78r9b7p2fxgxka8',
+                  delivery_id: 'dlv_01m82kzq5az78r9b7p2fxgxka8',
+                  status: 'pending',
+                },
               ),
             },
             ...pick(401, 404),
@@ -350,7 +698,13 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
           operationId: 'health',
           summary: 'Whether the service and its database answer',
           security: [],
-          responses: { 200: { description: 'Healthy.', content: json(ref('Health'), { status: 'ok', database: 'sqlite', storage: 'filesystem', version }) }, 500: errors[500] },
+          responses: {
+            200: {
+              description: 'Healthy.',
+              content: json(ref('Health'), { status: 'ok', database: 'sqlite', storage: 'filesystem', version }),
+            },
+            500: errors[500],
+          },
         },
       },
       '/readyz': {
@@ -359,17 +713,49 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
           summary: 'Whether this server should get traffic: its database answers, and it is not shutting down',
           security: [],
           responses: {
-            200: { description: 'Ready.', content: json({ type: 'object', required: ['status', 'database', 'engine'], properties: { status: { const: 'ready' }, database: { enum: ['sqlite', 'postgres'] }, engine: { enum: ['embedded', 'temporal'] } } }, { status: 'ready', database: 'sqlite', engine: 'embedded' }) },
-            503: { description: 'Not ready: `stopping` (shutting down) or `database_unavailable`.', content: json(ref('Error'), exampleError('stopping', 'This server is shutting down. Send requests to another one.')) },
+            200: {
+              description: 'Ready.',
+              content: json(
+                {
+                  type: 'object',
+                  required: ['status', 'database', 'engine'],
+                  properties: {
+                    status: { const: 'ready' },
+                    database: { enum: ['sqlite', 'postgres'] },
+                    engine: { enum: ['embedded', 'temporal'] },
+                  },
+                },
+                { status: 'ready', database: 'sqlite', engine: 'embedded' },
+              ),
+            },
+            503: {
+              description: 'Not ready: `stopping` (shutting down) or `database_unavailable`.',
+              content: json(
+                ref('Error'),
+                exampleError('stopping', 'This server is shutting down. Send requests to another one.'),
+              ),
+            },
           },
         },
       },
       '/openapi.json': {
-        get: { operationId: 'openapi', summary: 'This document', security: [], responses: { 200: { description: 'OpenAPI 3.1.', content: json({ type: 'object' }) } } },
+        get: {
+          operationId: 'openapi',
+          summary: 'This document',
+          security: [],
+          responses: { 200: { description: 'OpenAPI 3.1.', content: json({ type: 'object' }) } },
+        },
       },
     },
     components: {
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-Service-API-Token', description: 'Made on first start or with `paperlink keys create --name NAME`.' } },
+      securitySchemes: {
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Service-API-Token',
+          description: 'Made on first start or with `paperlink keys create --name NAME`.',
+        },
+      },
       schemas: {
         Error: {
           type: 'object',
@@ -381,7 +767,14 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
               properties: {
                 code: { type: 'string' },
                 message: { type: 'string' },
-                details: { type: 'array', items: { type: 'object', required: ['field', 'message'], properties: { field: { type: 'string' }, message: { type: 'string' }, code: { type: 'string' } } } },
+                details: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['field', 'message'],
+                    properties: { field: { type: 'string' }, message: { type: 'string' }, code: { type: 'string' } },
+                  },
+                },
                 request_id: { type: 'string' },
               },
             },
@@ -397,7 +790,16 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
               type: 'object',
               minProperties: 1,
               properties: {
-                inkit_storage: { type: 'object', properties: { name: { type: 'string', maxLength: 200, description: 'Default: the name of the template (the date is the created_at of the document).' } } },
+                inkit_storage: {
+                  type: 'object',
+                  properties: {
+                    name: {
+                      type: 'string',
+                      maxLength: 200,
+                      description: 'Default: the name of the template (the date is the created_at of the document).',
+                    },
+                  },
+                },
                 magic_link: ref('MagicLinkSettings'),
               },
               additionalProperties: false,
@@ -413,7 +815,10 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
             id: { type: 'string', description: 'The render id.' },
             object: { const: 'render' },
             document_id: { type: 'string' },
-            magic_link_piece_id: { type: 'string', description: 'The Magic Link id, when a magic_link destination was given.' },
+            magic_link_piece_id: {
+              type: 'string',
+              description: 'The Magic Link id, when a magic_link destination was given.',
+            },
             status: { const: 'completed' },
             template_id: { type: 'string' },
             destinations: {
@@ -422,42 +827,89 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
                 inkit_storage: {
                   type: 'object',
                   required: ['document_id', 'name', 'size', 'sha256'],
-                  properties: { document_id: { type: 'string' }, name: { type: 'string' }, size: { type: 'integer' }, sha256: { type: 'string' } },
+                  properties: {
+                    document_id: { type: 'string' },
+                    name: { type: 'string' },
+                    size: { type: 'integer' },
+                    sha256: { type: 'string' },
+                  },
                   additionalProperties: false,
                 },
                 magic_link: {
                   type: 'object',
                   required: ['id', 'url', 'recipient_email', 'expires_at', 'views_left', 'status'],
-                  properties: { id: { type: 'string' }, url: { type: 'string' }, recipient_email: { type: 'string' }, expires_at: { type: ['string', 'null'] }, views_left: { type: ['integer', 'null'] }, status: { enum: ['active', 'send_failed', 'expired', 'revoked'] } },
+                  properties: {
+                    id: { type: 'string' },
+                    url: { type: 'string' },
+                    recipient_email: { type: 'string' },
+                    expires_at: { type: ['string', 'null'] },
+                    views_left: { type: ['integer', 'null'] },
+                    status: { enum: ['active', 'send_failed', 'expired', 'revoked'] },
+                  },
                   additionalProperties: false,
                 },
               },
               additionalProperties: false,
             },
-            warnings: { type: 'array', items: { type: 'object', required: ['code', 'field', 'message'], properties: { code: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } } } },
+            warnings: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['code', 'field', 'message'],
+                properties: { code: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } },
+              },
+            },
             created_at: { type: 'string', format: 'date-time' },
           },
           additionalProperties: false,
         },
         TemplateUpload: {
           type: 'object',
-          properties: { name: { type: 'string', maxLength: 200 }, source: { type: 'string', description: 'XML text' }, source_base64: { type: 'string', description: 'An XML file or a fillable PDF, base64' },
-            assets: { type: 'object', additionalProperties: { type: 'string' }, description: 'The images and fonts an XML template names, by the path it names them with, each as base64: `{ "images/logo.png": "iVBOR…" }`' },
+          properties: {
+            name: { type: 'string', maxLength: 200 },
+            source: { type: 'string', description: 'XML text' },
+            source_base64: { type: 'string', description: 'An XML file or a fillable PDF, base64' },
+            assets: {
+              type: 'object',
+              additionalProperties: { type: 'string' },
+              description:
+                'The images and fonts an XML template names, by the path it names them with, each as base64: `{ "images/logo.png": "iVBOR…" }`',
+            },
           },
         },
         Template: {
           type: 'object',
-          required: ['id', 'object', 'name', 'format', 'variables', 'optional_variables', 'size', 'created_at', 'updated_at'],
+          required: [
+            'id',
+            'object',
+            'name',
+            'format',
+            'variables',
+            'optional_variables',
+            'size',
+            'created_at',
+            'updated_at',
+          ],
           properties: {
             id: { type: 'string' },
             object: { const: 'template' },
             name: { type: 'string' },
             format: { enum: ['xml', 'pdf'] },
-            variables: { type: 'array', items: { type: 'string' }, description: 'Every merge field, in order of first use. Each needs a value, but the optional ones.' },
+            variables: {
+              type: 'array',
+              items: { type: 'string' },
+              description: 'Every merge field, in order of first use. Each needs a value, but the optional ones.',
+            },
             optional_variables: {
               type: 'array',
-              description: 'The variables that may be left out (written `{{name | default: "text"}}` in the template), each with the text it takes then.',
-              items: { type: 'object', required: ['name', 'default'], properties: { name: { type: 'string' }, default: { type: 'string' } }, additionalProperties: false },
+              description:
+                'The variables that may be left out (written `{{name | default: "text"}}` in the template), each with the text it takes then.',
+              items: {
+                type: 'object',
+                required: ['name', 'default'],
+                properties: { name: { type: 'string' }, default: { type: 'string' } },
+                additionalProperties: false,
+              },
             },
             size: { type: 'integer' },
             created_at: { type: 'string', format: 'date-time' },
@@ -468,7 +920,18 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
         TemplateList: list('Template'),
         Document: {
           type: 'object',
-          required: ['id', 'object', 'name', 'description', 'status', 'template_id', 'created_at', 'created_by', 'size', 'sha256'],
+          required: [
+            'id',
+            'object',
+            'name',
+            'description',
+            'status',
+            'template_id',
+            'created_at',
+            'created_by',
+            'size',
+            'sha256',
+          ],
           properties: {
             id: { type: 'string' },
             object: { const: 'document' },
@@ -477,7 +940,11 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
             status: { const: 'generated' },
             template_id: { type: 'string' },
             created_at: { type: 'string', format: 'date-time' },
-            created_by: { type: 'object', required: ['name'], properties: { name: { type: ['string', 'null'], description: 'The name of the API key that made it.' } } },
+            created_by: {
+              type: 'object',
+              required: ['name'],
+              properties: { name: { type: ['string', 'null'], description: 'The name of the API key that made it.' } },
+            },
             size: { type: 'integer' },
             sha256: { type: 'string' },
             magic_links: { type: 'array', items: ref('MagicLink'), description: 'Only on GET /v1/documents/{id}.' },
@@ -490,16 +957,25 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
           description: 'Exactly one unit key with a positive whole number, e.g. {"hours": 24}.',
           minProperties: 1,
           maxProperties: 1,
-          properties: { minutes: { type: 'integer', minimum: 1 }, hours: { type: 'integer', minimum: 1 }, days: { type: 'integer', minimum: 1 } },
+          properties: {
+            minutes: { type: 'integer', minimum: 1 },
+            hours: { type: 'integer', minimum: 1 },
+            days: { type: 'integer', minimum: 1 },
+          },
           additionalProperties: false,
         },
         MagicLinkSettings: {
           type: 'object',
           required: ['recipient_email'],
-          description: 'At least one limit: expire_after_n_views, retain_from_created or retain_from_opened (views may be combined with one time limit; whichever comes first ends the link). With a view limit the link also expires 10 days after creation.',
+          description:
+            'At least one limit: expire_after_n_views, retain_from_created or retain_from_opened (views may be combined with one time limit; whichever comes first ends the link). With a view limit the link also expires 10 days after creation.',
           properties: {
             recipient_email: { type: 'string', format: 'email', description: 'The link is e-mailed here.' },
-            auth_email: { type: 'string', format: 'email', description: 'The address the recipient must prove; defaults to recipient_email.' },
+            auth_email: {
+              type: 'string',
+              format: 'email',
+              description: 'The address the recipient must prove; defaults to recipient_email.',
+            },
             auth_type: { enum: ['email', 'social'], default: 'email' },
             expire_after_n_views: { type: 'integer', minimum: 1 },
             retain_from_created: ref('Duration'),
@@ -509,7 +985,19 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
         },
         MagicLink: {
           type: 'object',
-          required: ['id', 'object', 'document_id', 'status', 'recipient_email', 'auth_email', 'auth_type', 'created_at', 'views_used', 'views_left', 'expires_at'],
+          required: [
+            'id',
+            'object',
+            'document_id',
+            'status',
+            'recipient_email',
+            'auth_email',
+            'auth_type',
+            'created_at',
+            'views_used',
+            'views_left',
+            'expires_at',
+          ],
           properties: {
             id: { type: 'string' },
             object: { const: 'magic_link' },
@@ -524,14 +1012,33 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
             created_at: { type: 'string', format: 'date-time' },
             sent_at: { type: ['string', 'null'], format: 'date-time' },
             opened_at: { type: ['string', 'null'], format: 'date-time' },
-            expires_at: { type: ['string', 'null'], format: 'date-time', description: 'When the link stops working by time; null when only views end it.' },
+            expires_at: {
+              type: ['string', 'null'],
+              format: 'date-time',
+              description: 'When the link stops working by time; null when only views end it.',
+            },
             views_used: { type: 'integer' },
             views_left: { type: ['integer', 'null'] },
             send_error: { type: ['string', 'null'] },
-            url: { type: 'string', description: 'Only when the link is made or re-sent: the token is stored hashed and cannot be shown again.' },
+            url: {
+              type: 'string',
+              description:
+                'Only when the link is made or re-sent: the token is stored hashed and cannot be shown again.',
+            },
             access_log: {
               type: 'array',
-              items: { type: 'object', required: ['at', 'kind', 'outcome'], properties: { at: { type: 'string' }, kind: { type: 'string' }, outcome: { type: 'string' }, ip: { type: ['string', 'null'] }, user_agent: { type: ['string', 'null'] }, email: { type: ['string', 'null'] } } },
+              items: {
+                type: 'object',
+                required: ['at', 'kind', 'outcome'],
+                properties: {
+                  at: { type: 'string' },
+                  kind: { type: 'string' },
+                  outcome: { type: 'string' },
+                  ip: { type: ['string', 'null'] },
+                  user_agent: { type: ['string', 'null'] },
+                  email: { type: ['string', 'null'] },
+                },
+              },
             },
           },
           additionalProperties: false,
@@ -541,21 +1048,51 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
           properties: {
             object: { const: 'app' },
             name: { const: 'magic_link' },
-            public_url: { type: ['string', 'null'], description: "Where links point. null (or the server's own address): follow this server's PUBLIC_URL, as a new install does; a URL: always that one." },
-            public_url_follows_server: { type: 'boolean', readOnly: true, description: "true when public_url is this server's address (PUBLIC_URL), false when it was set here" },
+            public_url: {
+              type: ['string', 'null'],
+              description:
+                "Where links point. null (or the server's own address): follow this server's PUBLIC_URL, as a new install does; a URL: always that one.",
+            },
+            public_url_follows_server: {
+              type: 'boolean',
+              readOnly: true,
+              description: "true when public_url is this server's address (PUBLIC_URL), false when it was set here",
+            },
             sender_name: { type: 'string' },
             sender_email: { type: 'string' },
             organization_name: { type: 'string' },
             logo_url: { type: ['string', 'null'] },
             accent_color: { type: 'string', pattern: '^#[0-9a-fA-F]{6}$' },
             auth_types: { type: 'array', items: { enum: ['email', 'social'] } },
-            oidc_providers: { type: 'array', items: { type: 'object', required: ['id', 'name', 'issuer', 'client_id'], properties: { id: { type: 'string' }, name: { type: 'string' }, issuer: { type: 'string' }, client_id: { type: 'string' }, client_secret: { type: 'string', writeOnly: true }, client_secret_set: { type: 'boolean', readOnly: true } } } },
+            oidc_providers: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['id', 'name', 'issuer', 'client_id'],
+                properties: {
+                  id: { type: 'string' },
+                  name: { type: 'string' },
+                  issuer: { type: 'string' },
+                  client_id: { type: 'string' },
+                  client_secret: { type: 'string', writeOnly: true },
+                  client_secret_set: { type: 'boolean', readOnly: true },
+                },
+              },
+            },
             configured_at: { type: 'string', readOnly: true },
           },
         },
         PostcardRequest: {
           type: 'object',
-          required: ['api_token', 'template_id', 'address_line_1', 'address_city', 'address_state', 'address_zip', 'address_country'],
+          required: [
+            'api_token',
+            'template_id',
+            'address_line_1',
+            'address_city',
+            'address_state',
+            'address_zip',
+            'address_country',
+          ],
           description: 'first_name or last_name is required. Every other field is custom data (a string).',
           properties: {
             api_token: { type: 'string' },
@@ -568,9 +1105,19 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
             address_line_1: { type: 'string', maxLength: 64, description: 'At most 64 characters (not bytes).' },
             address_line_2: { type: 'string', maxLength: 64 },
             address_city: { type: 'string', maxLength: 100 },
-            address_state: { type: 'string', minLength: 2, maxLength: 2, description: 'Two letters; a US state or territory code when the country is US.' },
+            address_state: {
+              type: 'string',
+              minLength: 2,
+              maxLength: 2,
+              description: 'Two letters; a US state or territory code when the country is US.',
+            },
             address_zip: { type: 'string', maxLength: 20 },
-            address_country: { type: 'string', minLength: 2, maxLength: 2, description: 'ISO 3166-1 alpha-2, any case; stored upper-case.' },
+            address_country: {
+              type: 'string',
+              minLength: 2,
+              maxLength: 2,
+              description: 'ISO 3166-1 alpha-2, any case; stored upper-case.',
+            },
             source: { type: 'string', maxLength: 100 },
           },
           additionalProperties: { type: 'string', maxLength: 2000 },
@@ -578,7 +1125,15 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
         Webhook: {
           type: 'object',
           required: ['id', 'object', 'url', 'events', 'description', 'created_at'],
-          properties: { id: { type: 'string' }, object: { const: 'webhook' }, url: { type: 'string' }, events: { type: 'array', items: { type: 'string' } }, description: { type: ['string', 'null'] }, created_at: { type: 'string' }, secret: { type: 'string', description: 'Only in the answer to POST /v1/webhooks.' } },
+          properties: {
+            id: { type: 'string' },
+            object: { const: 'webhook' },
+            url: { type: 'string' },
+            events: { type: 'array', items: { type: 'string' } },
+            description: { type: ['string', 'null'] },
+            created_at: { type: 'string' },
+            secret: { type: 'string', description: 'Only in the answer to POST /v1/webhooks.' },
+          },
           additionalProperties: false,
         },
         Delivery: {
@@ -587,9 +1142,25 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
           properties: {
             id: { type: 'string' },
             object: { const: 'delivery' },
-            event: { type: 'object', required: ['id', 'type', 'created_at'], properties: { id: { type: 'string' }, type: { type: 'string' }, created_at: { type: 'string' } } },
+            event: {
+              type: 'object',
+              required: ['id', 'type', 'created_at'],
+              properties: { id: { type: 'string' }, type: { type: 'string' }, created_at: { type: 'string' } },
+            },
             status: { enum: ['pending', 'succeeded', 'failed'] },
-            attempts: { type: 'array', items: { type: 'object', required: ['at', 'status_code', 'duration_ms', 'error'], properties: { at: { type: 'string' }, status_code: { type: ['integer', 'null'] }, duration_ms: { type: 'number' }, error: { type: ['string', 'null'] } } } },
+            attempts: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['at', 'status_code', 'duration_ms', 'error'],
+                properties: {
+                  at: { type: 'string' },
+                  status_code: { type: ['integer', 'null'] },
+                  duration_ms: { type: 'number' },
+                  error: { type: ['string', 'null'] },
+                },
+              },
+            },
             next_attempt_at: { type: ['string', 'null'] },
             created_at: { type: 'string' },
           },
@@ -597,7 +1168,20 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
         },
         Postcard: {
           type: 'object',
-          required: ['id', 'object', 'status', 'template_id', 'contact', 'address', 'custom_data', 'document_id', 'failure_reason', 'warnings', 'created_at', 'updated_at'],
+          required: [
+            'id',
+            'object',
+            'status',
+            'template_id',
+            'contact',
+            'address',
+            'custom_data',
+            'document_id',
+            'failure_reason',
+            'warnings',
+            'created_at',
+            'updated_at',
+          ],
           properties: {
             id: { type: 'string' },
             object: { const: 'postcard' },
@@ -610,8 +1194,13 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
             failure_reason: { type: ['string', 'null'] },
             warnings: {
               type: 'array',
-              description: 'What the render warned about: `text_overflow` when a text does not fit its box (`field` is the variable).',
-              items: { type: 'object', required: ['code', 'field', 'message'], properties: { code: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } } },
+              description:
+                'What the render warned about: `text_overflow` when a text does not fit its box (`field` is the variable).',
+              items: {
+                type: 'object',
+                required: ['code', 'field', 'message'],
+                properties: { code: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } },
+              },
             },
             created_at: { type: 'string', format: 'date-time' },
             updated_at: { type: 'string', format: 'date-time' },
@@ -621,7 +1210,12 @@ export function openApiDocument(publicUrl: string, version: string, postcardPath
         Health: {
           type: 'object',
           required: ['status', 'database', 'storage', 'version'],
-          properties: { status: { const: 'ok' }, database: { enum: ['sqlite', 'postgres'] }, storage: { enum: ['filesystem', 'database'] }, version: { type: 'string' } },
+          properties: {
+            status: { const: 'ok' },
+            database: { enum: ['sqlite', 'postgres'] },
+            storage: { enum: ['filesystem', 'database'] },
+            version: { type: 'string' },
+          },
         },
       },
     },

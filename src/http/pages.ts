@@ -16,7 +16,9 @@ export interface Brand {
 export const DEFAULT_BRAND: Brand = { organization_name: 'Paperlink', logo_url: null, accent_color: '#1F6FEB' };
 
 export function brandOf(app: MagicLinkApp | undefined): Brand {
-  return app ? { organization_name: app.organization_name, logo_url: app.logo_url, accent_color: app.accent_color } : DEFAULT_BRAND;
+  return app
+    ? { organization_name: app.organization_name, logo_url: app.logo_url, accent_color: app.accent_color }
+    : DEFAULT_BRAND;
 }
 
 function page(brand: Brand, title: string, body: string, extraHead = ''): string {
@@ -63,16 +65,38 @@ ${body}
 
 /** The same page for unknown, expired and revoked links, so it says nothing about which. */
 export function unavailablePage(brand: Brand = DEFAULT_BRAND): string {
-  return page(brand, 'Link not available', `<div class="card" role="alert"><h1>This link is no longer available</h1><p>It may have expired, been used up, or been withdrawn. Ask the person who shared the document to send you a new link.</p></div>`);
+  return page(
+    brand,
+    'Link not available',
+    `<div class="card" role="alert"><h1>This link is no longer available</h1><p>It may have expired, been used up, or been withdrawn. Ask the person who shared the document to send you a new link.</p></div>`,
+  );
 }
 
-export function signInPage(o: { brand: Brand; documentName: string; authType: 'email' | 'social'; maskedEmail: string; action: string; providers: { id: string; name: string }[]; error?: string; codeSent?: boolean; viewsLeft?: number | null }): string {
+export function signInPage(o: {
+  brand: Brand;
+  documentName: string;
+  authType: 'email' | 'social';
+  maskedEmail: string;
+  action: string;
+  providers: { id: string; name: string }[];
+  error?: string;
+  codeSent?: boolean;
+  viewsLeft?: number | null;
+}): string {
   const error = o.error ? `<p class="error" role="alert">${html(o.error)}</p>` : '';
   // said before the view is used: what opening it costs
-  const cost = o.viewsLeft == null ? '' : `<p class="muted" id="views">Seeing it uses 1 of the ${o.viewsLeft} view${o.viewsLeft === 1 ? '' : 's'} left; reloading within ${VIEW_MS / 60_000} minutes is the same view.</p>`;
+  const cost =
+    o.viewsLeft == null
+      ? ''
+      : `<p class="muted" id="views">Seeing it uses 1 of the ${o.viewsLeft} view${o.viewsLeft === 1 ? '' : 's'} left; reloading within ${VIEW_MS / 60_000} minutes is the same view.</p>`;
   let body: string;
   if (o.authType === 'social') {
-    const buttons = o.providers.map((p) => `<form method="post" action="${html(o.action)}/signin/${html(p.id)}"><button type="submit">Sign in with ${html(p.name)}</button></form>`).join('');
+    const buttons = o.providers
+      .map(
+        (p) =>
+          `<form method="post" action="${html(o.action)}/signin/${html(p.id)}"><button type="submit">Sign in with ${html(p.name)}</button></form>`,
+      )
+      .join('');
     body = `<p>To see it, sign in as <strong>${html(o.maskedEmail)}</strong>.</p>${error}${buttons || '<p class="error">No sign-in provider is set up. Ask the sender for help.</p>'}`;
   } else if (o.codeSent) {
     body = `<p>We e-mailed a 6-digit code to <strong>${html(o.maskedEmail)}</strong>. It works for 10 minutes.</p>${error}
@@ -87,12 +111,27 @@ export function signInPage(o: { brand: Brand; documentName: string; authType: 'e
     body = `<p>To see it, confirm you can read e-mail sent to <strong>${html(o.maskedEmail)}</strong>: we send a 6-digit code there.</p>${error}
 <form method="post" action="${html(o.action)}/code"><button type="submit">E-mail me a code</button></form>`;
   }
-  return page(o.brand, o.documentName, `<div class="card"><h1>${html(o.documentName)}</h1><p>Someone at ${html(o.brand.organization_name)} shared this document with you.</p>${cost}${body}</div>`);
+  return page(
+    o.brand,
+    o.documentName,
+    `<div class="card"><h1>${html(o.documentName)}</h1><p>Someone at ${html(o.brand.organization_name)} shared this document with you.</p>${cost}${body}</div>`,
+  );
 }
 
-export function messagePage(brand: Brand, title: string, message: string, action?: { url: string; label: string }): string {
-  const button = action ? `<form method="post" action="${html(action.url)}"><button type="submit">${html(action.label)}</button></form>` : '';
-  return page(brand, title, `<div class="card" role="alert"><h1>${html(title)}</h1><p>${html(message)}</p>${button}</div>`);
+export function messagePage(
+  brand: Brand,
+  title: string,
+  message: string,
+  action?: { url: string; label: string },
+): string {
+  const button = action
+    ? `<form method="post" action="${html(action.url)}"><button type="submit">${html(action.label)}</button></form>`
+    : '';
+  return page(
+    brand,
+    title,
+    `<div class="card" role="alert"><h1>${html(title)}</h1><p>${html(message)}</p>${button}</div>`,
+  );
 }
 
 const ERROR_TITLES: Record<number, string> = {
@@ -109,15 +148,32 @@ const ERROR_TITLES: Record<number, string> = {
 export function errorPage(status: number, error: { code: string; message: string; request_id?: string }): string {
   const title = ERROR_TITLES[status] ?? 'That did not work';
   const reference = `Code ${error.code}${error.request_id ? `, request id ${error.request_id}` : ''}.`;
-  return page(DEFAULT_BRAND, title, `<div class="card" role="alert"><h1>${html(title)}</h1><p>${html(error.message)}</p><p class="muted">${html(reference)} Go back and try again, or open the link from the e-mail again.</p></div>`);
+  return page(
+    DEFAULT_BRAND,
+    title,
+    `<div class="card" role="alert"><h1>${html(title)}</h1><p>${html(error.message)}</p><p class="muted">${html(reference)} Go back and try again, or open the link from the e-mail again.</p></div>`,
+  );
 }
 
-export function viewerPage(o: { brand: Brand; documentName: string; pdfUrl: string; viewsUsed: number; maxViews: number | null; expiresAt: string | null }): string {
+export function viewerPage(o: {
+  brand: Brand;
+  documentName: string;
+  pdfUrl: string;
+  viewsUsed: number;
+  maxViews: number | null;
+  expiresAt: string | null;
+}): string {
   const minutes = VIEW_MS / 60_000;
   // HTML: the time is a <time> the page's script shows in the reader's zone
   const limits = [
-    o.maxViews === null ? '' : html(`View ${o.viewsUsed} of ${o.maxViews}${o.viewsUsed >= o.maxViews ? ' (the last)' : ''}; reloading within ${minutes} minutes is the same view`),
-    o.expiresAt ? `available until <time datetime="${html(o.expiresAt)}">${html(o.expiresAt.replace('T', ' ').slice(0, 16))} UTC</time>` : '',
+    o.maxViews === null
+      ? ''
+      : html(
+          `View ${o.viewsUsed} of ${o.maxViews}${o.viewsUsed >= o.maxViews ? ' (the last)' : ''}; reloading within ${minutes} minutes is the same view`,
+        ),
+    o.expiresAt
+      ? `available until <time datetime="${html(o.expiresAt)}">${html(o.expiresAt.replace('T', ' ').slice(0, 16))} UTC</time>`
+      : '',
   ]
     .filter(Boolean)
     .join(' · ');

@@ -18,7 +18,9 @@ export function registerWebhookRoutes(app: FastifyInstance, service: Service): v
     await webhooks.remove(id(req));
     return { id: id(req), object: 'webhook', deleted: true };
   });
-  app.get('/v1/webhooks/:id/deliveries', async (req) => webhooks.deliveries(id(req), parsePageQuery(req.query as Record<string, unknown>)));
+  app.get('/v1/webhooks/:id/deliveries', async (req) =>
+    webhooks.deliveries(id(req), parsePageQuery(req.query as Record<string, unknown>)),
+  );
   app.post('/v1/webhooks/:id/test', async (req, reply) => {
     const { event, delivery_id } = await webhooks.test(id(req));
     return reply.status(202).send({ object: 'test_delivery', event_id: event.id, delivery_id, status: 'pending' });

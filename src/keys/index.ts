@@ -58,7 +58,9 @@ export class Keys {
   async create(kind: KeyKind, name: string): Promise<{ secret: string; key: KeyInfo }> {
     const clean = name.trim();
     if (!clean || clean.length > 100) {
-      throw new ValidationError('A key needs a name of 1 to 100 characters, saying who or what uses it.', [{ field: 'name', message: 'must be 1 to 100 characters', code: 'length' }]);
+      throw new ValidationError('A key needs a name of 1 to 100 characters, saying who or what uses it.', [
+        { field: 'name', message: 'must be 1 to 100 characters', code: 'length' },
+      ]);
     }
     const secret = MARK[kind] + randomToken(32);
     const now = this.clock.now();
@@ -84,7 +86,10 @@ export class Keys {
 
   /** Revokes by id or by prefix. Revoking twice is harmless. */
   async revoke(idOrPrefix: string, kind?: KeyKind): Promise<KeyInfo> {
-    let q = this.db.selectFrom('api_keys').selectAll().where((w) => w.or([w('id', '=', idOrPrefix), w('prefix', '=', idOrPrefix)]));
+    let q = this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where((w) => w.or([w('id', '=', idOrPrefix), w('prefix', '=', idOrPrefix)]));
     if (kind) q = q.where('kind', '=', kind);
     const rows = await q.execute();
     if (rows.length !== 1) throw new NotFoundError(kind === 'postcard' ? 'postcard token' : 'key', idOrPrefix);
@@ -98,7 +103,11 @@ export class Keys {
   }
 
   async count(kind: KeyKind): Promise<number> {
-    const r = await this.db.selectFrom('api_keys').select((e) => e.fn.countAll<string | number>().as('n')).where('kind', '=', kind).executeTakeFirst();
+    const r = await this.db
+      .selectFrom('api_keys')
+      .select((e) => e.fn.countAll<string | number>().as('n'))
+      .where('kind', '=', kind)
+      .executeTakeFirst();
     return Number(r?.n ?? 0);
   }
 
@@ -107,14 +116,25 @@ export class Keys {
    * the public prefix; the hash is compared in constant time. Never says why a key failed.
    */
   async authenticate(kind: KeyKind, presented: unknown): Promise<KeyInfo | undefined> {
-    if (typeof presented !== 'string' || presented.length < PREFIX_LENGTH || presented.length > 200 || !presented.startsWith(MARK[kind])) return undefined;
+    if (
+      typeof presented !== 'string' ||
+      presented.length < PREFIX_LENGTH ||
+      presented.length > 200 ||
+      !presented.startsWith(MARK[kind])
+    )
+      return undefined;
     const hash = sha256(presented);
     let match: ApiKeyRow | undefined;
     const cached = this.live.get(hash);
     if (cached && performance.now() - cached.at < LIVE_CACHE_MS && sameHash(cached.row.hash, hash)) {
       match = cached.row;
     } else {
-      const candidates = await this.db.selectFrom('api_keys').selectAll().where('prefix', '=', presented.slice(0, PREFIX_LENGTH)).where('kind', '=', kind).execute();
+      const candidates = await this.db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('prefix', '=', presented.slice(0, PREFIX_LENGTH))
+        .where('kind', '=', kind)
+        .execute();
       for (const c of candidates) if (sameHash(c.hash, hash) && !c.revoked_at) match = c;
       if (!match) return undefined;
       if (this.live.size >= 10_000) this.live.clear();
@@ -123,7 +143,11 @@ export class Keys {
     const now = this.clock.now();
     if (!match.last_used_at || now.getTime() - Date.parse(match.last_used_at) > TOUCH_EVERY_MS) {
       match.last_used_at = iso(now);
-      await this.db.updateTable('api_keys').set({ last_used_at: match.last_used_at }).where('id', '=', match.id).execute();
+      await this.db
+        .updateTable('api_keys')
+        .set({ last_used_at: match.last_used_at })
+        .where('id', '=', match.id)
+        .execute();
     }
     return info(match);
   }

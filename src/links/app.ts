@@ -38,13 +38,21 @@ export interface MagicLinkApp {
 }
 
 /** As the API shows it: provider secrets are never given back. */
-export type PublicMagicLinkApp = Omit<MagicLinkApp, 'oidc_providers'> & { oidc_providers: (Omit<OidcProvider, 'client_secret'> & { client_secret_set: boolean })[] };
+export type PublicMagicLinkApp = Omit<MagicLinkApp, 'oidc_providers'> & {
+  oidc_providers: (Omit<OidcProvider, 'client_secret'> & { client_secret_set: boolean })[];
+};
 
 const KEY = 'app:magic_link';
 const CACHE_MS = 5000;
 
 export function publicView(app: MagicLinkApp): PublicMagicLinkApp {
-  return { ...app, oidc_providers: app.oidc_providers.map(({ client_secret, ...p }) => ({ ...p, client_secret_set: Boolean(client_secret) })) };
+  return {
+    ...app,
+    oidc_providers: app.oidc_providers.map(({ client_secret, ...p }) => ({
+      ...p,
+      client_secret_set: Boolean(client_secret),
+    })),
+  };
 }
 
 function text(body: Record<string, unknown>, key: string, details: ErrorDetail[], max = 200): string | undefined {
@@ -68,20 +76,46 @@ function url(v: unknown): boolean {
 }
 
 /** Merges `body` over the current settings (or the defaults) and checks the result. */
-export function mergeApp(current: MagicLinkApp | undefined, defaults: Omit<MagicLinkApp, 'configured_at'>, body: unknown, now: Date): MagicLinkApp {
-  if (!isObject(body)) throw new ValidationError('Send the Magic Link app settings as a JSON object.', [{ field: 'body', message: 'must be an object', code: 'type' }]);
+export function mergeApp(
+  current: MagicLinkApp | undefined,
+  defaults: Omit<MagicLinkApp, 'configured_at'>,
+  body: unknown,
+  now: Date,
+): MagicLinkApp {
+  if (!isObject(body))
+    throw new ValidationError('Send the Magic Link app settings as a JSON object.', [
+      { field: 'body', message: 'must be an object', code: 'type' },
+    ]);
   const base = current ?? { ...defaults, configured_at: iso(now) };
   const details: ErrorDetail[] = [];
   const out: MagicLinkApp = { ...base, configured_at: iso(now) };
-  const known = new Set(['public_url', 'sender_name', 'sender_email', 'organization_name', 'logo_url', 'accent_color', 'auth_types', 'oidc_providers']);
-  for (const k of Object.keys(body)) if (!known.has(k)) details.push({ field: k, message: 'is not a Magic Link app setting', code: 'unknown_field' });
+  const known = new Set([
+    'public_url',
+    'sender_name',
+    'sender_email',
+    'organization_name',
+    'logo_url',
+    'accent_color',
+    'auth_types',
+    'oidc_providers',
+  ]);
+  for (const k of Object.keys(body))
+    if (!known.has(k)) details.push({ field: k, message: 'is not a Magic Link app setting', code: 'unknown_field' });
 
   // null (or the server's own address) goes back to following PUBLIC_URL
-  if (body.public_url === null || (typeof body.public_url === 'string' && body.public_url.replace(/\/+$/, '') === defaults.public_url)) {
+  if (
+    body.public_url === null ||
+    (typeof body.public_url === 'string' && body.public_url.replace(/\/+$/, '') === defaults.public_url)
+  ) {
     out.public_url = defaults.public_url;
     out.public_url_follows_server = true;
   } else if (body.public_url !== undefined) {
-    if (!url(body.public_url)) details.push({ field: 'public_url', message: 'must be an http(s) URL where recipients reach this service, or null to follow PUBLIC_URL', code: 'invalid' });
+    if (!url(body.public_url))
+      details.push({
+        field: 'public_url',
+        message: 'must be an http(s) URL where recipients reach this service, or null to follow PUBLIC_URL',
+        code: 'invalid',
+      });
     else {
       out.public_url = (body.public_url as string).replace(/\/+$/, '');
       out.public_url_follows_server = false;
@@ -89,18 +123,32 @@ export function mergeApp(current: MagicLinkApp | undefined, defaults: Omit<Magic
   }
   out.sender_name = text(body, 'sender_name', details) ?? out.sender_name;
   if (body.sender_email !== undefined) {
-    if (!isEmail(body.sender_email)) details.push({ field: 'sender_email', message: 'must be an e-mail address', code: 'invalid_email' });
+    if (!isEmail(body.sender_email))
+      details.push({ field: 'sender_email', message: 'must be an e-mail address', code: 'invalid_email' });
     else out.sender_email = body.sender_email;
   }
   out.organization_name = text(body, 'organization_name', details) ?? out.organization_name;
   if (body.logo_url !== undefined) {
     const v = body.logo_url;
-    if (v !== null && !(url(v) || (typeof v === 'string' && /^data:image\/(png|jpeg|svg\+xml);base64,[A-Za-z0-9+/=]+$/.test(v) && v.length < 300_000))) {
-      details.push({ field: 'logo_url', message: 'must be an http(s) URL or a base64 data: URI of a PNG, JPEG or SVG under 200 KB, or null', code: 'invalid' });
+    if (
+      v !== null &&
+      !(
+        url(v) ||
+        (typeof v === 'string' &&
+          /^data:image\/(png|jpeg|svg\+xml);base64,[A-Za-z0-9+/=]+$/.test(v) &&
+          v.length < 300_000)
+      )
+    ) {
+      details.push({
+        field: 'logo_url',
+        message: 'must be an http(s) URL or a base64 data: URI of a PNG, JPEG or SVG under 200 KB, or null',
+        code: 'invalid',
+      });
     } else out.logo_url = v as string | null;
   }
   if (body.accent_color !== undefined) {
-    if (typeof body.accent_color !== 'string' || !/^#[0-9a-fA-F]{6}$/.test(body.accent_color)) details.push({ field: 'accent_color', message: 'must be a colour like #1F6FEB', code: 'invalid' });
+    if (typeof body.accent_color !== 'string' || !/^#[0-9a-fA-F]{6}$/.test(body.accent_color))
+      details.push({ field: 'accent_color', message: 'must be a colour like #1F6FEB', code: 'invalid' });
     else out.accent_color = body.accent_color;
   }
   if (body.oidc_providers !== undefined) {
@@ -112,27 +160,64 @@ export function mergeApp(current: MagicLinkApp | undefined, defaults: Omit<Magic
         const f = `oidc_providers[${i}]`;
         if (!isObject(p)) return details.push({ field: f, message: 'must be an object', code: 'type' });
         const id = p.id;
-        if (typeof id !== 'string' || !/^[a-z0-9-]{1,32}$/.test(id)) details.push({ field: `${f}.id`, message: 'must be 1 to 32 lowercase letters, digits or dashes', code: 'invalid' });
-        if (typeof p.name !== 'string' || !p.name.trim()) details.push({ field: `${f}.name`, message: 'is required: the name on the sign-in button', code: 'required' });
-        if (!url(p.issuer)) details.push({ field: `${f}.issuer`, message: "must be the provider's issuer URL", code: 'invalid' });
-        if (typeof p.client_id !== 'string' || !p.client_id) details.push({ field: `${f}.client_id`, message: 'is required', code: 'required' });
+        if (typeof id !== 'string' || !/^[a-z0-9-]{1,32}$/.test(id))
+          details.push({
+            field: `${f}.id`,
+            message: 'must be 1 to 32 lowercase letters, digits or dashes',
+            code: 'invalid',
+          });
+        if (typeof p.name !== 'string' || !p.name.trim())
+          details.push({
+            field: `${f}.name`,
+            message: 'is required: the name on the sign-in button',
+            code: 'required',
+          });
+        if (!url(p.issuer))
+          details.push({ field: `${f}.issuer`, message: "must be the provider's issuer URL", code: 'invalid' });
+        if (typeof p.client_id !== 'string' || !p.client_id)
+          details.push({ field: `${f}.client_id`, message: 'is required', code: 'required' });
         // a secret left out keeps the one stored for this provider id
         const kept = base.oidc_providers.find((x) => x.id === id)?.client_secret;
-        if (p.client_secret !== undefined && typeof p.client_secret !== 'string') details.push({ field: `${f}.client_secret`, message: 'must be text', code: 'type' });
-        if (providers.some((x) => x.id === id)) details.push({ field: `${f}.id`, message: 'is used twice', code: 'duplicate' });
-        providers.push({ id: id as string, name: String(p.name ?? '').trim(), issuer: String(p.issuer ?? '').replace(/\/+$/, ''), client_id: String(p.client_id ?? ''), client_secret: (p.client_secret as string | undefined) ?? kept });
+        if (p.client_secret !== undefined && typeof p.client_secret !== 'string')
+          details.push({ field: `${f}.client_secret`, message: 'must be text', code: 'type' });
+        if (providers.some((x) => x.id === id))
+          details.push({ field: `${f}.id`, message: 'is used twice', code: 'duplicate' });
+        providers.push({
+          id: id as string,
+          name: String(p.name ?? '').trim(),
+          issuer: String(p.issuer ?? '').replace(/\/+$/, ''),
+          client_id: String(p.client_id ?? ''),
+          client_secret: (p.client_secret as string | undefined) ?? kept,
+        });
       });
       out.oidc_providers = providers;
     }
   }
   if (body.auth_types !== undefined) {
     const v = body.auth_types;
-    if (!Array.isArray(v) || v.length === 0 || v.some((x) => x !== 'email' && x !== 'social') || new Set(v).size !== v.length) {
-      details.push({ field: 'auth_types', message: 'must be a non-empty list of "email" and/or "social"', code: 'invalid' });
+    if (
+      !Array.isArray(v) ||
+      v.length === 0 ||
+      v.some((x) => x !== 'email' && x !== 'social') ||
+      new Set(v).size !== v.length
+    ) {
+      details.push({
+        field: 'auth_types',
+        message: 'must be a non-empty list of "email" and/or "social"',
+        code: 'invalid',
+      });
     } else out.auth_types = v as AuthType[];
   }
-  if (out.auth_types.includes('social') && out.oidc_providers.length === 0 && !details.some((d) => d.field.startsWith('oidc_providers'))) {
-    details.push({ field: 'oidc_providers', message: 'social sign-in needs at least one OpenID Connect provider', code: 'required' });
+  if (
+    out.auth_types.includes('social') &&
+    out.oidc_providers.length === 0 &&
+    !details.some((d) => d.field.startsWith('oidc_providers'))
+  ) {
+    details.push({
+      field: 'oidc_providers',
+      message: 'social sign-in needs at least one OpenID Connect provider',
+      code: 'required',
+    });
   }
   if (details.length) throw new ValidationError('The Magic Link app settings are not valid; see details.', details);
   return out;
@@ -173,7 +258,11 @@ export class MagicLinkApps {
   /** Stored settings as they apply on this server: a public_url that follows the server is its address. */
   private resolve(stored: MagicLinkApp): MagicLinkApp {
     const follows = followsServer(stored);
-    return { ...stored, public_url: follows ? this.defaults.public_url : stored.public_url, public_url_follows_server: follows };
+    return {
+      ...stored,
+      public_url: follows ? this.defaults.public_url : stored.public_url,
+      public_url_follows_server: follows,
+    };
   }
 
   /** Read at every recipient request: kept for a few seconds (other processes' changes show within that). */
@@ -203,7 +292,11 @@ export class MagicLinkApps {
   async put(body: unknown): Promise<MagicLinkApp> {
     const next = mergeApp(await this.get(), this.defaults, body, this.clock.now());
     const value = JSON.stringify(next);
-    await this.db.insertInto('settings').values({ key: KEY, value }).onConflict((c) => c.column('key').doUpdateSet({ value })).execute();
+    await this.db
+      .insertInto('settings')
+      .values({ key: KEY, value })
+      .onConflict((c) => c.column('key').doUpdateSet({ value }))
+      .execute();
     this.cached = undefined;
     return next;
   }

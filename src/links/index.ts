@@ -67,7 +67,17 @@ export interface Visitor {
 }
 
 /** What a recipient's request reads of a link (a view reads no more than it needs). */
-const OPEN_COLUMNS = ['id', 'document_id', 'status', 'expires_at', 'max_views', 'views_used', 'opened_at', 'auth_type', 'auth_email'] as const;
+const OPEN_COLUMNS = [
+  'id',
+  'document_id',
+  'status',
+  'expires_at',
+  'max_views',
+  'views_used',
+  'opened_at',
+  'auth_type',
+  'auth_email',
+] as const;
 export type OpenRow = Pick<MagicLinkRow, (typeof OPEN_COLUMNS)[number]>;
 
 /** What a recipient's request found: a usable link, or nothing to say about it. */
@@ -115,7 +125,8 @@ const ALLOWED = new Set(['ok', 'first_opening']);
 function expiryReason(row: MagicLinkRow): ExpiryReason {
   if (row.max_views !== null && row.views_used >= row.max_views) return 'views';
   // a timer from opening that never started: the link was not opened within OPEN_WITHIN
-  if (row.max_views === null && row.opened_at === null && settingsOf(row).retention?.from === 'opened') return 'not_opened';
+  if (row.max_views === null && row.opened_at === null && settingsOf(row).retention?.from === 'opened')
+    return 'not_opened';
   const cap = row.max_views !== null ? Date.parse(row.created_at) + VIEW_LIMIT_CAP.toMillis() : undefined;
   return cap !== undefined && row.expires_at !== null && Date.parse(row.expires_at) === cap ? 'ten_day_cap' : 'time';
 }
@@ -130,33 +141,61 @@ function viewQueries(db: Db) {
         .select('documents.name as document_name')
         .where('magic_links.token_hash', '=', arg('hash')),
     ),
-    session: new PreparedQuery<{ hash: string; linkId: string }, Pick<LinkSessionsTable, 'email' | 'expires_at' | 'view_until'>>(db, (d, arg) =>
-      d.selectFrom('link_sessions').select(['email', 'expires_at', 'view_until']).where('token_hash', '=', arg('hash')).where('link_id', '=', arg('linkId')),
+    session: new PreparedQuery<
+      { hash: string; linkId: string },
+      Pick<LinkSessionsTable, 'email' | 'expires_at' | 'view_until'>
+    >(db, (d, arg) =>
+      d
+        .selectFrom('link_sessions')
+        .select(['email', 'expires_at', 'view_until'])
+        .where('token_hash', '=', arg('hash'))
+        .where('link_id', '=', arg('linkId')),
     ),
     // counts a view only while the link is active, before its deadline and under its view limit
-    count: new PreparedQuery<{ id: string; at: string }, Pick<MagicLinkRow, 'views_used' | 'max_views' | 'expires_at'>>(db, (d, arg) =>
-      d
-        .updateTable('magic_links')
-        .set((e) => ({ views_used: e('views_used', '+', 1) }))
-        .where('id', '=', arg('id'))
-        .where('status', 'in', ACTIVE)
-        .where((w) => w.or([w('expires_at', 'is', null), w('expires_at', '>', arg('at'))]))
-        .where((w) => w.or([w('max_views', 'is', null), w('views_used', '<', w.ref('max_views'))]))
-        .returning(['views_used', 'max_views', 'expires_at']),
+    count: new PreparedQuery<{ id: string; at: string }, Pick<MagicLinkRow, 'views_used' | 'max_views' | 'expires_at'>>(
+      db,
+      (d, arg) =>
+        d
+          .updateTable('magic_links')
+          .set((e) => ({ views_used: e('views_used', '+', 1) }))
+          .where('id', '=', arg('id'))
+          .where('status', 'in', ACTIVE)
+          .where((w) => w.or([w('expires_at', 'is', null), w('expires_at', '>', arg('at'))]))
+          .where((w) => w.or([w('max_views', 'is', null), w('views_used', '<', w.ref('max_views'))]))
+          .returning(['views_used', 'max_views', 'expires_at']),
     ),
-    logView: new PreparedQuery<{ id: string; linkId: string; at: string; ip: string | null; userAgent: string | null; email: string }, never>(db, (d, arg) =>
-      d.insertInto('link_events').values({ id: arg('id'), link_id: arg('linkId'), at: arg('at'), kind: 'viewed', outcome: 'ok', ip: arg('ip'), user_agent: arg('userAgent'), email: arg('email') }),
+    logView: new PreparedQuery<
+      { id: string; linkId: string; at: string; ip: string | null; userAgent: string | null; email: string },
+      never
+    >(db, (d, arg) =>
+      d.insertInto('link_events').values({
+        id: arg('id'),
+        link_id: arg('linkId'),
+        at: arg('at'),
+        kind: 'viewed',
+        outcome: 'ok',
+        ip: arg('ip'),
+        user_agent: arg('userAgent'),
+        email: arg('email'),
+      }),
     ),
     // a session's view starts only when none of its views is running
-    startView: new PreparedQuery<{ until: string; hash: string; at: string }, Pick<LinkSessionsTable, 'view_until'>>(db, (d, arg) =>
+    startView: new PreparedQuery<{ until: string; hash: string; at: string }, Pick<LinkSessionsTable, 'view_until'>>(
+      db,
+      (d, arg) =>
+        d
+          .updateTable('link_sessions')
+          .set({ view_until: arg('until') })
+          .where('token_hash', '=', arg('hash'))
+          .where((w) => w.or([w('view_until', 'is', null), w('view_until', '<=', arg('at'))]))
+          .returning(['view_until']),
+    ),
+    endView: new PreparedQuery<{ until: string | null; hash: string }, never>(db, (d, arg) =>
       d
         .updateTable('link_sessions')
         .set({ view_until: arg('until') })
-        .where('token_hash', '=', arg('hash'))
-        .where((w) => w.or([w('view_until', 'is', null), w('view_until', '<=', arg('at'))]))
-        .returning(['view_until']),
+        .where('token_hash', '=', arg('hash')),
     ),
-    endView: new PreparedQuery<{ until: string | null; hash: string }, never>(db, (d, arg) => d.updateTable('link_sessions').set({ view_until: arg('until') }).where('token_hash', '=', arg('hash'))),
   };
 }
 
@@ -174,7 +213,8 @@ export class MagicLinks {
     private readonly mailer: Mailer,
     readonly apps: MagicLinkApps,
     private readonly events: Events,
-    private readonly inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T> = (work) => db.transaction().execute(work),
+    private readonly inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T> = (work) =>
+      db.transaction().execute(work),
   ) {
     this.q = viewQueries(db);
   }
@@ -196,7 +236,13 @@ export class MagicLinks {
   async prepare(settings: LinkSettings, field: string): Promise<MagicLinkApp> {
     const app = await this.apps.require();
     if (!app.auth_types.includes(settings.authType)) {
-      throw new ValidationError(`This server allows ${app.auth_types.join(' and ')} authentication for Magic Links.`, [{ field: `${field}.auth_type`, message: `must be one of ${app.auth_types.join(', ')} (see PUT /v1/apps/magic_link)`, code: 'not_allowed' }]);
+      throw new ValidationError(`This server allows ${app.auth_types.join(' and ')} authentication for Magic Links.`, [
+        {
+          field: `${field}.auth_type`,
+          message: `must be one of ${app.auth_types.join(', ')} (see PUT /v1/apps/magic_link)`,
+          code: 'not_allowed',
+        },
+      ]);
     }
     return app;
   }
@@ -204,10 +250,15 @@ export class MagicLinks {
   /** The server's link key (settings `link_token_key`, made on first use, shared by every process on the database). */
   private async tokenKey(): Promise<Buffer> {
     this.key ??= (async () => {
-      const read = async () => (await this.db.selectFrom('settings').select('value').where('key', '=', TOKEN_KEY).executeTakeFirst())?.value;
+      const read = async () =>
+        (await this.db.selectFrom('settings').select('value').where('key', '=', TOKEN_KEY).executeTakeFirst())?.value;
       let value = await read();
       if (!value) {
-        await this.db.insertInto('settings').values({ key: TOKEN_KEY, value: randomBytes(32).toString('base64') }).onConflict((c) => c.column('key').doNothing()).execute();
+        await this.db
+          .insertInto('settings')
+          .values({ key: TOKEN_KEY, value: randomBytes(32).toString('base64') })
+          .onConflict((c) => c.column('key').doNothing())
+          .execute();
         value = (await read())!;
       }
       return Buffer.from(value, 'base64');
@@ -229,10 +280,18 @@ export class MagicLinks {
    * link is started by the generate flow, after the activity that made it; a link shared from a
    * stored document starts its lifecycle here (through onChange).
    */
-  async create(documentId: string, settings: LinkSettings, createdByKeyId: string | null, renderId?: string): Promise<{ link: LinkInfo; url: string }> {
+  async create(
+    documentId: string,
+    settings: LinkSettings,
+    createdByKeyId: string | null,
+    renderId?: string,
+  ): Promise<{ link: LinkInfo; url: string }> {
     await this.prepare(settings, 'magic_link');
     await this.documentName(documentId);
-    const byRender = () => (renderId ? this.db.selectFrom('magic_links').select('id').where('render_id', '=', renderId).executeTakeFirst() : undefined);
+    const byRender = () =>
+      renderId
+        ? this.db.selectFrom('magic_links').select('id').where('render_id', '=', renderId).executeTakeFirst()
+        : undefined;
     let id = (await byRender())?.id;
     if (!id) {
       const now = this.clock.now();
@@ -285,7 +344,10 @@ export class MagicLinks {
    */
   async deliver(id: string, tell = true): Promise<{ sent: boolean; url: string }> {
     const row = await this.row(id);
-    if (!ACTIVE.includes(row.status)) throw new ValidationError(`The link is ${row.status}; make a new one.`, [{ field: 'id', message: `is ${row.status}`, code: 'link_ended' }]);
+    if (!ACTIVE.includes(row.status))
+      throw new ValidationError(`The link is ${row.status}; make a new one.`, [
+        { field: 'id', message: `is ${row.status}`, code: 'link_ended' },
+      ]);
     const app = await this.apps.require();
     const token = await this.token(id, row.token_generation);
     const url = `${app.public_url}/l/${token}`;
@@ -293,7 +355,11 @@ export class MagicLinks {
     const now = this.clock.now();
     const claimed = await this.db
       .updateTable('magic_links')
-      .set({ sending_until: iso(new Date(now.getTime() + SEND_LEASE_MS)), sending_by: this.owner, token_hash: sha256(token) })
+      .set({
+        sending_until: iso(new Date(now.getTime() + SEND_LEASE_MS)),
+        sending_by: this.owner,
+        token_hash: sha256(token),
+      })
       .where('id', '=', id)
       .where('sent_at', 'is', null)
       .where('token_generation', '=', row.token_generation)
@@ -307,29 +373,64 @@ export class MagicLinks {
   /** `POST /v1/magic_links/:id/resend`: e-mails the link again at once, with a new URL (the old one stops working). */
   async resend(id: string): Promise<{ sent: boolean; url: string }> {
     const row = await this.row(id);
-    if (!ACTIVE.includes(row.status)) throw new ValidationError(`The link is ${row.status}; make a new one.`, [{ field: 'id', message: `is ${row.status}`, code: 'link_ended' }]);
+    if (!ACTIVE.includes(row.status))
+      throw new ValidationError(`The link is ${row.status}; make a new one.`, [
+        { field: 'id', message: `is ${row.status}`, code: 'link_ended' },
+      ]);
     const app = await this.apps.require();
     const generation = row.token_generation + 1;
     const token = await this.token(id, generation);
     await this.db
       .updateTable('magic_links')
-      .set({ token_generation: generation, token_hash: sha256(token), sending_until: iso(new Date(this.clock.now().getTime() + SEND_LEASE_MS)), sending_by: this.owner })
+      .set({
+        token_generation: generation,
+        token_hash: sha256(token),
+        sending_until: iso(new Date(this.clock.now().getTime() + SEND_LEASE_MS)),
+        sending_by: this.owner,
+      })
       .where('id', '=', id)
       .execute();
     return this.send({ ...row, token_generation: generation }, app, `${app.public_url}/l/${token}`, true);
   }
 
-  private async send(row: MagicLinkRow, app: MagicLinkApp, url: string, tell: boolean): Promise<{ sent: boolean; url: string }> {
+  private async send(
+    row: MagicLinkRow,
+    app: MagicLinkApp,
+    url: string,
+    tell: boolean,
+  ): Promise<{ sent: boolean; url: string }> {
     const id = row.id;
     const doc = await this.documentName(row.document_id);
-    const limits = limitsForRecipient(settingsOf(row), row.expires_at ? new Date(row.expires_at) : null, VIEW_MS / 60_000, row.opened_at !== null);
-    const confirm = row.auth_type === 'email' ? `the address ${row.auth_email} with a code we e-mail to it` : `that you are ${row.auth_email} by signing in`;
+    const limits = limitsForRecipient(
+      settingsOf(row),
+      row.expires_at ? new Date(row.expires_at) : null,
+      VIEW_MS / 60_000,
+      row.opened_at !== null,
+    );
+    const confirm =
+      row.auth_type === 'email'
+        ? `the address ${row.auth_email} with a code we e-mail to it`
+        : `that you are ${row.auth_email} by signing in`;
     try {
-      await this.mailer.send(linkMessage(app, { to: row.recipient_email, documentName: doc.name, url, limits, confirm }));
+      await this.mailer.send(
+        linkMessage(app, { to: row.recipient_email, documentName: doc.name, url, limits, confirm }),
+      );
     } catch (err) {
       const reason = err instanceof Error ? err.message.slice(0, 300) : String(err);
       const changed = await this.db.transaction().execute(async (trx) => {
-        const r = await trx.updateTable('magic_links').set((e) => ({ status: 'send_failed', send_error: reason, send_attempts: e('send_attempts', '+', 1), sending_until: null, sending_by: null })).where('id', '=', id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
+        const r = await trx
+          .updateTable('magic_links')
+          .set((e) => ({
+            status: 'send_failed',
+            send_error: reason,
+            send_attempts: e('send_attempts', '+', 1),
+            sending_until: null,
+            sending_by: null,
+          }))
+          .where('id', '=', id)
+          .where('status', 'in', ACTIVE)
+          .returningAll()
+          .executeTakeFirst();
         if (r) await this.emit(trx, 'magic_link.send_failed', r);
         return r !== undefined;
       });
@@ -337,7 +438,20 @@ export class MagicLinks {
       return { sent: false, url };
     }
     const changed = await this.db.transaction().execute(async (trx) => {
-      const r = await trx.updateTable('magic_links').set((e) => ({ status: 'active', send_error: null, sent_at: this.now(), send_attempts: e('send_attempts', '+', 1), sending_until: null, sending_by: null })).where('id', '=', id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
+      const r = await trx
+        .updateTable('magic_links')
+        .set((e) => ({
+          status: 'active',
+          send_error: null,
+          sent_at: this.now(),
+          send_attempts: e('send_attempts', '+', 1),
+          sending_until: null,
+          sending_by: null,
+        }))
+        .where('id', '=', id)
+        .where('status', 'in', ACTIVE)
+        .returningAll()
+        .executeTakeFirst();
       if (r) await this.emit(trx, 'magic_link.sent', r);
       return r !== undefined;
     });
@@ -354,7 +468,12 @@ export class MagicLinks {
   async get(id: string, withLog = false): Promise<LinkInfo> {
     const info = linkInfo(await this.row(id));
     if (withLog) {
-      const log = await this.db.selectFrom('link_events').select(['at', 'kind', 'outcome', 'ip', 'user_agent', 'email']).where('link_id', '=', id).orderBy('id', 'asc').execute();
+      const log = await this.db
+        .selectFrom('link_events')
+        .select(['at', 'kind', 'outcome', 'ip', 'user_agent', 'email'])
+        .where('link_id', '=', id)
+        .orderBy('id', 'asc')
+        .execute();
       info.access_log = log;
     }
     return info;
@@ -364,23 +483,42 @@ export class MagicLinks {
    * Newest first, optionally only those with this status, of this document, sent to this address,
    * or made at or after `created_after` and before `created_before` (ISO 8601 times).
    */
-  async list(page: PageQuery, filter: { status?: string; document_id?: string; recipient_email?: string; created_after?: string; created_before?: string } = {}): Promise<Page<LinkInfo>> {
+  async list(
+    page: PageQuery,
+    filter: {
+      status?: string;
+      document_id?: string;
+      recipient_email?: string;
+      created_after?: string;
+      created_before?: string;
+    } = {},
+  ): Promise<Page<LinkInfo>> {
     const statuses: LinkStatus[] = ['active', 'send_failed', 'expired', 'revoked'];
     const details: ErrorDetail[] = [];
-    if (filter.status !== undefined && !(statuses as string[]).includes(filter.status)) details.push({ field: 'status', message: `must be one of ${statuses.join(', ')}`, code: 'invalid' });
+    if (filter.status !== undefined && !(statuses as string[]).includes(filter.status))
+      details.push({ field: 'status', message: `must be one of ${statuses.join(', ')}`, code: 'invalid' });
     const time = (field: 'created_after' | 'created_before') => {
       const v = filter[field];
       if (v === undefined) return undefined;
       // a time without a zone (as n8n's date fields send it) is UTC
       const m = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2})?)?$/.exec(v);
       const t = m ? Date.parse(m[1] && !m[2] ? `${v}Z` : v) : NaN;
-      if (Number.isNaN(t)) details.push({ field, message: 'must be an ISO 8601 date or time, e.g. 2026-11-23 or 2026-11-23T10:00:00Z', code: 'invalid' });
+      if (Number.isNaN(t))
+        details.push({
+          field,
+          message: 'must be an ISO 8601 date or time, e.g. 2026-11-23 or 2026-11-23T10:00:00Z',
+          code: 'invalid',
+        });
       return Number.isNaN(t) ? undefined : new Date(t).toISOString();
     };
     const after = time('created_after');
     const before = time('created_before');
     if (details.length) throw new ValidationError('The filters are not valid; see details.', details);
-    let q = this.db.selectFrom('magic_links').selectAll().orderBy('id', 'desc').limit(page.limit + 1);
+    let q = this.db
+      .selectFrom('magic_links')
+      .selectAll()
+      .orderBy('id', 'desc')
+      .limit(page.limit + 1);
     if (page.startingAfter) q = q.where('id', '<', page.startingAfter);
     if (filter.status) q = q.where('status', '=', filter.status);
     if (filter.document_id) q = q.where('document_id', '=', filter.document_id);
@@ -393,16 +531,27 @@ export class MagicLinks {
   /** For a page of links: each one's document name, and when it was last viewed. */
   async overview(links: LinkInfo[]): Promise<{ documentNames: Map<string, string>; lastViewed: Map<string, string> }> {
     if (!links.length) return { documentNames: new Map(), lastViewed: new Map() };
-    const docs = await this.db.selectFrom('documents').select(['id', 'name']).where('id', 'in', [...new Set(links.map((l) => l.document_id))]).execute();
+    const docs = await this.db
+      .selectFrom('documents')
+      .select(['id', 'name'])
+      .where('id', 'in', [...new Set(links.map((l) => l.document_id))])
+      .execute();
     const views = await this.db
       .selectFrom('link_events')
       .select(['link_id', (e) => e.fn.max('at').as('at')])
-      .where('link_id', 'in', links.map((l) => l.id))
+      .where(
+        'link_id',
+        'in',
+        links.map((l) => l.id),
+      )
       .where('kind', '=', 'viewed')
       .where('outcome', '=', 'ok')
       .groupBy('link_id')
       .execute();
-    return { documentNames: new Map(docs.map((d) => [d.id, d.name])), lastViewed: new Map(views.map((v) => [v.link_id, String(v.at)])) };
+    return {
+      documentNames: new Map(docs.map((d) => [d.id, d.name])),
+      lastViewed: new Map(views.map((v) => [v.link_id, String(v.at)])),
+    };
   }
 
   /**
@@ -412,19 +561,32 @@ export class MagicLinks {
   async endMany(body: unknown): Promise<LinkInfo[]> {
     const ids = isObject(body) ? body.ids : undefined;
     if (!Array.isArray(ids) || ids.length === 0 || ids.length > 100 || ids.some((id) => typeof id !== 'string')) {
-      throw new ValidationError('Send {"ids": [...]}: 1 to 100 Magic Link ids.', [{ field: 'ids', message: 'must be a list of 1 to 100 Magic Link ids', code: 'invalid' }]);
+      throw new ValidationError('Send {"ids": [...]}: 1 to 100 Magic Link ids.', [
+        { field: 'ids', message: 'must be a list of 1 to 100 Magic Link ids', code: 'invalid' },
+      ]);
     }
     const unique = [...new Set(ids as string[])];
-    const found = new Set((await this.db.selectFrom('magic_links').select('id').where('id', 'in', unique).execute()).map((r) => r.id));
+    const found = new Set(
+      (await this.db.selectFrom('magic_links').select('id').where('id', 'in', unique).execute()).map((r) => r.id),
+    );
     const missing = (ids as string[]).map((id, i) => ({ id, i })).filter((x) => !found.has(x.id));
-    if (missing.length) throw new ValidationError('Some ids name no Magic Link; nothing was expired.', missing.map((x) => ({ field: `ids[${x.i}]`, message: `no Magic Link has the id ${x.id}`, code: 'not_found' })));
+    if (missing.length)
+      throw new ValidationError(
+        'Some ids name no Magic Link; nothing was expired.',
+        missing.map((x) => ({ field: `ids[${x.i}]`, message: `no Magic Link has the id ${x.id}`, code: 'not_found' })),
+      );
     const out: LinkInfo[] = [];
     for (const id of unique) out.push(await this.end(id, 'revoked'));
     return out;
   }
 
   async forDocument(documentId: string): Promise<LinkInfo[]> {
-    const rows = await this.db.selectFrom('magic_links').selectAll().where('document_id', '=', documentId).orderBy('id', 'asc').execute();
+    const rows = await this.db
+      .selectFrom('magic_links')
+      .selectAll()
+      .where('document_id', '=', documentId)
+      .orderBy('id', 'asc')
+      .execute();
     return rows.map(linkInfo);
   }
 
@@ -436,8 +598,15 @@ export class MagicLinks {
   async end(id: string, status: 'expired' | 'revoked', tell = true): Promise<LinkInfo> {
     await this.row(id);
     const changed = await this.db.transaction().execute(async (trx) => {
-      const r = await trx.updateTable('magic_links').set({ status, ended_at: this.now() }).where('id', '=', id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
-      if (r) await this.emit(trx, 'magic_link.expired', r, { reason: status === 'revoked' ? 'revoked' : expiryReason(r) });
+      const r = await trx
+        .updateTable('magic_links')
+        .set({ status, ended_at: this.now() })
+        .where('id', '=', id)
+        .where('status', 'in', ACTIVE)
+        .returningAll()
+        .executeTakeFirst();
+      if (r)
+        await this.emit(trx, 'magic_link.expired', r, { reason: status === 'revoked' ? 'revoked' : expiryReason(r) });
       return r !== undefined;
     });
     if (changed && tell) this.onChange(id, 'ended');
@@ -450,7 +619,13 @@ export class MagicLinks {
    * `ended()` once the transaction has committed.
    */
   async endForDocument(trx: Db, documentId: string): Promise<string[]> {
-    const ended = await trx.updateTable('magic_links').set({ status: 'expired', ended_at: this.now() }).where('document_id', '=', documentId).where('status', 'in', ACTIVE).returningAll().execute();
+    const ended = await trx
+      .updateTable('magic_links')
+      .set({ status: 'expired', ended_at: this.now() })
+      .where('document_id', '=', documentId)
+      .where('status', 'in', ACTIVE)
+      .returningAll()
+      .execute();
     for (const r of ended) await this.emit(trx, 'magic_link.expired', r, { reason: 'document_deleted' });
     return ended.map((r) => r.id);
   }
@@ -462,20 +637,45 @@ export class MagicLinks {
 
   /** Ids of links whose lifecycle has not ended (the embedded runner re-drives them at start). */
   async activeIds(): Promise<string[]> {
-    return (await this.db.selectFrom('magic_links').select('id').where('status', 'in', ACTIVE).execute()).map((r) => r.id);
+    return (await this.db.selectFrom('magic_links').select('id').where('status', 'in', ACTIVE).execute()).map(
+      (r) => r.id,
+    );
   }
 
   /** What the lifecycle flow needs to know. */
   async state(id: string): Promise<LinkState> {
     const row = await this.row(id);
     const info = linkInfo(row);
-    return { status: info.status, sent: row.sent_at !== null, sendAttempts: row.send_attempts, sendingUntil: row.sending_until, expiresAt: info.expires_at, viewsLeft: info.views_left };
+    return {
+      status: info.status,
+      sent: row.sent_at !== null,
+      sendAttempts: row.send_attempts,
+      sendingUntil: row.sending_until,
+      expiresAt: info.expires_at,
+      viewsLeft: info.views_left,
+    };
   }
 
   /** Writes an access-log entry; a refusal is also a `magic_link.access_denied` event, in the same transaction. */
-  async record(linkId: string, kind: string, outcome: string, v: Visitor, email: string | null = null, db: Db = this.db): Promise<void> {
+  async record(
+    linkId: string,
+    kind: string,
+    outcome: string,
+    v: Visitor,
+    email: string | null = null,
+    db: Db = this.db,
+  ): Promise<void> {
     const now = this.clock.now();
-    const entry = { id: newId('ev', now), link_id: linkId, at: iso(now), kind, outcome, ip: v.ip ?? null, user_agent: v.userAgent?.slice(0, 300) ?? null, email };
+    const entry = {
+      id: newId('ev', now),
+      link_id: linkId,
+      at: iso(now),
+      kind,
+      outcome,
+      ip: v.ip ?? null,
+      user_agent: v.userAgent?.slice(0, 300) ?? null,
+      email,
+    };
     if (ALLOWED.has(outcome)) {
       await db.insertInto('link_events').values(entry).execute();
       return;
@@ -489,14 +689,29 @@ export class MagicLinks {
     await (db === this.db ? this.db.transaction().execute(write) : write(db));
   }
 
-  private emit(trx: Db, type: 'magic_link.sent' | 'magic_link.send_failed' | 'magic_link.opened' | 'magic_link.viewed' | 'magic_link.access_denied' | 'magic_link.expired', row: MagicLinkRow, extra: Record<string, unknown> = {}) {
+  private emit(
+    trx: Db,
+    type:
+      | 'magic_link.sent'
+      | 'magic_link.send_failed'
+      | 'magic_link.opened'
+      | 'magic_link.viewed'
+      | 'magic_link.access_denied'
+      | 'magic_link.expired',
+    row: MagicLinkRow,
+    extra: Record<string, unknown> = {},
+  ) {
     return this.events.emit(trx, type, row.id, () => ({ object: linkInfo(row), ...extra }));
   }
 
   /** Whether a link row may still be used at this moment (the same test the view UPDATE makes). */
   private usable(row: OpenRow): boolean {
     const now = this.now();
-    return ACTIVE.includes(row.status) && (row.expires_at === null || row.expires_at > now) && (row.max_views === null || row.views_used < row.max_views);
+    return (
+      ACTIVE.includes(row.status) &&
+      (row.expires_at === null || row.expires_at > now) &&
+      (row.max_views === null || row.views_used < row.max_views)
+    );
   }
 
   /**
@@ -529,7 +744,13 @@ export class MagicLinks {
   /** E-mails a 6-digit code to the link's auth_email. At most CODES_PER_HOUR per link per hour. */
   async sendCode(link: OpenLink, v: Visitor): Promise<void> {
     const since = iso(new Date(this.clock.now().getTime() - 60 * 60 * 1000));
-    const sent = await this.db.selectFrom('link_events').select((e) => e.fn.countAll<string | number>().as('n')).where('link_id', '=', link.row.id).where('kind', '=', 'code_sent').where('at', '>', since).executeTakeFirstOrThrow();
+    const sent = await this.db
+      .selectFrom('link_events')
+      .select((e) => e.fn.countAll<string | number>().as('n'))
+      .where('link_id', '=', link.row.id)
+      .where('kind', '=', 'code_sent')
+      .where('at', '>', since)
+      .executeTakeFirstOrThrow();
     if (Number(sent.n) >= CODES_PER_HOUR) {
       await this.record(link.row.id, 'code_requested', 'rate_limited', v);
       throw new RateLimitError('Too many codes were asked for this link. Wait an hour, then ask for a new one.', 3600);
@@ -542,7 +763,14 @@ export class MagicLinks {
       .values({ link_id: link.row.id, code_hash: hash, attempts: 0, expires_at: expires })
       .onConflict((c) => c.column('link_id').doUpdateSet({ code_hash: hash, attempts: 0, expires_at: expires }))
       .execute();
-    await this.mailer.send(codeMessage(link.app, { to: link.row.auth_email, documentName: link.document.name, code, minutes: CODE_TTL_MS / 60_000 }));
+    await this.mailer.send(
+      codeMessage(link.app, {
+        to: link.row.auth_email,
+        documentName: link.document.name,
+        code,
+        minutes: CODE_TTL_MS / 60_000,
+      }),
+    );
     await this.record(link.row.id, 'code_sent', 'ok', v, link.row.auth_email);
   }
 
@@ -550,14 +778,28 @@ export class MagicLinks {
    * Checks a code. Right: a session token for this link (to put in a cookie). Wrong: undefined;
    * the fifth wrong try burns the code. Codes are compared as hashes, in constant time.
    */
-  async checkCode(link: OpenLink, code: string, v: Visitor): Promise<{ session: string } | { error: 'wrong' | 'expired' | 'burned' }> {
-    const row = await this.db.selectFrom('link_codes').selectAll().where('link_id', '=', link.row.id).executeTakeFirst();
+  async checkCode(
+    link: OpenLink,
+    code: string,
+    v: Visitor,
+  ): Promise<{ session: string } | { error: 'wrong' | 'expired' | 'burned' }> {
+    const row = await this.db
+      .selectFrom('link_codes')
+      .selectAll()
+      .where('link_id', '=', link.row.id)
+      .executeTakeFirst();
     if (!row || row.expires_at <= this.now()) {
       await this.record(link.row.id, 'code_checked', 'expired', v);
       return { error: 'expired' };
     }
     // count the try first, atomically, so parallel guesses cannot exceed the limit
-    const counted = await this.db.updateTable('link_codes').set((e) => ({ attempts: e('attempts', '+', 1) })).where('link_id', '=', link.row.id).where('code_hash', '=', row.code_hash).where('attempts', '<', CODE_TRIES).executeTakeFirst();
+    const counted = await this.db
+      .updateTable('link_codes')
+      .set((e) => ({ attempts: e('attempts', '+', 1) }))
+      .where('link_id', '=', link.row.id)
+      .where('code_hash', '=', row.code_hash)
+      .where('attempts', '<', CODE_TRIES)
+      .executeTakeFirst();
     if (!Number(counted.numUpdatedRows)) {
       await this.record(link.row.id, 'code_checked', 'burned', v);
       return { error: 'burned' };
@@ -578,12 +820,28 @@ export class MagicLinks {
   async startSession(link: OpenLink, email: string): Promise<string> {
     const token = randomToken(32);
     const now = this.clock.now();
-    const expires = Math.min(now.getTime() + SESSION_TTL_MS, link.row.expires_at ? Date.parse(link.row.expires_at) : Infinity);
-    await this.db.insertInto('link_sessions').values({ token_hash: sha256(token), link_id: link.row.id, email, created_at: iso(now), expires_at: iso(new Date(expires)), view_until: null }).execute();
+    const expires = Math.min(
+      now.getTime() + SESSION_TTL_MS,
+      link.row.expires_at ? Date.parse(link.row.expires_at) : Infinity,
+    );
+    await this.db
+      .insertInto('link_sessions')
+      .values({
+        token_hash: sha256(token),
+        link_id: link.row.id,
+        email,
+        created_at: iso(now),
+        expires_at: iso(new Date(expires)),
+        view_until: null,
+      })
+      .execute();
     return token;
   }
 
-  async session(link: OpenLink, token: string | undefined): Promise<{ email: string; viewUntil: string | null; hash: string } | undefined> {
+  async session(
+    link: OpenLink,
+    token: string | undefined,
+  ): Promise<{ email: string; viewUntil: string | null; hash: string } | undefined> {
     if (!token || token.length > 100) return undefined;
     const hash = sha256(token);
     const row = await this.q.session.first(this.db, { hash, linkId: link.row.id });
@@ -598,9 +856,18 @@ export class MagicLinks {
    */
   async granted(token: string, sessionToken: string | undefined): Promise<string | undefined> {
     if (!/^[0-9A-Za-z]{20,100}$/.test(token) || !sessionToken || sessionToken.length > 100) return undefined;
-    const row = await this.db.selectFrom('magic_links').select(['id', 'document_id', 'status', 'expires_at']).where('token_hash', '=', sha256(token)).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('magic_links')
+      .select(['id', 'document_id', 'status', 'expires_at'])
+      .where('token_hash', '=', sha256(token))
+      .executeTakeFirst();
     if (!row || row.status === 'revoked' || (row.expires_at !== null && row.expires_at <= this.now())) return undefined;
-    const s = await this.db.selectFrom('link_sessions').selectAll().where('token_hash', '=', sha256(sessionToken)).where('link_id', '=', row.id).executeTakeFirst();
+    const s = await this.db
+      .selectFrom('link_sessions')
+      .selectAll()
+      .where('token_hash', '=', sha256(sessionToken))
+      .where('link_id', '=', row.id)
+      .executeTakeFirst();
     return s?.view_until && s.view_until > this.now() ? row.document_id : undefined;
   }
 
@@ -616,16 +883,31 @@ export class MagicLinks {
    * view is the link's opening: it starts a timer that runs from opening. The count, the opening,
    * the access-log entry and the session's view commit together.
    */
-  async countView(link: OpenLink, session: { email: string; hash: string; viewUntil: string | null }, v: Visitor): Promise<{ ok: boolean; viewsUsed: number; maxViews: number | null; expiresAt: string | null }> {
+  async countView(
+    link: OpenLink,
+    session: { email: string; hash: string; viewUntil: string | null },
+    v: Visitor,
+  ): Promise<{ ok: boolean; viewsUsed: number; maxViews: number | null; expiresAt: string | null }> {
     const result = await this.inTransaction(async (trx) => {
       // the time is read when the write runs: a grouped write runs after those queued before it
       const now = this.clock.now();
       const at = iso(now);
       // this session's view starts now, unless another of its requests started it a moment ago
-      const started = await this.q.startView.first(trx, { until: iso(new Date(now.getTime() + VIEW_MS)), hash: session.hash, at });
+      const started = await this.q.startView.first(trx, {
+        until: iso(new Date(now.getTime() + VIEW_MS)),
+        hash: session.hash,
+        at,
+      });
       if (!started) {
         const current = await this.row(link.row.id, trx);
-        return { ok: true, viewsUsed: current.views_used, maxViews: current.max_views, expiresAt: current.expires_at, ended: false, opened: false };
+        return {
+          ok: true,
+          viewsUsed: current.views_used,
+          maxViews: current.max_views,
+          expiresAt: current.expires_at,
+          ended: false,
+          opened: false,
+        };
       }
       let row = await this.q.count.first(trx, { id: link.row.id, at });
       if (!row) {
@@ -639,7 +921,13 @@ export class MagicLinks {
         const full = await this.row(link.row.id, trx);
         if (!full.opened_at) {
           const deadline = deadlineAtOpening(settingsOf(full), full.expires_at ? new Date(full.expires_at) : null, now);
-          const first = await trx.updateTable('magic_links').set({ opened_at: at, expires_at: deadline?.toISOString() ?? null }).where('id', '=', full.id).where('opened_at', 'is', null).returningAll().executeTakeFirst();
+          const first = await trx
+            .updateTable('magic_links')
+            .set({ opened_at: at, expires_at: deadline?.toISOString() ?? null })
+            .where('id', '=', full.id)
+            .where('opened_at', 'is', null)
+            .returningAll()
+            .executeTakeFirst();
           if (first) {
             opened = true;
             row = { ...row, expires_at: first.expires_at };
@@ -648,16 +936,38 @@ export class MagicLinks {
           }
         }
       }
-      await this.q.logView.execute(trx, { id: newId('ev', now), linkId: link.row.id, at, ip: v.ip ?? null, userAgent: v.userAgent?.slice(0, 300) ?? null, email: session.email });
+      await this.q.logView.execute(trx, {
+        id: newId('ev', now),
+        linkId: link.row.id,
+        at,
+        ip: v.ip ?? null,
+        userAgent: v.userAgent?.slice(0, 300) ?? null,
+        email: session.email,
+      });
       // the whole link is read only when a webhook wants the event
-      await this.events.emit(trx, 'magic_link.viewed', link.row.id, async () => ({ object: linkInfo(await this.row(link.row.id, trx)) }));
+      await this.events.emit(trx, 'magic_link.viewed', link.row.id, async () => ({
+        object: linkInfo(await this.row(link.row.id, trx)),
+      }));
       const viewsLeft = row.max_views === null ? null : Math.max(0, row.max_views - row.views_used);
       // the last allowed view ends the link at once
       if (viewsLeft === 0) {
-        const ended = await trx.updateTable('magic_links').set({ status: 'expired', ended_at: at }).where('id', '=', link.row.id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
+        const ended = await trx
+          .updateTable('magic_links')
+          .set({ status: 'expired', ended_at: at })
+          .where('id', '=', link.row.id)
+          .where('status', 'in', ACTIVE)
+          .returningAll()
+          .executeTakeFirst();
         if (ended) await this.emit(trx, 'magic_link.expired', ended, { reason: 'views' });
       }
-      return { ok: true, viewsUsed: row.views_used, maxViews: row.max_views, expiresAt: row.expires_at, ended: viewsLeft === 0, opened };
+      return {
+        ok: true,
+        viewsUsed: row.views_used,
+        maxViews: row.max_views,
+        expiresAt: row.expires_at,
+        ended: viewsLeft === 0,
+        opened,
+      };
     });
     // the lifecycle flow hears of an opening (its timer) and of a view that ended the link
     if (result.opened) this.onChange(link.row.id, 'opened');

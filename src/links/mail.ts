@@ -13,21 +13,30 @@ const LOGO_CID = 'logo@paperlink';
 /** "Ann at Acme", or just "Acme" when the sender's name is the organisation's (a default install). */
 export function senderOf(app: MagicLinkApp): string {
   const name = app.sender_name.trim();
-  return name && name.toLowerCase() !== app.organization_name.trim().toLowerCase() ? `${name} at ${app.organization_name}` : app.organization_name;
+  return name && name.toLowerCase() !== app.organization_name.trim().toLowerCase()
+    ? `${name} at ${app.organization_name}`
+    : app.organization_name;
 }
 
 /** The logo as the HTML shows it, and the inline image it needs. */
 function logo(app: MagicLinkApp): { img: string; inline: NonNullable<Message['inline']> } {
   if (!app.logo_url) return { img: '', inline: [] };
   const data = /^data:(image\/(png|jpeg|svg\+xml));base64,([A-Za-z0-9+/=]+)$/.exec(app.logo_url);
-  const tag = (src: string) => `<img src="${html(src)}" alt="${html(app.organization_name)}" style="max-height:48px"><br>`;
+  const tag = (src: string) =>
+    `<img src="${html(src)}" alt="${html(app.organization_name)}" style="max-height:48px"><br>`;
   if (!data) return { img: tag(app.logo_url), inline: [] };
   const ext = data[2] === 'svg+xml' ? 'svg' : data[2] === 'jpeg' ? 'jpg' : 'png';
-  return { img: tag(`cid:${LOGO_CID}`), inline: [{ cid: LOGO_CID, filename: `logo.${ext}`, contentType: data[1], content: Buffer.from(data[3], 'base64') }] };
+  return {
+    img: tag(`cid:${LOGO_CID}`),
+    inline: [{ cid: LOGO_CID, filename: `logo.${ext}`, contentType: data[1], content: Buffer.from(data[3], 'base64') }],
+  };
 }
 
 function footer(app: MagicLinkApp, to: string, why: string): { text: string; html: string } {
-  const lines = [`Sent by ${senderOf(app)} through Paperlink, to ${to}, because ${why}.`, `Questions? Reply to this e-mail or write to ${app.sender_email}.`];
+  const lines = [
+    `Sent by ${senderOf(app)} through Paperlink, to ${to}, because ${why}.`,
+    `Questions? Reply to this e-mail or write to ${app.sender_email}.`,
+  ];
   return {
     text: `\n--\n${lines.join('\n')}\n`,
     html: `<hr style="border:none;border-top:1px solid #ddd;margin:24px 0 12px"><p style="color:#777;font-size:12px">${lines.map(html).join('<br>')}</p>`,
@@ -38,7 +47,10 @@ function wrap(body: string): string {
   return `<div style="font-family:system-ui,sans-serif;max-width:520px;margin:auto;color:#1a1a1a">${body}</div>`;
 }
 
-export function linkMessage(app: MagicLinkApp, o: { to: string; documentName: string; url: string; limits: string; confirm: string }): Message {
+export function linkMessage(
+  app: MagicLinkApp,
+  o: { to: string; documentName: string; url: string; limits: string; confirm: string },
+): Message {
   const who = senderOf(app);
   const mark = logo(app);
   const foot = footer(app, o.to, `${app.organization_name} shared a document with this address`);
@@ -49,12 +61,17 @@ export function linkMessage(app: MagicLinkApp, o: { to: string; documentName: st
     replyTo: app.sender_email,
     subject: `${who} shared "${o.documentName}" with you`,
     text: `${who} shared the document "${o.documentName}" with you.\n\nOpen it here:\n${o.url}\n\n${o.limits} You will be asked to confirm ${o.confirm}.\n${foot.text}`,
-    html: wrap(`${mark.img}<p>${html(who)} shared the document <strong>${html(o.documentName)}</strong> with you.</p><p>${button}</p><p style="color:#555">${html(o.limits)} You will be asked to confirm ${html(o.confirm)}.</p><p style="color:#777;font-size:12px">If the button does not work, paste this address into your browser:<br>${html(o.url)}</p>${foot.html}`),
+    html: wrap(
+      `${mark.img}<p>${html(who)} shared the document <strong>${html(o.documentName)}</strong> with you.</p><p>${button}</p><p style="color:#555">${html(o.limits)} You will be asked to confirm ${html(o.confirm)}.</p><p style="color:#777;font-size:12px">If the button does not work, paste this address into your browser:<br>${html(o.url)}</p>${foot.html}`,
+    ),
     inline: mark.inline,
   };
 }
 
-export function codeMessage(app: MagicLinkApp, o: { to: string; documentName: string; code: string; minutes: number }): Message {
+export function codeMessage(
+  app: MagicLinkApp,
+  o: { to: string; documentName: string; code: string; minutes: number },
+): Message {
   const mark = logo(app);
   const foot = footer(app, o.to, `someone asked for a code to open "${o.documentName}" with this address`);
   const ignore = `It works for ${o.minutes} minutes. If you did not ask for it, ignore this e-mail.`;
@@ -65,7 +82,9 @@ export function codeMessage(app: MagicLinkApp, o: { to: string; documentName: st
     // not the code: lock screens and mail lists show subjects
     subject: `Your code for "${o.documentName}"`,
     text: `Your code is ${o.code}\n\nType it on the page you opened to see "${o.documentName}". ${ignore}\n${foot.text}`,
-    html: wrap(`${mark.img}<p>Your code for <strong>${html(o.documentName)}</strong> is</p><p style="font-size:28px;letter-spacing:6px;font-weight:700">${o.code}</p><p style="color:#555">${html(ignore)}</p>${foot.html}`),
+    html: wrap(
+      `${mark.img}<p>Your code for <strong>${html(o.documentName)}</strong> is</p><p style="font-size:28px;letter-spacing:6px;font-weight:700">${o.code}</p><p style="color:#555">${html(ignore)}</p>${foot.html}`,
+    ),
     inline: mark.inline,
   };
 }

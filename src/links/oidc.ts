@@ -12,7 +12,8 @@ export interface LoginStart {
   pending: { provider: string; state: string; verifier: string; nonce: string };
 }
 
-export type LoginResult = { ok: true; email: string } | { ok: false; reason: 'unverified' | 'no_email'; email?: string };
+export type LoginResult =
+  { ok: true; email: string } | { ok: false; reason: 'unverified' | 'no_email'; email?: string };
 
 /** Loopback issuers may use plain http (local and test providers); every other issuer must use https. */
 function isLoopback(url: URL): boolean {
@@ -27,7 +28,13 @@ export class SocialLogin {
     let c = this.configs.get(key);
     if (!c) {
       const issuer = new URL(p.issuer);
-      c = client.discovery(issuer, p.client_id, p.client_secret, undefined, issuer.protocol === 'http:' && isLoopback(issuer) ? { execute: [client.allowInsecureRequests] } : undefined);
+      c = client.discovery(
+        issuer,
+        p.client_id,
+        p.client_secret,
+        undefined,
+        issuer.protocol === 'http:' && isLoopback(issuer) ? { execute: [client.allowInsecureRequests] } : undefined,
+      );
       this.configs.set(key, c);
       c.catch(() => this.configs.delete(key));
     }
@@ -60,7 +67,12 @@ export class SocialLogin {
   /** Exchanges the code and reads the verified e-mail from the ID token. Throws on a bad or replayed response. */
   async finish(p: OidcProvider, callbackUrl: URL, pending: LoginStart['pending']): Promise<LoginResult> {
     const config = await this.config(p);
-    const tokens = await client.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce, idTokenExpected: true });
+    const tokens = await client.authorizationCodeGrant(config, callbackUrl, {
+      pkceCodeVerifier: pending.verifier,
+      expectedState: pending.state,
+      expectedNonce: pending.nonce,
+      idTokenExpected: true,
+    });
     let claims: Record<string, unknown> | undefined = tokens.claims();
     // many providers put the e-mail only in the userinfo answer, not in the ID token
     if (typeof claims?.email !== 'string' && claims?.sub && tokens.access_token) {

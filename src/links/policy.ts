@@ -37,8 +37,6 @@ export interface LinkSettings {
   retention: Retention | null;
 }
 
-
-
 function retentionOf(value: unknown, field: string, from: Retention['from'], details: ErrorDetail[]): Retention | null {
   if (!isObject(value)) {
     details.push({ field, message: 'must be an object with one unit key, e.g. {"hours": 24}', code: 'type' });
@@ -47,9 +45,19 @@ function retentionOf(value: unknown, field: string, from: Retention['from'], det
   const keys = Object.keys(value);
   const units = keys.filter((k): k is Unit => (UNITS as string[]).includes(k));
   const unknown = keys.filter((k) => !(UNITS as string[]).includes(k));
-  for (const k of unknown) details.push({ field: `${field}.${k}`, message: `is not a unit; use one of ${UNITS.join(', ')}`, code: 'unknown_unit' });
+  for (const k of unknown)
+    details.push({
+      field: `${field}.${k}`,
+      message: `is not a unit; use one of ${UNITS.join(', ')}`,
+      code: 'unknown_unit',
+    });
   if (units.length !== 1) {
-    if (!unknown.length) details.push({ field, message: `must have exactly one unit key (${UNITS.join(', ')}), e.g. {"hours": 24}`, code: 'one_unit' });
+    if (!unknown.length)
+      details.push({
+        field,
+        message: `must have exactly one unit key (${UNITS.join(', ')}), e.g. {"hours": 24}`,
+        code: 'one_unit',
+      });
     return null;
   }
   const unit = units[0];
@@ -59,7 +67,11 @@ function retentionOf(value: unknown, field: string, from: Retention['from'], det
     return null;
   }
   if (Duration.fromObject({ [unit]: amount }).as('days') > LONGEST.as('days')) {
-    details.push({ field: `${field}.${unit}`, message: 'is more than 10 years; links are for sharing, not archiving', code: 'range' });
+    details.push({
+      field: `${field}.${unit}`,
+      message: 'is more than 10 years; links are for sharing, not archiving',
+      code: 'range',
+    });
     return null;
   }
   return { from, unit, amount };
@@ -72,21 +84,37 @@ function retentionOf(value: unknown, field: string, from: Retention['from'], det
 export function parseLinkSettings(input: unknown, prefix: string): LinkSettings {
   const details: ErrorDetail[] = [];
   const at = (f: string) => `${prefix}.${f}`;
-  if (!isObject(input)) throw new ValidationError('The Magic Link settings must be an object.', [{ field: prefix, message: 'must be an object', code: 'type' }]);
+  if (!isObject(input))
+    throw new ValidationError('The Magic Link settings must be an object.', [
+      { field: prefix, message: 'must be an object', code: 'type' },
+    ]);
 
   const recipient = input.recipient_email;
-  if (recipient === undefined) details.push({ field: at('recipient_email'), message: 'is required: the link is e-mailed there', code: 'required' });
-  else if (!isEmail(recipient)) details.push({ field: at('recipient_email'), message: 'must be an e-mail address', code: 'invalid_email' });
+  if (recipient === undefined)
+    details.push({
+      field: at('recipient_email'),
+      message: 'is required: the link is e-mailed there',
+      code: 'required',
+    });
+  else if (!isEmail(recipient))
+    details.push({ field: at('recipient_email'), message: 'must be an e-mail address', code: 'invalid_email' });
   const auth = input.auth_email ?? recipient;
-  if (input.auth_email !== undefined && !isEmail(input.auth_email)) details.push({ field: at('auth_email'), message: 'must be an e-mail address', code: 'invalid_email' });
+  if (input.auth_email !== undefined && !isEmail(input.auth_email))
+    details.push({ field: at('auth_email'), message: 'must be an e-mail address', code: 'invalid_email' });
 
   const authType = input.auth_type ?? 'email';
-  if (authType !== 'email' && authType !== 'social') details.push({ field: at('auth_type'), message: 'must be "email" or "social"', code: 'invalid' });
+  if (authType !== 'email' && authType !== 'social')
+    details.push({ field: at('auth_type'), message: 'must be "email" or "social"', code: 'invalid' });
 
   let maxViews: number | null = null;
   if (input.expire_after_n_views !== undefined && input.expire_after_n_views !== null) {
     const n = input.expire_after_n_views;
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_VIEWS) details.push({ field: at('expire_after_n_views'), message: `must be a whole number from 1 to ${MAX_VIEWS}`, code: 'range' });
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_VIEWS)
+      details.push({
+        field: at('expire_after_n_views'),
+        message: `must be a whole number from 1 to ${MAX_VIEWS}`,
+        code: 'range',
+      });
     else maxViews = n;
   }
 
@@ -94,20 +122,49 @@ export function parseLinkSettings(input: unknown, prefix: string): LinkSettings 
   const created = input.retain_from_created;
   const opened = input.retain_from_opened;
   if (created !== undefined && created !== null && opened !== undefined && opened !== null) {
-    details.push({ field: at('retain_from_opened'), message: 'give retain_from_created or retain_from_opened, not both', code: 'conflict' });
+    details.push({
+      field: at('retain_from_opened'),
+      message: 'give retain_from_created or retain_from_opened, not both',
+      code: 'conflict',
+    });
   } else if (created !== undefined && created !== null) {
     retention = retentionOf(created, at('retain_from_created'), 'created', details);
   } else if (opened !== undefined && opened !== null) {
     retention = retentionOf(opened, at('retain_from_opened'), 'opened', details);
   }
-  const limited = maxViews !== null || retention !== null || ['expire_after_n_views', 'retain_from_created', 'retain_from_opened'].some((k) => input[k] !== undefined && input[k] !== null);
-  if (!limited) details.push({ field: prefix, message: 'needs a limit: expire_after_n_views, retain_from_created or retain_from_opened (or views and one time limit)', code: 'no_limit' });
+  const limited =
+    maxViews !== null ||
+    retention !== null ||
+    ['expire_after_n_views', 'retain_from_created', 'retain_from_opened'].some(
+      (k) => input[k] !== undefined && input[k] !== null,
+    );
+  if (!limited)
+    details.push({
+      field: prefix,
+      message:
+        'needs a limit: expire_after_n_views, retain_from_created or retain_from_opened (or views and one time limit)',
+      code: 'no_limit',
+    });
 
-  const known = new Set(['recipient_email', 'auth_email', 'auth_type', 'expire_after_n_views', 'retain_from_created', 'retain_from_opened']);
-  for (const k of Object.keys(input)) if (!known.has(k)) details.push({ field: at(k), message: 'is not a Magic Link setting', code: 'unknown_field' });
+  const known = new Set([
+    'recipient_email',
+    'auth_email',
+    'auth_type',
+    'expire_after_n_views',
+    'retain_from_created',
+    'retain_from_opened',
+  ]);
+  for (const k of Object.keys(input))
+    if (!known.has(k)) details.push({ field: at(k), message: 'is not a Magic Link setting', code: 'unknown_field' });
 
   if (details.length) throw new ValidationError('The Magic Link settings are not valid; see details.', details);
-  return { recipientEmail: recipient as string, authEmail: auth as string, authType: authType as AuthType, maxViews, retention };
+  return {
+    recipientEmail: recipient as string,
+    authEmail: auth as string,
+    authType: authType as AuthType,
+    maxViews,
+    retention,
+  };
 }
 
 /**
@@ -130,7 +187,10 @@ export function deadlineAtCreation(s: LinkSettings, createdAt: Date): Date | nul
 export function deadlineAtOpening(s: LinkSettings, current: Date | null, openedAt: Date): Date | null {
   if (s.retention?.from !== 'opened') return current;
   const fromOpening = DateTime.fromJSDate(openedAt, { zone: 'utc' }).plus({ [s.retention.unit]: s.retention.amount });
-  return earliest([fromOpening, ...(current && s.maxViews !== null ? [DateTime.fromJSDate(current, { zone: 'utc' })] : [])]);
+  return earliest([
+    fromOpening,
+    ...(current && s.maxViews !== null ? [DateTime.fromJSDate(current, { zone: 'utc' })] : []),
+  ]);
 }
 
 function earliest(times: DateTime[]): Date | null {
@@ -153,17 +213,22 @@ function amount(n: number, unit: string): string {
  * opening), and what a view is. `expiresAt` is the link's deadline when it is sent; `opened`, whether
  * it was opened already (a resend).
  */
-export function limitsForRecipient(s: LinkSettings, expiresAt: Date | null, viewMinutes: number, opened = false): string {
+export function limitsForRecipient(
+  s: LinkSettings,
+  expiresAt: Date | null,
+  viewMinutes: number,
+  opened = false,
+): string {
   const views = s.maxViews === null ? null : amount(s.maxViews, 'views');
   const until = expiresAt ? mailDate(expiresAt) : null;
   const sameView = `A view lasts up to ${viewMinutes} minutes: reloading the page within them does not use another.`;
   // once opened, a timer from opening has become a date
   if (s.retention?.from === 'opened' && !opened) {
     const timer = amount(s.retention.amount, s.retention.unit);
-    if (views) return `The link works for ${views} and for ${timer} after your first view, and ends ${until} at the latest. ${sameView}`;
+    if (views)
+      return `The link works for ${views} and for ${timer} after your first view, and ends ${until} at the latest. ${sameView}`;
     return `Open it by ${until}; from your first view it works for ${timer}.`;
   }
   if (views) return `The link works for ${views}, until ${until} at the latest. ${sameView}`;
   return `The link works until ${until}.`;
 }
-

@@ -22,7 +22,11 @@ export interface Message {
 /** The message as nodemailer takes it: MAIL_FROM unless the message names its sender. */
 function envelope(from: string, m: Message) {
   const { inline, ...rest } = m;
-  return { ...rest, from: m.from ?? from, ...(inline?.length ? { attachments: inline.map((a) => ({ ...a, contentDisposition: 'inline' as const })) } : {}) };
+  return {
+    ...rest,
+    from: m.from ?? from,
+    ...(inline?.length ? { attachments: inline.map((a) => ({ ...a, contentDisposition: 'inline' as const })) } : {}),
+  };
 }
 
 export interface Sent {
@@ -38,12 +42,22 @@ export interface Mailer {
   close(): void;
 }
 
-export function createMailer(options: { smtpUrl?: string; from: string; outbox: string; log?: (line: string) => void }): Mailer {
+export function createMailer(options: {
+  smtpUrl?: string;
+  from: string;
+  outbox: string;
+  log?: (line: string) => void;
+}): Mailer {
   if (options.smtpUrl) {
     const url = new URL(options.smtpUrl);
     // every wait bounded well inside a link's send lease (SEND_LEASE_MS, two minutes): a send that
     // hangs fails, and is retried, rather than outliving its lease and being sent twice
-    const transport: Transporter = nodemailer.createTransport({ url: options.smtpUrl, connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 60_000 });
+    const transport: Transporter = nodemailer.createTransport({
+      url: options.smtpUrl,
+      connectionTimeout: 30_000,
+      greetingTimeout: 30_000,
+      socketTimeout: 60_000,
+    });
     return {
       destination: `${url.protocol}//${url.host}`,
       send: async (m) => {

@@ -97,20 +97,33 @@ export class Postcards {
    * Checks and stores a postcard request. Resolves only once the record is durable. With an
    * idempotency key, a request already stored under it (for this token) gives its id again.
    */
-  async accept(body: unknown, idempotencyKey?: string): Promise<{ id: string; status: PostcardStatus; replayed: boolean }> {
+  async accept(
+    body: unknown,
+    idempotencyKey?: string,
+  ): Promise<{ id: string; status: PostcardStatus; replayed: boolean }> {
     const checked = checkPostcard(body);
     const token = (body as Record<string, unknown> | null)?.api_token;
     // the credential first: without it, say nothing about the rest
     const key = await this.keys.authenticate('postcard', token);
     if (!key) throw new AuthenticationError('A valid postcard token is required in the api_token field of the body.');
-    if (!checked.ok) throw new ValidationError('The postcard request is not valid; see details for each field to fix.', checked.details);
+    if (!checked.ok)
+      throw new ValidationError(
+        'The postcard request is not valid; see details for each field to fix.',
+        checked.details,
+      );
     const req = checked.value;
     const template = await this.templates.load(req.template_id).catch((err: unknown) => {
       if (err instanceof NotFoundError) return undefined;
       throw err;
     });
     if (!template) {
-      throw new ValidationError('The postcard request is not valid; see details.', [{ field: 'template_id', message: `no template has the id ${JSON.stringify(req.template_id)}`, code: 'not_found' }]);
+      throw new ValidationError('The postcard request is not valid; see details.', [
+        {
+          field: 'template_id',
+          message: `no template has the id ${JSON.stringify(req.template_id)}`,
+          code: 'not_found',
+        },
+      ]);
     }
     // refused now rather than accepted and failed later: the fields fill the template's variables
     const missing = missingVariables(template, mergeValues(req));
@@ -122,7 +135,9 @@ export class Postcards {
       );
     }
     if (idempotencyKey !== undefined && (idempotencyKey.length < 1 || idempotencyKey.length > 255)) {
-      throw new ValidationError('An Idempotency-Key is 1 to 255 characters.', [{ field: 'Idempotency-Key', message: 'must be 1 to 255 characters', code: 'invalid' }]);
+      throw new ValidationError('An Idempotency-Key is 1 to 255 characters.', [
+        { field: 'Idempotency-Key', message: 'must be 1 to 255 characters', code: 'invalid' },
+      ]);
     }
     const result = await this.inTransaction(async (trx) => {
       const now = iso(this.clock.now());
@@ -148,12 +163,22 @@ export class Postcards {
         await this.events.emit(trx, 'postcard.received', row.id, () => ({ object: info(row) }));
         return { id: row.id, status: 'received' as PostcardStatus, replayed: false };
       }
-      const inserted = await trx.insertInto('postcards').values(row).onConflict((c) => c.columns(['token_id', 'idempotency_key']).doNothing()).returning('id').executeTakeFirst();
+      const inserted = await trx
+        .insertInto('postcards')
+        .values(row)
+        .onConflict((c) => c.columns(['token_id', 'idempotency_key']).doNothing())
+        .returning('id')
+        .executeTakeFirst();
       if (inserted) {
         await this.events.emit(trx, 'postcard.received', row.id, () => ({ object: info(row) }));
         return { id: row.id, status: 'received' as PostcardStatus, replayed: false };
       }
-      const first = await trx.selectFrom('postcards').select(['id', 'status']).where('token_id', '=', key.id).where('idempotency_key', '=', idempotencyKey).executeTakeFirstOrThrow();
+      const first = await trx
+        .selectFrom('postcards')
+        .select(['id', 'status'])
+        .where('token_id', '=', key.id)
+        .where('idempotency_key', '=', idempotencyKey)
+        .executeTakeFirstOrThrow();
       return { id: first.id, status: first.status as PostcardStatus, replayed: true };
     });
     if (!result.replayed) this.onReceived(result.id);
@@ -168,9 +193,15 @@ export class Postcards {
 
   async list(page: PageQuery, status?: string): Promise<Page<PostcardInfo>> {
     if (status !== undefined && !(STATUSES as string[]).includes(status)) {
-      throw new ValidationError('Unknown status filter.', [{ field: 'status', message: `must be one of ${STATUSES.join(', ')}`, code: 'invalid' }]);
+      throw new ValidationError('Unknown status filter.', [
+        { field: 'status', message: `must be one of ${STATUSES.join(', ')}`, code: 'invalid' },
+      ]);
     }
-    let q = this.db.selectFrom('postcards').selectAll().orderBy('id', 'desc').limit(page.limit + 1);
+    let q = this.db
+      .selectFrom('postcards')
+      .selectAll()
+      .orderBy('id', 'desc')
+      .limit(page.limit + 1);
     if (page.startingAfter) q = q.where('id', '<', page.startingAfter);
     if (status) q = q.where('status', '=', status);
     return toPage(await q.execute(), page.limit, info);
@@ -178,7 +209,9 @@ export class Postcards {
 
   /** Ids of postcards still to render (the engine picks them up again at start). */
   async receivedIds(): Promise<string[]> {
-    return (await this.db.selectFrom('postcards').select('id').where('status', '=', 'received').orderBy('id', 'asc').execute()).map((r) => r.id);
+    return (
+      await this.db.selectFrom('postcards').select('id').where('status', '=', 'received').orderBy('id', 'asc').execute()
+    ).map((r) => r.id);
   }
 
   /**
@@ -201,23 +234,53 @@ export class Postcards {
     try {
       const template = await this.templates.load(p.template_id);
       templateName = template.name;
-      pdf = await this.renderer.render(template, mergeValues({ contact: p.contact, address: p.address, custom: p.custom_data }), { now: this.clock.now(), warnings: drawn });
+      pdf = await this.renderer.render(
+        template,
+        mergeValues({ contact: p.contact, address: p.address, custom: p.custom_data }),
+        { now: this.clock.now(), warnings: drawn },
+      );
     } catch (err) {
-      if (err instanceof PaperlinkError) return fail(err instanceof NotFoundError ? `the template ${p.template_id} no longer exists` : `${err.code}: ${err.message}`);
+      if (err instanceof PaperlinkError)
+        return fail(
+          err instanceof NotFoundError
+            ? `the template ${p.template_id} no longer exists`
+            : `${err.code}: ${err.message}`,
+        );
       throw err;
     }
     const name = [p.contact.first_name, p.contact.last_name].filter(Boolean).join(' ');
     // the document id follows from the postcard id, so a render that runs twice stores one document
-    const docId = await this.documents.store({ id: `doc_${id}`, templateId: p.template_id, name: `${templateName} for ${name}`, description: `postcard ${id}`, pdf, caller: { keyId: row.token_id, name: 'postcard intake' } });
+    const docId = await this.documents.store({
+      id: `doc_${id}`,
+      templateId: p.template_id,
+      name: `${templateName} for ${name}`,
+      description: `postcard ${id}`,
+      pdf,
+      caller: { keyId: row.token_id, name: 'postcard intake' },
+    });
     const warnings = drawn.map((w) => ({ code: w.code, field: w.variable ?? 'template', message: w.message }));
-    await this.settle(id, 'postcard.rendered', { status: 'rendered', document_id: docId, warnings: JSON.stringify(warnings) });
+    await this.settle(id, 'postcard.rendered', {
+      status: 'rendered',
+      document_id: docId,
+      warnings: JSON.stringify(warnings),
+    });
     return 'rendered';
   }
 
   /** Moves a received postcard to its end state and tells subscribers, in one transaction. */
-  private async settle(id: string, type: 'postcard.rendered' | 'postcard.failed', set: { status: PostcardStatus; failure_reason?: string; document_id?: string; warnings?: string }): Promise<void> {
+  private async settle(
+    id: string,
+    type: 'postcard.rendered' | 'postcard.failed',
+    set: { status: PostcardStatus; failure_reason?: string; document_id?: string; warnings?: string },
+  ): Promise<void> {
     await this.inTransaction(async (trx) => {
-      const row = await trx.updateTable('postcards').set({ ...set, updated_at: iso(this.clock.now()) }).where('id', '=', id).where('status', '=', 'received').returningAll().executeTakeFirst();
+      const row = await trx
+        .updateTable('postcards')
+        .set({ ...set, updated_at: iso(this.clock.now()) })
+        .where('id', '=', id)
+        .where('status', '=', 'received')
+        .returningAll()
+        .executeTakeFirst();
       if (row) await this.events.emit(trx, type, id, () => ({ object: info(row) }));
     });
   }

@@ -8,7 +8,14 @@ import { type ErrorDetail } from '../errors';
 import { isEmail } from '../guards';
 
 export const CONTACT_FIELDS = ['first_name', 'last_name', 'email', 'company', 'phone', 'source'] as const;
-export const ADDRESS_FIELDS = ['address_line_1', 'address_line_2', 'address_city', 'address_state', 'address_zip', 'address_country'] as const;
+export const ADDRESS_FIELDS = [
+  'address_line_1',
+  'address_line_2',
+  'address_city',
+  'address_state',
+  'address_zip',
+  'address_country',
+] as const;
 export const KNOWN_FIELDS = new Set<string>(['api_token', 'template_id', ...CONTACT_FIELDS, ...ADDRESS_FIELDS]);
 
 /** Longest value of each field, in characters (code points after NFC normalisation). */
@@ -58,7 +65,9 @@ export function isUsState(code: string): boolean {
 }
 
 /** Checks a postcard request body. Returns the normalised request, or the list of broken rules. */
-export function checkPostcard(body: unknown): { ok: true; value: PostcardRequest } | { ok: false; details: ErrorDetail[] } {
+export function checkPostcard(
+  body: unknown,
+): { ok: true; value: PostcardRequest } | { ok: false; details: ErrorDetail[] } {
   const details: ErrorDetail[] = [];
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     return { ok: false, details: [{ field: 'body', message: 'must be a JSON object', code: 'type' }] };
@@ -74,29 +83,65 @@ export function checkPostcard(body: unknown): { ok: true; value: PostcardRequest
     }
     const clean = value.normalize('NFC').trim();
     const max = known ? MAX_LENGTH[key] : MAX_CUSTOM_VALUE;
-    if (characters(clean) > max) details.push({ field: key, message: `must be at most ${max} characters (it has ${characters(clean)})`, code: 'too_long' });
-    if (!known && characters(key) > MAX_CUSTOM_NAME) details.push({ field: key.slice(0, MAX_CUSTOM_NAME), message: `custom field names are at most ${MAX_CUSTOM_NAME} characters`, code: 'too_long' });
+    if (characters(clean) > max)
+      details.push({
+        field: key,
+        message: `must be at most ${max} characters (it has ${characters(clean)})`,
+        code: 'too_long',
+      });
+    if (!known && characters(key) > MAX_CUSTOM_NAME)
+      details.push({
+        field: key.slice(0, MAX_CUSTOM_NAME),
+        message: `custom field names are at most ${MAX_CUSTOM_NAME} characters`,
+        code: 'too_long',
+      });
     text[key] = clean;
   }
   const customKeys = Object.keys(text).filter((k) => !KNOWN_FIELDS.has(k));
-  if (customKeys.length > MAX_CUSTOM_FIELDS) details.push({ field: 'body', message: `at most ${MAX_CUSTOM_FIELDS} custom fields`, code: 'too_many' });
+  if (customKeys.length > MAX_CUSTOM_FIELDS)
+    details.push({ field: 'body', message: `at most ${MAX_CUSTOM_FIELDS} custom fields`, code: 'too_many' });
 
   const has = (k: string) => text[k] !== undefined && text[k] !== '';
   const typeBroken = (k: string) => details.some((d) => d.field === k && d.code === 'type');
-  for (const k of ['api_token', 'template_id', 'address_line_1', 'address_city', 'address_zip', 'address_state', 'address_country']) {
+  for (const k of [
+    'api_token',
+    'template_id',
+    'address_line_1',
+    'address_city',
+    'address_zip',
+    'address_state',
+    'address_country',
+  ]) {
     if (!has(k) && !typeBroken(k)) details.push({ field: k, message: 'is required', code: 'required' });
   }
   if (!has('first_name') && !has('last_name') && !typeBroken('first_name') && !typeBroken('last_name')) {
     details.push({ field: 'first_name', message: 'give first_name or last_name (or both)', code: 'required' });
   }
-  if (has('email') && !details.some((d) => d.field === 'email') && !isEmail(text.email)) details.push({ field: 'email', message: 'must be an e-mail address', code: 'invalid_email' });
+  if (has('email') && !details.some((d) => d.field === 'email') && !isEmail(text.email))
+    details.push({ field: 'email', message: 'must be an e-mail address', code: 'invalid_email' });
   const broken = (k: string) => details.some((d) => d.field === k);
   const country = has('address_country') && !broken('address_country') ? text.address_country.toUpperCase() : '';
-  if (country && !/^[A-Z]{2}$/.test(country)) details.push({ field: 'address_country', message: 'must be a two-letter ISO 3166-1 alpha-2 code, e.g. US, DE', code: 'invalid' });
-  else if (country && !COUNTRIES.has(country)) details.push({ field: 'address_country', message: `${text.address_country} is not an ISO 3166-1 alpha-2 country code`, code: 'unknown_country' });
+  if (country && !/^[A-Z]{2}$/.test(country))
+    details.push({
+      field: 'address_country',
+      message: 'must be a two-letter ISO 3166-1 alpha-2 code, e.g. US, DE',
+      code: 'invalid',
+    });
+  else if (country && !COUNTRIES.has(country))
+    details.push({
+      field: 'address_country',
+      message: `${text.address_country} is not an ISO 3166-1 alpha-2 country code`,
+      code: 'unknown_country',
+    });
   const state = has('address_state') && !broken('address_state') ? text.address_state.toUpperCase() : '';
-  if (state && !/^[A-Z]{2}$/.test(state)) details.push({ field: 'address_state', message: 'must be a two-letter code, e.g. CA', code: 'invalid' });
-  else if (state && country === 'US' && !US_STATES.has(state)) details.push({ field: 'address_state', message: `${text.address_state} is not a US state or territory code`, code: 'unknown_state' });
+  if (state && !/^[A-Z]{2}$/.test(state))
+    details.push({ field: 'address_state', message: 'must be a two-letter code, e.g. CA', code: 'invalid' });
+  else if (state && country === 'US' && !US_STATES.has(state))
+    details.push({
+      field: 'address_state',
+      message: `${text.address_state} is not a US state or territory code`,
+      code: 'unknown_state',
+    });
 
   if (details.length) return { ok: false, details };
   const contact: PostcardRequest['contact'] = {};

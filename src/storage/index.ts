@@ -66,7 +66,10 @@ export class DatabaseStorage implements Storage {
   constructor(private readonly db: Db) {}
 
   async put(key: string, bytes: Uint8Array, db: Db = this.db): Promise<void> {
-    await db.insertInto('blobs').values({ key, bytes: Buffer.from(bytes) }).execute();
+    await db
+      .insertInto('blobs')
+      .values({ key, bytes: Buffer.from(bytes) })
+      .execute();
   }
 
   async get(key: string): Promise<Uint8Array | undefined> {

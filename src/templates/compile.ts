@@ -46,7 +46,10 @@ class Attrs {
     this.asked.add(name);
     const v = this.el.attrs[name];
     if (v !== undefined && v.includes('{{')) {
-      throw new TemplateError(`Merge fields are not allowed in the "${name}" attribute of <${this.el.name}>.`, this.el.loc);
+      throw new TemplateError(
+        `Merge fields are not allowed in the "${name}" attribute of <${this.el.name}>.`,
+        this.el.loc,
+      );
     }
     return v;
   }
@@ -61,7 +64,8 @@ class Attrs {
 
   required(name: string): string {
     const v = this.raw(name);
-    if (v === undefined || v.trim() === '') throw new TemplateError(`<${this.el.name}> needs a "${name}" attribute.`, this.el.loc);
+    if (v === undefined || v.trim() === '')
+      throw new TemplateError(`<${this.el.name}> needs a "${name}" attribute.`, this.el.loc);
     return v.trim();
   }
 
@@ -76,7 +80,12 @@ class Attrs {
     const v = this.raw(name);
     if (v === undefined) return undefined;
     const n = parseLength(v);
-    if (n === undefined || n < (opts.min ?? 0)) this.bad(name, v, `a length like 12, 12pt, 0.5in, 10mm or 1cm${opts.min !== undefined ? ` of at least ${opts.min}pt` : ''}`);
+    if (n === undefined || n < (opts.min ?? 0))
+      this.bad(
+        name,
+        v,
+        `a length like 12, 12pt, 0.5in, 10mm or 1cm${opts.min !== undefined ? ` of at least ${opts.min}pt` : ''}`,
+      );
     return n;
   }
 
@@ -92,7 +101,8 @@ class Attrs {
     const v = this.raw(name);
     if (v === undefined) return undefined;
     const n = Number(v);
-    if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max) this.bad(name, v, `a number from ${min} to ${max}`);
+    if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max)
+      this.bad(name, v, `a number from ${min} to ${max}`);
     return n;
   }
 
@@ -188,7 +198,10 @@ class Compiler {
         continue;
       }
       if (!allowed.includes(child.name)) {
-        throw new TemplateError(`<${child.name}> is not allowed in <${node.name}>. Allowed here: ${allowed.map((a) => `<${a}>`).join(' ')}.`, child.loc);
+        throw new TemplateError(
+          `<${child.name}> is not allowed in <${node.name}>. Allowed here: ${allowed.map((a) => `<${a}>`).join(' ')}.`,
+          child.loc,
+        );
       }
       out.push(child);
     }
@@ -198,7 +211,11 @@ class Compiler {
   async asset(src: string, el: XmlElement, what: string): Promise<Uint8Array> {
     const data = decodeDataUri(src);
     if (data) return data;
-    if (src.startsWith('data:')) throw new TemplateError(`The ${what} data URI in <${el.name}> must be base64-encoded ("data:image/png;base64,...").`, el.loc);
+    if (src.startsWith('data:'))
+      throw new TemplateError(
+        `The ${what} data URI in <${el.name}> must be base64-encoded ("data:image/png;base64,...").`,
+        el.loc,
+      );
     const normalized = src.replace(/\\/g, '/');
     if (/^[a-z][a-z0-9+.-]*:/i.test(normalized) || normalized.startsWith('/') || normalized.split('/').includes('..')) {
       throw new TemplateError(
@@ -221,9 +238,18 @@ class Compiler {
     for (const f of this.elements(el, ['font'], 'fonts')) {
       const a = new Attrs(f);
       const family = a.required('family');
-      const files = { regular: a.required('src'), bold: a.text('bold'), italic: a.text('italic'), boldItalic: a.text('bold-italic') };
+      const files = {
+        regular: a.required('src'),
+        bold: a.text('bold'),
+        italic: a.text('italic'),
+        boldItalic: a.text('bold-italic'),
+      };
       a.done();
-      if (!/^[A-Za-z][\w -]*$/.test(family)) throw new TemplateError(`Font family "${family}" must start with a letter and use letters, digits, spaces, "_" and "-".`, f.loc);
+      if (!/^[A-Za-z][\w -]*$/.test(family))
+        throw new TemplateError(
+          `Font family "${family}" must start with a letter and use letters, digits, spaces, "_" and "-".`,
+          f.loc,
+        );
       const face = async (src: string | undefined, style: string): Promise<FontFace | undefined> => {
         if (src === undefined) return undefined;
         const bytes = await this.asset(src, f, 'Font');
@@ -249,7 +275,11 @@ class Compiler {
     let family = base.family;
     if (fontName !== undefined) {
       const resolved = this.fonts.resolveName(fontName);
-      if (!resolved) throw new TemplateError(`Unknown font "${fontName}". Available: ${this.fonts.names().join(', ')}; declare others in <fonts>.`, el.loc);
+      if (!resolved)
+        throw new TemplateError(
+          `Unknown font "${fontName}". Available: ${this.fonts.names().join(', ')}; declare others in <fonts>.`,
+          el.loc,
+        );
       family = resolved;
     }
     const size = a.number('font-size', 1, 500) ?? base.size;
@@ -272,19 +302,30 @@ class Compiler {
     return t;
   }
 
-  cond<T>(el: XmlElement, scope: Scope, children: (s: Scope) => Promise<T[]>): Promise<{ kind: 'if'; test: Ref; negate: boolean; children: T[] }> {
+  cond<T>(
+    el: XmlElement,
+    scope: Scope,
+    children: (s: Scope) => Promise<T[]>,
+  ): Promise<{ kind: 'if'; test: Ref; negate: boolean; children: T[] }> {
     const a = new Attrs(el);
     const pos = a.text('var');
     const neg = a.text('not');
     a.done();
     if ((pos === undefined) === (neg === undefined)) {
-      throw new TemplateError('<if> needs exactly one of var="name" (shown when the value is not empty) or not="name" (shown when it is empty).', el.loc);
+      throw new TemplateError(
+        '<if> needs exactly one of var="name" (shown when the value is not empty) or not="name" (shown when it is empty).',
+        el.loc,
+      );
     }
     const test = this.ref((pos ?? neg)!.trim(), el, scope);
     return children(scope).then((c) => ({ kind: 'if' as const, test, negate: neg !== undefined, children: c }));
   }
 
-  async loop<T>(el: XmlElement, scope: Scope, children: (s: Scope) => Promise<T[]>): Promise<{ kind: 'each'; list: Ref; alias: string; children: T[]; loc: SourceLocation }> {
+  async loop<T>(
+    el: XmlElement,
+    scope: Scope,
+    children: (s: Scope) => Promise<T[]>,
+  ): Promise<{ kind: 'each'; list: Ref; alias: string; children: T[]; loc: SourceLocation }> {
     const a = new Attrs(el);
     const list = this.ref(a.required('var'), el, scope);
     const alias = (a.text('as') ?? 'item').trim();
@@ -317,7 +358,10 @@ class Compiler {
         continue;
       }
       if (!INLINE.includes(child.name)) {
-        throw new TemplateError(`<${child.name}> is not allowed inside text. Allowed: ${INLINE.map((a) => `<${a}>`).join(' ')}.`, child.loc);
+        throw new TemplateError(
+          `<${child.name}> is not allowed inside text. Allowed: ${INLINE.map((a) => `<${a}>`).join(' ')}.`,
+          child.loc,
+        );
       }
       if (child.name === 'br') {
         new Attrs(child).done();
@@ -357,12 +401,14 @@ class Compiler {
   at(a: Attrs, el: XmlElement): { x: number; y: number } | undefined {
     const x = a.length('x');
     const y = a.length('y');
-    if ((x === undefined) !== (y === undefined)) throw new TemplateError(`<${el.name}> needs both x and y to be placed on the page, or neither to flow.`, el.loc);
+    if ((x === undefined) !== (y === undefined))
+      throw new TemplateError(`<${el.name}> needs both x and y to be placed on the page, or neither to flow.`, el.loc);
     return x === undefined ? undefined : { x, y: y! };
   }
 
   noChildren(el: XmlElement): void {
-    if (el.children.some((c) => c.kind === 'element' || c.text.trim() !== '')) throw new TemplateError(`<${el.name}> has no content; write <${el.name} ... />.`, el.loc);
+    if (el.children.some((c) => c.kind === 'element' || c.text.trim() !== ''))
+      throw new TemplateError(`<${el.name}> has no content; write <${el.name} ... />.`, el.loc);
   }
 
   async block(el: XmlElement, scope: Scope): Promise<Block> {
@@ -373,7 +419,9 @@ class Compiler {
       case 'h3': {
         const a = new Attrs(el);
         const heading = HEADINGS[el.name];
-        const base = heading ? { ...scope.style, bold: true, size: Math.round(scope.style.size * heading.size * 10) / 10 } : scope.style;
+        const base = heading
+          ? { ...scope.style, bold: true, size: Math.round(scope.style.size * heading.size * 10) / 10 }
+          : scope.style;
         const style = this.style(a, base, el);
         const align = a.oneOf('align', ['left', 'right', 'center', 'justify'] as const) ?? 'left';
         const lineHeight = a.number('line-height', 0.5, 5) ?? scope.lineHeight;
@@ -385,10 +433,28 @@ class Compiler {
         const overflow = a.oneOf('overflow', ['visible', 'shrink', 'error'] as const) ?? 'visible';
         const minFontSize = a.number('min-font-size', 1, 100) ?? 6;
         a.done();
-        if (pos && width === undefined) throw new TemplateError(`<${el.name}> placed with x and y also needs a width.`, el.loc);
-        if (!pos && (height !== undefined || overflow !== 'visible')) throw new TemplateError(`<${el.name}>: height and overflow are for text placed with x and y (text in the flow goes on to the next page).`, el.loc);
+        if (pos && width === undefined)
+          throw new TemplateError(`<${el.name}> placed with x and y also needs a width.`, el.loc);
+        if (!pos && (height !== undefined || overflow !== 'visible'))
+          throw new TemplateError(
+            `<${el.name}>: height and overflow are for text placed with x and y (text in the flow goes on to the next page).`,
+            el.loc,
+          );
         const inlines = await this.inlines(el, { ...scope, style });
-        return { kind: 'p', align: align as Align, lineHeight, spaceBefore, spaceAfter, inlines, width, at: pos, height, overflow, minFontSize, loc: el.loc };
+        return {
+          kind: 'p',
+          align: align as Align,
+          lineHeight,
+          spaceBefore,
+          spaceAfter,
+          inlines,
+          width,
+          at: pos,
+          height,
+          overflow,
+          minFontSize,
+          loc: el.loc,
+        };
       }
       case 'image': {
         const a = new Attrs(el);
@@ -409,20 +475,44 @@ class Compiler {
           if (pct && Number(pct[1]) > 0 && Number(pct[1]) <= 100) widthFraction = Number(pct[1]) / 100;
           else {
             width = parseLength(widthText);
-            if (width === undefined || width <= 0) throw new TemplateError(`<image width="${widthText}">: width must be a length like 2in or a percentage like 50%.`, el.loc);
+            if (width === undefined || width <= 0)
+              throw new TemplateError(
+                `<image width="${widthText}">: width must be a length like 2in or a percentage like 50%.`,
+                el.loc,
+              );
           }
         }
         const bytes = await this.asset(src, el, 'Image');
         const size = imageSize(bytes);
         // before anything decodes it: a small file can hold an image of billions of pixels
-        if (size) checkLimit('imagePixels', size.width * size.height, `Image "${src.startsWith('data:') ? 'data URI' : src}" (${size.width} × ${size.height} pixels)`);
+        if (size)
+          checkLimit(
+            'imagePixels',
+            size.width * size.height,
+            `Image "${src.startsWith('data:') ? 'data URI' : src}" (${size.width} × ${size.height} pixels)`,
+          );
         let image: ImageAsset;
         try {
           image = await readImage(bytes);
         } catch (err) {
-          throw new TemplateError(`Image "${src.startsWith('data:') ? 'data URI' : src}" ${(err as Error).message}.`, el.loc);
+          throw new TemplateError(
+            `Image "${src.startsWith('data:') ? 'data URI' : src}" ${(err as Error).message}.`,
+            el.loc,
+          );
         }
-        return { kind: 'image', image, width, widthFraction, height, align, alt, spaceBefore, spaceAfter, at: pos, loc: el.loc };
+        return {
+          kind: 'image',
+          image,
+          width,
+          widthFraction,
+          height,
+          align,
+          alt,
+          spaceBefore,
+          spaceAfter,
+          at: pos,
+          loc: el.loc,
+        };
       }
       case 'rect': {
         const a = new Attrs(el);
@@ -437,7 +527,8 @@ class Compiler {
         a.done();
         this.noChildren(el);
         if (height === undefined) throw new TemplateError('<rect> needs a height.', el.loc);
-        if (pos && width === undefined) throw new TemplateError('<rect> placed with x and y also needs a width.', el.loc);
+        if (pos && width === undefined)
+          throw new TemplateError('<rect> placed with x and y also needs a width.', el.loc);
         return { kind: 'rect', width, height, fill, border, borderWidth, spaceBefore, spaceAfter, at: pos };
       }
       case 'line': {
@@ -450,9 +541,21 @@ class Compiler {
         a.done();
         this.noChildren(el);
         const given = coords.filter((c) => c !== undefined).length;
-        if (given !== 0 && given !== 4) throw new TemplateError('<line> takes all of x1, y1, x2, y2 (placed on the page) or none (a rule across the flow).', el.loc);
+        if (given !== 0 && given !== 4)
+          throw new TemplateError(
+            '<line> takes all of x1, y1, x2, y2 (placed on the page) or none (a rule across the flow).',
+            el.loc,
+          );
         return given
-          ? { kind: 'line', thickness, color, spaceBefore, spaceAfter, from: { x: coords[0]!, y: coords[1]! }, to: { x: coords[2]!, y: coords[3]! } }
+          ? {
+              kind: 'line',
+              thickness,
+              color,
+              spaceBefore,
+              spaceAfter,
+              from: { x: coords[0]!, y: coords[1]! },
+              to: { x: coords[2]!, y: coords[3]! },
+            }
           : { kind: 'line', thickness, color, spaceBefore, spaceAfter };
       }
       case 'spacer': {
@@ -504,13 +607,35 @@ class Compiler {
       } else if (child.name === 'thead') {
         new Attrs(child).done();
         if (rows.length) throw new TemplateError('<thead> comes before the rows of a <table>.', child.loc);
-        for (const r of this.elements(child, ['tr', 'if'], 'table')) header.push(await this.rowNode(r, { ...scope, style: { ...style, bold: true } }, columns.length));
+        for (const r of this.elements(child, ['tr', 'if'], 'table'))
+          header.push(await this.rowNode(r, { ...scope, style: { ...style, bold: true } }, columns.length));
       } else {
         rows.push(await this.rowNode(child, scope, columns.length));
       }
     }
-    if (columns.length === 0) throw new TemplateError('A <table> declares its columns first: <col width="2*"/> <col width="1in" align="right"/> …', el.loc);
-    return { kind: 'table', columns, header, rows, width, border, borderColor, rules, padding, headerFill, stripe, lineHeight, keepTogether, spaceBefore, spaceAfter, loc: el.loc };
+    if (columns.length === 0)
+      throw new TemplateError(
+        'A <table> declares its columns first: <col width="2*"/> <col width="1in" align="right"/> …',
+        el.loc,
+      );
+    return {
+      kind: 'table',
+      columns,
+      header,
+      rows,
+      width,
+      border,
+      borderColor,
+      rules,
+      padding,
+      headerFill,
+      stripe,
+      lineHeight,
+      keepTogether,
+      spaceBefore,
+      spaceAfter,
+      loc: el.loc,
+    };
   }
 
   column(el: XmlElement): Column {
@@ -525,12 +650,21 @@ class Compiler {
     if (pct && Number(pct[1]) > 0 && Number(pct[1]) <= 100) return { fraction: Number(pct[1]) / 100, align };
     const pts = parseLength(w);
     if (pts !== undefined && pts > 0) return { points: pts, align };
-    throw new TemplateError(`<col width="${w}">: width must be a length (1.5in), a percentage (20%) or a share of what is left (*, 2*).`, el.loc);
+    throw new TemplateError(
+      `<col width="${w}">: width must be a length (1.5in), a percentage (20%) or a share of what is left (*, 2*).`,
+      el.loc,
+    );
   }
 
   async rowNode(el: XmlElement, scope: Scope, columnCount: number): Promise<RowNode> {
-    if (el.name === 'if') return this.cond(el, scope, async (s) => Promise.all(this.elements(el, ['tr', 'if', 'each'], 'table').map((c) => this.rowNode(c, s, columnCount))));
-    if (el.name === 'each') return this.loop(el, scope, async (s) => Promise.all(this.elements(el, ['tr', 'if', 'each'], 'table').map((c) => this.rowNode(c, s, columnCount))));
+    if (el.name === 'if')
+      return this.cond(el, scope, async (s) =>
+        Promise.all(this.elements(el, ['tr', 'if', 'each'], 'table').map((c) => this.rowNode(c, s, columnCount))),
+      );
+    if (el.name === 'each')
+      return this.loop(el, scope, async (s) =>
+        Promise.all(this.elements(el, ['tr', 'if', 'each'], 'table').map((c) => this.rowNode(c, s, columnCount))),
+      );
     const a = new Attrs(el);
     const fill = a.color('fill');
     a.done();
@@ -547,7 +681,10 @@ class Compiler {
     }
     const span = cells.reduce((n, c) => n + c.colspan, 0);
     if (span !== columnCount) {
-      throw new TemplateError(`This row spans ${span} column${span === 1 ? '' : 's'} but the table has ${columnCount}. Add cells or use colspan.`, el.loc);
+      throw new TemplateError(
+        `This row spans ${span} column${span === 1 ? '' : 's'} but the table has ${columnCount}. Add cells or use colspan.`,
+        el.loc,
+      );
     }
     return { kind: 'tr', fill, cells } satisfies Row;
   }
@@ -569,7 +706,8 @@ export interface CompileOptions {
 
 export async function compileXml(source: string, options: CompileOptions = {}): Promise<XmlTemplate> {
   const root = readXml(source.replace(/^\uFEFF/, ''));
-  if (root.name !== 'document') throw new TemplateError(`The root element must be <document>, not <${root.name}>.`, root.loc);
+  if (root.name !== 'document')
+    throw new TemplateError(`The root element must be <document>, not <${root.name}>.`, root.loc);
   const c = new Compiler(options.assets);
   const a = new Attrs(root);
   const name = a.text('name')?.trim() || options.name || 'Untitled template';
@@ -593,11 +731,22 @@ export async function compileXml(source: string, options: CompileOptions = {}): 
     pageNumbers: false,
     use: c.use,
     lineHeight: 1.3,
-    style: { family: 'sans', size: 11, color: { r: 0.1, g: 0.1, b: 0.1 }, bold: false, italic: false, underline: false },
+    style: {
+      family: 'sans',
+      size: 11,
+      color: { r: 0.1, g: 0.1, b: 0.1 },
+      bold: false,
+      italic: false,
+      underline: false,
+    },
   };
   scope.style = c.style(a, scope.style, root);
   scope.lineHeight = a.number('line-height', 0.5, 5) ?? scope.lineHeight;
-  const metadata = { title: a.tokens('title', scope), author: a.tokens('author', scope), subject: a.tokens('subject', scope) };
+  const metadata = {
+    title: a.tokens('title', scope),
+    author: a.tokens('author', scope),
+    subject: a.tokens('subject', scope),
+  };
   a.done();
 
   if (size[0] - margin.left - margin.right < 36 || size[1] - margin.top - margin.bottom < 36) {

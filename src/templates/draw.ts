@@ -54,7 +54,9 @@ export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promis
     let ref = images.get(asset);
     if (!ref) {
       const source = imageSource(asset);
-      ref = doc.context.register(PDFObjectCopier.for(source.context, doc.context).copy(source.context.lookup(source.ref)!));
+      ref = doc.context.register(
+        PDFObjectCopier.for(source.context, doc.context).copy(source.context.lookup(source.ref)!),
+      );
       images.set(asset, ref);
     }
     return ref;
@@ -99,7 +101,8 @@ export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promis
     // and the words of a line are one TJ (show text with adjustments): the line is placed once, each
     // gap between words is a number (pdf-lib's drawText would wrap every word in its own text object
     // and add a font resource per call)
-    let text: { font?: PDFFont; size?: number; color?: string; invisible: boolean; y?: number; endX?: number } | undefined;
+    let text:
+      { font?: PDFFont; size?: number; color?: string; invisible: boolean; y?: number; endX?: number } | undefined;
     let shown: (PDFHexString | number)[] = [];
     const show = () => {
       if (shown.length) page.pushOperators(PDFOperator.of(PDFOperatorNames.ShowTextAdjusted, [doc.context.obj(shown)]));
@@ -127,7 +130,13 @@ export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promis
             text = { invisible: hidden };
           }
           const color = `${op.color.r} ${op.color.g} ${op.color.b}`;
-          const sameLine = text.font === f && text.size === op.size && text.color === color && text.y === op.y && text.endX !== undefined && op.x >= text.endX - 0.01;
+          const sameLine =
+            text.font === f &&
+            text.size === op.size &&
+            text.color === color &&
+            text.y === op.y &&
+            text.endX !== undefined &&
+            op.x >= text.endX - 0.01;
           if (sameLine) {
             // in thousandths of the font size, to a tenth: the line ends where the layout put it
             const gap = Math.round(((op.x - text.endX!) * 10_000) / op.size) / 10;
@@ -156,7 +165,12 @@ export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promis
           break;
         }
         case 'line':
-          page.drawLine({ start: { x: op.x1, y: H - op.y1 }, end: { x: op.x2, y: H - op.y2 }, thickness: op.thickness, color: rgb(op.color.r, op.color.g, op.color.b) });
+          page.drawLine({
+            start: { x: op.x1, y: H - op.y1 },
+            end: { x: op.x2, y: H - op.y2 },
+            thickness: op.thickness,
+            color: rgb(op.color.r, op.color.g, op.color.b),
+          });
           break;
         case 'rect':
           page.drawRectangle({
@@ -165,12 +179,24 @@ export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promis
             width: op.width,
             height: op.height,
             ...(op.fill ? { color: rgb(op.fill.r, op.fill.g, op.fill.b) } : {}),
-            ...(op.border && op.borderWidth > 0 ? { borderColor: rgb(op.border.r, op.border.g, op.border.b), borderWidth: op.borderWidth } : { borderWidth: 0 }),
+            ...(op.border && op.borderWidth > 0
+              ? { borderColor: rgb(op.border.r, op.border.g, op.border.b), borderWidth: op.borderWidth }
+              : { borderWidth: 0 }),
           });
           break;
         case 'image': {
           const name = page.node.newXObject('Image', await image(op.image));
-          page.pushOperators(...drawImage(name, { x: op.x, y: H - op.y - op.height, width: op.width, height: op.height, rotate: degrees(0), xSkew: degrees(0), ySkew: degrees(0) }));
+          page.pushOperators(
+            ...drawImage(name, {
+              x: op.x,
+              y: H - op.y - op.height,
+              width: op.width,
+              height: op.height,
+              rotate: degrees(0),
+              xSkew: degrees(0),
+              ySkew: degrees(0),
+            }),
+          );
           break;
         }
       }

@@ -56,8 +56,11 @@ async function open(bytes: Uint8Array): Promise<PDFDocument> {
   try {
     return await PDFDocument.load(bytes, { updateMetadata: false });
   } catch (err) {
-    if (err instanceof EncryptedPDFError) throw new TemplateError('The PDF is encrypted. Save an unencrypted copy of the form and upload that.');
-    throw new TemplateError(`The PDF cannot be read: ${err instanceof Error ? err.message : String(err)}`, undefined, { cause: err });
+    if (err instanceof EncryptedPDFError)
+      throw new TemplateError('The PDF is encrypted. Save an unencrypted copy of the form and upload that.');
+    throw new TemplateError(`The PDF cannot be read: ${err instanceof Error ? err.message : String(err)}`, undefined, {
+      cause: err,
+    });
   }
 }
 
@@ -69,14 +72,20 @@ export async function loadPdfTemplate(bytes: Uint8Array, name = 'Untitled form')
     found = doc.getForm().getFields();
   } catch (err) {
     // a file that parses but has no document catalog or form dictionary
-    throw new TemplateError(`The PDF cannot be read as a form: ${err instanceof Error ? err.message : String(err)}`, undefined, { cause: err });
+    throw new TemplateError(
+      `The PDF cannot be read as a form: ${err instanceof Error ? err.message : String(err)}`,
+      undefined,
+      { cause: err },
+    );
   }
   for (const f of found) {
     const d = describe(f);
     if (d && !fields.some((x) => x.name === d.name)) fields.push(d);
   }
   if (fields.length === 0) {
-    throw new TemplateError('The PDF has no form fields to fill. Add text fields, check boxes, radio groups or dropdowns, or write an XML template.');
+    throw new TemplateError(
+      'The PDF has no form fields to fill. Add text fields, check boxes, radio groups or dropdowns, or write an XML template.',
+    );
   }
   const title = doc.getTitle()?.trim();
   return { kind: 'pdf', name: title || name, bytes, fields, variables: fields.map((f) => f.name), defaults: {} };
@@ -104,8 +113,16 @@ function fitText(field: PDFTextField, text: string): void {
     let size = 12;
     for (; size > 4; size -= 0.5) {
       const style = { family: 'sans', size, bold: false, italic: false, underline: false, color: BLACK };
-      const lines = breakLines([{ text, style, source: { variable: field.getName() } }], field.isMultiline() ? width : Infinity, fonts, 1.2, style);
-      const fits = field.isMultiline() ? lines.length * size * 1.2 <= height + 1 : (lines[0]?.width ?? 0) <= width && size * 1.2 <= height + 2;
+      const lines = breakLines(
+        [{ text, style, source: { variable: field.getName() } }],
+        field.isMultiline() ? width : Infinity,
+        fonts,
+        1.2,
+        style,
+      );
+      const fits = field.isMultiline()
+        ? lines.length * size * 1.2 <= height + 1
+        : (lines[0]?.width ?? 0) <= width && size * 1.2 <= height + 2;
       if (fits) break;
     }
     widget.setDefaultAppearance(set ? da.replace(TF, `$1${size}$3`) : `/Helv ${size} Tf ${da}`);
@@ -115,7 +132,11 @@ function fitText(field: PDFTextField, text: string): void {
 const YES = ['true', 'yes', '1', 'on', 'checked', 'x'];
 const NO = ['false', 'no', '0', 'off', 'unchecked', ''];
 
-export async function renderPdfTemplate(t: PdfTemplate, values: Record<string, string>, now: Date): Promise<Uint8Array> {
+export async function renderPdfTemplate(
+  t: PdfTemplate,
+  values: Record<string, string>,
+  now: Date,
+): Promise<Uint8Array> {
   const doc = await open(t.bytes);
   doc.registerFontkit(embeddingFontkit);
   const form = doc.getForm();
@@ -129,18 +150,23 @@ export async function renderPdfTemplate(t: PdfTemplate, values: Record<string, s
     if (f instanceof PDFTextField) {
       for (const ch of value) {
         const cp = ch.codePointAt(0)!;
-        if (cp >= 32 && !hasGlyph(face, cp)) throw new UnsupportedCharacterError(ch, { variable: field.name, font: face.label });
+        if (cp >= 32 && !hasGlyph(face, cp))
+          throw new UnsupportedCharacterError(ch, { variable: field.name, font: face.label });
       }
       const text = f.isMultiline() ? value.replace(/\r\n?/g, '\n') : value.replace(/\s*[\r\n]+\s*/g, ' ');
       const max = f.getMaxLength();
-      if (max !== undefined && [...text].length > max) bad(`is ${[...text].length} characters long; the form field holds at most ${max}.`);
+      if (max !== undefined && [...text].length > max)
+        bad(`is ${[...text].length} characters long; the form field holds at most ${max}.`);
       f.setText(text);
       fitText(f, text);
     } else if (f instanceof PDFCheckBox) {
       const v = value.trim().toLowerCase();
       if (YES.includes(v)) f.check();
       else if (NO.includes(v)) f.uncheck();
-      else bad(`is a check box: give one of ${YES.join(', ')} to tick it, or ${NO.filter(Boolean).join(', ')} or "" to leave it empty.`);
+      else
+        bad(
+          `is a check box: give one of ${YES.join(', ')} to tick it, or ${NO.filter(Boolean).join(', ')} or "" to leave it empty.`,
+        );
     } else if (f instanceof PDFRadioGroup) {
       if (value === '') f.clear();
       else if (field.options!.includes(value)) f.select(value);
@@ -150,9 +176,15 @@ export async function renderPdfTemplate(t: PdfTemplate, values: Record<string, s
       else if (field.options!.includes(value) || f.isEditable()) f.select(value);
       else bad(`must be one of ${field.options!.map((o) => JSON.stringify(o)).join(', ')} (or "" for none).`);
     } else if (f instanceof PDFOptionList) {
-      const picked = value.split(',').map((v) => v.trim()).filter(Boolean);
+      const picked = value
+        .split(',')
+        .map((v) => v.trim())
+        .filter(Boolean);
       const unknown = picked.filter((p) => !field.options!.includes(p));
-      if (unknown.length) bad(`has ${unknown.map((u) => JSON.stringify(u)).join(', ')}, not among ${field.options!.map((o) => JSON.stringify(o)).join(', ')}.`);
+      if (unknown.length)
+        bad(
+          `has ${unknown.map((u) => JSON.stringify(u)).join(', ')}, not among ${field.options!.map((o) => JSON.stringify(o)).join(', ')}.`,
+        );
       if (picked.length > 1 && !f.isMultiselect()) bad('takes one choice only.');
       if (picked.length === 0) f.clear();
       else f.select(picked);

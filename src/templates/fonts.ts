@@ -46,7 +46,15 @@ export interface FontFamily {
  * way, so positioning is work with no effect. Substitution (GSUB: ligatures, contextual forms)
  * stays on: it chooses the glyphs.
  */
-export const LAYOUT_FEATURES: TypeFeatures = { kern: false, mark: false, mkmk: false, dist: false, abvm: false, blwm: false, curs: false };
+export const LAYOUT_FEATURES: TypeFeatures = {
+  kern: false,
+  mark: false,
+  mkmk: false,
+  dist: false,
+  abvm: false,
+  blwm: false,
+  curs: false,
+};
 
 const facesByBytes = new WeakMap<Uint8Array, FontFace>();
 const embedBases = new WeakMap<FontFace, Font>();
@@ -83,7 +91,10 @@ export const embeddingFontkit: Fontkit = {
       if (run) return { glyphs: run.map((g) => view.getGlyph(g.id, g.codePoints)) } as ReturnType<Font['layout']>;
       const laid = base.layout.call(view, text, features);
       if (runs.size > 50_000) runs.clear();
-      runs.set(text, laid.glyphs.map((g) => ({ id: g.id, codePoints: [...g.codePoints] })));
+      runs.set(
+        text,
+        laid.glyphs.map((g) => ({ id: g.id, codePoints: [...g.codePoints] })),
+      );
       return laid;
     };
     return view;
@@ -156,7 +167,12 @@ const dejavuDir = path.join(path.dirname(require.resolve('dejavu-fonts-ttf/packa
 const BUILTIN_FILES: Record<string, [string, string, string, string]> = {
   sans: ['DejaVuSans.ttf', 'DejaVuSans-Bold.ttf', 'DejaVuSans-Oblique.ttf', 'DejaVuSans-BoldOblique.ttf'],
   serif: ['DejaVuSerif.ttf', 'DejaVuSerif-Bold.ttf', 'DejaVuSerif-Italic.ttf', 'DejaVuSerif-BoldItalic.ttf'],
-  mono: ['DejaVuSansMono.ttf', 'DejaVuSansMono-Bold.ttf', 'DejaVuSansMono-Oblique.ttf', 'DejaVuSansMono-BoldOblique.ttf'],
+  mono: [
+    'DejaVuSansMono.ttf',
+    'DejaVuSansMono-Bold.ttf',
+    'DejaVuSansMono-Oblique.ttf',
+    'DejaVuSansMono-BoldOblique.ttf',
+  ],
 };
 
 /** Other names people write for the built-in families. */

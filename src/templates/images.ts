@@ -68,7 +68,8 @@ export async function readImage(bytes: Uint8Array): Promise<ImageAsset> {
   } else {
     throw new Error('is neither a PNG nor a JPEG image');
   }
-  if (!size || size.width <= 0 || size.height <= 0) throw new Error(`is a ${type.toUpperCase()} file whose size cannot be read`);
+  if (!size || size.width <= 0 || size.height <= 0)
+    throw new Error(`is a ${type.toUpperCase()} file whose size cannot be read`);
   let source: { context: PDFContext; ref: PDFRef };
   try {
     const scratch = await PDFDocument.create();

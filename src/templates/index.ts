@@ -108,9 +108,14 @@ export async function loadTemplateFile(given: string): Promise<Template> {
   try {
     bytes = new Uint8Array(await fs.readFile(file));
   } catch (err) {
-    throw new TemplateError(`Cannot read the template file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}.`);
+    throw new TemplateError(
+      `Cannot read the template file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}.`,
+    );
   }
-  return loadTemplate(bytes, { assets: folderAssets(path.dirname(file)), name: path.basename(file).replace(/\.[^.]+$/, '') });
+  return loadTemplate(bytes, {
+    assets: folderAssets(path.dirname(file)),
+    name: path.basename(file).replace(/\.[^.]+$/, ''),
+  });
 }
 
 /** A template file as given, or the one XML template or PDF form in a folder given instead (as the examples are laid out). */
@@ -141,7 +146,11 @@ export function missingVariables(template: Template, values: Record<string, unkn
  * value), an optional one takes its default; the missing ones are reported together in one
  * MissingVariablesError. Errors about values name the variable in `details[].field`.
  */
-export async function renderTemplate(template: Template, given: Record<string, string>, options: RenderOptions = {}): Promise<Uint8Array> {
+export async function renderTemplate(
+  template: Template,
+  given: Record<string, string>,
+  options: RenderOptions = {},
+): Promise<Uint8Array> {
   const missing = missingVariables(template, given);
   // an optional variable without a value takes its default
   const values = { ...template.defaults, ...given };

@@ -6,7 +6,23 @@
 import { InvalidValueError, ValidationError } from '../errors';
 import type { FontSet } from './fonts';
 import type { ImageAsset } from './images';
-import { isCond, isLoop, type Block, type BlockLeaf, type Cell, type Inline, type Ref, type Region, type Row, type RowNode, type Table, type TextStyle, type Token, type Tree, type XmlTemplate } from './model';
+import {
+  isCond,
+  isLoop,
+  type Block,
+  type BlockLeaf,
+  type Cell,
+  type Inline,
+  type Ref,
+  type Region,
+  type Row,
+  type RowNode,
+  type Table,
+  type TextStyle,
+  type Token,
+  type Tree,
+  type XmlTemplate,
+} from './model';
 import { checkLimit } from './limits';
 import { breakLines, drawLine, type Fragment, type Line, type TextOp } from './text';
 import type { Rgb } from './units';
@@ -47,7 +63,12 @@ function lookup(ref: Ref, b: Bound): { value: unknown; label: string } {
   let label = item.label;
   for (const key of ref.path) {
     label += `.${key}`;
-    if (value === null || typeof value !== 'object' || Array.isArray(value) || !Object.prototype.hasOwnProperty.call(value, key)) {
+    if (
+      value === null ||
+      typeof value !== 'object' ||
+      Array.isArray(value) ||
+      !Object.prototype.hasOwnProperty.call(value, key)
+    ) {
       throw new InvalidValueError(label, `has no field "${key}". Give every list item the fields the template uses.`);
     }
     value = (value as Record<string, unknown>)[key];
@@ -98,13 +119,21 @@ function listOf(ref: Ref, b: Bound): { items: unknown[]; label: string } {
       try {
         parsed = raw.trim() === '' ? [] : JSON.parse(raw);
       } catch {
-        throw new InvalidValueError(ref.name, 'must be a JSON array, like [{"description":"Design","amount":"400.00"}].');
+        throw new InvalidValueError(
+          ref.name,
+          'must be a JSON array, like [{"description":"Design","amount":"400.00"}].',
+        );
       }
-      if (!Array.isArray(parsed)) throw new InvalidValueError(ref.name, 'must be a JSON array, like [{"description":"Design","amount":"400.00"}].');
+      if (!Array.isArray(parsed))
+        throw new InvalidValueError(
+          ref.name,
+          'must be a JSON array, like [{"description":"Design","amount":"400.00"}].',
+        );
       list = parsed;
       b.lists.set(ref.name, list);
     }
-    if (list.length > MAX_LIST_ITEMS) throw new InvalidValueError(ref.name, `has ${list.length} items; a list holds at most ${MAX_LIST_ITEMS}.`);
+    if (list.length > MAX_LIST_ITEMS)
+      throw new InvalidValueError(ref.name, `has ${list.length} items; a list holds at most ${MAX_LIST_ITEMS}.`);
     return { items: list, label: ref.name };
   }
   const { value, label } = lookup(ref, b);
@@ -122,7 +151,10 @@ function expand<L>(nodes: Tree<L>[], b: Bound, visit: (node: L, b: Bound) => voi
       b.expanded.n += items.length;
       checkLimit('items', b.expanded.n, 'The list items this document expands (all lists, nested ones multiplied)');
       items.forEach((item, i) => {
-        const inner: Bound = { ...b, items: new Map(b.items).set(node.alias, { value: item, label: `${label}[${i}]` }) };
+        const inner: Bound = {
+          ...b,
+          items: new Map(b.items).set(node.alias, { value: item, label: `${label}[${i}]` }),
+        };
         expand(node.children, inner, visit);
       });
     } else visit(node, b);
@@ -230,7 +262,14 @@ function layoutBlocks(blocks: Block[], flow: Flow, ctx: Ctx): void {
   expand(blocks, ctx.b, (block, b) => layoutBlock(block, flow, { ...ctx, b }));
 }
 
-const PLAIN: TextStyle = { family: 'sans', size: 11, bold: false, italic: false, underline: false, color: { r: 0, g: 0, b: 0 } };
+const PLAIN: TextStyle = {
+  family: 'sans',
+  size: 11,
+  bold: false,
+  italic: false,
+  underline: false,
+  color: { r: 0, g: 0, b: 0 },
+};
 
 /** The style of the first text in some inline content: it sizes lines that hold no text. */
 function firstStyle(inlines: Inline[]): TextStyle {
@@ -260,7 +299,9 @@ function layoutBlock(block: BlockLeaf, flow: Flow, ctx: Ctx): void {
           // smaller by steps of 5 % until it fits, down to the smallest size allowed
           const largest = Math.max(...frags.map((f) => ('br' in f ? 0 : f.style.size)));
           for (let scale = 0.95; largest * scale >= block.minFontSize - 1e-9 && tall(fitted) > room; scale *= 0.95) {
-            const smaller = frags.map((f) => ('br' in f ? f : { ...f, style: { ...f.style, size: f.style.size * scale } }));
+            const smaller = frags.map((f) =>
+              'br' in f ? f : { ...f, style: { ...f.style, size: f.style.size * scale } },
+            );
             fitted = breakLines(smaller, width, t.fonts, block.lineHeight, firstStyle(block.inlines));
           }
         }
@@ -306,32 +347,67 @@ function layoutBlock(block: BlockLeaf, flow: Flow, ctx: Ctx): void {
       }
       flow.space(block.spaceBefore);
       flow.room(h!);
-      const x = flow.area.left + (block.align === 'center' ? (avail - w!) / 2 : block.align === 'right' ? avail - w! : 0);
+      const x =
+        flow.area.left + (block.align === 'center' ? (avail - w!) / 2 : block.align === 'right' ? avail - w! : 0);
       placeImage(flow.page, block, x, flow.y, w!, h!, b, t.fonts);
       flow.take(h!, block.spaceAfter);
       return;
     }
     case 'rect': {
       if (block.at) {
-        flow.page.ops.push({ kind: 'rect', x: block.at.x, y: block.at.y, width: block.width!, height: block.height, fill: block.fill, border: block.border, borderWidth: block.borderWidth });
+        flow.page.ops.push({
+          kind: 'rect',
+          x: block.at.x,
+          y: block.at.y,
+          width: block.width!,
+          height: block.height,
+          fill: block.fill,
+          border: block.border,
+          borderWidth: block.borderWidth,
+        });
         return;
       }
       const w = Math.min(block.width ?? flow.area.width, flow.area.width);
       flow.space(block.spaceBefore);
       flow.room(block.height);
-      flow.page.ops.push({ kind: 'rect', x: flow.area.left, y: flow.y, width: w, height: block.height, fill: block.fill, border: block.border, borderWidth: block.borderWidth });
+      flow.page.ops.push({
+        kind: 'rect',
+        x: flow.area.left,
+        y: flow.y,
+        width: w,
+        height: block.height,
+        fill: block.fill,
+        border: block.border,
+        borderWidth: block.borderWidth,
+      });
       flow.take(block.height, block.spaceAfter);
       return;
     }
     case 'line': {
       if (block.from && block.to) {
-        flow.page.ops.push({ kind: 'line', x1: block.from.x, y1: block.from.y, x2: block.to.x, y2: block.to.y, thickness: block.thickness, color: block.color });
+        flow.page.ops.push({
+          kind: 'line',
+          x1: block.from.x,
+          y1: block.from.y,
+          x2: block.to.x,
+          y2: block.to.y,
+          thickness: block.thickness,
+          color: block.color,
+        });
         return;
       }
       flow.space(block.spaceBefore);
       flow.room(block.thickness);
       const y = flow.y + block.thickness / 2;
-      flow.page.ops.push({ kind: 'line', x1: flow.area.left, y1: y, x2: flow.area.left + flow.area.width, y2: y, thickness: block.thickness, color: block.color });
+      flow.page.ops.push({
+        kind: 'line',
+        x1: flow.area.left,
+        y1: y,
+        x2: flow.area.left + flow.area.width,
+        y2: y,
+        thickness: block.thickness,
+        color: block.color,
+      });
       flow.take(block.thickness, block.spaceAfter);
       return;
     }
@@ -355,22 +431,52 @@ function decorate(ops: TextOp[]): Op[] {
   for (const op of ops) {
     if (!op.underline) continue;
     const y = op.y + op.size * 0.12;
-    out.push({ kind: 'line', x1: op.x, y1: y, x2: op.x + op.width, y2: y, thickness: Math.max(0.5, op.size * 0.06), color: op.color });
+    out.push({
+      kind: 'line',
+      x1: op.x,
+      y1: y,
+      x2: op.x + op.width,
+      y2: y,
+      thickness: Math.max(0.5, op.size * 0.06),
+      color: op.color,
+    });
   }
   return out;
 }
 
-function placeImage(page: PageLayout, block: Extract<BlockLeaf, { kind: 'image' }>, x: number, y: number, width: number, height: number, b: Bound, fonts: FontSet): void {
+function placeImage(
+  page: PageLayout,
+  block: Extract<BlockLeaf, { kind: 'image' }>,
+  x: number,
+  y: number,
+  width: number,
+  height: number,
+  b: Bound,
+  fonts: FontSet,
+): void {
   page.ops.push({ kind: 'image', image: block.image, x, y, width, height });
   const alt = block.alt ? resolveText(block.alt, b).trim() : '';
   if (!alt) return;
   // Alternative text: transparent text over the image, so it can be searched, copied and read aloud.
-  const style: TextStyle = { family: 'sans', size: Math.max(1, Math.min(10, height)), bold: false, italic: false, underline: false, color: { r: 0, g: 0, b: 0 } };
+  const style: TextStyle = {
+    family: 'sans',
+    size: Math.max(1, Math.min(10, height)),
+    bold: false,
+    italic: false,
+    underline: false,
+    color: { r: 0, g: 0, b: 0 },
+  };
   const source = block.alt!.find((tok) => tok.t === 'var' || tok.t === 'item');
-  const lines = breakLines([{ text: alt, style, source: source && source.t === 'var' ? { variable: source.name } : { location: block.loc } }], Math.max(width, 1), fonts, 1, style);
-  for (const line of lines.slice(0, 1)) for (const op of drawLine(line, x, y, width, 'left')) page.ops.push({ ...op, invisible: true });
+  const lines = breakLines(
+    [{ text: alt, style, source: source && source.t === 'var' ? { variable: source.name } : { location: block.loc } }],
+    Math.max(width, 1),
+    fonts,
+    1,
+    style,
+  );
+  for (const line of lines.slice(0, 1))
+    for (const op of drawLine(line, x, y, width, 'left')) page.ops.push({ ...op, invisible: true });
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Tables
@@ -395,7 +501,9 @@ function columnWidths(table: Table, available: number): number[] {
   const fixed = table.columns.reduce((s, c) => s + (c.points ?? 0) + (c.fraction ?? 0) * total, 0);
   const stars = table.columns.reduce((s, c) => s + (c.stars ?? 0), 0);
   const rest = Math.max(0, total - fixed);
-  const widths = table.columns.map((c) => c.points ?? (c.fraction !== undefined ? c.fraction * total : ((c.stars ?? 0) / stars) * rest));
+  const widths = table.columns.map(
+    (c) => c.points ?? (c.fraction !== undefined ? c.fraction * total : ((c.stars ?? 0) / stars) * rest),
+  );
   const sum = widths.reduce((s, w) => s + w, 0);
   // Fixed widths that add up to more than the page are scaled down to fit.
   return sum > total ? widths.map((w) => (w * total) / sum) : widths;
@@ -425,7 +533,13 @@ function layoutTable(table: Table, flow: Flow, ctx: Ctx): void {
         col += cell.colspan;
         const inner = Math.max(1, w - table.padding.left - table.padding.right);
         const frags = fragments(cell.inlines, b);
-        const box: CellBox = { cell, x, width: w, lines: breakLines(frags, inner, ctx.t.fonts, table.lineHeight, firstStyle(cell.inlines)), align };
+        const box: CellBox = {
+          cell,
+          x,
+          width: w,
+          lines: breakLines(frags, inner, ctx.t.fonts, table.lineHeight, firstStyle(cell.inlines)),
+          align,
+        };
         x += w;
         return box;
       });
@@ -435,7 +549,16 @@ function layoutTable(table: Table, flow: Flow, ctx: Ctx): void {
   };
   const header = boxes(table.header, true);
   const rows = boxes(table.rows, false);
-  const headerHeight = header.reduce((s, r) => s + rowHeight(r, table, r.cells.map(() => 0)), 0);
+  const headerHeight = header.reduce(
+    (s, r) =>
+      s +
+      rowHeight(
+        r,
+        table,
+        r.cells.map(() => 0),
+      ),
+    0,
+  );
 
   flow.space(table.spaceBefore);
   let headerOnPage = false;
@@ -453,23 +576,55 @@ function layoutTable(table: Table, flow: Flow, ctx: Ctx): void {
       let ly = y + table.padding.top;
       for (let k = from[i]; k < to[i]; k++) {
         const line = c.lines[k];
-        ops.push(...decorate(drawLine(line, c.x + table.padding.left, ly, c.width - table.padding.left - table.padding.right, c.align)));
+        ops.push(
+          ...decorate(
+            drawLine(line, c.x + table.padding.left, ly, c.width - table.padding.left - table.padding.right, c.align),
+          ),
+        );
         ly += line.height;
       }
     });
     if (table.border > 0 && table.rules === 'all') {
-      for (const c of r.cells) ops.push({ kind: 'rect', x: c.x, y, width: c.width, height, border: table.borderColor, borderWidth: table.border });
+      for (const c of r.cells)
+        ops.push({
+          kind: 'rect',
+          x: c.x,
+          y,
+          width: c.width,
+          height,
+          border: table.borderColor,
+          borderWidth: table.border,
+        });
     } else if (table.border > 0 && table.rules === 'rows') {
       const x2 = r.cells[r.cells.length - 1].x + r.cells[r.cells.length - 1].width;
-      if (firstOnPage) ops.push({ kind: 'line', x1: left, y1: y, x2, y2: y, thickness: table.border, color: table.borderColor });
-      ops.push({ kind: 'line', x1: left, y1: y + height, x2, y2: y + height, thickness: table.border, color: table.borderColor });
+      if (firstOnPage)
+        ops.push({ kind: 'line', x1: left, y1: y, x2, y2: y, thickness: table.border, color: table.borderColor });
+      ops.push({
+        kind: 'line',
+        x1: left,
+        y1: y + height,
+        x2,
+        y2: y + height,
+        thickness: table.border,
+        color: table.borderColor,
+      });
     }
     firstOnPage = false;
     flow.take(height, 0);
   };
 
   const placeHeader = () => {
-    for (const h of header) drawRow(h, h.cells.map(() => 0), h.cells.map((c) => c.lines.length), rowHeight(h, table, h.cells.map(() => 0)));
+    for (const h of header)
+      drawRow(
+        h,
+        h.cells.map(() => 0),
+        h.cells.map((c) => c.lines.length),
+        rowHeight(
+          h,
+          table,
+          h.cells.map(() => 0),
+        ),
+      );
     headerOnPage = true;
   };
 
@@ -501,7 +656,12 @@ function layoutTable(table: Table, flow: Flow, ctx: Ctx): void {
       if (!headerOnPage) placeHeader();
       rowsOnPage++;
       if (flow.fits(h)) {
-        drawRow(r, from, r.cells.map((c) => c.lines.length), h);
+        drawRow(
+          r,
+          from,
+          r.cells.map((c) => c.lines.length),
+          h,
+        );
         break;
       }
       // Taller than a whole page: split it between lines.
@@ -512,7 +672,8 @@ function layoutTable(table: Table, flow: Flow, ctx: Ctx): void {
         while (k < c.lines.length && used + c.lines[k].height <= avail) used += c.lines[k++].height;
         return k;
       });
-      if (to.every((k, i) => k === from[i])) to.forEach((_, i) => (to[i] = Math.min(r.cells[i].lines.length, from[i] + 1)));
+      if (to.every((k, i) => k === from[i]))
+        to.forEach((_, i) => (to[i] = Math.min(r.cells[i].lines.length, from[i] + 1)));
       const part = { ...r, cells: r.cells.map((c, i) => ({ ...c, lines: c.lines.slice(0, to[i]) })) };
       drawRow(r, from, to, rowHeight(part, table, from));
       from = to;
@@ -544,20 +705,46 @@ function placeRegion(t: XmlTemplate, region: Region, top: number, b: Bound): { o
 }
 
 /** Placed text taller than its box: refused (`overflow="error"`), or drawn whole and reported. */
-function overflowed(block: Extract<BlockLeaf, { kind: 'p' }>, frags: Fragment[], lines: Line[], room: number, ctx: Ctx): void {
-  const variable = frags.map((f) => ('br' in f ? undefined : f.source)).find((s): s is { variable: string } => s !== undefined && 'variable' in s);
+function overflowed(
+  block: Extract<BlockLeaf, { kind: 'p' }>,
+  frags: Fragment[],
+  lines: Line[],
+  room: number,
+  ctx: Ctx,
+): void {
+  const variable = frags
+    .map((f) => ('br' in f ? undefined : f.source))
+    .find((s): s is { variable: string } => s !== undefined && 'variable' in s);
   let fit = 0;
   for (let h = 0; fit < lines.length && h + lines[fit].height <= room; fit++) h += lines[fit].height;
   const where = `<${block.kind}> at line ${block.loc.line}`;
   const what = `${variable ? `The text of ${variable.variable}` : `The text of ${where}`} needs ${lines.length} lines; its box has room for ${fit}`;
   if (block.overflow === 'error') {
-    throw new ValidationError(`${what}. Shorten it, or let the template shrink it (overflow="shrink").`, [{ field: variable?.variable ?? where, message: `needs ${lines.length} lines, room for ${fit}`, code: 'text_overflow' }], 'text_overflow');
+    throw new ValidationError(
+      `${what}. Shorten it, or let the template shrink it (overflow="shrink").`,
+      [
+        {
+          field: variable?.variable ?? where,
+          message: `needs ${lines.length} lines, room for ${fit}`,
+          code: 'text_overflow',
+        },
+      ],
+      'text_overflow',
+    );
   }
-  ctx.warnings?.push({ code: 'text_overflow', variable: variable?.variable, message: `${what}${block.overflow === 'shrink' ? ` even at ${block.minFontSize} pt` : ''}; the rest runs outside it (${where}).` });
+  ctx.warnings?.push({
+    code: 'text_overflow',
+    variable: variable?.variable,
+    message: `${what}${block.overflow === 'shrink' ? ` even at ${block.minFontSize} pt` : ''}; the rest runs outside it (${where}).`,
+  });
 }
 
 /** Lays out a template with values already checked for presence. */
-export function layoutTemplate(t: XmlTemplate, values: Record<string, string>, warnings?: RenderWarning[]): PageLayout[] {
+export function layoutTemplate(
+  t: XmlTemplate,
+  values: Record<string, string>,
+  warnings?: RenderWarning[],
+): PageLayout[] {
   let text = 0;
   for (const v of Object.values(values)) text += v.length;
   checkLimit('text', text, 'The text of all merge values of this document');

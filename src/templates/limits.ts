@@ -20,8 +20,18 @@ export interface RenderLimits {
 
 export const DEFAULT_LIMITS: RenderLimits = { imagePixels: 25_000_000, pages: 1_000, items: 100_000, text: 2_000_000 };
 
-const VARIABLE: Record<keyof RenderLimits, string> = { imagePixels: 'RENDER_MAX_IMAGE_PIXELS', pages: 'RENDER_MAX_PAGES', items: 'RENDER_MAX_ITEMS', text: 'RENDER_MAX_TEXT' };
-const FIELD: Record<keyof RenderLimits, string> = { imagePixels: 'image_pixels', pages: 'pages', items: 'list_items', text: 'text_length' };
+const VARIABLE: Record<keyof RenderLimits, string> = {
+  imagePixels: 'RENDER_MAX_IMAGE_PIXELS',
+  pages: 'RENDER_MAX_PAGES',
+  items: 'RENDER_MAX_ITEMS',
+  text: 'RENDER_MAX_TEXT',
+};
+const FIELD: Record<keyof RenderLimits, string> = {
+  imagePixels: 'image_pixels',
+  pages: 'pages',
+  items: 'list_items',
+  text: 'text_length',
+};
 
 let current: RenderLimits = { ...DEFAULT_LIMITS };
 
@@ -45,5 +55,8 @@ export class RenderLimitError extends ValidationError {
 export function checkLimit(which: keyof RenderLimits, value: number, what: string): void {
   const limit = current[which];
   if (value <= limit) return;
-  throw new RenderLimitError(FIELD[which], `${what} is over the limit of ${limit.toLocaleString('en-US')} (${value.toLocaleString('en-US')}). Make it smaller, or raise ${VARIABLE[which]}.`);
+  throw new RenderLimitError(
+    FIELD[which],
+    `${what} is over the limit of ${limit.toLocaleString('en-US')} (${value.toLocaleString('en-US')}). Make it smaller, or raise ${VARIABLE[which]}.`,
+  );
 }

@@ -34,13 +34,13 @@ export interface RendererOptions {
   memoryMb?: number;
 }
 
-
-
 /** Renders on the calling thread: for tools that render one document and exit. */
 export const inProcessRenderer: Renderer = { render: renderTemplate, close: async () => undefined };
 
 // the compiled worker: beside this file, or in dist/ when this file runs as TypeScript (the tests)
-const workerFile = __filename.endsWith('.ts') ? path.resolve(__dirname, '../../dist/src/templates/worker.js') : path.join(__dirname, 'worker.js');
+const workerFile = __filename.endsWith('.ts')
+  ? path.resolve(__dirname, '../../dist/src/templates/worker.js')
+  : path.join(__dirname, 'worker.js');
 
 let keys = 0;
 const keyOf = new WeakMap<Template, string>();
@@ -109,17 +109,26 @@ export class RenderPool implements Renderer {
     port2.once('message', () => {
       timer = setTimeout(() => stopOutsideZlib(gate, () => controller.abort()), this.timeoutMs);
     });
-    const running = this.pool.run({ ...task, started: port1, gate }, { signal: controller.signal, transferList: [port1] });
+    const running = this.pool.run(
+      { ...task, started: port1, gate },
+      { signal: controller.signal, transferList: [port1] },
+    );
     this.running.add(running);
     try {
       return (await running) as RenderReply;
     } catch (err) {
       if (err instanceof PaperlinkError) throw err;
       if (controller.signal.aborted) {
-        throw new RenderLimitError('render_time_ms', `The document took longer than ${this.timeoutMs} ms to render and was stopped. Make it smaller (fewer pages, items or images), or raise RENDER_TIMEOUT_MS.`);
+        throw new RenderLimitError(
+          'render_time_ms',
+          `The document took longer than ${this.timeoutMs} ms to render and was stopped. Make it smaller (fewer pages, items or images), or raise RENDER_TIMEOUT_MS.`,
+        );
       }
       if ((err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
-        throw new RenderLimitError('render_memory_mb', `The document needed more than ${this.memoryMb} MB of memory to render and was stopped. Make it smaller (fewer pages, items or images), or raise RENDER_MEMORY_MB.`);
+        throw new RenderLimitError(
+          'render_memory_mb',
+          `The document needed more than ${this.memoryMb} MB of memory to render and was stopped. Make it smaller (fewer pages, items or images), or raise RENDER_MEMORY_MB.`,
+        );
       }
       throw err;
     } finally {

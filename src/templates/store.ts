@@ -41,7 +41,11 @@ export interface NewTemplate {
   id?: string;
 }
 
-export const EXAMPLE_IDS = { letter: 'tmpl_example_letter', invoice: 'tmpl_example_invoice', postcard: 'tmpl_example_postcard' } as const;
+export const EXAMPLE_IDS = {
+  letter: 'tmpl_example_letter',
+  invoice: 'tmpl_example_invoice',
+  postcard: 'tmpl_example_postcard',
+} as const;
 const MAX_NAME = 200;
 
 function info(row: TemplateRow): TemplateInfo {
@@ -70,7 +74,9 @@ export class TemplateStore {
   /** Checks the template by compiling it, then stores it with its assets in one transaction. */
   async create(input: NewTemplate): Promise<TemplateInfo> {
     if (input.name !== undefined && (input.name.trim() === '' || input.name.length > MAX_NAME)) {
-      throw new ValidationError(`A template name has 1 to ${MAX_NAME} characters.`, [{ field: 'name', message: `must be 1 to ${MAX_NAME} characters`, code: 'length' }]);
+      throw new ValidationError(`A template name has 1 to ${MAX_NAME} characters.`, [
+        { field: 'name', message: `must be 1 to ${MAX_NAME} characters`, code: 'length' },
+      ]);
     }
     const bytes = typeof input.source === 'string' ? new TextEncoder().encode(input.source) : input.source;
     const assets = new Map<string, Uint8Array>();
@@ -98,13 +104,21 @@ export class TemplateStore {
     };
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('templates').values(row).execute();
-      for (const [p, b] of assets) await trx.insertInto('template_assets').values({ template_id: row.id, path: p, bytes: Buffer.from(b) }).execute();
+      for (const [p, b] of assets)
+        await trx
+          .insertInto('template_assets')
+          .values({ template_id: row.id, path: p, bytes: Buffer.from(b) })
+          .execute();
     });
     return info(row);
   }
 
   async list(page: PageQuery): Promise<Page<TemplateInfo>> {
-    let q = this.db.selectFrom('templates').selectAll().orderBy('id', 'desc').limit(page.limit + 1);
+    let q = this.db
+      .selectFrom('templates')
+      .selectAll()
+      .orderBy('id', 'desc')
+      .limit(page.limit + 1);
     if (page.startingAfter) q = q.where('id', '<', page.startingAfter);
     return toPage(await q.execute(), page.limit, info);
   }
@@ -129,10 +143,17 @@ export class TemplateStore {
   private async compile(id: string): Promise<Template> {
     const row = await this.db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) throw new NotFoundError('template', id);
-    const assets = await this.db.selectFrom('template_assets').select(['path', 'bytes']).where('template_id', '=', id).execute();
+    const assets = await this.db
+      .selectFrom('template_assets')
+      .select(['path', 'bytes'])
+      .where('template_id', '=', id)
+      .execute();
     const byPath = new Map(assets.map((a) => [a.path, new Uint8Array(a.bytes)]));
     const source = new Uint8Array(row.source);
-    return loadTemplate(row.format === 'pdf' ? source : Buffer.from(source).toString('utf8'), { assets: async (p) => byPath.get(p), name: row.name });
+    return loadTemplate(row.format === 'pdf' ? source : Buffer.from(source).toString('utf8'), {
+      assets: async (p) => byPath.get(p),
+      name: row.name,
+    });
   }
 
   async remove(id: string): Promise<void> {
@@ -150,20 +171,32 @@ export class TemplateStore {
    * with stable ids. Deleting one later is respected: it is not loaded again.
    */
   async loadExamples(): Promise<string[]> {
-    const done = await this.db.selectFrom('settings').select('value').where('key', '=', 'examples_loaded').executeTakeFirst();
+    const done = await this.db
+      .selectFrom('settings')
+      .select('value')
+      .where('key', '=', 'examples_loaded')
+      .executeTakeFirst();
     if (done) return [];
     const root = path.join(packageRoot(), 'examples');
     const loaded: string[] = [];
     for (const [name, id] of Object.entries(EXAMPLE_IDS)) {
       const dir = path.join(root, name);
       try {
-        await this.create({ id, source: await fs.readFile(path.join(dir, `${name}.xml`), 'utf8'), assets: folderAssets(dir) });
+        await this.create({
+          id,
+          source: await fs.readFile(path.join(dir, `${name}.xml`), 'utf8'),
+          assets: folderAssets(dir),
+        });
         loaded.push(id);
       } catch (err) {
         if (!isUniqueViolation(err)) throw err; // another process sharing the database got there first
       }
     }
-    await this.db.insertInto('settings').values({ key: 'examples_loaded', value: iso(this.clock.now()) }).onConflict((c) => c.column('key').doNothing()).execute();
+    await this.db
+      .insertInto('settings')
+      .values({ key: 'examples_loaded', value: iso(this.clock.now()) })
+      .onConflict((c) => c.column('key').doNothing())
+      .execute();
     return loaded;
   }
 }

@@ -43,7 +43,8 @@ export function prepareSubset(face: FontFace, font: PDFFont, texts: Iterable<str
   const embedder = (font as unknown as { embedder: SubsetEmbedder }).embedder;
   if (!embedder?.subset || typeof embedder.serializeFont !== 'function') return;
   const byId = new Map<number, Glyph>();
-  for (const text of texts) for (const g of embedder.font.layout(text, LAYOUT_FEATURES).glyphs) if (!byId.has(g.id)) byId.set(g.id, g);
+  for (const text of texts)
+    for (const g of embedder.font.layout(text, LAYOUT_FEATURES).glyphs) if (!byId.has(g.id)) byId.set(g.id, g);
   const ids = [...byId.keys()].sort((a, b) => a - b);
   for (const id of ids) {
     const glyph = byId.get(id)!;

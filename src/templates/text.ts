@@ -74,7 +74,13 @@ function splitByFace(text: string, style: TextStyle, fonts: FontSet, source: Sou
 const SPLIT = /(\n)|([ \t\r\f\v]+)|([^ \t\r\f\v\n]+)/g;
 
 /** Breaks fragments into lines no wider than maxWidth. `fallback` sizes empty lines. */
-export function breakLines(fragments: Fragment[], maxWidth: number, fonts: FontSet, lineHeight: number, fallback: TextStyle): Line[] {
+export function breakLines(
+  fragments: Fragment[],
+  maxWidth: number,
+  fonts: FontSet,
+  lineHeight: number,
+  fallback: TextStyle,
+): Line[] {
   const lines: Line[] = [];
   let words: Word[] = [];
   let width = 0;
@@ -147,7 +153,13 @@ export function breakLines(fragments: Fragment[], maxWidth: number, fonts: FontS
         const pieces = splitByFace(m[3], frag.style, fonts, frag.source);
         const w = pieces.reduce((s, p) => s + p.width, 0);
         if (!word) {
-          word = { pieces: [], width: 0, glue: pendingGlue?.width ?? 0, glueStyle: pendingGlue?.style, glueFace: pendingGlue?.face };
+          word = {
+            pieces: [],
+            width: 0,
+            glue: pendingGlue?.width ?? 0,
+            glueStyle: pendingGlue?.style,
+            glueFace: pendingGlue?.face,
+          };
           pendingGlue = undefined;
         }
         word.pieces.push(...pieces);
@@ -229,7 +241,14 @@ export function drawLine(line: Line, left: number, top: number, maxWidth: number
     if (i > 0) {
       const first = w.pieces[0];
       // Keep the space inside the previous run when nothing changes, so text extracts with its spaces.
-      if (!justify && prev && first && sameRun(prev, first) && w.glueFace === prev.face && w.glueStyle?.size === prev.size) {
+      if (
+        !justify &&
+        prev &&
+        first &&
+        sameRun(prev, first) &&
+        w.glueFace === prev.face &&
+        w.glueStyle?.size === prev.size
+      ) {
         prev.text += ' ';
         prev.width += w.glue;
       }
@@ -241,7 +260,17 @@ export function drawLine(line: Line, left: number, top: number, maxWidth: number
         last.text += p.text;
         last.width += p.width;
       } else {
-        ops.push({ kind: 'text', x, y: baseline, text: p.text, face: p.face, size: p.style.size, color: p.style.color, underline: p.style.underline, width: p.width });
+        ops.push({
+          kind: 'text',
+          x,
+          y: baseline,
+          text: p.text,
+          face: p.face,
+          size: p.style.size,
+          color: p.style.color,
+          underline: p.style.underline,
+          width: p.width,
+        });
       }
       x += p.width;
     }

@@ -29,7 +29,10 @@ export function tokenize(text: string, loc: SourceLocation, ctx: TokenContext): 
   }
   const rest = text.slice(last);
   if (rest.includes('{{')) {
-    throw new TemplateError(`A merge field is opened with "{{" but never closed with "}}" in ${JSON.stringify(rest.trim().slice(0, 40))}.`, loc);
+    throw new TemplateError(
+      `A merge field is opened with "{{" but never closed with "}}" in ${JSON.stringify(rest.trim().slice(0, 40))}.`,
+      loc,
+    );
   }
   if (rest) out.push({ t: 'lit', text: rest });
   return out;
@@ -44,7 +47,10 @@ function field(raw: string, loc: SourceLocation, ctx: TokenContext): Token {
   if (raw.includes('|')) {
     const m = DEFAULT_FILTER.exec(raw);
     if (!m) {
-      throw new TemplateError(`{{${raw}}} has a filter this template language does not know. The one filter is a default for an optional variable: {{name | default: "text"}}.`, loc);
+      throw new TemplateError(
+        `{{${raw}}} has a filter this template language does not know. The one filter is a default for an optional variable: {{name | default: "text"}}.`,
+        loc,
+      );
     }
     expr = m[1].trim();
     fallback = m[2] ?? m[3];
@@ -54,7 +60,11 @@ function field(raw: string, loc: SourceLocation, ctx: TokenContext): Token {
     if (!path.every((p) => VARIABLE_NAME.test(p))) {
       throw new TemplateError(`{{${expr}}} is not a valid list item field. Write {{${head}.field_name}}.`, loc);
     }
-    if (fallback !== undefined) throw new TemplateError(`{{${raw}}}: a default is for a template variable, not a list item field; every item gives every field it uses.`, loc);
+    if (fallback !== undefined)
+      throw new TemplateError(
+        `{{${raw}}}: a default is for a template variable, not a list item field; every item gives every field it uses.`,
+        loc,
+      );
     return { t: 'item', alias: head, path, display: expr };
   }
   if (!VARIABLE_NAME.test(expr)) {
@@ -65,7 +75,8 @@ function field(raw: string, loc: SourceLocation, ctx: TokenContext): Token {
   }
   if (expr === 'page' || expr === 'pages') {
     if (!ctx.pageNumbers) throw new TemplateError(`{{${expr}}} can only be used in a <header> or <footer>.`, loc);
-    if (fallback !== undefined) throw new TemplateError(`{{${raw}}}: {{${expr}}} always has a value; it takes no default.`, loc);
+    if (fallback !== undefined)
+      throw new TemplateError(`{{${raw}}}: {{${expr}}} always has a value; it takes no default.`, loc);
     return { t: expr };
   }
   const conflict = ctx.use(expr, fallback);

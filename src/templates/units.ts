@@ -44,7 +44,12 @@ export function parseColor(text: string): Rgb | undefined {
   const t = text.trim().toLowerCase();
   const hex = NAMED[t] ?? t;
   let m = /^#([0-9a-f])([0-9a-f])([0-9a-f])$/.exec(hex);
-  if (m) return { r: parseInt(m[1] + m[1], 16) / 255, g: parseInt(m[2] + m[2], 16) / 255, b: parseInt(m[3] + m[3], 16) / 255 };
+  if (m)
+    return {
+      r: parseInt(m[1] + m[1], 16) / 255,
+      g: parseInt(m[2] + m[2], 16) / 255,
+      b: parseInt(m[3] + m[3], 16) / 255,
+    };
   m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/.exec(hex);
   if (m) return { r: parseInt(m[1], 16) / 255, g: parseInt(m[2], 16) / 255, b: parseInt(m[3], 16) / 255 };
   return undefined;

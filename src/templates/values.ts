@@ -8,7 +8,9 @@ import { ValidationError, type ErrorDetail } from '../errors';
  */
 export function normalizeValues(input: unknown, field = 'merge_parameters'): Record<string, string> {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-    throw new ValidationError(`${field} must be an object mapping variable names to text.`, [{ field, message: 'must be an object', code: 'type' }]);
+    throw new ValidationError(`${field} must be an object mapping variable names to text.`, [
+      { field, message: 'must be an object', code: 'type' },
+    ]);
   }
   const out: Record<string, string> = Object.create(null);
   const details: ErrorDetail[] = [];
@@ -19,9 +21,10 @@ export function normalizeValues(input: unknown, field = 'merge_parameters'): Rec
     else {
       details.push({
         field: `${field}.${key}`,
-        message: Array.isArray(value) || (value !== null && typeof value === 'object')
-          ? 'must be text; a list for <each> is given as a string holding a JSON array'
-          : 'must be text, a number or a boolean',
+        message:
+          Array.isArray(value) || (value !== null && typeof value === 'object')
+            ? 'must be text; a list for <each> is given as a string holding a JSON array'
+            : 'must be text, a number or a boolean',
         code: 'type',
       });
     }

@@ -25,7 +25,8 @@ export interface RenderTask {
   gate?: Int32Array;
 }
 
-export type RenderReply = { pdf: Uint8Array; warnings: RenderWarning[] } | { missing: true } | { error: ErrorData } | { failure: string };
+export type RenderReply =
+  { pdf: Uint8Array; warnings: RenderWarning[] } | { missing: true } | { error: ErrorData } | { failure: string };
 
 // Requests before renders: this thread runs below normal priority, so on a busy machine the HTTP
 // thread (answering, committing) is served first and renders take the CPU time left. Only on
@@ -43,7 +44,13 @@ setRenderLimits(((workerData ?? {}) as { limits?: RenderLimits }).limits ?? {});
 
 // the built-in sans faces are what nearly every template uses: parsed when the thread starts,
 // not in its first render
-for (const [bold, italic] of [[false, false], [true, false], [false, true], [true, true]]) builtinSans(bold, italic);
+for (const [bold, italic] of [
+  [false, false],
+  [true, false],
+  [false, true],
+  [true, true],
+])
+  builtinSans(bold, italic);
 
 const MAX_TEMPLATES = 64;
 const compiled = new Map<string, Promise<Template>>();

@@ -77,7 +77,10 @@ function decodeEntities(text: string, loc: SourceLocation): string {
     }
     const named = NAMED_ENTITIES[ref];
     if (named === undefined) {
-      throw new TemplateError(`Unknown entity ${whole}. Templates know only &amp; &lt; &gt; &quot; &apos; and numeric references like &#233;.`, loc);
+      throw new TemplateError(
+        `Unknown entity ${whole}. Templates know only &amp; &lt; &gt; &quot; &apos; and numeric references like &#233;.`,
+        loc,
+      );
     }
     return named;
   });
@@ -102,17 +105,23 @@ export function readXml(source: string): XmlElement {
   }
   const valid = XMLValidator.validate(source);
   if (valid !== true) {
-    throw new TemplateError(`The XML is not well-formed: ${valid.err.msg}`, { line: valid.err.line, column: valid.err.col });
+    throw new TemplateError(`The XML is not well-formed: ${valid.err.msg}`, {
+      line: valid.err.line,
+      column: valid.err.col,
+    });
   }
   let raw: RawNode[];
   try {
     raw = parser.parse(source) as RawNode[];
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
-    if (/nest/i.test(msg)) throw new TemplateError(`Elements are nested deeper than ${MAX_NESTING} levels. Flatten the template.`);
+    if (/nest/i.test(msg))
+      throw new TemplateError(`Elements are nested deeper than ${MAX_NESTING} levels. Flatten the template.`);
     throw new TemplateError(`The XML could not be read: ${msg}`, undefined, { cause: err });
   }
-  const roots = raw.map((n) => convert(n, at, { line: 1, column: 1 }, 0)).filter((n): n is XmlElement => n.kind === 'element');
+  const roots = raw
+    .map((n) => convert(n, at, { line: 1, column: 1 }, 0))
+    .filter((n): n is XmlElement => n.kind === 'element');
   if (roots.length !== 1) throw new TemplateError('A template has exactly one root element, <document>.');
   return roots[0];
 }

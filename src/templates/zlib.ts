@@ -17,7 +17,9 @@ import zlib from 'node:zlib';
 
 const pdfLibDir = path.dirname(require.resolve('pdf-lib/package.json'));
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const pako = require(require.resolve('pako', { paths: [pdfLibDir] })) as { deflate: (data: Uint8Array, options?: { level?: number }) => Uint8Array };
+const pako = require(require.resolve('pako', { paths: [pdfLibDir] })) as {
+  deflate: (data: Uint8Array, options?: { level?: number }) => Uint8Array;
+};
 
 let installed = false;
 const compressed = new WeakMap<Uint8Array, Uint8Array>();

@@ -39,7 +39,10 @@ export function linkSettingsFrom(form: Form): Record<string, unknown> {
   const auth = one(form, 'auth_email').trim();
   if (auth) settings.auth_email = auth;
   const time = one(form, 'expire_amount').trim();
-  if (time) settings[one(form, 'timer_start') === 'opened' ? 'retain_from_opened' : 'retain_from_created'] = { [one(form, 'expire_unit') || 'hours']: amount(time) };
+  if (time)
+    settings[one(form, 'timer_start') === 'opened' ? 'retain_from_opened' : 'retain_from_created'] = {
+      [one(form, 'expire_unit') || 'hours']: amount(time),
+    };
   const views = one(form, 'expire_views').trim();
   if (views) settings.expire_after_n_views = amount(views);
   return settings;
@@ -48,9 +51,25 @@ export function linkSettingsFrom(form: Form): Record<string, unknown> {
 /** Where an API error detail about Magic Link settings belongs on the form. */
 function linkField(path: string): string | undefined {
   const last = path.split('.');
-  const key = last.find((k) => ['recipient_email', 'auth_email', 'auth_type', 'expire_after_n_views', 'retain_from_created', 'retain_from_opened'].includes(k));
+  const key = last.find((k) =>
+    [
+      'recipient_email',
+      'auth_email',
+      'auth_type',
+      'expire_after_n_views',
+      'retain_from_created',
+      'retain_from_opened',
+    ].includes(k),
+  );
   if (!key) return undefined;
-  return { recipient_email: 'recipient_email', auth_email: 'auth_email', auth_type: 'auth_type', expire_after_n_views: 'expire_views', retain_from_created: 'expire_amount', retain_from_opened: 'expire_amount' }[key];
+  return {
+    recipient_email: 'recipient_email',
+    auth_email: 'auth_email',
+    auth_type: 'auth_type',
+    expire_after_n_views: 'expire_views',
+    retain_from_created: 'expire_amount',
+    retain_from_opened: 'expire_amount',
+  }[key];
 }
 
 /**
@@ -62,7 +81,9 @@ export function fieldErrors(details: ErrorDetail[]): Map<string, string> {
   for (const d of details) {
     const f = d.field;
     const name =
-      f.includes('magic_link') || f === 'body' || /^(recipient_email|auth_email|auth_type|expire_after_n_views|retain_from_)/.test(f)
+      f.includes('magic_link') ||
+      f === 'body' ||
+      /^(recipient_email|auth_email|auth_type|expire_after_n_views|retain_from_)/.test(f)
         ? (linkField(f) ?? 'expire_amount')
         : f === 'destinations.inkit_storage.name'
           ? 'store_name'
@@ -79,7 +100,14 @@ export function fieldErrors(details: ErrorDetail[]): Map<string, string> {
 /** The form's label of an API field, for the list at the top of a form. */
 export function formLabel(field: string): string {
   const f = linkField(field);
-  if (f) return { recipient_email: 'Recipient Email', auth_email: 'Authorization Email Address', auth_type: 'Authentication Type', expire_views: 'Expire after N views', expire_amount: 'Expire after' }[f]!;
+  if (f)
+    return {
+      recipient_email: 'Recipient Email',
+      auth_email: 'Authorization Email Address',
+      auth_type: 'Authentication Type',
+      expire_views: 'Expire after N views',
+      expire_amount: 'Expire after',
+    }[f]!;
   if (/^destinations\.magic_link$|^body$/.test(field)) return 'Magic Link';
   if (field === 'destinations.inkit_storage.name') return 'Document name';
   if (field === 'destinations') return 'Destinations';
@@ -94,27 +122,63 @@ export function formMessage(d: ErrorDetail): string {
   const f = linkField(d.field);
   if (d.code === 'no_limit') return 'Choose a limit: a number of views, a time, or both.';
   if (f === 'recipient_email' && d.code === 'required') return "Enter the recipient's e-mail address.";
-  if ((f === 'recipient_email' || f === 'auth_email') && d.code === 'invalid_email') return 'Enter an e-mail address, like name@example.com.';
+  if ((f === 'recipient_email' || f === 'auth_email') && d.code === 'invalid_email')
+    return 'Enter an e-mail address, like name@example.com.';
   if (f === 'expire_views' && d.code === 'range') return 'Enter a whole number of views, from 1 to 1,000,000.';
-  if (f === 'expire_amount' && d.code === 'range') return 'Enter a whole number of minutes, hours or days: at least 1, at most 10 years.';
+  if (f === 'expire_amount' && d.code === 'range')
+    return 'Enter a whole number of minutes, hours or days: at least 1, at most 10 years.';
   if (f === 'expire_amount' && d.code === 'conflict') return 'Choose one timer: from sending or from opening.';
-  if (f === 'auth_type' && d.code === 'not_allowed') return 'That sign-in is not allowed by the Magic Link settings: choose one of those offered.';
+  if (f === 'auth_type' && d.code === 'not_allowed')
+    return 'That sign-in is not allowed by the Magic Link settings: choose one of those offered.';
   return d.message;
 }
 
 /** The Magic Link settings as the spec's web form has them (used by Generate and by Share), offering the authentication types the app allows. */
-export function linkFieldset(form: Form, errors: Map<string, string>, id = 'link-settings', authTypes: string[] = ['email', 'social']): string {
+export function linkFieldset(
+  form: Form,
+  errors: Map<string, string>,
+  id = 'link-settings',
+  authTypes: string[] = ['email', 'social'],
+): string {
   const value = (k: string, fallback = '') => one(form, k) || fallback;
   return `<div id="${id}">
 <div class="row">
 ${field({ name: 'recipient_email', label: 'Recipient Email', type: 'email', value: value('recipient_email'), errors, hint: 'The link is e-mailed here.' })}
 ${field({ name: 'auth_email', label: 'Authorization Email Address', type: 'email', value: value('auth_email'), errors, hint: 'The address the recipient must prove; empty: the recipient email.' })}
 </div>
-${radios({ name: 'auth_type', legend: 'Authentication Type', options: ([['email', 'Email (a one-time code)'], ['social', 'Social (OpenID Connect sign-in)']] as [string, string][]).filter(([v]) => authTypes.includes(v)), value: value('auth_type', authTypes[0] ?? 'email'), errors })}
+${radios({
+  name: 'auth_type',
+  legend: 'Authentication Type',
+  options: (
+    [
+      ['email', 'Email (a one-time code)'],
+      ['social', 'Social (OpenID Connect sign-in)'],
+    ] as [string, string][]
+  ).filter(([v]) => authTypes.includes(v)),
+  value: value('auth_type', authTypes[0] ?? 'email'),
+  errors,
+})}
 <div class="row">
 ${field({ name: 'expire_amount', label: 'Expire after', type: 'text', value: value('expire_amount'), errors, attrs: 'inputmode="numeric" placeholder="e.g. 24"' })}
-${select({ name: 'expire_unit', label: 'Unit', options: [['minutes', 'Minutes'], ['hours', 'Hours'], ['days', 'Days']], value: value('expire_unit', 'hours') })}
-${select({ name: 'timer_start', label: 'Timer starts', options: [['sent', 'When Sent'], ['opened', 'When Opened']], value: value('timer_start', 'sent') })}
+${select({
+  name: 'expire_unit',
+  label: 'Unit',
+  options: [
+    ['minutes', 'Minutes'],
+    ['hours', 'Hours'],
+    ['days', 'Days'],
+  ],
+  value: value('expire_unit', 'hours'),
+})}
+${select({
+  name: 'timer_start',
+  label: 'Timer starts',
+  options: [
+    ['sent', 'When Sent'],
+    ['opened', 'When Opened'],
+  ],
+  value: value('timer_start', 'sent'),
+})}
 ${field({ name: 'expire_views', label: 'Expire after N views', type: 'text', value: value('expire_views'), errors, attrs: 'inputmode="numeric" placeholder="e.g. 3"' })}
 </div>
 <p class="hint">Set a time limit, a number of views, or both: whichever comes first ends the link. A link with a view limit also ends 10 days after it is made.</p>

@@ -43,7 +43,9 @@ export interface Viewer {
 
 /** A signed-in page. */
 export function layout(o: { title: string; section: Section; viewer: Viewer; body: string; scripts?: string }): string {
-  const nav = NAV.map(([id, label]) => `<a href="/app/${id}"${id === o.section ? ' aria-current="page"' : ''}>${label}</a>`).join('');
+  const nav = NAV.map(
+    ([id, label]) => `<a href="/app/${id}"${id === o.section ? ' aria-current="page"' : ''}>${label}</a>`,
+  ).join('');
   return `${head(o.title)}
 <body>
 <a class="skip" href="#main">Skip to content</a>
@@ -83,7 +85,14 @@ export function csrfField(token: string): string {
 }
 
 /** A POST button in its own form (revoke, delete, expire), with an optional confirmation. */
-export function actionButton(o: { action: string; label: string; csrf: string; confirm?: string; style?: 'danger' | 'secondary'; hidden?: Record<string, string> }): string {
+export function actionButton(o: {
+  action: string;
+  label: string;
+  csrf: string;
+  confirm?: string;
+  style?: 'danger' | 'secondary';
+  hidden?: Record<string, string>;
+}): string {
   const extra = Object.entries(o.hidden ?? {})
     .map(([k, v]) => `<input type="hidden" name="${esc(k)}" value="${esc(v)}">`)
     .join('');
@@ -113,9 +122,14 @@ export function bytes(n: number): string {
 }
 
 /** The API's error, as a notice: its message and one line per detail. */
-export function errorNotice(e: { message: string; details: ErrorDetail[] } | undefined, label: (field: string) => string = (f) => f): string {
+export function errorNotice(
+  e: { message: string; details: ErrorDetail[] } | undefined,
+  label: (field: string) => string = (f) => f,
+): string {
   if (!e) return '';
-  const lines = e.details.filter((d) => d.message !== e.message).map((d) => `<li><strong>${esc(label(d.field))}</strong> ${esc(d.message)}</li>`);
+  const lines = e.details
+    .filter((d) => d.message !== e.message)
+    .map((d) => `<li><strong>${esc(label(d.field))}</strong> ${esc(d.message)}</li>`);
   return `<div class="notice error" role="alert"><strong>${esc(e.message)}</strong>${lines.length ? `<ul>${lines.join('')}</ul>` : ''}</div>`;
 }
 
@@ -144,21 +158,41 @@ export function field(o: {
   const error = o.errors?.get(o.name);
   const describe = [o.hint ? `${id}-hint` : '', error ? `${id}-err` : ''].filter(Boolean).join(' ');
   const common = `id="${id}" name="${esc(o.name)}"${o.required ? ' required' : ''}${error ? ' aria-invalid="true"' : ''}${describe ? ` aria-describedby="${describe}"` : ''}${o.attrs ? ` ${o.attrs}` : ''}`;
-  const control = o.textarea ? `<textarea ${common} rows="2">${esc(o.value ?? '')}</textarea>` : `<input ${common} type="${o.type ?? 'text'}" value="${esc(o.value ?? '')}">`;
+  const control = o.textarea
+    ? `<textarea ${common} rows="2">${esc(o.value ?? '')}</textarea>`
+    : `<input ${common} type="${o.type ?? 'text'}" value="${esc(o.value ?? '')}">`;
   return `<div class="field"><label for="${id}">${esc(o.label)}</label>${control}${o.hint ? `<div class="hint" id="${id}-hint">${esc(o.hint)}</div>` : ''}${error ? `<div class="err" id="${id}-err">${esc(error)}</div>` : ''}</div>`;
 }
 
-export function select(o: { name: string; label: string; options: [string, string][]; value?: string; errors?: Map<string, string>; attrs?: string }): string {
+export function select(o: {
+  name: string;
+  label: string;
+  options: [string, string][];
+  value?: string;
+  errors?: Map<string, string>;
+  attrs?: string;
+}): string {
   const id = `f-${o.name}`;
   const error = o.errors?.get(o.name);
-  const opts = o.options.map(([v, l]) => `<option value="${esc(v)}"${v === o.value ? ' selected' : ''}>${esc(l)}</option>`).join('');
+  const opts = o.options
+    .map(([v, l]) => `<option value="${esc(v)}"${v === o.value ? ' selected' : ''}>${esc(l)}</option>`)
+    .join('');
   return `<div class="field"><label for="${id}">${esc(o.label)}</label><select id="${id}" name="${esc(o.name)}"${error ? ' aria-invalid="true"' : ''}${o.attrs ? ` ${o.attrs}` : ''}>${opts}</select>${error ? `<div class="err">${esc(error)}</div>` : ''}</div>`;
 }
 
-export function radios(o: { name: string; legend: string; options: [string, string][]; value?: string; errors?: Map<string, string> }): string {
+export function radios(o: {
+  name: string;
+  legend: string;
+  options: [string, string][];
+  value?: string;
+  errors?: Map<string, string>;
+}): string {
   const error = o.errors?.get(o.name);
   const opts = o.options
-    .map(([v, l]) => `<label><input type="radio" name="${esc(o.name)}" value="${esc(v)}"${v === o.value ? ' checked' : ''}> ${esc(l)}</label>`)
+    .map(
+      ([v, l]) =>
+        `<label><input type="radio" name="${esc(o.name)}" value="${esc(v)}"${v === o.value ? ' checked' : ''}> ${esc(l)}</label>`,
+    )
     .join('');
   return `<div class="field" role="radiogroup" aria-labelledby="rg-${esc(o.name)}"><div class="label" id="rg-${esc(o.name)}"><strong class="small">${esc(o.legend)}</strong></div><div class="choices">${opts}</div>${error ? `<div class="err">${esc(error)}</div>` : ''}</div>`;
 }

@@ -10,7 +10,14 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { csrfToken, sameToken, type AdminSession } from '../admin';
-import { AuthenticationError, ConflictError, PaperlinkError, RateLimitError, ValidationError, type ErrorDetail } from '../errors';
+import {
+  AuthenticationError,
+  ConflictError,
+  PaperlinkError,
+  RateLimitError,
+  ValidationError,
+  type ErrorDetail,
+} from '../errors';
 import { isObject } from '../guards';
 import type { KeyKind } from '../keys';
 import { EVENT_TYPES } from '../events';
@@ -84,9 +91,16 @@ interface Failure {
  * or a state to fix first (Magic Links not set up, a conflict, a limit). Anything else is a fault.
  */
 function failureOf(err: unknown): Failure {
-  if (err instanceof ValidationError) return { message: err.message, details: err.details.map((d) => ({ ...d, message: formMessage(d) })) };
-  if (err instanceof ConflictError && err.code === 'app_not_configured') return { message: 'Magic Links are not set up yet: fill in the Magic Link app in Settings (public URL, organisation, sender), then send this form again. What you typed is kept below.', details: [] };
-  if (err instanceof PaperlinkError && !(err instanceof AuthenticationError)) return { message: err.message, details: [] };
+  if (err instanceof ValidationError)
+    return { message: err.message, details: err.details.map((d) => ({ ...d, message: formMessage(d) })) };
+  if (err instanceof ConflictError && err.code === 'app_not_configured')
+    return {
+      message:
+        'Magic Links are not set up yet: fill in the Magic Link app in Settings (public URL, organisation, sender), then send this form again. What you typed is kept below.',
+      details: [],
+    };
+  if (err instanceof PaperlinkError && !(err instanceof AuthenticationError))
+    return { message: err.message, details: [] };
   throw err;
 }
 
@@ -96,7 +110,9 @@ function html(reply: FastifyReply, body: string, status = 200) {
 
 /** A path inside the app to go back to after sign-in; anything else goes to the start page. */
 function safeNext(next: unknown): string {
-  return typeof next === 'string' && /^\/app(\/[\w\-/.?=&%]*)?$/.test(next) && !next.startsWith('//') ? next : '/app/templates';
+  return typeof next === 'string' && /^\/app(\/[\w\-/.?=&%]*)?$/.test(next) && !next.startsWith('//')
+    ? next
+    : '/app/templates';
 }
 
 function doneNotice(req: FastifyRequest): string {
@@ -106,7 +122,8 @@ function doneNotice(req: FastifyRequest): string {
 
 export function webApp(service: Service) {
   const secure = service.config.publicUrl.startsWith('https://');
-  const intakeUrl = async () => `${(await service.apps.magicLink.get())?.public_url ?? service.config.publicUrl}${service.config.postcardPath}`;
+  const intakeUrl = async () =>
+    `${(await service.apps.magicLink.get())?.public_url ?? service.config.publicUrl}${service.config.postcardPath}`;
 
   return async function routes(web: FastifyInstance): Promise<void> {
     web.addHook('onSend', async (_req, reply) => {
@@ -116,12 +133,22 @@ export function webApp(service: Service) {
     web.setErrorHandler(async (err, req, reply) => {
       const [status, { error }] = errorAnswer(err as FastifyError, req, service.config.bodyLimit);
       const body = `<div class="head"><div><h1>${status === 404 ? 'Not found' : 'That did not work'}</h1></div></div><div class="card">${errorNotice(error)}<p class="muted small">Code <code>${esc(error.code)}</code>${error.request_id ? `, request id <code>${esc(error.request_id)}</code>` : ''}.</p><p><a href="/app">Back to the start page</a></p></div>`;
-      if (req.admin) return html(reply, layout({ title: 'Error', section: 'templates', viewer: viewer(req), body }), status);
+      if (req.admin)
+        return html(reply, layout({ title: 'Error', section: 'templates', viewer: viewer(req), body }), status);
       return html(reply, bare('Error', body), status);
     });
     web.setNotFoundHandler(async (req, reply) => {
       if (!req.admin) return reply.redirect(`/app/signin?next=${encodeURIComponent(req.url)}`, 303);
-      return html(reply, layout({ title: 'Not found', section: 'templates', viewer: viewer(req), body: '<div class="head"><h1>Not found</h1></div><div class="card"><p>There is no such page. <a href="/app">Go to the start page</a>.</p></div>' }), 404);
+      return html(
+        reply,
+        layout({
+          title: 'Not found',
+          section: 'templates',
+          viewer: viewer(req),
+          body: '<div class="head"><h1>Not found</h1></div><div class="card"><p>There is no such page. <a href="/app">Go to the start page</a>.</p></div>',
+        }),
+        404,
+      );
     });
 
     // who is asking: every page but the sign-in needs a live session
@@ -130,35 +157,71 @@ export function webApp(service: Service) {
       const session = await service.operators.session(token);
       if (session && token) req.admin = { session, token, csrf: csrfToken(token) };
       if (req.routeOptions.config.public || req.admin) return;
-      if (req.method === 'GET' || req.method === 'HEAD') return reply.redirect(`/app/signin?next=${encodeURIComponent(req.url)}`, 303);
-      return html(reply, bare('Signed out', '<h1>You are signed out</h1><p>Your session ended. <a href="/app/signin">Sign in again</a>, then repeat what you were doing.</p>'), 401);
+      if (req.method === 'GET' || req.method === 'HEAD')
+        return reply.redirect(`/app/signin?next=${encodeURIComponent(req.url)}`, 303);
+      return html(
+        reply,
+        bare(
+          'Signed out',
+          '<h1>You are signed out</h1><p>Your session ended. <a href="/app/signin">Sign in again</a>, then repeat what you were doing.</p>',
+        ),
+        401,
+      );
     });
     // every form of a signed-in page carries the session's CSRF token
     web.addHook('preHandler', async (req, reply) => {
       if (req.method !== 'POST' || req.routeOptions.config.public || req.routeOptions.config.multipart) return;
-      if (req.isMultipart() || !sameToken(isObject(req.body) ? req.body._csrf : undefined, req.admin!.csrf)) return refuseForgery(reply);
+      if (req.isMultipart() || !sameToken(isObject(req.body) ? req.body._csrf : undefined, req.admin!.csrf))
+        return refuseForgery(reply);
     });
 
     const refuseForgery = (reply: FastifyReply) =>
-      html(reply, bare('Form expired', '<h1>This form cannot be sent</h1><p>It has no valid security token (it may be from an old page or another site). Go back, reload the page, and send it again.</p><p><a class="button" href="/app">Back to Paperlink</a></p>'), 403);
+      html(
+        reply,
+        bare(
+          'Form expired',
+          '<h1>This form cannot be sent</h1><p>It has no valid security token (it may be from an old page or another site). Go back, reload the page, and send it again.</p><p><a class="button" href="/app">Back to Paperlink</a></p>',
+        ),
+        403,
+      );
     const viewer = (req: FastifyRequest) => ({ name: req.admin!.session.name, csrf: req.admin!.csrf });
-    const page = (req: FastifyRequest, reply: FastifyReply, section: Section, title: string, body: string, status = 200, scripts?: string) =>
-      html(reply, layout({ title, section, viewer: viewer(req), body, scripts }), status);
+    const page = (
+      req: FastifyRequest,
+      reply: FastifyReply,
+      section: Section,
+      title: string,
+      body: string,
+      status = 200,
+      scripts?: string,
+    ) => html(reply, layout({ title, section, viewer: viewer(req), body, scripts }), status);
     const caller = (req: FastifyRequest) => ({ keyId: req.admin!.session.keyId, name: req.admin!.session.name });
 
     /** Reads a multipart form: its text fields, its files by field name, after checking the CSRF field. */
-    async function multipartForm(req: FastifyRequest): Promise<{ form: Form; files: Map<string, { filename: string; bytes: Buffer }[]> } | undefined> {
+    async function multipartForm(
+      req: FastifyRequest,
+    ): Promise<{ form: Form; files: Map<string, { filename: string; bytes: Buffer }[]> } | undefined> {
       const upload = await readMultipart(req);
       const form: Form = { ...upload.fields };
       const files = new Map<string, { filename: string; bytes: Buffer }[]>();
-      for (const f of upload.files) if (f.bytes.length) files.set(f.field, [...(files.get(f.field) ?? []), { filename: f.filename, bytes: f.bytes }]);
+      for (const f of upload.files)
+        if (f.bytes.length)
+          files.set(f.field, [...(files.get(f.field) ?? []), { filename: f.filename, bytes: f.bytes }]);
       return sameToken(form._csrf, req.admin!.csrf) ? { form, files } : undefined;
     }
 
     // ---- sign-in ----
-    const signInPage = (reply: FastifyReply, o: { next: string; error?: string; status?: number; hasPassword: boolean }) => {
+    const signInPage = (
+      reply: FastifyReply,
+      o: { next: string; error?: string; status?: number; hasPassword: boolean },
+    ) => {
       const pre = randomBytes(18).toString('base64url');
-      void reply.setCookie(SIGNIN_COOKIE, pre, { path: '/app/signin', httpOnly: true, sameSite: 'strict', secure, maxAge: 3600 });
+      void reply.setCookie(SIGNIN_COOKIE, pre, {
+        path: '/app/signin',
+        httpOnly: true,
+        sameSite: 'strict',
+        secure,
+        maxAge: 3600,
+      });
       return html(
         reply,
         bare(
@@ -187,12 +250,30 @@ ${field({ name: 'secret', label: o.hasPassword ? 'API key or operator password' 
       try {
         const { token, session } = await service.operators.signIn(one(form, 'secret'), req.ip);
         void reply.clearCookie(SIGNIN_COOKIE, { path: '/app/signin' });
-        void reply.setCookie(SESSION_COOKIE, token, { path: '/app', httpOnly: true, sameSite: 'strict', secure, expires: new Date(session.expiresAt) });
+        void reply.setCookie(SESSION_COOKIE, token, {
+          path: '/app',
+          httpOnly: true,
+          sameSite: 'strict',
+          secure,
+          expires: new Date(session.expiresAt),
+        });
         return reply.redirect(next, 303);
       } catch (err) {
         const hasPassword = await service.operators.hasPassword();
-        if (err instanceof RateLimitError) return signInPage(reply.header('Retry-After', String(err.retryAfterSeconds)), { next, error: err.message, status: 429, hasPassword });
-        if (err instanceof AuthenticationError) return signInPage(reply, { next, error: hasPassword ? 'That is not a live API key or the operator password.' : 'That is not a live API key.', status: 401, hasPassword });
+        if (err instanceof RateLimitError)
+          return signInPage(reply.header('Retry-After', String(err.retryAfterSeconds)), {
+            next,
+            error: err.message,
+            status: 429,
+            hasPassword,
+          });
+        if (err instanceof AuthenticationError)
+          return signInPage(reply, {
+            next,
+            error: hasPassword ? 'That is not a live API key or the operator password.' : 'That is not a live API key.',
+            status: 401,
+            hasPassword,
+          });
         throw err;
       }
     });
@@ -204,14 +285,28 @@ ${field({ name: 'secret', label: o.hasPassword ? 'API key or operator password' 
     web.get('/', async (_req, reply) => reply.redirect('/app/templates', 303));
 
     // ---- templates ----
-    async function templatesPage(req: FastifyRequest, reply: FastifyReply, o: { error?: Failure; status?: number } = {}) {
+    async function templatesPage(
+      req: FastifyRequest,
+      reply: FastifyReply,
+      o: { error?: Failure; status?: number } = {},
+    ) {
       const query = req.query as Record<string, unknown>;
       const list = await service.templates.list(parsePageQuery({ limit: PAGE, starting_after: query.starting_after }));
       const fresh = (query as { id?: string }).id;
       const rows = list.data
         .map(
-          (t) => `<tr${t.id === fresh ? ' class="fresh"' : ''}><td><strong>${esc(t.name)}</strong><div class="muted small">${esc(t.format.toUpperCase())} · added ${when(t.created_at)}</div></td><td>${idWithCopy(t.id)}</td>
-<td>${t.variables.length ? t.variables.slice(0, 6).map((v) => `<span class="chip">${esc(v)}</span>`).join('') + (t.variables.length > 6 ? `<span class="muted small">+${t.variables.length - 6} more</span>` : '') : '<span class="muted">none</span>'}</td>
+          (
+            t,
+          ) => `<tr${t.id === fresh ? ' class="fresh"' : ''}><td><strong>${esc(t.name)}</strong><div class="muted small">${esc(t.format.toUpperCase())} · added ${when(t.created_at)}</div></td><td>${idWithCopy(t.id)}</td>
+<td>${
+            t.variables.length
+              ? t.variables
+                  .slice(0, 6)
+                  .map((v) => `<span class="chip">${esc(v)}</span>`)
+                  .join('') +
+                (t.variables.length > 6 ? `<span class="muted small">+${t.variables.length - 6} more</span>` : '')
+              : '<span class="muted">none</span>'
+          }</td>
 <td><div class="actions"><a class="button secondary" href="/app/templates/${esc(t.id)}/preview">Preview</a><a class="button secondary" href="/app/generate?template_id=${esc(t.id)}">Generate</a>${actionButton({ action: `/app/templates/${t.id}/delete`, label: 'Delete', csrf: req.admin!.csrf, style: 'danger', confirm: `Delete the template "${t.name}"? Documents made from it stay.` })}</div></td></tr>`,
         )
         .join('');
@@ -243,7 +338,10 @@ ${field({ name: 'name', label: 'Name (optional)', hint: 'Defaults to the name in
       if (!parsed) return refuseForgery(reply);
       const source = parsed.files.get('file')?.[0];
       try {
-        if (!source) throw new ValidationError('Choose a template file (an XML file or a fillable PDF).', [{ field: 'file', message: 'is required', code: 'required' }]);
+        if (!source)
+          throw new ValidationError('Choose a template file (an XML file or a fillable PDF).', [
+            { field: 'file', message: 'is required', code: 'required' },
+          ]);
         const assets = new Map((parsed.files.get('assets') ?? []).map((f) => [f.filename, f.bytes] as const));
         const name = one(parsed.form, 'name').trim();
         const created = await service.templates.create({
@@ -279,18 +377,33 @@ ${field({ name: 'name', label: 'Name (optional)', hint: 'Defaults to the name in
         try {
           pdf = await service.renderer.render(template, values, { now: service.clock.now() });
         } catch (err) {
-          const variable = err instanceof ValidationError ? err.details.map((d) => d.field.split(/[.[]/)[0]).find((f) => values[f]) : undefined;
+          const variable =
+            err instanceof ValidationError
+              ? err.details.map((d) => d.field.split(/[.[]/)[0]).find((f) => values[f])
+              : undefined;
           if (!variable || tries > template.variables.length) throw err;
           values[variable] = '';
         }
       }
-      return reply.type('application/pdf').header('Content-Disposition', contentDisposition(`${template.name} (preview)`, 'inline')).send(Buffer.from(pdf));
+      return reply
+        .type('application/pdf')
+        .header('Content-Disposition', contentDisposition(`${template.name} (preview)`, 'inline'))
+        .send(Buffer.from(pdf));
     });
 
     // ---- generate ----
-    async function generatePage(req: FastifyRequest, reply: FastifyReply, form: Form, o: { error?: Failure; status?: number } = {}) {
+    async function generatePage(
+      req: FastifyRequest,
+      reply: FastifyReply,
+      form: Form,
+      o: { error?: Failure; status?: number } = {},
+    ) {
       const templates = (await service.templates.list({ limit: 100 })).data;
-      const chosen = templates.find((t) => t.id === one(form, 'template_id')) ?? (one(form, 'template_id') ? await service.templates.get(one(form, 'template_id')).catch(() => undefined) : undefined);
+      const chosen =
+        templates.find((t) => t.id === one(form, 'template_id')) ??
+        (one(form, 'template_id')
+          ? await service.templates.get(one(form, 'template_id')).catch(() => undefined)
+          : undefined);
       const errors = fieldErrors(o.error?.details ?? []);
       const authTypes = (await service.apps.magicLink.get())?.auth_types ?? ['email'];
       const picker = `<form method="get" action="/app/generate" class="card"><div class="row bottom">
@@ -323,12 +436,17 @@ ${errorNotice(o.error, (f) => `${formLabel(f)}:`)}${picker}${main}`;
     web.post('/generate', async (req, reply) => {
       const form = req.body as Form;
       const merge: Record<string, string> = {};
-      for (const [k, v] of Object.entries(form)) if (k.startsWith('var:')) merge[k.slice(4)] = Array.isArray(v) ? v.join('') : (v ?? '');
+      for (const [k, v] of Object.entries(form))
+        if (k.startsWith('var:')) merge[k.slice(4)] = Array.isArray(v) ? v.join('') : (v ?? '');
       const destinations: Record<string, unknown> = {};
-      if (one(form, 'store') === 'on') destinations.inkit_storage = { name: one(form, 'store_name').trim() || undefined };
+      if (one(form, 'store') === 'on')
+        destinations.inkit_storage = { name: one(form, 'store_name').trim() || undefined };
       if (one(form, 'share') === 'on') destinations.magic_link = linkSettingsFrom(form);
       try {
-        const result = await service.engine.generate({ body: { template_id: one(form, 'template_id'), merge_parameters: merge, destinations }, caller: caller(req) });
+        const result = await service.engine.generate({
+          body: { template_id: one(form, 'template_id'), merge_parameters: merge, destinations },
+          caller: caller(req),
+        });
         return reply.redirect(`/app/documents/${encodeURIComponent(result.document_id)}?done=generated`, 303);
       } catch (err) {
         return generatePage(req, reply, form, { error: failureOf(err), status: 422 });
@@ -339,27 +457,45 @@ ${errorNotice(o.error, (f) => `${formLabel(f)}:`)}${picker}${main}`;
     web.get('/documents', async (req, reply) => {
       const query = req.query as Record<string, string | undefined>;
       const search = (query.search ?? '').trim().slice(0, 200);
-      const list = await service.documents.list(parsePageQuery({ limit: PAGE, starting_after: query.starting_after }), search || undefined);
+      const list = await service.documents.list(
+        parsePageQuery({ limit: PAGE, starting_after: query.starting_after }),
+        search || undefined,
+      );
       const rows = list.data
-        .map((d) => `<tr><td><a href="/app/documents/${esc(d.id)}"><strong>${esc(d.name)}</strong></a><div class="muted small mono">${esc(d.id)}</div></td><td class="hide-sm"><code>${esc(d.template_id)}</code></td><td>${bytes(d.size)}</td><td>${when(d.created_at)}</td></tr>`)
+        .map(
+          (d) =>
+            `<tr><td><a href="/app/documents/${esc(d.id)}"><strong>${esc(d.name)}</strong></a><div class="muted small mono">${esc(d.id)}</div></td><td class="hide-sm"><code>${esc(d.template_id)}</code></td><td>${bytes(d.size)}</td><td>${when(d.created_at)}</td></tr>`,
+        )
         .join('');
-      const more = list.has_more ? `<div class="pager"><a class="button secondary" href="/app/documents?${new URLSearchParams({ ...(search ? { search } : {}), starting_after: list.next_cursor! })}">Older documents →</a></div>` : '';
+      const more = list.has_more
+        ? `<div class="pager"><a class="button secondary" href="/app/documents?${new URLSearchParams({ ...(search ? { search } : {}), starting_after: list.next_cursor! })}">Older documents →</a></div>`
+        : '';
       const body = `<div class="head"><div><h1>Documents</h1><p class="sub">Newest first. Open one to preview it, download it, or share it with a Magic Link.</p></div><a class="button" href="/app/generate">Generate a document</a></div>
 <form method="get" action="/app/documents" class="card" role="search"><div class="row bottom"><div class="field"><label for="f-search">Search by name</label><input id="f-search" type="search" name="search" value="${esc(search)}"></div><div class="field"><button type="submit" class="secondary">Search</button>${search ? ' <a href="/app/documents">Clear</a>' : ''}</div></div></form>
 <div class="card scroll"><table><thead><tr><th>Name</th><th class="hide-sm">Template</th><th>Size</th><th>Created</th></tr></thead><tbody>${rows || `<tr><td colspan="4" class="empty">${search ? 'No document name contains that.' : 'No documents yet.'}</td></tr>`}</tbody></table>${more}</div>`;
       return page(req, reply, 'documents', 'Documents', body);
     });
 
-    async function documentPage(req: FastifyRequest, reply: FastifyReply, id: string, o: { form?: Form; error?: Failure; status?: number; created?: { url: string } } = {}) {
+    async function documentPage(
+      req: FastifyRequest,
+      reply: FastifyReply,
+      id: string,
+      o: { form?: Form; error?: Failure; status?: number; created?: { url: string } } = {},
+    ) {
       const d = await service.documents.get(id);
       const csrf = req.admin!.csrf;
       const links = await Promise.all((d.magic_links ?? []).map((l) => service.links.get(l.id, true)));
       const linkCards = links
         .map((l) => {
           const limit = l.expire_after_n_views;
-          const meter = limit ? `<progress class="meter" aria-hidden="true" max="${limit}" value="${Math.min(limit, l.views_used)}"></progress>` : '';
+          const meter = limit
+            ? `<progress class="meter" aria-hidden="true" max="${limit}" value="${Math.min(limit, l.views_used)}"></progress>`
+            : '';
           const log = (l.access_log ?? [])
-            .map((e) => `<tr><td>${when(e.at)}</td><td>${esc(e.kind.replace(/_/g, ' '))}</td><td>${esc(e.outcome.replace(/_/g, ' '))}</td><td>${esc(e.email ?? '')}</td><td class="hide-sm">${esc(e.ip ?? '')}</td><td class="hide-sm small" title="${esc(e.user_agent ?? '')}">${esc(browserOf(e.user_agent))}</td></tr>`)
+            .map(
+              (e) =>
+                `<tr><td>${when(e.at)}</td><td>${esc(e.kind.replace(/_/g, ' '))}</td><td>${esc(e.outcome.replace(/_/g, ' '))}</td><td>${esc(e.email ?? '')}</td><td class="hide-sm">${esc(e.ip ?? '')}</td><td class="hide-sm small" title="${esc(e.user_agent ?? '')}">${esc(browserOf(e.user_agent))}</td></tr>`,
+            )
             .join('');
           const live = isLive(l);
           return `<div class="link-card" data-link="${esc(l.id)}"><div class="actions spread"><div>${badge(l.status)} <strong>${esc(l.recipient_email)}</strong></div>${live ? actionButton({ action: `/app/links/${l.id}/expire`, label: 'Expire link now', csrf, style: 'danger', confirm: 'Expire this link now? The recipient can no longer open it.' }) : ''}</div>
@@ -390,7 +526,10 @@ ${doneNotice(req)}${o.created ? `<div class="notice ok" role="status">Magic Link
     web.get('/documents/:id/pdf', async (req, reply) => {
       const { document, bytes: pdf } = await service.documents.pdf((req.params as { id: string }).id);
       const download = (req.query as { download?: string }).download === '1';
-      return reply.type('application/pdf').header('Content-Disposition', contentDisposition(document.name, download ? 'attachment' : 'inline')).send(Buffer.from(pdf));
+      return reply
+        .type('application/pdf')
+        .header('Content-Disposition', contentDisposition(document.name, download ? 'attachment' : 'inline'))
+        .send(Buffer.from(pdf));
     });
     web.post('/documents/:id/share', async (req, reply) => {
       const { id } = req.params as { id: string };
@@ -413,20 +552,45 @@ ${doneNotice(req)}${o.created ? `<div class="notice ok" role="status">Magic Link
       const query = req.query as Record<string, string | undefined>;
       const status = LINK_STATUSES.includes(query.status ?? '') ? query.status : undefined;
       const recipient = (query.recipient ?? '').trim().slice(0, 254) || undefined;
-      const list = await service.links.list(parsePageQuery({ limit: PAGE, starting_after: query.starting_after }), { status, recipient_email: recipient });
+      const list = await service.links.list(parsePageQuery({ limit: PAGE, starting_after: query.starting_after }), {
+        status,
+        recipient_email: recipient,
+      });
       const { documentNames, lastViewed } = await service.links.overview(list.data);
-      const keep = (extra: Record<string, string>) => new URLSearchParams({ ...(status ? { status } : {}), ...(recipient ? { recipient } : {}), ...extra });
-      const tabs = [['', 'All'], ['active', 'Active'], ['send_failed', 'Send failed'], ['expired', 'Expired'], ['revoked', 'Revoked']]
-        .map(([s2, label]) => `<a href="/app/links?${keep({}).toString().replace(/(^|&)status=[^&]*/, '')}${s2 ? `&status=${s2}` : ''}"${(status ?? '') === s2 ? ' aria-current="page"' : ''}>${label}</a>`)
+      const keep = (extra: Record<string, string>) =>
+        new URLSearchParams({ ...(status ? { status } : {}), ...(recipient ? { recipient } : {}), ...extra });
+      const tabs = [
+        ['', 'All'],
+        ['active', 'Active'],
+        ['send_failed', 'Send failed'],
+        ['expired', 'Expired'],
+        ['revoked', 'Revoked'],
+      ]
+        .map(
+          ([s2, label]) =>
+            `<a href="/app/links?${keep({})
+              .toString()
+              .replace(
+                /(^|&)status=[^&]*/,
+                '',
+              )}${s2 ? `&status=${s2}` : ''}"${(status ?? '') === s2 ? ' aria-current="page"' : ''}>${label}</a>`,
+        )
         .join('');
       const rows = list.data
         .map((l) => {
-          const views = l.expire_after_n_views === null ? `${l.views_used} <span class="muted">· no limit</span>` : `${l.views_used} of ${l.expire_after_n_views}`;
-          const pick = isLive(l) ? `<input type="checkbox" name="ids" value="${esc(l.id)}" aria-label="Select the link to ${esc(l.recipient_email)}">` : '';
+          const views =
+            l.expire_after_n_views === null
+              ? `${l.views_used} <span class="muted">· no limit</span>`
+              : `${l.views_used} of ${l.expire_after_n_views}`;
+          const pick = isLive(l)
+            ? `<input type="checkbox" name="ids" value="${esc(l.id)}" aria-label="Select the link to ${esc(l.recipient_email)}">`
+            : '';
           return `<tr data-link="${esc(l.id)}"><td>${pick}</td><td><strong>${esc(l.recipient_email)}</strong>${l.auth_email !== l.recipient_email ? `<div class="muted small">signs in as ${esc(l.auth_email)}</div>` : ''}<div class="muted small">sent ${when(l.sent_at ?? l.created_at)}</div></td><td><a href="/app/documents/${esc(l.document_id)}#links">${esc(documentNames.get(l.document_id) ?? l.document_id)}</a></td><td>${badge(l.status)}</td><td data-rule>${isLive(l) ? ruleInWords(l) : '<span class="muted">ended</span>'}</td><td data-views>${views}</td><td class="hide-sm">${when(lastViewed.get(l.id), 'never')}</td></tr>`;
         })
         .join('');
-      const more = list.has_more ? `<div class="pager"><a class="button secondary" href="/app/links?${keep({ starting_after: list.next_cursor! })}">Older links →</a></div>` : '';
+      const more = list.has_more
+        ? `<div class="pager"><a class="button secondary" href="/app/links?${keep({ starting_after: list.next_cursor! })}">Older links →</a></div>`
+        : '';
       const csrf = req.admin!.csrf;
       const body = `<div class="head"><div><h1>Magic Links</h1><p class="sub">Every link sent, newest first: who it went to, what ends it, how many views are used.</p></div></div>
 ${doneNotice(req)}<nav class="tabs" aria-label="Filter by status">${tabs}</nav>
@@ -446,9 +610,15 @@ ${rows.includes('name="ids"') ? '<div class="actions gap-above"><button type="su
     web.get('/postcards', async (req, reply) => {
       const query = req.query as Record<string, string | undefined>;
       const status = (STATUSES as string[]).includes(query.status ?? '') ? query.status : undefined;
-      const list = await service.postcards.list(parsePageQuery({ limit: PAGE, starting_after: query.starting_after }), status);
+      const list = await service.postcards.list(
+        parsePageQuery({ limit: PAGE, starting_after: query.starting_after }),
+        status,
+      );
       const tabs = [['', 'All'], ...STATUSES.map((s) => [s, s[0].toUpperCase() + s.slice(1)])]
-        .map(([s, l]) => `<a href="/app/postcards${s ? `?status=${s}` : ''}"${(status ?? '') === s ? ' aria-current="page"' : ''}>${l}</a>`)
+        .map(
+          ([s, l]) =>
+            `<a href="/app/postcards${s ? `?status=${s}` : ''}"${(status ?? '') === s ? ' aria-current="page"' : ''}>${l}</a>`,
+        )
         .join('');
       const rows = list.data
         .map((p) => {
@@ -456,7 +626,9 @@ ${rows.includes('name="ids"') ? '<div class="actions gap-above"><button type="su
           return `<tr><td><a href="/app/postcards/${esc(p.id)}"><strong>${esc(name)}</strong></a><div class="muted small mono">${esc(p.id)}</div></td><td>${esc(p.address.address_city)}, ${esc(p.address.address_country)}</td><td>${badge(p.status)}</td><td class="hide-sm"><code>${esc(p.template_id)}</code></td><td>${when(p.created_at)}</td></tr>`;
         })
         .join('');
-      const more = list.has_more ? `<div class="pager"><a class="button secondary" href="/app/postcards?${new URLSearchParams({ ...(status ? { status } : {}), starting_after: list.next_cursor! })}">Older postcards →</a></div>` : '';
+      const more = list.has_more
+        ? `<div class="pager"><a class="button secondary" href="/app/postcards?${new URLSearchParams({ ...(status ? { status } : {}), starting_after: list.next_cursor! })}">Older postcards →</a></div>`
+        : '';
       const body = `<div class="head"><div><h1>Postcards</h1><p class="sub">Requests that came in on the postcard intake webhook, newest first.</p></div><a class="button secondary" href="/app/settings#intake">Intake URL and tokens</a></div>
 <nav class="tabs" aria-label="Filter by status">${tabs}</nav>
 <div class="card scroll"><table><thead><tr><th>Recipient</th><th>Place</th><th>Status</th><th class="hide-sm">Template</th><th>Received</th></tr></thead><tbody>${rows || '<tr><td colspan="5" class="empty">No postcards here yet.</td></tr>'}</tbody></table>${more}</div>`;
@@ -492,33 +664,61 @@ ${p.status === 'failed' ? `<div class="notice error" role="alert"><strong>Render
     }
     async function settingsPage(req: FastifyRequest, reply: FastifyReply, s: SettingsState = {}) {
       const csrf = req.admin!.csrf;
-      const [keys, app, hooks, hasPassword] = await Promise.all([service.keys.list(), service.apps.magicLink.get(), service.webhooks.list({ limit: 100 }), service.operators.hasPassword()]);
-      const here = (section: SettingsState['section']) => (s.section === section ? errorNotice(s.error) + (s.secret ? secretNotice(s.secret.title, s.secret.value, s.secret.hint) : '') : '');
+      const [keys, app, hooks, hasPassword] = await Promise.all([
+        service.keys.list(),
+        service.apps.magicLink.get(),
+        service.webhooks.list({ limit: 100 }),
+        service.operators.hasPassword(),
+      ]);
+      const here = (section: SettingsState['section']) =>
+        s.section === section
+          ? errorNotice(s.error) + (s.secret ? secretNotice(s.secret.title, s.secret.value, s.secret.hint) : '')
+          : '';
       const errors = fieldErrors([]);
       const credentialTable = (kind: KeyKind) => {
         const rows = keys
           .filter((k) => k.kind === kind)
           .map(
-            (k) => `<tr><td><strong>${esc(k.name)}</strong><div class="muted small mono">${esc(k.id)}</div></td><td><code>${esc(k.prefix)}…</code></td><td class="hide-sm">${when(k.created_at)}</td><td>${when(k.last_used_at, 'never')}</td>
+            (
+              k,
+            ) => `<tr><td><strong>${esc(k.name)}</strong><div class="muted small mono">${esc(k.id)}</div></td><td><code>${esc(k.prefix)}…</code></td><td class="hide-sm">${when(k.created_at)}</td><td>${when(k.last_used_at, 'never')}</td>
 <td>${k.revoked_at ? badge('revoked') : actionButton({ action: `/app/settings/credentials/${k.id}/revoke`, label: 'Revoke', csrf, style: 'danger', confirm: `Revoke "${k.name}"? Everything using it stops working at once.` })}</td></tr>`,
           )
           .join('');
         return `<div class="scroll"><table><thead><tr><th>Name</th><th>Starts with</th><th class="hide-sm">Created</th><th>Last used</th><th><span class="skip">Status</span></th></tr></thead><tbody>${rows || `<tr><td colspan="5" class="muted">None yet.</td></tr>`}</tbody></table></div>
 <form method="post" action="/app/settings/credentials" class="row bottom gap-above">${csrfField(csrf)}<input type="hidden" name="kind" value="${kind}">
-${field({ name: 'name', label: kind === 'api' ? 'New API key name' : 'New postcard token name', hint: kind === 'api' ? 'Who or what uses it, e.g. "n8n production".' : 'Who sends postcards with it, e.g. "website form".', value: s.section === 'credentials' && one(s.form ?? {}, 'kind') === kind ? one(s.form!, 'name') : '' }).replace('id="f-name"', `id="f-name-${kind}"`).replace('for="f-name"', `for="f-name-${kind}"`)}
+${field({
+  name: 'name',
+  label: kind === 'api' ? 'New API key name' : 'New postcard token name',
+  hint:
+    kind === 'api'
+      ? 'Who or what uses it, e.g. "n8n production".'
+      : 'Who sends postcards with it, e.g. "website form".',
+  value: s.section === 'credentials' && one(s.form ?? {}, 'kind') === kind ? one(s.form!, 'name') : '',
+})
+  .replace('id="f-name"', `id="f-name-${kind}"`)
+  .replace('for="f-name"', `for="f-name-${kind}"`)}
 <div class="field"><button type="submit">${kind === 'api' ? 'Create API key' : 'Create postcard token'}</button></div></form>`;
       };
       const intake = await intakeUrl();
       const appForm = s.section === 'app' ? (s.form ?? {}) : {};
-      const appValue = (k: keyof NonNullable<typeof app>, fallback = '') => one(appForm, k) || String((app?.[k] as string | null | undefined) ?? fallback);
+      const appValue = (k: keyof NonNullable<typeof app>, fallback = '') =>
+        one(appForm, k) || String((app?.[k] as string | null | undefined) ?? fallback);
       const authTypes = s.section === 'app' ? all(appForm, 'auth_types') : (app?.auth_types ?? ['email']);
-      const appErrors = s.section === 'app' ? new Map((s.error?.details ?? []).map((d) => [d.field, d.message])) : errors;
+      const appErrors =
+        s.section === 'app' ? new Map((s.error?.details ?? []).map((d) => [d.field, d.message])) : errors;
       const providers = (app?.oidc_providers ?? [])
-        .map((p) => `<tr><td><strong>${esc(p.name)}</strong> <code>${esc(p.id)}</code></td><td class="small">${esc(p.issuer)}</td><td class="hide-sm"><code>${esc(p.client_id)}</code></td><td>${actionButton({ action: `/app/settings/providers/${p.id}/delete`, label: 'Remove', csrf, style: 'danger', confirm: `Remove the sign-in provider ${p.name}?` })}</td></tr>`)
+        .map(
+          (p) =>
+            `<tr><td><strong>${esc(p.name)}</strong> <code>${esc(p.id)}</code></td><td class="small">${esc(p.issuer)}</td><td class="hide-sm"><code>${esc(p.client_id)}</code></td><td>${actionButton({ action: `/app/settings/providers/${p.id}/delete`, label: 'Remove', csrf, style: 'danger', confirm: `Remove the sign-in provider ${p.name}?` })}</td></tr>`,
+        )
         .join('');
       const providerForm = s.section === 'providers' ? (s.form ?? {}) : {};
       const hookRows = hooks.data
-        .map((h) => `<tr><td class="small"><strong>${esc(h.url)}</strong>${h.description ? `<div class="muted">${esc(h.description)}</div>` : ''}<div class="muted mono">${esc(h.id)}</div></td><td>${h.events.map((e) => `<span class="chip">${esc(e)}</span>`).join('')}</td><td class="hide-sm">${when(h.created_at)}</td><td>${actionButton({ action: `/app/settings/webhooks/${h.id}/delete`, label: 'Delete', csrf, style: 'danger', confirm: 'Delete this webhook? Deliveries not yet sent are dropped.' })}</td></tr>`)
+        .map(
+          (h) =>
+            `<tr><td class="small"><strong>${esc(h.url)}</strong>${h.description ? `<div class="muted">${esc(h.description)}</div>` : ''}<div class="muted mono">${esc(h.id)}</div></td><td>${h.events.map((e) => `<span class="chip">${esc(e)}</span>`).join('')}</td><td class="hide-sm">${when(h.created_at)}</td><td>${actionButton({ action: `/app/settings/webhooks/${h.id}/delete`, label: 'Delete', csrf, style: 'danger', confirm: 'Delete this webhook? Deliveries not yet sent are dropped.' })}</td></tr>`,
+        )
         .join('');
       const hookForm = s.section === 'webhooks' ? (s.form ?? {}) : {};
       const chosenEvents = all(hookForm, 'events');
@@ -575,7 +775,15 @@ ${EVENT_TYPES.map((t) => `<label><input type="checkbox" name="events" value="${t
       try {
         const { secret, key } = await service.keys.create(kind, one(form, 'name'));
         const what = kind === 'api' ? 'API key' : 'postcard token';
-        return settingsPage(req, reply, { section: 'credentials', form, secret: { title: `New ${what} "${key.name}"`, value: secret, hint: `Copy it now: it is shown only this once. Only its hash is kept.` } });
+        return settingsPage(req, reply, {
+          section: 'credentials',
+          form,
+          secret: {
+            title: `New ${what} "${key.name}"`,
+            value: secret,
+            hint: `Copy it now: it is shown only this once. Only its hash is kept.`,
+          },
+        });
       } catch (err) {
         return settingsPage(req, reply, { section: 'credentials', form, error: failureOf(err), status: 422 });
       }
@@ -587,7 +795,8 @@ ${EVENT_TYPES.map((t) => `<label><input type="checkbox" name="events" value="${t
     web.post('/settings/magic-link', async (req, reply) => {
       const form = req.body as Form;
       const body: Record<string, unknown> = { auth_types: all(form, 'auth_types') };
-      for (const k of ['sender_name', 'sender_email', 'organization_name', 'accent_color']) body[k] = one(form, k).trim();
+      for (const k of ['sender_name', 'sender_email', 'organization_name', 'accent_color'])
+        body[k] = one(form, k).trim();
       // empty: follow this server's address
       body.public_url = one(form, 'public_url').trim() || null;
       body.logo_url = one(form, 'logo_url').trim() || null;
@@ -601,14 +810,25 @@ ${EVENT_TYPES.map((t) => `<label><input type="checkbox" name="events" value="${t
     web.post('/settings/providers', async (req, reply) => {
       const form = req.body as Form;
       const current = (await service.apps.magicLink.get())?.oidc_providers ?? [];
-      const added = { id: one(form, 'id').trim(), name: one(form, 'name').trim(), issuer: one(form, 'issuer').trim(), client_id: one(form, 'client_id').trim(), client_secret: one(form, 'client_secret') || undefined };
+      const added = {
+        id: one(form, 'id').trim(),
+        name: one(form, 'name').trim(),
+        issuer: one(form, 'issuer').trim(),
+        client_id: one(form, 'client_id').trim(),
+        client_secret: one(form, 'client_secret') || undefined,
+      };
       try {
         await service.apps.magicLink.put({ oidc_providers: [...current, added] });
       } catch (err) {
         const f = failureOf(err);
         // the new provider is the last of the list: name its fields plainly
         const last = `oidc_providers[${current.length}].`;
-        return settingsPage(req, reply, { section: 'providers', form, error: { ...f, details: f.details.map((d) => ({ ...d, field: d.field.replace(last, '') })) }, status: 422 });
+        return settingsPage(req, reply, {
+          section: 'providers',
+          form,
+          error: { ...f, details: f.details.map((d) => ({ ...d, field: d.field.replace(last, '') })) },
+          status: 422,
+        });
       }
       return reply.redirect('/app/settings?done=app_saved#magic-link-app', 303);
     });
@@ -626,8 +846,19 @@ ${EVENT_TYPES.map((t) => `<label><input type="checkbox" name="events" value="${t
       const form = req.body as Form;
       const events = all(form, 'events');
       try {
-        const hook = await service.webhooks.create({ url: one(form, 'url').trim(), events: events.includes('*') ? '*' : events, description: one(form, 'description').trim() || undefined });
-        return settingsPage(req, reply, { section: 'webhooks', secret: { title: `Webhook for ${hook.url} created. Its signing secret:`, value: hook.secret!, hint: 'Copy it now: verify the Paperlink-Signature header of each delivery with it. It is not shown again.' } });
+        const hook = await service.webhooks.create({
+          url: one(form, 'url').trim(),
+          events: events.includes('*') ? '*' : events,
+          description: one(form, 'description').trim() || undefined,
+        });
+        return settingsPage(req, reply, {
+          section: 'webhooks',
+          secret: {
+            title: `Webhook for ${hook.url} created. Its signing secret:`,
+            value: hook.secret!,
+            hint: 'Copy it now: verify the Paperlink-Signature header of each delivery with it. It is not shown again.',
+          },
+        });
       } catch (err) {
         return settingsPage(req, reply, { section: 'webhooks', form, error: failureOf(err), status: 422 });
       }

@@ -6,7 +6,11 @@ import Bowser from 'bowser';
 import type { LinkInfo } from '../links';
 import { esc, when } from './html';
 
-const UNIT_WORDS: Record<string, [string, string]> = { minutes: ['min', 'min'], hours: ['hour', 'hours'], days: ['day', 'days'] };
+const UNIT_WORDS: Record<string, [string, string]> = {
+  minutes: ['min', 'min'],
+  hours: ['hour', 'hours'],
+  days: ['day', 'days'],
+};
 
 function duration(r: Record<string, number>): string {
   const [unit, n] = Object.entries(r)[0];
@@ -25,7 +29,8 @@ export function isLive(l: LinkInfo): boolean {
  * of a future date.
  */
 export function ruleInWords(l: LinkInfo): string {
-  const views = l.expire_after_n_views === null ? '' : `${l.expire_after_n_views} view${l.expire_after_n_views === 1 ? '' : 's'}`;
+  const views =
+    l.expire_after_n_views === null ? '' : `${l.expire_after_n_views} view${l.expire_after_n_views === 1 ? '' : 's'}`;
   const live = isLive(l);
   const until = live && l.expires_at ? when(l.expires_at) : '';
   const parts: string[] = [];

@@ -22,7 +22,9 @@ function embeddedIPv4(a: ipaddr.IPv6): string | undefined {
       return a.toIPv4Address().toString();
     case 'rfc6052':
       // only the well-known /96 puts the address in the last 32 bits; local-use prefixes (64:ff9b:1::/48) are private
-      return bytes.slice(0, 12).every((b, i) => b === [0, 0x64, 0xff, 0x9b][i] || (i >= 4 && b === 0)) ? bytes.slice(12).join('.') : undefined;
+      return bytes.slice(0, 12).every((b, i) => b === [0, 0x64, 0xff, 0x9b][i] || (i >= 4 && b === 0))
+        ? bytes.slice(12).join('.')
+        : undefined;
     case '6to4':
       return bytes.slice(2, 6).join('.');
     default:
@@ -62,7 +64,8 @@ export function urlProblem(url: unknown, allowPrivate: boolean): string | undefi
     return 'must be an absolute http(s) URL, e.g. https://example.com/hooks/paperlink';
   }
   if (u.protocol !== 'https:' && u.protocol !== 'http:') return 'must use https (or http)';
-  if (u.username || u.password) return 'must not carry a user name or password; check the Paperlink-Signature header instead';
+  if (u.username || u.password)
+    return 'must not carry a user name or password; check the Paperlink-Signature header instead';
   if (!allowPrivate) {
     const host = u.hostname.replace(/^\[|\]$/g, '');
     if (host === 'localhost' || host.endsWith('.localhost') || (net.isIP(host) && isPrivateAddress(host))) {
@@ -80,10 +83,16 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
       const list = addresses as dns.LookupAddress[];
       const usable = allowPrivate ? list : list.filter((a) => !isPrivateAddress(a.address));
       if (usable.length === 0) {
-        const e = Object.assign(new Error(`${hostname} resolves only to private addresses (${list.map((a) => a.address).join(', ')}); not delivering there`), { code: 'EPRIVATE' });
+        const e = Object.assign(
+          new Error(
+            `${hostname} resolves only to private addresses (${list.map((a) => a.address).join(', ')}); not delivering there`,
+          ),
+          { code: 'EPRIVATE' },
+        );
         return callback(e, '', 0);
       }
-      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, usable);
+      if ((options as { all?: boolean }).all)
+        return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, usable);
       callback(null, usable[0].address, usable[0].family);
     });
   };

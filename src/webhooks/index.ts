@@ -51,7 +51,14 @@ export interface WebhookOptions {
 const MAX_DESCRIPTION = 500;
 
 function info(row: WebhookRow): WebhookInfo {
-  return { id: row.id, object: 'webhook', url: row.url, events: JSON.parse(row.events) as string[], description: row.description, created_at: row.created_at };
+  return {
+    id: row.id,
+    object: 'webhook',
+    url: row.url,
+    events: JSON.parse(row.events) as string[],
+    description: row.description,
+    created_at: row.created_at,
+  };
 }
 
 export class Webhooks {
@@ -64,25 +71,50 @@ export class Webhooks {
 
   /** `POST /v1/webhooks`: every broken field at once; the signing secret is in this answer only. */
   async create(body: unknown): Promise<WebhookInfo> {
-    if (!isObject(body)) throw new ValidationError('The body must be a JSON object with url and events.', [{ field: 'body', message: 'must be an object', code: 'type' }]);
+    if (!isObject(body))
+      throw new ValidationError('The body must be a JSON object with url and events.', [
+        { field: 'body', message: 'must be an object', code: 'type' },
+      ]);
     const details: ErrorDetail[] = [];
     const problem = urlProblem(body.url, this.options.allowPrivate);
-    if (body.url === undefined) details.push({ field: 'url', message: 'is required: where to POST events, e.g. https://example.com/hooks/paperlink', code: 'required' });
+    if (body.url === undefined)
+      details.push({
+        field: 'url',
+        message: 'is required: where to POST events, e.g. https://example.com/hooks/paperlink',
+        code: 'required',
+      });
     else if (problem) details.push({ field: 'url', message: problem, code: 'invalid' });
     let events: string[] = [];
     const given = body.events === '*' ? ['*'] : body.events;
-    if (given === undefined) details.push({ field: 'events', message: `is required: a list of event types (${EVENT_TYPES.join(', ')}) or "*" for all`, code: 'required' });
-    else if (!Array.isArray(given) || given.length === 0 || given.some((t) => typeof t !== 'string')) details.push({ field: 'events', message: 'must be a non-empty list of event types, or "*"', code: 'type' });
+    if (given === undefined)
+      details.push({
+        field: 'events',
+        message: `is required: a list of event types (${EVENT_TYPES.join(', ')}) or "*" for all`,
+        code: 'required',
+      });
+    else if (!Array.isArray(given) || given.length === 0 || given.some((t) => typeof t !== 'string'))
+      details.push({ field: 'events', message: 'must be a non-empty list of event types, or "*"', code: 'type' });
     else {
       events = [...new Set(given as string[])];
       events.forEach((t, i) => {
-        if (t !== '*' && !(EVENT_TYPES as readonly string[]).includes(t)) details.push({ field: `events[${i}]`, message: `is not an event type; use one of ${EVENT_TYPES.join(', ')} or "*"`, code: 'unknown_event_type' });
+        if (t !== '*' && !(EVENT_TYPES as readonly string[]).includes(t))
+          details.push({
+            field: `events[${i}]`,
+            message: `is not an event type; use one of ${EVENT_TYPES.join(', ')} or "*"`,
+            code: 'unknown_event_type',
+          });
       });
       if (events.includes('*')) events = ['*'];
     }
     const d = body.description;
-    if (d !== undefined && d !== null && (typeof d !== 'string' || d.length > MAX_DESCRIPTION)) details.push({ field: 'description', message: `must be text of at most ${MAX_DESCRIPTION} characters`, code: 'invalid' });
-    if (details.length) throw new ValidationError('The webhook is not valid; see details for each field to fix.', details);
+    if (d !== undefined && d !== null && (typeof d !== 'string' || d.length > MAX_DESCRIPTION))
+      details.push({
+        field: 'description',
+        message: `must be text of at most ${MAX_DESCRIPTION} characters`,
+        code: 'invalid',
+      });
+    if (details.length)
+      throw new ValidationError('The webhook is not valid; see details for each field to fix.', details);
     const now = this.clock.now();
     const row: WebhookRow = {
       id: newId('wh', now),
@@ -107,7 +139,11 @@ export class Webhooks {
   }
 
   async list(page: PageQuery): Promise<Page<WebhookInfo>> {
-    let q = this.db.selectFrom('webhooks').selectAll().orderBy('id', 'desc').limit(page.limit + 1);
+    let q = this.db
+      .selectFrom('webhooks')
+      .selectAll()
+      .orderBy('id', 'desc')
+      .limit(page.limit + 1);
     if (page.startingAfter) q = q.where('id', '<', page.startingAfter);
     return toPage(await q.execute(), page.limit, info);
   }
@@ -128,20 +164,37 @@ export class Webhooks {
     let q = this.db
       .selectFrom('deliveries')
       .innerJoin('events', 'events.id', 'deliveries.event_id')
-      .select(['deliveries.id', 'deliveries.status', 'deliveries.next_attempt_at', 'deliveries.created_at', 'events.id as event_id', 'events.type', 'events.created_at as event_created_at'])
+      .select([
+        'deliveries.id',
+        'deliveries.status',
+        'deliveries.next_attempt_at',
+        'deliveries.created_at',
+        'events.id as event_id',
+        'events.type',
+        'events.created_at as event_created_at',
+      ])
       .where('deliveries.webhook_id', '=', id)
       .orderBy('deliveries.id', 'desc')
       .limit(page.limit + 1);
     if (page.startingAfter) q = q.where('deliveries.id', '<', page.startingAfter);
     const rows = await q.execute();
     const ids = rows.map((r) => r.id);
-    const attempts = ids.length ? await this.db.selectFrom('delivery_attempts').selectAll().where('delivery_id', 'in', ids).orderBy('id', 'asc').execute() : [];
+    const attempts = ids.length
+      ? await this.db
+          .selectFrom('delivery_attempts')
+          .selectAll()
+          .where('delivery_id', 'in', ids)
+          .orderBy('id', 'asc')
+          .execute()
+      : [];
     return toPage(rows, page.limit, (r) => ({
       id: r.id,
       object: 'delivery' as const,
       event: { id: r.event_id, type: r.type, created_at: r.event_created_at },
       status: r.status as DeliveryInfo['status'],
-      attempts: attempts.filter((a) => a.delivery_id === r.id).map((a) => ({ at: a.at, status_code: a.status_code, duration_ms: a.duration_ms, error: a.error })),
+      attempts: attempts
+        .filter((a) => a.delivery_id === r.id)
+        .map((a) => ({ at: a.at, status_code: a.status_code, duration_ms: a.duration_ms, error: a.error })),
       next_attempt_at: r.status === 'pending' ? r.next_attempt_at : null,
       created_at: r.created_at,
     }));
@@ -150,7 +203,9 @@ export class Webhooks {
   /** `POST /v1/webhooks/:id/test`: a `webhook.test` event to this webhook only, through the same outbox. */
   async test(id: string): Promise<{ event: Event; delivery_id: string }> {
     const hook = await this.get(id);
-    const { event, deliveries } = await this.db.transaction().execute((trx) => this.events.emit(trx, TEST_EVENT, hook.id, () => ({ object: hook }), hook.id));
+    const { event, deliveries } = await this.db
+      .transaction()
+      .execute((trx) => this.events.emit(trx, TEST_EVENT, hook.id, () => ({ object: hook }), hook.id));
     // `only` names the webhook, so the event is always written
     return { event: event!, delivery_id: deliveries[0] };
   }
@@ -205,7 +260,10 @@ export class Dispatcher {
   }
 
   wake(): void {
-    if (!this.stopped) void this.pump().catch((err: unknown) => this.options.log?.(`webhooks: ${err instanceof Error ? err.message : String(err)}`));
+    if (!this.stopped)
+      void this.pump().catch((err: unknown) =>
+        this.options.log?.(`webhooks: ${err instanceof Error ? err.message : String(err)}`),
+      );
   }
 
   /** Starts every due delivery there is room for; the first pending one per webhook and resource only. */
@@ -248,7 +306,13 @@ export class Dispatcher {
         .where('status', '=', 'pending')
         .where((e) => e.or([e('claimed_until', 'is', null), e('claimed_until', '<=', now)]))
         .where(
-          (e) => e.selectFrom('deliveries as c').select((c) => c.fn.countAll<number>().as('n')).where('c.webhook_id', '=', d.webhook_id).where('c.status', '=', 'pending').where('c.claimed_until', '>', now),
+          (e) =>
+            e
+              .selectFrom('deliveries as c')
+              .select((c) => c.fn.countAll<number>().as('n'))
+              .where('c.webhook_id', '=', d.webhook_id)
+              .where('c.status', '=', 'pending')
+              .where('c.claimed_until', '>', now),
           '<',
           this.perWebhook,
         )
@@ -296,7 +360,9 @@ export class Dispatcher {
     this.inFlight.add(d.id);
     this.perHook.set(d.webhook_id, (this.perHook.get(d.webhook_id) ?? 0) + 1);
     const p = this.attempt(d)
-      .catch((err: unknown) => this.options.log?.(`webhooks: delivery ${d.id}: ${err instanceof Error ? err.message : String(err)}`))
+      .catch((err: unknown) =>
+        this.options.log?.(`webhooks: delivery ${d.id}: ${err instanceof Error ? err.message : String(err)}`),
+      )
       .finally(() => {
         this.inFlight.delete(d.id);
         this.perHook.set(d.webhook_id, (this.perHook.get(d.webhook_id) ?? 1) - 1);
@@ -308,18 +374,29 @@ export class Dispatcher {
 
   /** One POST: the result is recorded before the next delivery for the same resource may go. */
   private async attempt(d: Due): Promise<void> {
-    const event: Event = { id: d.event_id, object: 'event', type: d.type as Event['type'], created_at: d.event_created_at, data: JSON.parse(d.data) as Event['data'] };
+    const event: Event = {
+      id: d.event_id,
+      object: 'event',
+      type: d.type as Event['type'],
+      created_at: d.event_created_at,
+      data: JSON.parse(d.data) as Event['data'],
+    };
     const body = JSON.stringify(event);
     const started = this.clock.now();
     const wall = Date.now();
-    const result = await post(d.url, body, {
-      'content-type': 'application/json',
-      'user-agent': 'Paperlink-Webhooks/1',
-      'paperlink-signature': sign(d.secret, body, Math.floor(started.getTime() / 1000)),
-      'paperlink-event-id': event.id,
-      'paperlink-event-type': event.type,
-      'paperlink-delivery-id': d.id,
-    }, this.options);
+    const result = await post(
+      d.url,
+      body,
+      {
+        'content-type': 'application/json',
+        'user-agent': 'Paperlink-Webhooks/1',
+        'paperlink-signature': sign(d.secret, body, Math.floor(started.getTime() / 1000)),
+        'paperlink-event-id': event.id,
+        'paperlink-event-type': event.type,
+        'paperlink-delivery-id': d.id,
+      },
+      this.options,
+    );
     const durationMs = Date.now() - wall;
     const now = this.clock.now();
     const ok = result.status !== null && result.status >= 200 && result.status < 300;
@@ -327,14 +404,26 @@ export class Dispatcher {
     const expired = now.getTime() - Date.parse(d.created_at) >= this.options.retryForMs;
     const status = ok ? 'succeeded' : expired ? 'failed' : 'pending';
     await this.db.transaction().execute(async (trx) => {
-      await trx.insertInto('delivery_attempts').values({ id: newId('dla', now), delivery_id: d.id, webhook_id: d.webhook_id, at: iso(started), status_code: result.status, duration_ms: durationMs, error: result.error }).execute();
+      await trx
+        .insertInto('delivery_attempts')
+        .values({
+          id: newId('dla', now),
+          delivery_id: d.id,
+          webhook_id: d.webhook_id,
+          at: iso(started),
+          status_code: result.status,
+          duration_ms: durationMs,
+          error: result.error,
+        })
+        .execute();
       await trx
         .updateTable('deliveries')
         .set((e) => ({
           status,
           // counted in the database: an attempt of a process presumed dead counts too, as its row does
           attempts: e('attempts', '+', 1),
-          next_attempt_at: status === 'pending' ? iso(new Date(now.getTime() + backoffMs(failures))) : d.next_attempt_at,
+          next_attempt_at:
+            status === 'pending' ? iso(new Date(now.getTime() + backoffMs(failures))) : d.next_attempt_at,
           last_status_code: result.status,
           last_error: result.error,
           last_duration_ms: durationMs,
@@ -345,7 +434,10 @@ export class Dispatcher {
         .where('id', '=', d.id)
         .execute();
     });
-    if (status === 'failed') this.options.log?.(`webhooks: gave up on delivery ${d.id} of ${event.type} to ${redact(d.url)} after ${failures} attempts: ${result.error ?? `HTTP ${result.status}`}`);
+    if (status === 'failed')
+      this.options.log?.(
+        `webhooks: gave up on delivery ${d.id} of ${event.type} to ${redact(d.url)} after ${failures} attempts: ${result.error ?? `HTTP ${result.status}`}`,
+      );
   }
 
   /**
@@ -360,7 +452,13 @@ export class Dispatcher {
       // nothing more could be started (what is due is another process's, or at its webhook's limit)
       if (this.launches === launched || !(await this.due()).some((d) => !this.inFlight.has(d.id))) break;
     }
-    const next = await this.db.selectFrom('deliveries').select('next_attempt_at').where('status', '=', 'pending').orderBy('next_attempt_at', 'asc').limit(1).executeTakeFirst();
+    const next = await this.db
+      .selectFrom('deliveries')
+      .select('next_attempt_at')
+      .where('status', '=', 'pending')
+      .orderBy('next_attempt_at', 'asc')
+      .limit(1)
+      .executeTakeFirst();
     return next?.next_attempt_at ?? null;
   }
 
@@ -382,7 +480,12 @@ function redact(url: string): string {
 }
 
 /** POSTs the body; never throws: the outcome is a status code or an error text. */
-function post(url: string, body: string, headers: Record<string, string>, options: WebhookOptions): Promise<{ status: number | null; error: string | null }> {
+function post(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  options: WebhookOptions,
+): Promise<{ status: number | null; error: string | null }> {
   const problem = urlProblem(url, options.allowPrivate);
   if (problem) return Promise.resolve({ status: null, error: `the URL ${problem}` });
   return new Promise((resolve) => {
@@ -395,17 +498,32 @@ function post(url: string, body: string, headers: Record<string, string>, option
       clearTimeout(timer);
       resolve(r);
     };
-    const req = lib.request(u, { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) }, lookup: guardedLookup(options.allowPrivate) }, (res) => {
-      // the answer's body is not needed: read a little and let it go
-      res.on('data', () => undefined);
-      res.on('end', () => finish({ status: res.statusCode ?? null, error: res.statusCode && res.statusCode >= 200 && res.statusCode < 300 ? null : `HTTP ${res.statusCode}` }));
-      res.on('error', (err) => finish({ status: res.statusCode ?? null, error: err.message }));
-    });
+    const req = lib.request(
+      u,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+        lookup: guardedLookup(options.allowPrivate),
+      },
+      (res) => {
+        // the answer's body is not needed: read a little and let it go
+        res.on('data', () => undefined);
+        res.on('end', () =>
+          finish({
+            status: res.statusCode ?? null,
+            error: res.statusCode && res.statusCode >= 200 && res.statusCode < 300 ? null : `HTTP ${res.statusCode}`,
+          }),
+        );
+        res.on('error', (err) => finish({ status: res.statusCode ?? null, error: err.message }));
+      },
+    );
     const timer = setTimeout(() => {
       req.destroy();
       finish({ status: null, error: `no answer within ${options.timeoutMs} ms` });
     }, options.timeoutMs);
-    req.on('error', (err: NodeJS.ErrnoException) => finish({ status: null, error: err.code === 'EPRIVATE' ? err.message : `${err.code ?? 'error'}: ${err.message}` }));
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      finish({ status: null, error: err.code === 'EPRIVATE' ? err.message : `${err.code ?? 'error'}: ${err.message}` }),
+    );
     req.end(body);
   });
 }

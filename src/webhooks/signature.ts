@@ -18,7 +18,12 @@ export function sign(secret: string, body: string, unixSeconds: number): string 
 export type Verification = { ok: true } | { ok: false; reason: 'missing' | 'malformed' | 'too_old' | 'mismatch' };
 
 /** Checks a delivery: the raw body exactly as received, the header, the secret. */
-export function verify(secret: string, body: string | Buffer, header: string | undefined, options: { nowSeconds?: number; toleranceSeconds?: number } = {}): Verification {
+export function verify(
+  secret: string,
+  body: string | Buffer,
+  header: string | undefined,
+  options: { nowSeconds?: number; toleranceSeconds?: number } = {},
+): Verification {
   if (!header) return { ok: false, reason: 'missing' };
   const parts = new Map<string, string[]>();
   for (const piece of header.split(',')) {
@@ -31,7 +36,8 @@ export function verify(secret: string, body: string | Buffer, header: string | u
   const macs = parts.get('v1') ?? [];
   if (!Number.isInteger(t) || macs.length === 0) return { ok: false, reason: 'malformed' };
   const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
-  if (Math.abs(now - t) > (options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS)) return { ok: false, reason: 'too_old' };
+  if (Math.abs(now - t) > (options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS))
+    return { ok: false, reason: 'too_old' };
   const expected = createHmac('sha256', secret).update(`${t}.`).update(body).digest();
   // several v1 entries may be present while a secret is being rolled: any may match
   const match = macs.some((m) => /^[0-9a-f]{64}$/.test(m) && timingSafeEqual(Buffer.from(m, 'hex'), expected));

@@ -10,8 +10,12 @@ import { readPdf } from '../support/pdf';
 import { root } from '../support/fixtures';
 import { BACKENDS, testService, type TestService } from '../support/service';
 
-const letterValues = JSON.parse(fs.readFileSync(path.join(root, 'examples/letter/sample.json'), 'utf8')) as Record<string, string>;
-const NOTE = '<document name="Note" size="a5"><body><p>Dear {{name}}, you owe {{amount}} (paid: {{paid}}).</p></body></document>';
+const letterValues = JSON.parse(fs.readFileSync(path.join(root, 'examples/letter/sample.json'), 'utf8')) as Record<
+  string,
+  string
+>;
+const NOTE =
+  '<document name="Note" size="a5"><body><p>Dear {{name}}, you owe {{amount}} (paid: {{paid}}).</p></body></document>';
 
 describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
   let t: TestService;
@@ -25,22 +29,56 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
   afterAll(() => t.stop());
 
   const generate = (body: unknown, headers: Record<string, string> = {}) =>
-    t.app.inject({ method: 'POST', url: '/v1/generate', headers: { 'content-type': 'application/json', 'x-service-api-token': t.key, ...headers }, payload: JSON.stringify(body) });
+    t.app.inject({
+      method: 'POST',
+      url: '/v1/generate',
+      headers: { 'content-type': 'application/json', 'x-service-api-token': t.key, ...headers },
+      payload: JSON.stringify(body),
+    });
   const get = (url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-service-api-token': t.key } });
-  const countDocuments = async () => Number((await t.service.database.db.selectFrom('documents').select((e) => e.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const countDocuments = async () =>
+    Number(
+      (
+        await t.service.database.db
+          .selectFrom('documents')
+          .select((e) => e.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   it('renders the example letter, stores it and answers 201 with the render and the stored document', async () => {
-    const res = await generate({ template_id: EXAMPLE_IDS.letter, merge_parameters: letterValues, destinations: { inkit_storage: { name: 'Proposal for Dr. Vance' } }, description: 'first contact' });
+    const res = await generate({
+      template_id: EXAMPLE_IDS.letter,
+      merge_parameters: letterValues,
+      destinations: { inkit_storage: { name: 'Proposal for Dr. Vance' } },
+      description: 'first contact',
+    });
     expect(res.statusCode).toBe(201);
     const body = res.json();
-    expect(body).toMatchObject({ object: 'render', status: 'completed', template_id: EXAMPLE_IDS.letter, warnings: [], created_at: '2026-11-22T10:00:00.000Z' });
+    expect(body).toMatchObject({
+      object: 'render',
+      status: 'completed',
+      template_id: EXAMPLE_IDS.letter,
+      warnings: [],
+      created_at: '2026-11-22T10:00:00.000Z',
+    });
     expect(body.id).toMatch(/^rnd_/);
     expect(body.document_id).toMatch(/^doc_/);
-    expect(body.destinations.inkit_storage).toMatchObject({ document_id: body.document_id, name: 'Proposal for Dr. Vance' });
+    expect(body.destinations.inkit_storage).toMatchObject({
+      document_id: body.document_id,
+      name: 'Proposal for Dr. Vance',
+    });
 
     const doc = await get(`/v1/documents/${body.document_id}`);
     expect(doc.statusCode).toBe(200);
-    expect(doc.json()).toMatchObject({ id: body.document_id, name: 'Proposal for Dr. Vance', description: 'first contact', status: 'generated', template_id: EXAMPLE_IDS.letter, created_by: { name: 'test key' } });
+    expect(doc.json()).toMatchObject({
+      id: body.document_id,
+      name: 'Proposal for Dr. Vance',
+      description: 'first contact',
+      status: 'generated',
+      template_id: EXAMPLE_IDS.letter,
+      created_by: { name: 'test key' },
+    });
 
     const pdf = await get(`/v1/documents/${body.document_id}/pdf`);
     expect(pdf.statusCode).toBe(200);
@@ -54,52 +92,102 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
   });
 
   it('names the document after its template when no name is given (the date is created_at)', async () => {
-    const res = await generate({ template_id: noteId, merge_parameters: { name: 'Ann', amount: '5', paid: 'no' }, destinations: { inkit_storage: {} } });
+    const res = await generate({
+      template_id: noteId,
+      merge_parameters: { name: 'Ann', amount: '5', paid: 'no' },
+      destinations: { inkit_storage: {} },
+    });
     expect(res.statusCode).toBe(201);
     expect(res.json().destinations.inkit_storage.name).toBe('Note');
   });
 
   it('turns numbers and booleans into text and warns about keys the template does not use', async () => {
-    const res = await generate({ template_id: noteId, merge_parameters: { name: 'Ann', amount: 12.5, paid: false, colour: 'red' }, destinations: { inkit_storage: {} } });
+    const res = await generate({
+      template_id: noteId,
+      merge_parameters: { name: 'Ann', amount: 12.5, paid: false, colour: 'red' },
+      destinations: { inkit_storage: {} },
+    });
     expect(res.statusCode).toBe(201);
-    expect(res.json().warnings).toEqual([expect.objectContaining({ code: 'unused_parameter', field: 'merge_parameters.colour' })]);
+    expect(res.json().warnings).toEqual([
+      expect.objectContaining({ code: 'unused_parameter', field: 'merge_parameters.colour' }),
+    ]);
     const pdf = await get(`/v1/documents/${res.json().document_id}/pdf`);
     expect((await readPdf(pdf.rawPayload)).text).toContain('Dear Ann, you owe 12.5 (paid: false).');
   });
 
   it('warns about text that does not fit its box, and refuses it where the template says so', async () => {
-    const box = (overflow: string) => t.service.templates.create({ source: `<document><body><p x="36" y="36" width="150" height="40" overflow="${overflow}">{{message}}</p></body></document>` });
+    const box = (overflow: string) =>
+      t.service.templates.create({
+        source: `<document><body><p x="36" y="36" width="150" height="40" overflow="${overflow}">{{message}}</p></body></document>`,
+      });
     const message = 'A long message. '.repeat(80);
-    const visible = await generate({ template_id: (await box('visible')).id, merge_parameters: { message }, destinations: { inkit_storage: {} } });
+    const visible = await generate({
+      template_id: (await box('visible')).id,
+      merge_parameters: { message },
+      destinations: { inkit_storage: {} },
+    });
     expect(visible.statusCode).toBe(201);
-    expect(visible.json().warnings).toEqual([{ code: 'text_overflow', field: 'merge_parameters.message', message: expect.any(String) }]);
-    const refused = await generate({ template_id: (await box('error')).id, merge_parameters: { message }, destinations: { inkit_storage: {} } });
+    expect(visible.json().warnings).toEqual([
+      { code: 'text_overflow', field: 'merge_parameters.message', message: expect.any(String) },
+    ]);
+    const refused = await generate({
+      template_id: (await box('error')).id,
+      merge_parameters: { message },
+      destinations: { inkit_storage: {} },
+    });
     expect(refused.statusCode).toBe(422);
-    expect(refused.json().error).toMatchObject({ code: 'text_overflow', details: [{ field: 'merge_parameters.message', code: 'text_overflow' }] });
+    expect(refused.json().error).toMatchObject({
+      code: 'text_overflow',
+      details: [{ field: 'merge_parameters.message', code: 'text_overflow' }],
+    });
   });
 
   it('lists every missing variable in one 422 and stores nothing', async () => {
     const before = await countDocuments();
-    const res = await generate({ template_id: noteId, merge_parameters: { name: 'Ann' }, destinations: { inkit_storage: {} } });
+    const res = await generate({
+      template_id: noteId,
+      merge_parameters: { name: 'Ann' },
+      destinations: { inkit_storage: {} },
+    });
     expect(res.statusCode).toBe(422);
     expect(res.json().error.code).toBe('missing_variables');
-    expect(res.json().error.details.map((d: { field: string }) => d.field).sort()).toEqual(['merge_parameters.amount', 'merge_parameters.paid']);
+    expect(
+      res
+        .json()
+        .error.details.map((d: { field: string }) => d.field)
+        .sort(),
+    ).toEqual(['merge_parameters.amount', 'merge_parameters.paid']);
     expect(await countDocuments()).toBe(before);
   });
 
   it('refuses objects, arrays and null as values, one detail each', async () => {
-    const res = await generate({ template_id: noteId, merge_parameters: { name: { first: 'Ann' }, amount: [1], paid: null }, destinations: { inkit_storage: {} } });
+    const res = await generate({
+      template_id: noteId,
+      merge_parameters: { name: { first: 'Ann' }, amount: [1], paid: null },
+      destinations: { inkit_storage: {} },
+    });
     expect(res.statusCode).toBe(422);
     expect(res.json().error.code).toBe('validation_failed');
-    const fields = res.json().error.details.filter((d: { code: string }) => d.code === 'type').map((d: { field: string }) => d.field).sort();
+    const fields = res
+      .json()
+      .error.details.filter((d: { code: string }) => d.code === 'type')
+      .map((d: { field: string }) => d.field)
+      .sort();
     expect(fields).toEqual(['merge_parameters.amount', 'merge_parameters.name', 'merge_parameters.paid']);
   });
 
   it('reports every broken field of a bad request at once', async () => {
     const res = await generate({ template_id: 'tmpl_nope', merge_parameters: 'x', destinations: { fax: {} }, name: 7 });
     expect(res.statusCode).toBe(422);
-    const byField = Object.fromEntries(res.json().error.details.map((d: { field: string; code: string }) => [d.field, d.code]));
-    expect(byField).toEqual({ template_id: 'not_found', merge_parameters: 'type', 'destinations.fax': 'unknown_destination', name: 'invalid' });
+    const byField = Object.fromEntries(
+      res.json().error.details.map((d: { field: string; code: string }) => [d.field, d.code]),
+    );
+    expect(byField).toEqual({
+      template_id: 'not_found',
+      merge_parameters: 'type',
+      'destinations.fax': 'unknown_destination',
+      name: 'invalid',
+    });
   });
 
   it.each([
@@ -115,7 +203,11 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
 
   it('refuses magic_link with 409 app_not_configured before the Magic Link app is set up, and stores nothing', async () => {
     const before = await countDocuments();
-    const res = await generate({ template_id: noteId, merge_parameters: { name: 'A', amount: '1', paid: 'y' }, destinations: { inkit_storage: {}, magic_link: { recipient_email: 'a@example.com', expire_after_n_views: 1 } } });
+    const res = await generate({
+      template_id: noteId,
+      merge_parameters: { name: 'A', amount: '1', paid: 'y' },
+      destinations: { inkit_storage: {}, magic_link: { recipient_email: 'a@example.com', expire_after_n_views: 1 } },
+    });
     expect(res.statusCode).toBe(409);
     expect(res.json().error.code).toBe('app_not_configured');
     expect(await countDocuments()).toBe(before);
@@ -126,7 +218,12 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
     await t.service.keys.revoke(key.id);
     const body = { template_id: noteId, merge_parameters: {}, destinations: { inkit_storage: {} } };
     const answers: { error: { code: string } }[] = [];
-    for (const headers of [{ 'x-service-api-token': '' }, { 'x-service-api-token': `${t.key.slice(0, -1)}${t.key.endsWith('x') ? 'y' : 'x'}` }, { 'x-service-api-token': secret }, { 'x-service-api-token': 'nonsense' }]) {
+    for (const headers of [
+      { 'x-service-api-token': '' },
+      { 'x-service-api-token': `${t.key.slice(0, -1)}${t.key.endsWith('x') ? 'y' : 'x'}` },
+      { 'x-service-api-token': secret },
+      { 'x-service-api-token': 'nonsense' },
+    ]) {
       const res = await generate(body, headers);
       expect(res.statusCode).toBe(401);
       answers.push(res.json());
@@ -136,11 +233,21 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
   });
 
   it('answers 400 to broken JSON and 415 to a body that is not JSON', async () => {
-    const broken = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: { 'content-type': 'application/json', 'x-service-api-token': t.key }, payload: '{"template_id": ' });
+    const broken = await t.app.inject({
+      method: 'POST',
+      url: '/v1/generate',
+      headers: { 'content-type': 'application/json', 'x-service-api-token': t.key },
+      payload: '{"template_id": ',
+    });
     expect(broken.statusCode).toBe(400);
     expect(broken.json().error.code).toBe('malformed_json');
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
-      const res = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: { 'content-type': type, 'x-service-api-token': t.key }, payload: 'template_id=x' });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/v1/generate',
+        headers: { 'content-type': type, 'x-service-api-token': t.key },
+        payload: 'template_id=x',
+      });
       expect(res.statusCode).toBe(415);
       expect(res.json().error.code).toBe('unsupported_media_type');
     }
@@ -149,7 +256,12 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
   });
 
   it('answers 404 in the error shape for unknown ids and routes', async () => {
-    for (const url of ['/v1/documents/doc_nope', '/v1/documents/doc_nope/pdf', '/v1/templates/tmpl_nope', '/v1/nothing-here']) {
+    for (const url of [
+      '/v1/documents/doc_nope',
+      '/v1/documents/doc_nope/pdf',
+      '/v1/templates/tmpl_nope',
+      '/v1/nothing-here',
+    ]) {
       const res = await get(url);
       expect(res.statusCode).toBe(404);
       expect(res.json().error.code).toBe('not_found');
@@ -157,7 +269,11 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
   });
 
   describe('Idempotency-Key', () => {
-    const body = { template_id: EXAMPLE_IDS.postcard, merge_parameters: {}, destinations: { inkit_storage: { name: 'idem' } } };
+    const body = {
+      template_id: EXAMPLE_IDS.postcard,
+      merge_parameters: {},
+      destinations: { inkit_storage: { name: 'idem' } },
+    };
     beforeAll(async () => {
       body.merge_parameters = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8'));
     });
@@ -176,14 +292,19 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
 
     it('answers 409 when the key comes back with another body', async () => {
       await generate(body, { 'idempotency-key': 'order-2' });
-      const res = await generate({ ...body, destinations: { inkit_storage: { name: 'other' } } }, { 'idempotency-key': 'order-2' });
+      const res = await generate(
+        { ...body, destinations: { inkit_storage: { name: 'other' } } },
+        { 'idempotency-key': 'order-2' },
+      );
       expect(res.statusCode).toBe(409);
       expect(res.json().error.code).toBe('idempotency_key_reused');
     });
 
     it('runs concurrent duplicates once and gives them all the same answer', async () => {
       const before = await countDocuments();
-      const answers = await Promise.all(Array.from({ length: 6 }, () => generate(body, { 'idempotency-key': 'order-3' })));
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, () => generate(body, { 'idempotency-key': 'order-3' })),
+      );
       expect(answers.map((a) => a.statusCode)).toEqual(Array(6).fill(201));
       expect(new Set(answers.map((a) => a.json().document_id)).size).toBe(1);
       expect(await countDocuments()).toBe(Number(before) + 1);
@@ -208,7 +329,16 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
       const stored = await t.service.documents.generate(body, { keyId, name: 'test key' }, renderId);
       await t.service.database.db
         .insertInto('idempotency')
-        .values({ scope: `${keyId}:POST /v1/generate`, key: 'order-6', request_hash: sha256(canonicalJson(body)), state: 'running', status: null, body: null, created_at: clock.now().toISOString(), expires_at: new Date(clock.now().getTime() + 86_400_000).toISOString() })
+        .values({
+          scope: `${keyId}:POST /v1/generate`,
+          key: 'order-6',
+          request_hash: sha256(canonicalJson(body)),
+          state: 'running',
+          status: null,
+          body: null,
+          created_at: clock.now().toISOString(),
+          expires_at: new Date(clock.now().getTime() + 86_400_000).toISOString(),
+        })
         .execute();
       const before = await countDocuments();
       let answered = false;
@@ -237,7 +367,10 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
     it('keeps keys of different API keys apart', async () => {
       const other = await t.service.keys.create('api', 'other client');
       const mine = await generate(body, { 'idempotency-key': 'shared' });
-      const theirs = await generate({ ...body, destinations: { inkit_storage: { name: 'theirs' } } }, { 'idempotency-key': 'shared', 'x-service-api-token': other.secret });
+      const theirs = await generate(
+        { ...body, destinations: { inkit_storage: { name: 'theirs' } } },
+        { 'idempotency-key': 'shared', 'x-service-api-token': other.secret },
+      );
       expect(theirs.statusCode).toBe(201);
       expect(theirs.json().document_id).not.toBe(mine.json().document_id);
     });

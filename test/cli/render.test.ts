@@ -33,7 +33,10 @@ describe('paperlink render', () => {
     const out = path.join(dir, 'overflow.pdf');
     const tpl = path.join(dir, 'box.xml');
     fs.writeFileSync(tpl, '<document><body><p x="36" y="36" width="100" height="20">{{note}}</p></body></document>');
-    const r = await cli(['render', tpl, '--data', '-', '--out', out], JSON.stringify({ note: 'too long for the box '.repeat(20) }));
+    const r = await cli(
+      ['render', tpl, '--data', '-', '--out', out],
+      JSON.stringify({ note: 'too long for the box '.repeat(20) }),
+    );
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/^warning: text_overflow: The text of note needs \d+ lines/m);
     expect(fs.existsSync(out)).toBe(true);
@@ -45,7 +48,8 @@ describe('paperlink render', () => {
     const r = await cli(['render', letter, '--data', data, '--out', path.join(dir, 'never.pdf')]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('missing_variables');
-    for (const name of ['recipient_name', 'recipient_address', 'salutation', 'body', 'sender_name']) expect(r.stderr).toContain(name);
+    for (const name of ['recipient_name', 'recipient_address', 'salutation', 'body', 'sender_name'])
+      expect(r.stderr).toContain(name);
     expect(fs.existsSync(path.join(dir, 'never.pdf'))).toBe(false);
   });
 
@@ -71,7 +75,10 @@ describe('paperlink variables', () => {
   it('prints the variables in order of first use, the optional ones with their default, or as JSON', async () => {
     const r = await cli(['variables', path.join(root, 'examples/postcard/postcard.xml')]);
     expect(r.code).toBe(0);
-    expect(r.stdout.split('\n').slice(0, 2)).toEqual(['first_name (optional, default "")', 'last_name (optional, default "")']);
+    expect(r.stdout.split('\n').slice(0, 2)).toEqual([
+      'first_name (optional, default "")',
+      'last_name (optional, default "")',
+    ]);
     expect(r.stdout.split('\n')).toContain('address_line_1');
     const j = await cli(['variables', '--json', letter]);
     const parsed = JSON.parse(j.stdout);
@@ -107,9 +114,15 @@ describe('paperlink --help', () => {
 describe('the installed paperlink binary', () => {
   it('sets its exit code: 0 when written, 2 when variables are missing', () => {
     const bin = path.join(root, 'dist/src/cli.js');
-    const ok = spawnSync(process.execPath, [bin, 'render', letter, '--data', sample, '--out', path.join(dir, 'bin.pdf')], { encoding: 'utf8' });
+    const ok = spawnSync(
+      process.execPath,
+      [bin, 'render', letter, '--data', sample, '--out', path.join(dir, 'bin.pdf')],
+      { encoding: 'utf8' },
+    );
     expect(ok.status).toBe(0);
-    const missing = spawnSync(process.execPath, [bin, 'render', letter, '--out', path.join(dir, 'bin2.pdf')], { encoding: 'utf8' });
+    const missing = spawnSync(process.execPath, [bin, 'render', letter, '--out', path.join(dir, 'bin2.pdf')], {
+      encoding: 'utf8',
+    });
     expect(missing.status).toBe(2);
     expect(missing.stderr).toContain('recipient_name');
   });

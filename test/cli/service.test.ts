@@ -7,7 +7,10 @@ import { readPdf } from '../support/pdf';
 import { cliJs, serveProcess } from '../support/serve';
 import { tempDir } from '../support/tmp';
 
-const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
+const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<
+  string,
+  string
+>;
 
 describe('paperlink keys', () => {
   const dataDir = tempDir();
@@ -16,14 +19,18 @@ describe('paperlink keys', () => {
     const made = await cli(['keys', 'create', '--name', 'n8n production', '--data-dir', dataDir]);
     expect(made.code).toBe(0);
     // which database, and that it was made just now (a command run in the wrong folder shows it)
-    expect(made.stderr).toContain(`Database: SQLite at ${path.resolve(dataDir, 'paperlink.db')} (none was there: created now`);
+    expect(made.stderr).toContain(
+      `Database: SQLite at ${path.resolve(dataDir, 'paperlink.db')} (none was there: created now`,
+    );
     const secret = made.stdout.trim();
     expect(secret).toMatch(/^plk_[0-9A-Za-z]{40,}$/);
 
     const listed = await cli(['keys', 'list', '--json', '--data-dir', dataDir]);
     expect(listed.stderr).toBe(`Database: SQLite at ${path.resolve(dataDir, 'paperlink.db')}\n`);
     const keys = JSON.parse(listed.stdout) as { id: string; name: string; prefix: string; revoked_at: string | null }[];
-    expect(keys).toEqual([expect.objectContaining({ name: 'n8n production', prefix: secret.slice(0, 12), revoked_at: null })]);
+    expect(keys).toEqual([
+      expect.objectContaining({ name: 'n8n production', prefix: secret.slice(0, 12), revoked_at: null }),
+    ]);
     expect(listed.stdout).not.toContain(secret);
     const table = await cli(['keys', 'list', '--data-dir', dataDir]);
     expect(table.stdout).toContain('n8n production');
@@ -39,7 +46,11 @@ describe('paperlink keys', () => {
     const dir = lockDir;
     const first = await serveProcess(dir, {});
     try {
-      const second = spawnSync(process.execPath, [cliJs, 'serve', '--port', '0', '--data-dir', dir], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' }, timeout: 60_000 });
+      const second = spawnSync(process.execPath, [cliJs, 'serve', '--port', '0', '--data-dir', dir], {
+        encoding: 'utf8',
+        env: { ...process.env, NODE_OPTIONS: '' },
+        timeout: 60_000,
+      });
       expect(second.status).toBe(1);
       expect(second.stderr).toContain('data_dir_in_use');
       expect(second.stderr).toContain(`process ${first.child.pid}`);
@@ -66,12 +77,27 @@ describe('paperlink templates', () => {
   const dataDir = tempDir();
 
   it('adds a template file with its images, lists it and removes it', async () => {
-    const added = await cli(['templates', 'add', path.join(root, 'examples/letter/letter.xml'), '--name', 'My letter', '--data-dir', dataDir]);
+    const added = await cli([
+      'templates',
+      'add',
+      path.join(root, 'examples/letter/letter.xml'),
+      '--name',
+      'My letter',
+      '--data-dir',
+      dataDir,
+    ]);
     expect(added.code).toBe(0);
     const id = added.stdout.trim();
     expect(id).toMatch(/^tmpl_/);
-    const list = JSON.parse((await cli(['templates', 'list', '--json', '--data-dir', dataDir])).stdout) as { id: string; name: string; variables: string[] }[];
-    expect(list.find((t) => t.id === id)).toMatchObject({ name: 'My letter', variables: expect.arrayContaining(['recipient_name']) });
+    const list = JSON.parse((await cli(['templates', 'list', '--json', '--data-dir', dataDir])).stdout) as {
+      id: string;
+      name: string;
+      variables: string[];
+    }[];
+    expect(list.find((t) => t.id === id)).toMatchObject({
+      name: 'My letter',
+      variables: expect.arrayContaining(['recipient_name']),
+    });
     expect((await cli(['templates', 'remove', id, '--data-dir', dataDir])).code).toBe(0);
     expect((await cli(['templates', 'remove', id, '--data-dir', dataDir])).code).toBe(1);
   });
@@ -99,7 +125,17 @@ describe('paperlink generate (batch)', () => {
     const rows = [postcard, { ...postcard, first_name: 'Zoë' }, { ...postcard, first_name: 'Third' }];
     const file = path.join(dir, 'rows.csv');
     fs.writeFileSync(file, csv(rows, columns));
-    const good = await cli(['generate', '--template', 'tmpl_example_postcard', '--data', file, '--out', path.join(dir, 'all'), '--data-dir', dataDir]);
+    const good = await cli([
+      'generate',
+      '--template',
+      'tmpl_example_postcard',
+      '--data',
+      file,
+      '--out',
+      path.join(dir, 'all'),
+      '--data-dir',
+      dataDir,
+    ]);
     expect(good.code).toBe(0);
     expect(good.stdout).toContain('3 of 3 rows rendered');
     expect(fs.readdirSync(path.join(dir, 'all')).sort()).toEqual(['row-0001.pdf', 'row-0002.pdf', 'row-0003.pdf']);
@@ -112,8 +148,27 @@ describe('paperlink generate (batch)', () => {
     // address_line_1 is required by the template (what a postcard can leave out has a default)
     const missing = { ...postcard } as Record<string, unknown>;
     delete missing.address_line_1;
-    fs.writeFileSync(file, [JSON.stringify(postcard), '{not json', JSON.stringify(missing), JSON.stringify({ ...postcard, extra: { nested: true } }), JSON.stringify(postcard)].join('\n'));
-    const r = await cli(['generate', '--template', path.join(root, 'examples/postcard/postcard.xml'), '--data', file, '--out', path.join(dir, 'some'), '--concurrency', '3']);
+    fs.writeFileSync(
+      file,
+      [
+        JSON.stringify(postcard),
+        '{not json',
+        JSON.stringify(missing),
+        JSON.stringify({ ...postcard, extra: { nested: true } }),
+        JSON.stringify(postcard),
+      ].join('\n'),
+    );
+    const r = await cli([
+      'generate',
+      '--template',
+      path.join(root, 'examples/postcard/postcard.xml'),
+      '--data',
+      file,
+      '--out',
+      path.join(dir, 'some'),
+      '--concurrency',
+      '3',
+    ]);
     expect(r.code).toBe(2);
     expect(r.stdout).toContain('2 of 5 rows rendered');
     expect(r.stdout).toMatch(/row 2: .*JSON/);
@@ -124,12 +179,36 @@ describe('paperlink generate (batch)', () => {
 
   it('refuses an unknown template id and an unknown data file type', async () => {
     const file = path.join(dir, 'rows.csv');
-    const unknown = await cli(['generate', '--template', 'tmpl_nope', '--data', file, '--out', path.join(dir, 'x'), '--data-dir', dataDir]);
+    const unknown = await cli([
+      'generate',
+      '--template',
+      'tmpl_nope',
+      '--data',
+      file,
+      '--out',
+      path.join(dir, 'x'),
+      '--data-dir',
+      dataDir,
+    ]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('not_found');
     const txt = path.join(dir, 'rows.txt');
     fs.writeFileSync(txt, 'a');
-    expect((await cli(['generate', '--template', 'tmpl_example_postcard', '--data', txt, '--out', path.join(dir, 'x'), '--data-dir', dataDir])).code).toBe(2);
+    expect(
+      (
+        await cli([
+          'generate',
+          '--template',
+          'tmpl_example_postcard',
+          '--data',
+          txt,
+          '--out',
+          path.join(dir, 'x'),
+          '--data-dir',
+          dataDir,
+        ])
+      ).code,
+    ).toBe(2);
   });
 });
 
@@ -140,7 +219,11 @@ describe('npm start, the way a new user meets it', () => {
 
   function start(dataDir: string): Promise<string> {
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [path.join(root, 'dist/src/cli.js'), 'serve', '--port', '0', '--data-dir', dataDir], { env: { ...process.env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(
+        process.execPath,
+        [path.join(root, 'dist/src/cli.js'), 'serve', '--port', '0', '--data-dir', dataDir],
+        { env: { ...process.env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       server = child;
       let out = '';
       const timer = setTimeout(() => reject(new Error(`no first-start banner within 20 s:\n${out}`)), 20_000);
@@ -158,13 +241,22 @@ describe('npm start, the way a new user meets it', () => {
 
   it('prints a key and curl commands that work exactly as printed', async () => {
     const banner = await start(path.join(dir, 'data'));
-    const commands = banner.split('\n').map((l) => l.trim()).filter((l) => l.startsWith('curl '));
+    const commands = banner
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l.startsWith('curl '));
     expect(commands).toHaveLength(2);
     const made = spawnSync('bash', ['-c', commands[0]], { encoding: 'utf8', cwd: dir });
     expect(made.status).toBe(0);
-    const answer = JSON.parse(made.stdout) as { document_id: string; destinations: { inkit_storage: { name: string } } };
+    const answer = JSON.parse(made.stdout) as {
+      document_id: string;
+      destinations: { inkit_storage: { name: string } };
+    };
     expect(answer.document_id).toMatch(/^doc_/);
-    const download = spawnSync('bash', ['-c', commands[1].replace('DOCUMENT_ID', answer.document_id)], { encoding: 'utf8', cwd: dir });
+    const download = spawnSync('bash', ['-c', commands[1].replace('DOCUMENT_ID', answer.document_id)], {
+      encoding: 'utf8',
+      cwd: dir,
+    });
     expect(download.status).toBe(0);
     const file = path.join(dir, `${answer.destinations.inkit_storage.name}.pdf`);
     const pdf = await readPdf(fs.readFileSync(file));
@@ -175,7 +267,11 @@ describe('npm start, the way a new user meets it', () => {
     server?.kill('SIGTERM');
     await new Promise((r) => server!.once('exit', r));
     const banner = await new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, [path.join(root, 'dist/src/cli.js'), 'serve', '--port', '0', '--data-dir', path.join(dir, 'data')], { env: { ...process.env, LOG_LEVEL: 'warn' } });
+      const child = spawn(
+        process.execPath,
+        [path.join(root, 'dist/src/cli.js'), 'serve', '--port', '0', '--data-dir', path.join(dir, 'data')],
+        { env: { ...process.env, LOG_LEVEL: 'warn' } },
+      );
       server = child;
       let out = '';
       child.stdout.on('data', (c: Buffer) => {
@@ -194,14 +290,56 @@ describe('paperlink apps magic-link', () => {
 
   it('sets up the Magic Link app from flags, keeps what is not given, and shows it without secrets', async () => {
     expect((await cli(['apps', 'magic-link', 'show', '--data-dir', dataDir])).code).toBe(1);
-    const first = await cli(['apps', 'magic-link', 'setup', '--public-url', 'https://docs.acme.example', '--organization', 'Acme', '--sender-email', 'docs@acme.example', '--data-dir', dataDir]);
+    const first = await cli([
+      'apps',
+      'magic-link',
+      'setup',
+      '--public-url',
+      'https://docs.acme.example',
+      '--organization',
+      'Acme',
+      '--sender-email',
+      'docs@acme.example',
+      '--data-dir',
+      dataDir,
+    ]);
     expect(first.code).toBe(0);
     const file = path.join(dataDir, 'app.json');
-    fs.writeFileSync(file, JSON.stringify({ auth_types: ['email', 'social'], oidc_providers: [{ id: 'google', name: 'Google', issuer: 'https://accounts.google.com', client_id: 'abc', client_secret: 'very-secret' }] }));
-    const second = await cli(['apps', 'magic-link', 'setup', '--from-json', file, '--accent-color', '#123456', '--data-dir', dataDir]);
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        auth_types: ['email', 'social'],
+        oidc_providers: [
+          {
+            id: 'google',
+            name: 'Google',
+            issuer: 'https://accounts.google.com',
+            client_id: 'abc',
+            client_secret: 'very-secret',
+          },
+        ],
+      }),
+    );
+    const second = await cli([
+      'apps',
+      'magic-link',
+      'setup',
+      '--from-json',
+      file,
+      '--accent-color',
+      '#123456',
+      '--data-dir',
+      dataDir,
+    ]);
     expect(second.code).toBe(0);
     const shown = await cli(['apps', 'magic-link', 'show', '--data-dir', dataDir]);
-    expect(JSON.parse(shown.stdout)).toMatchObject({ public_url: 'https://docs.acme.example', organization_name: 'Acme', accent_color: '#123456', auth_types: ['email', 'social'], oidc_providers: [{ id: 'google', client_secret_set: true }] });
+    expect(JSON.parse(shown.stdout)).toMatchObject({
+      public_url: 'https://docs.acme.example',
+      organization_name: 'Acme',
+      accent_color: '#123456',
+      auth_types: ['email', 'social'],
+      oidc_providers: [{ id: 'google', client_secret_set: true }],
+    });
     expect(shown.stdout).not.toContain('very-secret');
     const bad = await cli(['apps', 'magic-link', 'setup', '--accent-color', 'blue', '--data-dir', dataDir]);
     expect(bad.code).toBe(2);

@@ -21,11 +21,13 @@ describe('SQLite: grouped writes and prepared statements', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const setting = (key: string) => database.db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst();
+  const setting = (key: string) =>
+    database.db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst();
 
   it('commits the writes of one moment together, and a write that fails fails alone', async () => {
     await database.db.insertInto('settings').values({ key: 'taken', value: 'first' }).execute();
-    const write = (key: string, value: string) => database.inTransaction((trx) => trx.insertInto('settings').values({ key, value }).execute());
+    const write = (key: string, value: string) =>
+      database.inTransaction((trx) => trx.insertInto('settings').values({ key, value }).execute());
     // the three arrive in the same turn, so they share one transaction; the middle one breaks the primary key
     const results = await Promise.allSettled([write('a', '1'), write('taken', 'second'), write('b', '2')]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
@@ -36,7 +38,9 @@ describe('SQLite: grouped writes and prepared statements', () => {
   });
 
   it('a prepared read never sees what an open transaction has not committed, and sees it once committed', async () => {
-    const read = new PreparedQuery<{ key: string }, { value: string }>(database.db, (d, arg) => d.selectFrom('settings').select('value').where('key', '=', arg('key')));
+    const read = new PreparedQuery<{ key: string }, { value: string }>(database.db, (d, arg) =>
+      d.selectFrom('settings').select('value').where('key', '=', arg('key')),
+    );
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const writing = database.db.transaction().execute(async (trx) => {
@@ -58,7 +62,9 @@ describe('SQLite: grouped writes and prepared statements', () => {
   });
 
   it('a prepared statement in a grouped write reads that write', async () => {
-    const read = new PreparedQuery<{ key: string }, { value: string }>(database.db, (d, arg) => d.selectFrom('settings').select('value').where('key', '=', arg('key')));
+    const read = new PreparedQuery<{ key: string }, { value: string }>(database.db, (d, arg) =>
+      d.selectFrom('settings').select('value').where('key', '=', arg('key')),
+    );
     const seen = await database.inTransaction(async (trx) => {
       await trx.insertInto('settings').values({ key: 'mine', value: 'v' }).execute();
       return read.first(trx, { key: 'mine' });
@@ -67,7 +73,9 @@ describe('SQLite: grouped writes and prepared statements', () => {
   });
 
   it('a transaction that fails rolls back, and prepared reads answer again at once', async () => {
-    const read = new PreparedQuery<{ key: string }, { value: string }>(database.db, (d, arg) => d.selectFrom('settings').select('value').where('key', '=', arg('key')));
+    const read = new PreparedQuery<{ key: string }, { value: string }>(database.db, (d, arg) =>
+      d.selectFrom('settings').select('value').where('key', '=', arg('key')),
+    );
     await expect(
       database.db.transaction().execute(async (trx) => {
         await trx.insertInto('settings').values({ key: 'rolled back', value: 'x' }).execute();
@@ -101,6 +109,10 @@ describe('SQLite on this Node.js', () => {
         db.close();
       })();`;
     const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 });
-    expect({ signal: child.signal, status: child.status, out: child.stdout.trim() }).toEqual({ signal: null, status: 0, out: '90000' });
+    expect({ signal: child.signal, status: child.status, out: child.stdout.trim() }).toEqual({
+      signal: null,
+      status: 0,
+      out: '90000',
+    });
   });
 });

@@ -18,7 +18,10 @@ import { startReceiver, type Receiver } from '../support/receiver';
 import { cliJs, serveProcess } from '../support/serve';
 import { BACKENDS, freshPostgres } from '../support/service';
 
-const sample = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
+const sample = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<
+  string,
+  string
+>;
 
 describe.each(BACKENDS)('serve --processes 2 on %s', (backend) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-cluster-'));
@@ -28,7 +31,10 @@ describe.each(BACKENDS)('serve --processes 2 on %s', (backend) => {
   let close: () => Promise<void>;
 
   beforeAll(async () => {
-    env = { WEBHOOK_ALLOW_PRIVATE: 'true', ...(backend === 'postgres' ? { DATABASE_URL: await freshPostgres(), STORAGE: 'database' } : {}) };
+    env = {
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      ...(backend === 'postgres' ? { DATABASE_URL: await freshPostgres(), STORAGE: 'database' } : {}),
+    };
     receiver = await startReceiver();
     if (backend === 'postgres') {
       const db = new Client({ connectionString: env.DATABASE_URL });
@@ -45,29 +51,43 @@ describe.each(BACKENDS)('serve --processes 2 on %s', (backend) => {
   });
 
   it('does each background job once, replaces a worker that dies, and stops on SIGTERM', async () => {
-    const cli = (...args: string[]) => spawnSync(process.execPath, [cliJs, ...args, '--data-dir', dataDir], { encoding: 'utf8', env: { ...process.env, ...env, NODE_OPTIONS: '' } }).stdout.trim();
+    const cli = (...args: string[]) =>
+      spawnSync(process.execPath, [cliJs, ...args, '--data-dir', dataDir], {
+        encoding: 'utf8',
+        env: { ...process.env, ...env, NODE_OPTIONS: '' },
+      }).stdout.trim();
     const key = cli('keys', 'create', '--name', 'cluster');
     const token = cli('tokens', 'create', '--kind', 'postcard', '--name', 'cluster');
     const server = await serveProcess(dataDir, env, 2);
     const exited = new Promise<number | null>((r) => server.child.on('exit', (code) => r(code)));
     if (backend === 'sqlite') {
       const db = new SQLite(path.join(dataDir, 'paperlink.db'), { readonly: true });
-      count = async (sql, ids) => (db.prepare(sql.replace(/= ANY\(\?\)/g, `IN (${ids.map(() => '?').join(',')})`)).get(...ids) as { n: number }).n;
+      count = async (sql, ids) =>
+        (db.prepare(sql.replace(/= ANY\(\?\)/g, `IN (${ids.map(() => '?').join(',')})`)).get(...ids) as { n: number })
+          .n;
       close = async () => void db.close();
     }
     try {
       const workers = () => fs.readdirSync(path.join(dataDir, 'presence')).length;
       if (backend === 'sqlite') expect(workers()).toBe(2);
-      const hook = await fetch(`${server.url}/v1/webhooks`, { method: 'POST', headers: { 'x-service-api-token': key, 'content-type': 'application/json' }, body: JSON.stringify({ url: receiver.url, events: ['postcard.received', 'postcard.rendered'] }) });
+      const hook = await fetch(`${server.url}/v1/webhooks`, {
+        method: 'POST',
+        headers: { 'x-service-api-token': key, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: receiver.url, events: ['postcard.received', 'postcard.rendered'] }),
+      });
       expect(hook.status).toBe(201);
       // each on a connection of its own (a kept-alive one may belong to a worker killed below)
       const accept = (body: string) =>
         new Promise<{ status: number; id: string }>((resolve, reject) => {
-          const req = http.request(`${server.url}/postcards`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
-            let text = '';
-            res.on('data', (c: Buffer) => (text += c.toString()));
-            res.on('end', () => resolve({ status: res.statusCode!, id: (JSON.parse(text) as { id: string }).id }));
-          });
+          const req = http.request(
+            `${server.url}/postcards`,
+            { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } },
+            (res) => {
+              let text = '';
+              res.on('data', (c: Buffer) => (text += c.toString()));
+              res.on('end', () => resolve({ status: res.statusCode!, id: (JSON.parse(text) as { id: string }).id }));
+            },
+          );
           req.on('error', reject);
           req.end(body);
         });
@@ -75,7 +95,9 @@ describe.each(BACKENDS)('serve --processes 2 on %s', (backend) => {
         const ids: string[] = [];
         for (let i = 0; i < n; i += 10) {
           const batch = Array.from({ length: Math.min(10, n - i) }, async () => {
-            const res = await accept(JSON.stringify({ ...sample, api_token: token, template_id: EXAMPLE_IDS.postcard }));
+            const res = await accept(
+              JSON.stringify({ ...sample, api_token: token, template_id: EXAMPLE_IDS.postcard }),
+            );
             expect(res.status).toBe(202);
             return res.id;
           });
@@ -84,8 +106,13 @@ describe.each(BACKENDS)('serve --processes 2 on %s', (backend) => {
         return ids;
       };
       const settled = async (ids: string[]) =>
-        (await count("SELECT count(*) AS n FROM postcards WHERE status = 'rendered' AND id = ANY(?)", ids)) === ids.length &&
-        (await count("SELECT count(*) AS n FROM deliveries WHERE status = 'succeeded' AND resource_id = ANY(?)", ids)) === 2 * ids.length;
+        (await count("SELECT count(*) AS n FROM postcards WHERE status = 'rendered' AND id = ANY(?)", ids)) ===
+          ids.length &&
+        (await count(
+          "SELECT count(*) AS n FROM deliveries WHERE status = 'succeeded' AND resource_id = ANY(?)",
+          ids,
+        )) ===
+          2 * ids.length;
 
       const ids = await post(100);
       await eventually(() => settled(ids), 'every postcard rendered and its events delivered', 120);
@@ -93,15 +120,32 @@ describe.each(BACKENDS)('serve --processes 2 on %s', (backend) => {
       expect(got).toHaveLength(200);
       expect(new Set(got.map((r) => r.event.id)).size).toBe(200);
       const order = new Map<string, string[]>();
-      for (const r of got) order.set(String(r.event.data.object.id), [...(order.get(String(r.event.data.object.id)) ?? []), r.event.type]);
+      for (const r of got)
+        order.set(String(r.event.data.object.id), [...(order.get(String(r.event.data.object.id)) ?? []), r.event.type]);
       expect([...order.values()].filter((t) => t.join() !== 'postcard.received,postcard.rendered')).toEqual([]);
-      expect(await count('SELECT count(*) AS n FROM documents WHERE id = ANY(?)', ids.map((id) => `doc_${id}`))).toBe(100);
+      expect(
+        await count(
+          'SELECT count(*) AS n FROM documents WHERE id = ANY(?)',
+          ids.map((id) => `doc_${id}`),
+        ),
+      ).toBe(100);
 
       // a worker dies: the primary starts another, and the work goes on
-      const pids = spawnSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' }).stdout.trim().split('\n').map(Number);
+      const pids = spawnSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' })
+        .stdout.trim()
+        .split('\n')
+        .map(Number);
       expect(pids).toHaveLength(2);
       process.kill(pids[0], 'SIGKILL');
-      await eventually(async () => spawnSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' }).stdout.trim().split('\n').filter((p) => p && Number(p) !== pids[0]).length === 2, 'a new worker in its place', 30);
+      await eventually(
+        async () =>
+          spawnSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' })
+            .stdout.trim()
+            .split('\n')
+            .filter((p) => p && Number(p) !== pids[0]).length === 2,
+        'a new worker in its place',
+        30,
+      );
       const more = await post(20);
       await eventually(() => settled(more), 'the postcards after the replacement rendered and delivered', 120);
 

@@ -15,7 +15,10 @@ import { testService, type TestService } from '../support/service';
 import { FakeClock } from '../../src/clock';
 import { VIEW_MS } from '../../src/links';
 
-const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
+const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<
+  string,
+  string
+>;
 
 describe('a recipient in a browser', () => {
   let t: TestService;
@@ -39,14 +42,33 @@ describe('a recipient in a browser', () => {
   });
 
   async function share(to: string, views: number): Promise<string> {
-    const res = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: { 'x-service-api-token': t.key }, payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { inkit_storage: { name: 'Your postcard proof' }, magic_link: { recipient_email: to, expire_after_n_views: views } } } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/generate',
+      headers: { 'x-service-api-token': t.key },
+      payload: {
+        template_id: EXAMPLE_IDS.postcard,
+        merge_parameters: postcard,
+        destinations: {
+          inkit_storage: { name: 'Your postcard proof' },
+          magic_link: { recipient_email: to, expire_after_n_views: views },
+        },
+      },
+    });
     expect(res.statusCode).toBe(201);
     return linkIn(await mail.next(to));
   }
 
   it('opens the e-mailed link, proves the address with a code, sees the document until the views run out', async () => {
     const url = await share('pat@example.com', 2);
-    const openedAt = async () => (await t.service.database.db.selectFrom('magic_links').select('opened_at').where('auth_email', '=', 'pat@example.com').executeTakeFirstOrThrow()).opened_at;
+    const openedAt = async () =>
+      (
+        await t.service.database.db
+          .selectFrom('magic_links')
+          .select('opened_at')
+          .where('auth_email', '=', 'pat@example.com')
+          .executeTakeFirstOrThrow()
+      ).opened_at;
     // a mail scanner fetches every link in the e-mail first
     expect((await fetch(url, { headers: { 'user-agent': 'Mimecast-LinkScanner/1.0' } })).status).toBe(200);
     const page = await browser.newPage();
@@ -59,7 +81,9 @@ describe('a recipient in a browser', () => {
       expect(first?.headers()['content-security-policy']).toContain("script-src 'self'");
       await expect(page.getByRole('heading', { name: 'Your postcard proof' }).isVisible()).resolves.toBe(true);
       // the organisation's accent colour reaches the page
-      await expect(page.getByRole('button', { name: 'E-mail me a code' }).evaluate((b) => getComputedStyle(b).backgroundColor)).resolves.toBe('rgb(11, 110, 79)');
+      await expect(
+        page.getByRole('button', { name: 'E-mail me a code' }).evaluate((b) => getComputedStyle(b).backgroundColor),
+      ).resolves.toBe('rgb(11, 110, 79)');
       const before = mail.messages.length;
       await page.getByRole('button', { name: 'E-mail me a code' }).click();
       const code = codeIn(await mail.next('pat@example.com', before));
@@ -69,12 +93,15 @@ describe('a recipient in a browser', () => {
       const pages = await page.locator('#pages canvas').count();
       expect(pages).toBe(2); // the postcard: front and back
       // pdf.js drew something: the canvas is not blank
-      const inked = await page.locator('#pages canvas').first().evaluate((c: HTMLCanvasElement) => {
-        const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
-        let dark = 0;
-        for (let i = 0; i < d.length; i += 4 * 97) if (d[i] < 200) dark++;
-        return dark;
-      });
+      const inked = await page
+        .locator('#pages canvas')
+        .first()
+        .evaluate((c: HTMLCanvasElement) => {
+          const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+          let dark = 0;
+          for (let i = 0; i < d.length; i += 4 * 97) if (d[i] < 200) dark++;
+          return dark;
+        });
       expect(inked).toBeGreaterThan(50);
       await expect(page.getByText('View 1 of 2', { exact: false }).isVisible()).resolves.toBe(true);
       // opened when the recipient first saw it, not when the scanner or the sign-in page fetched it
@@ -94,7 +121,9 @@ describe('a recipient in a browser', () => {
 
       const gone = await page.goto(url);
       expect(gone?.status()).toBe(404);
-      await expect(page.getByRole('heading', { name: 'This link is no longer available' }).isVisible()).resolves.toBe(true);
+      await expect(page.getByRole('heading', { name: 'This link is no longer available' }).isVisible()).resolves.toBe(
+        true,
+      );
       expect(gone?.headers()['x-frame-options']).toBe('DENY');
       expect(blocked).toEqual([]);
     } finally {
@@ -121,7 +150,9 @@ describe('a recipient in a browser', () => {
       expect(text).toContain('GMT+9');
       // the year is left out when it is this year's
       if (tokyo.getUTCFullYear() !== new Date().getFullYear()) expect(text).toContain(String(tokyo.getUTCFullYear()));
-      expect(text).toMatch(new RegExp(`\\b${((tokyo.getUTCHours() + 11) % 12) + 1}:${String(tokyo.getUTCMinutes()).padStart(2, '0')}\\b`));
+      expect(text).toMatch(
+        new RegExp(`\\b${((tokyo.getUTCHours() + 11) % 12) + 1}:${String(tokyo.getUTCMinutes()).padStart(2, '0')}\\b`),
+      );
       expect(await time.getAttribute('title')).toBe(`${iso.replace('T', ' ').slice(0, 16)} UTC`);
     } finally {
       await context.close();

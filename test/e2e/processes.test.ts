@@ -17,7 +17,10 @@ import { cliJs, serveProcess } from '../support/serve';
 import { freshPostgres } from '../support/service';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 
-const sample = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
+const sample = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<
+  string,
+  string
+>;
 
 describe('three serve processes on one PostgreSQL', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-processes-'));
@@ -28,7 +31,10 @@ describe('three serve processes on one PostgreSQL', () => {
   let token: string;
 
   const cli = (...args: string[]) => {
-    const r = spawnSync(process.execPath, [cliJs, ...args, '--data-dir', dataDir], { encoding: 'utf8', env: { ...process.env, ...env, NODE_OPTIONS: '' } });
+    const r = spawnSync(process.execPath, [cliJs, ...args, '--data-dir', dataDir], {
+      encoding: 'utf8',
+      env: { ...process.env, ...env, NODE_OPTIONS: '' },
+    });
     if (r.status !== 0) throw new Error(`paperlink ${args.join(' ')}: ${r.stderr}`);
     return r.stdout.trim();
   };
@@ -38,7 +44,16 @@ describe('three serve processes on one PostgreSQL', () => {
     for (let i = 0; i < n; i += 12) {
       const batch = Array.from({ length: Math.min(12, n - i) }, async (_, j) => {
         const server = servers[(i + j) % servers.length];
-        const res = await fetch(`${server.url}/postcards`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...sample, api_token: token, template_id: EXAMPLE_IDS.postcard, last_name: `${tag}-${i + j}` }) });
+        const res = await fetch(`${server.url}/postcards`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            ...sample,
+            api_token: token,
+            template_id: EXAMPLE_IDS.postcard,
+            last_name: `${tag}-${i + j}`,
+          }),
+        });
         expect(res.status).toBe(202);
         return ((await res.json()) as { id: string }).id;
       });
@@ -56,14 +71,23 @@ describe('three serve processes on one PostgreSQL', () => {
   };
 
   beforeAll(async () => {
-    env = { DATABASE_URL: await freshPostgres(), STORAGE: 'database', WEBHOOK_ALLOW_PRIVATE: 'true', RENDER_THREADS: '1' };
+    env = {
+      DATABASE_URL: await freshPostgres(),
+      STORAGE: 'database',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      RENDER_THREADS: '1',
+    };
     db = new Client({ connectionString: env.DATABASE_URL });
     await db.connect();
     const key = cli('keys', 'create', '--name', 'processes');
     token = cli('tokens', 'create', '--kind', 'postcard', '--name', 'processes');
     receiver = await startReceiver();
     servers = await Promise.all([0, 1, 2].map(() => serveProcess(dataDir, env)));
-    const hook = await fetch(`${servers[0].url}/v1/webhooks`, { method: 'POST', headers: { 'x-service-api-token': key, 'content-type': 'application/json' }, body: JSON.stringify({ url: receiver.url, events: ['postcard.received', 'postcard.rendered'] }) });
+    const hook = await fetch(`${servers[0].url}/v1/webhooks`, {
+      method: 'POST',
+      headers: { 'x-service-api-token': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: receiver.url, events: ['postcard.received', 'postcard.rendered'] }),
+    });
     expect(hook.status).toBe(201);
   }, 120_000);
 
@@ -83,12 +107,18 @@ describe('three serve processes on one PostgreSQL', () => {
     expect(new Set(got.map((r) => r.event.id)).size).toBe(600);
     // in order per postcard: received before rendered
     const seen = new Map<string, string[]>();
-    for (const r of got) seen.set(String(r.event.data.object.id), [...(seen.get(String(r.event.data.object.id)) ?? []), r.event.type]);
+    for (const r of got)
+      seen.set(String(r.event.data.object.id), [...(seen.get(String(r.event.data.object.id)) ?? []), r.event.type]);
     expect([...seen.values()].filter((types) => types.join() !== 'postcard.received,postcard.rendered')).toEqual([]);
     // one document per postcard; attempts as counted agree with the attempts recorded
-    const docs = await db.query<{ n: string }>("SELECT count(*) AS n FROM documents WHERE id = ANY($1)", [ids.map((id) => `doc_${id}`)]);
+    const docs = await db.query<{ n: string }>('SELECT count(*) AS n FROM documents WHERE id = ANY($1)', [
+      ids.map((id) => `doc_${id}`),
+    ]);
     expect(Number(docs.rows[0].n)).toBe(300);
-    const attempts = await db.query<{ id: string; attempts: number; rows: string }>('SELECT d.id, d.attempts, (SELECT count(*) FROM delivery_attempts a WHERE a.delivery_id = d.id) AS rows FROM deliveries d WHERE d.resource_id = ANY($1)', [ids]);
+    const attempts = await db.query<{ id: string; attempts: number; rows: string }>(
+      'SELECT d.id, d.attempts, (SELECT count(*) FROM delivery_attempts a WHERE a.delivery_id = d.id) AS rows FROM deliveries d WHERE d.resource_id = ANY($1)',
+      [ids],
+    );
     expect(attempts.rows.filter((r) => r.attempts !== 1 || Number(r.rows) !== 1)).toEqual([]);
   }, 300_000);
 
@@ -106,13 +136,22 @@ describe('three serve processes on one PostgreSQL', () => {
     const events = new Set(got.map((r) => r.event.id));
     expect(events.size).toBe(120);
     const perDelivery = new Map<string, number>();
-    for (const r of got) perDelivery.set(String(r.headers['paperlink-delivery-id']), (perDelivery.get(String(r.headers['paperlink-delivery-id'])) ?? 0) + 1);
+    for (const r of got)
+      perDelivery.set(
+        String(r.headers['paperlink-delivery-id']),
+        (perDelivery.get(String(r.headers['paperlink-delivery-id'])) ?? 0) + 1,
+      );
     const repeated = [...perDelivery].filter(([, n]) => n > 1).map(([id]) => id);
     expect(repeated.filter((id) => !inFlight.has(id))).toEqual([]);
     expect(repeated.length).toBeLessThanOrEqual(inFlight.size);
-    const docs = await db.query<{ n: string }>("SELECT count(*) AS n FROM documents WHERE id = ANY($1)", [ids.map((id) => `doc_${id}`)]);
+    const docs = await db.query<{ n: string }>('SELECT count(*) AS n FROM documents WHERE id = ANY($1)', [
+      ids.map((id) => `doc_${id}`),
+    ]);
     expect(Number(docs.rows[0].n)).toBe(60);
-    const attempts = await db.query<{ id: string; attempts: number; rows: string }>('SELECT d.id, d.attempts, (SELECT count(*) FROM delivery_attempts a WHERE a.delivery_id = d.id) AS rows FROM deliveries d WHERE d.resource_id = ANY($1)', [ids]);
+    const attempts = await db.query<{ id: string; attempts: number; rows: string }>(
+      'SELECT d.id, d.attempts, (SELECT count(*) FROM delivery_attempts a WHERE a.delivery_id = d.id) AS rows FROM deliveries d WHERE d.resource_id = ANY($1)',
+      [ids],
+    );
     expect(attempts.rows.filter((r) => r.attempts !== Number(r.rows))).toEqual([]);
   }, 300_000);
 });

@@ -19,13 +19,29 @@ describe('paperlink serve on SIGTERM', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-shutdown-'));
     dirs.push(dataDir);
     const mail = await holdingSmtp();
-    const key = spawnSync(process.execPath, [cliJs, 'keys', 'create', '--name', 'shutdown', '--data-dir', dataDir], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } }).stdout.trim();
+    const key = spawnSync(process.execPath, [cliJs, 'keys', 'create', '--name', 'shutdown', '--data-dir', dataDir], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: '' },
+    }).stdout.trim();
     const server = await serveProcess(dataDir, { SMTP_URL: mail.url, ...extra });
     const exited = new Promise<number | null>((r) => server.child.on('exit', (code) => r(code)));
     const headers = { 'x-service-api-token': key, 'content-type': 'application/json' };
-    await fetch(`${server.url}/v1/apps/magic_link`, { method: 'PUT', headers, body: JSON.stringify({ public_url: server.url }) });
-    const variables = ((await (await fetch(`${server.url}/v1/templates/tmpl_example_letter`, { headers })).json()) as { variables: string[] }).variables;
-    const body = (to: string) => JSON.stringify({ template_id: 'tmpl_example_letter', merge_parameters: Object.fromEntries(variables.map((v) => [v, 'x'])), destinations: { magic_link: { recipient_email: to, expire_after_n_views: 2 } } });
+    await fetch(`${server.url}/v1/apps/magic_link`, {
+      method: 'PUT',
+      headers,
+      body: JSON.stringify({ public_url: server.url }),
+    });
+    const variables = (
+      (await (await fetch(`${server.url}/v1/templates/tmpl_example_letter`, { headers })).json()) as {
+        variables: string[];
+      }
+    ).variables;
+    const body = (to: string) =>
+      JSON.stringify({
+        template_id: 'tmpl_example_letter',
+        merge_parameters: Object.fromEntries(variables.map((v) => [v, 'x'])),
+        destinations: { magic_link: { recipient_email: to, expire_after_n_views: 2 } },
+      });
     // six requests, each held in its e-mail's send
     const answers = Array.from({ length: 6 }, (_, i) =>
       fetch(`${server.url}/v1/generate`, { method: 'POST', headers, body: body(`r${i}@example.com`) }).then(
@@ -41,7 +57,14 @@ describe('paperlink serve on SIGTERM', () => {
     const { server, mail, answers, exited } = await loaded();
     try {
       server.child.kill('SIGTERM');
-      await eventually(async () => (await fetch(`${server.url}/healthz`).then(() => false, () => true)), 'new connections refused');
+      await eventually(
+        async () =>
+          await fetch(`${server.url}/healthz`).then(
+            () => false,
+            () => true,
+          ),
+        'new connections refused',
+      );
       mail.release();
       expect(await Promise.all(answers)).toEqual([201, 201, 201, 201, 201, 201]);
       expect(await exited).toBe(0);

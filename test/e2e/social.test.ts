@@ -13,11 +13,17 @@ import { root } from '../support/fixtures';
 import { linkIn, startSmtp, type Mailbox } from '../support/smtp';
 import { testService, type TestService } from '../support/service';
 
-const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
+const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<
+  string,
+  string
+>;
 
 function startProvider(redirectUri: string): Promise<{ child: ChildProcess; issuer: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(__dirname, '../support/oidc-provider.mjs'), redirectUri], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
+    const child = spawn(process.execPath, [path.join(__dirname, '../support/oidc-provider.mjs'), redirectUri], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
@@ -46,10 +52,28 @@ describe('social sign-in through an OpenID Connect provider', () => {
       method: 'PUT',
       url: '/v1/apps/magic_link',
       headers: { 'x-service-api-token': t.key },
-      payload: { public_url: base, auth_types: ['email', 'social'], oidc_providers: [{ id: 'testid', name: 'Test ID', issuer: provider.issuer, client_id: 'paperlink', client_secret: 'paperlink-test-secret' }] },
+      payload: {
+        public_url: base,
+        auth_types: ['email', 'social'],
+        oidc_providers: [
+          {
+            id: 'testid',
+            name: 'Test ID',
+            issuer: provider.issuer,
+            client_id: 'paperlink',
+            client_secret: 'paperlink-test-secret',
+          },
+        ],
+      },
     });
     expect(res.statusCode).toBe(200);
-    expect(res.json().oidc_providers[0]).toEqual({ id: 'testid', name: 'Test ID', issuer: provider.issuer, client_id: 'paperlink', client_secret_set: true });
+    expect(res.json().oidc_providers[0]).toEqual({
+      id: 'testid',
+      name: 'Test ID',
+      issuer: provider.issuer,
+      client_id: 'paperlink',
+      client_secret_set: true,
+    });
     browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
@@ -61,7 +85,18 @@ describe('social sign-in through an OpenID Connect provider', () => {
 
   async function share(authEmail: string): Promise<{ url: string; id: string }> {
     const to = `social${++n}@example.com`;
-    const res = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: { 'x-service-api-token': t.key }, payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { magic_link: { recipient_email: to, auth_email: authEmail, auth_type: 'social', expire_after_n_views: 3 } } } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/generate',
+      headers: { 'x-service-api-token': t.key },
+      payload: {
+        template_id: EXAMPLE_IDS.postcard,
+        merge_parameters: postcard,
+        destinations: {
+          magic_link: { recipient_email: to, auth_email: authEmail, auth_type: 'social', expire_after_n_views: 3 },
+        },
+      },
+    });
     expect(res.statusCode).toBe(201);
     return { url: linkIn(await mail.next(to)), id: res.json().magic_link_piece_id };
   }
@@ -86,8 +121,12 @@ describe('social sign-in through an OpenID Connect provider', () => {
       await signInAs(page, url, 'pat.lee@example.com');
       await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
       expect(page.url()).toBe(url);
-      const log = (await t.app.inject({ method: 'GET', url: `/v1/magic_links/${id}`, headers: { 'x-service-api-token': t.key } })).json().access_log;
-      expect(log).toContainEqual(expect.objectContaining({ kind: 'signed_in', outcome: 'ok', email: 'pat.lee@example.com' }));
+      const log = (
+        await t.app.inject({ method: 'GET', url: `/v1/magic_links/${id}`, headers: { 'x-service-api-token': t.key } })
+      ).json().access_log;
+      expect(log).toContainEqual(
+        expect.objectContaining({ kind: 'signed_in', outcome: 'ok', email: 'pat.lee@example.com' }),
+      );
       expect(log).toContainEqual(expect.objectContaining({ kind: 'viewed', outcome: 'ok' }));
     } finally {
       await closePage(page);
@@ -108,7 +147,9 @@ describe('social sign-in through an OpenID Connect provider', () => {
           if (r.url().includes('/l/oidc/callback')) answers.push(r.status());
         });
         await signInAs(page, url, login);
-        await expect(page.getByRole('heading', { name: 'This account cannot open the document' }).isVisible()).resolves.toBe(true);
+        await expect(
+          page.getByRole('heading', { name: 'This account cannot open the document' }).isVisible(),
+        ).resolves.toBe(true);
         expect(answers).toEqual([403]);
         await expect(page.textContent('main')).resolves.toContain(says);
         expect(await page.locator('body[data-rendered]').count()).toBe(0);
@@ -124,7 +165,9 @@ describe('social sign-in through an OpenID Connect provider', () => {
     const page = await context.newPage();
     try {
       await signInAs(page, url, 'mallory@example.com');
-      await expect(page.getByRole('heading', { name: 'This account cannot open the document' }).isVisible()).resolves.toBe(true);
+      await expect(
+        page.getByRole('heading', { name: 'This account cannot open the document' }).isVisible(),
+      ).resolves.toBe(true);
       // the browser is still signed in at the provider as mallory: without the chooser, a new
       // sign-in would come back as mallory again
       await page.getByRole('button', { name: 'Use another Test ID account' }).click();
@@ -142,7 +185,13 @@ describe('social sign-in through an OpenID Connect provider', () => {
   });
 
   it('sends the provider back to PUBLIC_URL when the app follows the server and the server moved', async () => {
-    const put = (body: object) => t.app.inject({ method: 'PUT', url: '/v1/apps/magic_link', headers: { 'x-service-api-token': t.key }, payload: body });
+    const put = (body: object) =>
+      t.app.inject({
+        method: 'PUT',
+        url: '/v1/apps/magic_link',
+        headers: { 'x-service-api-token': t.key },
+        payload: body,
+      });
     const before = t.service.apps.magicLink.serverUrl;
     expect((await put({ public_url: null })).statusCode).toBe(200);
     // what `serve` does at start with PUBLIC_URL=https://docs.example.com

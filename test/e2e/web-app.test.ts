@@ -19,7 +19,10 @@ import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
 import { testService, type TestService } from '../support/service';
 
 const SHOTS = path.join(root, 'test-results', 'screenshots');
-const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
+const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<
+  string,
+  string
+>;
 
 const TEMPLATE = `<?xml version="1.0" encoding="UTF-8"?>
 <document name="Welcome note" size="a5">
@@ -50,7 +53,13 @@ describe('the operator web app in a browser', () => {
   const shot = async (p: Page, name: string) => {
     await p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
   };
-  const api = (method: 'GET' | 'POST', url: string, payload?: unknown) => t.app.inject({ method, url, headers: { 'x-service-api-token': t.key }, ...(payload ? { payload: payload as object } : {}) });
+  const api = (method: 'GET' | 'POST', url: string, payload?: unknown) =>
+    t.app.inject({
+      method,
+      url,
+      headers: { 'x-service-api-token': t.key },
+      ...(payload ? { payload: payload as object } : {}),
+    });
 
   beforeAll(async () => {
     fs.mkdirSync(SHOTS, { recursive: true });
@@ -125,7 +134,11 @@ describe('the operator web app in a browser', () => {
     await expect(page.evaluate(() => navigator.clipboard.readText())).resolves.toBe(templateId);
     await shot(page, '03-templates');
     // stored with its asset: the API renders it
-    const gen = await api('POST', '/v1/generate', { template_id: templateId, merge_parameters: { first_name: 'Ann', plan: 'Gold' }, destinations: { inkit_storage: { name: 'api copy' } } });
+    const gen = await api('POST', '/v1/generate', {
+      template_id: templateId,
+      merge_parameters: { first_name: 'Ann', plan: 'Gold' },
+      destinations: { inkit_storage: { name: 'api copy' } },
+    });
     expect(gen.statusCode).toBe(201);
 
     // a fillable PDF: named after the file, its fields are the variables
@@ -176,12 +189,18 @@ describe('the operator web app in a browser', () => {
     await shot(page, '05-generate-error');
 
     // Magic Links not set up: the form says what to do and keeps everything typed
-    const stored = await t.service.database.db.selectFrom('settings').selectAll().where('key', '=', 'app:magic_link').executeTakeFirstOrThrow();
+    const stored = await t.service.database.db
+      .selectFrom('settings')
+      .selectAll()
+      .where('key', '=', 'app:magic_link')
+      .executeTakeFirstOrThrow();
     await t.service.database.db.deleteFrom('settings').where('key', '=', 'app:magic_link').execute();
     t.service.apps.magicLink.serverUrl = t.service.apps.magicLink.serverUrl; // forget the cached settings
     try {
       await page.getByLabel('Expire after N views').fill('3');
-      const notSetUp = page.waitForResponse((r) => r.url().endsWith('/app/generate') && r.request().method() === 'POST');
+      const notSetUp = page.waitForResponse(
+        (r) => r.url().endsWith('/app/generate') && r.request().method() === 'POST',
+      );
       await page.getByRole('button', { name: 'Generate document' }).click();
       expect((await notSetUp).status()).toBe(422);
       await expect(page.locator('.notice.error').textContent()).resolves.toContain('Magic Links are not set up yet');
@@ -211,10 +230,17 @@ describe('the operator web app in a browser', () => {
     const id = documentUrl.split('/').pop()!;
     const doc = (await api('GET', `/v1/documents/${id}`)).json();
     expect(doc).toMatchObject({ name: 'Welcome for Robin', template_id: templateId, created_by: { name: 'test key' } });
-    expect(doc.magic_links[0]).toMatchObject({ recipient_email: 'robin@example.com', expire_after_n_views: 3, retain_from_created: { days: 2 } });
+    expect(doc.magic_links[0]).toMatchObject({
+      recipient_email: 'robin@example.com',
+      expire_after_n_views: 3,
+      retain_from_created: { days: 2 },
+    });
 
     // the download button saves the stored PDF under the document's name
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download PDF' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Download PDF' }).click(),
+    ]);
     expect(download.suggestedFilename()).toBe('Welcome for Robin.pdf');
     const saved = fs.readFileSync((await download.path())!);
     expect(saved.subarray(0, 5).toString('latin1')).toBe('%PDF-');
@@ -237,7 +263,9 @@ describe('the operator web app in a browser', () => {
       const card = page.locator('.link-card');
       await expect(card.locator('[data-views-used]').textContent()).resolves.toBe('1');
       await expect(card.locator('[data-views-left]').textContent()).resolves.toBe('2');
-      await expect(card.locator('progress').evaluate((m: HTMLProgressElement) => [m.value, m.max])).resolves.toEqual([1, 3]);
+      await expect(card.locator('progress').evaluate((m: HTMLProgressElement) => [m.value, m.max])).resolves.toEqual([
+        1, 3,
+      ]);
       await card.locator('summary').click();
       await expect(card.locator('details table').textContent()).resolves.toContain('robin@example.com');
       // the browser in words, not the raw user agent (which is the cell's tooltip)
@@ -275,13 +303,24 @@ describe('the operator web app in a browser', () => {
     const message = await mail.next('dana@example.com');
     expect(linkIn(message)).toContain(`${base}/l/`);
     const links = (await api('GET', `/v1/documents/${documentUrl.split('/').pop()}`)).json().magic_links;
-    expect(links.find((l: { recipient_email: string }) => l.recipient_email === 'dana@example.com')).toMatchObject({ auth_email: 'dana.auth@example.com', retain_from_opened: { minutes: 90 }, expire_after_n_views: null });
+    expect(links.find((l: { recipient_email: string }) => l.recipient_email === 'dana@example.com')).toMatchObject({
+      auth_email: 'dana.auth@example.com',
+      retain_from_opened: { minutes: 90 },
+      expire_after_n_views: null,
+    });
   });
 
   it('lists every Magic Link with what ends it, filters them, and expires several at once', async () => {
     // one more live link, to expire two together
     const docId = documentUrl.split('/').pop()!;
-    expect((await api('POST', `/v1/documents/${docId}/magic_links`, { recipient_email: 'lee@example.com', retain_from_created: { days: 2 } })).statusCode).toBe(201);
+    expect(
+      (
+        await api('POST', `/v1/documents/${docId}/magic_links`, {
+          recipient_email: 'lee@example.com',
+          retain_from_created: { days: 2 },
+        })
+      ).statusCode,
+    ).toBe(201);
     await page.goto(`${base}/app/links`);
     await expect(page.getByRole('link', { name: 'Magic Links' }).getAttribute('aria-current')).resolves.toBe('page');
     const row = (who: string) => page.locator('tr', { hasText: who });
@@ -290,13 +329,18 @@ describe('the operator web app in a browser', () => {
     await expect(row('robin@example.com').locator('[data-views]').textContent()).resolves.toBe('1 of 3');
     // viewed once: the last view has a time
     await expect(row('robin@example.com').locator('time').count()).resolves.toBeGreaterThan(0);
-    await expect(row('dana@example.com').locator('[data-rule]').textContent()).resolves.toMatch(/^90 min after opening, open by \S/);
+    await expect(row('dana@example.com').locator('[data-rule]').textContent()).resolves.toMatch(
+      /^90 min after opening, open by \S/,
+    );
     await expect(row('lee@example.com').locator('[data-rule]').textContent()).resolves.toMatch(/^until \S/);
     await shot(page, '08-magic-links');
     // the table fits a 1280 px window, as the templates table does
     for (const at of ['/app/links', '/app/templates']) {
       await page.goto(`${base}${at}`);
-      const overflow = await page.locator('.card.scroll').first().evaluate((e) => e.scrollWidth - e.clientWidth);
+      const overflow = await page
+        .locator('.card.scroll')
+        .first()
+        .evaluate((e) => e.scrollWidth - e.clientWidth);
       expect({ at, overflow }).toEqual({ at, overflow: 0 });
     }
     await page.goto(`${base}/app/links`);
@@ -311,7 +355,9 @@ describe('the operator web app in a browser', () => {
     await page.getByRole('button', { name: 'Expire selected links' }).click();
     await page.waitForURL((u) => u.searchParams.get('done') === 'links_expired');
     const after = (await api('GET', `/v1/magic_links?document_id=${docId}`)).json().data;
-    expect(after.map((l: { recipient_email: string; status: string }) => `${l.recipient_email}:${l.status}`).sort()).toEqual(['dana@example.com:revoked', 'lee@example.com:revoked', 'robin@example.com:revoked']);
+    expect(
+      after.map((l: { recipient_email: string; status: string }) => `${l.recipient_email}:${l.status}`).sort(),
+    ).toEqual(['dana@example.com:revoked', 'lee@example.com:revoked', 'robin@example.com:revoked']);
   });
 
   it('lists documents newest first and finds them by name', async () => {
@@ -320,7 +366,9 @@ describe('the operator web app in a browser', () => {
     expect(names.slice(0, 2)).toEqual(['Welcome for Robin', 'api copy']);
     await page.getByLabel('Search by name').fill('ROBIN');
     await page.getByRole('button', { name: 'Search' }).click();
-    await expect(page.locator('tbody tr td:first-child strong').allTextContents()).resolves.toEqual(['Welcome for Robin']);
+    await expect(page.locator('tbody tr td:first-child strong').allTextContents()).resolves.toEqual([
+      'Welcome for Robin',
+    ]);
     await shot(page, '08-documents');
     await page.getByLabel('Search by name').fill('no such 100%');
     await page.getByRole('button', { name: 'Search' }).click();
@@ -335,7 +383,11 @@ describe('the operator web app in a browser', () => {
     const key = (await page.locator('[data-secret]').textContent())!;
     expect(key).toMatch(/^plk_/);
     expect((await api('GET', '/v1/templates')).statusCode).toBe(200);
-    const withNew = await t.app.inject({ method: 'GET', url: '/v1/templates', headers: { 'x-service-api-token': key } });
+    const withNew = await t.app.inject({
+      method: 'GET',
+      url: '/v1/templates',
+      headers: { 'x-service-api-token': key },
+    });
     expect(withNew.statusCode).toBe(200);
     await shot(page, '09-settings-key-created');
     await page.goto(`${base}/app/settings`);
@@ -344,14 +396,22 @@ describe('the operator web app in a browser', () => {
     await page.locator('tr', { hasText: 'zapier' }).getByRole('button', { name: 'Revoke' }).click();
     await page.waitForURL((u) => u.searchParams.get('done') === 'revoked');
     await expect(page.locator('tr', { hasText: 'zapier' }).locator('.badge').textContent()).resolves.toBe('revoked');
-    const afterRevoke = await t.app.inject({ method: 'GET', url: '/v1/templates', headers: { 'x-service-api-token': key } });
+    const afterRevoke = await t.app.inject({
+      method: 'GET',
+      url: '/v1/templates',
+      headers: { 'x-service-api-token': key },
+    });
     expect(afterRevoke.statusCode).toBe(401);
 
     await page.locator('#f-name-postcard').fill('website form');
     await page.getByRole('button', { name: 'Create postcard token' }).click();
     const token = (await page.locator('[data-secret]').textContent())!;
     expect(token).toMatch(/^plp_/);
-    const sent = await t.app.inject({ method: 'POST', url: '/postcards', payload: { ...postcard, api_token: token, template_id: EXAMPLE_IDS.postcard, promo: 'WEB26' } });
+    const sent = await t.app.inject({
+      method: 'POST',
+      url: '/postcards',
+      payload: { ...postcard, api_token: token, template_id: EXAMPLE_IDS.postcard, promo: 'WEB26' },
+    });
     expect(sent.statusCode).toBe(202);
     const pc = sent.json().id as string;
     await eventually(async () => (await t.service.postcards.get(pc)).status === 'rendered', 'postcard rendered', 30);
@@ -370,7 +430,11 @@ describe('the operator web app in a browser', () => {
     await page.goto(`${base}/app/settings`);
     await page.locator('tr', { hasText: 'website form' }).getByRole('button', { name: 'Revoke' }).click();
     await page.waitForURL((u) => u.searchParams.get('done') === 'revoked');
-    const refused = await t.app.inject({ method: 'POST', url: '/postcards', payload: { ...postcard, api_token: token, template_id: EXAMPLE_IDS.postcard } });
+    const refused = await t.app.inject({
+      method: 'POST',
+      url: '/postcards',
+      payload: { ...postcard, api_token: token, template_id: EXAMPLE_IDS.postcard },
+    });
     expect(refused.statusCode).toBe(401);
     await shot(page, '11-settings');
   });
@@ -388,7 +452,11 @@ describe('the operator web app in a browser', () => {
     await page.getByLabel('Sender e-mail').fill('docs@acme.example');
     await page.getByRole('button', { name: 'Save Magic Link settings' }).click();
     await page.waitForURL((u) => u.searchParams.get('done') === 'app_saved');
-    expect(await t.service.apps.magicLink.get()).toMatchObject({ organization_name: 'Acme Health', sender_email: 'docs@acme.example', public_url: base });
+    expect(await t.service.apps.magicLink.get()).toMatchObject({
+      organization_name: 'Acme Health',
+      sender_email: 'docs@acme.example',
+      public_url: base,
+    });
 
     // a social sign-in provider: the API's rules, the secret never shown back, then removed
     await page.getByLabel('Id', { exact: true }).fill('Google!');
@@ -404,7 +472,15 @@ describe('the operator web app in a browser', () => {
     await page.waitForURL((u) => u.searchParams.get('done') === 'app_saved');
     await expect(page.locator('#magic-link-app tbody').textContent()).resolves.toContain('accounts.google.com');
     expect(await page.content()).not.toContain('very-secret-value');
-    expect((await t.service.apps.magicLink.get())?.oidc_providers).toEqual([{ id: 'google', name: 'Google', issuer: 'https://accounts.google.com', client_id: 'client-123', client_secret: 'very-secret-value' }]);
+    expect((await t.service.apps.magicLink.get())?.oidc_providers).toEqual([
+      {
+        id: 'google',
+        name: 'Google',
+        issuer: 'https://accounts.google.com',
+        client_id: 'client-123',
+        client_secret: 'very-secret-value',
+      },
+    ]);
     await page.locator('tr', { hasText: 'accounts.google.com' }).getByRole('button', { name: 'Remove' }).click();
     await page.waitForURL((u) => u.searchParams.get('done') === 'provider_removed');
     expect((await t.service.apps.magicLink.get())?.oidc_providers).toEqual([]);
@@ -417,16 +493,27 @@ describe('the operator web app in a browser', () => {
     await page.getByLabel('Endpoint URL').fill('https://hooks.example.com/paperlink');
     await page.getByRole('button', { name: 'Add webhook' }).click();
     await expect(page.locator('#webhooks [data-secret]').textContent()).resolves.toMatch(/^whsec_/);
-    await expect(page.locator('#webhooks tbody').textContent()).resolves.toContain('https://hooks.example.com/paperlink');
+    await expect(page.locator('#webhooks tbody').textContent()).resolves.toContain(
+      'https://hooks.example.com/paperlink',
+    );
   });
 
-  it('refuses a form without its CSRF token, or with another session\'s', async () => {
+  it("refuses a form without its CSRF token, or with another session's", async () => {
     const before = (await t.service.keys.list('api')).length;
-    const bare = await page.request.post(`${base}/app/settings/credentials`, { form: { kind: 'api', name: 'forged' }, maxRedirects: 0 });
+    const bare = await page.request.post(`${base}/app/settings/credentials`, {
+      form: { kind: 'api', name: 'forged' },
+      maxRedirects: 0,
+    });
     expect(bare.status()).toBe(403);
-    const wrong = await page.request.post(`${base}/app/settings/credentials`, { form: { kind: 'api', name: 'forged', _csrf: 'a'.repeat(40) }, maxRedirects: 0 });
+    const wrong = await page.request.post(`${base}/app/settings/credentials`, {
+      form: { kind: 'api', name: 'forged', _csrf: 'a'.repeat(40) },
+      maxRedirects: 0,
+    });
     expect(wrong.status()).toBe(403);
-    const upload = await page.request.post(`${base}/app/templates`, { multipart: { file: { name: 'x.xml', mimeType: 'application/xml', buffer: Buffer.from(TEMPLATE) } }, maxRedirects: 0 });
+    const upload = await page.request.post(`${base}/app/templates`, {
+      multipart: { file: { name: 'x.xml', mimeType: 'application/xml', buffer: Buffer.from(TEMPLATE) } },
+      maxRedirects: 0,
+    });
     expect(upload.status()).toBe(403);
     const noSignInToken = await browser.newContext();
     try {
@@ -439,7 +526,14 @@ describe('the operator web app in a browser', () => {
   });
 
   it('shows every page as designed: nothing on any page of the walk was blocked by its Content-Security-Policy', async () => {
-    for (const p of ['/app/templates', `/app/generate?template_id=${templateId}`, '/app/documents', new URL(documentUrl).pathname, '/app/postcards', '/app/settings']) {
+    for (const p of [
+      '/app/templates',
+      `/app/generate?template_id=${templateId}`,
+      '/app/documents',
+      new URL(documentUrl).pathname,
+      '/app/postcards',
+      '/app/settings',
+    ]) {
       const res = await page.goto(`${base}${p}`);
       expect(res?.headers()['content-security-policy']).toContain("style-src 'self'");
     }
@@ -450,7 +544,11 @@ describe('the operator web app in a browser', () => {
     const phone = await operator.newPage();
     try {
       await phone.setViewportSize({ width: 390, height: 844 });
-      for (const [p, name] of [['/app/documents', '12-phone-documents'], [new URL(documentUrl).pathname, '13-phone-document'], ['/app/settings', '14-phone-settings']] as const) {
+      for (const [p, name] of [
+        ['/app/documents', '12-phone-documents'],
+        [new URL(documentUrl).pathname, '13-phone-document'],
+        ['/app/settings', '14-phone-settings'],
+      ] as const) {
         await phone.goto(`${base}${p}`);
         await expect(phone.getByRole('navigation', { name: 'Sections' }).isVisible()).resolves.toBe(true);
         const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
@@ -466,7 +564,7 @@ describe('the operator web app in a browser', () => {
     }
   });
 
-  it('ends a key\'s sessions when the key is revoked, and signs out', async () => {
+  it("ends a key's sessions when the key is revoked, and signs out", async () => {
     const { secret, key } = await t.service.keys.create('api', 'temporary');
     const other = await browser.newContext();
     try {

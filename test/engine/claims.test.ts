@@ -20,7 +20,11 @@ describe('claims and presence on PostgreSQL', () => {
   let databaseUrl: string;
   const presences: Presence[] = [];
   const presence = async () => {
-    const p = await postgresPresence(databaseUrl, async (channel, payload) => void (await sql`select pg_notify(${channel}, ${payload})`.execute(service.database.db)));
+    const p = await postgresPresence(
+      databaseUrl,
+      async (channel, payload) =>
+        void (await sql`select pg_notify(${channel}, ${payload})`.execute(service.database.db)),
+    );
     presences.push(p);
     return p;
   };
@@ -28,7 +32,9 @@ describe('claims and presence on PostgreSQL', () => {
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-claims-'));
     databaseUrl = await freshPostgres();
-    service = await createService(loadConfig({}, { dataDir, databaseUrl, logLevel: 'silent' }), { log: () => undefined });
+    service = await createService(loadConfig({}, { dataDir, databaseUrl, logLevel: 'silent' }), {
+      log: () => undefined,
+    });
     await service.apps.magicLink.put({});
   });
   afterAll(async () => {
@@ -39,7 +45,14 @@ describe('claims and presence on PostgreSQL', () => {
 
   const link = async (to: string) => {
     const variables = (await service.templates.load(EXAMPLE_IDS.letter)).variables;
-    const made = await service.documents.generate({ template_id: EXAMPLE_IDS.letter, merge_parameters: Object.fromEntries(variables.map((v) => [v, 'x'])), destinations: { magic_link: { recipient_email: to, expire_after_n_views: 2 } } }, { keyId: null, name: 'test' });
+    const made = await service.documents.generate(
+      {
+        template_id: EXAMPLE_IDS.letter,
+        merge_parameters: Object.fromEntries(variables.map((v) => [v, 'x'])),
+        destinations: { magic_link: { recipient_email: to, expire_after_n_views: 2 } },
+      },
+      { keyId: null, name: 'test' },
+    );
     return made.magic_link_piece_id!;
   };
 
@@ -55,7 +68,11 @@ describe('claims and presence on PostgreSQL', () => {
     expect(await claimsB.link(theirs)).toBe(true);
     // B holds it: A may not take it, and a sweep leaves it with B
     expect(await claimsA.link(theirs)).toBe(false);
-    await service.database.db.updateTable('magic_links').set({ sending_by: b.id, sending_until: new Date(Date.now() + 60_000).toISOString() }).where('id', '=', theirs).execute();
+    await service.database.db
+      .updateTable('magic_links')
+      .set({ sending_by: b.id, sending_until: new Date(Date.now() + 60_000).toISOString() })
+      .where('id', '=', theirs)
+      .execute();
     let swept = await claimsA.sweep();
     expect(swept.links).toContain(mine); // its own, to start again if its flow is not running
     expect(swept.links).not.toContain(theirs);
@@ -67,7 +84,11 @@ describe('claims and presence on PostgreSQL', () => {
     swept = await claimsA.sweep();
     expect(swept.links).toContain(theirs);
     expect(swept.unleased).toEqual([theirs]);
-    const row = await service.database.db.selectFrom('magic_links').select(['claimed_by', 'sending_by', 'sending_until']).where('id', '=', theirs).executeTakeFirstOrThrow();
+    const row = await service.database.db
+      .selectFrom('magic_links')
+      .select(['claimed_by', 'sending_by', 'sending_until'])
+      .where('id', '=', theirs)
+      .executeTakeFirstOrThrow();
     expect(row).toEqual({ claimed_by: null, sending_by: null, sending_until: null });
     expect(await claimsA.link(theirs)).toBe(true);
   });

@@ -37,7 +37,13 @@ const settle = async () => {
 describe('the embedded engine running the link lifecycle', () => {
   it('sleeps until the deadline and expires the link then, not before', async () => {
     const clock = new FakeClock('2026-11-22T10:00:00Z');
-    const link = fakeLink({ status: 'active', sent: true, sendAttempts: 1, expiresAt: '2026-11-22T12:00:00.000Z', viewsLeft: null });
+    const link = fakeLink({
+      status: 'active',
+      sent: true,
+      sendAttempts: 1,
+      expiresAt: '2026-11-22T12:00:00.000Z',
+      viewsLeft: null,
+    });
     const engine = new EmbeddedEngine(clock, link.activities);
     engine.startLink('a');
     await settle();
@@ -65,7 +71,13 @@ describe('the embedded engine running the link lifecycle', () => {
 
   it('retries a failed e-mail after a minute', async () => {
     const clock = new FakeClock();
-    const link = fakeLink({ status: 'send_failed', sent: false, sendAttempts: 1, expiresAt: '2026-11-30T10:00:00.000Z', viewsLeft: 3 });
+    const link = fakeLink({
+      status: 'send_failed',
+      sent: false,
+      sendAttempts: 1,
+      expiresAt: '2026-11-30T10:00:00.000Z',
+      viewsLeft: 3,
+    });
     const engine = new EmbeddedEngine(clock, link.activities);
     engine.startLink('c');
     await settle();
@@ -80,7 +92,13 @@ describe('the embedded engine running the link lifecycle', () => {
 
   it('stops every flow, also one that is inside an activity when stop() is called', async () => {
     const clock = new FakeClock();
-    const link = fakeLink({ status: 'active', sent: true, sendAttempts: 1, expiresAt: '2026-11-30T10:00:00.000Z', viewsLeft: null });
+    const link = fakeLink({
+      status: 'active',
+      sent: true,
+      sendAttempts: 1,
+      expiresAt: '2026-11-30T10:00:00.000Z',
+      viewsLeft: null,
+    });
     const engine = new EmbeddedEngine(clock, link.activities);
     let release!: () => void;
     link.hold(new Promise<void>((r) => (release = r)));

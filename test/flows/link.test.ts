@@ -61,7 +61,15 @@ const drain = async () => {
   for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
 };
 
-const active = (over: Partial<LinkState> = {}): LinkState => ({ status: 'active', sent: true, sendAttempts: 1, sendingUntil: null, expiresAt: null, viewsLeft: null, ...over });
+const active = (over: Partial<LinkState> = {}): LinkState => ({
+  status: 'active',
+  sent: true,
+  sendAttempts: 1,
+  sendingUntil: null,
+  expiresAt: null,
+  viewsLeft: null,
+  ...over,
+});
 
 describe('linkLifecycle()', () => {
   it('keeps a change told while it reads the link, and expires a link opened during that read', async () => {
@@ -78,7 +86,9 @@ describe('linkLifecycle()', () => {
           fake.signal(CHANGED);
           return active();
         }
-        return openedAt === undefined ? active() : active({ expiresAt: new Date(openedAt + 45 * 60_000).toISOString() });
+        return openedAt === undefined
+          ? active()
+          : active({ expiresAt: new Date(openedAt + 45 * 60_000).toISOString() });
       },
       deliverLink: async () => true,
       expireLink: async () => {
@@ -151,7 +161,12 @@ describe('linkLifecycle()', () => {
   });
 
   it('goes on as a new run when the engine suggests it, before it waits again, and not in runs recorded before that change', async () => {
-    const activities = (): LinkActivities => ({ linkState: async () => active({ expiresAt: '2026-12-01T00:00:00.000Z' }), deliverLink: async () => true, expireLink: async () => undefined, revokeLink: async () => undefined });
+    const activities = (): LinkActivities => ({
+      linkState: async () => active({ expiresAt: '2026-12-01T00:00:00.000Z' }),
+      deliverLink: async () => true,
+      expireLink: async () => undefined,
+      revokeLink: async () => undefined,
+    });
     const now = fakePorts(activities());
     const done = linkLifecycle(now.ports, 'ml_long');
     await drain();

@@ -33,15 +33,66 @@ function routes(tree: string): { method: string; path: string }[] {
     const depth = m[1].length / 4;
     stack.length = depth;
     const parent = depth ? stack[depth - 1] : '';
-    const path = parent + (parent.endsWith('/') || m[2].startsWith('/') || m[2].startsWith('.') || !parent ? '' : '/') + m[2];
+    const path =
+      parent + (parent.endsWith('/') || m[2].startsWith('/') || m[2].startsWith('.') || !parent ? '' : '/') + m[2];
     stack[depth] = path;
     for (const method of m[3].split(', ')) if (method !== 'HEAD') out.push({ method, path });
   }
   return out;
 }
 
-const FIELDS = ['template_id', 'merge_parameters', 'destinations', 'inkit_storage', 'magic_link', 'recipient_email', 'expire_after_n_views', 'retain_from_created', 'api_token', 'first_name', 'last_name', 'address_line_1', 'address_state', 'address_country', 'code', 'secret', '_csrf', 'name', 'source', 'source_base64', 'assets', 'url', 'events', 'public_url', 'auth_types', '__proto__', 'constructor', 'toString'];
-const STRINGS = ['', ' ', 'tmpl_example_letter', 'tmpl_example_postcard', 'x'.repeat(300), '%ZZ', '../../etc/passwd', '<script>alert(1)</script>', '{{x}}', '\u0000', '\ud800', 'Łódź 東京 🎉', 'https://example.com/hook', 'http://127.0.0.1:1/', 'a@b.co', '123456', 'US', 'OR', 'plk_notakey', 'plp_notatoken'];
+const FIELDS = [
+  'template_id',
+  'merge_parameters',
+  'destinations',
+  'inkit_storage',
+  'magic_link',
+  'recipient_email',
+  'expire_after_n_views',
+  'retain_from_created',
+  'api_token',
+  'first_name',
+  'last_name',
+  'address_line_1',
+  'address_state',
+  'address_country',
+  'code',
+  'secret',
+  '_csrf',
+  'name',
+  'source',
+  'source_base64',
+  'assets',
+  'url',
+  'events',
+  'public_url',
+  'auth_types',
+  '__proto__',
+  'constructor',
+  'toString',
+];
+const STRINGS = [
+  '',
+  ' ',
+  'tmpl_example_letter',
+  'tmpl_example_postcard',
+  'x'.repeat(300),
+  '%ZZ',
+  '../../etc/passwd',
+  '<script>alert(1)</script>',
+  '{{x}}',
+  '\u0000',
+  '\ud800',
+  'Łódź 東京 🎉',
+  'https://example.com/hook',
+  'http://127.0.0.1:1/',
+  'a@b.co',
+  '123456',
+  'US',
+  'OR',
+  'plk_notakey',
+  'plp_notatoken',
+];
 
 function value(r: () => number, depth: number): unknown {
   const k = Math.floor(r() * (depth > 6 ? 5 : 8));
@@ -75,14 +126,42 @@ const escaped = (v: unknown): string => encodeURIComponent(Buffer.from(text(v)).
 function body(r: () => number): { type?: string; payload?: string | Buffer } {
   const k = Math.floor(r() * 10);
   if (k < 5) return { type: 'application/json', payload: JSON.stringify(value(r, 0)) };
-  if (k === 5) return { type: 'application/json', payload: JSON.stringify(value(r, 0)).slice(0, Math.floor(r() * 20)) + '{' };
-  if (k === 6) return { type: 'application/x-www-form-urlencoded', payload: FIELDS.slice(0, Math.floor(r() * 8)).map((f) => `${f}=${escaped(value(r, 3))}`).join('&') + (r() < 0.3 ? '&%ZZ=%' : '') };
-  if (k === 7) return { type: `multipart/form-data; boundary=${r() < 0.5 ? 'B' : ''}`, payload: `--B\r\nContent-Disposition: form-data; name="file"; filename="a.xml"\r\n\r\n<document><body><p>{{x}}</p>${r() < 0.5 ? '</body></document>\r\n--B--' : ''}` };
-  if (k === 8) return { type: ['text/plain', 'application/xml', 'application/pdf', 'image/png'][Math.floor(r() * 4)], payload: Buffer.from(Array.from({ length: Math.floor(r() * 64) }, () => Math.floor(r() * 256))) };
+  if (k === 5)
+    return { type: 'application/json', payload: JSON.stringify(value(r, 0)).slice(0, Math.floor(r() * 20)) + '{' };
+  if (k === 6)
+    return {
+      type: 'application/x-www-form-urlencoded',
+      payload:
+        FIELDS.slice(0, Math.floor(r() * 8))
+          .map((f) => `${f}=${escaped(value(r, 3))}`)
+          .join('&') + (r() < 0.3 ? '&%ZZ=%' : ''),
+    };
+  if (k === 7)
+    return {
+      type: `multipart/form-data; boundary=${r() < 0.5 ? 'B' : ''}`,
+      payload: `--B\r\nContent-Disposition: form-data; name="file"; filename="a.xml"\r\n\r\n<document><body><p>{{x}}</p>${r() < 0.5 ? '</body></document>\r\n--B--' : ''}`,
+    };
+  if (k === 8)
+    return {
+      type: ['text/plain', 'application/xml', 'application/pdf', 'image/png'][Math.floor(r() * 4)],
+      payload: Buffer.from(Array.from({ length: Math.floor(r() * 64) }, () => Math.floor(r() * 256))),
+    };
   return {};
 }
 
-const IDS = ['doc_01HXXXXXXXXXXXXXXXXXXXXXXX', 'tmpl_example_letter', 'ml_nope', 'pc_nope', 'whk_nope', '%ZZ', '%C0%AE', 'x'.repeat(120), '..%2F..%2Fetc', '🎉', 'A'.repeat(43)];
+const IDS = [
+  'doc_01HXXXXXXXXXXXXXXXXXXXXXXX',
+  'tmpl_example_letter',
+  'ml_nope',
+  'pc_nope',
+  'whk_nope',
+  '%ZZ',
+  '%C0%AE',
+  'x'.repeat(120),
+  '..%2F..%2Fetc',
+  '🎉',
+  'A'.repeat(43),
+];
 
 describe('fuzz', () => {
   it('answers a few thousand generated requests on every route without a 5xx, each failure in its shape', async () => {
@@ -93,7 +172,9 @@ describe('fuzz', () => {
     let sent = 0;
     for (const route of all) {
       for (let i = 0; i < 50; i++) {
-        const url = route.path.replace(/:[A-Za-z]+/g, () => IDS[Math.floor(r() * IDS.length)]) + (r() < 0.2 ? `?limit=${escaped(value(r, 5))}&starting_after=%ZZ&status=x` : '');
+        const url =
+          route.path.replace(/:[A-Za-z]+/g, () => IDS[Math.floor(r() * IDS.length)]) +
+          (r() < 0.2 ? `?limit=${escaped(value(r, 5))}&starting_after=%ZZ&status=x` : '');
         const b = route.method === 'GET' || route.method === 'DELETE' ? (r() < 0.2 ? body(r) : {}) : body(r);
         const headers: Record<string, string> = {};
         if (r() < 0.7) headers['x-service-api-token'] = t.key;
@@ -106,7 +187,8 @@ describe('fuzz', () => {
         if (res.statusCode < 400) continue;
         const page = url.startsWith('/l/') || url.startsWith('/app');
         if (page) {
-          if (!String(res.headers['content-type']).startsWith('text/html')) problems.push(`${what}: a page path answered ${String(res.headers['content-type'])}`);
+          if (!String(res.headers['content-type']).startsWith('text/html'))
+            problems.push(`${what}: a page path answered ${String(res.headers['content-type'])}`);
         } else {
           let parsed: { error?: { code?: unknown; message?: unknown; details?: unknown } } | undefined;
           try {
@@ -115,7 +197,8 @@ describe('fuzz', () => {
             parsed = undefined;
           }
           const e = parsed?.error;
-          if (!e || typeof e.code !== 'string' || typeof e.message !== 'string' || !Array.isArray(e.details)) problems.push(`${what}: outside the error shape: ${res.body.slice(0, 120)}`);
+          if (!e || typeof e.code !== 'string' || typeof e.message !== 'string' || !Array.isArray(e.details))
+            problems.push(`${what}: outside the error shape: ${res.body.slice(0, 120)}`);
         }
       }
     }

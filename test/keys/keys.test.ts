@@ -12,7 +12,11 @@ describe.each(BACKENDS)('API keys on %s', (backend) => {
 
   it('stores only the SHA-256 of a key, never the key', async () => {
     const { secret, key } = await t.service.keys.create('api', 'billing');
-    const row = await t.service.database.db.selectFrom('api_keys').selectAll().where('id', '=', key.id).executeTakeFirstOrThrow();
+    const row = await t.service.database.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', key.id)
+      .executeTakeFirstOrThrow();
     expect(row.hash).toBe(crypto.createHash('sha256').update(secret).digest('hex'));
     expect(JSON.stringify(row)).not.toContain(secret.slice(12));
     expect(key.prefix).toBe(secret.slice(0, 12));
@@ -32,7 +36,9 @@ describe.each(BACKENDS)('API keys on %s', (backend) => {
   it('refuses a key of the wrong kind, a changed key and a revoked key', async () => {
     const { secret, key } = await t.service.keys.create('api', 'to revoke');
     expect(await t.service.keys.authenticate('postcard', secret)).toBeUndefined();
-    expect(await t.service.keys.authenticate('api', secret.slice(0, -1) + (secret.endsWith('a') ? 'b' : 'a'))).toBeUndefined();
+    expect(
+      await t.service.keys.authenticate('api', secret.slice(0, -1) + (secret.endsWith('a') ? 'b' : 'a')),
+    ).toBeUndefined();
     await t.service.keys.revoke(key.prefix);
     expect(await t.service.keys.authenticate('api', secret)).toBeUndefined();
     const res = await t.app.inject({ method: 'GET', url: '/v1/documents', headers: { 'x-service-api-token': secret } });

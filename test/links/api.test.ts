@@ -10,7 +10,10 @@ import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
 import { eventually } from '../support/eventually';
 import { BACKENDS, testService, type TestService } from '../support/service';
 
-const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
+const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<
+  string,
+  string
+>;
 const HOUR = 60 * 60 * 1000;
 
 describe.each(BACKENDS)('Magic Links on %s', (backend) => {
@@ -21,7 +24,11 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
 
   beforeAll(async () => {
     mail = await startSmtp();
-    t = await testService({ backend, clock, config: { smtpUrl: mail.url, mailFrom: 'Acme Docs <docs@acme.example>', publicUrl: 'http://docs.acme.example' } });
+    t = await testService({
+      backend,
+      clock,
+      config: { smtpUrl: mail.url, mailFrom: 'Acme Docs <docs@acme.example>', publicUrl: 'http://docs.acme.example' },
+    });
   });
   afterAll(async () => {
     await t?.stop();
@@ -29,13 +36,33 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
   });
 
   const auth = () => ({ 'x-service-api-token': t.key });
-  const api = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) => t.app.inject({ method, url, headers: auth(), payload: payload as object });
-  const setUp = () => api('PUT', '/v1/apps/magic_link', { public_url: 'http://docs.acme.example', organization_name: 'Acme', sender_name: 'Ann', sender_email: 'ann@acme.example', accent_color: '#AA3300' });
+  const api = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) =>
+    t.app.inject({ method, url, headers: auth(), payload: payload as object });
+  const setUp = () =>
+    api('PUT', '/v1/apps/magic_link', {
+      public_url: 'http://docs.acme.example',
+      organization_name: 'Acme',
+      sender_name: 'Ann',
+      sender_email: 'ann@acme.example',
+      accent_color: '#AA3300',
+    });
   /** Generates the postcard with a Magic Link to a fresh address; returns the answer, the address and the e-mailed URL path. */
-  async function share(settings: Record<string, unknown>, destinations: Record<string, unknown> = { inkit_storage: {} }) {
+  async function share(
+    settings: Record<string, unknown>,
+    destinations: Record<string, unknown> = { inkit_storage: {} },
+  ) {
     const to = `r${++recipient}@example.com`;
     const before = mail.messages.length;
-    const res = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth(), payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { ...destinations, magic_link: { recipient_email: to, ...settings } } } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/generate',
+      headers: auth(),
+      payload: {
+        template_id: EXAMPLE_IDS.postcard,
+        merge_parameters: postcard,
+        destinations: { ...destinations, magic_link: { recipient_email: to, ...settings } },
+      },
+    });
     if (res.statusCode !== 201) throw new Error(`generate: ${res.statusCode} ${res.body}`);
     const message = await mail.next(to, before);
     const url = new URL(linkIn(message));
@@ -47,28 +74,58 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     const asked = await t.app.inject({ method: 'POST', url: `${linkPath}/code` });
     expect(asked.statusCode).toBe(303);
     const code = codeIn(await mail.next(to, before));
-    const ok = await t.app.inject({ method: 'POST', url: `${linkPath}/verify`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `code=${code}` });
+    const ok = await t.app.inject({
+      method: 'POST',
+      url: `${linkPath}/verify`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `code=${code}`,
+    });
     expect(ok.statusCode).toBe(303);
     const cookie = ok.cookies.find((c) => c.name === 'paperlink_link');
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: linkPath });
     return `paperlink_link=${cookie!.value}`;
   }
-  const view = (linkPath: string, cookie?: string) => t.app.inject({ method: 'GET', url: linkPath, headers: cookie ? { cookie } : {} });
+  const view = (linkPath: string, cookie?: string) =>
+    t.app.inject({ method: 'GET', url: linkPath, headers: cookie ? { cookie } : {} });
 
   it('refuses links until the Magic Link app is set up, then keeps and shows its settings', async () => {
     expect((await api('GET', '/v1/apps/magic_link')).json().error.code).toBe('app_not_configured');
-    const bad = await api('PUT', '/v1/apps/magic_link', { accent_color: 'red', sender_email: 'x', auth_types: ['social'] });
+    const bad = await api('PUT', '/v1/apps/magic_link', {
+      accent_color: 'red',
+      sender_email: 'x',
+      auth_types: ['social'],
+    });
     expect(bad.statusCode).toBe(422);
-    expect(bad.json().error.details.map((d: { field: string }) => d.field).sort()).toEqual(['accent_color', 'oidc_providers', 'sender_email']);
+    expect(
+      bad
+        .json()
+        .error.details.map((d: { field: string }) => d.field)
+        .sort(),
+    ).toEqual(['accent_color', 'oidc_providers', 'sender_email']);
     const res = await setUp();
     expect(res.statusCode).toBe(200);
-    expect((await api('GET', '/v1/apps/magic_link')).json()).toMatchObject({ organization_name: 'Acme', accent_color: '#AA3300', auth_types: ['email'] });
+    expect((await api('GET', '/v1/apps/magic_link')).json()).toMatchObject({
+      organization_name: 'Acme',
+      accent_color: '#AA3300',
+      auth_types: ['email'],
+    });
   });
 
   it("makes a link with the spec's settings, e-mails it, and answers with its details", async () => {
-    const { res, to, message, path: linkPath } = await share({ retain_from_created: { hours: 24 }, expire_after_n_views: 3 });
+    const {
+      res,
+      to,
+      message,
+      path: linkPath,
+    } = await share({ retain_from_created: { hours: 24 }, expire_after_n_views: 3 });
     expect(res.magic_link_piece_id).toMatch(/^ml_/);
-    expect(res.destinations.magic_link).toMatchObject({ id: res.magic_link_piece_id, recipient_email: to, views_left: 3, status: 'active', expires_at: '2026-11-23T10:00:00.000Z' });
+    expect(res.destinations.magic_link).toMatchObject({
+      id: res.magic_link_piece_id,
+      recipient_email: to,
+      views_left: 3,
+      status: 'active',
+      expires_at: '2026-11-23T10:00:00.000Z',
+    });
     expect(res.destinations.magic_link.url).toBe(`http://docs.acme.example${linkPath}`);
     expect(res.destinations.inkit_storage).toBeDefined();
     // the document was given no name: titled by its template, not by a made-up "Postcard 6x4 2026-11-22"
@@ -79,26 +136,41 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     // the token is stored only as its hash
     const token = linkPath.split('/').pop()!;
     expect(token.length).toBeGreaterThanOrEqual(43);
-    const row = await t.service.database.db.selectFrom('magic_links').selectAll().where('id', '=', res.magic_link_piece_id).executeTakeFirstOrThrow();
+    const row = await t.service.database.db
+      .selectFrom('magic_links')
+      .selectAll()
+      .where('id', '=', res.magic_link_piece_id)
+      .executeTakeFirstOrThrow();
     expect(row.token_hash).toBe(createHash('sha256').update(token).digest('hex'));
     expect(JSON.stringify(row)).not.toContain(token);
   });
 
   it("e-mails from the organisation's sender (not MAIL_FROM), with the logo inline by cid and a footer", async () => {
     const png = fs.readFileSync(path.join(root, 'examples/letter/logo.png'));
-    expect((await api('PUT', '/v1/apps/magic_link', { logo_url: `data:image/png;base64,${png.toString('base64')}` })).statusCode).toBe(200);
+    expect(
+      (await api('PUT', '/v1/apps/magic_link', { logo_url: `data:image/png;base64,${png.toString('base64')}` }))
+        .statusCode,
+    ).toBe(200);
     try {
       const { message, to } = await share({ retain_from_opened: { minutes: 45 } });
       expect(message.from?.value).toEqual([{ address: 'ann@acme.example', name: 'Acme' }]);
       expect(message.replyTo?.value).toEqual([{ address: 'ann@acme.example', name: '' }]);
       // a timer from opening and no view limit: open within 10 days
-      expect(message.text).toContain('Open it by Wed 2 Dec 2026, 10:00 UTC; from your first view it works for 45 minutes.');
+      expect(message.text).toContain(
+        'Open it by Wed 2 Dec 2026, 10:00 UTC; from your first view it works for 45 minutes.',
+      );
       expect(message.html).toContain('src="cid:logo@paperlink"');
       expect(message.html).not.toContain('data:image');
       expect(message.attachments).toHaveLength(1);
-      expect(message.attachments[0]).toMatchObject({ cid: 'logo@paperlink', contentType: 'image/png', contentDisposition: 'inline' });
+      expect(message.attachments[0]).toMatchObject({
+        cid: 'logo@paperlink',
+        contentType: 'image/png',
+        contentDisposition: 'inline',
+      });
       expect(Buffer.compare(message.attachments[0].content, png)).toBe(0);
-      expect(message.text).toContain(`Sent by Ann at Acme through Paperlink, to ${to}, because Acme shared a document with this address.`);
+      expect(message.text).toContain(
+        `Sent by Ann at Acme through Paperlink, to ${to}, because Acme shared a document with this address.`,
+      );
       expect(message.text).toContain('Questions? Reply to this e-mail or write to ann@acme.example.');
     } finally {
       await api('PUT', '/v1/apps/magic_link', { logo_url: null });
@@ -110,9 +182,18 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     // a view limit alone: the 10-day cap is the date said
     [{ expire_after_n_views: 2 }, 'The link works for 2 views, until Wed 2 Dec 2026, 10:00 UTC at the latest.'],
     // 30 days asked, 10 days given: the e-mail says the cap, not the 30 days
-    [{ expire_after_n_views: 2, retain_from_created: { days: 30 } }, 'The link works for 2 views, until Wed 2 Dec 2026, 10:00 UTC at the latest.'],
-    [{ retain_from_opened: { hours: 2 } }, 'Open it by Wed 2 Dec 2026, 10:00 UTC; from your first view it works for 2 hours.'],
-    [{ retain_from_opened: { days: 2 }, expire_after_n_views: 1 }, 'The link works for 1 view and for 2 days after your first view, and ends Wed 2 Dec 2026, 10:00 UTC at the latest.'],
+    [
+      { expire_after_n_views: 2, retain_from_created: { days: 30 } },
+      'The link works for 2 views, until Wed 2 Dec 2026, 10:00 UTC at the latest.',
+    ],
+    [
+      { retain_from_opened: { hours: 2 } },
+      'Open it by Wed 2 Dec 2026, 10:00 UTC; from your first view it works for 2 hours.',
+    ],
+    [
+      { retain_from_opened: { days: 2 }, expire_after_n_views: 1 },
+      'The link works for 1 view and for 2 days after your first view, and ends Wed 2 Dec 2026, 10:00 UTC at the latest.',
+    ],
   ])('says exactly what limits a link in its e-mail: %j', async (settings, sentence) => {
     const { message } = await share(settings);
     expect(message.text).toContain(sentence);
@@ -120,15 +201,44 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
   });
 
   it('refuses an auth type the app does not allow', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth(), payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { magic_link: { recipient_email: 'x@example.com', auth_type: 'social', expire_after_n_views: 1 } } } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/generate',
+      headers: auth(),
+      payload: {
+        template_id: EXAMPLE_IDS.postcard,
+        merge_parameters: postcard,
+        destinations: {
+          magic_link: { recipient_email: 'x@example.com', auth_type: 'social', expire_after_n_views: 1 },
+        },
+      },
+    });
     expect(res.statusCode).toBe(422);
-    expect(res.json().error.details).toEqual([expect.objectContaining({ field: 'destinations.magic_link.auth_type', code: 'not_allowed' })]);
+    expect(res.json().error.details).toEqual([
+      expect.objectContaining({ field: 'destinations.magic_link.auth_type', code: 'not_allowed' }),
+    ]);
   });
 
   it('reports every broken link setting at once', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth(), payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { magic_link: { recipient_email: 'nope', retain_from_created: { hours: 0 }, retain_from_opened: { days: 1 } } } } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/generate',
+      headers: auth(),
+      payload: {
+        template_id: EXAMPLE_IDS.postcard,
+        merge_parameters: postcard,
+        destinations: {
+          magic_link: { recipient_email: 'nope', retain_from_created: { hours: 0 }, retain_from_opened: { days: 1 } },
+        },
+      },
+    });
     expect(res.statusCode).toBe(422);
-    expect(res.json().error.details.map((d: { field: string }) => d.field).sort()).toEqual(['destinations.magic_link.recipient_email', 'destinations.magic_link.retain_from_opened']);
+    expect(
+      res
+        .json()
+        .error.details.map((d: { field: string }) => d.field)
+        .sort(),
+    ).toEqual(['destinations.magic_link.recipient_email', 'destinations.magic_link.retain_from_opened']);
   });
 
   it('walks the recipient through code, view and the end of the views; a reload is the same view', async () => {
@@ -152,7 +262,11 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     // reloads within the view cost nothing
     clock.advance(VIEW_MS - 1000);
     for (let i = 0; i < 3; i++) expect((await view(linkPath, cookie)).body).toContain('View 1 of 2');
-    expect((await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json()).toMatchObject({ status: 'active', views_used: 1, views_left: 1 });
+    expect((await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json()).toMatchObject({
+      status: 'active',
+      views_used: 1,
+      views_left: 1,
+    });
 
     clock.advance(1000);
     const second = await view(linkPath, cookie);
@@ -161,7 +275,9 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     // the last view goes on for its time (reloads, its PDF), though it ended the link
     clock.advance(VIEW_MS - 1000);
     expect((await view(linkPath, cookie)).statusCode).toBe(200);
-    expect((await t.app.inject({ method: 'GET', url: `${linkPath}/document.pdf`, headers: { cookie } })).statusCode).toBe(200);
+    expect(
+      (await t.app.inject({ method: 'GET', url: `${linkPath}/document.pdf`, headers: { cookie } })).statusCode,
+    ).toBe(200);
     clock.advance(1000);
     const over = await view(linkPath, cookie);
     expect(over.statusCode).toBe(404);
@@ -170,26 +286,43 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
 
     const link = (await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json();
     expect(link).toMatchObject({ status: 'expired', views_used: 2, views_left: 0 });
-    expect(link.access_log.filter((e: { kind: string; outcome: string }) => e.kind === 'viewed' && e.outcome === 'ok')).toHaveLength(2);
-    expect(link.access_log.find((e: { kind: string }) => e.kind === 'code_checked')).toMatchObject({ outcome: 'ok', email: to });
+    expect(
+      link.access_log.filter((e: { kind: string; outcome: string }) => e.kind === 'viewed' && e.outcome === 'ok'),
+    ).toHaveLength(2);
+    expect(link.access_log.find((e: { kind: string }) => e.kind === 'code_checked')).toMatchObject({
+      outcome: 'ok',
+      email: to,
+    });
     const doc = (await api('GET', `/v1/documents/${res.document_id}`)).json();
     expect(doc.magic_links.map((l: { id: string }) => l.id)).toEqual([res.magic_link_piece_id]);
   });
 
   it('a mail scanner fetching the link neither opens it nor starts its timer; the first view does', async () => {
     const { res, to, path: linkPath } = await share({ retain_from_opened: { minutes: 45 } });
-    const scanned = await t.app.inject({ method: 'GET', url: linkPath, headers: { 'user-agent': 'Mimecast-LinkScanner/1.0' } });
+    const scanned = await t.app.inject({
+      method: 'GET',
+      url: linkPath,
+      headers: { 'user-agent': 'Mimecast-LinkScanner/1.0' },
+    });
     expect(scanned.statusCode).toBe(200);
     clock.advance(HOUR);
     const cookie = await signIn(linkPath, to);
     let link = (await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json();
     // not opened: only the bound on opening (10 days from creation), no timer yet
-    expect(link).toMatchObject({ opened_at: null, expires_at: new Date(Date.parse(link.created_at) + 240 * HOUR).toISOString(), views_used: 0 });
+    expect(link).toMatchObject({
+      opened_at: null,
+      expires_at: new Date(Date.parse(link.created_at) + 240 * HOUR).toISOString(),
+      views_used: 0,
+    });
     clock.advance(5 * 60 * 1000);
     const opened = clock.now().getTime();
     expect((await view(linkPath, cookie)).statusCode).toBe(200);
     link = (await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json();
-    expect(link).toMatchObject({ opened_at: new Date(opened).toISOString(), expires_at: new Date(opened + 45 * 60 * 1000).toISOString(), views_used: 1 });
+    expect(link).toMatchObject({
+      opened_at: new Date(opened).toISOString(),
+      expires_at: new Date(opened + 45 * 60 * 1000).toISOString(),
+      views_used: 1,
+    });
     expect(link.access_log.filter((e: { outcome: string }) => e.outcome === 'first_opening')).toHaveLength(1);
   });
 
@@ -198,7 +331,9 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     const b = await share({ expire_after_n_views: 5 });
     const cookieA = await signIn(a.path, a.to);
     expect((await view(b.path, cookieA)).body).toContain('E-mail me a code');
-    expect((await t.app.inject({ method: 'GET', url: `${b.path}/document.pdf`, headers: { cookie: cookieA } })).statusCode).toBe(404);
+    expect(
+      (await t.app.inject({ method: 'GET', url: `${b.path}/document.pdf`, headers: { cookie: cookieA } })).statusCode,
+    ).toBe(404);
     expect((await t.app.inject({ method: 'GET', url: `${a.path}/document.pdf` })).statusCode).toBe(404);
   });
 
@@ -207,11 +342,16 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     const token = linkPath.split('/').pop()!;
     const link = (await t.service.links.open(token, {}))!;
     // sessions as a right code makes them (codes are limited to 5 an hour per link)
-    const cookies = await Promise.all(Array.from({ length: 50 }, async () => `paperlink_link=${await t.service.links.startSession(link, to)}`));
+    const cookies = await Promise.all(
+      Array.from({ length: 50 }, async () => `paperlink_link=${await t.service.links.startSession(link, to)}`),
+    );
     const answers = await Promise.all(cookies.map((cookie) => view(linkPath, cookie)));
     expect(answers.filter((a) => a.statusCode === 200)).toHaveLength(3);
     expect(answers.filter((a) => a.statusCode === 404)).toHaveLength(47);
-    expect((await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json()).toMatchObject({ views_used: 3, status: 'expired' });
+    expect((await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json()).toMatchObject({
+      views_used: 3,
+      status: 'expired',
+    });
   });
 
   it('one session starts one view at a time: 20 simultaneous loads by one recipient are one view', async () => {
@@ -219,7 +359,10 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     const cookie = await signIn(linkPath, to);
     const answers = await Promise.all(Array.from({ length: 20 }, () => view(linkPath, cookie)));
     expect(answers.every((a) => a.statusCode === 200)).toBe(true);
-    expect((await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json()).toMatchObject({ views_used: 1, status: 'active' });
+    expect((await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json()).toMatchObject({
+      views_used: 1,
+      status: 'active',
+    });
   });
 
   it('burns a code after 5 wrong tries, and limits codes to 5 an hour', async () => {
@@ -232,12 +375,28 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     expect(codeMail.subject).not.toContain(code);
     const wrong = code === '000000' ? '111111' : '000000';
     const statuses: number[] = [];
-    for (let i = 0; i < 5; i++) statuses.push((await t.app.inject({ method: 'POST', url: `${linkPath}/verify`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `code=${wrong}` })).statusCode);
+    for (let i = 0; i < 5; i++)
+      statuses.push(
+        (
+          await t.app.inject({
+            method: 'POST',
+            url: `${linkPath}/verify`,
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            payload: `code=${wrong}`,
+          })
+        ).statusCode,
+      );
     expect(statuses).toEqual([401, 401, 401, 401, 410]);
-    const right = await t.app.inject({ method: 'POST', url: `${linkPath}/verify`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `code=${code}` });
+    const right = await t.app.inject({
+      method: 'POST',
+      url: `${linkPath}/verify`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `code=${code}`,
+    });
     expect(right.statusCode).toBe(410);
     expect(right.cookies).toHaveLength(0);
-    for (let i = 0; i < 4; i++) expect((await t.app.inject({ method: 'POST', url: `${linkPath}/code` })).statusCode).toBe(303);
+    for (let i = 0; i < 4; i++)
+      expect((await t.app.inject({ method: 'POST', url: `${linkPath}/code` })).statusCode).toBe(303);
     const limited = await t.app.inject({ method: 'POST', url: `${linkPath}/code` });
     expect(limited.statusCode).toBe(429);
     expect(limited.headers['retry-after']).toBe('3600');
@@ -249,7 +408,12 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     await t.app.inject({ method: 'POST', url: `${linkPath}/code` });
     const code = codeIn(await mail.next(to, before));
     clock.advance(10 * 60 * 1000 + 1);
-    const late = await t.app.inject({ method: 'POST', url: `${linkPath}/verify`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `code=${code}` });
+    const late = await t.app.inject({
+      method: 'POST',
+      url: `${linkPath}/verify`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `code=${code}`,
+    });
     expect(late.statusCode).toBe(410);
   });
 
@@ -258,20 +422,29 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
       ['minutes', { minutes: 45 }, 45 * 60 * 1000],
       ['hours', { hours: 5 }, 5 * HOUR],
       ['days', { days: 2 }, 48 * HOUR],
-    ])('retain_from_created in %s: works until the deadline, not after; the flow marks it expired', async (_unit, retain, ms) => {
-      const { res, to, path: linkPath } = await share({ retain_from_created: retain });
-      const cookie = await signIn(linkPath, to);
-      clock.advance(ms - 1000);
-      expect((await view(linkPath, cookie)).statusCode).toBe(200);
-      clock.advance(1000);
-      expect((await view(linkPath, cookie)).statusCode).toBe(404);
-      await eventually(async () => (await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json().status === 'expired', 'status expired');
-    });
+    ])(
+      'retain_from_created in %s: works until the deadline, not after; the flow marks it expired',
+      async (_unit, retain, ms) => {
+        const { res, to, path: linkPath } = await share({ retain_from_created: retain });
+        const cookie = await signIn(linkPath, to);
+        clock.advance(ms - 1000);
+        expect((await view(linkPath, cookie)).statusCode).toBe(200);
+        clock.advance(1000);
+        expect((await view(linkPath, cookie)).statusCode).toBe(404);
+        await eventually(
+          async () => (await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json().status === 'expired',
+          'status expired',
+        );
+      },
+    );
 
     it('the lifecycle flow expires an untouched link at its deadline', async () => {
       const { res } = await share({ retain_from_created: { hours: 1 } });
       clock.advance(HOUR);
-      await eventually(async () => (await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json().status === 'expired', 'status expired by the flow');
+      await eventually(
+        async () => (await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json().status === 'expired',
+        'status expired by the flow',
+      );
     });
 
     it('a view limit also ends the link after 10 days', async () => {
@@ -303,7 +476,10 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
 
     it('retain_from_opened without a view limit: not opened within 10 days, it ends (reason not_opened); opened on day 9, its whole timer runs', async () => {
       // events are written only for a subscriber: one that wants to know why links end
-      const hook = await t.service.webhooks.create({ url: 'https://hooks.example.com/paperlink', events: ['magic_link.expired'] });
+      const hook = await t.service.webhooks.create({
+        url: 'https://hooks.example.com/paperlink',
+        events: ['magic_link.expired'],
+      });
       const late = await share({ retain_from_opened: { days: 30 } });
       const early = await share({ retain_from_opened: { days: 30 } });
       clock.advance(216 * HOUR);
@@ -312,9 +488,20 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
       expect((await view(early.path, cookie)).statusCode).toBe(200);
       clock.advance(24 * HOUR);
       // its lifecycle's timer ends it, and says why
-      await eventually(async () => (await t.service.links.get(late.res.magic_link_piece_id)).status === 'expired', 'the unopened link expired');
-      expect((await api('GET', `/v1/magic_links/${late.res.magic_link_piece_id}`)).json()).toMatchObject({ status: 'expired', opened_at: null });
-      const ended = await t.service.database.db.selectFrom('events').select('data').where('type', '=', 'magic_link.expired').where('resource_id', '=', late.res.magic_link_piece_id).execute();
+      await eventually(
+        async () => (await t.service.links.get(late.res.magic_link_piece_id)).status === 'expired',
+        'the unopened link expired',
+      );
+      expect((await api('GET', `/v1/magic_links/${late.res.magic_link_piece_id}`)).json()).toMatchObject({
+        status: 'expired',
+        opened_at: null,
+      });
+      const ended = await t.service.database.db
+        .selectFrom('events')
+        .select('data')
+        .where('type', '=', 'magic_link.expired')
+        .where('resource_id', '=', late.res.magic_link_piece_id)
+        .execute();
       expect(ended.map((e) => JSON.parse(e.data).reason)).toEqual(['not_opened']);
       expect((await view(late.path)).statusCode).toBe(404);
       const kept = (await api('GET', `/v1/magic_links/${early.res.magic_link_piece_id}`)).json();
@@ -343,13 +530,24 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     const page = await view(linkPath, cookie);
     expect(page.statusCode).toBe(404);
     expect(page.body).toContain('no longer available');
-    expect((await t.app.inject({ method: 'GET', url: `${linkPath}/document.pdf`, headers: { cookie } })).statusCode).toBe(404);
+    expect(
+      (await t.app.inject({ method: 'GET', url: `${linkPath}/document.pdf`, headers: { cookie } })).statusCode,
+    ).toBe(404);
   });
 
   it('keeps a link whose e-mail failed as send_failed, says so, and the flow sends it again', async () => {
     mail.refuse(true);
     const to = `retry${++recipient}@example.com`;
-    const res = await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth(), payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { inkit_storage: {}, magic_link: { recipient_email: to, expire_after_n_views: 1 } } } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/generate',
+      headers: auth(),
+      payload: {
+        template_id: EXAMPLE_IDS.postcard,
+        merge_parameters: postcard,
+        destinations: { inkit_storage: {}, magic_link: { recipient_email: to, expire_after_n_views: 1 } },
+      },
+    });
     mail.refuse(false);
     expect(res.statusCode).toBe(201);
     expect(res.json().destinations.magic_link.status).toBe('send_failed');
@@ -359,7 +557,10 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     await eventually(async () => clock.waiting > 0, 'the flow waits to retry');
     clock.advance(60_000);
     const message = await mail.next(to);
-    await eventually(async () => (await api('GET', `/v1/magic_links/${id}`)).json().status === 'active', 'sent on retry');
+    await eventually(
+      async () => (await api('GET', `/v1/magic_links/${id}`)).json().status === 'active',
+      'sent on retry',
+    );
     // the retried e-mail carries the URL the API answered with (a send never changes it), and it opens
     const sent = new URL(linkIn(message)).pathname;
     expect(sent).toBe(new URL(res.json().destinations.magic_link.url).pathname);
@@ -371,13 +572,26 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
   });
 
   it('shares an already generated document with POST /v1/documents/:id/magic_links', async () => {
-    const doc = (await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth(), payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { inkit_storage: {} } } })).json();
+    const doc = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/generate',
+        headers: auth(),
+        payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { inkit_storage: {} } },
+      })
+    ).json();
     const to = `later${++recipient}@example.com`;
-    const res = await api('POST', `/v1/documents/${doc.document_id}/magic_links`, { recipient_email: to, retain_from_created: { days: 1 } });
+    const res = await api('POST', `/v1/documents/${doc.document_id}/magic_links`, {
+      recipient_email: to,
+      retain_from_created: { days: 1 },
+    });
     expect(res.statusCode).toBe(201);
     expect(res.json()).toMatchObject({ document_id: doc.document_id, status: 'active', recipient_email: to });
     expect(linkIn(await mail.next(to))).toBe(res.json().url);
-    expect((await api('POST', '/v1/documents/doc_nope/magic_links', { recipient_email: to, expire_after_n_views: 1 })).statusCode).toBe(404);
+    expect(
+      (await api('POST', '/v1/documents/doc_nope/magic_links', { recipient_email: to, expire_after_n_views: 1 }))
+        .statusCode,
+    ).toBe(404);
     const before = mail.messages.length;
     const resent = await api('POST', `/v1/magic_links/${res.json().id}/resend`);
     // an explicit resend is the one thing that changes the URL: the old one stops working
@@ -389,25 +603,45 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
 
   it('lists links newest first, filtered by status, document and recipient, page by page', async () => {
     await setUp();
-    const doc = (await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth(), payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { inkit_storage: {} } } })).json();
+    const doc = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/generate',
+        headers: auth(),
+        payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { inkit_storage: {} } },
+      })
+    ).json();
     const made: string[] = [];
     for (const to of ['list-a@example.com', 'list-b@example.com', 'list-a@example.com']) {
       // newest first is by creation time (ids made in the same millisecond have no order)
       clock.advance(1000);
-      made.push((await api('POST', `/v1/documents/${doc.document_id}/magic_links`, { recipient_email: to, expire_after_n_views: 2 })).json().id);
+      made.push(
+        (
+          await api('POST', `/v1/documents/${doc.document_id}/magic_links`, {
+            recipient_email: to,
+            expire_after_n_views: 2,
+          })
+        ).json().id,
+      );
     }
     await api('POST', `/v1/magic_links/${made[0]}/expire`);
     const ofDoc = await api('GET', `/v1/magic_links?document_id=${doc.document_id}`);
     expect(ofDoc.statusCode).toBe(200);
     expect(ofDoc.json()).toMatchObject({ object: 'list', has_more: false });
     expect(ofDoc.json().data.map((l: { id: string }) => l.id)).toEqual([...made].reverse());
-    const active = (await api('GET', `/v1/magic_links?document_id=${doc.document_id}&status=active`)).json().data.map((l: { id: string }) => l.id);
+    const active = (await api('GET', `/v1/magic_links?document_id=${doc.document_id}&status=active`))
+      .json()
+      .data.map((l: { id: string }) => l.id);
     expect(active).toEqual([made[2], made[1]]);
-    const toA = (await api('GET', `/v1/magic_links?document_id=${doc.document_id}&recipient_email=list-a@example.com`)).json().data.map((l: { id: string }) => l.id);
+    const toA = (await api('GET', `/v1/magic_links?document_id=${doc.document_id}&recipient_email=list-a@example.com`))
+      .json()
+      .data.map((l: { id: string }) => l.id);
     expect(toA).toEqual([made[2], made[0]]);
     const first = (await api('GET', `/v1/magic_links?document_id=${doc.document_id}&limit=2`)).json();
     expect(first).toMatchObject({ has_more: true, next_cursor: made[1] });
-    const second = (await api('GET', `/v1/magic_links?document_id=${doc.document_id}&limit=2&starting_after=${first.next_cursor}`)).json();
+    const second = (
+      await api('GET', `/v1/magic_links?document_id=${doc.document_id}&limit=2&starting_after=${first.next_cursor}`)
+    ).json();
     expect(second.data.map((l: { id: string }) => l.id)).toEqual([made[0]]);
     const bad = await api('GET', '/v1/magic_links?status=lost');
     expect(bad.statusCode).toBe(422);
@@ -415,19 +649,46 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     expect((await t.app.inject({ method: 'GET', url: '/v1/magic_links' })).statusCode).toBe(401);
 
     // made between two times (at or after the first, before the second)
-    const createdAt = await Promise.all(made.map(async (id) => (await api('GET', `/v1/magic_links/${id}`)).json().created_at as string));
-    const between = (await api('GET', `/v1/magic_links?document_id=${doc.document_id}&created_after=${encodeURIComponent(createdAt[1])}&created_before=${encodeURIComponent(createdAt[2])}`)).json();
+    const createdAt = await Promise.all(
+      made.map(async (id) => (await api('GET', `/v1/magic_links/${id}`)).json().created_at as string),
+    );
+    const between = (
+      await api(
+        'GET',
+        `/v1/magic_links?document_id=${doc.document_id}&created_after=${encodeURIComponent(createdAt[1])}&created_before=${encodeURIComponent(createdAt[2])}`,
+      )
+    ).json();
     expect(between.data.map((l: { id: string }) => l.id)).toEqual([made[1]]);
     const badTimes = await api('GET', '/v1/magic_links?created_after=yesterday&created_before=2026-13-45');
     expect(badTimes.statusCode).toBe(422);
-    expect(badTimes.json().error.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort()).toEqual(['created_after:invalid', 'created_before:invalid']);
+    expect(
+      badTimes
+        .json()
+        .error.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`)
+        .sort(),
+    ).toEqual(['created_after:invalid', 'created_before:invalid']);
   });
 
   it('expires several links at once, refusing the whole request when an id is unknown', async () => {
     await setUp();
-    const doc = (await t.app.inject({ method: 'POST', url: '/v1/generate', headers: auth(), payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { inkit_storage: {} } } })).json();
+    const doc = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/generate',
+        headers: auth(),
+        payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { inkit_storage: {} } },
+      })
+    ).json();
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await api('POST', `/v1/documents/${doc.document_id}/magic_links`, { recipient_email: `many${i}@example.com`, expire_after_n_views: 2 })).json().id);
+    for (let i = 0; i < 3; i++)
+      ids.push(
+        (
+          await api('POST', `/v1/documents/${doc.document_id}/magic_links`, {
+            recipient_email: `many${i}@example.com`,
+            expire_after_n_views: 2,
+          })
+        ).json().id,
+      );
     const unknown = await api('POST', '/v1/magic_links/expire', { ids: [ids[0], 'ml_nope', ids[1]] });
     expect(unknown.statusCode).toBe(422);
     expect(unknown.json().error.details).toEqual([expect.objectContaining({ field: 'ids[1]', code: 'not_found' })]);
@@ -440,11 +701,21 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     }
     const done = await api('POST', '/v1/magic_links/expire', { ids: [ids[0], ids[1], ids[0]] });
     expect(done.statusCode).toBe(200);
-    expect(done.json()).toMatchObject({ object: 'list', data: [{ id: ids[0], status: 'revoked' }, { id: ids[1], status: 'revoked' }] });
+    expect(done.json()).toMatchObject({
+      object: 'list',
+      data: [
+        { id: ids[0], status: 'revoked' },
+        { id: ids[1], status: 'revoked' },
+      ],
+    });
     expect((await api('GET', `/v1/magic_links/${ids[2]}`)).json().status).toBe('active');
     // again: the same answer, nothing changes
-    expect((await api('POST', '/v1/magic_links/expire', { ids: [ids[0]] })).json().data).toEqual([expect.objectContaining({ id: ids[0], status: 'revoked' })]);
-    expect((await t.app.inject({ method: 'POST', url: '/v1/magic_links/expire', payload: { ids } })).statusCode).toBe(401);
+    expect((await api('POST', '/v1/magic_links/expire', { ids: [ids[0]] })).json().data).toEqual([
+      expect.objectContaining({ id: ids[0], status: 'revoked' }),
+    ]);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/magic_links/expire', payload: { ids } })).statusCode).toBe(
+      401,
+    );
   });
 
   it('resumes the lifecycle of active links after a restart', async () => {
@@ -452,7 +723,10 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     t = await t.restart();
     expect((t.service.engine as EmbeddedEngine).size).toBeGreaterThan(0);
     clock.advance(3 * HOUR);
-    await eventually(async () => (await t.service.links.get(res.magic_link_piece_id)).status === 'expired', 'expired after restart');
+    await eventually(
+      async () => (await t.service.links.get(res.magic_link_piece_id)).status === 'expired',
+      'expired after restart',
+    );
   });
 });
 
@@ -463,19 +737,39 @@ describe('logs', () => {
     const mail = await startSmtp();
     const t = await testService({ config: { smtpUrl: mail.url, logLevel: 'debug' } });
     let logged = '';
-    const app = await buildApp(t.service, { logStream: new Writable({ write: (c, _e, cb) => ((logged += c.toString()), cb()) }) });
+    const app = await buildApp(t.service, {
+      logStream: new Writable({ write: (c, _e, cb) => ((logged += c.toString()), cb()) }),
+    });
     try {
       await t.service.apps.magicLink.put({});
-      const res = await app.inject({ method: 'POST', url: '/v1/generate', headers: { 'x-service-api-token': t.key }, payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { magic_link: { recipient_email: 'log@example.com', expire_after_n_views: 2 } } } });
+      const res = await app.inject({
+        method: 'POST',
+        url: '/v1/generate',
+        headers: { 'x-service-api-token': t.key },
+        payload: {
+          template_id: EXAMPLE_IDS.postcard,
+          merge_parameters: postcard,
+          destinations: { magic_link: { recipient_email: 'log@example.com', expire_after_n_views: 2 } },
+        },
+      });
       const linkPath = new URL(res.json().destinations.magic_link.url).pathname;
       const token = linkPath.split('/').pop()!;
       await app.inject({ method: 'GET', url: linkPath });
       await app.inject({ method: 'POST', url: `${linkPath}/code` });
       const code = codeIn(await mail.next('log@example.com', 1));
-      const ok = await app.inject({ method: 'POST', url: `${linkPath}/verify`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `code=${code}` });
+      const ok = await app.inject({
+        method: 'POST',
+        url: `${linkPath}/verify`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `code=${code}`,
+      });
       const session = ok.cookies[0].value;
       await app.inject({ method: 'GET', url: linkPath, headers: { cookie: `paperlink_link=${session}` } });
-      await app.inject({ method: 'GET', url: `${linkPath}/document.pdf`, headers: { cookie: `paperlink_link=${session}` } });
+      await app.inject({
+        method: 'GET',
+        url: `${linkPath}/document.pdf`,
+        headers: { cookie: `paperlink_link=${session}` },
+      });
       await app.inject({ method: 'GET', url: '/v1/nothing', headers: { 'x-service-api-token': t.key } });
       expect(logged).toContain('/l/[token]');
       expect(logged.split('\n').length).toBeGreaterThan(8);

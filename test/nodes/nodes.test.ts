@@ -17,7 +17,10 @@ import { readPdf } from '../support/pdf';
 import { testService, type TestService } from '../support/service';
 import { linkIn, startSmtp, type Mailbox } from '../support/smtp';
 
-const sample = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
+const sample = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<
+  string,
+  string
+>;
 
 let t: TestService;
 let mail: Mailbox;
@@ -32,7 +35,10 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   await t.service.apps.magicLink.put({ public_url: base });
   postcardToken = (await t.service.keys.create('postcard', 'n8n')).secret;
-  creds = { paperlinkApi: { baseUrl: `${base}/`, apiKey: t.key }, paperlinkPostcardToken: { token: postcardToken, intakeUrl: `${base}/postcards` } };
+  creds = {
+    paperlinkApi: { baseUrl: `${base}/`, apiKey: t.key },
+    paperlinkPostcardToken: { token: postcardToken, intakeUrl: `${base}/postcards` },
+  };
 }, 30_000);
 afterAll(async () => {
   await t?.stop();
@@ -43,7 +49,14 @@ const postcardValues = () => Object.fromEntries(Object.entries(sample).map(([k, 
 /** A stored document made the ordinary way; returns its id. */
 async function makeDocument(name: string): Promise<string> {
   const variables = (await t.service.templates.load(EXAMPLE_IDS.letter)).variables;
-  const r = await t.service.documents.generate({ template_id: EXAMPLE_IDS.letter, merge_parameters: Object.fromEntries(variables.map((v) => [v, 'x'])), destinations: { inkit_storage: { name } } }, { keyId: null, name: null });
+  const r = await t.service.documents.generate(
+    {
+      template_id: EXAMPLE_IDS.letter,
+      merge_parameters: Object.fromEntries(variables.map((v) => [v, 'x'])),
+      destinations: { inkit_storage: { name } },
+    },
+    { keyId: null, name: null },
+  );
   return r.document_id;
 }
 
@@ -56,7 +69,10 @@ describe('Paperlink node: Document', () => {
         resource: 'document',
         operation: 'generate',
         templateId: { __rl: true, mode: 'list', value: EXAMPLE_IDS.postcard },
-        mergeFields: { mappingMode: 'defineBelow', value: Object.fromEntries(variables.map((v) => [v, values[v] ?? `value of ${v}`])) },
+        mergeFields: {
+          mappingMode: 'defineBelow',
+          value: Object.fromEntries(variables.map((v) => [v, values[v] ?? `value of ${v}`])),
+        },
         store: true,
         documentName: 'From n8n',
         shareByMagicLink: true,
@@ -75,10 +91,22 @@ describe('Paperlink node: Document', () => {
     expect(error).toBeUndefined();
     expect(items).toHaveLength(1);
     const [item] = items;
-    expect(item.json).toMatchObject({ object: 'render', status: 'completed', destinations: { inkit_storage: { name: 'From n8n' }, magic_link: { recipient_email: 'ada@example.com', views_left: 3 } } });
+    expect(item.json).toMatchObject({
+      object: 'render',
+      status: 'completed',
+      destinations: {
+        inkit_storage: { name: 'From n8n' },
+        magic_link: { recipient_email: 'ada@example.com', views_left: 3 },
+      },
+    });
     expect(item.pairedItem).toEqual({ item: 0 });
     const link = await t.service.links.get(item.json.magic_link_piece_id as string);
-    expect(link).toMatchObject({ retain_from_opened: { days: 2 }, retain_from_created: null, expire_after_n_views: 3, auth_email: 'ada@example.com' });
+    expect(link).toMatchObject({
+      retain_from_opened: { days: 2 },
+      retain_from_created: null,
+      expire_after_n_views: 3,
+      auth_email: 'ada@example.com',
+    });
     expect(linkIn(await mail.next('ada@example.com'))).toContain('/l/');
     const binary = item.binary!.pdf;
     // the file is named after the document, not its id
@@ -91,12 +119,20 @@ describe('Paperlink node: Document', () => {
     const made = await makeDocument('n8n: letter');
     const got = await runPaperlink({ resource: 'document', operation: 'get', documentId: made }, [{}], creds);
     expect(got.items[0].json).toMatchObject({ id: made, name: 'n8n: letter', magic_links: [] });
-    const down = await runPaperlink({ resource: 'document', operation: 'download', documentId: made, binaryPropertyName: 'data' }, [{}], creds);
+    const down = await runPaperlink(
+      { resource: 'document', operation: 'download', documentId: made, binaryPropertyName: 'data' },
+      [{}],
+      creds,
+    );
     expect(down.items[0].binary!.data).toMatchObject({ mimeType: 'application/pdf', fileName: 'n8n_ letter.pdf' });
     const bytes = await binaryBytes(down.items[0].binary!.data);
     expect(bytes.subarray(0, 5).toString()).toBe('%PDF-');
     expect(bytes.length).toBe(got.items[0].json.size);
-    const list = await runPaperlink({ resource: 'document', operation: 'list', returnAll: false, limit: 1 }, [{}], creds);
+    const list = await runPaperlink(
+      { resource: 'document', operation: 'list', returnAll: false, limit: 1 },
+      [{}],
+      creds,
+    );
     expect(list.items).toHaveLength(1);
     const all = await runPaperlink({ resource: 'document', operation: 'list', returnAll: true }, [{}], creds);
     expect(all.items.map((i) => i.json.id)).toContain(made);
@@ -106,20 +142,36 @@ describe('Paperlink node: Document', () => {
   });
 
   it('fails with the service message and field details, or outputs them under Continue On Fail', async () => {
-    const params = { resource: 'document', operation: 'generate', templateId: EXAMPLE_IDS.letter, mergeFields: { mappingMode: 'defineBelow', value: {} }, store: true, shareByMagicLink: false, options: {} };
+    const params = {
+      resource: 'document',
+      operation: 'generate',
+      templateId: EXAMPLE_IDS.letter,
+      mergeFields: { mappingMode: 'defineBelow', value: {} },
+      store: true,
+      shareByMagicLink: false,
+      options: {},
+    };
     const failed = await runPaperlink(params, [{}], creds);
     expect(failed.error?.name).toBe('NodeApiError');
     expect(failed.error?.message).toMatch(/missing_variables/);
-    expect((failed.error as unknown as { description: string }).description).toMatch(/merge_parameters\.\w+: is required/);
+    expect((failed.error as unknown as { description: string }).description).toMatch(
+      /merge_parameters\.\w+: is required/,
+    );
     const tolerated = await runPaperlink(params, [{ a: 1 }, { a: 2 }], creds, { continueOnFail: true });
     expect(tolerated.error).toBeUndefined();
     expect(tolerated.items).toHaveLength(2);
     expect(tolerated.items.map((i) => i.pairedItem)).toEqual([{ item: 0 }, { item: 1 }]);
-    expect(tolerated.items[0].json).toMatchObject({ error: expect.stringMatching(/missing_variables/), httpCode: '422' });
+    expect(tolerated.items[0].json).toMatchObject({
+      error: expect.stringMatching(/missing_variables/),
+      httpCode: '422',
+    });
   });
 
   it('refuses a bad API key with the service error', async () => {
-    const bad = await runPaperlink({ resource: 'template', operation: 'list', returnAll: true }, [{}], { ...creds, paperlinkApi: { baseUrl: base, apiKey: 'plk_wrong' } });
+    const bad = await runPaperlink({ resource: 'template', operation: 'list', returnAll: true }, [{}], {
+      ...creds,
+      paperlinkApi: { baseUrl: base, apiKey: 'plk_wrong' },
+    });
     expect(bad.error?.name).toBe('NodeApiError');
     expect((bad.error as unknown as { httpCode: string }).httpCode).toBe('401');
     expect(bad.error?.message).toMatch(/unauthorized/);
@@ -129,11 +181,30 @@ describe('Paperlink node: Document', () => {
 describe('Paperlink node: Magic Link, Template, Postcard', () => {
   it('creates a link for an existing document, gets it, expires it', async () => {
     const doc = await makeDocument('shared');
-    const made = await runPaperlink({ resource: 'magicLink', operation: 'create', documentId: doc, recipientEmail: 'bo@example.com', authEmail: 'boss@example.com', authType: 'email', expireAfter: 30, expireUnit: 'minutes', timerStarts: 'created', expireAfterViews: 0 }, [{}], creds);
+    const made = await runPaperlink(
+      {
+        resource: 'magicLink',
+        operation: 'create',
+        documentId: doc,
+        recipientEmail: 'bo@example.com',
+        authEmail: 'boss@example.com',
+        authType: 'email',
+        expireAfter: 30,
+        expireUnit: 'minutes',
+        timerStarts: 'created',
+        expireAfterViews: 0,
+      },
+      [{}],
+      creds,
+    );
     expect(made.error).toBeUndefined();
     const id = made.items[0].json.id as string;
     expect(made.items[0].json).toMatchObject({ recipient_email: 'bo@example.com' });
-    expect(await t.service.links.get(id)).toMatchObject({ auth_email: 'boss@example.com', retain_from_created: { minutes: 30 }, expire_after_n_views: null });
+    expect(await t.service.links.get(id)).toMatchObject({
+      auth_email: 'boss@example.com',
+      retain_from_created: { minutes: 30 },
+      expire_after_n_views: null,
+    });
     const got = await runPaperlink({ resource: 'magicLink', operation: 'get', magicLinkId: id }, [{}], creds);
     expect(got.items[0].json).toMatchObject({ id, status: 'active', access_log: [] });
     const ended = await runPaperlink({ resource: 'magicLink', operation: 'expire', magicLinkId: id }, [{}], creds);
@@ -143,10 +214,21 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
   it('lists templates, gets one with its variables, and offers them to the editor', async () => {
     const list = await runPaperlink({ resource: 'template', operation: 'list', returnAll: true }, [{}], creds);
     expect(list.items.map((i) => i.json.id)).toEqual(expect.arrayContaining(Object.values(EXAMPLE_IDS)));
-    const got = await runPaperlink({ resource: 'template', operation: 'get', templateId: EXAMPLE_IDS.letter }, [{}], creds);
+    const got = await runPaperlink(
+      { resource: 'template', operation: 'get', templateId: EXAMPLE_IDS.letter },
+      [{}],
+      creds,
+    );
     expect(got.items[0].json.variables).toEqual((await t.service.templates.load(EXAMPLE_IDS.letter)).variables);
 
-    const ctx = loadOptionsContext({ resource: 'document', operation: 'generate', templateId: { __rl: true, mode: 'list', value: EXAMPLE_IDS.postcard } }, creds);
+    const ctx = loadOptionsContext(
+      {
+        resource: 'document',
+        operation: 'generate',
+        templateId: { __rl: true, mode: 'list', value: EXAMPLE_IDS.postcard },
+      },
+      creds,
+    );
     const node = new (await import('../../nodes/Paperlink/Paperlink.node')).Paperlink();
     const options = await node.methods.listSearch.searchTemplates.call(ctx);
     expect(options.results.map((o) => o.value)).toEqual(expect.arrayContaining(Object.values(EXAMPLE_IDS)));
@@ -173,7 +255,11 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
         addressZip: sample.address_zip,
         addressCountry: 'us',
         contact: { email: 'jordan@example.com' },
-        customData: { field: Object.entries(sample).filter(([k]) => !k.startsWith('address_') && !['first_name', 'last_name'].includes(k)).map(([name, value]) => ({ name, value })) },
+        customData: {
+          field: Object.entries(sample)
+            .filter(([k]) => !k.startsWith('address_') && !['first_name', 'last_name'].includes(k))
+            .map(([name, value]) => ({ name, value })),
+        },
       },
       [{}],
       creds,
@@ -185,7 +271,22 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
     const got = await runPaperlink({ resource: 'postcard', operation: 'get', postcardId: id }, [{}], creds);
     expect(got.items[0].json).toMatchObject({ id, status: 'rendered', address: { address_country: 'US' } });
 
-    const refused = await runPaperlink({ resource: 'postcard', operation: 'submit', templateId: EXAMPLE_IDS.postcard, firstName: '', lastName: ' ', addressLine1: 'x'.repeat(65), addressCity: 'A', addressState: 'ZZ', addressZip: '1', addressCountry: 'US' }, [{}], creds);
+    const refused = await runPaperlink(
+      {
+        resource: 'postcard',
+        operation: 'submit',
+        templateId: EXAMPLE_IDS.postcard,
+        firstName: '',
+        lastName: ' ',
+        addressLine1: 'x'.repeat(65),
+        addressCity: 'A',
+        addressState: 'ZZ',
+        addressZip: '1',
+        addressCountry: 'US',
+      },
+      [{}],
+      creds,
+    );
     // checked with the service's rules before anything is sent
     expect(refused.error?.name).toBe('NodeOperationError');
     expect((refused.error as unknown as { description: string }).description).toMatch(/address_line_1/);
@@ -193,14 +294,30 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
 
   it('refuses a postcard before sending when the template needs a field it lacks (nothing is stored), but not an optional one', async () => {
     const before = (await t.service.postcards.list({ limit: 100 })).data.length;
-    const tmpl = await t.service.templates.create({ source: '<document size="postcard-6x4"><body><p>{{last_name}}: use {{promo_code}} by {{deadline | default: "Friday"}}</p></body></document>' });
+    const tmpl = await t.service.templates.create({
+      source:
+        '<document size="postcard-6x4"><body><p>{{last_name}}: use {{promo_code}} by {{deadline | default: "Friday"}}</p></body></document>',
+    });
     const refused = await runPaperlink(
-      { resource: 'postcard', operation: 'submit', templateId: tmpl.id, firstName: '', lastName: sample.last_name, addressLine1: sample.address_line_1, addressCity: sample.address_city, addressState: sample.address_state, addressZip: sample.address_zip, addressCountry: 'US' },
+      {
+        resource: 'postcard',
+        operation: 'submit',
+        templateId: tmpl.id,
+        firstName: '',
+        lastName: sample.last_name,
+        addressLine1: sample.address_line_1,
+        addressCity: sample.address_city,
+        addressState: sample.address_state,
+        addressZip: sample.address_zip,
+        addressCountry: 'US',
+      },
       [{}],
       creds,
     );
     expect(refused.error?.name).toBe('NodeOperationError');
-    expect((refused.error as unknown as { description: string }).description).toMatch(/^promo_code: is required by the template$/);
+    expect((refused.error as unknown as { description: string }).description).toMatch(
+      /^promo_code: is required by the template$/,
+    );
     expect((refused.error as unknown as { context: { itemIndex: number } }).context.itemIndex).toBe(0);
     expect((await t.service.postcards.list({ limit: 100 })).data.length).toBe(before);
   });
@@ -220,13 +337,27 @@ describe('Paperlink Trigger', () => {
 
       await makeDocument('triggered');
       await eventually(async () => trigger.started.length === 1, 'the workflow started');
-      expect(trigger.started[0][0].json).toMatchObject({ type: 'document.generated', data: { object: { name: 'triggered' } } });
+      expect(trigger.started[0][0].json).toMatchObject({
+        type: 'document.generated',
+        data: { object: { name: 'triggered' } },
+      });
 
       const body = JSON.stringify({ id: 'evt_forged', type: 'document.generated', data: {} });
-      const forged = await fetch(trigger.url, { method: 'POST', headers: { 'content-type': 'application/json', 'paperlink-signature': sign('whsec_not_the_secret', body, Math.floor(Date.now() / 1000)) }, body });
+      const forged = await fetch(trigger.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'paperlink-signature': sign('whsec_not_the_secret', body, Math.floor(Date.now() / 1000)),
+        },
+        body,
+      });
       expect(forged.status).toBe(401);
       expect((await forged.json()).error.code).toBe('invalid_signature');
-      const unsigned = await fetch(trigger.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const unsigned = await fetch(trigger.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       expect(unsigned.status).toBe(401);
       expect(trigger.started).toHaveLength(1);
 
@@ -244,45 +375,102 @@ describe('Paperlink Trigger', () => {
 });
 
 describe('Postcard Intake Trigger', () => {
-  const post = (url: string, body: unknown, type = 'application/json') => fetch(url, { method: 'POST', headers: { 'content-type': type }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const post = (url: string, body: unknown, type = 'application/json') =>
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': type },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
 
   it('answers 202 with no body and starts the workflow with the normalised postcard', async () => {
-    const trigger = await serveTrigger('postcardIntakeTrigger', { path: 'postcards', templateIds: `${EXAMPLE_IDS.postcard}, tmpl_other` }, creds);
+    const trigger = await serveTrigger(
+      'postcardIntakeTrigger',
+      { path: 'postcards', templateIds: `${EXAMPLE_IDS.postcard}, tmpl_other` },
+      creds,
+    );
     try {
-      const res = await post(trigger.url, { api_token: postcardToken, template_id: EXAMPLE_IDS.postcard, ...sample, address_country: 'us', favourite_colour: 'green' });
+      const res = await post(trigger.url, {
+        api_token: postcardToken,
+        template_id: EXAMPLE_IDS.postcard,
+        ...sample,
+        address_country: 'us',
+        favourite_colour: 'green',
+      });
       expect(res.status).toBe(202);
       expect(await res.text()).toBe('');
       expect(trigger.started).toHaveLength(1);
-      expect(trigger.started[0][0].json).toMatchObject({ template_id: EXAMPLE_IDS.postcard, address: { address_country: 'US' }, custom: { favourite_colour: 'green' }, contact: { first_name: sample.first_name } });
+      expect(trigger.started[0][0].json).toMatchObject({
+        template_id: EXAMPLE_IDS.postcard,
+        address: { address_country: 'US' },
+        custom: { favourite_colour: 'green' },
+        contact: { first_name: sample.first_name },
+      });
     } finally {
       await trigger.close();
     }
   });
 
   it.each([
-    ['a wrong token', () => ({ api_token: 'plp_wrong', template_id: EXAMPLE_IDS.postcard, ...sample }), 401, 'unauthorized', []],
+    [
+      'a wrong token',
+      () => ({ api_token: 'plp_wrong', template_id: EXAMPLE_IDS.postcard, ...sample }),
+      401,
+      'unauthorized',
+      [],
+    ],
     ['no token', () => ({ template_id: EXAMPLE_IDS.postcard, ...sample }), 401, 'unauthorized', []],
-    ['broken rules', () => ({ api_token: postcardToken, template_id: EXAMPLE_IDS.postcard, ...sample, first_name: ' ', last_name: '', address_line_1: 'x'.repeat(65), address_country: 'XX' }), 422, 'validation_failed', ['address_country', 'address_line_1', 'first_name']],
-    ['a template not on the list', () => ({ api_token: postcardToken, template_id: 'tmpl_elsewhere', ...sample }), 422, 'validation_failed', ['template_id']],
-  ] as [string, () => object, number, string, string[]][])('refuses %s as the service would', async (_what, body, status, code, fields) => {
-    const trigger = await serveTrigger('postcardIntakeTrigger', { path: 'postcards', templateIds: EXAMPLE_IDS.postcard }, creds);
-    try {
-      const res = await post(trigger.url, body());
-      expect(res.status).toBe(status);
-      const answer = (await res.json()) as { error: { code: string; details: { field: string }[] } };
-      expect(answer.error.code).toBe(code);
-      expect([...new Set(answer.error.details.map((d) => d.field))].sort()).toEqual(fields);
-      expect(trigger.started).toHaveLength(0);
-      // the service answers the same request the same way
-      const service = await fetch(`${base}/postcards`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body()) });
-      if (code !== 'validation_failed' || !fields.includes('template_id')) {
-        expect(service.status).toBe(status);
-        expect(((await service.json()) as { error: { code: string } }).error.code).toBe(code);
+    [
+      'broken rules',
+      () => ({
+        api_token: postcardToken,
+        template_id: EXAMPLE_IDS.postcard,
+        ...sample,
+        first_name: ' ',
+        last_name: '',
+        address_line_1: 'x'.repeat(65),
+        address_country: 'XX',
+      }),
+      422,
+      'validation_failed',
+      ['address_country', 'address_line_1', 'first_name'],
+    ],
+    [
+      'a template not on the list',
+      () => ({ api_token: postcardToken, template_id: 'tmpl_elsewhere', ...sample }),
+      422,
+      'validation_failed',
+      ['template_id'],
+    ],
+  ] as [string, () => object, number, string, string[]][])(
+    'refuses %s as the service would',
+    async (_what, body, status, code, fields) => {
+      const trigger = await serveTrigger(
+        'postcardIntakeTrigger',
+        { path: 'postcards', templateIds: EXAMPLE_IDS.postcard },
+        creds,
+      );
+      try {
+        const res = await post(trigger.url, body());
+        expect(res.status).toBe(status);
+        const answer = (await res.json()) as { error: { code: string; details: { field: string }[] } };
+        expect(answer.error.code).toBe(code);
+        expect([...new Set(answer.error.details.map((d) => d.field))].sort()).toEqual(fields);
+        expect(trigger.started).toHaveLength(0);
+        // the service answers the same request the same way
+        const service = await fetch(`${base}/postcards`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body()),
+        });
+        if (code !== 'validation_failed' || !fields.includes('template_id')) {
+          expect(service.status).toBe(status);
+          expect(((await service.json()) as { error: { code: string } }).error.code).toBe(code);
+        }
+      } finally {
+        await trigger.close();
       }
-    } finally {
-      await trigger.close();
-    }
-  });
+    },
+  );
 
   it('refuses a body that is not JSON with 415', async () => {
     const trigger = await serveTrigger('postcardIntakeTrigger', { path: 'postcards', templateIds: '' }, creds);
@@ -297,12 +485,27 @@ describe('Postcard Intake Trigger', () => {
 });
 
 describe('Paperlink node: as builders expect it (issue 23)', () => {
-  const letterValues = async () => Object.fromEntries((await t.service.templates.load(EXAMPLE_IDS.letter)).variables.map((v) => [v, `auto ${v}`]));
-  const generate = (mergeFields: object, extra: object = {}) => ({ resource: 'document', operation: 'generate', templateId: EXAMPLE_IDS.letter, mergeFields, store: true, documentName: 'auto', shareByMagicLink: false, options: {}, ...extra });
+  const letterValues = async () =>
+    Object.fromEntries((await t.service.templates.load(EXAMPLE_IDS.letter)).variables.map((v) => [v, `auto ${v}`]));
+  const generate = (mergeFields: object, extra: object = {}) => ({
+    resource: 'document',
+    operation: 'generate',
+    templateId: EXAMPLE_IDS.letter,
+    mergeFields,
+    store: true,
+    documentName: 'auto',
+    shareByMagicLink: false,
+    options: {},
+    ...extra,
+  });
 
   it('"Map Automatically" sends the item fields that carry a variable name, and nothing else', async () => {
     const item = { ...(await letterValues()), not_a_variable: 'ignored' };
-    const { items, error } = await runPaperlink(generate({ mappingMode: 'autoMapInputData', value: null }), [item], creds);
+    const { items, error } = await runPaperlink(
+      generate({ mappingMode: 'autoMapInputData', value: null }),
+      [item],
+      creds,
+    );
     expect(error).toBeUndefined();
     expect(items[0].json).toMatchObject({ status: 'completed', warnings: [] });
     const text = (await readPdf((await t.service.storage.get(items[0].json.document_id as string))!)).text;
@@ -312,20 +515,51 @@ describe('Paperlink node: as builders expect it (issue 23)', () => {
   it('leaves an empty merge field out so the service names it, and sends n8n lists as the JSON the template reads', async () => {
     const values = await letterValues();
     const { recipient_name: _left, ...rest } = values;
-    const missing = await runPaperlink(generate({ mappingMode: 'defineBelow', value: { ...rest, recipient_name: null } }), [{}], creds);
+    const missing = await runPaperlink(
+      generate({ mappingMode: 'defineBelow', value: { ...rest, recipient_name: null } }),
+      [{}],
+      creds,
+    );
     expect(missing.error?.name).toBe('NodeApiError');
-    expect((missing.error as unknown as { description: string }).description).toBe('merge_parameters.recipient_name: is required by the template');
+    expect((missing.error as unknown as { description: string }).description).toBe(
+      'merge_parameters.recipient_name: is required by the template',
+    );
 
-    const invoice = JSON.parse(fs.readFileSync(path.join(root, 'examples/invoice/sample.json'), 'utf8')) as Record<string, string>;
-    const lines = [{ number: '1', description: 'Mapped as an n8n array', detail: '', quantity: '1', unit_price: '$1.00', amount: '$1.00' }];
-    const listed = await runPaperlink({ ...generate({ mappingMode: 'defineBelow', value: { ...invoice, line_items: lines } }), templateId: EXAMPLE_IDS.invoice }, [{}], creds);
+    const invoice = JSON.parse(fs.readFileSync(path.join(root, 'examples/invoice/sample.json'), 'utf8')) as Record<
+      string,
+      string
+    >;
+    const lines = [
+      {
+        number: '1',
+        description: 'Mapped as an n8n array',
+        detail: '',
+        quantity: '1',
+        unit_price: '$1.00',
+        amount: '$1.00',
+      },
+    ];
+    const listed = await runPaperlink(
+      {
+        ...generate({ mappingMode: 'defineBelow', value: { ...invoice, line_items: lines } }),
+        templateId: EXAMPLE_IDS.invoice,
+      },
+      [{}],
+      creds,
+    );
     expect(listed.error).toBeUndefined();
-    expect((await readPdf((await t.service.storage.get(listed.items[0].json.document_id as string))!)).text).toContain('Mapped as an n8n array');
+    expect((await readPdf((await t.service.storage.get(listed.items[0].json.document_id as string))!)).text).toContain(
+      'Mapped as an n8n array',
+    );
   });
 
   it('keeps the failing item on the error', async () => {
     const good = await letterValues();
-    const { error } = await runPaperlink(generate({ mappingMode: 'autoMapInputData', value: null }), [good, { nothing: 'here' }], creds);
+    const { error } = await runPaperlink(
+      generate({ mappingMode: 'autoMapInputData', value: null }),
+      [good, { nothing: 'here' }],
+      creds,
+    );
     expect(error?.name).toBe('NodeApiError');
     expect((error as unknown as { context: { itemIndex: number } }).context.itemIndex).toBe(1);
   });
@@ -348,11 +582,21 @@ describe('Paperlink node: as builders expect it (issue 23)', () => {
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
     try {
       const before = new Set((await t.service.documents.list({ limit: 100 })).data.map((d) => d.id));
-      const viaProxy = { ...creds, paperlinkApi: { baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, apiKey: t.key } };
-      const { items, error } = await runPaperlink(generate({ mappingMode: 'autoMapInputData', value: null }), [await letterValues()], viaProxy, { retryOnFail: true });
+      const viaProxy = {
+        ...creds,
+        paperlinkApi: { baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, apiKey: t.key },
+      };
+      const { items, error } = await runPaperlink(
+        generate({ mappingMode: 'autoMapInputData', value: null }),
+        [await letterValues()],
+        viaProxy,
+        { retryOnFail: true },
+      );
       expect(dropped).toBe(2);
       expect(error).toBeUndefined();
-      const made = (await t.service.documents.list({ limit: 100 })).data.map((d) => d.id).filter((id) => !before.has(id));
+      const made = (await t.service.documents.list({ limit: 100 })).data
+        .map((d) => d.id)
+        .filter((id) => !before.has(id));
       expect(made).toEqual([items[0].json.document_id]);
     } finally {
       proxy.close();
@@ -365,24 +609,66 @@ describe('Paperlink node: as builders expect it (issue 23)', () => {
     const node = new (await import('../../nodes/Paperlink/Paperlink.node')).Paperlink();
     const found = await node.methods.listSearch.searchDocuments.call(ctx, 'target 7f3');
     expect(found.results).toEqual([expect.objectContaining({ value: doc, url: `${base}/app/documents/${doc}` })]);
-    const byUrl = await runPaperlink({ resource: 'document', operation: 'get', documentId: { __rl: true, mode: 'url', value: `${base}/app/documents/${doc}` } }, [{}], creds);
+    const byUrl = await runPaperlink(
+      {
+        resource: 'document',
+        operation: 'get',
+        documentId: { __rl: true, mode: 'url', value: `${base}/app/documents/${doc}` },
+      },
+      [{}],
+      creds,
+    );
     expect(byUrl.items[0].json).toMatchObject({ id: doc });
-    const byId = await runPaperlink({ resource: 'document', operation: 'get', documentId: { __rl: true, mode: 'id', value: doc } }, [{}], creds);
+    const byId = await runPaperlink(
+      { resource: 'document', operation: 'get', documentId: { __rl: true, mode: 'id', value: doc } },
+      [{}],
+      creds,
+    );
     expect(byId.items[0].json).toMatchObject({ id: doc });
 
-    const shared = await t.service.documents.share(doc, { recipient_email: 'locator@example.com', expire_after_n_views: 1 }, null);
+    const shared = await t.service.documents.share(
+      doc,
+      { recipient_email: 'locator@example.com', expire_after_n_views: 1 },
+      null,
+    );
     const links = await node.methods.listSearch.searchMagicLinks.call(ctx, 'locator@');
     expect(links.results.map((r) => r.value)).toEqual([shared.link.id]);
-    const listed = await runPaperlink({ resource: 'magicLink', operation: 'list', returnAll: true, filters: { document_id: doc } }, [{}], creds);
+    const listed = await runPaperlink(
+      { resource: 'magicLink', operation: 'list', returnAll: true, filters: { document_id: doc } },
+      [{}],
+      creds,
+    );
     expect(listed.items.map((i) => i.json.id)).toEqual([shared.link.id]);
-    const none = await runPaperlink({ resource: 'magicLink', operation: 'list', returnAll: true, filters: { document_id: doc, status: 'revoked' } }, [{}], creds);
+    const none = await runPaperlink(
+      { resource: 'magicLink', operation: 'list', returnAll: true, filters: { document_id: doc, status: 'revoked' } },
+      [{}],
+      creds,
+    );
     expect(none.items).toEqual([]);
     // by creation time, as n8n's date fields send it (no zone: UTC)
     const made = Date.parse(shared.link.created_at);
     const at = (ms: number) => new Date(ms).toISOString().slice(0, 19);
-    const inTime = await runPaperlink({ resource: 'magicLink', operation: 'list', returnAll: true, filters: { document_id: doc, created_after: at(made - 1000), created_before: at(made + 1000) } }, [{}], creds);
+    const inTime = await runPaperlink(
+      {
+        resource: 'magicLink',
+        operation: 'list',
+        returnAll: true,
+        filters: { document_id: doc, created_after: at(made - 1000), created_before: at(made + 1000) },
+      },
+      [{}],
+      creds,
+    );
     expect(inTime.items.map((i) => i.json.id)).toEqual([shared.link.id]);
-    const later = await runPaperlink({ resource: 'magicLink', operation: 'list', returnAll: true, filters: { document_id: doc, created_after: at(made + 1000) } }, [{}], creds);
+    const later = await runPaperlink(
+      {
+        resource: 'magicLink',
+        operation: 'list',
+        returnAll: true,
+        filters: { document_id: doc, created_after: at(made + 1000) },
+      },
+      [{}],
+      creds,
+    );
     expect(later.items).toEqual([]);
     const postcards = await node.methods.listSearch.searchPostcards.call(ctx);
     expect(Array.isArray(postcards.results)).toBe(true);
@@ -391,26 +677,59 @@ describe('Paperlink node: as builders expect it (issue 23)', () => {
   it('lists documents by name', async () => {
     const doc = await makeDocument('Findable 91c');
     await makeDocument('Other 91c');
-    const { items } = await runPaperlink({ resource: 'document', operation: 'list', returnAll: true, filters: { search: 'findable 91' } }, [{}], creds);
+    const { items } = await runPaperlink(
+      { resource: 'document', operation: 'list', returnAll: true, filters: { search: 'findable 91' } },
+      [{}],
+      creds,
+    );
     expect(items.map((i) => i.json.id)).toEqual([doc]);
   });
 
   it('creates a template from a binary field with its image, then deletes it', async () => {
-    const xml = '<document size="a5"><body><image src="images/mark.png" width="1in" alt="Mark"/><p>Made in n8n for {{who}}</p></body></document>';
+    const xml =
+      '<document size="a5"><body><image src="images/mark.png" width="1in" alt="Mark"/><p>Made in n8n for {{who}}</p></body></document>';
     const png = fs.readFileSync(path.join(root, 'examples/letter/logo.png')).toString('base64');
-    const input = [{ $binary: { data: { base64: Buffer.from(xml).toString('base64'), fileName: 'n8n-note.xml', mimeType: 'application/xml' }, logo: { base64: png, fileName: 'logo.png', mimeType: 'image/png' } } }];
-    const made = await runPaperlink({ resource: 'template', operation: 'create', binaryPropertyName: 'data', name: '', assets: { asset: [{ binaryPropertyName: 'logo', path: 'images/mark.png' }] } }, input, creds);
+    const input = [
+      {
+        $binary: {
+          data: { base64: Buffer.from(xml).toString('base64'), fileName: 'n8n-note.xml', mimeType: 'application/xml' },
+          logo: { base64: png, fileName: 'logo.png', mimeType: 'image/png' },
+        },
+      },
+    ];
+    const made = await runPaperlink(
+      {
+        resource: 'template',
+        operation: 'create',
+        binaryPropertyName: 'data',
+        name: '',
+        assets: { asset: [{ binaryPropertyName: 'logo', path: 'images/mark.png' }] },
+      },
+      input,
+      creds,
+    );
     expect(made.error).toBeUndefined();
     expect(made.items[0].json).toMatchObject({ name: 'n8n-note', format: 'xml', variables: ['who'] });
     const id = made.items[0].json.id as string;
-    const rendered = await t.service.documents.generate({ template_id: id, merge_parameters: { who: 'Ada' }, destinations: { inkit_storage: {} } }, { keyId: null, name: null });
+    const rendered = await t.service.documents.generate(
+      { template_id: id, merge_parameters: { who: 'Ada' }, destinations: { inkit_storage: {} } },
+      { keyId: null, name: null },
+    );
     expect((await readPdf((await t.service.storage.get(rendered.document_id))!)).text).toContain('Made in n8n for Ada');
 
-    const withoutAsset = await runPaperlink({ resource: 'template', operation: 'create', binaryPropertyName: 'data', name: 'no image' }, input, creds);
+    const withoutAsset = await runPaperlink(
+      { resource: 'template', operation: 'create', binaryPropertyName: 'data', name: 'no image' },
+      input,
+      creds,
+    );
     expect(withoutAsset.error?.name).toBe('NodeApiError');
     expect(withoutAsset.error?.message).toMatch(/template_invalid/);
 
-    const del = await runPaperlink({ resource: 'template', operation: 'delete', templateId: { __rl: true, mode: 'id', value: id } }, [{}], creds);
+    const del = await runPaperlink(
+      { resource: 'template', operation: 'delete', templateId: { __rl: true, mode: 'id', value: id } },
+      [{}],
+      creds,
+    );
     expect(del.items[0].json).toEqual({ id, object: 'template', deleted: true });
     await expect(t.service.templates.get(id)).rejects.toMatchObject({ code: 'not_found' });
   });
@@ -418,17 +737,30 @@ describe('Paperlink node: as builders expect it (issue 23)', () => {
   it('shows no merge fields (and no notice) until a template is chosen', async () => {
     const node = new (await import('../../nodes/Paperlink/Paperlink.node')).Paperlink();
     const mapper = node.description.properties.find((p) => p.name === 'mergeFields')!;
-    const shown = (templateId: unknown) => NodeHelpers.displayParameter({ resource: 'document', operation: 'generate', templateId } as never, mapper, null, node.description);
+    const shown = (templateId: unknown) =>
+      NodeHelpers.displayParameter(
+        { resource: 'document', operation: 'generate', templateId } as never,
+        mapper,
+        null,
+        node.description,
+      );
     expect(shown({ __rl: true, mode: 'list', value: '' })).toBe(false);
     expect(shown({ __rl: true, mode: 'list', value: EXAMPLE_IDS.letter })).toBe(true);
-    const ctx = loadOptionsContext({ resource: 'document', operation: 'generate', templateId: { __rl: true, mode: 'list', value: '' } }, creds);
+    const ctx = loadOptionsContext(
+      { resource: 'document', operation: 'generate', templateId: { __rl: true, mode: 'list', value: '' } },
+      creds,
+    );
     expect(await node.methods.resourceMapping.getMergeFields.call(ctx)).toEqual({ fields: [] });
   });
 });
 
 describe('Paperlink Trigger: options and refusals (issue 23)', () => {
   it('attaches the PDF of a generated document, named after it', async () => {
-    const trigger = await serveTrigger('paperlinkTrigger', { events: ['document.generated'], options: { attachPdf: true, binaryPropertyName: 'pdf' } }, creds);
+    const trigger = await serveTrigger(
+      'paperlinkTrigger',
+      { events: ['document.generated'], options: { attachPdf: true, binaryPropertyName: 'pdf' } },
+      creds,
+    );
     try {
       await trigger.hook('create');
       const doc = await makeDocument('With PDF');
@@ -457,7 +789,11 @@ describe('Paperlink Trigger: options and refusals (issue 23)', () => {
     const strict = await testService({ config: { webhookAllowPrivate: false } });
     await strict.app.listen({ port: 0, host: '127.0.0.1' });
     const strictBase = `http://127.0.0.1:${(strict.app.server.address() as AddressInfo).port}`;
-    const trigger = await serveTrigger('paperlinkTrigger', { events: ['*'] }, { ...creds, paperlinkApi: { baseUrl: strictBase, apiKey: strict.key } });
+    const trigger = await serveTrigger(
+      'paperlinkTrigger',
+      { events: ['*'] },
+      { ...creds, paperlinkApi: { baseUrl: strictBase, apiKey: strict.key } },
+    );
     try {
       const refusal = await trigger.hook('create').then(
         () => undefined,
@@ -480,7 +816,10 @@ describe('Postcard Intake Trigger: malformed JSON (issue 23)', () => {
       for (const body of ['{"first_name": ', '']) {
         const res = await fetch(trigger.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
         expect(res.status).toBe(400);
-        expect(((await res.json()) as { error: { code: string; details: unknown[] } }).error).toMatchObject({ code: 'malformed_json', details: [] });
+        expect(((await res.json()) as { error: { code: string; details: unknown[] } }).error).toMatchObject({
+          code: 'malformed_json',
+          details: [],
+        });
       }
       expect(trigger.started).toHaveLength(0);
     } finally {

@@ -6,7 +6,10 @@ import { readPdf } from '../support/pdf';
 import { eventually } from '../support/eventually';
 import { BACKENDS, testService, type TestService } from '../support/service';
 
-const sample = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
+const sample = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<
+  string,
+  string
+>;
 
 describe.each(BACKENDS)('postcard intake on %s', (backend) => {
   let t: TestService;
@@ -18,22 +21,46 @@ describe.each(BACKENDS)('postcard intake on %s', (backend) => {
   afterAll(() => t?.stop());
 
   const post = (body: unknown, headers: Record<string, string> = {}) =>
-    t.app.inject({ method: 'POST', url: '/postcards', headers: { 'content-type': 'application/json', ...headers }, payload: typeof body === 'string' ? body : JSON.stringify(body) });
+    t.app.inject({
+      method: 'POST',
+      url: '/postcards',
+      headers: { 'content-type': 'application/json', ...headers },
+      payload: typeof body === 'string' ? body : JSON.stringify(body),
+    });
   const get = (url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-service-api-token': t.key } });
   const request = () => ({ api_token: token, template_id: EXAMPLE_IDS.postcard, ...sample });
   const settled = async (id: string) => {
-    await eventually(async () => (await get(`/v1/postcards/${id}`)).json().status !== 'received', `postcard ${id} rendered or failed`, 20);
+    await eventually(
+      async () => (await get(`/v1/postcards/${id}`)).json().status !== 'received',
+      `postcard ${id} rendered or failed`,
+      20,
+    );
     return (await get(`/v1/postcards/${id}`)).json();
   };
 
   it('answers 202 with the id, then renders the postcard with contact fields and custom data', async () => {
-    const res = await post({ ...request(), tagline: 'A seat by the fire for Jordan', address_country: 'us', address_state: 'or', email: 'jordan@example.com' });
+    const res = await post({
+      ...request(),
+      tagline: 'A seat by the fire for Jordan',
+      address_country: 'us',
+      address_state: 'or',
+      email: 'jordan@example.com',
+    });
     expect(res.statusCode).toBe(202);
     expect(Object.keys(res.json()).sort()).toEqual(['id', 'status']);
     expect(res.json()).toEqual({ id: expect.stringMatching(/^pc_/), status: 'received' });
     const p = await settled(res.json().id);
-    expect(p).toMatchObject({ status: 'rendered', template_id: EXAMPLE_IDS.postcard, failure_reason: null, contact: { first_name: 'Jordan', last_name: 'Alvarez', email: 'jordan@example.com', company: 'Timberline Lodge' } });
-    expect(p.address).toMatchObject({ address_country: 'US', address_state: 'OR', address_line_1: '742 Evergreen Terrace' });
+    expect(p).toMatchObject({
+      status: 'rendered',
+      template_id: EXAMPLE_IDS.postcard,
+      failure_reason: null,
+      contact: { first_name: 'Jordan', last_name: 'Alvarez', email: 'jordan@example.com', company: 'Timberline Lodge' },
+    });
+    expect(p.address).toMatchObject({
+      address_country: 'US',
+      address_state: 'OR',
+      address_line_1: '742 Evergreen Terrace',
+    });
     expect(p.custom_data).toMatchObject({ tagline: 'A seat by the fire for Jordan', city: 'Mount Hood' });
     const pdf = await readPdf((await get(`/v1/documents/${p.document_id}/pdf`)).rawPayload);
     expect(pdf.text).toContain('A seat by the fire for Jordan');
@@ -41,7 +68,10 @@ describe.each(BACKENDS)('postcard intake on %s', (backend) => {
   });
 
   it('refuses at once, storing nothing, a request that leaves out a variable the template requires', async () => {
-    const tmpl = await t.service.templates.create({ source: '<document size="postcard-6x4"><body><p>{{first_name}}, use {{promo_code}} by {{deadline | default: "Friday"}}</p></body></document>' });
+    const tmpl = await t.service.templates.create({
+      source:
+        '<document size="postcard-6x4"><body><p>{{first_name}}, use {{promo_code}} by {{deadline | default: "Friday"}}</p></body></document>',
+    });
     const before = (await get('/v1/postcards?limit=100')).json().data.length;
     const res = await post({ ...request(), template_id: tmpl.id });
     expect(res.statusCode).toBe(422);
@@ -54,7 +84,9 @@ describe.each(BACKENDS)('postcard intake on %s', (backend) => {
     expect(ok.statusCode).toBe(202);
     const p = await settled(ok.json().id);
     expect(p.status).toBe('rendered');
-    expect((await readPdf((await get(`/v1/documents/${p.document_id}/pdf`)).rawPayload)).text).toContain('Jordan, use POWDER26 by Friday');
+    expect((await readPdf((await get(`/v1/documents/${p.document_id}/pdf`)).rawPayload)).text).toContain(
+      'Jordan, use POWDER26 by Friday',
+    );
   });
 
   it('marks a postcard failed with the reason when a value cannot be drawn', async () => {
@@ -68,15 +100,30 @@ describe.each(BACKENDS)('postcard intake on %s', (backend) => {
   });
 
   it('shrinks a long message to fit the card, and records a warning when even the smallest size does not fit', async () => {
-    const fits = await settled((await post({ ...request(), message: 'We would love to see you again. '.repeat(12) })).json().id);
+    const fits = await settled(
+      (await post({ ...request(), message: 'We would love to see you again. '.repeat(12) })).json().id,
+    );
     expect(fits).toMatchObject({ status: 'rendered', warnings: [] });
-    const tooLong = await settled((await post({ ...request(), message: 'We would love to see you again. '.repeat(60) })).json().id);
+    const tooLong = await settled(
+      (await post({ ...request(), message: 'We would love to see you again. '.repeat(60) })).json().id,
+    );
     expect(tooLong.status).toBe('rendered');
-    expect(tooLong.warnings).toEqual([{ code: 'text_overflow', field: 'message', message: expect.stringContaining('even at 6.5 pt') }]);
+    expect(tooLong.warnings).toEqual([
+      { code: 'text_overflow', field: 'message', message: expect.stringContaining('even at 6.5 pt') },
+    ]);
   });
 
   it('renders the bundled postcard from only what the spec requires: one name and an address', async () => {
-    const res = await post({ api_token: token, template_id: EXAMPLE_IDS.postcard, last_name: 'Alvarez', address_line_1: '742 Evergreen Terrace', address_city: 'Springfield', address_state: 'OR', address_zip: '97477', address_country: 'US' });
+    const res = await post({
+      api_token: token,
+      template_id: EXAMPLE_IDS.postcard,
+      last_name: 'Alvarez',
+      address_line_1: '742 Evergreen Terrace',
+      address_city: 'Springfield',
+      address_state: 'OR',
+      address_zip: '97477',
+      address_country: 'US',
+    });
     expect(res.statusCode).toBe(202);
     const p = await settled(res.json().id);
     expect(p.status).toBe('rendered');
@@ -88,9 +135,16 @@ describe.each(BACKENDS)('postcard intake on %s', (backend) => {
 
   it('renders the request examples of the docs and of the OpenAPI document', async () => {
     const doc = fs.readFileSync(path.join(root, 'docs/postcards.md'), 'utf8');
-    const fromDocs = [...doc.matchAll(/curl [^\n]*\/postcards[^\n]*-d '(\{[\s\S]*?\})'/g)].map((m) => JSON.parse(m[1]) as Record<string, string>);
+    const fromDocs = [...doc.matchAll(/curl [^\n]*\/postcards[^\n]*-d '(\{[\s\S]*?\})'/g)].map(
+      (m) => JSON.parse(m[1]) as Record<string, string>,
+    );
     const openapi = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
-    const fromApi = Object.values(openapi.paths as Record<string, { post?: { requestBody?: { content: Record<string, { example?: Record<string, string> }> } } }>)
+    const fromApi = Object.values(
+      openapi.paths as Record<
+        string,
+        { post?: { requestBody?: { content: Record<string, { example?: Record<string, string> }> } } }
+      >,
+    )
       .map((p) => p.post?.requestBody?.content['application/json']?.example)
       .filter((e): e is Record<string, string> => Boolean(e && 'api_token' in e));
     expect(fromDocs.length).toBeGreaterThanOrEqual(1);
@@ -117,17 +171,35 @@ describe.each(BACKENDS)('postcard intake on %s', (backend) => {
   });
 
   it('reports every broken rule in one 422, and an unknown template', async () => {
-    const res = await post({ api_token: token, template_id: EXAMPLE_IDS.postcard, first_name: ' ', address_line_1: 'x'.repeat(65), address_city: 'A', address_zip: '1', address_state: 'ZZ', address_country: 'US' });
+    const res = await post({
+      api_token: token,
+      template_id: EXAMPLE_IDS.postcard,
+      first_name: ' ',
+      address_line_1: 'x'.repeat(65),
+      address_city: 'A',
+      address_zip: '1',
+      address_state: 'ZZ',
+      address_country: 'US',
+    });
     expect(res.statusCode).toBe(422);
-    expect(Object.fromEntries(res.json().error.details.map((d: { field: string; code: string }) => [d.field, d.code]))).toEqual({ first_name: 'required', address_line_1: 'too_long', address_state: 'unknown_state' });
+    expect(
+      Object.fromEntries(res.json().error.details.map((d: { field: string; code: string }) => [d.field, d.code])),
+    ).toEqual({ first_name: 'required', address_line_1: 'too_long', address_state: 'unknown_state' });
     const unknown = await post({ ...request(), template_id: 'tmpl_nope' });
     expect(unknown.statusCode).toBe(422);
-    expect(unknown.json().error.details).toEqual([expect.objectContaining({ field: 'template_id', code: 'not_found' })]);
+    expect(unknown.json().error.details).toEqual([
+      expect.objectContaining({ field: 'template_id', code: 'not_found' }),
+    ]);
   });
 
   it('answers 400 to broken JSON, 415 to another content type, 413 to an oversized body', async () => {
     expect((await post('{"api_token": ')).statusCode).toBe(400);
-    const form = await t.app.inject({ method: 'POST', url: '/postcards', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'api_token=x' });
+    const form = await t.app.inject({
+      method: 'POST',
+      url: '/postcards',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'api_token=x',
+    });
     expect(form.statusCode).toBe(415);
     const big = await post({ ...request(), note: 'x'.repeat(70 * 1024) });
     expect(big.statusCode).toBe(413);
@@ -136,10 +208,17 @@ describe.each(BACKENDS)('postcard intake on %s', (backend) => {
 
   it('gives the same id again for a retried Idempotency-Key and stores one postcard', async () => {
     const first = await post(request(), { 'idempotency-key': 'form-42' });
-    const again = await Promise.all([post(request(), { 'idempotency-key': 'form-42' }), post(request(), { 'idempotency-key': 'form-42' })]);
+    const again = await Promise.all([
+      post(request(), { 'idempotency-key': 'form-42' }),
+      post(request(), { 'idempotency-key': 'form-42' }),
+    ]);
     expect(again.map((a) => a.json().id)).toEqual([first.json().id, first.json().id]);
     expect(again[0].headers['idempotent-replayed']).toBe('true');
-    const rows = await t.service.database.db.selectFrom('postcards').select('id').where('idempotency_key', '=', 'form-42').execute();
+    const rows = await t.service.database.db
+      .selectFrom('postcards')
+      .select('id')
+      .where('idempotency_key', '=', 'form-42')
+      .execute();
     expect(rows).toHaveLength(1);
   });
 

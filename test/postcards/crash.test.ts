@@ -13,9 +13,11 @@ import { BACKENDS, freshPostgres } from '../support/service';
 const TOTAL = 2000;
 const CLIENTS = 20;
 
-
 function cli(args: string[], env: Record<string, string>): string {
-  const r = spawnSync(process.execPath, [cliJs, ...args], { encoding: 'utf8', env: { ...process.env, ...env, NODE_OPTIONS: '' } });
+  const r = spawnSync(process.execPath, [cliJs, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env, NODE_OPTIONS: '' },
+  });
   if (r.status !== 0) throw new Error(`paperlink ${args.join(' ')}: ${r.stderr}`);
   return r.stdout.trim();
 }
@@ -43,7 +45,17 @@ describe.each(BACKENDS)('a server killed during postcard intake, on %s', (backen
           const res = await fetch(`${server.url}/postcards`, {
             method: 'POST',
             headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ api_token: token, template_id: templateId, first_name: 'Crash', address_line_1: '1 Main St', address_city: 'Springfield', address_state: 'OR', address_zip: '97477', address_country: 'US', seq: String(seq) }),
+            body: JSON.stringify({
+              api_token: token,
+              template_id: templateId,
+              first_name: 'Crash',
+              address_line_1: '1 Main St',
+              address_city: 'Springfield',
+              address_state: 'OR',
+              address_zip: '97477',
+              address_country: 'US',
+              seq: String(seq),
+            }),
           });
           if (res.status === 202) accepted.set(seq, ((await res.json()) as { id: string }).id);
         } catch {
@@ -58,7 +70,9 @@ describe.each(BACKENDS)('a server killed during postcard intake, on %s', (backen
     await Promise.all(Array.from({ length: CLIENTS }, client));
     expect(killed).toBe(true);
     expect(accepted.size).toBeGreaterThanOrEqual(TOTAL / 2);
-    await new Promise((r) => (server.child.exitCode !== null || server.child.signalCode !== null ? r(null) : server.child.once('exit', r)));
+    await new Promise((r) =>
+      server.child.exitCode !== null || server.child.signalCode !== null ? r(null) : server.child.once('exit', r),
+    );
 
     server = await serveProcess(dataDir, env);
     try {
@@ -69,7 +83,12 @@ describe.each(BACKENDS)('a server killed during postcard intake, on %s', (backen
         all.clear();
         let cursor: string | null = null;
         do {
-          const page = (await (await fetch(`${server.url}/v1/postcards?limit=100${cursor ? `&starting_after=${cursor}` : ''}`, { headers })).json()) as { data: { id: string; status: string; custom_data: { seq: string } }[]; next_cursor: string | null };
+          const page = (await (
+            await fetch(`${server.url}/v1/postcards?limit=100${cursor ? `&starting_after=${cursor}` : ''}`, { headers })
+          ).json()) as {
+            data: { id: string; status: string; custom_data: { seq: string } }[];
+            next_cursor: string | null;
+          };
           for (const p of page.data) all.set(p.id, { status: p.status, seq: p.custom_data.seq });
           cursor = page.next_cursor;
         } while (cursor);

@@ -17,7 +17,13 @@ function problems(body: Record<string, unknown>): Record<string, string> {
 
 describe('postcard request rules', () => {
   it('accepts the sample request and keeps unknown fields as custom data', () => {
-    const r = checkPostcard({ ...valid, email: 'j@example.com', source: 'website', tagline: 'Hello', coupon: 'POWDER26' });
+    const r = checkPostcard({
+      ...valid,
+      email: 'j@example.com',
+      source: 'website',
+      tagline: 'Hello',
+      coupon: 'POWDER26',
+    });
     expect(r.ok && r.value.custom).toEqual({ tagline: 'Hello', coupon: 'POWDER26' });
     expect(r.ok && r.value.contact).toEqual({ first_name: 'Jordan', email: 'j@example.com', source: 'website' });
   });
@@ -68,11 +74,19 @@ describe('postcard request rules', () => {
       custom: 'type',
     });
     expect(problems({ ...valid, note: 'x'.repeat(2001) })).toEqual({ note: 'too_long' });
-    expect(checkPostcard([1, 2])).toEqual({ ok: false, details: [expect.objectContaining({ field: 'body', code: 'type' })] });
+    expect(checkPostcard([1, 2])).toEqual({
+      ok: false,
+      details: [expect.objectContaining({ field: 'body', code: 'type' })],
+    });
   });
 
   it('fills merge fields from contact, address and custom data by name', () => {
     const r = checkPostcard({ ...valid, last_name: 'Alvarez', tagline: 'Hi' });
-    expect(r.ok && mergeValues(r.value)).toMatchObject({ first_name: 'Jordan', last_name: 'Alvarez', address_city: 'Springfield', tagline: 'Hi' });
+    expect(r.ok && mergeValues(r.value)).toMatchObject({
+      first_name: 'Jordan',
+      last_name: 'Alvarez',
+      address_city: 'Springfield',
+      tagline: 'Hi',
+    });
   });
 });

@@ -22,7 +22,15 @@ async function chromiumPath(): Promise<string> {
 export async function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: await chromiumPath(),
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -34,7 +42,13 @@ export async function watchBlocked(target: BrowserContext | Page): Promise<strin
   const blocked: string[] = [];
   await target.exposeBinding('reportBlocked', (_source, what: string) => void blocked.push(what));
   await target.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (e) => void (window as unknown as { reportBlocked: (w: string) => void }).reportBlocked(`${location.pathname}: ${e.violatedDirective} at line ${e.lineNumber}`));
+    document.addEventListener(
+      'securitypolicyviolation',
+      (e) =>
+        void (window as unknown as { reportBlocked: (w: string) => void }).reportBlocked(
+          `${location.pathname}: ${e.violatedDirective} at line ${e.lineNumber}`,
+        ),
+    );
   });
   return blocked;
 }

@@ -8,10 +8,13 @@ export const png = fs.readFileSync(path.join(root, 'examples/letter/logo.png'));
 export const jpeg = fs.readFileSync(path.join(root, 'examples/postcard/front.jpg'));
 export const pngDataUri = `data:image/png;base64,${png.toString('base64')}`;
 export const jpegDataUri = `data:image/jpeg;base64,${jpeg.toString('base64')}`;
-export const dejavu = (file: string) => fs.readFileSync(path.join(path.dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf', file));
+export const dejavu = (file: string) =>
+  fs.readFileSync(path.join(path.dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf', file));
 
 /** A TrueType font without Armenian, Georgian or symbols (Liberation Sans, shipped with pdfjs-dist), for fallback tests. */
-export const liberationSans = fs.readFileSync(path.join(path.dirname(require.resolve('pdfjs-dist/package.json')), 'standard_fonts', 'LiberationSans-Regular.ttf'));
+export const liberationSans = fs.readFileSync(
+  path.join(path.dirname(require.resolve('pdfjs-dist/package.json')), 'standard_fonts', 'LiberationSans-Regular.ttf'),
+);
 
 /** A fillable PDF form with two text fields, member_name and member_number. */
 export async function fillableForm(): Promise<Uint8Array> {

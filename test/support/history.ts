@@ -46,7 +46,12 @@ export class HistoryBuilder {
 
   private add(type: string, key: string, attributes: Record<string, unknown>): number {
     const eventId = this.events.length + 1;
-    this.events.push({ eventId, eventTime: { seconds: Math.floor(this.now / 1000), nanos: (this.now % 1000) * 1e6 }, eventType: `EVENT_TYPE_${type}`, [key]: attributes });
+    this.events.push({
+      eventId,
+      eventTime: { seconds: Math.floor(this.now / 1000), nanos: (this.now % 1000) * 1e6 },
+      eventType: `EVENT_TYPE_${type}`,
+      [key]: attributes,
+    });
     return eventId;
   }
 
@@ -61,12 +66,25 @@ export class HistoryBuilder {
    * `suggestContinueAsNew`: the server tells the workflow its history has grown long.
    */
   task(options: { suggestContinueAsNew?: boolean } = {}): this {
-    const scheduled = this.add('WORKFLOW_TASK_SCHEDULED', 'workflowTaskScheduledEventAttributes', { taskQueue: { name: this.taskQueue }, startToCloseTimeout: seconds(10), attempt: 1 });
-    const started = this.add('WORKFLOW_TASK_STARTED', 'workflowTaskStartedEventAttributes', { scheduledEventId: scheduled, identity: 'test', ...(options.suggestContinueAsNew ? { suggestContinueAsNew: true } : {}) });
+    const scheduled = this.add('WORKFLOW_TASK_SCHEDULED', 'workflowTaskScheduledEventAttributes', {
+      taskQueue: { name: this.taskQueue },
+      startToCloseTimeout: seconds(10),
+      attempt: 1,
+    });
+    const started = this.add('WORKFLOW_TASK_STARTED', 'workflowTaskStartedEventAttributes', {
+      scheduledEventId: scheduled,
+      identity: 'test',
+      ...(options.suggestContinueAsNew ? { suggestContinueAsNew: true } : {}),
+    });
     // the first completed task carries the core's flags; without them the core skips some checks
     const sdkMetadata = this.firstTask ? { coreUsedFlags: [1, 2, 3] } : {};
     this.firstTask = false;
-    this.lastCompleted = this.add('WORKFLOW_TASK_COMPLETED', 'workflowTaskCompletedEventAttributes', { scheduledEventId: scheduled, startedEventId: started, identity: 'test', sdkMetadata });
+    this.lastCompleted = this.add('WORKFLOW_TASK_COMPLETED', 'workflowTaskCompletedEventAttributes', {
+      scheduledEventId: scheduled,
+      startedEventId: started,
+      identity: 'test',
+      sdkMetadata,
+    });
     return this;
   }
 
@@ -87,14 +105,24 @@ export class HistoryBuilder {
 
   completeActivity(id: string, result: unknown): this {
     const a = this.activities.get(id)!;
-    a.started = this.add('ACTIVITY_TASK_STARTED', 'activityTaskStartedEventAttributes', { scheduledEventId: a.scheduled, attempt: 1 });
-    this.add('ACTIVITY_TASK_COMPLETED', 'activityTaskCompletedEventAttributes', { scheduledEventId: a.scheduled, startedEventId: a.started, result: result === undefined ? undefined : payloads(result) });
+    a.started = this.add('ACTIVITY_TASK_STARTED', 'activityTaskStartedEventAttributes', {
+      scheduledEventId: a.scheduled,
+      attempt: 1,
+    });
+    this.add('ACTIVITY_TASK_COMPLETED', 'activityTaskCompletedEventAttributes', {
+      scheduledEventId: a.scheduled,
+      startedEventId: a.started,
+      result: result === undefined ? undefined : payloads(result),
+    });
     return this;
   }
 
   failActivity(id: string, message: string): this {
     const a = this.activities.get(id)!;
-    a.started = this.add('ACTIVITY_TASK_STARTED', 'activityTaskStartedEventAttributes', { scheduledEventId: a.scheduled, attempt: 5 });
+    a.started = this.add('ACTIVITY_TASK_STARTED', 'activityTaskStartedEventAttributes', {
+      scheduledEventId: a.scheduled,
+      attempt: 5,
+    });
     this.add('ACTIVITY_TASK_FAILED', 'activityTaskFailedEventAttributes', {
       scheduledEventId: a.scheduled,
       startedEventId: a.started,
@@ -116,7 +144,10 @@ export class HistoryBuilder {
       workflowTaskCompletedEventId: this.lastCompleted,
     });
     this.patches.add(id);
-    const versions = { metadata: { encoding: bytes('json/plain'), type: bytes('KeywordList') }, data: bytes(JSON.stringify([...this.patches].sort())) };
+    const versions = {
+      metadata: { encoding: bytes('json/plain'), type: bytes('KeywordList') },
+      data: bytes(JSON.stringify([...this.patches].sort())),
+    };
     this.add('UPSERT_WORKFLOW_SEARCH_ATTRIBUTES', 'upsertWorkflowSearchAttributesEventAttributes', {
       workflowTaskCompletedEventId: this.lastCompleted,
       searchAttributes: { indexedFields: { TemporalChangeVersion: versions } },
@@ -146,7 +177,14 @@ export class HistoryBuilder {
   /** The workflow started a timer; returns its id. */
   timer(ms: number): string {
     const id = String(++this.timerSeq);
-    this.timers.set(id, this.add('TIMER_STARTED', 'timerStartedEventAttributes', { timerId: id, startToFireTimeout: seconds(Math.ceil(ms / 1000)), workflowTaskCompletedEventId: this.lastCompleted }));
+    this.timers.set(
+      id,
+      this.add('TIMER_STARTED', 'timerStartedEventAttributes', {
+        timerId: id,
+        startToFireTimeout: seconds(Math.ceil(ms / 1000)),
+        workflowTaskCompletedEventId: this.lastCompleted,
+      }),
+    );
     return id;
   }
 
@@ -157,27 +195,40 @@ export class HistoryBuilder {
 
   /** The workflow cancelled a timer (a condition came true before its timeout). */
   cancelTimer(id: string): this {
-    this.add('TIMER_CANCELED', 'timerCanceledEventAttributes', { timerId: id, startedEventId: this.timers.get(id), workflowTaskCompletedEventId: this.lastCompleted, identity: 'test' });
+    this.add('TIMER_CANCELED', 'timerCanceledEventAttributes', {
+      timerId: id,
+      startedEventId: this.timers.get(id),
+      workflowTaskCompletedEventId: this.lastCompleted,
+      identity: 'test',
+    });
     return this;
   }
 
   signal(name: string, ...args: unknown[]): this {
-    this.add('WORKFLOW_EXECUTION_SIGNALED', 'workflowExecutionSignaledEventAttributes', { signalName: name, input: payloads(...args), identity: 'test' });
+    this.add('WORKFLOW_EXECUTION_SIGNALED', 'workflowExecutionSignaledEventAttributes', {
+      signalName: name,
+      input: payloads(...args),
+      identity: 'test',
+    });
     return this;
   }
 
   /** The workflow started a child; the server reports it started. */
   child(workflowType: string, workflowId: string, args: unknown[]): this {
     this.childSeq++;
-    const initiated = this.add('START_CHILD_WORKFLOW_EXECUTION_INITIATED', 'startChildWorkflowExecutionInitiatedEventAttributes', {
-      namespace: 'default',
-      workflowId,
-      workflowType: { name: workflowType },
-      taskQueue: { name: this.taskQueue },
-      input: payloads(...args),
-      parentClosePolicy: 'PARENT_CLOSE_POLICY_ABANDON',
-      workflowTaskCompletedEventId: this.lastCompleted,
-    });
+    const initiated = this.add(
+      'START_CHILD_WORKFLOW_EXECUTION_INITIATED',
+      'startChildWorkflowExecutionInitiatedEventAttributes',
+      {
+        namespace: 'default',
+        workflowId,
+        workflowType: { name: workflowType },
+        taskQueue: { name: this.taskQueue },
+        input: payloads(...args),
+        parentClosePolicy: 'PARENT_CLOSE_POLICY_ABANDON',
+        workflowTaskCompletedEventId: this.lastCompleted,
+      },
+    );
     this.add('CHILD_WORKFLOW_EXECUTION_STARTED', 'childWorkflowExecutionStartedEventAttributes', {
       namespace: 'default',
       initiatedEventId: initiated,
@@ -199,12 +250,19 @@ export class HistoryBuilder {
 
   /** The update's handler returned (in the task just completed). */
   completeUpdate(updateId: string, acceptedEventId: number, result: unknown): this {
-    this.add('WORKFLOW_EXECUTION_UPDATE_COMPLETED', 'workflowExecutionUpdateCompletedEventAttributes', { meta: { updateId }, acceptedEventId, outcome: { success: payloads(result) } });
+    this.add('WORKFLOW_EXECUTION_UPDATE_COMPLETED', 'workflowExecutionUpdateCompletedEventAttributes', {
+      meta: { updateId },
+      acceptedEventId,
+      outcome: { success: payloads(result) },
+    });
     return this;
   }
 
   complete(result: unknown): this {
-    this.add('WORKFLOW_EXECUTION_COMPLETED', 'workflowExecutionCompletedEventAttributes', { result: payloads(result), workflowTaskCompletedEventId: this.lastCompleted });
+    this.add('WORKFLOW_EXECUTION_COMPLETED', 'workflowExecutionCompletedEventAttributes', {
+      result: payloads(result),
+      workflowTaskCompletedEventId: this.lastCompleted,
+    });
     return this;
   }
 

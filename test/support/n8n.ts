@@ -12,7 +12,14 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Container } from '@n8n/di';
 import express from 'express';
-import { BinaryDataService, ExecutionLifecycleHooks, HookContext, LoadOptionsContext, WebhookContext, WorkflowExecute } from 'n8n-core';
+import {
+  BinaryDataService,
+  ExecutionLifecycleHooks,
+  HookContext,
+  LoadOptionsContext,
+  WebhookContext,
+  WorkflowExecute,
+} from 'n8n-core';
 import {
   ICredentialsHelper,
   Workflow,
@@ -40,16 +47,33 @@ import { PostcardIntakeTrigger } from '../../nodes/PostcardIntakeTrigger/Postcar
 
 /** A start node that emits the items it is given (n8n's Manual Trigger lives in nodes-base). */
 class Start implements INodeType {
-  description = { displayName: 'Start', name: 'start', group: ['input'], version: 1, description: '', defaults: { name: 'Start' }, inputs: [], outputs: ['main'], properties: [{ displayName: 'Items', name: 'items', type: 'json', default: '[]' }] } as unknown as INodeType['description'];
+  description = {
+    displayName: 'Start',
+    name: 'start',
+    group: ['input'],
+    version: 1,
+    description: '',
+    defaults: { name: 'Start' },
+    inputs: [],
+    outputs: ['main'],
+    properties: [{ displayName: 'Items', name: 'items', type: 'json', default: '[]' }],
+  } as unknown as INodeType['description'];
   /** Items are JSON; an item's `$binary` ({ field: { base64, fileName, mimeType } }) becomes its binary data. */
   async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-    const items = JSON.parse(this.getNodeParameter('items', 0) as string) as (IDataObject & { $binary?: Record<string, { base64: string; fileName: string; mimeType: string }> })[];
+    const items = JSON.parse(this.getNodeParameter('items', 0) as string) as (IDataObject & {
+      $binary?: Record<string, { base64: string; fileName: string; mimeType: string }>;
+    })[];
     return [
       await Promise.all(
         items.map(async ({ $binary, ...json }) => {
           if (!$binary) return { json };
           const binary: Record<string, IBinaryData> = {};
-          for (const [field, b] of Object.entries($binary)) binary[field] = await this.helpers.prepareBinaryData(Buffer.from(b.base64, 'base64'), b.fileName, b.mimeType);
+          for (const [field, b] of Object.entries($binary))
+            binary[field] = await this.helpers.prepareBinaryData(
+              Buffer.from(b.base64, 'base64'),
+              b.fileName,
+              b.mimeType,
+            );
           return { json, binary };
         }),
       ),
@@ -87,11 +111,27 @@ class Credentials extends ICredentialsHelper {
   getParentTypes(): string[] {
     return [];
   }
-  async authenticate(credentials: ICredentialDataDecryptedObject, typeName: string, requestOptions: IHttpRequestOptions): Promise<IHttpRequestOptions> {
-    const type = CREDENTIAL_TYPES[typeName as keyof typeof CREDENTIAL_TYPES] as { authenticate?: { properties: { headers?: Record<string, string>; body?: Record<string, string> } } };
-    const resolve = (block: Record<string, string> = {}) => Object.fromEntries(Object.entries(block).map(([k, v]) => [k, v.replace(/^=\{\{\s*\$credentials\.(\w+)\s*\}\}$/, (_, c: string) => String(credentials[c]))]));
+  async authenticate(
+    credentials: ICredentialDataDecryptedObject,
+    typeName: string,
+    requestOptions: IHttpRequestOptions,
+  ): Promise<IHttpRequestOptions> {
+    const type = CREDENTIAL_TYPES[typeName as keyof typeof CREDENTIAL_TYPES] as {
+      authenticate?: { properties: { headers?: Record<string, string>; body?: Record<string, string> } };
+    };
+    const resolve = (block: Record<string, string> = {}) =>
+      Object.fromEntries(
+        Object.entries(block).map(([k, v]) => [
+          k,
+          v.replace(/^=\{\{\s*\$credentials\.(\w+)\s*\}\}$/, (_, c: string) => String(credentials[c])),
+        ]),
+      );
     const { headers, body } = type.authenticate?.properties ?? {};
-    return { ...requestOptions, headers: { ...(requestOptions.headers ?? {}), ...resolve(headers) }, ...(body ? { body: { ...(requestOptions.body as object), ...resolve(body) } } : {}) };
+    return {
+      ...requestOptions,
+      headers: { ...(requestOptions.headers ?? {}), ...resolve(headers) },
+      ...(body ? { body: { ...(requestOptions.body as object), ...resolve(body) } } : {}),
+    };
   }
   async preAuthentication(): Promise<undefined> {
     return undefined;
@@ -99,7 +139,11 @@ class Credentials extends ICredentialsHelper {
   async getCredentials(): Promise<ICredentials> {
     throw new Error('not used');
   }
-  async getDecrypted(_a: IWorkflowExecuteAdditionalData, _n: INodeCredentialsDetails, type: string): Promise<ICredentialDataDecryptedObject> {
+  async getDecrypted(
+    _a: IWorkflowExecuteAdditionalData,
+    _n: INodeCredentialsDetails,
+    type: string,
+  ): Promise<ICredentialDataDecryptedObject> {
     const data = this.store[type];
     if (!data) throw new Error(`no credentials of type ${type}`);
     return data;
@@ -149,7 +193,10 @@ function additionalData(credentials: Credentials, hooks?: ExecutionLifecycleHook
 }
 
 let executions = 0;
-const credentialRefs = { paperlinkApi: { id: '1', name: 'Paperlink' }, paperlinkPostcardToken: { id: '2', name: 'Postcard token' } };
+const credentialRefs = {
+  paperlinkApi: { id: '1', name: 'Paperlink' },
+  paperlinkPostcardToken: { id: '2', name: 'Postcard token' },
+};
 
 export interface RunResult {
   run: IRun;
@@ -167,7 +214,14 @@ export async function runPaperlink(
 ): Promise<RunResult> {
   await binaryData();
   const nodes: INode[] = [
-    { id: 's', name: 'Start', type: 'test.start', typeVersion: 1, position: [0, 0], parameters: { items: JSON.stringify(input) } },
+    {
+      id: 's',
+      name: 'Start',
+      type: 'test.start',
+      typeVersion: 1,
+      position: [0, 0],
+      parameters: { items: JSON.stringify(input) },
+    },
     {
       id: 'p',
       name: 'Paperlink',
@@ -180,19 +234,55 @@ export async function runPaperlink(
       ...(options.retryOnFail ? { retryOnFail: true, maxTries: 2, waitBetweenTries: 0 } : {}),
     },
   ];
-  const workflow = new Workflow({ id: 'w1', name: 'test', nodes, connections: { Start: { main: [[{ node: 'Paperlink', type: 'main', index: 0 }]] } }, active: false, nodeTypes: new NodeTypes(), settings: { executionOrder: 'v1' } });
-  const hooks = new ExecutionLifecycleHooks('manual', 'e1', { id: 'w1', name: 'test', nodes, connections: {}, active: false, settings: {}, createdAt: new Date(), updatedAt: new Date(), isArchived: false } as never);
+  const workflow = new Workflow({
+    id: 'w1',
+    name: 'test',
+    nodes,
+    connections: { Start: { main: [[{ node: 'Paperlink', type: 'main', index: 0 }]] } },
+    active: false,
+    nodeTypes: new NodeTypes(),
+    settings: { executionOrder: 'v1' },
+  });
+  const hooks = new ExecutionLifecycleHooks('manual', 'e1', {
+    id: 'w1',
+    name: 'test',
+    nodes,
+    connections: {},
+    active: false,
+    settings: {},
+    createdAt: new Date(),
+    updatedAt: new Date(),
+    isArchived: false,
+  } as never);
   executions += 1;
   const data = { ...additionalData(new Credentials(store), hooks), executionId: `e${executions}` };
   const run = await new WorkflowExecute(data, 'manual').run({ workflow, startNode: nodes[0] } as never);
   const task = run.data.resultData.runData.Paperlink?.[0];
-  return { run, items: task?.data?.main?.[0] ?? [], error: (task?.error ?? run.data.resultData.error) as Error | undefined };
+  return {
+    run,
+    items: task?.data?.main?.[0] ?? [],
+    error: (task?.error ?? run.data.resultData.error) as Error | undefined,
+  };
 }
 
 /** Loads a node's dynamic options or resource-mapper fields as the editor would. */
 export function loadOptionsContext(parameters: IDataObject, store: Record<string, ICredentialDataDecryptedObject>) {
-  const node: INode = { id: 'p', name: 'Paperlink', type: 'n8n-nodes-paperlink.paperlink', typeVersion: 1, position: [0, 0], parameters: parameters as INode['parameters'], credentials: credentialRefs };
-  const workflow = new Workflow({ id: 'w1', nodes: [node], connections: {}, active: false, nodeTypes: new NodeTypes() });
+  const node: INode = {
+    id: 'p',
+    name: 'Paperlink',
+    type: 'n8n-nodes-paperlink.paperlink',
+    typeVersion: 1,
+    position: [0, 0],
+    parameters: parameters as INode['parameters'],
+    credentials: credentialRefs,
+  };
+  const workflow = new Workflow({
+    id: 'w1',
+    nodes: [node],
+    connections: {},
+    active: false,
+    nodeTypes: new NodeTypes(),
+  });
   return new LoadOptionsContext(workflow, node, additionalData(new Credentials(store)), '');
 }
 
@@ -212,10 +302,31 @@ export interface TriggerHarness {
  * Serves a trigger node's webhook from a real HTTP server (express, as n8n's webhook server) and
  * lets a test run its activation hooks. The node's static data lives as long as the harness.
  */
-export async function serveTrigger(type: 'paperlinkTrigger' | 'postcardIntakeTrigger', parameters: IDataObject, store: Record<string, ICredentialDataDecryptedObject>): Promise<TriggerHarness> {
+export async function serveTrigger(
+  type: 'paperlinkTrigger' | 'postcardIntakeTrigger',
+  parameters: IDataObject,
+  store: Record<string, ICredentialDataDecryptedObject>,
+): Promise<TriggerHarness> {
   const credentials = new Credentials(store);
-  const node: INode = { id: 't', name: 'Trigger', type: `n8n-nodes-paperlink.${type}`, typeVersion: 1, position: [0, 0], parameters: parameters as INode['parameters'], credentials: credentialRefs, webhookId: 'hook-1' };
-  const workflow = new Workflow({ id: 'w1', name: 'trigger test', nodes: [node], connections: {}, active: true, nodeTypes: new NodeTypes(), staticData: {} });
+  const node: INode = {
+    id: 't',
+    name: 'Trigger',
+    type: `n8n-nodes-paperlink.${type}`,
+    typeVersion: 1,
+    position: [0, 0],
+    parameters: parameters as INode['parameters'],
+    credentials: credentialRefs,
+    webhookId: 'hook-1',
+  };
+  const workflow = new Workflow({
+    id: 'w1',
+    name: 'trigger test',
+    nodes: [node],
+    connections: {},
+    active: true,
+    nodeTypes: new NodeTypes(),
+    staticData: {},
+  });
   const nodeType = TYPES[node.type];
   const started: INodeExecutionData[][] = [];
   const app = express();
@@ -223,12 +334,21 @@ export async function serveTrigger(type: 'paperlinkTrigger' | 'postcardIntakeTri
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const hookPath = type === 'paperlinkTrigger' ? 'webhook' : String(parameters.path ?? 'postcards');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhook/hook-1/${hookPath}`;
-  const webhookData = { httpMethod: 'POST', node: node.name, path: hookPath, webhookDescription: nodeType.description.webhooks![0], workflowId: 'w1', workflowExecuteAdditionalData: additionalData(credentials), webhookId: 'hook-1' } as unknown as IWebhookData;
+  const webhookData = {
+    httpMethod: 'POST',
+    node: node.name,
+    path: hookPath,
+    webhookDescription: nodeType.description.webhooks![0],
+    workflowId: 'w1',
+    workflowExecuteAdditionalData: additionalData(credentials),
+    webhookId: 'hook-1',
+  } as unknown as IWebhookData;
   // n8n keeps the raw bytes for signature checks and parses JSON itself, answering malformed JSON
   // with a body of its own (422), except for a version-1 webhook node whose options.binaryData is set
   // (webhook-helpers' parseRequestBody): that node gets the body unparsed
   const resolved = workflow.getNode(node.name)!;
-  const leaveBody = resolved.typeVersion === 1 && Boolean((resolved.parameters.options as IDataObject | undefined)?.binaryData);
+  const leaveBody =
+    resolved.typeVersion === 1 && Boolean((resolved.parameters.options as IDataObject | undefined)?.binaryData);
   app.post('/webhook/hook-1/*path', express.raw({ type: () => true, limit: '1mb' }), async (req, res) => {
     const raw = req.body as Buffer;
     (req as unknown as { rawBody: Buffer }).rawBody = raw;
@@ -248,7 +368,10 @@ export async function serveTrigger(type: 'paperlinkTrigger' | 'postcardIntakeTri
     if (out.workflowData) started.push(out.workflowData[0]);
     if (!out.noWebhookResponse && !res.headersSent) res.status(200).json({ message: 'Workflow was started' });
   });
-  const hookWebhookData = { ...webhookData, webhookDescription: { ...nodeType.description.webhooks![0] } } as IWebhookData;
+  const hookWebhookData = {
+    ...webhookData,
+    webhookDescription: { ...nodeType.description.webhooks![0] },
+  } as IWebhookData;
   const urlOf = () => url;
   return {
     url,
@@ -257,7 +380,14 @@ export async function serveTrigger(type: 'paperlinkTrigger' | 'postcardIntakeTri
     },
     started,
     hook: async (method) => {
-      const ctx = new HookContext(workflow, node, additionalData(credentials), 'trigger', 'activate' as WorkflowActivateMode, hookWebhookData);
+      const ctx = new HookContext(
+        workflow,
+        node,
+        additionalData(credentials),
+        'trigger',
+        'activate' as WorkflowActivateMode,
+        hookWebhookData,
+      );
       // n8n builds the URL from its WEBHOOK_URL; here it is the harness server
       (ctx as unknown as { getNodeWebhookUrl: () => string }).getNodeWebhookUrl = urlOf;
       return nodeType.webhookMethods!.default![method].call(ctx);

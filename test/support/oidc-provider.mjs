@@ -15,9 +15,20 @@ const policy = interactionPolicy.base();
 policy.add(new interactionPolicy.Prompt({ name: 'select_account', requestable: true }), 0);
 const provider = new Provider(issuer, {
   interactions: { policy },
-  clients: [{ client_id: 'paperlink', client_secret: 'paperlink-test-secret', redirect_uris: [redirectUri], grant_types: ['authorization_code'], response_types: ['code'] }],
+  clients: [
+    {
+      client_id: 'paperlink',
+      client_secret: 'paperlink-test-secret',
+      redirect_uris: [redirectUri],
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+    },
+  ],
   async findAccount(_ctx, id) {
-    return { accountId: id, claims: async () => ({ sub: id, email: id, email_verified: !id.startsWith('unverified') }) };
+    return {
+      accountId: id,
+      claims: async () => ({ sub: id, email: id, email_verified: !id.startsWith('unverified') }),
+    };
   },
   claims: { openid: ['sub'], email: ['email', 'email_verified'] },
   features: { devInteractions: { enabled: true } },
@@ -41,11 +52,20 @@ server.on('request', async (req, res) => {
         let body = '';
         for await (const c of req) body += c;
         const login = new URLSearchParams(body).get('login');
-        await provider.interactionFinished(req, res, { select_account: {}, login: { accountId: login } }, { mergeWithLastSubmission: false });
+        await provider.interactionFinished(
+          req,
+          res,
+          { select_account: {}, login: { accountId: login } },
+          { mergeWithLastSubmission: false },
+        );
         return;
       }
       res.setHeader('content-type', 'text/html; charset=utf-8');
-      res.end(page(`<h1>Choose an account</h1><form method="post" action="/interaction/${at[1]}/choose"><label>Account <input name="login" id="login" value=""></label><button type="submit">Use this account</button></form>`));
+      res.end(
+        page(
+          `<h1>Choose an account</h1><form method="post" action="/interaction/${at[1]}/choose"><label>Account <input name="login" id="login" value=""></label><button type="submit">Use this account</button></form>`,
+        ),
+      );
       return;
     }
   }

@@ -65,7 +65,12 @@ export interface PdfRead {
 
 export async function readPdf(bytes: Uint8Array): Promise<PdfRead> {
   const lib = await load();
-  const doc = await lib.getDocument({ data: new Uint8Array(bytes), standardFontDataUrl, verbosity: 0, isEvalSupported: false }).promise;
+  const doc = await lib.getDocument({
+    data: new Uint8Array(bytes),
+    standardFontDataUrl,
+    verbosity: 0,
+    isEvalSupported: false,
+  }).promise;
   const pages: PdfPage[] = [];
   for (let n = 1; n <= doc.numPages; n++) {
     const page = await doc.getPage(n);
@@ -81,7 +86,13 @@ export async function readPdf(bytes: Uint8Array): Promise<PdfRead> {
     for (const it of items) {
       if (last && Math.abs(it.y - last.y) > 1) text += '\n';
       // a visible gap between two pieces on one line is a space; touching pieces are one word
-      else if (last && !text.endsWith(' ') && !it.str.startsWith(' ') && it.x - (last.x + last.width) > it.height * 0.15) text += ' ';
+      else if (
+        last &&
+        !text.endsWith(' ') &&
+        !it.str.startsWith(' ') &&
+        it.x - (last.x + last.width) > it.height * 0.15
+      )
+        text += ' ';
       text += it.str;
       last = it;
     }
@@ -96,7 +107,12 @@ export async function readPdf(bytes: Uint8Array): Promise<PdfRead> {
     const box = (x0: number, y0: number, x1: number, y1: number): Box => {
       const a = apply(st.ctm, x0, y0);
       const b = apply(st.ctm, x1, y1);
-      return { x: Math.min(a[0], b[0]), y: h - Math.max(a[1], b[1]), width: Math.abs(b[0] - a[0]), height: Math.abs(b[1] - a[1]) };
+      return {
+        x: Math.min(a[0], b[0]),
+        y: h - Math.max(a[1], b[1]),
+        width: Math.abs(b[0] - a[0]),
+        height: Math.abs(b[1] - a[1]),
+      };
     };
     for (let i = 0; i < ops.fnArray.length; i++) {
       const fn = ops.fnArray[i];
@@ -107,10 +123,19 @@ export async function readPdf(bytes: Uint8Array): Promise<PdfRead> {
         if (fn === lib.OPS.paintFormXObjectBegin) stack.push({ ...st });
         const [a, b, c, d, e, f] = (fn === lib.OPS.transform ? args : (args[0] ?? [1, 0, 0, 1, 0, 0])) as number[];
         const m = st.ctm;
-        st.ctm = [m[0] * a + m[2] * b, m[1] * a + m[3] * b, m[0] * c + m[2] * d, m[1] * c + m[3] * d, m[0] * e + m[2] * f + m[4], m[1] * e + m[3] * f + m[5]];
+        st.ctm = [
+          m[0] * a + m[2] * b,
+          m[1] * a + m[3] * b,
+          m[0] * c + m[2] * d,
+          m[1] * c + m[3] * d,
+          m[0] * e + m[2] * f + m[4],
+          m[1] * e + m[3] * f + m[5],
+        ];
       } else if (fn === lib.OPS.setFont) {
         const obj = page.commonObjs.get(args[0]) as any;
-        st.font = String(obj?.name ?? args[0]).replace(/^[A-Z]{6}\+/, '').replace(/-\d+$/, '');
+        st.font = String(obj?.name ?? args[0])
+          .replace(/^[A-Z]{6}\+/, '')
+          .replace(/-\d+$/, '');
         st.size = args[1];
       } else if (fn === lib.OPS.setFillRGBColor) st.color = typeof args[0] === 'string' ? args[0] : rgbHex(args);
       else if (fn === lib.OPS.setStrokeRGBColor) st.stroke = typeof args[0] === 'string' ? args[0] : rgbHex(args);
@@ -122,7 +147,12 @@ export async function readPdf(bytes: Uint8Array): Promise<PdfRead> {
       } else if (fn === lib.OPS.paintImageXObject || fn === lib.OPS.paintInlineImageXObject) {
         images.push(box(0, 0, 1, 1));
       } else if (fn === lib.OPS.constructPath && args[2]) {
-        const paint = args[0] === lib.OPS.fill || args[0] === lib.OPS.eoFill ? 'fill' : args[0] === lib.OPS.stroke || args[0] === lib.OPS.closeStroke ? 'stroke' : 'fillStroke';
+        const paint =
+          args[0] === lib.OPS.fill || args[0] === lib.OPS.eoFill
+            ? 'fill'
+            : args[0] === lib.OPS.stroke || args[0] === lib.OPS.closeStroke
+              ? 'stroke'
+              : 'fillStroke';
         const [x0, y0, x1, y1] = args[2] as number[];
         shapes.push({ ...box(x0, y0, x1, y1), paint, fill: st.color, stroke: st.stroke });
       }
@@ -135,7 +165,13 @@ export async function readPdf(bytes: Uint8Array): Promise<PdfRead> {
 }
 
 function rgbHex(args: number[]): string {
-  return '#' + args.slice(0, 3).map((v) => Math.round(v).toString(16).padStart(2, '0')).join('');
+  return (
+    '#' +
+    args
+      .slice(0, 3)
+      .map((v) => Math.round(v).toString(16).padStart(2, '0'))
+      .join('')
+  );
 }
 
 /** The first text item containing `needle`; fails the test with the page text when there is none. */
@@ -148,6 +184,7 @@ export function find(page: PdfPage, needle: string): TextItem {
 /** The first run of drawn text containing `needle`. */
 export function run(page: PdfPage, needle: string): TextRun {
   const r = page.runs.find((x) => x.text.includes(needle));
-  if (!r) throw new Error(`no text run draws ${JSON.stringify(needle)}; runs: ${page.runs.map((x) => x.text).join(' | ')}`);
+  if (!r)
+    throw new Error(`no text run draws ${JSON.stringify(needle)}; runs: ${page.runs.map((x) => x.text).join(' | ')}`);
   return r;
 }

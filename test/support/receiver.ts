@@ -5,7 +5,12 @@ import type { AddressInfo } from 'node:net';
 export interface Received {
   headers: http.IncomingHttpHeaders;
   body: string;
-  event: { id: string; type: string; created_at: string; data: { object: Record<string, unknown> } & Record<string, unknown> };
+  event: {
+    id: string;
+    type: string;
+    created_at: string;
+    data: { object: Record<string, unknown> } & Record<string, unknown>;
+  };
 }
 
 export interface Receiver {

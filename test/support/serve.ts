@@ -10,9 +10,18 @@ export const cliJs = path.join(root, 'dist/src/cli.js');
  * `processes`); resolves once it listens, with the address it greets with (PUBLIC_URL when set) and
  * what it printed so far.
  */
-export function serveProcess(dataDir: string, env: Record<string, string>, processes = 1, port = 0): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+export function serveProcess(
+  dataDir: string,
+  env: Record<string, string>,
+  processes = 1,
+  port = 0,
+): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliJs, 'serve', '--port', String(port), '--data-dir', dataDir, '--processes', String(processes)], { env: { ...process.env, ...env, LOG_LEVEL: 'error', NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [cliJs, 'serve', '--port', String(port), '--data-dir', dataDir, '--processes', String(processes)],
+      { env: { ...process.env, ...env, LOG_LEVEL: 'error', NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString();

@@ -8,11 +8,12 @@ import { loadConfig, type Config } from '../../src/config';
 import { buildApp } from '../../src/app';
 import { createService, type Service } from '../../src/service';
 
-
 export type Backend = 'sqlite' | 'postgres';
 export const BACKENDS: Backend[] = ['sqlite', 'postgres'];
 
-const { freshDatabase } = require('../../scripts/throwaway-pg.js') as { freshDatabase(server: string): Promise<string> };
+const { freshDatabase } = require('../../scripts/throwaway-pg.js') as {
+  freshDatabase(server: string): Promise<string>;
+};
 
 /** Makes an empty database on the test cluster and returns its URL. */
 export async function freshPostgres(): Promise<string> {

@@ -6,7 +6,10 @@ import { find, readPdf } from '../support/pdf';
 
 async function example(name: string, file: string) {
   const t = await loadTemplateFile(path.join(root, 'examples', name, file));
-  const values = JSON.parse(fs.readFileSync(path.join(root, 'examples', name, 'sample.json'), 'utf8')) as Record<string, string>;
+  const values = JSON.parse(fs.readFileSync(path.join(root, 'examples', name, 'sample.json'), 'utf8')) as Record<
+    string,
+    string
+  >;
   return { values, pdf: await readPdf(await renderTemplate(t, values)) };
 }
 
@@ -28,7 +31,9 @@ describe('the example templates', () => {
     const items = JSON.parse(values.line_items) as { description: string; amount: string }[];
     expect(pdf.pages.length).toBe(2);
     for (const page of pdf.pages) find(page, 'Unit price');
-    const descriptions = pdf.pages.flatMap((p) => p.items.filter((i) => items.some((it) => it.description === i.str)).map((i) => i.str));
+    const descriptions = pdf.pages.flatMap((p) =>
+      p.items.filter((i) => items.some((it) => it.description === i.str)).map((i) => i.str),
+    );
     expect(descriptions).toEqual(items.map((i) => i.description));
     const last = pdf.pages[1];
     const total = find(last, values.total);

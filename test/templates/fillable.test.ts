@@ -87,8 +87,14 @@ describe('fillable PDF templates', () => {
 
   it('refuse a value a field cannot take, naming the field', async () => {
     const t = await loadTemplate(await form());
-    await expect(renderTemplate(t, { ...values, agree: 'maybe' })).rejects.toMatchObject({ code: 'invalid_value', variable: 'agree' });
-    await expect(renderTemplate(t, { ...values, plan: 'enterprise' })).rejects.toMatchObject({ code: 'invalid_value', variable: 'plan' });
+    await expect(renderTemplate(t, { ...values, agree: 'maybe' })).rejects.toMatchObject({
+      code: 'invalid_value',
+      variable: 'agree',
+    });
+    await expect(renderTemplate(t, { ...values, plan: 'enterprise' })).rejects.toMatchObject({
+      code: 'invalid_value',
+      variable: 'plan',
+    });
     await expect(renderTemplate(t, { ...values, country: 'Atlantis' })).rejects.toBeInstanceOf(InvalidValueError);
     await expect(renderTemplate(t, { ...values, extras: 'Sauna' })).rejects.toMatchObject({ variable: 'extras' });
     await expect(renderTemplate(t, { ...values, zip: '972090' })).rejects.toMatchObject({ variable: 'zip' });

@@ -44,7 +44,10 @@ describe('loadTemplate() rejects', () => {
     ['page numbers outside a header or footer', '<document><body><p>{{page}}</p></body></document>'],
     ['a merge field in a layout attribute', '<document><body><p font-size="{{size}}">x</p></body></document>'],
     ['a table without columns', '<document><body><table><tr><td>x</td></tr></table></body></document>'],
-    ['a row with too many cells', '<document><body><table><col/><tr><td>a</td><td>b</td></tr></table></body></document>'],
+    [
+      'a row with too many cells',
+      '<document><body><table><col/><tr><td>a</td><td>b</td></tr></table></body></document>',
+    ],
     ['an <if> without a variable', '<document><body><if><p>x</p></if></body></document>'],
     ['a document without a body', '<document></document>'],
     ['another root element', '<html><body/></html>'],
@@ -70,7 +73,9 @@ describe('loadTemplate() rejects', () => {
   });
 
   it('an external entity that would read a file', async () => {
-    const err = await rejection('<!DOCTYPE d [<!ENTITY x SYSTEM "file:///etc/passwd">]><document><body><p>&x;</p></body></document>');
+    const err = await rejection(
+      '<!DOCTYPE d [<!ENTITY x SYSTEM "file:///etc/passwd">]><document><body><p>&x;</p></body></document>',
+    );
     expect(err.message).not.toContain('root:');
   });
 
@@ -93,10 +98,15 @@ describe('loadTemplate() rejects', () => {
     expect(err.message).toContain('missing.png');
   });
 
-  it.each(['../secret.png', '/etc/passwd', 'https://example.com/logo.png', 'file:///etc/hosts', 'a/../../b.png'])('an asset path that leaves the template folder: %s', async (src) => {
-    const err = await rejection(`<document><body><image src="${src}"/></body></document>`, { [src]: new Uint8Array(png) });
-    expect(err.code).toBe('template_invalid');
-  });
+  it.each(['../secret.png', '/etc/passwd', 'https://example.com/logo.png', 'file:///etc/hosts', 'a/../../b.png'])(
+    'an asset path that leaves the template folder: %s',
+    async (src) => {
+      const err = await rejection(`<document><body><image src="${src}"/></body></document>`, {
+        [src]: new Uint8Array(png),
+      });
+      expect(err.code).toBe('template_invalid');
+    },
+  );
 
   it('an image that is neither PNG nor JPEG, or is damaged', async () => {
     await rejection('<document><body><image src="data:image/png;base64,aGVsbG8gd29ybGQ="/></body></document>');
@@ -106,7 +116,9 @@ describe('loadTemplate() rejects', () => {
   });
 
   it('a font file that is not a font', async () => {
-    const err = await rejection('<document><fonts><font family="Brand" src="f.ttf"/></fonts><body/></document>', { 'f.ttf': new TextEncoder().encode('not a font') });
+    const err = await rejection('<document><fonts><font family="Brand" src="f.ttf"/></fonts><body/></document>', {
+      'f.ttf': new TextEncoder().encode('not a font'),
+    });
     expect(err.message).toContain('f.ttf');
   });
 
@@ -133,7 +145,11 @@ describe('loadTemplate() accepts', () => {
   });
 
   it('a byte order mark and an XML declaration', async () => {
-    const t = await loadTemplate(new TextEncoder().encode('\uFEFF<?xml version="1.0" encoding="UTF-8"?>\n<document><body><p>x</p></body></document>'));
+    const t = await loadTemplate(
+      new TextEncoder().encode(
+        '\uFEFF<?xml version="1.0" encoding="UTF-8"?>\n<document><body><p>x</p></body></document>',
+      ),
+    );
     expect(t.kind).toBe('xml');
   });
 });

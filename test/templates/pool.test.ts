@@ -16,7 +16,23 @@ import { readPdf } from '../support/pdf';
 
 // accented letters whose glyphs are composites (built from a base glyph and a mark), ligature-prone
 // pairs, and letters from other scripts: what a shared glyph cache used to drop from later documents
-const WORDS = ['œuvre', 'Ångström', 'Łódź', 'ñandú', 'façade', 'Größe', 'Ελλάδα', 'Москва', 'café', 'naïve', 'office', 'fjord', 'Øresund', 'Čeština', 'ǅemal'];
+const WORDS = [
+  'œuvre',
+  'Ångström',
+  'Łódź',
+  'ñandú',
+  'façade',
+  'Größe',
+  'Ελλάδα',
+  'Москва',
+  'café',
+  'naïve',
+  'office',
+  'fjord',
+  'Øresund',
+  'Čeština',
+  'ǅemal',
+];
 
 async function letterTemplate() {
   const source = `<document size="a5"><body>
@@ -30,7 +46,12 @@ async function letterTemplate() {
 
 function valuesFor(i: number) {
   const pick = (k: number) => WORDS[(i * 7 + k) % WORDS.length];
-  return { title: `${pick(0)} ${i}`, text: Array.from({ length: 30 }, (_, k) => pick(k)).join(' '), bold: pick(3), italic: pick(5) };
+  return {
+    title: `${pick(0)} ${i}`,
+    text: Array.from({ length: 30 }, (_, k) => pick(k)).join(' '),
+    bold: pick(3),
+    italic: pick(5),
+  };
 }
 
 async function expectExactText(pdf: Uint8Array, values: Record<string, string>) {
@@ -69,7 +90,10 @@ describe('RenderPool', () => {
   it('renders what renderTemplate renders, on its threads', async () => {
     const template = await letterTemplate();
     const before = pool.completed;
-    const [inPlace, pooled] = await Promise.all([renderTemplate(template, valuesFor(1), { now: new Date('2026-11-23T00:00:00Z') }), pool.render(template, valuesFor(1), { now: new Date('2026-11-23T00:00:00Z') })]);
+    const [inPlace, pooled] = await Promise.all([
+      renderTemplate(template, valuesFor(1), { now: new Date('2026-11-23T00:00:00Z') }),
+      pool.render(template, valuesFor(1), { now: new Date('2026-11-23T00:00:00Z') }),
+    ]);
     expect((await readPdf(pooled)).text).toBe((await readPdf(inPlace)).text);
     // the template went over once (a miss, then the render), and every later render is one task
     await Promise.all(Array.from({ length: 6 }, (_, i) => pool.render(template, valuesFor(i))));
@@ -80,16 +104,25 @@ describe('RenderPool', () => {
   it('answers with the errors renderTemplate throws, of the same kind', async () => {
     const template = await letterTemplate();
     const { title: _missing, ...rest } = valuesFor(2);
-    await expect(pool.render(template, rest)).rejects.toMatchObject({ name: 'ValidationError', code: 'missing_variables', details: [{ field: 'title', code: 'required' }] });
+    await expect(pool.render(template, rest)).rejects.toMatchObject({
+      name: 'ValidationError',
+      code: 'missing_variables',
+      details: [{ field: 'title', code: 'required' }],
+    });
   });
 
   it('stops a render that runs over its budget, says which limit and how to raise it, and renders on', async () => {
-    const slow = await loadTemplate('<document><body><each var="items" as="it"><p>{{it.n}}</p><page-break/></each></body></document>');
+    const slow = await loadTemplate(
+      '<document><body><each var="items" as="it"><p>{{it.n}}</p><page-break/></each></body></document>',
+    );
     const items = JSON.stringify(Array.from({ length: 10_000 }, (_, n) => ({ n: String(n) })));
     // the work limits (pages, items) set out of the way: this is about the time budget
     const tight = new RenderPool(1, 2_000, 256, UNLIMITED);
     try {
-      await expect(tight.render(slow, { items })).rejects.toMatchObject({ code: 'render_limit_exceeded', details: [{ field: 'render_time_ms', code: 'render_limit_exceeded' }] });
+      await expect(tight.render(slow, { items })).rejects.toMatchObject({
+        code: 'render_limit_exceeded',
+        details: [{ field: 'render_time_ms', code: 'render_limit_exceeded' }],
+      });
       await expect(tight.render(await letterTemplate(), valuesFor(3))).resolves.toBeInstanceOf(Uint8Array);
     } finally {
       await tight.close();
@@ -97,11 +130,16 @@ describe('RenderPool', () => {
   });
 
   it('stops a render whose thread needs more memory than its cap, and renders on', async () => {
-    const big = await loadTemplate('<document><body><each var="items" as="it"><p>{{it.n}} {{it.n}} {{it.n}}</p></each></body></document>');
+    const big = await loadTemplate(
+      '<document><body><each var="items" as="it"><p>{{it.n}} {{it.n}} {{it.n}}</p></each></body></document>',
+    );
     const items = JSON.stringify(Array.from({ length: 10_000 }, (_, n) => ({ n: `${'word '.repeat(20)}${n}` })));
     const small = new RenderPool(1, 60_000, 64, UNLIMITED);
     try {
-      await expect(small.render(big, { items })).rejects.toMatchObject({ code: 'render_limit_exceeded', details: [{ field: 'render_memory_mb', code: 'render_limit_exceeded' }] });
+      await expect(small.render(big, { items })).rejects.toMatchObject({
+        code: 'render_limit_exceeded',
+        details: [{ field: 'render_memory_mb', code: 'render_limit_exceeded' }],
+      });
       await expect(small.render(await letterTemplate(), valuesFor(4))).resolves.toBeInstanceOf(Uint8Array);
     } finally {
       await small.close();
@@ -142,6 +180,10 @@ describe('RenderPool', () => {
         console.log('stopped 200');
       })();`;
     const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 120_000 });
-    expect({ signal: child.signal, status: child.status, out: child.stdout.trim() }).toEqual({ signal: null, status: 0, out: 'stopped 200' });
+    expect({ signal: child.signal, status: child.status, out: child.stdout.trim() }).toEqual({
+      signal: null,
+      status: 0,
+      out: 'stopped 200',
+    });
   });
 });

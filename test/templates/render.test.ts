@@ -63,7 +63,10 @@ describe('renderTemplate() page setup', () => {
   });
 
   it('writes the title, author and subject, with merge fields, into the document information', async () => {
-    const pdf = await render(doc('<p>x</p>', 'title="Invoice {{n}}" author="ACME" subject="For {{who}}"'), { n: '42', who: 'Zoë' });
+    const pdf = await render(doc('<p>x</p>', 'title="Invoice {{n}}" author="ACME" subject="For {{who}}"'), {
+      n: '42',
+      who: 'Zoë',
+    });
     expect(pdf.info.Title).toBe('Invoice 42');
     expect(pdf.info.Author).toBe('ACME');
     expect(pdf.info.Subject).toBe('For Zoë');
@@ -87,7 +90,12 @@ describe('renderTemplate() text', () => {
   });
 
   it('inherits the document font, size and colour, and lets a paragraph override them', async () => {
-    const pdf = await render(doc('<p>inherited</p><p font="serif" font-size="14" color="red">own</p>', 'font="mono" font-size="9" color="#00ff00"'));
+    const pdf = await render(
+      doc(
+        '<p>inherited</p><p font="serif" font-size="14" color="red">own</p>',
+        'font="mono" font-size="9" color="#00ff00"',
+      ),
+    );
     expect(run(pdf.pages[0], 'inherited')).toMatchObject({ font: 'DejaVuSansMono', size: 9, color: '#00ff00' });
     expect(run(pdf.pages[0], 'own')).toMatchObject({ font: 'DejaVuSerif', size: 14, color: '#ff0000' });
   });
@@ -95,7 +103,9 @@ describe('renderTemplate() text', () => {
   it('underlines <u> text with a line under its baseline', async () => {
     const pdf = await render(doc('<p><u>under</u></p>'));
     const word = find(pdf.pages[0], 'under');
-    const line = pdf.pages[0].shapes.find((s) => s.paint === 'stroke' && close(s.x, word.x) && s.y > word.y && s.y < word.y + 4);
+    const line = pdf.pages[0].shapes.find(
+      (s) => s.paint === 'stroke' && close(s.x, word.x) && s.y > word.y && s.y < word.y + 4,
+    );
     expect(line).toBeDefined();
     expect(line!.width).toBeCloseTo(word.width, 0);
   });
@@ -103,7 +113,10 @@ describe('renderTemplate() text', () => {
   it('aligns lines left, right, center and justify', async () => {
     const long = words(60, 'word');
     const pdf = await render(
-      doc(`<p align="left">Left</p><p align="right">Right</p><p align="center">Center</p><p align="justify">${long}</p>`, 'margin="72"'),
+      doc(
+        `<p align="left">Left</p><p align="right">Right</p><p align="center">Center</p><p align="justify">${long}</p>`,
+        'margin="72"',
+      ),
     );
     const page = pdf.pages[0];
     expect(find(page, 'Left').x).toBeCloseTo(72, 1);
@@ -188,7 +201,8 @@ describe('renderTemplate() headers and footers', () => {
 });
 
 describe('renderTemplate() images, lines and rectangles', () => {
-  const assets: AssetResolver = async (p) => (p === 'img/photo.jpg' ? new Uint8Array(jpeg) : p === 'logo.png' ? new Uint8Array(png) : undefined);
+  const assets: AssetResolver = async (p) =>
+    p === 'img/photo.jpg' ? new Uint8Array(jpeg) : p === 'logo.png' ? new Uint8Array(png) : undefined;
 
   it('draws a PNG from a data URI at the width asked for, keeping its aspect ratio', async () => {
     const pdf = await render(doc(`<image src="${pngDataUri}" width="2in"/>`, 'margin="72"'));
@@ -200,7 +214,13 @@ describe('renderTemplate() images, lines and rectangles', () => {
   });
 
   it('draws a JPEG asset shipped beside the template, centred, and a PNG asset placed on the page', async () => {
-    const pdf = await render(doc('<image src="img/photo.jpg" width="50%" align="center"/><image src="logo.png" x="10" y="20" width="100" height="25"/>'), {}, assets);
+    const pdf = await render(
+      doc(
+        '<image src="img/photo.jpg" width="50%" align="center"/><image src="logo.png" x="10" y="20" width="100" height="25"/>',
+      ),
+      {},
+      assets,
+    );
     const [photo, logo] = pdf.pages[0].images;
     expect(photo.width).toBeCloseTo(234, 1);
     expect(photo.x + photo.width / 2).toBeCloseTo(306, 1);
@@ -210,14 +230,19 @@ describe('renderTemplate() images, lines and rectangles', () => {
   });
 
   it('writes alternative text, with merge fields, as invisible text over the image', async () => {
-    const pdf = await render(doc(`<image src="${pngDataUri}" width="200" alt="Logo of {{company}}"/>`), { company: 'Ωmega Ltd' });
+    const pdf = await render(doc(`<image src="${pngDataUri}" width="200" alt="Logo of {{company}}"/>`), {
+      company: 'Ωmega Ltd',
+    });
     expect(pdf.pages[0].text).toContain('Logo of Ωmega Ltd');
     expect(run(pdf.pages[0], 'Logo of').alpha).toBe(0);
   });
 
   it('draws a rule across the flow, a placed line, and filled and bordered rectangles', async () => {
     const pdf = await render(
-      doc('<p>above</p><line thickness="2" color="#ff0000"/><rect height="30" fill="#00ff00" border="#0000ff" border-width="1"/><line x1="10" y1="10" x2="200" y2="10"/><rect x="300" y="400" width="50" height="60" fill="#123456"/>', 'margin="72"'),
+      doc(
+        '<p>above</p><line thickness="2" color="#ff0000"/><rect height="30" fill="#00ff00" border="#0000ff" border-width="1"/><line x1="10" y1="10" x2="200" y2="10"/><rect x="300" y="400" width="50" height="60" fill="#123456"/>',
+        'margin="72"',
+      ),
     );
     const shapes = pdf.pages[0].shapes;
     const rule = shapes.find((s) => s.paint === 'stroke' && s.stroke === '#ff0000');
@@ -256,7 +281,9 @@ describe('renderTemplate() tables', () => {
   });
 
   it('draws a border around every cell with rules="all"', async () => {
-    const pdf = await render(doc(table('<tr><td>a</td><td>b</td><td>c</td></tr>', 'border="1" border-color="#ff00ff"'), 'margin="72"'));
+    const pdf = await render(
+      doc(table('<tr><td>a</td><td>b</td><td>c</td></tr>', 'border="1" border-color="#ff00ff"'), 'margin="72"'),
+    );
     const borders = pdf.pages[0].shapes.filter((s) => s.stroke === '#ff00ff');
     expect(borders).toHaveLength(6);
     expect(borders.map((b) => Math.round(b.width)).slice(0, 3)).toEqual([72, 132, 264]);
@@ -264,7 +291,12 @@ describe('renderTemplate() tables', () => {
 
   it('wraps long cell text inside its cell, making the row taller', async () => {
     const long = words(40, 'cell');
-    const pdf = await render(doc(table(`<tr><td>X</td><td>${long}</td><td>1</td></tr><tr><td>after</td><td>y</td><td>2</td></tr>`), 'margin="72"'));
+    const pdf = await render(
+      doc(
+        table(`<tr><td>X</td><td>${long}</td><td>1</td></tr><tr><td>after</td><td>y</td><td>2</td></tr>`),
+        'margin="72"',
+      ),
+    );
     const page = pdf.pages[0];
     const cellWords = page.items.filter((i) => i.str.startsWith('cell'));
     expect(new Set(cellWords.map((w) => Math.round(w.y))).size).toBeGreaterThan(3);
@@ -278,7 +310,12 @@ describe('renderTemplate() tables', () => {
   it('breaks across pages, repeating the header row, with every row exactly once and in order', async () => {
     const items = Array.from({ length: 120 }, (_, i) => ({ code: `C${i}`, name: `Item ${i}`, price: `${i}.00` }));
     const pdf = await render(
-      doc(table('<each var="items" as="it"><tr><td>{{it.code}}</td><td>{{it.name}}</td><td>{{it.price}}</td></tr></each>', 'stripe="#eeeeee"')),
+      doc(
+        table(
+          '<each var="items" as="it"><tr><td>{{it.code}}</td><td>{{it.name}}</td><td>{{it.price}}</td></tr></each>',
+          'stripe="#eeeeee"',
+        ),
+      ),
       { items: JSON.stringify(items) },
     );
     expect(pdf.pages.length).toBeGreaterThan(2);
@@ -297,7 +334,9 @@ describe('renderTemplate() tables', () => {
   });
 
   it('spans cells over columns with colspan', async () => {
-    const pdf = await render(doc(table('<tr><td colspan="2" align="right">Total</td><td>10.00</td></tr>'), 'margin="72"'));
+    const pdf = await render(
+      doc(table('<tr><td colspan="2" align="right">Total</td><td>10.00</td></tr>'), 'margin="72"'),
+    );
     const total = find(pdf.pages[0], 'Total');
     expect(total.x + total.width).toBeCloseTo(72 + 72 + 132 - 5, 0);
   });
@@ -322,32 +361,50 @@ describe('renderTemplate() conditions and lists', () => {
   });
 
   it('repeats <each> for every item of a JSON list, with conditions on item fields', async () => {
-    const pdf = await render(doc('<each var="people" as="p"><p>{{p.name}}<if var="p.role"> ({{p.role}})</if></p></each>'), {
-      people: JSON.stringify([{ name: 'Ann', role: 'CEO' }, { name: 'Bob', role: '' }, { name: 'Cy', role: 'CTO' }]),
-    });
+    const pdf = await render(
+      doc('<each var="people" as="p"><p>{{p.name}}<if var="p.role"> ({{p.role}})</if></p></each>'),
+      {
+        people: JSON.stringify([
+          { name: 'Ann', role: 'CEO' },
+          { name: 'Bob', role: '' },
+          { name: 'Cy', role: 'CTO' },
+        ]),
+      },
+    );
     expect(pdf.text).toBe('Ann (CEO)\nBob\nCy (CTO)');
   });
 
   it('repeats <each> inside text, over a list of plain strings', async () => {
-    const pdf = await render(doc('<p>Tags:<each var="tags" as="t"> [{{t}}]</each></p>'), { tags: '["red","green","blue"]' });
+    const pdf = await render(doc('<p>Tags:<each var="tags" as="t"> [{{t}}]</each></p>'), {
+      tags: '["red","green","blue"]',
+    });
     expect(pdf.text).toBe('Tags: [red] [green] [blue]');
   });
 
   it('refuses a list value that is not a JSON array, naming the variable', async () => {
     const t = await loadTemplate(doc('<each var="rows"><p>{{item.x}}</p></each>'));
-    await expect(renderTemplate(t, { rows: '{"x":1}' })).rejects.toMatchObject({ code: 'invalid_value', variable: 'rows' });
+    await expect(renderTemplate(t, { rows: '{"x":1}' })).rejects.toMatchObject({
+      code: 'invalid_value',
+      variable: 'rows',
+    });
     await expect(renderTemplate(t, { rows: 'not json' })).rejects.toBeInstanceOf(InvalidValueError);
   });
 
   it('refuses a list item without a field the template uses, naming the item', async () => {
     const t = await loadTemplate(doc('<each var="rows"><p>{{item.x}}</p></each>'));
-    await expect(renderTemplate(t, { rows: '[{"x":"1"},{"y":"2"}]' })).rejects.toMatchObject({ code: 'invalid_value', variable: 'rows[1].x' });
+    await expect(renderTemplate(t, { rows: '[{"x":"1"},{"y":"2"}]' })).rejects.toMatchObject({
+      code: 'invalid_value',
+      variable: 'rows[1].x',
+    });
   });
 });
 
 describe('renderTemplate() merge fields', () => {
   it('prints values literally: markup and merge fields inside a value are text', async () => {
-    const pdf = await render(doc('<p>A {{a}} B</p>'), { a: '</p><image src="x"/> {{b}} &amp; <b>no</b>', b: 'SHOULD NOT APPEAR' });
+    const pdf = await render(doc('<p>A {{a}} B</p>'), {
+      a: '</p><image src="x"/> {{b}} &amp; <b>no</b>',
+      b: 'SHOULD NOT APPEAR',
+    });
     expect(pdf.text).toBe('A </p><image src="x"/> {{b}} &amp; <b>no</b> B');
     expect(pdf.pages[0].images).toHaveLength(0);
     expect(pdf.text).not.toContain('SHOULD NOT APPEAR');
@@ -372,7 +429,9 @@ describe('renderTemplate() merge fields', () => {
 
 describe('optional variables: {{name | default: "text"}}', () => {
   it('may be left out: the default stands in wherever the variable is used, a given value wins', async () => {
-    const xml = doc(`<p>Dear {{name}}</p><if var="company"><p>at {{company | default: ""}}</p></if><p>valid until {{until | default: 'Friday'}}; {{until}}</p>`);
+    const xml = doc(
+      `<p>Dear {{name}}</p><if var="company"><p>at {{company | default: ""}}</p></if><p>valid until {{until | default: 'Friday'}}; {{until}}</p>`,
+    );
     const t = await loadTemplate(xml);
     expect(variables(t)).toEqual(['name', 'company', 'until']);
     expect(t.defaults).toEqual({ company: '', until: 'Friday' });
@@ -398,16 +457,25 @@ describe('optional variables: {{name | default: "text"}}', () => {
 
 describe('placed text that does not fit its box', () => {
   const long = words(100, 'word');
-  const box = (attrs: string) => doc(`<p x="36" y="36" width="200" height="60" ${attrs}>{{message}}</p><p x="36" y="300" width="200">footer</p>`);
+  const box = (attrs: string) =>
+    doc(`<p x="36" y="36" width="200" height="60" ${attrs}>{{message}}</p><p x="36" y="300" width="200">footer</p>`);
   const draw = async (xml: string, values: Record<string, string>) => {
     const warnings: RenderWarning[] = [];
-    const pdf = await readPdf(await renderTemplate(await loadTemplate(xml), values, { now: new Date('2026-11-22T10:00:00Z'), warnings }));
+    const pdf = await readPdf(
+      await renderTemplate(await loadTemplate(xml), values, { now: new Date('2026-11-22T10:00:00Z'), warnings }),
+    );
     return { pdf, warnings };
   };
 
   it('is drawn whole by default, with a text_overflow warning naming the variable', async () => {
     const { pdf, warnings } = await draw(box(''), { message: long });
-    expect(warnings).toEqual([{ code: 'text_overflow', variable: 'message', message: expect.stringMatching(/needs \d+ lines; its box has room for \d+/) }]);
+    expect(warnings).toEqual([
+      {
+        code: 'text_overflow',
+        variable: 'message',
+        message: expect.stringMatching(/needs \d+ lines; its box has room for \d+/),
+      },
+    ]);
     // all of it, below its box
     expect(pdf.text).toContain('word99');
   });
@@ -428,11 +496,20 @@ describe('placed text that does not fit its box', () => {
     expect(size).toBeGreaterThanOrEqual(6);
     expect(run(shrunk.pdf.pages[0], 'footer').size).toBe(11);
     const tooLong = await draw(box('overflow="shrink" min-font-size="8"'), { message: long });
-    expect(tooLong.warnings).toEqual([expect.objectContaining({ code: 'text_overflow', variable: 'message', message: expect.stringContaining('even at 8 pt') })]);
+    expect(tooLong.warnings).toEqual([
+      expect.objectContaining({
+        code: 'text_overflow',
+        variable: 'message',
+        message: expect.stringContaining('even at 8 pt'),
+      }),
+    ]);
   });
 
   it('is refused with overflow="error" as 422 text_overflow naming the variable', async () => {
-    await expect(draw(box('overflow="error"'), { message: long })).rejects.toMatchObject({ code: 'text_overflow', details: [{ field: 'message', code: 'text_overflow' }] });
+    await expect(draw(box('overflow="error"'), { message: long })).rejects.toMatchObject({
+      code: 'text_overflow',
+      details: [{ field: 'message', code: 'text_overflow' }],
+    });
   });
 
   it('refuses height and overflow on text in the flow, which goes on to the next page instead', async () => {
@@ -466,7 +543,9 @@ describe('renderTemplate() Unicode', () => {
 
   it('draws with a font shipped beside the template and falls back to built-in sans for characters it lacks', async () => {
     const xml = `<document><fonts><font family="Brand" src="fonts/brand.ttf"/></fonts><body><p font="Brand">Hello {{v}}</p></body></document>`;
-    const pdf = await render(xml, { v: 'Երևան ☃' }, async (p) => (p === 'fonts/brand.ttf' ? new Uint8Array(liberationSans) : undefined));
+    const pdf = await render(xml, { v: 'Երևան ☃' }, async (p) =>
+      p === 'fonts/brand.ttf' ? new Uint8Array(liberationSans) : undefined,
+    );
     const page = pdf.pages[0];
     expect(page.text).toBe('Hello Երևան ☃');
     expect(run(page, 'Hello').font).toMatch(/^LiberationSans/);

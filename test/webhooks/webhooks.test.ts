@@ -15,7 +15,10 @@ import { startReceiver, type Receiver } from '../support/receiver';
 import { BACKENDS, testService, type TestService } from '../support/service';
 import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
 
-const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
+const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<
+  string,
+  string
+>;
 const HOUR = 3_600_000;
 
 describe.each(BACKENDS)('webhooks on %s', (backend) => {
@@ -27,7 +30,11 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
   beforeAll(async () => {
     mail = await startSmtp();
     rx = await startReceiver();
-    t = await testService({ backend, clock, config: { smtpUrl: mail.url, webhookAllowPrivate: true, webhookTimeoutMs: 500, publicUrl: 'http://docs.example' } });
+    t = await testService({
+      backend,
+      clock,
+      config: { smtpUrl: mail.url, webhookAllowPrivate: true, webhookTimeoutMs: 500, publicUrl: 'http://docs.example' },
+    });
     await t.service.apps.magicLink.put({ public_url: 'http://docs.example' });
   });
   afterAll(async () => {
@@ -40,13 +47,15 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
     rx.respond = () => 200;
   });
 
-  const api = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) => t.app.inject({ method, url, headers: { 'x-service-api-token': t.key }, payload: payload as object });
+  const api = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) =>
+    t.app.inject({ method, url, headers: { 'x-service-api-token': t.key }, payload: payload as object });
   const subscribe = async (events: unknown = '*', url = rx.url) => {
     const res = await api('POST', '/v1/webhooks', { url, events, description: 'test receiver' });
     expect(res.statusCode).toBe(201);
     return res.json() as { id: string; secret: string };
   };
-  const generate = (destinations: object = { inkit_storage: {} }) => api('POST', '/v1/generate', { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations });
+  const generate = (destinations: object = { inkit_storage: {} }) =>
+    api('POST', '/v1/generate', { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations });
   const types = () => rx.received.map((r) => r.event.type);
   /** Moves the fake clock on in steps, waking the dispatcher, until `fn` holds (retries come due as time passes). */
   const advanceUntil = async (fn: () => boolean | Promise<boolean>, stepMs: number, what: string) => {
@@ -62,18 +71,41 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
 
   it('keeps subscriptions: the signing secret once, every broken field at once, delete', async () => {
     const made = await subscribe(['document.generated', 'postcard.failed']);
-    expect(made).toMatchObject({ object: 'webhook', url: rx.url, events: ['document.generated', 'postcard.failed'], description: 'test receiver' });
+    expect(made).toMatchObject({
+      object: 'webhook',
+      url: rx.url,
+      events: ['document.generated', 'postcard.failed'],
+      description: 'test receiver',
+    });
     expect(made.secret).toMatch(/^whsec_[0-9A-Za-z]{30,}$/);
     const got = await api('GET', `/v1/webhooks/${made.id}`);
     expect(got.json().secret).toBeUndefined();
     expect((await api('GET', '/v1/webhooks')).json().data.map((w: { id: string }) => w.id)).toContain(made.id);
 
-    const bad = await api('POST', '/v1/webhooks', { url: 'ftp://x', events: ['document.generated', 'nope'], description: 7 });
+    const bad = await api('POST', '/v1/webhooks', {
+      url: 'ftp://x',
+      events: ['document.generated', 'nope'],
+      description: 7,
+    });
     expect(bad.statusCode).toBe(422);
-    expect(bad.json().error.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort()).toEqual(['description:invalid', 'events[1]:unknown_event_type', 'url:invalid']);
-    expect((await api('POST', '/v1/webhooks', {})).json().error.details.map((d: { field: string }) => d.field).sort()).toEqual(['events', 'url']);
+    expect(
+      bad
+        .json()
+        .error.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`)
+        .sort(),
+    ).toEqual(['description:invalid', 'events[1]:unknown_event_type', 'url:invalid']);
+    expect(
+      (await api('POST', '/v1/webhooks', {}))
+        .json()
+        .error.details.map((d: { field: string }) => d.field)
+        .sort(),
+    ).toEqual(['events', 'url']);
 
-    expect((await api('DELETE', `/v1/webhooks/${made.id}`)).json()).toEqual({ id: made.id, object: 'webhook', deleted: true });
+    expect((await api('DELETE', `/v1/webhooks/${made.id}`)).json()).toEqual({
+      id: made.id,
+      object: 'webhook',
+      deleted: true,
+    });
     expect((await api('GET', `/v1/webhooks/${made.id}`)).statusCode).toBe(404);
     expect((await api('DELETE', `/v1/webhooks/${made.id}`)).json().error.code).toBe('not_found');
   });
@@ -84,7 +116,11 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
     expect(res.statusCode).toBe(201);
     await eventually(async () => rx.received.length === 1, 'the event arrived');
     const [got] = rx.received;
-    expect(got.event).toMatchObject({ object: 'event', type: 'document.generated', data: { object: { id: res.json().document_id, object: 'document' } } });
+    expect(got.event).toMatchObject({
+      object: 'event',
+      type: 'document.generated',
+      data: { object: { id: res.json().document_id, object: 'document' } },
+    });
     expect(got.event.id).toMatch(/^evt_/);
     expect(got.headers['paperlink-event-id']).toBe(got.event.id);
     const now = Math.floor(clock.now().getTime() / 1000);
@@ -104,7 +140,10 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
     await generate();
     await eventually(async () => calls === 1, 'first attempt');
     await advanceUntil(() => calls >= 3, 15_000, 'retried until success');
-    await eventually(async () => (await api('GET', `/v1/webhooks/${hook.id}/deliveries`)).json().data[0].status === 'succeeded', 'recorded as succeeded');
+    await eventually(
+      async () => (await api('GET', `/v1/webhooks/${hook.id}/deliveries`)).json().data[0].status === 'succeeded',
+      'recorded as succeeded',
+    );
     const [delivery] = (await api('GET', `/v1/webhooks/${hook.id}/deliveries`)).json().data;
     expect(delivery.event.type).toBe('document.generated');
     expect(delivery.attempts.map((a: { status_code: number | null }) => a.status_code)).toEqual([500, null, 204]);
@@ -121,8 +160,14 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
     rx.respond = () => 503;
     await generate();
     await eventually(async () => rx.received.length === 1, 'first attempt');
-    await advanceUntil(async () => (await deliveries(hook.id))[0].status === 'failed', 2 * HOUR, 'a day of retries, then failed');
-    expect(clock.now().getTime() - Date.parse((await deliveries(hook.id))[0].created_at)).toBeGreaterThanOrEqual(24 * HOUR);
+    await advanceUntil(
+      async () => (await deliveries(hook.id))[0].status === 'failed',
+      2 * HOUR,
+      'a day of retries, then failed',
+    );
+    expect(clock.now().getTime() - Date.parse((await deliveries(hook.id))[0].created_at)).toBeGreaterThanOrEqual(
+      24 * HOUR,
+    );
     const [delivery] = (await api('GET', `/v1/webhooks/${hook.id}/deliveries`)).json().data;
     expect(delivery.next_attempt_at).toBeNull();
     expect(delivery.attempts.length).toBeGreaterThan(5);
@@ -168,29 +213,73 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
     await t.app.inject({ method: 'POST', url: `${linkPath}/code` });
     const code = codeIn(await mail.next(to, asked));
     const wrong = code === '000000' ? '111111' : '000000';
-    await t.app.inject({ method: 'POST', url: `${linkPath}/verify`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `code=${wrong}` });
-    const ok = await t.app.inject({ method: 'POST', url: `${linkPath}/verify`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `code=${code}` });
+    await t.app.inject({
+      method: 'POST',
+      url: `${linkPath}/verify`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `code=${wrong}`,
+    });
+    const ok = await t.app.inject({
+      method: 'POST',
+      url: `${linkPath}/verify`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `code=${code}`,
+    });
     const cookie = ok.cookies.find((c) => c.name === 'paperlink_link')!;
-    expect((await t.app.inject({ method: 'GET', url: linkPath, headers: { cookie: `paperlink_link=${cookie.value}` } })).statusCode).toBe(200);
+    expect(
+      (await t.app.inject({ method: 'GET', url: linkPath, headers: { cookie: `paperlink_link=${cookie.value}` } }))
+        .statusCode,
+    ).toBe(200);
 
     const token = (await t.service.keys.create('postcard', 'webhook test')).secret;
-    const good = await t.app.inject({ method: 'POST', url: '/postcards', payload: { api_token: token, template_id: EXAMPLE_IDS.postcard, ...postcard } });
+    const good = await t.app.inject({
+      method: 'POST',
+      url: '/postcards',
+      payload: { api_token: token, template_id: EXAMPLE_IDS.postcard, ...postcard },
+    });
     // accepted, then failed when drawn: a character no font of the template has
-    const bad = await t.app.inject({ method: 'POST', url: '/postcards', payload: { api_token: token, template_id: EXAMPLE_IDS.postcard, ...postcard, city: 'Tokyo 東京' } });
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: '/postcards',
+      payload: { api_token: token, template_id: EXAMPLE_IDS.postcard, ...postcard, city: 'Tokyo 東京' },
+    });
 
-    const expected = ['document.generated', 'magic_link.sent', 'magic_link.opened', 'magic_link.access_denied', 'magic_link.viewed', 'magic_link.expired', 'postcard.received', 'postcard.rendered', 'postcard.failed'];
+    const expected = [
+      'document.generated',
+      'magic_link.sent',
+      'magic_link.opened',
+      'magic_link.access_denied',
+      'magic_link.viewed',
+      'magic_link.expired',
+      'postcard.received',
+      'postcard.rendered',
+      'postcard.failed',
+    ];
     await eventually(async () => expected.every((x) => types().includes(x)), `all of ${expected.join(', ')}`);
     const linkId = res.json().magic_link_piece_id as string;
-    const of = (type: string, id: string) => rx.received.find((r) => r.event.type === type && r.event.data.object.id === id)!.event;
-    expect(of('magic_link.access_denied', linkId).data.access).toMatchObject({ kind: 'code_checked', outcome: 'wrong' });
+    const of = (type: string, id: string) =>
+      rx.received.find((r) => r.event.type === type && r.event.data.object.id === id)!.event;
+    expect(of('magic_link.access_denied', linkId).data.access).toMatchObject({
+      kind: 'code_checked',
+      outcome: 'wrong',
+    });
     expect(of('magic_link.viewed', linkId).data.object).toMatchObject({ views_used: 1, views_left: 0 });
     expect(of('magic_link.expired', linkId).data).toMatchObject({ reason: 'views', object: { status: 'expired' } });
-    expect(of('postcard.rendered', good.json().id).data.object).toMatchObject({ status: 'rendered', object: 'postcard' });
+    expect(of('postcard.rendered', good.json().id).data.object).toMatchObject({
+      status: 'rendered',
+      object: 'postcard',
+    });
     expect(of('postcard.failed', bad.json().id).data.object).toMatchObject({ status: 'failed' });
     // the link's events arrived in the order they happened
     const linkTypes = rx.received.filter((r) => r.event.data.object.id === linkId).map((r) => r.event.type);
     // (opened by the first view, not by the sign-in page: after the wrong code)
-    expect(linkTypes).toEqual(['magic_link.sent', 'magic_link.access_denied', 'magic_link.opened', 'magic_link.viewed', 'magic_link.expired']);
+    expect(linkTypes).toEqual([
+      'magic_link.sent',
+      'magic_link.access_denied',
+      'magic_link.opened',
+      'magic_link.viewed',
+      'magic_link.expired',
+    ]);
     await api('DELETE', `/v1/webhooks/${hook.id}`);
   });
 
@@ -198,20 +287,34 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
     const hook = await subscribe(['document.deleted', 'magic_link.expired']);
     const to = 'deleted@example.com';
     const before = mail.messages.length;
-    const made = (await generate({ inkit_storage: {}, magic_link: { recipient_email: to, expire_after_n_views: 3 } })).json();
+    const made = (
+      await generate({ inkit_storage: {}, magic_link: { recipient_email: to, expire_after_n_views: 3 } })
+    ).json();
     const linkPath = new URL(linkIn(await mail.next(to, before))).pathname;
-    const other = (await generate({ inkit_storage: {}, magic_link: { recipient_email: to, expire_after_n_views: 3 } })).json();
+    const other = (
+      await generate({ inkit_storage: {}, magic_link: { recipient_email: to, expire_after_n_views: 3 } })
+    ).json();
     expect((await api('DELETE', `/v1/documents/${made.document_id}`)).statusCode).toBe(200);
 
-    expect((await api('GET', `/v1/magic_links/${made.magic_link_piece_id}`)).json()).toMatchObject({ status: 'expired' });
+    expect((await api('GET', `/v1/magic_links/${made.magic_link_piece_id}`)).json()).toMatchObject({
+      status: 'expired',
+    });
     // the other document's link is untouched
-    expect((await api('GET', `/v1/magic_links/${other.magic_link_piece_id}`)).json()).toMatchObject({ status: 'active' });
+    expect((await api('GET', `/v1/magic_links/${other.magic_link_piece_id}`)).json()).toMatchObject({
+      status: 'active',
+    });
     expect((await t.app.inject({ method: 'GET', url: linkPath })).statusCode).toBe(404);
-    await eventually(async () => types().includes('document.deleted') && types().includes('magic_link.expired'), 'document.deleted and magic_link.expired');
+    await eventually(
+      async () => types().includes('document.deleted') && types().includes('magic_link.expired'),
+      'document.deleted and magic_link.expired',
+    );
     const deleted = rx.received.find((r) => r.event.type === 'document.deleted')!.event;
     expect(deleted.data.object).toMatchObject({ id: made.document_id, object: 'document' });
     const expired = rx.received.find((r) => r.event.type === 'magic_link.expired')!.event;
-    expect(expired.data).toMatchObject({ reason: 'document_deleted', object: { id: made.magic_link_piece_id, status: 'expired' } });
+    expect(expired.data).toMatchObject({
+      reason: 'document_deleted',
+      object: { id: made.magic_link_piece_id, status: 'expired' },
+    });
     expect(rx.received.filter((r) => r.event.type === 'magic_link.expired')).toHaveLength(1);
     // a second delete is a 404, and ends nothing twice
     expect((await api('DELETE', `/v1/documents/${made.document_id}`)).json().error.code).toBe('not_found');
@@ -226,7 +329,11 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
     await eventually(async () => rx.received.some((r) => r.event.type === 'webhook.test'), 'the test event');
     const got = rx.received.find((r) => r.event.type === 'webhook.test')!;
     expect(got.event.data.object).toMatchObject({ id: hook.id, object: 'webhook' });
-    expect(verify(hook.secret, got.body, got.headers['paperlink-signature'] as string, { nowSeconds: Math.floor(clock.now().getTime() / 1000) }).ok).toBe(true);
+    expect(
+      verify(hook.secret, got.body, got.headers['paperlink-signature'] as string, {
+        nowSeconds: Math.floor(clock.now().getTime() / 1000),
+      }).ok,
+    ).toBe(true);
     expect((await api('POST', '/v1/webhooks/wh_nope/test')).statusCode).toBe(404);
     await api('DELETE', `/v1/webhooks/${hook.id}`);
   });
@@ -238,12 +345,16 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
     await expect(
       db.transaction().execute(async (trx) => {
         await trx.updateTable('magic_links').set({ status: 'revoked' }).where('id', '=', 'nothing').execute();
-        await t.service.events.emit(trx, 'postcard.received', 'pc_rolled_back', () => ({ object: { id: 'pc_rolled_back' } }));
+        await t.service.events.emit(trx, 'postcard.received', 'pc_rolled_back', () => ({
+          object: { id: 'pc_rolled_back' },
+        }));
         throw new Error('the change failed');
       }),
     ).rejects.toThrow('the change failed');
     expect(await db.selectFrom('events').selectAll().where('resource_id', '=', 'pc_rolled_back').execute()).toEqual([]);
-    expect(await db.selectFrom('deliveries').selectAll().where('resource_id', '=', 'pc_rolled_back').execute()).toEqual([]);
+    expect(await db.selectFrom('deliveries').selectAll().where('resource_id', '=', 'pc_rolled_back').execute()).toEqual(
+      [],
+    );
     await t.service.dispatcher.drain();
     expect(rx.received.filter((r) => r.event.data.object.id === 'pc_rolled_back')).toEqual([]);
     await api('DELETE', `/v1/webhooks/${hook.id}`);
@@ -254,10 +365,20 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
     await rx.stop();
     const made: string[] = [];
     for (let i = 0; i < 3; i++) made.push((await generate()).json().document_id as string);
-    await eventually(async () => (await api('GET', `/v1/webhooks/${hook.id}/deliveries`)).json().data.every((d: { attempts: unknown[] }) => d.attempts.length >= 1), 'each tried once');
+    await eventually(
+      async () =>
+        (await api('GET', `/v1/webhooks/${hook.id}/deliveries`))
+          .json()
+          .data.every((d: { attempts: unknown[] }) => d.attempts.length >= 1),
+      'each tried once',
+    );
     t = await t.restart();
     await rx.start();
-    await advanceUntil(() => made.every((id) => rx.received.some((r) => r.event.data.object.id === id)), 15_000, 'all three after the restart');
+    await advanceUntil(
+      () => made.every((id) => rx.received.some((r) => r.event.data.object.id === id)),
+      15_000,
+      'all three after the restart',
+    );
     await api('DELETE', `/v1/webhooks/${hook.id}`);
   });
 });
@@ -269,17 +390,36 @@ describe('webhook targets', () => {
   });
   afterAll(async () => t?.stop());
 
-  it.each(['http://127.0.0.1:9/x', 'http://localhost/x', 'http://10.1.2.3/x', 'http://192.168.1.1/x', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/x', 'http://[fd00::1]/x', 'http://[::ffff:127.0.0.1]/x', 'http://[64:ff9b::7f00:1]/x', 'http://[2002:7f00:1::1]/x', 'https://user:pw@example.com/x'])(
-    'refuses %s by default',
-    async (url) => {
-      const res = await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: { 'x-service-api-token': t.key }, payload: { url, events: '*' } });
-      expect(res.statusCode).toBe(422);
-      expect(res.json().error.details[0]).toMatchObject({ field: 'url', code: 'invalid' });
-    },
-  );
+  it.each([
+    'http://127.0.0.1:9/x',
+    'http://localhost/x',
+    'http://10.1.2.3/x',
+    'http://192.168.1.1/x',
+    'http://169.254.169.254/latest/meta-data',
+    'http://[::1]/x',
+    'http://[fd00::1]/x',
+    'http://[::ffff:127.0.0.1]/x',
+    'http://[64:ff9b::7f00:1]/x',
+    'http://[2002:7f00:1::1]/x',
+    'https://user:pw@example.com/x',
+  ])('refuses %s by default', async (url) => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/webhooks',
+      headers: { 'x-service-api-token': t.key },
+      payload: { url, events: '*' },
+    });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.details[0]).toMatchObject({ field: 'url', code: 'invalid' });
+  });
 
   it('accepts a public https URL', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: { 'x-service-api-token': t.key }, payload: { url: 'https://hooks.example.com/paperlink', events: ['postcard.received'] } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/webhooks',
+      headers: { 'x-service-api-token': t.key },
+      payload: { url: 'https://hooks.example.com/paperlink', events: ['postcard.received'] },
+    });
     expect(res.statusCode).toBe(201);
   });
 });
@@ -323,9 +463,13 @@ describe('the address check at delivery', () => {
 
   it('refuses a host name that resolves to a private address (checked on the address connected to)', async () => {
     const lookup = guardedLookup(false);
-    const err = await new Promise<NodeJS.ErrnoException | null>((resolve) => lookup('localhost', { family: 0 }, (e) => resolve(e)));
+    const err = await new Promise<NodeJS.ErrnoException | null>((resolve) =>
+      lookup('localhost', { family: 0 }, (e) => resolve(e)),
+    );
     expect(err?.code).toBe('EPRIVATE');
-    const allowed = await new Promise<string>((resolve, reject) => guardedLookup(true)('localhost', { family: 4 }, (e, address) => (e ? reject(e) : resolve(address as string))));
+    const allowed = await new Promise<string>((resolve, reject) =>
+      guardedLookup(true)('localhost', { family: 4 }, (e, address) => (e ? reject(e) : resolve(address as string))),
+    );
     expect(allowed).toBe('127.0.0.1');
   });
 });
@@ -335,19 +479,37 @@ describe("the README's verification snippet", () => {
     const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
     const code = /```js\n([\s\S]*?function verifyPaperlink[\s\S]*?)```/.exec(readme)?.[1];
     expect(code).toBeDefined();
-    const verifyPaperlink = new Function('require', `${code}\nreturn verifyPaperlink;`)(require) as (secret: string, raw: Buffer | string, header: string | undefined, tolerance?: number) => boolean;
+    const verifyPaperlink = new Function('require', `${code}\nreturn verifyPaperlink;`)(require) as (
+      secret: string,
+      raw: Buffer | string,
+      header: string | undefined,
+      tolerance?: number,
+    ) => boolean;
 
     const rx = await startReceiver();
     const t = await testService({ config: { webhookAllowPrivate: true } });
     try {
-      const hook = (await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: { 'x-service-api-token': t.key }, payload: { url: rx.url, events: '*' } })).json() as { id: string; secret: string };
-      await t.app.inject({ method: 'POST', url: `/v1/webhooks/${hook.id}/test`, headers: { 'x-service-api-token': t.key } });
+      const hook = (
+        await t.app.inject({
+          method: 'POST',
+          url: '/v1/webhooks',
+          headers: { 'x-service-api-token': t.key },
+          payload: { url: rx.url, events: '*' },
+        })
+      ).json() as { id: string; secret: string };
+      await t.app.inject({
+        method: 'POST',
+        url: `/v1/webhooks/${hook.id}/test`,
+        headers: { 'x-service-api-token': t.key },
+      });
       await eventually(async () => rx.received.length === 1, 'the test event');
       const [got] = rx.received;
       const header = got.headers['paperlink-signature'] as string;
       expect(verifyPaperlink(hook.secret, Buffer.from(got.body), header)).toBe(true);
       expect(verifyPaperlink('whsec_other', Buffer.from(got.body), header)).toBe(false);
-      expect(verifyPaperlink(hook.secret, Buffer.from(got.body.replace('webhook.test', 'webhook.tost')), header)).toBe(false);
+      expect(verifyPaperlink(hook.secret, Buffer.from(got.body.replace('webhook.test', 'webhook.tost')), header)).toBe(
+        false,
+      );
       expect(verifyPaperlink(hook.secret, Buffer.from(got.body), undefined)).toBe(false);
     } finally {
       await t.stop();

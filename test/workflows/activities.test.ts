@@ -21,20 +21,32 @@ import { REQUEST_FAILURE } from '../../workflows/common';
 import { BACKENDS, freshPostgres } from '../support/service';
 
 const root = path.resolve(__dirname, '../..');
-const sample = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
-const letter = { template_id: EXAMPLE_IDS.letter, merge_parameters: { recipient_name: 'Ada', body: 'Hello' }, destinations: { inkit_storage: {} } };
+const sample = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<
+  string,
+  string
+>;
+const letter = {
+  template_id: EXAMPLE_IDS.letter,
+  merge_parameters: { recipient_name: 'Ada', body: 'Hello' },
+  destinations: { inkit_storage: {} },
+};
 
 describe.each(BACKENDS)('activities on %s', (backend) => {
   let service: Service;
   let dataDir: string;
   let activities: Activities;
   const env = new MockActivityEnvironment();
-  const run = <K extends keyof Activities>(name: K, ...args: Parameters<Activities[K]>) => (env.run as (fn: unknown, ...a: unknown[]) => Promise<unknown>)(activities[name], ...args) as ReturnType<Activities[K]>;
+  const run = <K extends keyof Activities>(name: K, ...args: Parameters<Activities[K]>) =>
+    (env.run as (fn: unknown, ...a: unknown[]) => Promise<unknown>)(activities[name], ...args) as ReturnType<
+      Activities[K]
+    >;
 
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-activities-'));
     const databaseUrl = backend === 'postgres' ? await freshPostgres() : undefined;
-    service = await createService(loadConfig({}, { dataDir, databaseUrl, logLevel: 'silent' }), { log: () => undefined });
+    service = await createService(loadConfig({}, { dataDir, databaseUrl, logLevel: 'silent' }), {
+      log: () => undefined,
+    });
     await service.apps.magicLink.put({});
     activities = createActivities(service);
   });
@@ -59,7 +71,11 @@ describe.each(BACKENDS)('activities on %s', (backend) => {
   it('e-mails the Magic Link of a render once however often the activity runs, and its first URL keeps working', async () => {
     const variables = (await service.templates.load(EXAMPLE_IDS.letter)).variables;
     const to = `retried-${backend}@example.com`;
-    const body = { ...letter, merge_parameters: Object.fromEntries(variables.map((v) => [v, 'x'])), destinations: { magic_link: { recipient_email: to, expire_after_n_views: 2 } } };
+    const body = {
+      ...letter,
+      merge_parameters: Object.fromEntries(variables.map((v) => [v, 'x'])),
+      destinations: { magic_link: { recipient_email: to, expire_after_n_views: 2 } },
+    };
     const input = { body, caller: { keyId: null, name: 'temporal test' }, renderId: `rnd_activity_link_${backend}` };
     const first = await run('generateDocument', input);
     const again = await run('generateDocument', input);
@@ -67,15 +83,23 @@ describe.each(BACKENDS)('activities on %s', (backend) => {
     expect(again.destinations.magic_link!.url).toBe(first.destinations.magic_link!.url);
     // the outbox holds every e-mail the service sent: one to this recipient, with the first URL
     const outbox = path.join(dataDir, 'outbox');
-    const sent = fs.readdirSync(outbox).map((f) => fs.readFileSync(path.join(outbox, f), 'utf8')).filter((m) => m.includes(to));
+    const sent = fs
+      .readdirSync(outbox)
+      .map((f) => fs.readFileSync(path.join(outbox, f), 'utf8'))
+      .filter((m) => m.includes(to));
     expect(sent).toHaveLength(1);
     const token = new URL(first.destinations.magic_link!.url).pathname.split('/').pop()!;
     expect(sent[0].replace(/=\r?\n/g, '')).toContain(token);
-    expect(await service.links.open(token, { ip: '127.0.0.1' })).toMatchObject({ row: { id: first.magic_link_piece_id } });
+    expect(await service.links.open(token, { ip: '127.0.0.1' })).toMatchObject({
+      row: { id: first.magic_link_piece_id },
+    });
   });
 
   it('makes a broken request a non-retryable failure that carries the API error', async () => {
-    const err = await run('generateDocument', { body: { template_id: 'tmpl_nope', destinations: {} }, caller: { keyId: null, name: null } }).then(
+    const err = await run('generateDocument', {
+      body: { template_id: 'tmpl_nope', destinations: {} },
+      caller: { keyId: null, name: null },
+    }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -89,7 +113,7 @@ describe.each(BACKENDS)('activities on %s', (backend) => {
     expect(revived!.details.map((d) => d.field).sort()).toEqual(['destinations', 'merge_parameters', 'template_id']);
   });
 
-  it('reads, delivers, expires and revokes a link, and never tells the link\'s own workflow what it did', async () => {
+  it("reads, delivers, expires and revokes a link, and never tells the link's own workflow what it did", async () => {
     const told: string[] = [];
     service.links.onChange = (linkId, change) => told.push(`${linkId} ${change}`);
     const variables = (await service.templates.load(EXAMPLE_IDS.letter)).variables;
@@ -109,23 +133,42 @@ describe.each(BACKENDS)('activities on %s', (backend) => {
     await run('expireLink', id);
     expect((await run('linkState', id)).status).toBe('expired');
 
-    const other = await service.links.create(made.document_id, parseLinkSettings({ recipient_email: 'b@example.com', expire_after_n_views: 2 }, 'magic_link'), null);
+    const other = await service.links.create(
+      made.document_id,
+      parseLinkSettings({ recipient_email: 'b@example.com', expire_after_n_views: 2 }, 'magic_link'),
+      null,
+    );
     // a link shared from a stored document starts its own lifecycle: that one is told
     expect(told).toEqual([`${other.link.id} sent`]);
     await run('revokeLink', other.link.id);
     expect((await run('linkState', other.link.id)).status).toBe('revoked');
     // the activities (the workflow asked) told nothing; the API's own revoke tells, once, and only when it ended the link
     expect(told).toEqual([`${other.link.id} sent`]);
-    const third = await service.links.create(made.document_id, parseLinkSettings({ recipient_email: 'c@example.com', expire_after_n_views: 2 }, 'magic_link'), null);
+    const third = await service.links.create(
+      made.document_id,
+      parseLinkSettings({ recipient_email: 'c@example.com', expire_after_n_views: 2 }, 'magic_link'),
+      null,
+    );
     await service.links.end(third.link.id, 'revoked');
     await service.links.end(third.link.id, 'revoked');
-    expect(told.filter((t) => t.startsWith(third.link.id))).toEqual([`${third.link.id} sent`, `${third.link.id} ended`]);
+    expect(told.filter((t) => t.startsWith(third.link.id))).toEqual([
+      `${third.link.id} sent`,
+      `${third.link.id} ended`,
+    ]);
     service.links.onChange = () => undefined;
   });
 
   it('heartbeats while an activity runs, so a worker that dies mid-round is noticed', async () => {
     let finish!: (next: string | null) => void;
-    const slow = createActivities({ ...service, dispatcher: { drain: () => new Promise<string | null>((r) => (finish = r)) } as unknown as Service['dispatcher'] }, { heartbeatMs: 5 });
+    const slow = createActivities(
+      {
+        ...service,
+        dispatcher: {
+          drain: () => new Promise<string | null>((r) => (finish = r)),
+        } as unknown as Service['dispatcher'],
+      },
+      { heartbeatMs: 5 },
+    );
     const beats = new MockActivityEnvironment();
     let seen = 0;
     beats.on('heartbeat', () => {
@@ -140,11 +183,29 @@ describe.each(BACKENDS)('activities on %s', (backend) => {
     expect(await run('deliverWebhooks')).toBeNull();
     const db = service.database.db;
     // a subscription to a receiver that refuses: the activity records the attempt and schedules the retry
-    await db.insertInto('webhooks').values({ id: 'wh_activity', url: 'http://127.0.0.1:9/refused', events: '["*"]', description: null, secret: 'whsec_x', created_at: new Date().toISOString() }).execute();
-    await db.transaction().execute((trx) => service.events.emit(trx, 'postcard.received', 'pc_activity', () => ({ object: { id: 'pc_activity' } })));
+    await db
+      .insertInto('webhooks')
+      .values({
+        id: 'wh_activity',
+        url: 'http://127.0.0.1:9/refused',
+        events: '["*"]',
+        description: null,
+        secret: 'whsec_x',
+        created_at: new Date().toISOString(),
+      })
+      .execute();
+    await db
+      .transaction()
+      .execute((trx) =>
+        service.events.emit(trx, 'postcard.received', 'pc_activity', () => ({ object: { id: 'pc_activity' } })),
+      );
     const next = await run('deliverWebhooks');
     expect(next).not.toBeNull();
-    const delivery = await db.selectFrom('deliveries').selectAll().where('resource_id', '=', 'pc_activity').executeTakeFirstOrThrow();
+    const delivery = await db
+      .selectFrom('deliveries')
+      .selectAll()
+      .where('resource_id', '=', 'pc_activity')
+      .executeTakeFirstOrThrow();
     expect(delivery).toMatchObject({ status: 'pending', attempts: 1, next_attempt_at: next });
     expect(delivery.last_error).toMatch(/ECONNREFUSED|private/);
     await db.deleteFrom('deliveries').where('webhook_id', '=', 'wh_activity').execute();

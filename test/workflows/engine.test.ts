@@ -13,7 +13,10 @@ describe('TemporalEngine without a reachable server', () => {
   it('keeps failed starts and signals, reports them, and tries them again', async () => {
     const errors: string[] = [];
     const connection = Connection.lazy({ address: `127.0.0.1:${await closedPort()}` });
-    const engine = new TemporalEngine(new Client({ connection }), 'paperlink', { onError: (id) => errors.push(id), callTimeoutMs: 300 });
+    const engine = new TemporalEngine(new Client({ connection }), 'paperlink', {
+      onError: (id) => errors.push(id),
+      callTimeoutMs: 300,
+    });
     try {
       engine.postcardReceived('pc_1');
       engine.linkChanged('ml_1', 'opened');
@@ -33,10 +36,12 @@ describe('TemporalEngine without a reachable server', () => {
     const engine = new TemporalEngine(new Client({ connection }), 'paperlink', { resultTimeoutMs: 60_000, clock });
     try {
       let outcome: unknown;
-      const pending = engine.generate({ body: {}, caller: { keyId: null, name: 'test' }, renderId: 'rnd_deadline' }).then(
-        () => (outcome = 'answered'),
-        (err: unknown) => (outcome = err),
-      );
+      const pending = engine
+        .generate({ body: {}, caller: { keyId: null, name: 'test' }, renderId: 'rnd_deadline' })
+        .then(
+          () => (outcome = 'answered'),
+          (err: unknown) => (outcome = err),
+        );
       clock.advance(59_999);
       for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
       expect(outcome).toBeUndefined(); // still retrying the unreachable server

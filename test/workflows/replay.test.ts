@@ -12,23 +12,34 @@ import { PATHS } from './histories/write';
 
 const ROOT = path.resolve(__dirname, '../..');
 const DIR = path.join(__dirname, 'histories');
-const FILES = fs.readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
+const FILES = fs
+  .readdirSync(DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 const NON_DETERMINISM = /[Nn]ondeterminis|DeterminismViolation/;
 
 type Bundle = { code: string };
-const bundle = (workflowsPath: string): Promise<Bundle> => bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('ERROR') });
+const bundle = (workflowsPath: string): Promise<Bundle> =>
+  bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('ERROR') });
 
 /** Replays the named history files; returns each one's error (undefined when it replayed). */
 async function replay(code: Bundle, files: string[]): Promise<Map<string, Error | undefined>> {
-  const histories = files.map((f) => ({ workflowId: f.replace(/\.json$/, ''), history: JSON.parse(fs.readFileSync(path.join(DIR, f), 'utf8')) as unknown }));
+  const histories = files.map((f) => ({
+    workflowId: f.replace(/\.json$/, ''),
+    history: JSON.parse(fs.readFileSync(path.join(DIR, f), 'utf8')) as unknown,
+  }));
   const results = new Map<string, Error | undefined>();
-  for await (const r of Worker.runReplayHistories({ workflowBundle: code, replayName: 'histories' }, histories)) results.set(r.workflowId, r.error);
+  for await (const r of Worker.runReplayHistories({ workflowBundle: code, replayName: 'histories' }, histories))
+    results.set(r.workflowId, r.error);
   return results;
 }
 
 beforeAll(() => {
   // determinism failures are expected below: keep the core's warnings about them quiet
-  Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }), forward: {} } } });
+  Runtime.install({
+    logger: new DefaultLogger('ERROR'),
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }), forward: {} } },
+  });
 });
 
 describe('frozen histories', () => {
@@ -53,8 +64,8 @@ const CHANGES = [
   {
     name: 'an extra expireLink after a failed resend',
     file: 'src/flows/link.ts',
-    from: "current.status === 'send_failed')) await p.activities.deliverLink(id);",
-    to: "current.status === 'send_failed')) { if (!(await p.activities.deliverLink(id))) await p.activities.expireLink(id); }",
+    from: "(current.status === 'active' || current.status === 'send_failed')\n      )\n        await p.activities.deliverLink(id);",
+    to: "(current.status === 'active' || current.status === 'send_failed')\n      ) {\n        if (!(await p.activities.deliverLink(id))) await p.activities.expireLink(id);\n      }",
     caughtBy: ['link.send-retried.json', 'link.v0-send-retried.json'],
     at: /'linkState' does not match activity type of activity command 'expireLink'/,
   },
@@ -83,7 +94,11 @@ describe.each(CHANGES)('a change to running workflows: $name', (change) => {
 
   it(`fails the replay of ${change.caughtBy.join(' and ')}`, async () => {
     for (const dir of ['workflows', 'src/flows']) fs.mkdirSync(path.join(copy, dir), { recursive: true });
-    for (const f of ['workflows/workflows.ts', 'workflows/common.ts', ...fs.readdirSync(path.join(ROOT, 'src/flows')).map((f) => `src/flows/${f}`)]) {
+    for (const f of [
+      'workflows/workflows.ts',
+      'workflows/common.ts',
+      ...fs.readdirSync(path.join(ROOT, 'src/flows')).map((f) => `src/flows/${f}`),
+    ]) {
       fs.copyFileSync(path.join(ROOT, f), path.join(copy, f));
     }
     const target = path.join(copy, change.file);

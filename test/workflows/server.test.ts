@@ -17,7 +17,14 @@ import { buildApp } from '../../src/app';
 import { createService, type Service } from '../../src/service';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { createActivities } from '../../workflows/activities';
-import { expireLink, generateDocument, linkResult, linkStatus, postcardResult, TemporalEngine } from '../../workflows/client';
+import {
+  expireLink,
+  generateDocument,
+  linkResult,
+  linkStatus,
+  postcardResult,
+  TemporalEngine,
+} from '../../workflows/client';
 import { workflowsPath } from '../../workflows/worker';
 import { eventually } from '../support/eventually';
 import { freshPostgres } from '../support/service';
@@ -46,16 +53,32 @@ suite(`on a real Temporal server${reason ? ` (skipped: ${reason})` : ''}`, () =>
   beforeAll(async () => {
     Runtime.install({ logger: new DefaultLogger('WARN') });
     env = address
-      ? await TestWorkflowEnvironment.createFromExistingServer({ address, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' })
+      ? await TestWorkflowEnvironment.createFromExistingServer({
+          address,
+          namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+        })
       : await TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: cli! } } });
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-temporal-'));
-    const config = loadConfig({}, { dataDir, databaseUrl: await freshPostgres(), storage: 'database', logLevel: 'silent', engine: 'temporal' });
+    const config = loadConfig(
+      {},
+      { dataDir, databaseUrl: await freshPostgres(), storage: 'database', logLevel: 'silent', engine: 'temporal' },
+    );
     config.temporal.taskQueue = taskQueue;
-    service = await createService(config, { runFlows: true, log: () => undefined, engine: () => new TemporalEngine(env.client, taskQueue) });
+    service = await createService(config, {
+      runFlows: true,
+      log: () => undefined,
+      engine: () => new TemporalEngine(env.client, taskQueue),
+    });
     await service.apps.magicLink.put({});
     app = await buildApp(service, { logger: false });
     key = (await service.keys.create('api', 'temporal test')).secret;
-    worker = await Worker.create({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue, workflowsPath, activities: createActivities(service) });
+    worker = await Worker.create({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      taskQueue,
+      workflowsPath,
+      activities: createActivities(service),
+    });
     running = worker.run();
   }, 120_000);
 
@@ -68,16 +91,25 @@ suite(`on a real Temporal server${reason ? ` (skipped: ${reason})` : ''}`, () =>
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   }, 60_000);
 
-  const api = (method: 'GET' | 'POST', url: string, payload?: unknown) => app.inject({ method, url, payload: payload as object, headers: { 'x-service-api-token': key } });
+  const api = (method: 'GET' | 'POST', url: string, payload?: unknown) =>
+    app.inject({ method, url, payload: payload as object, headers: { 'x-service-api-token': key } });
   const letter = async (destinations: object) => {
     const variables = (await service.templates.load(EXAMPLE_IDS.letter)).variables;
-    return { template_id: EXAMPLE_IDS.letter, merge_parameters: Object.fromEntries(variables.map((v) => [v, `value of ${v}`])), destinations };
+    return {
+      template_id: EXAMPLE_IDS.letter,
+      merge_parameters: Object.fromEntries(variables.map((v) => [v, `value of ${v}`])),
+      destinations,
+    };
   };
 
   it('generates through workflow generate-<render id> and answers as the embedded engine does', async () => {
     const res = await api('POST', '/v1/generate', await letter({ inkit_storage: { name: 'Via Temporal' } }));
     expect(res.statusCode).toBe(201);
-    expect(res.json()).toMatchObject({ object: 'render', status: 'completed', destinations: { inkit_storage: { name: 'Via Temporal' } } });
+    expect(res.json()).toMatchObject({
+      object: 'render',
+      status: 'completed',
+      destinations: { inkit_storage: { name: 'Via Temporal' } },
+    });
     const run = await env.client.workflow.getHandle(`generate-${res.json().id}`).describe();
     expect(run.status.name).toBe('COMPLETED');
     const bad = await api('POST', '/v1/generate', { template_id: 'tmpl_nope', destinations: {} });
@@ -91,34 +123,53 @@ suite(`on a real Temporal server${reason ? ` (skipped: ${reason})` : ''}`, () =>
     const again = await generateDocument(env.client, { body, renderId: 'rnd_server_once' }, { taskQueue });
     expect(again.document_id).toBe(first.document_id);
     const runs = [];
-    for await (const w of env.client.workflow.list({ query: `WorkflowId = 'generate-rnd_server_once'` })) runs.push(w.runId);
+    for await (const w of env.client.workflow.list({ query: `WorkflowId = 'generate-rnd_server_once'` }))
+      runs.push(w.runId);
     expect(runs).toHaveLength(1);
   }, 60_000);
 
   it('expires a link by time in its lifecycle workflow, and revokes another through the expire update', async () => {
-    const res = await api('POST', '/v1/generate', await letter({ magic_link: { recipient_email: 'ada@example.com', retain_from_created: { minutes: 1 } } }));
+    const res = await api(
+      'POST',
+      '/v1/generate',
+      await letter({ magic_link: { recipient_email: 'ada@example.com', retain_from_created: { minutes: 1 } } }),
+    );
     expect(res.statusCode).toBe(201);
     const id = res.json().magic_link_piece_id as string;
-    await eventually(async () => (await linkStatus(env.client, id)).state?.status === 'active', 'the lifecycle read its link');
+    await eventually(
+      async () => (await linkStatus(env.client, id)).state?.status === 'active',
+      'the lifecycle read its link',
+    );
     if (env.supportsTimeSkipping) await env.sleep('2 minutes');
     expect(await linkResult(env.client, id)).toBe('expired');
     expect((await service.links.get(id)).status).toBe('expired');
 
-    const other = await api('POST', `/v1/documents/${res.json().document_id}/magic_links`, { recipient_email: 'bo@example.com', expire_after_n_views: 3 });
+    const other = await api('POST', `/v1/documents/${res.json().document_id}/magic_links`, {
+      recipient_email: 'bo@example.com',
+      expire_after_n_views: 3,
+    });
     const otherId = other.json().id as string;
-    await eventually(async () => (await linkStatus(env.client, otherId).catch(() => undefined))?.state?.status === 'active', 'the API started the lifecycle');
+    await eventually(
+      async () => (await linkStatus(env.client, otherId).catch(() => undefined))?.state?.status === 'active',
+      'the API started the lifecycle',
+    );
     expect((await expireLink(env.client, otherId, { reason: 'test' })).status).toBe('revoked');
     expect(await linkResult(env.client, otherId)).toBe('revoked');
     expect((await service.links.get(otherId)).status).toBe('revoked');
   }, 240_000);
 
   it('renders a postcard the API accepted in workflow postcard-<id>', async () => {
-    const sample = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../examples/postcard/sample.json'), 'utf8')) as Record<string, string>;
+    const sample = JSON.parse(
+      fs.readFileSync(path.resolve(__dirname, '../../examples/postcard/sample.json'), 'utf8'),
+    ) as Record<string, string>;
     const token = (await service.keys.create('postcard', 'temporal test')).secret;
-    const res = await app.inject({ method: 'POST', url: '/postcards', payload: { api_token: token, template_id: EXAMPLE_IDS.postcard, ...sample } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/postcards',
+      payload: { api_token: token, template_id: EXAMPLE_IDS.postcard, ...sample },
+    });
     expect(res.statusCode).toBe(202);
     expect(await postcardResult(env.client, res.json().id)).toBe('rendered');
     expect((await service.postcards.get(res.json().id)).status).toBe('rendered');
   }, 60_000);
 });
-

@@ -1,15 +1,46 @@
 /** Fields several operations share. */
-import type { IDataObject, IDisplayOptions, IExecuteFunctions, ILoadOptionsFunctions, INodeProperties } from 'n8n-workflow';
+import type {
+  IDataObject,
+  IDisplayOptions,
+  IExecuteFunctions,
+  ILoadOptionsFunctions,
+  INodeProperties,
+} from 'n8n-workflow';
 
 export type Kind = 'template' | 'document' | 'magicLink' | 'postcard';
 
 /** Each resource the node picks by id: its parameter, its API path and its id's look. */
-export const KINDS: Record<Kind, { label: string; param: string; path: string; placeholder: string; search: string }> = {
-  template: { label: 'Template', param: 'templateId', path: 'templates', placeholder: 'tmpl_…', search: 'searchTemplates' },
-  document: { label: 'Document', param: 'documentId', path: 'documents', placeholder: 'doc_…', search: 'searchDocuments' },
-  magicLink: { label: 'Magic Link', param: 'magicLinkId', path: 'magic_links', placeholder: 'ml_…', search: 'searchMagicLinks' },
-  postcard: { label: 'Postcard', param: 'postcardId', path: 'postcards', placeholder: 'pc_…', search: 'searchPostcards' },
-};
+export const KINDS: Record<Kind, { label: string; param: string; path: string; placeholder: string; search: string }> =
+  {
+    template: {
+      label: 'Template',
+      param: 'templateId',
+      path: 'templates',
+      placeholder: 'tmpl_…',
+      search: 'searchTemplates',
+    },
+    document: {
+      label: 'Document',
+      param: 'documentId',
+      path: 'documents',
+      placeholder: 'doc_…',
+      search: 'searchDocuments',
+    },
+    magicLink: {
+      label: 'Magic Link',
+      param: 'magicLinkId',
+      path: 'magic_links',
+      placeholder: 'ml_…',
+      search: 'searchMagicLinks',
+    },
+    postcard: {
+      label: 'Postcard',
+      param: 'postcardId',
+      path: 'postcards',
+      placeholder: 'pc_…',
+      search: 'searchPostcards',
+    },
+  };
 
 const ID = '[a-z]+_[0-9a-z_]+';
 
@@ -29,13 +60,23 @@ export function locator(kind: Kind, show: NonNullable<IDisplayOptions['show']>, 
     description,
     displayOptions: { show },
     modes: [
-      { displayName: 'From List', name: 'list', type: 'list', typeOptions: { searchListMethod: k.search, searchable: true } },
+      {
+        displayName: 'From List',
+        name: 'list',
+        type: 'list',
+        typeOptions: { searchListMethod: k.search, searchable: true },
+      },
       {
         displayName: 'By URL',
         name: 'url',
         type: 'string',
         placeholder: `https://paperlink.example.com/app/${k.path}/${k.placeholder}`,
-        validation: [{ type: 'regex', properties: { regex: url, errorMessage: `Not the URL of a Paperlink ${k.label.toLowerCase()}` } }],
+        validation: [
+          {
+            type: 'regex',
+            properties: { regex: url, errorMessage: `Not the URL of a Paperlink ${k.label.toLowerCase()}` },
+          },
+        ],
         extractValue: { type: 'regex', regex: url },
       },
       {
@@ -43,7 +84,9 @@ export function locator(kind: Kind, show: NonNullable<IDisplayOptions['show']>, 
         name: 'id',
         type: 'string',
         placeholder: k.placeholder,
-        validation: [{ type: 'regex', properties: { regex: `^${ID}$`, errorMessage: `Not a Paperlink id (${k.placeholder})` } }],
+        validation: [
+          { type: 'regex', properties: { regex: `^${ID}$`, errorMessage: `Not a Paperlink id (${k.placeholder})` } },
+        ],
       },
     ],
   };
@@ -52,7 +95,10 @@ export function locator(kind: Kind, show: NonNullable<IDisplayOptions['show']>, 
 /** The id the user picked, whichever mode they picked it in (a plain string from older workflows too). */
 export function idOf(ctx: IExecuteFunctions | ILoadOptionsFunctions, kind: Kind, i?: number): string {
   const param = KINDS[kind].param;
-  const value = i === undefined ? (ctx as ILoadOptionsFunctions).getNodeParameter(param, '', { extractValue: true }) : (ctx as IExecuteFunctions).getNodeParameter(param, i, '', { extractValue: true });
+  const value =
+    i === undefined
+      ? (ctx as ILoadOptionsFunctions).getNodeParameter(param, '', { extractValue: true })
+      : (ctx as IExecuteFunctions).getNodeParameter(param, i, '', { extractValue: true });
   return String(value ?? '').trim();
 }
 
@@ -60,10 +106,18 @@ export function idOf(ctx: IExecuteFunctions | ILoadOptionsFunctions, kind: Kind,
 export const pathOf = (kind: Kind, id: string, rest = '') => `/v1/${KINDS[kind].path}/${encodeURIComponent(id)}${rest}`;
 
 /** A PDF's file name from a document's name: characters no file system takes become `_`. */
-export const pdfFileName = (name: unknown, id: string) => `${String(name ?? '').replace(/[\\/:*?"<>|\u0000-\u001f]+/g, '_').trim() || id}.pdf`;
+export const pdfFileName = (name: unknown, id: string) =>
+  `${
+    String(name ?? '')
+      .replace(/[\\/:*?"<>|\u0000-\u001f]+/g, '_')
+      .trim() || id
+  }.pdf`;
 
 /** Return All and Limit, and with `filters` a Filters collection of them (read with listFilters). */
-export const listFields = (show: NonNullable<IDisplayOptions['show']>, filters: INodeProperties[] = []): INodeProperties[] => [
+export const listFields = (
+  show: NonNullable<IDisplayOptions['show']>,
+  filters: INodeProperties[] = [],
+): INodeProperties[] => [
   {
     displayName: 'Return All',
     name: 'returnAll',
@@ -81,14 +135,31 @@ export const listFields = (show: NonNullable<IDisplayOptions['show']>, filters: 
     description: 'Max number of results to return',
     displayOptions: { show: { ...show, returnAll: [false] } },
   },
-  ...(filters.length ? [{ displayName: 'Filters', name: 'filters', type: 'collection' as const, placeholder: 'Add Filter', default: {}, displayOptions: { show }, options: filters }] : []),
+  ...(filters.length
+    ? [
+        {
+          displayName: 'Filters',
+          name: 'filters',
+          type: 'collection' as const,
+          placeholder: 'Add Filter',
+          default: {},
+          displayOptions: { show },
+          options: filters,
+        },
+      ]
+    : []),
 ];
 
 /** The filters the user set, trimmed, for the list's query (empty ones left out). */
 export function listFilters(ctx: IExecuteFunctions, i: number): IDataObject {
   const set = ctx.getNodeParameter('filters', i, {}) as IDataObject;
-  return Object.fromEntries(Object.entries(set).filter(([, v]) => String(v ?? '').trim() !== '').map(([k, v]) => [k, String(v).trim()]));
+  return Object.fromEntries(
+    Object.entries(set)
+      .filter(([, v]) => String(v ?? '').trim() !== '')
+      .map(([k, v]) => [k, String(v).trim()]),
+  );
 }
 
 /** Return All or the Limit, as listAll takes it. */
-export const listLimit = (ctx: IExecuteFunctions, i: number): number | undefined => (ctx.getNodeParameter('returnAll', i, false) ? undefined : Number(ctx.getNodeParameter('limit', i, 50)));
+export const listLimit = (ctx: IExecuteFunctions, i: number): number | undefined =>
+  ctx.getNodeParameter('returnAll', i, false) ? undefined : Number(ctx.getNodeParameter('limit', i, 50));

@@ -72,7 +72,8 @@ export function linkFields(show: NonNullable<IDisplayOptions['show']>): INodePro
       type: 'number',
       typeOptions: { minValue: 0 },
       default: 0,
-      description: 'How many views the link allows; 0 for no view limit. With a view limit the link also ends 10 days after it was sent.',
+      description:
+        'How many views the link allows; 0 for no view limit. With a view limit the link also ends 10 days after it was sent.',
       displayOptions,
     },
   ];
@@ -89,7 +90,9 @@ export function linkSettings(ctx: IExecuteFunctions, i: number): IDataObject {
   const amount = Number(ctx.getNodeParameter('expireAfter', i, 0));
   if (amount > 0) {
     const retain = { [String(ctx.getNodeParameter('expireUnit', i, 'hours'))]: amount };
-    settings[ctx.getNodeParameter('timerStarts', i, 'created') === 'opened' ? 'retain_from_opened' : 'retain_from_created'] = retain;
+    settings[
+      ctx.getNodeParameter('timerStarts', i, 'created') === 'opened' ? 'retain_from_opened' : 'retain_from_created'
+    ] = retain;
   }
   const views = Number(ctx.getNodeParameter('expireAfterViews', i, 0));
   if (views > 0) settings.expire_after_n_views = views;

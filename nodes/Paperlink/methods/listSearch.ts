@@ -9,33 +9,77 @@ interface Page {
   next_cursor: string | null;
 }
 
-async function search(ctx: ILoadOptionsFunctions, kind: Kind, name: (item: IDataObject) => string, filter?: string, paginationToken?: string, serverSearch = false): Promise<INodeListSearchResult> {
-  const qs: IDataObject = { limit: 100, ...(paginationToken ? { starting_after: paginationToken } : {}), ...(serverSearch && filter ? { search: filter } : {}) };
+async function search(
+  ctx: ILoadOptionsFunctions,
+  kind: Kind,
+  name: (item: IDataObject) => string,
+  filter?: string,
+  paginationToken?: string,
+  serverSearch = false,
+): Promise<INodeListSearchResult> {
+  const qs: IDataObject = {
+    limit: 100,
+    ...(paginationToken ? { starting_after: paginationToken } : {}),
+    ...(serverSearch && filter ? { search: filter } : {}),
+  };
   const page = (await apiRequest.call(ctx, 'GET', `/v1/${KINDS[kind].path}`, undefined, qs)) as Page;
   const base = await baseUrl(ctx);
   const needle = !serverSearch && filter ? filter.toLowerCase() : '';
   const web = kind === 'magicLink' ? undefined : `${base}/app/${KINDS[kind].path}`;
   return {
     results: page.data
-      .map((item) => ({ name: name(item), value: String(item.id), ...(web ? { url: `${web}/${String(item.id)}` } : {}) }))
+      .map((item) => ({
+        name: name(item),
+        value: String(item.id),
+        ...(web ? { url: `${web}/${String(item.id)}` } : {}),
+      }))
       .filter((r) => !needle || r.name.toLowerCase().includes(needle) || r.value.includes(needle)),
     paginationToken: page.has_more ? (page.next_cursor ?? undefined) : undefined,
   };
 }
 
-export async function searchTemplates(this: ILoadOptionsFunctions, filter?: string, paginationToken?: string): Promise<INodeListSearchResult> {
+export async function searchTemplates(
+  this: ILoadOptionsFunctions,
+  filter?: string,
+  paginationToken?: string,
+): Promise<INodeListSearchResult> {
   return search(this, 'template', (t) => `${String(t.name)} (${String(t.format ?? '')})`, filter, paginationToken);
 }
 
-export async function searchDocuments(this: ILoadOptionsFunctions, filter?: string, paginationToken?: string): Promise<INodeListSearchResult> {
-  return search(this, 'document', (d) => `${String(d.name)} · ${String(d.created_at ?? '').slice(0, 10)}`, filter, paginationToken, true);
+export async function searchDocuments(
+  this: ILoadOptionsFunctions,
+  filter?: string,
+  paginationToken?: string,
+): Promise<INodeListSearchResult> {
+  return search(
+    this,
+    'document',
+    (d) => `${String(d.name)} · ${String(d.created_at ?? '').slice(0, 10)}`,
+    filter,
+    paginationToken,
+    true,
+  );
 }
 
-export async function searchMagicLinks(this: ILoadOptionsFunctions, filter?: string, paginationToken?: string): Promise<INodeListSearchResult> {
-  return search(this, 'magicLink', (l) => `${String(l.recipient_email)} · ${String(l.status)} · ${String(l.created_at ?? '').slice(0, 10)}`, filter, paginationToken);
+export async function searchMagicLinks(
+  this: ILoadOptionsFunctions,
+  filter?: string,
+  paginationToken?: string,
+): Promise<INodeListSearchResult> {
+  return search(
+    this,
+    'magicLink',
+    (l) => `${String(l.recipient_email)} · ${String(l.status)} · ${String(l.created_at ?? '').slice(0, 10)}`,
+    filter,
+    paginationToken,
+  );
 }
 
-export async function searchPostcards(this: ILoadOptionsFunctions, filter?: string, paginationToken?: string): Promise<INodeListSearchResult> {
+export async function searchPostcards(
+  this: ILoadOptionsFunctions,
+  filter?: string,
+  paginationToken?: string,
+): Promise<INodeListSearchResult> {
   return search(
     this,
     'postcard',

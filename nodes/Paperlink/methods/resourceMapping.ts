@@ -12,7 +12,15 @@ export async function getMergeFields(this: ILoadOptionsFunctions): Promise<Resou
   const template = (await apiRequest.call(this, 'GET', pathOf('template', id))) as { variables?: string[] };
   const variables = template.variables ?? [];
   return {
-    fields: variables.map((v) => ({ id: v, displayName: v, required: false, defaultMatch: false, display: true, type: 'string', canBeUsedToMatch: false })),
+    fields: variables.map((v) => ({
+      id: v,
+      displayName: v,
+      required: false,
+      defaultMatch: false,
+      display: true,
+      type: 'string',
+      canBeUsedToMatch: false,
+    })),
     emptyFieldsNotice: variables.length ? undefined : 'This template has no merge fields',
   };
 }

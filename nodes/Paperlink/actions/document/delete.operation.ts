@@ -5,5 +5,8 @@ import { idOf, locator, pathOf } from '../common';
 export const description: INodeProperties[] = [locator('document', { resource: ['document'], operation: ['delete'] })];
 
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
-  return { json: (await apiRequest.call(this, 'DELETE', pathOf('document', idOf(this, 'document', i)))) as IDataObject, pairedItem: { item: i } };
+  return {
+    json: (await apiRequest.call(this, 'DELETE', pathOf('document', idOf(this, 'document', i)))) as IDataObject,
+    pairedItem: { item: i },
+  };
 }

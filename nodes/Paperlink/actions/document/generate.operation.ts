@@ -61,9 +61,27 @@ export const description: INodeProperties[] = [
     default: {},
     displayOptions: { show },
     options: [
-      { displayName: 'Return PDF as Binary', name: 'returnBinary', type: 'boolean', default: false, description: 'Whether to download the generated PDF into the item as binary data' },
-      { displayName: 'Put Output File in Field', name: 'binaryPropertyName', type: 'string', default: 'data', hint: 'The name of the output binary field to put the PDF in' },
-      { displayName: 'Description', name: 'description', type: 'string', default: '', description: 'Kept with the document' },
+      {
+        displayName: 'Return PDF as Binary',
+        name: 'returnBinary',
+        type: 'boolean',
+        default: false,
+        description: 'Whether to download the generated PDF into the item as binary data',
+      },
+      {
+        displayName: 'Put Output File in Field',
+        name: 'binaryPropertyName',
+        type: 'string',
+        default: 'data',
+        hint: 'The name of the output binary field to put the PDF in',
+      },
+      {
+        displayName: 'Description',
+        name: 'description',
+        type: 'string',
+        default: '',
+        description: 'Kept with the document',
+      },
     ],
   },
 ];
@@ -73,11 +91,20 @@ export const description: INodeProperties[] = [
  * own fields that carry a variable's name. Empty fields are left out, so the service names every
  * variable still missing; lists and objects are sent as the JSON text the template language reads.
  */
-async function mergeParameters(ctx: IExecuteFunctions, i: number, templateId: string, variablesOf: (id: string) => Promise<string[]>): Promise<IDataObject> {
+async function mergeParameters(
+  ctx: IExecuteFunctions,
+  i: number,
+  templateId: string,
+  variablesOf: (id: string) => Promise<string[]>,
+): Promise<IDataObject> {
   let values: IDataObject;
   if (ctx.getNodeParameter('mergeFields.mappingMode', i, 'defineBelow') === 'autoMapInputData') {
     const item = ctx.getInputData()[i]?.json ?? {};
-    values = Object.fromEntries((await variablesOf(templateId)).filter((v) => Object.prototype.hasOwnProperty.call(item, v)).map((v) => [v, item[v]]));
+    values = Object.fromEntries(
+      (await variablesOf(templateId))
+        .filter((v) => Object.prototype.hasOwnProperty.call(item, v))
+        .map((v) => [v, item[v]]),
+    );
   } else {
     values = (ctx.getNodeParameter('mergeFields.value', i, {}) as IDataObject | null) ?? {};
   }
@@ -97,13 +124,24 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
     destinations.inkit_storage = name ? { name } : {};
   }
   if (this.getNodeParameter('shareByMagicLink', i, false)) destinations.magic_link = linkSettings(this, i);
-  const options = this.getNodeParameter('options', i, {}) as { returnBinary?: boolean; binaryPropertyName?: string; description?: string };
-  const variablesOf = async (id: string) => ((await apiRequest.call(this, 'GET', pathOf('template', id))) as { variables?: string[] }).variables ?? [];
-  const body: IDataObject = { template_id: templateId, merge_parameters: await mergeParameters(this, i, templateId, variablesOf), destinations };
+  const options = this.getNodeParameter('options', i, {}) as {
+    returnBinary?: boolean;
+    binaryPropertyName?: string;
+    description?: string;
+  };
+  const variablesOf = async (id: string) =>
+    ((await apiRequest.call(this, 'GET', pathOf('template', id))) as { variables?: string[] }).variables ?? [];
+  const body: IDataObject = {
+    template_id: templateId,
+    merge_parameters: await mergeParameters(this, i, templateId, variablesOf),
+    destinations,
+  };
   if (options.description) body.description = options.description;
   // one key per execution, node, run and item: n8n's Retry On Fail gets the first answer again, never a second document
   const idempotencyKey = `n8n:${this.getExecutionId()}:${this.getNode().id}:${String(this.getWorkflowDataProxy(i).$runIndex)}:${i}`;
-  const result = (await apiRequest.call(this, 'POST', '/v1/generate', body, undefined, { headers: { 'Idempotency-Key': idempotencyKey } })) as IDataObject;
+  const result = (await apiRequest.call(this, 'POST', '/v1/generate', body, undefined, {
+    headers: { 'Idempotency-Key': idempotencyKey },
+  })) as IDataObject;
   const item: INodeExecutionData = { json: result, pairedItem: { item: i } };
   if (options.returnBinary) {
     const { binary } = await downloadPdf.call(this, String(result.document_id));

@@ -5,7 +5,13 @@ import * as generate from './generate.operation';
 import * as get from './get.operation';
 import * as list from './list.operation';
 
-export const operations = { generate: generate.execute, get: get.execute, download: download.execute, list: list.execute, delete: del.execute };
+export const operations = {
+  generate: generate.execute,
+  get: get.execute,
+  download: download.execute,
+  list: list.execute,
+  delete: del.execute,
+};
 
 export const description: INodeProperties[] = [
   {
@@ -15,7 +21,12 @@ export const description: INodeProperties[] = [
     noDataExpression: true,
     displayOptions: { show: { resource: ['document'] } },
     options: [
-      { name: 'Generate', value: 'generate', action: 'Generate a document', description: 'Fill a template, store the PDF and/or share it by Magic Link' },
+      {
+        name: 'Generate',
+        value: 'generate',
+        action: 'Generate a document',
+        description: 'Fill a template, store the PDF and/or share it by Magic Link',
+      },
       { name: 'Get', value: 'get', action: 'Get a document', description: 'A document with its Magic Links' },
       { name: 'Download', value: 'download', action: 'Download a document', description: 'The PDF as binary data' },
       { name: 'List', value: 'list', action: 'List documents', description: 'Documents, newest first' },

@@ -2,9 +2,18 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { apiRequest } from '../../transport';
 import { idOf, locator, pathOf } from '../common';
 
-export const description: INodeProperties[] = [locator('magicLink', { resource: ['magicLink'], operation: ['expire'] })];
+export const description: INodeProperties[] = [
+  locator('magicLink', { resource: ['magicLink'], operation: ['expire'] }),
+];
 
 /** Revokes the link at once. */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
-  return { json: (await apiRequest.call(this, 'POST', pathOf('magicLink', idOf(this, 'magicLink', i), '/expire'))) as IDataObject, pairedItem: { item: i } };
+  return {
+    json: (await apiRequest.call(
+      this,
+      'POST',
+      pathOf('magicLink', idOf(this, 'magicLink', i), '/expire'),
+    )) as IDataObject,
+    pairedItem: { item: i },
+  };
 }

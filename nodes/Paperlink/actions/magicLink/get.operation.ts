@@ -6,5 +6,8 @@ export const description: INodeProperties[] = [locator('magicLink', { resource: 
 
 /** Status, views used and left, expiry and the access log. */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
-  return { json: (await apiRequest.call(this, 'GET', pathOf('magicLink', idOf(this, 'magicLink', i)))) as IDataObject, pairedItem: { item: i } };
+  return {
+    json: (await apiRequest.call(this, 'GET', pathOf('magicLink', idOf(this, 'magicLink', i)))) as IDataObject,
+    pairedItem: { item: i },
+  };
 }

@@ -14,10 +14,25 @@ export const description: INodeProperties[] = [
     noDataExpression: true,
     displayOptions: { show: { resource: ['magicLink'] } },
     options: [
-      { name: 'Create', value: 'create', action: 'Share a document by magic link', description: 'E-mail an expiring link to an existing document' },
+      {
+        name: 'Create',
+        value: 'create',
+        action: 'Share a document by magic link',
+        description: 'E-mail an expiring link to an existing document',
+      },
       { name: 'Expire', value: 'expire', action: 'Expire a magic link', description: 'Revoke the link now' },
-      { name: 'Get', value: 'get', action: 'Get a magic link', description: 'Status, views used and left, expiry, access log' },
-      { name: 'List', value: 'list', action: 'List magic links', description: 'Links newest first, by status, document or recipient' },
+      {
+        name: 'Get',
+        value: 'get',
+        action: 'Get a magic link',
+        description: 'Status, views used and left, expiry, access log',
+      },
+      {
+        name: 'List',
+        value: 'list',
+        action: 'List magic links',
+        description: 'Links newest first, by status, document or recipient',
+      },
     ],
     default: 'create',
   },

@@ -6,5 +6,8 @@ export const description: INodeProperties[] = [locator('postcard', { resource: [
 
 /** Status, the normalised contact and address, custom data, the document and a failure's reason. */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
-  return { json: (await apiRequest.call(this, 'GET', pathOf('postcard', idOf(this, 'postcard', i)))) as IDataObject, pairedItem: { item: i } };
+  return {
+    json: (await apiRequest.call(this, 'GET', pathOf('postcard', idOf(this, 'postcard', i)))) as IDataObject,
+    pairedItem: { item: i },
+  };
 }

@@ -12,8 +12,18 @@ export const description: INodeProperties[] = [
     noDataExpression: true,
     displayOptions: { show: { resource: ['postcard'] } },
     options: [
-      { name: 'Submit', value: 'submit', action: 'Submit a postcard request', description: 'Post contact, address and custom data to the intake' },
-      { name: 'Get', value: 'get', action: 'Get a postcard', description: 'Status, normalised address, custom data, document' },
+      {
+        name: 'Submit',
+        value: 'submit',
+        action: 'Submit a postcard request',
+        description: 'Post contact, address and custom data to the intake',
+      },
+      {
+        name: 'Get',
+        value: 'get',
+        action: 'Get a postcard',
+        description: 'Status, normalised address, custom data, document',
+      },
     ],
     default: 'submit',
   },

@@ -1,10 +1,23 @@
-import { NodeOperationError, type IDataObject, type IExecuteFunctions, type INodeExecutionData, type INodeProperties } from 'n8n-workflow';
+import {
+  NodeOperationError,
+  type IDataObject,
+  type IExecuteFunctions,
+  type INodeExecutionData,
+  type INodeProperties,
+} from 'n8n-workflow';
 import { checkPostcard, mergeValues } from '../../../../src/postcards/rules';
 import { apiError, apiRequest } from '../../transport';
 import { idOf, locator, pathOf } from '../common';
 
 const show = { resource: ['postcard'], operation: ['submit'] };
-const text = (displayName: string, name: string, extra: Partial<INodeProperties> = {}): INodeProperties => ({ displayName, name, type: 'string', default: '', displayOptions: { show }, ...extra });
+const text = (displayName: string, name: string, extra: Partial<INodeProperties> = {}): INodeProperties => ({
+  displayName,
+  name,
+  type: 'string',
+  default: '',
+  displayOptions: { show },
+  ...extra,
+});
 
 export const description: INodeProperties[] = [
   locator('template', show, 'The postcard template; the request is checked against its merge fields before it is sent'),
@@ -13,7 +26,11 @@ export const description: INodeProperties[] = [
   text('Address Line 1', 'addressLine1', { required: true, description: 'At most 64 characters' }),
   text('Address Line 2', 'addressLine2'),
   text('City', 'addressCity', { required: true }),
-  text('State', 'addressState', { required: true, placeholder: 'OR', description: 'Two letters; a US state or territory when the country is US' }),
+  text('State', 'addressState', {
+    required: true,
+    placeholder: 'OR',
+    description: 'Two letters; a US state or territory when the country is US',
+  }),
   text('ZIP', 'addressZip', { required: true }),
   text('Country', 'addressCountry', { required: true, placeholder: 'US', description: 'ISO 3166-1 alpha-2 code' }),
   {
@@ -27,7 +44,13 @@ export const description: INodeProperties[] = [
       { displayName: 'Company', name: 'company', type: 'string', default: '' },
       { displayName: 'Email', name: 'email', type: 'string', placeholder: 'name@email.com', default: '' },
       { displayName: 'Phone', name: 'phone', type: 'string', default: '' },
-      { displayName: 'Source', name: 'source', type: 'string', default: '', description: 'Where the request came from, e.g. a campaign' },
+      {
+        displayName: 'Source',
+        name: 'source',
+        type: 'string',
+        default: '',
+        description: 'Where the request came from, e.g. a campaign',
+      },
     ],
   },
   {
@@ -61,18 +84,37 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   const { intakeUrl } = await this.getCredentials<{ intakeUrl: string }>('paperlinkPostcardToken');
   const p = (name: string) => String(this.getNodeParameter(name, i, '')).trim();
   const body: IDataObject = {};
-  for (const { name, value } of ((this.getNodeParameter('customData', i, {}) as { field?: { name: string; value: string }[] }).field ?? [])) {
+  for (const { name, value } of (
+    this.getNodeParameter('customData', i, {}) as { field?: { name: string; value: string }[] }
+  ).field ?? []) {
     if (name.trim()) body[name.trim()] = value;
   }
-  const fields = { template_id: idOf(this, 'template', i), first_name: p('firstName'), last_name: p('lastName'), address_line_1: p('addressLine1'), address_line_2: p('addressLine2'), address_city: p('addressCity'), address_state: p('addressState'), address_zip: p('addressZip'), address_country: p('addressCountry') };
-  for (const [k, v] of Object.entries({ ...fields, ...(this.getNodeParameter('contact', i, {}) as IDataObject) })) if (String(v ?? '').trim()) body[k] = String(v).trim();
+  const fields = {
+    template_id: idOf(this, 'template', i),
+    first_name: p('firstName'),
+    last_name: p('lastName'),
+    address_line_1: p('addressLine1'),
+    address_line_2: p('addressLine2'),
+    address_city: p('addressCity'),
+    address_state: p('addressState'),
+    address_zip: p('addressZip'),
+    address_country: p('addressCountry'),
+  };
+  for (const [k, v] of Object.entries({ ...fields, ...(this.getNodeParameter('contact', i, {}) as IDataObject) }))
+    if (String(v ?? '').trim()) body[k] = String(v).trim();
 
   const refuse = (message: string, details: { field: string; message: string }[]) =>
-    new NodeOperationError(this.getNode(), message, { itemIndex: i, description: details.map((d) => `${d.field}: ${d.message}`).join('; ') });
+    new NodeOperationError(this.getNode(), message, {
+      itemIndex: i,
+      description: details.map((d) => `${d.field}: ${d.message}`).join('; '),
+    });
   // the credential adds the real token when sending; the rules only need one to be there
   const checked = checkPostcard({ ...body, api_token: 'checked-when-sent' });
   if (!checked.ok) throw refuse('The postcard request is not valid; see the fields to fix', checked.details);
-  const template = (await apiRequest.call(this, 'GET', pathOf('template', checked.value.template_id))) as { variables?: string[]; optional_variables?: { name: string }[] };
+  const template = (await apiRequest.call(this, 'GET', pathOf('template', checked.value.template_id))) as {
+    variables?: string[];
+    optional_variables?: { name: string }[];
+  };
   const values = mergeValues(checked.value);
   // the optional ones (with a default in the template) may be left out
   const optional = new Set((template.optional_variables ?? []).map((v) => v.name));
@@ -85,7 +127,12 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   }
   try {
     // the credential's authenticate block adds api_token to the body
-    const answer = (await this.helpers.httpRequestWithAuthentication.call(this, 'paperlinkPostcardToken', { method: 'POST', url: intakeUrl, body, json: true })) as IDataObject;
+    const answer = (await this.helpers.httpRequestWithAuthentication.call(this, 'paperlinkPostcardToken', {
+      method: 'POST',
+      url: intakeUrl,
+      body,
+      json: true,
+    })) as IDataObject;
     return { json: answer, pairedItem: { item: i } };
   } catch (err) {
     throw apiError(this, err);

@@ -6,5 +6,8 @@ export const description: INodeProperties[] = [locator('template', { resource: [
 
 /** The template with its variables. */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
-  return { json: (await apiRequest.call(this, 'GET', pathOf('template', idOf(this, 'template', i)))) as IDataObject, pairedItem: { item: i } };
+  return {
+    json: (await apiRequest.call(this, 'GET', pathOf('template', idOf(this, 'template', i)))) as IDataObject,
+    pairedItem: { item: i },
+  };
 }

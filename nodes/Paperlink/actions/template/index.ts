@@ -14,7 +14,12 @@ export const description: INodeProperties[] = [
     noDataExpression: true,
     displayOptions: { show: { resource: ['template'] } },
     options: [
-      { name: 'Create', value: 'create', action: 'Create a template', description: 'Upload an XML template or a fillable PDF from a binary field' },
+      {
+        name: 'Create',
+        value: 'create',
+        action: 'Create a template',
+        description: 'Upload an XML template or a fillable PDF from a binary field',
+      },
       { name: 'Delete', value: 'delete', action: 'Delete a template' },
       { name: 'Get', value: 'get', action: 'Get a template', description: 'A template with its variables' },
       { name: 'List', value: 'list', action: 'List templates' },

@@ -5,5 +5,8 @@ import { listFields, listLimit } from '../common';
 export const description: INodeProperties[] = listFields({ resource: ['template'], operation: ['list'] });
 
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
-  return (await listAll.call(this, '/v1/templates', listLimit(this, i))).map((json) => ({ json, pairedItem: { item: i } }));
+  return (await listAll.call(this, '/v1/templates', listLimit(this, i))).map((json) => ({
+    json,
+    pairedItem: { item: i },
+  }));
 }
