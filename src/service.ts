@@ -57,6 +57,8 @@ export interface Service {
   activities: Activities;
   version: string;
   ping(): Promise<void>;
+  /** Deletes what has expired and would otherwise stay for ever: idempotency answers, recipients' sign-ins and codes. `serve` runs it at start and hourly. */
+  housekeeping(): Promise<{ idempotency: number; sessions: number; codes: number }>;
   close(): Promise<void>;
 }
 
@@ -76,6 +78,8 @@ export interface ServiceOptions {
 
 /** How often, with several processes on one database, each frees what dead ones claimed and adopts it. */
 export const SWEEP_MS = 5_000;
+/** How often `serve` deletes what has expired (Service.housekeeping). */
+export const HOUSEKEEPING_MS = 60 * 60 * 1000;
 
 export function packageVersion(): string {
   return (JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
@@ -164,7 +168,23 @@ export async function createService(config: Config, options: ServiceOptions = {}
     ? await (async () => options.engine!(activities))().catch(abandon)
     : new EmbeddedEngine(clock, activities, options.onFlowError, activities, activities, claims);
   let sweeping: NodeJS.Timeout | undefined;
+  let housekeeping: NodeJS.Timeout | undefined;
+  let tidying: Promise<void> = Promise.resolve();
+  const idempotency = new Idempotency(db, clock);
+  const keepHouse = async () => {
+    const { sessions, codes } = await links.purgeExpired();
+    return { idempotency: await idempotency.purge(), sessions, codes };
+  };
   if (options.runFlows) {
+    const tidy = () => {
+      tidying = keepHouse().then(
+        () => undefined,
+        (err: unknown) => options.onFlowError?.('housekeeping', err),
+      );
+    };
+    tidy();
+    housekeeping = setInterval(tidy, HOUSEKEEPING_MS);
+    housekeeping.unref();
     if (engine.eventsEmitted) {
       events.onEmitted = () => engine.eventsEmitted!();
     } else {
@@ -214,7 +234,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     templates,
     renderer,
     documents,
-    idempotency: new Idempotency(db, clock),
+    idempotency,
     mailer,
     links,
     postcards,
@@ -228,8 +248,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    housekeeping: keepHouse,
     close: async () => {
       clearInterval(sweeping);
+      clearInterval(housekeeping);
+      await tidying;
       await engine.stop();
       await dispatcher.stop();
       // what this process still had goes to the others now, not when they notice it is gone

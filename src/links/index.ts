@@ -528,6 +528,21 @@ export class MagicLinks {
     return toPage(await q.execute(), page.limit, linkInfo);
   }
 
+  /**
+   * Deletes sign-ins that can no longer be used (past their end and with no view running) and
+   * codes past their ten minutes: neither would otherwise ever leave the database.
+   */
+  async purgeExpired(): Promise<{ sessions: number; codes: number }> {
+    const now = this.now();
+    const sessions = await this.db
+      .deleteFrom('link_sessions')
+      .where('expires_at', '<=', now)
+      .where((w) => w.or([w('view_until', 'is', null), w('view_until', '<=', now)]))
+      .executeTakeFirst();
+    const codes = await this.db.deleteFrom('link_codes').where('expires_at', '<=', now).executeTakeFirst();
+    return { sessions: Number(sessions.numDeletedRows), codes: Number(codes.numDeletedRows) };
+  }
+
   /** For a page of links: each one's document name, and when it was last viewed. */
   async overview(links: LinkInfo[]): Promise<{ documentNames: Map<string, string>; lastViewed: Map<string, string> }> {
     if (!links.length) return { documentNames: new Map(), lastViewed: new Map() };

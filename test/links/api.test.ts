@@ -718,6 +718,51 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     );
   });
 
+  it('deletes expired sign-ins, codes and idempotency answers, and keeps a sign-in whose view still runs', async () => {
+    const { to, path: linkPath } = await share({ expire_after_n_views: 5 });
+    await signIn(linkPath, to);
+    await t.app.inject({ method: 'POST', url: `${linkPath}/code` });
+    const key = `housekeeping-${recipient}`;
+    const kept = await t.app.inject({
+      method: 'POST',
+      url: '/v1/generate',
+      headers: { ...auth(), 'idempotency-key': key },
+      payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { inkit_storage: {} } },
+    });
+    expect(kept.statusCode).toBe(201);
+    const db = t.service.database.db;
+    const linkId = (
+      await db.selectFrom('magic_links').select('id').where('recipient_email', '=', to).executeTakeFirstOrThrow()
+    ).id;
+    const rows = async () => ({
+      sessions: (await db.selectFrom('link_sessions').select('token_hash').where('link_id', '=', linkId).execute())
+        .length,
+      codes: (await db.selectFrom('link_codes').select('link_id').where('link_id', '=', linkId).execute()).length,
+      answers: (await db.selectFrom('idempotency').select('key').where('key', '=', key).execute()).length,
+    });
+    // a sign-in past its end whose view still runs (the last view's PDF can still load)
+    const now = clock.now().getTime();
+    await db
+      .insertInto('link_sessions')
+      .values({
+        token_hash: `viewing-${recipient}`,
+        link_id: linkId,
+        email: to,
+        created_at: new Date(now).toISOString(),
+        expires_at: new Date(now + 13 * HOUR).toISOString(),
+        view_until: new Date(now + 26 * HOUR).toISOString(),
+      })
+      .execute();
+    await t.service.housekeeping();
+    expect(await rows()).toEqual({ sessions: 2, codes: 1, answers: 1 });
+    clock.advance(25 * HOUR);
+    await t.service.housekeeping();
+    expect(await rows()).toEqual({ sessions: 1, codes: 0, answers: 0 });
+    clock.advance(2 * HOUR);
+    expect(await t.service.housekeeping()).toMatchObject({ sessions: 1 });
+    expect(await rows()).toEqual({ sessions: 0, codes: 0, answers: 0 });
+  });
+
   it('resumes the lifecycle of active links after a restart', async () => {
     const { res } = await share({ retain_from_created: { hours: 3 } });
     t = await t.restart();
