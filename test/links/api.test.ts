@@ -85,6 +85,15 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: linkPath });
     return `paperlink_link=${cookie!.value}`;
   }
+  /** A stored document of the postcard example, to share afterwards. */
+  const storedDocument = async () =>
+    (
+      await api('POST', '/v1/generate', {
+        template_id: EXAMPLE_IDS.postcard,
+        merge_parameters: postcard,
+        destinations: { inkit_storage: {} },
+      })
+    ).json() as { document_id: string };
   const view = (linkPath: string, cookie?: string) =>
     t.app.inject({ method: 'GET', url: linkPath, headers: cookie ? { cookie } : {} });
 
@@ -572,14 +581,7 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
   });
 
   it('shares an already generated document with POST /v1/documents/:id/magic_links', async () => {
-    const doc = (
-      await t.app.inject({
-        method: 'POST',
-        url: '/v1/generate',
-        headers: auth(),
-        payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { inkit_storage: {} } },
-      })
-    ).json();
+    const doc = await storedDocument();
     const to = `later${++recipient}@example.com`;
     const res = await api('POST', `/v1/documents/${doc.document_id}/magic_links`, {
       recipient_email: to,
@@ -603,14 +605,7 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
 
   it('lists links newest first, filtered by status, document and recipient, page by page', async () => {
     await setUp();
-    const doc = (
-      await t.app.inject({
-        method: 'POST',
-        url: '/v1/generate',
-        headers: auth(),
-        payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { inkit_storage: {} } },
-      })
-    ).json();
+    const doc = await storedDocument();
     const made: string[] = [];
     for (const to of ['list-a@example.com', 'list-b@example.com', 'list-a@example.com']) {
       // newest first is by creation time (ids made in the same millisecond have no order)
@@ -671,14 +666,7 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
 
   it('expires several links at once, refusing the whole request when an id is unknown', async () => {
     await setUp();
-    const doc = (
-      await t.app.inject({
-        method: 'POST',
-        url: '/v1/generate',
-        headers: auth(),
-        payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations: { inkit_storage: {} } },
-      })
-    ).json();
+    const doc = await storedDocument();
     const ids: string[] = [];
     for (let i = 0; i < 3; i++)
       ids.push(
