@@ -156,8 +156,7 @@ legend { font-weight: 700; padding: 0 6px; }
 .notice { border-radius: 8px; padding: 12px 14px; margin-bottom: 18px; border: 1px solid; }
 .notice.ok { background: #ecfdf3; border-color: #abefc6; color: #054f31; }
 .notice.error { background: #fef3f2; border-color: #fecdca; color: #7a271a; }
-.notice.secret { background: #fffaeb; border-color: #fedf89; color: #4e1d09; }
-.notice.warn { background: #fffaeb; border-color: #fedf89; color: #4e1d09; }
+.notice.secret, .notice.warn { background: #fffaeb; border-color: #fedf89; color: #4e1d09; }
 .notice ul { margin: 6px 0 0; padding-left: 20px; }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 .gap-below { margin-bottom: 14px; }

@@ -43,6 +43,8 @@ export type PublicMagicLinkApp = Omit<MagicLinkApp, 'oidc_providers'> & {
 };
 
 const KEY = 'app:magic_link';
+/** A logo given inline: a base64 data: URI of a PNG, JPEG or SVG (groups: the media type, its subtype, the bytes). */
+export const DATA_IMAGE = /^data:(image\/(png|jpeg|svg\+xml));base64,([A-Za-z0-9+/=]+)$/;
 const CACHE_MS = 5000;
 
 export function publicView(app: MagicLinkApp): PublicMagicLinkApp {
@@ -130,15 +132,7 @@ export function mergeApp(
   out.organization_name = text(body, 'organization_name', details) ?? out.organization_name;
   if (body.logo_url !== undefined) {
     const v = body.logo_url;
-    if (
-      v !== null &&
-      !(
-        url(v) ||
-        (typeof v === 'string' &&
-          /^data:image\/(png|jpeg|svg\+xml);base64,[A-Za-z0-9+/=]+$/.test(v) &&
-          v.length < 300_000)
-      )
-    ) {
+    if (v !== null && !(url(v) || (typeof v === 'string' && DATA_IMAGE.test(v) && v.length < 300_000))) {
       details.push({
         field: 'logo_url',
         message: 'must be an http(s) URL or a base64 data: URI of a PNG, JPEG or SVG under 200 KB, or null',

@@ -13,7 +13,7 @@ import { NotFoundError, RateLimitError, ValidationError, type ErrorDetail } from
 import { isObject } from '../guards';
 import { newId } from '../ids';
 import { toPage, type Page, type PageQuery } from '../pagination';
-import { html, type Mailer } from '../mail';
+import type { Mailer } from '../mail';
 import { derivedToken, randomToken, sameHash, sha256 } from '../secrets';
 import type { Events, ExpiryReason } from '../events';
 import type { LinkChange, LinkState } from './lifecycle';
@@ -21,7 +21,8 @@ import type { MagicLinkApp, MagicLinkApps } from './app';
 import { codeMessage, linkMessage } from './mail';
 import { deadlineAtCreation, deadlineAtOpening, limitsForRecipient, VIEW_LIMIT_CAP, type LinkSettings } from './policy';
 
-export type LinkStatus = 'active' | 'send_failed' | 'expired' | 'revoked';
+export const LINK_STATUSES = ['active', 'send_failed', 'expired', 'revoked'] as const;
+export type LinkStatus = (typeof LINK_STATUSES)[number];
 export const CODE_TTL_MS = 10 * 60 * 1000;
 export const CODE_TRIES = 5;
 /** Codes one link may have sent per hour. */
@@ -493,10 +494,9 @@ export class MagicLinks {
       created_before?: string;
     } = {},
   ): Promise<Page<LinkInfo>> {
-    const statuses: LinkStatus[] = ['active', 'send_failed', 'expired', 'revoked'];
     const details: ErrorDetail[] = [];
-    if (filter.status !== undefined && !(statuses as string[]).includes(filter.status))
-      details.push({ field: 'status', message: `must be one of ${statuses.join(', ')}`, code: 'invalid' });
+    if (filter.status !== undefined && !(LINK_STATUSES as readonly string[]).includes(filter.status))
+      details.push({ field: 'status', message: `must be one of ${LINK_STATUSES.join(', ')}`, code: 'invalid' });
     const time = (field: 'created_after' | 'created_before') => {
       const v = filter[field];
       if (v === undefined) return undefined;

@@ -6,7 +6,7 @@
  */
 import type { Message } from '../mail';
 import { html } from '../mail';
-import type { MagicLinkApp } from './app';
+import { DATA_IMAGE, type MagicLinkApp } from './app';
 
 const LOGO_CID = 'logo@paperlink';
 
@@ -21,7 +21,7 @@ export function senderOf(app: MagicLinkApp): string {
 /** The logo as the HTML shows it, and the inline image it needs. */
 function logo(app: MagicLinkApp): { img: string; inline: NonNullable<Message['inline']> } {
   if (!app.logo_url) return { img: '', inline: [] };
-  const data = /^data:(image\/(png|jpeg|svg\+xml));base64,([A-Za-z0-9+/=]+)$/.exec(app.logo_url);
+  const data = DATA_IMAGE.exec(app.logo_url);
   const tag = (src: string) =>
     `<img src="${html(src)}" alt="${html(app.organization_name)}" style="max-height:48px"><br>`;
   if (!data) return { img: tag(app.logo_url), inline: [] };

@@ -48,8 +48,18 @@ export function linkSettingsFrom(form: Form): Record<string, unknown> {
   return settings;
 }
 
-/** Where an API error detail about Magic Link settings belongs on the form. */
+/** Whether an API error detail is about the Magic Link settings (not, say, a merge field named recipient_email). */
+function isLinkPath(path: string): boolean {
+  return (
+    path.includes('magic_link') ||
+    path === 'body' ||
+    /^(recipient_email|auth_email|auth_type|expire_after_n_views|retain_from_)/.test(path)
+  );
+}
+
+/** Where an API error detail about Magic Link settings belongs on the form; undefined for any other detail. */
 function linkField(path: string): string | undefined {
+  if (!isLinkPath(path)) return undefined;
   const last = path.split('.');
   const key = last.find((k) =>
     [
@@ -80,18 +90,15 @@ export function fieldErrors(details: ErrorDetail[]): Map<string, string> {
   const out = new Map<string, string>();
   for (const d of details) {
     const f = d.field;
-    const name =
-      f.includes('magic_link') ||
-      f === 'body' ||
-      /^(recipient_email|auth_email|auth_type|expire_after_n_views|retain_from_)/.test(f)
-        ? (linkField(f) ?? 'expire_amount')
-        : f === 'destinations.inkit_storage.name'
-          ? 'store_name'
-          : f.startsWith('merge_parameters.')
-            ? `var:${f.slice('merge_parameters.'.length)}`
-            : f === 'destinations'
-              ? 'destinations'
-              : `var:${f}`;
+    const name = isLinkPath(f)
+      ? (linkField(f) ?? 'expire_amount')
+      : f === 'destinations.inkit_storage.name'
+        ? 'store_name'
+        : f.startsWith('merge_parameters.')
+          ? `var:${f.slice('merge_parameters.'.length)}`
+          : f === 'destinations'
+            ? 'destinations'
+            : `var:${f}`;
     if (!out.has(name)) out.set(name, d.message);
   }
   return out;

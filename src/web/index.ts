@@ -22,6 +22,7 @@ import { isObject } from '../guards';
 import type { KeyKind } from '../keys';
 import { EVENT_TYPES } from '../events';
 import { parsePageQuery } from '../pagination';
+import { LINK_STATUSES } from '../links';
 import { publicUrlMismatch } from '../links/app';
 import { browserOf, isLive, ruleInWords } from './links';
 import { STATUSES } from '../postcards';
@@ -547,33 +548,27 @@ ${doneNotice(req)}${o.created ? `<div class="notice ok" role="status">Magic Link
     });
 
     // ---- magic links ----
-    const LINK_STATUSES = ['active', 'send_failed', 'expired', 'revoked'];
     web.get('/links', async (req, reply) => {
       const query = req.query as Record<string, string | undefined>;
-      const status = LINK_STATUSES.includes(query.status ?? '') ? query.status : undefined;
+      const status = (LINK_STATUSES as readonly string[]).includes(query.status ?? '') ? query.status : undefined;
       const recipient = (query.recipient ?? '').trim().slice(0, 254) || undefined;
       const list = await service.links.list(parsePageQuery({ limit: PAGE, starting_after: query.starting_after }), {
         status,
         recipient_email: recipient,
       });
       const { documentNames, lastViewed } = await service.links.overview(list.data);
-      const keep = (extra: Record<string, string>) =>
-        new URLSearchParams({ ...(status ? { status } : {}), ...(recipient ? { recipient } : {}), ...extra });
+      /** This page with these filters (and no others). */
+      const linksUrl = (p: { status?: string; recipient?: string; starting_after?: string }) => {
+        const params = new URLSearchParams(Object.entries(p).filter((e): e is [string, string] => Boolean(e[1])));
+        return `/app/links${params.size ? `?${params}` : ''}`;
+      };
       const tabs = [
         ['', 'All'],
-        ['active', 'Active'],
-        ['send_failed', 'Send failed'],
-        ['expired', 'Expired'],
-        ['revoked', 'Revoked'],
+        ...LINK_STATUSES.map((s2) => [s2, s2[0].toUpperCase() + s2.slice(1).replace(/_/g, ' ')]),
       ]
         .map(
           ([s2, label]) =>
-            `<a href="/app/links?${keep({})
-              .toString()
-              .replace(
-                /(^|&)status=[^&]*/,
-                '',
-              )}${s2 ? `&status=${s2}` : ''}"${(status ?? '') === s2 ? ' aria-current="page"' : ''}>${label}</a>`,
+            `<a href="${esc(linksUrl({ status: s2, recipient }))}"${(status ?? '') === s2 ? ' aria-current="page"' : ''}>${label}</a>`,
         )
         .join('');
       const rows = list.data
@@ -589,15 +584,15 @@ ${doneNotice(req)}${o.created ? `<div class="notice ok" role="status">Magic Link
         })
         .join('');
       const more = list.has_more
-        ? `<div class="pager"><a class="button secondary" href="/app/links?${keep({ starting_after: list.next_cursor! })}">Older links →</a></div>`
+        ? `<div class="pager"><a class="button secondary" href="${esc(linksUrl({ status, recipient, starting_after: list.next_cursor! }))}">Older links →</a></div>`
         : '';
       const csrf = req.admin!.csrf;
       const body = `<div class="head"><div><h1>Magic Links</h1><p class="sub">Every link sent, newest first: who it went to, what ends it, how many views are used.</p></div></div>
 ${doneNotice(req)}<nav class="tabs" aria-label="Filter by status">${tabs}</nav>
-<form method="get" action="/app/links" class="filter gap-below">${status ? `<input type="hidden" name="status" value="${esc(status)}">` : ''}<label for="f-recipient" class="sr-only">Recipient</label><input id="f-recipient" name="recipient" type="email" placeholder="Recipient e-mail" value="${esc(recipient ?? '')}"><button type="submit" class="secondary">Filter</button>${recipient ? `<a class="button secondary" href="/app/links${status ? `?status=${status}` : ''}">Show all recipients</a>` : ''}</form>
+<form method="get" action="/app/links" class="filter gap-below">${status ? `<input type="hidden" name="status" value="${esc(status)}">` : ''}<label for="f-recipient" class="sr-only">Recipient</label><input id="f-recipient" name="recipient" type="email" placeholder="Recipient e-mail" value="${esc(recipient ?? '')}"><button type="submit" class="secondary">Filter</button>${recipient ? `<a class="button secondary" href="${esc(linksUrl({ status }))}">Show all recipients</a>` : ''}</form>
 <form method="post" action="/app/links/expire" data-confirm="Expire the selected links now? Their recipients can no longer open them.">${csrfField(csrf)}
 <div class="card scroll"><table><thead><tr><th><span class="sr-only">Select</span></th><th>Recipient</th><th>Document</th><th>Status</th><th>Ends</th><th>Views</th><th class="hide-sm">Last viewed</th></tr></thead><tbody>${rows || `<tr><td colspan="7" class="empty">${recipient || status ? 'No link matches.' : 'No links yet: share a document from its page.'}</td></tr>`}</tbody></table>${more}</div>
-${rows.includes('name="ids"') ? '<div class="actions gap-above"><button type="submit" class="danger">Expire selected links</button></div>' : ''}</form>`;
+${list.data.some(isLive) ? '<div class="actions gap-above"><button type="submit" class="danger">Expire selected links</button></div>' : ''}</form>`;
       return page(req, reply, 'links', 'Magic Links', body);
     });
     web.post('/links/expire', async (req, reply) => {
@@ -670,6 +665,7 @@ ${p.status === 'failed' ? `<div class="notice error" role="alert"><strong>Render
         service.webhooks.list({ limit: 100 }),
         service.operators.hasPassword(),
       ]);
+      const mismatch = app && publicUrlMismatch(app, service.apps.magicLink.serverUrl);
       const here = (section: SettingsState['section']) =>
         s.section === section
           ? errorNotice(s.error) + (s.secret ? secretNotice(s.secret.title, s.secret.value, s.secret.hint) : '')
@@ -733,7 +729,7 @@ ${s.section === 'credentials' && one(s.form ?? {}, 'kind') !== 'postcard' ? here
 ${s.section === 'credentials' && one(s.form ?? {}, 'kind') === 'postcard' ? here('credentials') : ''}${credentialTable('postcard')}
 <p class="hint gap-above">Operator password: ${hasPassword ? 'set' : 'not set'} (<code>paperlink admin set-password</code>).</p></section>
 <section class="card" id="magic-link-app" aria-labelledby="h-app"><h2 id="h-app">Magic Link app</h2>
-${app ? '' : '<p class="notice error">Not set up yet: Magic Links cannot be made until it is saved.</p>'}${app && publicUrlMismatch(app, service.apps.magicLink.serverUrl) ? `<p class="notice warn" role="status" data-code="public_url_mismatch">${esc(publicUrlMismatch(app, service.apps.magicLink.serverUrl)!)}</p>` : ''}${here('app')}
+${app ? '' : '<p class="notice error">Not set up yet: Magic Links cannot be made until it is saved.</p>'}${mismatch ? `<p class="notice warn" role="status" data-code="public_url_mismatch">${esc(mismatch)}</p>` : ''}${here('app')}
 <form method="post" action="/app/settings/magic-link">${csrfField(csrf)}
 <div class="row">
 ${field({ name: 'public_url', label: 'Public URL of this service', type: 'url', value: s.section === 'app' ? one(appForm, 'public_url') : app && !app.public_url_follows_server ? app.public_url : '', errors: appErrors, attrs: `placeholder="${esc(service.apps.magicLink.serverUrl)}"`, hint: `Links point here: <public URL>/l/<token>. Empty: this server's address (PUBLIC_URL), now ${service.apps.magicLink.serverUrl}.` })}

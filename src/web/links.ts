@@ -3,7 +3,7 @@
  * the access log, and the cards and rows of the Documents and Magic Links pages.
  */
 import Bowser from 'bowser';
-import type { LinkInfo } from '../links';
+import { ACTIVE, type LinkInfo } from '../links';
 import { esc, when } from './html';
 
 const UNIT_WORDS: Record<string, [string, string]> = {
@@ -20,7 +20,7 @@ function duration(r: Record<string, number>): string {
 
 /** Whether the link can still be opened (its status; its time is checked when it is opened). */
 export function isLive(l: LinkInfo): boolean {
-  return l.status === 'active' || l.status === 'send_failed';
+  return ACTIVE.includes(l.status);
 }
 
 /**

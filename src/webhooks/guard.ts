@@ -9,6 +9,8 @@ import net from 'node:net';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
+const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96');
+
 /**
  * The IPv4 address an IPv6 one stands for, where it embeds one: IPv4-mapped and -translated
  * (::ffff:a.b.c.d), NAT64 with the well-known prefix (64:ff9b::/96, RFC 6052) and 6to4
@@ -22,9 +24,7 @@ function embeddedIPv4(a: ipaddr.IPv6): string | undefined {
       return a.toIPv4Address().toString();
     case 'rfc6052':
       // only the well-known /96 puts the address in the last 32 bits; local-use prefixes (64:ff9b:1::/48) are private
-      return bytes.slice(0, 12).every((b, i) => b === [0, 0x64, 0xff, 0x9b][i] || (i >= 4 && b === 0))
-        ? bytes.slice(12).join('.')
-        : undefined;
+      return a.match(NAT64_WELL_KNOWN) ? bytes.slice(12).join('.') : undefined;
     case '6to4':
       return bytes.slice(2, 6).join('.');
     default:
