@@ -146,7 +146,7 @@ if (process.env.WRITE === 'view') {
       if (!template) { res.writeHead(422); return res.end(); }
       const v = checked.value;
       // every required variable of the template is filled by the request
-      const values = { ...v.custom, ...v.address, ...v.contact };
+      const values = Object.assign({}, v.custom, v.address, v.contact);
       const defaults = JSON.parse(template.defaults);
       if (JSON.parse(template.variables).some((name) => !(name in values) && !(name in defaults))) { res.writeHead(422); return res.end(); }
       const id = newId('pc');
