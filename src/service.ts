@@ -17,6 +17,7 @@ import { Keys } from './keys';
 import { activitiesOf, type Activities, type Engine } from './engine';
 import { Claims } from './engine/claims';
 import { EmbeddedEngine } from './engine/embedded';
+import { eventLoopLoad, type Load } from './engine/load';
 import { Events } from './events';
 import type { LinkChange } from './flows/link';
 import { MagicLinks } from './links';
@@ -74,6 +75,8 @@ export interface ServiceOptions {
   onFlowError?: (id: string, err: unknown) => void;
   /** Another engine than the embedded one (`ENGINE=temporal`), made from the activities. */
   engine?: (activities: Activities) => Engine | Promise<Engine>;
+  /** How busy requests keep this process; the embedded engine's postcard renders yield to them (default: the event loop's utilisation). */
+  load?: Load;
 }
 
 /** How often, with several processes on one database, each frees what dead ones claimed and adopts it. */
@@ -198,6 +201,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       await engine.resume(work);
       for (const id of work.unleased) await presence.linkChanged(id, 'send_failed');
     };
+    if (engine instanceof EmbeddedEngine) engine.load = options.load ?? eventLoopLoad();
     if (engine.kind === 'embedded') {
       // what this process makes or accepts, it runs: claimed as it is written
       links.runsLifecycles = true;

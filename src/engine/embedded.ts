@@ -10,6 +10,7 @@ import { linkLifecycle, CHANGED, type LinkActivities } from '../flows/link';
 import { postcardIntake, type PostcardActivities } from '../flows/postcard';
 import type { Ports } from '../flows/ports';
 import type { Engine } from '.';
+import { NO_LOAD, type Load } from './load';
 
 interface Running {
   signal(name: string): void;
@@ -25,6 +26,9 @@ export class EmbeddedEngine implements Engine {
   private stopped = false;
   /** Postcards rendered at once. */
   postcardConcurrency = 2;
+  /** How busy requests keep this process: while they do, postcards render one at a time, each after a pause (./load.ts). */
+  load: Load = NO_LOAD;
+  private pausing = false;
 
   constructor(
     private readonly clock: Clock,
@@ -154,19 +158,34 @@ export class EmbeddedEngine implements Engine {
   }
 
   private pump(): void {
-    const activities = this.postcards!;
     while (!this.stopped && this.postcardsRunning < this.postcardConcurrency && this.queued.size) {
-      const id = this.queued.values().next().value as string;
-      this.queued.delete(id);
-      this.postcardsRunning++;
-      const done = this.start(`postcard-${id}`, activities, (ports) =>
-        postcardIntake(ports, id, (err) => this.onError(`postcard-${id}`, err)),
-      );
-      void done.finally(() => {
-        this.postcardsRunning--;
-        this.pump();
-      });
+      if (this.load.busy()) return this.pauseThenRender();
+      this.renderNext();
     }
+  }
+
+  /** While busy: once nothing renders, one render after a pause, whatever the load then. */
+  private pauseThenRender(): void {
+    if (this.pausing || this.postcardsRunning > 0) return; // the running one pumps when it ends
+    this.pausing = true;
+    void this.load.pause().then(() => {
+      this.pausing = false;
+      if (!this.stopped && this.queued.size && this.postcardsRunning === 0) this.renderNext();
+      this.pump();
+    });
+  }
+
+  private renderNext(): void {
+    const id = this.queued.values().next().value as string;
+    this.queued.delete(id);
+    this.postcardsRunning++;
+    const done = this.start(`postcard-${id}`, this.postcards!, (ports) =>
+      postcardIntake(ports, id, (err) => this.onError(`postcard-${id}`, err)),
+    );
+    void done.finally(() => {
+      this.postcardsRunning--;
+      this.pump();
+    });
   }
 
   private start<A>(key: string, activities: A, flow: (ports: Ports<A>) => Promise<unknown>): Promise<unknown> {
@@ -197,8 +216,11 @@ export class EmbeddedEngine implements Engine {
     else void this.startLink(id);
   }
 
+  /** A postcard this process just accepted: claimed for it in the same write (Postcards.owner), so it is queued as it is. */
   postcardReceived(id: string): void {
-    void this.startPostcard(id);
+    if (this.stopped || this.queued.has(id) || this.running.has(`postcard-${id}`)) return;
+    this.queued.add(id);
+    this.pump();
   }
 
   /** Re-drives the flow of each link and postcard that has not ended. */

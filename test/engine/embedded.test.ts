@@ -1,6 +1,8 @@
 import { FakeClock } from '../../src/clock';
 import { EmbeddedEngine } from '../../src/engine/embedded';
+import type { Load } from '../../src/engine/load';
 import type { LinkActivities, LinkState } from '../../src/flows/link';
+import type { PostcardActivities, PostcardStatus } from '../../src/flows/postcard';
 
 /** An in-memory link and the activities over it, recording what the flow did. */
 function fakeLink(state: LinkState) {
@@ -108,5 +110,84 @@ describe('the embedded engine running the link lifecycle', () => {
     release();
     await expect(stopped).resolves.toBeUndefined();
     expect(engine.size).toBe(0);
+  });
+});
+
+describe('the embedded engine rendering postcards while requests keep the process busy', () => {
+  /** Postcard renders that end when the test says so, and a load the test turns on and off. */
+  function setup() {
+    const rendering = new Map<string, () => void>();
+    const postcards: PostcardActivities = {
+      renderPostcard: (id) =>
+        new Promise<PostcardStatus>((resolve) => rendering.set(id, () => (rendering.delete(id), resolve('rendered')))),
+    };
+    const pauses: (() => void)[] = [];
+    const load: Load & { isBusy: boolean } = {
+      isBusy: false,
+      busy: () => load.isBusy,
+      pause: () => new Promise<void>((resolve) => pauses.push(resolve)),
+    };
+    const link = fakeLink({ status: 'active', sent: true, sendAttempts: 1, expiresAt: null, viewsLeft: null });
+    const engine = new EmbeddedEngine(new FakeClock(), link.activities, undefined, postcards);
+    engine.load = load;
+    const end = () => {
+      for (const finish of [...rendering.values()]) finish();
+      return engine.stop();
+    };
+    return { engine, load, rendering, pauses, finish: (id: string) => rendering.get(id)!(), end };
+  }
+
+  it('renders as many at once as configured when the process is not busy', async () => {
+    const { engine, rendering, pauses, finish, end } = setup();
+    for (const id of ['p1', 'p2', 'p3']) engine.postcardReceived(id);
+    await settle();
+    expect([...rendering.keys()]).toEqual(['p1', 'p2']);
+    finish('p1');
+    await settle();
+    expect([...rendering.keys()]).toEqual(['p2', 'p3']);
+    expect(pauses).toHaveLength(0);
+    await end();
+  });
+
+  it('while busy, renders one at a time, each after a pause, and none is left waiting for the load to end', async () => {
+    const { engine, load, rendering, pauses, finish, end } = setup();
+    load.isBusy = true;
+    for (const id of ['p1', 'p2', 'p3']) engine.postcardReceived(id);
+    await settle();
+    expect(rendering.size).toBe(0); // it waits for the pause first
+    expect(pauses).toHaveLength(1);
+    pauses.shift()!();
+    await settle();
+    expect([...rendering.keys()]).toEqual(['p1']); // one, though two may run at once and the load stays
+    expect(pauses).toHaveLength(0);
+    finish('p1');
+    await settle();
+    expect(rendering.size).toBe(0);
+    expect(pauses).toHaveLength(1);
+    pauses.shift()!();
+    await settle();
+    expect([...rendering.keys()]).toEqual(['p2']);
+    // the load drops: the rest runs at full concurrency as soon as a render ends
+    load.isBusy = false;
+    engine.postcardReceived('p4');
+    await settle();
+    expect([...rendering.keys()]).toEqual(['p2', 'p3']);
+    finish('p2');
+    await settle();
+    expect([...rendering.keys()]).toEqual(['p3', 'p4']);
+    expect(pauses).toHaveLength(0);
+    await end();
+  });
+
+  it('a postcard received twice is rendered once', async () => {
+    const { engine, rendering, finish, end } = setup();
+    engine.postcardReceived('p1');
+    engine.postcardReceived('p1');
+    await settle();
+    finish('p1');
+    engine.postcardReceived('p2');
+    await settle();
+    expect([...rendering.keys()]).toEqual(['p2']);
+    await end();
   });
 });

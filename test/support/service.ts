@@ -7,6 +7,7 @@ import type { Clock } from '../../src/clock';
 import { loadConfig, type Config } from '../../src/config';
 import { buildApp } from '../../src/app';
 import { createService, type Service } from '../../src/service';
+import { NO_LOAD } from '../../src/engine/load';
 
 export type Backend = 'sqlite' | 'postgres';
 export const BACKENDS: Backend[] = ['sqlite', 'postgres'];
@@ -41,7 +42,8 @@ export interface TestOptions {
 }
 
 async function start(config: Config, clock: Clock | undefined, key?: string): Promise<TestService> {
-  const service = await createService(config, { clock, runFlows: true });
+  // renders never wait for the event loop to calm down (./load.ts measures wall time)
+  const service = await createService(config, { clock, runFlows: true, load: NO_LOAD });
   const app = await buildApp(service, { logger: false });
   await app.ready();
   const secret = key ?? (await service.keys.create('api', 'test key')).secret;
