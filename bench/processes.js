@@ -79,7 +79,8 @@ async function stop(child) {
 
 /**
  * Ours beside its baseline on a shared, noisy machine: `rounds` short rounds of each, taken in
- * turns (the order swapped every round, so a drift in the machine's load falls on both alike).
+ * turns (the order swapped every round, so a drift in the machine's load falls on both alike),
+ * the other server stopped (SIGSTOP) during each round.
  * Each side is `{ pid, load }`, `load()` an autocannon run. Returns the median round of each (by
  * rate), its CPU µs per request (the server process and its children, from /proc), and the median
  * of the rounds' ratios ours ÷ baseline.
@@ -87,10 +88,20 @@ async function stop(child) {
 async function paired(ours, baseline, rounds = 3) {
   const runs = { ours: [], baseline: [] };
   const one = async (name, side) => {
-    const cpu = cpuMs(side.pid);
-    const result = await side.load();
-    const ok = result['2xx'];
-    runs[name].push({ result, rate: ok / result.duration, cpuUs: ((cpuMs(side.pid) - cpu) * 1000) / Math.max(1, ok) });
+    // the other stands still meanwhile: work it left (ours renders accepted postcards once idle)
+    // must not take the CPU from this round
+    const other = side === ours ? baseline : ours;
+    process.kill(other.pid, 'SIGSTOP');
+    try {
+      const cpu = cpuMs(side.pid);
+      const result = await side.load();
+      const ok = result['2xx'];
+      const rate = ok / result.duration;
+      runs[name].push({ result, rate, cpuUs: ((cpuMs(side.pid) - cpu) * 1000) / Math.max(1, ok) });
+      process.stderr.write(`    round ${runs[name].length}, ${name}: ${rate.toFixed(0)}/s\n`);
+    } finally {
+      process.kill(other.pid, 'SIGCONT');
+    }
   };
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 ? ['ours', 'baseline'] : ['baseline', 'ours'];
