@@ -4,8 +4,6 @@ const { spawn, spawnSync } = require('node:child_process');
 const path = require('node:path');
 
 const cliJs = path.resolve(__dirname, '..', 'dist/src/cli.js');
-/** The Node flags `paperlink` runs with (the first line of the command: `#!/usr/bin/env -S node …`). */
-const nodeFlags = require('node:fs').readFileSync(cliJs, 'utf8').split('\n')[0].split(/\s+/).slice(3);
 
 /** Starts `node args…` and resolves with its URL once it prints "listening on http://…". */
 function start(args, env = {}) {
@@ -29,7 +27,6 @@ function serve(dataDir, { processes = 1, env = {} } = {}) {
   return start(
     [
       ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : []),
-      ...nodeFlags,
       cliJs,
       'serve',
       '--port',
@@ -116,4 +113,4 @@ async function paired(ours, baseline, rounds = 3) {
   return { ours: pick(runs.ours), baseline: pick(runs.baseline), ratios, ratio: median(ratios), all: runs };
 }
 
-module.exports = { start, serve, paperlink, stop, cpuMs, paired, nodeFlags };
+module.exports = { start, serve, paperlink, stop, cpuMs, paired };

@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const autocannon = require('autocannon');
-const { nodeFlags, paperlink, start, stop } = require('./processes');
+const { paperlink, start, stop } = require('./processes');
 const { letterRate, values } = require('./render');
 
 const root = path.resolve(__dirname, '..');
@@ -73,13 +73,10 @@ const p99 = (xs) => {
 async function server(threads) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-bench-'));
   const key = paperlink(['keys', 'create', '--name', 'bench'], dataDir);
-  const { child, url } = await start(
-    [...nodeFlags, cliJs, 'serve', '--port', '0', '--data-dir', dataDir, '--processes', '1'],
-    {
-      LOG_LEVEL: 'warn',
-      RENDER_THREADS: String(threads),
-    },
-  );
+  const { child, url } = await start([cliJs, 'serve', '--port', '0', '--data-dir', dataDir, '--processes', '1'], {
+    LOG_LEVEL: 'warn',
+    RENDER_THREADS: String(threads),
+  });
   const headers = { 'x-service-api-token': key };
   const form = new FormData();
   form.append(

@@ -1,12 +1,7 @@
-#!/usr/bin/env -S node --max-semi-space-size=2
+#!/usr/bin/env node
 /**
  * The `paperlink` command. Every command has --help. Exit codes: 0 done, 1 something failed
  * that is not the caller's input, 2 the input was wrong (a template, data, an option).
- *
- * Node's flag on the first line (also in `npm start`, and inherited by `--processes` workers): the
- * HTTP thread holds each request's objects for a moment, so young-generation semi-spaces of 2 MB
- * instead of V8's 16 serve it as fast (BENCHMARKS.md) and keep ~40 MB out of a busy server's memory.
- * Render threads size their own heaps (templates/pool.ts).
  */
 import cluster from 'node:cluster';
 import fs from 'node:fs';
