@@ -8,7 +8,8 @@
  *   order (not in the order the text first uses them), which makes the subset a function of the
  *   glyph set alone;
  * - the subset's bytes are kept per face and glyph set (a bounded number per face), and the next
- *   document with that set takes them, compressed once (see zlib.ts).
+ *   document with that set takes them, compressed once; once compressed, only the compressed bytes
+ *   are kept (see zlib.ts).
  *
  * The ToUnicode map (which characters each glyph stands for) is still made per document from the
  * document's own glyphs. This relies on pdf-lib's CustomFontSubsetEmbedder and fontkit's TTFSubset
@@ -20,7 +21,7 @@ import type { PDFFont } from 'pdf-lib';
 import type { Glyph } from 'pdf-lib/cjs/types/fontkit';
 import type { FontFace } from './fonts';
 import { LAYOUT_FEATURES } from './fonts';
-import { deflateOnce } from './zlib';
+import { compressedOnly, deflateOnce } from './zlib';
 
 interface SubsetEmbedder {
   font: { layout(text: string, features?: unknown): { glyphs: Glyph[] } };
@@ -67,6 +68,7 @@ export function prepareSubset(face: FontFace, font: PDFFont, texts: Iterable<str
     let bytes = store.get(key);
     if (bytes) {
       store.delete(key);
+      bytes = bytes.then(compressedOnly);
     } else {
       bytes = make().then(deflateOnce);
       bytes.catch(() => store.delete(key));

@@ -1,3 +1,5 @@
+import zlib from 'node:zlib';
+import { PDFDict } from 'pdf-lib';
 import { InvalidValueError, MissingVariablesError, UnsupportedCharacterError } from '../../src/errors';
 import { loadTemplate, renderTemplate, variables, type AssetResolver, type RenderWarning } from '../../src/templates';
 import { jpeg, jpegDataUri, liberationSans, png, pngDataUri } from '../support/fixtures';
@@ -557,5 +559,34 @@ describe('renderTemplate() Unicode', () => {
     const bytes = await renderTemplate(t, {});
     // DejaVu Sans is 740 KB whole; the subset for ten glyphs is a few KB
     expect(bytes.length).toBeLessThan(30_000);
+  });
+});
+
+describe('font subsets made once and reused', () => {
+  /** The uncompressed font programs (FontFile2) a PDF embeds. */
+  async function fontPrograms(bytes: Uint8Array): Promise<Buffer[]> {
+    const { PDFDocument, PDFName, PDFRawStream } = await import('pdf-lib');
+    const pdf = await PDFDocument.load(bytes);
+    const out: Buffer[] = [];
+    for (const [, obj] of pdf.context.enumerateIndirectObjects()) {
+      if (!(obj instanceof PDFRawStream)) continue;
+      const descriptorRefs = pdf.context
+        .enumerateIndirectObjects()
+        .some(([, d]) => d instanceof PDFDict && d.get(PDFName.of('FontFile2')) === pdf.context.getObjectRef(obj));
+      if (descriptorRefs) out.push(zlib.inflateSync(obj.contents));
+    }
+    return out;
+  }
+
+  it('embeds the same whole font program in every document that uses the same glyphs', async () => {
+    const t = await loadTemplate(doc('<p>Same glyphs <b>every time</b></p>'));
+    const first = await fontPrograms(await renderTemplate(t, {}));
+    expect(first).toHaveLength(2); // regular and bold
+    for (const program of first) {
+      expect([0x00010000, 0x74727565]).toContain(program.readUInt32BE(0)); // a TrueType font (1.0 or 'true')
+      expect(program.length).toBeGreaterThan(1000);
+    }
+    // the second takes the kept subset, the third its compressed bytes alone
+    for (let i = 0; i < 2; i++) expect(await fontPrograms(await renderTemplate(t, {}))).toEqual(first);
   });
 });
