@@ -352,7 +352,9 @@ class Compiler {
     const out: Inline[] = [];
     for (const child of el.children) {
       if (child.kind === 'text') {
-        const tokens = tokenize(child.text.replace(/\s+/g, ' '), child.loc, scope);
+        // XML's white space collapses (space, tab, CR, LF), not JavaScript's \s: a no-break space
+        // (&#160;) written in a template stays one, so the words beside it stay on one line
+        const tokens = tokenize(child.text.replace(/[ \t\r\n]+/g, ' '), child.loc, scope);
         for (const t of tokens) if (t.t === 'lit') this.checkGlyphs(t.text, scope.style, child.loc);
         if (tokens.length) out.push({ kind: 'text', tokens, style: scope.style, loc: child.loc });
         continue;

@@ -112,6 +112,20 @@ describe('renderTemplate() text', () => {
     expect(line!.width).toBeCloseTo(word.width, 0);
   });
 
+  it('keeps words joined by a no-break space (&#160;) on one line, in template text and in values', async () => {
+    // one paragraph per length of the words before the phone number: some length puts the line's end
+    // between "(503)" and "555-0142"
+    const paragraphs = (sep: string) =>
+      Array.from({ length: 30 }, (_, n) => `<p>${words(n + 1, 'ab')} (503)${sep}555-0142 {{phone}}</p>`).join('');
+    const endsBeforeNumber = (pdf: Awaited<ReturnType<typeof render>>) =>
+      pdf.pages.flatMap((p) => p.text.split('\n')).filter((line) => /\((503|971)\)$/.test(line.trimEnd())).length;
+    const spaced = await render(doc(paragraphs(' '), 'size="5in 7in"'), { phone: '(971) 555-0199' });
+    expect(endsBeforeNumber(spaced)).toBeGreaterThan(0); // a plain space breaks there
+    const joined = await render(doc(paragraphs('&#160;'), 'size="5in 7in"'), { phone: '(971)\u00a0555-0199' });
+    expect(endsBeforeNumber(joined)).toBe(0);
+    expect(joined.pages.flatMap((p) => p.text.split('\n')).join(' ')).toContain('555-0142');
+  });
+
   it('aligns lines left, right, center and justify', async () => {
     const long = words(60, 'word');
     const pdf = await render(
