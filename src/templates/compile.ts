@@ -434,6 +434,7 @@ class Compiler {
         const height = a.positive('height');
         const overflow = a.oneOf('overflow', ['visible', 'shrink', 'error'] as const) ?? 'visible';
         const minFontSize = a.number('min-font-size', 1, 100) ?? 6;
+        const keepWithNext = a.bool('keep-with-next') ?? heading !== undefined;
         a.done();
         if (pos && width === undefined)
           throw new TemplateError(`<${el.name}> placed with x and y also needs a width.`, el.loc);
@@ -455,6 +456,7 @@ class Compiler {
           height,
           overflow,
           minFontSize,
+          keepWithNext,
           loc: el.loc,
         };
       }

@@ -228,6 +228,31 @@ class Flow {
     this.pendingSpace = Math.max(this.pendingSpace, before);
   }
 
+  /** Where the flow is now, to come back to (layoutBlocks). */
+  mark(): Mark {
+    const { y, used, overflowed, pendingSpace } = this;
+    return { pages: this.pages.length, ops: this.page.ops.length, y, used, overflowed, pendingSpace };
+  }
+
+  /** Undoes everything placed since `m`. */
+  restore(m: Mark): void {
+    this.pages.length = m.pages;
+    this.page = this.pages[m.pages - 1];
+    this.page.ops.length = m.ops;
+    this.area = this.areaFor(m.pages - 1);
+    ({ y: this.y, used: this.used, overflowed: this.overflowed, pendingSpace: this.pendingSpace } = m);
+  }
+
+  /** Whether what was placed since `m` all went onto later pages than the one current at `m`. */
+  movedOn(m: Mark): boolean {
+    return this.pages.length > m.pages && this.pages[m.pages - 1].ops.length === m.ops;
+  }
+
+  /** Whether anything was placed (or space taken) since `m`. */
+  placedSince(m: Mark): boolean {
+    return this.pages.length !== m.pages || this.page.ops.length !== m.ops || this.y !== m.y;
+  }
+
   /** Applies pending space, unless at the top of a page. */
   private settle(): void {
     if (this.used) this.y += this.pendingSpace;
@@ -252,14 +277,52 @@ class Flow {
   }
 }
 
+interface Mark {
+  pages: number;
+  ops: number;
+  y: number;
+  used: boolean;
+  overflowed: boolean;
+  pendingSpace: number;
+}
+
 interface Ctx {
   t: XmlTemplate;
   b: Bound;
   warnings?: RenderWarning[];
 }
 
+/**
+ * Lays blocks out one after another. Paragraphs kept with the next block (`keep-with-next`, on by
+ * default for headings) are remembered; when the block after them starts on a later page than they
+ * end, they are taken back and laid out again from the top of a new page with it, unless they
+ * already started at the top of one.
+ */
 function layoutBlocks(blocks: Block[], flow: Flow, ctx: Ctx): void {
-  expand(blocks, ctx.b, (block, b) => layoutBlock(block, flow, { ...ctx, b }));
+  let kept: { start: Mark; warnings: number; items: number; blocks: [BlockLeaf, Bound][] } | undefined;
+  expand(blocks, ctx.b, (block, b) => {
+    const before = flow.mark();
+    const items = b.expanded.n;
+    const warned = ctx.warnings?.length ?? 0;
+    layoutBlock(block, flow, { ...ctx, b });
+    if (!flow.placedSince(before)) return; // an empty paragraph leaves what is kept as it was
+    if (block.kind === 'page-break') {
+      kept = undefined;
+      return;
+    }
+    if (kept && !flow.fixed && kept.start.used && flow.movedOn(before)) {
+      flow.restore(kept.start);
+      if (ctx.warnings) ctx.warnings.length = kept.warnings;
+      b.expanded.n = kept.items;
+      flow.newPage(true);
+      for (const [k, kb] of kept.blocks) layoutBlock(k, flow, { ...ctx, b: kb });
+      layoutBlock(block, flow, { ...ctx, b });
+    }
+    if (block.kind === 'p' && block.keepWithNext && !block.at) {
+      kept ??= { start: before, warnings: warned, items, blocks: [] };
+      kept.blocks.push([block, b]);
+    } else kept = undefined;
+  });
 }
 
 const PLAIN: TextStyle = {

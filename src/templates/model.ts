@@ -78,6 +78,8 @@ export interface Paragraph {
   overflow: 'visible' | 'shrink' | 'error';
   /** The smallest font size `shrink` goes down to. */
   minFontSize: number;
+  /** In the flow: on the same page as the start of the block after it (headings, a closing and its signature). */
+  keepWithNext: boolean;
   loc: SourceLocation;
 }
 

@@ -126,6 +126,40 @@ describe('renderTemplate() text', () => {
     expect(joined.pages.flatMap((p) => p.text.split('\n')).join(' ')).toContain('555-0142');
   });
 
+  it.each([
+    [
+      'a closing chained to its signature',
+      (keep: string) => `<p ${keep}>Kind regards,</p><p ${keep}>Signer Name</p><p>Signer Title</p>`,
+      'Kind regards,',
+      'Signer Name',
+    ],
+    [
+      'a heading (kept by default) and its text',
+      (keep: string) => `<h2 ${keep}>Heading Here</h2><p>First line of text</p>`,
+      'Heading Here',
+      'First line',
+    ],
+  ])('keeps %s on one page (keep-with-next), wherever the page ends', async (_, tail, first, next) => {
+    // one document per amount of text before the pair: some amount ends a page between the two
+    const pageOf = (pdf: Awaited<ReturnType<typeof render>>, needle: string) =>
+      pdf.pages.findIndex((p) => p.text.includes(needle));
+    const split = async (keep: string) => {
+      let count = 0;
+      for (let n = 20; n < 50; n++) {
+        const filler = Array.from({ length: n }, (_, i) => `<p>Filler line ${i}</p>`).join('');
+        const pdf = await render(doc(filler + tail(keep), 'size="5in 7in"'));
+        // nothing lost or drawn twice when a page is laid out again
+        const all = pdf.pages.map((p) => p.text).join('\n');
+        expect(all.split(first).length - 1).toBe(1);
+        expect(all.split(`Filler line ${n - 1}`).length - 1).toBe(1);
+        if (pageOf(pdf, first) !== pageOf(pdf, next)) count++;
+      }
+      return count;
+    };
+    expect(await split('keep-with-next="false"')).toBeGreaterThan(0); // without it, a page ends between them
+    expect(await split(first === 'Heading Here' ? '' : 'keep-with-next="true"')).toBe(0);
+  });
+
   it('aligns lines left, right, center and justify', async () => {
     const long = words(60, 'word');
     const pdf = await render(
