@@ -726,6 +726,8 @@ export async function compileXml(source: string, options: CompileOptions = {}): 
   const orientation = a.oneOf('orientation', ['portrait', 'landscape'] as const);
   if (orientation && (orientation === 'landscape') !== size[0] > size[1]) size = [size[1], size[0]];
   const margin = a.box('margin') ?? { top: 72, right: 72, bottom: 72, left: 72 };
+  const orphans = a.integer('orphans', 1, 10) ?? 2;
+  const widows = a.integer('widows', 1, 10) ?? 2;
 
   // Fonts first, wherever <fonts> stands, so every style can name them.
   for (const el of root.children) if (el.kind === 'element' && el.name === 'fonts') await c.loadFonts(el);
@@ -782,6 +784,8 @@ export async function compileXml(source: string, options: CompileOptions = {}): 
     headers,
     footers,
     body,
+    orphans,
+    widows,
     variables: c.variables,
     defaults: Object.fromEntries(c.defaults),
   };

@@ -266,6 +266,19 @@ class Flow {
     this.settle();
   }
 
+  /** How many of these lines, one under the other, fit on this page from here (all of them in a region). */
+  linesFitting(heights: number[]): number {
+    if (this.fixed) return heights.length;
+    let y = this.y + (this.used ? this.pendingSpace : 0);
+    let n = 0;
+    for (const h of heights) {
+      if (y + h > this.area.bottom + 0.01) break;
+      y += h;
+      n++;
+    }
+    return n;
+  }
+
   fits(height: number): boolean {
     return this.fixed !== undefined || this.y + height <= this.area.bottom + 0.01;
   }
@@ -377,10 +390,25 @@ function layoutBlock(block: BlockLeaf, flow: Flow, ctx: Ctx): void {
         return;
       }
       flow.space(block.spaceBefore);
-      for (const line of lines) {
-        flow.room(line.height);
-        flow.page.ops.push(...decorate(drawLine(line, flow.area.left, flow.y, width, block.align)));
-        flow.take(line.height, 0);
+      // page by page: as many lines as fit, less where that would leave fewer than `orphans` lines of
+      // the paragraph at the bottom of its first page or fewer than `widows` at the top of its last
+      for (let i = 0; i < lines.length;) {
+        const left = lines.length - i;
+        let take = Math.min(left, flow.linesFitting(lines.slice(i).map((l) => l.height)));
+        if (take < left) {
+          const first = i === 0;
+          if (first && take < Math.min(t.orphans, left) && flow.used) take = 0;
+          else if (left - take < t.widows && take - (t.widows - (left - take)) >= (first ? t.orphans : 1))
+            take -= t.widows - (left - take);
+        }
+        if (take === 0 && !flow.used) take = 1; // nothing fits even on an empty page: one line goes anyway
+        for (const line of lines.slice(i, i + take)) {
+          flow.room(line.height);
+          flow.page.ops.push(...decorate(drawLine(line, flow.area.left, flow.y, width, block.align)));
+          flow.take(line.height, 0);
+        }
+        i += take;
+        if (i < lines.length) flow.newPage(true);
       }
       flow.space(block.spaceAfter);
       return;

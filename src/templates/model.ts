@@ -195,6 +195,9 @@ export interface XmlTemplate {
   headers: Region[];
   footers: Region[];
   body: Block[];
+  /** The fewest lines of a paragraph left alone at the bottom (orphans) or top (widows) of a page; 1 allows any. */
+  orphans: number;
+  widows: number;
   variables: string[];
   /** The optional variables (written `{{name | default: "text"}}`) and the text used when a value is not given. */
   defaults: Record<string, string>;

@@ -160,6 +160,35 @@ describe('renderTemplate() text', () => {
     expect(await split(first === 'Heading Here' ? '' : 'keep-with-next="true"')).toBe(0);
   });
 
+  it('leaves no single line of a paragraph alone at the bottom or top of a page (orphans and widows, 2 by default)', async () => {
+    // the paragraph's lines on each page it is on, for every start 5 pt lower than the last
+    const splits = async (attrs: string) => {
+      const out: number[][] = [];
+      for (let gap = 0; gap < 360; gap += 5) {
+        const body = `<p>Before</p><spacer height="${gap}"/><p>${words(70, 'pp')}</p><p>After</p>`;
+        const pdf = await render(doc(body, `size="5in 7in" ${attrs}`));
+        const perPage = pdf.pages.map((p) => p.text.split('\n').filter((l) => /\bpp\d/.test(l)).length);
+        expect(
+          pdf.pages
+            .map((p) => p.text)
+            .join(' ')
+            .match(/\bpp\d+/g),
+        ).toEqual(words(70, 'pp').split(' '));
+        out.push(perPage.filter((c) => c > 0));
+      }
+      return out;
+    };
+    const lone = (pages: number[][]) => pages.filter((p) => p.length > 1 && (p[0] < 2 || p[p.length - 1] < 2)).length;
+    const loose = await splits('orphans="1" widows="1"');
+    expect(loose.some((p) => p.length > 1 && p[0] === 1)).toBe(true); // an orphan without the rule
+    expect(loose.some((p) => p.length > 1 && p[p.length - 1] === 1)).toBe(true); // a widow without it
+    const kept = await splits('');
+    expect(kept.filter((p) => p.length > 1).length).toBeGreaterThan(0); // it still splits across pages
+    expect(lone(kept)).toBe(0);
+    const three = await splits('orphans="3" widows="3"');
+    expect(three.filter((p) => p.length > 1 && (p[0] < 3 || p[p.length - 1] < 3)).length).toBe(0);
+  });
+
   it('aligns lines left, right, center and justify', async () => {
     const long = words(60, 'word');
     const pdf = await render(
