@@ -144,17 +144,25 @@ export class EmbeddedEngine implements Engine {
    * a stop drops the queue and the next start picks the postcards up again.
    */
   startPostcard(id: string): Promise<void> {
-    if (!this.postcards) throw new Error('this engine runs no postcard flows');
+    this.postcardFlows();
     if (this.queued.has(id)) return Promise.resolve();
     return this.claimThen(
       `postcard-${id}`,
       () => this.claims.postcard(id),
-      () => {
-        if (this.stopped || this.queued.has(id)) return;
-        this.queued.add(id);
-        this.pump();
-      },
+      () => this.enqueue(id),
     );
+  }
+
+  private postcardFlows(): PostcardActivities {
+    if (!this.postcards) throw new Error('this engine runs no postcard flows');
+    return this.postcards;
+  }
+
+  /** Queues a postcard this process holds, unless it is queued or running already. */
+  private enqueue(id: string): void {
+    if (this.stopped || this.queued.has(id) || this.running.has(`postcard-${id}`)) return;
+    this.queued.add(id);
+    this.pump();
   }
 
   private pump(): void {
@@ -179,7 +187,7 @@ export class EmbeddedEngine implements Engine {
     const id = this.queued.values().next().value as string;
     this.queued.delete(id);
     this.postcardsRunning++;
-    const done = this.start(`postcard-${id}`, this.postcards!, (ports) =>
+    const done = this.start(`postcard-${id}`, this.postcardFlows(), (ports) =>
       postcardIntake(ports, id, (err) => this.onError(`postcard-${id}`, err)),
     );
     void done.finally(() => {
@@ -218,9 +226,8 @@ export class EmbeddedEngine implements Engine {
 
   /** A postcard this process just accepted: claimed for it in the same write (Postcards.owner), so it is queued as it is. */
   postcardReceived(id: string): void {
-    if (this.stopped || this.queued.has(id) || this.running.has(`postcard-${id}`)) return;
-    this.queued.add(id);
-    this.pump();
+    this.postcardFlows();
+    this.enqueue(id);
   }
 
   /** Re-drives the flow of each link and postcard that has not ended. */

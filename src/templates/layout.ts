@@ -266,17 +266,13 @@ class Flow {
     this.settle();
   }
 
-  /** How many of these lines, one under the other, fit on this page from here (all of them in a region). */
-  linesFitting(heights: number[]): number {
-    if (this.fixed) return heights.length;
+  /** How many of `lines` from `from` on, one under the other, fit on this page from here (all of them in a region). */
+  linesFitting(lines: readonly { height: number }[], from: number): number {
+    if (this.fixed) return lines.length - from;
     let y = this.y + (this.used ? this.pendingSpace : 0);
-    let n = 0;
-    for (const h of heights) {
-      if (y + h > this.area.bottom + 0.01) break;
-      y += h;
-      n++;
-    }
-    return n;
+    let i = from;
+    for (; i < lines.length && y + lines[i].height <= this.area.bottom + 0.01; i++) y += lines[i].height;
+    return i - from;
   }
 
   fits(height: number): boolean {
@@ -394,12 +390,12 @@ function layoutBlock(block: BlockLeaf, flow: Flow, ctx: Ctx): void {
       // the paragraph at the bottom of its first page or fewer than `widows` at the top of its last
       for (let i = 0; i < lines.length;) {
         const left = lines.length - i;
-        let take = Math.min(left, flow.linesFitting(lines.slice(i).map((l) => l.height)));
+        let take = flow.linesFitting(lines, i);
         if (take < left) {
           const first = i === 0;
+          const short = t.widows - (left - take); // lines the next page lacks to hold no widow
           if (first && take < Math.min(t.orphans, left) && flow.used) take = 0;
-          else if (left - take < t.widows && take - (t.widows - (left - take)) >= (first ? t.orphans : 1))
-            take -= t.widows - (left - take);
+          else if (short > 0 && take - short >= (first ? t.orphans : 1)) take -= short;
         }
         if (take === 0 && !flow.used) take = 1; // nothing fits even on an empty page: one line goes anyway
         for (const line of lines.slice(i, i + take)) {
