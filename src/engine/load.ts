@@ -23,7 +23,7 @@ export const NO_LOAD: Load = { busy: () => false, pause: () => Promise.resolve()
  * loop utilisation, which counts a synchronous SQLite commit as work). The pause is wall time, not
  * the service's clock: it is about the CPU, not about a business deadline.
  */
-export function eventLoopLoad({ threshold = 0.7, windowMs = 200, pauseMs = 50 } = {}): Load {
+export function eventLoopLoad({ threshold = 0.7, windowMs = 200, pauseMs = 200 } = {}): Load {
   let since: EventLoopUtilization = performance.eventLoopUtilization();
   let measuredAt = performance.now();
   let busy = false;

@@ -32,6 +32,13 @@ export class Events {
   onEmitted: () => void = () => undefined;
 
   private subscriptions?: PreparedQuery<Record<string, never>, { id: string; events: string }>;
+  /**
+   * The subscriptions as one transaction sees them, read once per transaction: a group commit
+   * (src/db) emits an event for each of its writes, and on SQLite no other connection can write
+   * while it holds the lock, so every emit in it would read the same rows. Nothing writes webhooks
+   * in a transaction that emits (src/webhooks writes them in transactions of their own).
+   */
+  private readonly subscribedIn = new WeakMap<Db, Promise<{ id: string; events: string[] }[]>>();
 
   constructor(private readonly clock: Clock) {}
 
@@ -49,16 +56,9 @@ export class Events {
     only?: string,
   ): Promise<{ event?: Event; deliveries: string[] }> {
     const now = this.clock.now();
-    // every change asks this: compiled once, with the first transaction (they all share a dialect)
-    this.subscriptions ??= new PreparedQuery(trx, (d) => d.selectFrom('webhooks').select(['id', 'events']));
-    const hooks = only
-      ? await trx.selectFrom('webhooks').select(['id', 'events']).where('id', '=', only).execute()
-      : (await this.subscriptions.execute(trx, {})).rows;
-    const wanted = hooks.filter((h) => {
-      if (only) return true;
-      const types = JSON.parse(h.events) as string[];
-      return types.includes('*') || types.includes(type);
-    });
+    const wanted = only
+      ? await trx.selectFrom('webhooks').select('id').where('id', '=', only).execute()
+      : (await this.subscribed(trx)).filter((h) => h.events.includes('*') || h.events.includes(type));
     const deliveries: string[] = [];
     if (wanted.length === 0) return { deliveries };
     const event: Event = { id: newId('evt', now), object: 'event', type, created_at: iso(now), data: await data() };
@@ -90,5 +90,21 @@ export class Events {
     await trx.insertInto('deliveries').values(rows).execute();
     setImmediate(() => this.onEmitted());
     return { event, deliveries };
+  }
+
+  private subscribed(trx: Db): Promise<{ id: string; events: string[] }[]> {
+    // every change asks this: compiled once, with the first transaction (they all share a dialect)
+    const query = (this.subscriptions ??= new PreparedQuery(trx, (d) =>
+      d.selectFrom('webhooks').select(['id', 'events']),
+    ));
+    let hooks = this.subscribedIn.get(trx);
+    if (!hooks) {
+      hooks = query
+        .execute(trx, {})
+        .then((r) => r.rows.map((h) => ({ id: h.id, events: JSON.parse(h.events) as string[] })));
+      // only a transaction: the database itself sees webhooks come and go
+      if (trx.isTransaction) this.subscribedIn.set(trx, hooks);
+    }
+    return hooks;
   }
 }

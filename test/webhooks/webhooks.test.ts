@@ -360,6 +360,41 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
     await api('DELETE', `/v1/webhooks/${hook.id}`);
   });
 
+  it('gives every write of a grouped commit its delivery, and each transaction the webhooks there are then', async () => {
+    const db = t.service.database.db;
+    // writes that arrive together share one transaction on SQLite (src/db groupCommit)
+    const emitAll = (ids: string[]) =>
+      Promise.all(
+        ids.map((id) =>
+          t.service.database.inTransaction((trx) =>
+            t.service.events.emit(trx, 'postcard.received', id, () => ({ object: { id } })),
+          ),
+        ),
+      );
+    const hooksOf = async (ids: string[]) => {
+      const rows = await db.selectFrom('deliveries').select(['resource_id', 'webhook_id']).execute();
+      return ids.map((id) =>
+        rows
+          .filter((r) => r.resource_id === id)
+          .map((r) => r.webhook_id)
+          .sort(),
+      );
+    };
+    const a = await subscribe(['postcard.received']);
+    const first = ['pc_group_1', 'pc_group_2', 'pc_group_3', 'pc_group_4'];
+    await emitAll(first);
+    expect(await hooksOf(first)).toEqual(first.map(() => [a.id]));
+    const b = await subscribe(['magic_link.viewed', 'postcard.received']);
+    const second = ['pc_group_5', 'pc_group_6', 'pc_group_7'];
+    await emitAll(second);
+    expect(await hooksOf(second)).toEqual(second.map(() => [a.id, b.id].sort()));
+    await api('DELETE', `/v1/webhooks/${a.id}`);
+    await emitAll(['pc_group_8']);
+    expect(await hooksOf(['pc_group_8'])).toEqual([[b.id]]);
+    await api('DELETE', `/v1/webhooks/${b.id}`);
+    await t.service.dispatcher.drain();
+  });
+
   it('delivers every event to a receiver that was down across a restart of the service', async () => {
     const hook = await subscribe(['document.generated']);
     await rx.stop();
