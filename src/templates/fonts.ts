@@ -58,12 +58,24 @@ export const LAYOUT_FEATURES: TypeFeatures = {
 
 const facesByBytes = new WeakMap<Uint8Array, FontFace>();
 const embedBases = new WeakMap<FontFace, Font>();
-const runsOfFace = new WeakMap<FontFace, Map<string, { id: number; codePoints: number[] }[]>>();
+/** Laid-out text of a face, by text: what each document's view of the face reuses. */
+interface GlyphRuns {
+  byText: Map<string, { id: number; codePoints: number[] }[]>;
+  /** Glyphs held in all runs: about 80 bytes each. */
+  glyphs: number;
+}
+/**
+ * Glyphs a face's runs may hold (about 8 MB) before they are dropped and laid out again: every
+ * document with other values adds its own lines (a recipient's name), so a count of lines would
+ * let a long-running render thread grow by its lines' lengths.
+ */
+const MAX_RUN_GLYPHS = 100_000;
+const runsOfFace = new WeakMap<FontFace, GlyphRuns>();
 
-function glyphRuns(face: FontFace): Map<string, { id: number; codePoints: number[] }[]> {
+function glyphRuns(face: FontFace): GlyphRuns {
   let runs = runsOfFace.get(face);
   if (!runs) {
-    runs = new Map();
+    runs = { byText: new Map(), glyphs: 0 };
     runsOfFace.set(face, runs);
   }
   return runs;
@@ -87,14 +99,18 @@ export const embeddingFontkit: Fontkit = {
     // the glyphs a text lays out to are the same in every document: laid out once per face
     const runs = glyphRuns(face);
     view.layout = (text: string, features?: TypeFeatures | (keyof TypeFeatures)[]) => {
-      const run = runs.get(text);
+      const run = runs.byText.get(text);
       if (run) return { glyphs: run.map((g) => view.getGlyph(g.id, g.codePoints)) } as ReturnType<Font['layout']>;
       const laid = base.layout.call(view, text, features);
-      if (runs.size > 50_000) runs.clear();
-      runs.set(
+      if (runs.glyphs + laid.glyphs.length > MAX_RUN_GLYPHS) {
+        runs.byText.clear();
+        runs.glyphs = 0;
+      }
+      runs.byText.set(
         text,
         laid.glyphs.map((g) => ({ id: g.id, codePoints: [...g.codePoints] })),
       );
+      runs.glyphs += laid.glyphs.length;
       return laid;
     };
     return view;
