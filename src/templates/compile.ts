@@ -446,6 +446,7 @@ class Compiler {
         const inlines = await this.inlines(el, { ...scope, style });
         return {
           kind: 'p',
+          role: heading ? (el.name.toUpperCase() as 'H1' | 'H2' | 'H3') : 'P',
           align: align as Align,
           lineHeight,
           spaceBefore,
@@ -728,6 +729,13 @@ export async function compileXml(source: string, options: CompileOptions = {}): 
   const margin = a.box('margin') ?? { top: 72, right: 72, bottom: 72, left: 72 };
   const orphans = a.integer('orphans', 1, 10) ?? 2;
   const widows = a.integer('widows', 1, 10) ?? 2;
+  const lang = a.text('lang') ?? 'en';
+  if (!/^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/.test(lang))
+    throw new TemplateError(
+      `<document lang="${lang}">: write a language tag such as en, en-US, de or fr-CA (BCP 47).`,
+      root.loc,
+    );
+  const tagged = a.bool('tagged') ?? true;
 
   // Fonts first, wherever <fonts> stands, so every style can name them.
   for (const el of root.children) if (el.kind === 'element' && el.name === 'fonts') await c.loadFonts(el);
@@ -784,6 +792,8 @@ export async function compileXml(source: string, options: CompileOptions = {}): 
     headers,
     footers,
     body,
+    lang,
+    tagged,
     orphans,
     widows,
     variables: c.variables,

@@ -4,14 +4,17 @@ import {
   degrees,
   drawImage,
   endText as endTextOp,
+  PDFDict,
   PDFDocument,
   PDFFont,
   PDFName,
+  PDFNumber,
   PDFHexString,
   PDFObjectCopier,
   PDFOperator,
   PDFOperatorNames,
   PDFRef,
+  PDFString,
   popGraphicsState,
   pushGraphicsState,
   rgb,
@@ -23,7 +26,7 @@ import {
 } from 'pdf-lib';
 import { embeddingFontkit, LAYOUT_FEATURES, type FontFace } from './fonts';
 import { imageSource, type ImageAsset } from './images';
-import type { PageLayout } from './layout';
+import type { PageLayout, StructElem, Tag } from './layout';
 import { prepareSubset } from './subsets';
 import { useNodeZlib } from './zlib';
 
@@ -33,6 +36,10 @@ export interface DocumentInfo {
   title?: string;
   author?: string;
   subject?: string;
+  /** The document's language (the catalog's /Lang). */
+  lang?: string;
+  /** Writes the structure tree the ops' tags describe (a tagged PDF); untagged otherwise. */
+  tagged?: boolean;
   /** Creation and modification date written into the PDF. */
   now: Date;
 }
@@ -93,8 +100,11 @@ export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promis
   for (const [face, texts] of textsOf) prepareSubset(face, await font(face), texts);
   // invisible text (an image's alt text) is drawn with fill opacity 0, through one graphics state
   let invisible: PDFRef | undefined;
+  const structure = info.tagged ? new Structure() : undefined;
   for (const layout of pages) {
     const page = doc.addPage([layout.width, layout.height]);
+    const marks = structure?.page(page.ref);
+    // the tag whose marked-content sequence is open: text objects (BT…ET) nest inside it
     const H = layout.height;
     const fontKeys = new Map<PDFFont, PDFName>();
     // consecutive text ops share one text object: the font, size and colour are set when they change,
@@ -113,7 +123,24 @@ export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promis
       if (text) page.pushOperators(endTextOp(), popGraphicsState());
       text = undefined;
     };
+    let open: Tag | undefined;
+    const enter = (tag: Tag) => {
+      if (tag === open) return;
+      endText();
+      if (open !== undefined) page.pushOperators(PDFOperator.of(PDFOperatorNames.EndMarkedContent));
+      open = tag;
+      page.pushOperators(
+        tag === 'artifact'
+          ? PDFOperator.of(PDFOperatorNames.BeginMarkedContent, [PDFName.of('Artifact')])
+          : PDFOperator.of(PDFOperatorNames.BeginMarkedContentSequence, [
+              PDFName.of(tag.role),
+              // an inline property list: pdf-lib's types leave dictionaries out, its writer takes them
+              doc.context.obj({ MCID: marks!.content(tag) }) as unknown as PDFName,
+            ]),
+      );
+    };
     for (const op of layout.ops) {
+      if (marks) enter(op.tag ?? 'artifact');
       if (op.kind !== 'text') endText();
       switch (op.kind) {
         case 'text': {
@@ -202,6 +229,13 @@ export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promis
       }
     }
     endText();
+    if (open !== undefined) page.pushOperators(PDFOperator.of(PDFOperatorNames.EndMarkedContent));
+  }
+  if (structure) {
+    structure.write(doc);
+    doc.setLanguage(info.lang ?? 'en');
+    // a viewer shows the title, not the file name (PDF/UA)
+    if (info.title) doc.catalog.getOrCreateViewerPreferences().setDisplayDocTitle(true);
   }
   if (info.title) doc.setTitle(info.title);
   if (info.author) doc.setAuthor(info.author);
@@ -212,4 +246,80 @@ export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promis
   doc.setModificationDate(info.now);
   // pdf-lib yields to the event loop every 50 objects by default; a render runs on a render thread, where yielding only adds latency
   return doc.save({ objectsPerTick: Infinity });
+}
+
+/**
+ * A tagged PDF's structure tree (ISO 32000 14.7): the elements the ops name, each with its marked
+ * content on the pages (MCIDs), under one Document element in the order first met, which is the
+ * order the template laid them out; a parent tree maps each page's MCIDs back to their elements.
+ */
+class Structure {
+  private readonly roots: StructElem[] = [];
+  private readonly kids = new Map<StructElem, (StructElem | { page: PDFRef; mcid: number })[]>();
+  private readonly pages: { ref: PDFRef; owners: StructElem[] }[] = [];
+
+  /** A page's marked content: `content(elem)` gives the MCID of a new sequence of `elem` on it. */
+  page(ref: PDFRef): { content(elem: StructElem): number } {
+    const owners: StructElem[] = [];
+    this.pages.push({ ref, owners });
+    return {
+      content: (elem) => {
+        this.attach(elem);
+        this.kids.get(elem)!.push({ page: ref, mcid: owners.length });
+        owners.push(elem);
+        return owners.length - 1;
+      },
+    };
+  }
+
+  private attach(elem: StructElem): void {
+    if (this.kids.has(elem)) return;
+    this.kids.set(elem, []);
+    if (!elem.parent) this.roots.push(elem);
+    else {
+      this.attach(elem.parent);
+      this.kids.get(elem.parent)!.push(elem);
+    }
+  }
+
+  write(doc: PDFDocument): void {
+    const ctx = doc.context;
+    const rootRef = ctx.nextRef();
+    const documentRef = ctx.nextRef();
+    const refs = new Map<StructElem, PDFRef>();
+    for (const elem of this.kids.keys()) refs.set(elem, ctx.nextRef());
+    for (const [elem, kids] of this.kids) {
+      ctx.assign(
+        refs.get(elem)!,
+        ctx.obj({
+          Type: 'StructElem',
+          S: elem.role,
+          P: elem.parent ? refs.get(elem.parent)! : documentRef,
+          K: kids.map((k) => ('mcid' in k ? ctx.obj({ Type: 'MCR', Pg: k.page, MCID: k.mcid }) : refs.get(k)!)),
+          ...(elem.alt ? { Alt: PDFString.of(elem.alt) } : {}),
+          ...(elem.role === 'TH' ? { A: ctx.obj({ O: 'Table', Scope: 'Column' }) } : {}),
+        }),
+      );
+    }
+    ctx.assign(
+      documentRef,
+      ctx.obj({ Type: 'StructElem', S: 'Document', P: rootRef, K: this.roots.map((e) => refs.get(e)!) }),
+    );
+    const nums: (PDFNumber | ReturnType<typeof ctx.obj>)[] = [];
+    this.pages.forEach(({ ref, owners }, i) => {
+      doc.context.lookup(ref, PDFDict).set(PDFName.of('StructParents'), PDFNumber.of(i));
+      nums.push(PDFNumber.of(i), ctx.obj(owners.map((e) => refs.get(e)!)));
+    });
+    ctx.assign(
+      rootRef,
+      ctx.obj({
+        Type: 'StructTreeRoot',
+        K: documentRef,
+        ParentTree: ctx.obj({ Nums: nums }),
+        ParentTreeNextKey: this.pages.length,
+      }),
+    );
+    doc.catalog.set(PDFName.of('StructTreeRoot'), rootRef);
+    doc.catalog.set(PDFName.of('MarkInfo'), ctx.obj({ Marked: true }));
+  }
 }

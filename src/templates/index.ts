@@ -170,6 +170,8 @@ export async function renderTemplate(
     title: metadataText(template.metadata.title, values) ?? template.name,
     author: metadataText(template.metadata.author, values),
     subject: metadataText(template.metadata.subject, values),
+    lang: template.lang,
+    tagged: template.tagged,
   });
 }
 

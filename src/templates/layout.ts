@@ -28,11 +28,29 @@ import { breakLines, drawLine, type Fragment, type Line, type TextOp } from './t
 import type { Rgb } from './units';
 import type { RenderWarning } from './index';
 
-export type Op =
+export type Op = (
   | TextOp
   | { kind: 'line'; x1: number; y1: number; x2: number; y2: number; thickness: number; color: Rgb }
   | { kind: 'rect'; x: number; y: number; width: number; height: number; fill?: Rgb; border?: Rgb; borderWidth: number }
-  | { kind: 'image'; image: ImageAsset; x: number; y: number; width: number; height: number };
+  | { kind: 'image'; image: ImageAsset; x: number; y: number; width: number; height: number }
+) & {
+  /** Where it belongs in a tagged PDF: content of a structure element, or an artifact (untagged: an artifact). */
+  tag?: Tag;
+};
+
+/**
+ * An element of a tagged PDF's structure tree (draw.ts writes it). The tree is what the pages'
+ * ops name, in the order they first name it: the reading order is the order things were laid out.
+ */
+export interface StructElem {
+  role: 'H1' | 'H2' | 'H3' | 'P' | 'Figure' | 'Table' | 'TR' | 'TH' | 'TD';
+  /** A Figure's alternative text. */
+  alt?: string;
+  parent?: StructElem;
+}
+
+/** Page furniture (headers, footers, rules, fills, borders, a repeated table header): no part of the reading order. */
+export type Tag = StructElem | 'artifact';
 
 export interface PageLayout {
   width: number;
@@ -248,6 +266,15 @@ class Flow {
     return this.pages.length > m.pages && this.pages[m.pages - 1].ops.length === m.ops;
   }
 
+  /** Tags what was placed since `m` and has no tag yet: text and images with `content`, the rest as artifacts. */
+  tagSince(m: Mark, content: Tag): void {
+    for (let p = m.pages - 1; p < this.pages.length; p++) {
+      const ops = this.pages[p].ops;
+      for (let i = p === m.pages - 1 ? m.ops : 0; i < ops.length; i++)
+        ops[i].tag ??= ops[i].kind === 'text' || ops[i].kind === 'image' ? content : 'artifact';
+    }
+  }
+
   /** Whether anything was placed (or space taken) since `m`. */
   placedSince(m: Mark): boolean {
     return this.pages.length !== m.pages || this.page.ops.length !== m.ops || this.y !== m.y;
@@ -355,7 +382,17 @@ function firstStyle(inlines: Inline[]): TextStyle {
   return PLAIN;
 }
 
+/** Lays a block out and tags what it drew: a paragraph or heading, a figure with its alt text, a table (its own), or an artifact. */
 function layoutBlock(block: BlockLeaf, flow: Flow, ctx: Ctx): void {
+  const m = flow.mark();
+  placeBlock(block, flow, ctx);
+  if (block.kind === 'p') flow.tagSince(m, { role: block.role });
+  else if (block.kind === 'image')
+    flow.tagSince(m, { role: 'Figure', alt: block.alt ? resolveText(block.alt, ctx.b).trim() : undefined });
+  else flow.tagSince(m, 'artifact');
+}
+
+function placeBlock(block: BlockLeaf, flow: Flow, ctx: Ctx): void {
   const { t, b } = ctx;
   switch (block.kind) {
     case 'p': {
@@ -570,6 +607,8 @@ function placeImage(
 
 interface CellBox {
   cell: Cell;
+  /** Its TH or TD in the structure tree. */
+  tag: StructElem;
   x: number;
   width: number;
   lines: Line[];
@@ -609,11 +648,13 @@ function rowHeight(r: RowBox, table: Table, from: number[]): number {
 function layoutTable(table: Table, flow: Flow, ctx: Ctx): void {
   const widths = columnWidths(table, flow.area.width);
   const left = flow.area.left;
+  const tableTag: StructElem = { role: 'Table' };
   const boxes = (nodes: RowNode[], header: boolean): RowBox[] => {
     const out: RowBox[] = [];
     expand(nodes, ctx.b, (row, b) => {
       let col = 0;
       let x = left;
+      const tr: StructElem = { role: 'TR', parent: tableTag };
       const cells: CellBox[] = row.cells.map((cell) => {
         const w = widths.slice(col, col + cell.colspan).reduce((s, v) => s + v, 0);
         const align = cell.align ?? table.columns[col].align;
@@ -622,6 +663,7 @@ function layoutTable(table: Table, flow: Flow, ctx: Ctx): void {
         const frags = fragments(cell.inlines, b);
         const box: CellBox = {
           cell,
+          tag: { role: header ? 'TH' : 'TD', parent: tr },
           x,
           width: w,
           lines: breakLines(frags, inner, ctx.t.fonts, table.lineHeight, firstStyle(cell.inlines)),
@@ -651,8 +693,11 @@ function layoutTable(table: Table, flow: Flow, ctx: Ctx): void {
   let headerOnPage = false;
   let firstOnPage = true;
 
+  // a header repeated on a later page is page furniture: its cells are read once, on the first
+  let headerPlaced = false;
   const drawRow = (r: RowBox, from: number[], to: number[], height: number) => {
     const ops = flow.page.ops;
+    const start = ops.length;
     const y = flow.y;
     const fill = r.row.fill ?? (r.header ? table.headerFill : r.index % 2 === 1 ? table.stripe : undefined);
     for (const c of r.cells) {
@@ -663,11 +708,12 @@ function layoutTable(table: Table, flow: Flow, ctx: Ctx): void {
       let ly = y + table.padding.top;
       for (let k = from[i]; k < to[i]; k++) {
         const line = c.lines[k];
-        ops.push(
-          ...decorate(
-            drawLine(line, c.x + table.padding.left, ly, c.width - table.padding.left - table.padding.right, c.align),
-          ),
+        const drawn = decorate(
+          drawLine(line, c.x + table.padding.left, ly, c.width - table.padding.left - table.padding.right, c.align),
         );
+        const tag = r.header && headerPlaced ? 'artifact' : c.tag;
+        for (const op of drawn) op.tag = op.kind === 'text' ? tag : 'artifact';
+        ops.push(...drawn);
         ly += line.height;
       }
     });
@@ -696,6 +742,7 @@ function layoutTable(table: Table, flow: Flow, ctx: Ctx): void {
         color: table.borderColor,
       });
     }
+    for (let i = start; i < ops.length; i++) ops[i].tag ??= 'artifact';
     firstOnPage = false;
     flow.take(height, 0);
   };
@@ -713,6 +760,7 @@ function layoutTable(table: Table, flow: Flow, ctx: Ctx): void {
         ),
       );
     headerOnPage = true;
+    headerPlaced = true;
   };
 
   const nextPage = () => {
@@ -788,6 +836,7 @@ function placeRegion(t: XmlTemplate, region: Region, top: number, b: Bound): { o
   const width = t.pageWidth - t.margin.left - t.margin.right;
   const flow = new Flow(t, () => ({ left: t.margin.left, width, top, bottom: Infinity }), scratch);
   layoutBlocks(region.blocks, flow, { t, b });
+  for (const op of scratch.ops) op.tag = 'artifact';
   return { ops: scratch.ops, bottom: flow.y };
 }
 

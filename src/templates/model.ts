@@ -63,6 +63,8 @@ export interface Placement {
 
 export interface Paragraph {
   kind: 'p';
+  /** What it is in the tagged PDF's structure: a paragraph or a heading. */
+  role: 'P' | 'H1' | 'H2' | 'H3';
   align: Align;
   lineHeight: number;
   spaceBefore: number;
@@ -195,6 +197,10 @@ export interface XmlTemplate {
   headers: Region[];
   footers: Region[];
   body: Block[];
+  /** The document's language (BCP 47, e.g. en, de-CH): the catalog's /Lang, what screen readers speak it in. */
+  lang: string;
+  /** Whether the PDF is tagged (a structure tree for screen readers; PDF/UA); on unless `tagged="false"`. */
+  tagged: boolean;
   /** The fewest lines of a paragraph left alone at the bottom (orphans) or top (widows) of a page; 1 allows any. */
   orphans: number;
   widows: number;

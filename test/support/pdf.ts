@@ -188,3 +188,74 @@ export function run(page: PdfPage, needle: string): TextRun {
     throw new Error(`no text run draws ${JSON.stringify(needle)}; runs: ${page.runs.map((x) => x.text).join(' | ')}`);
   return r;
 }
+
+/** An element of a tagged PDF's structure tree as pdf.js reads it, with the text of its marked content. */
+export interface StructNode {
+  role: string;
+  alt?: string;
+  /** The text drawn in this element's own marked content (not its children's), in order. */
+  text: string;
+  children: StructNode[];
+}
+
+export interface PdfStructure {
+  /** The catalog's MarkInfo says the document is tagged. */
+  marked: boolean;
+  lang?: string;
+  /** Each page's structure tree below its Document element (empty when untagged), and the text drawn as artifacts. */
+  pages: { tree: StructNode[]; artifacts: string[] }[];
+}
+
+/** The structure a screen reader gets from a PDF: pdf.js's structure tree, joined to the text of each marked-content id. */
+export async function readStructure(bytes: Uint8Array): Promise<PdfStructure> {
+  const lib = await load();
+  const doc = await lib.getDocument({
+    data: new Uint8Array(bytes),
+    standardFontDataUrl,
+    verbosity: 0,
+    isEvalSupported: false,
+  }).promise;
+  try {
+    const marked = Boolean((await doc.getMarkInfo())?.Marked);
+    const info = (await doc.getMetadata()).info as { Language?: string };
+    const pages: PdfStructure['pages'] = [];
+    for (let i = 1; i <= doc.numPages; i++) {
+      const page = await doc.getPage(i);
+      const byId = new Map<string, string[]>();
+      const artifacts: string[] = [];
+      const open: string[] = [];
+      for (const item of (await page.getTextContent({ includeMarkedContent: true })).items as any[]) {
+        if (item.type === 'beginMarkedContent' || item.type === 'beginMarkedContentProps')
+          open.push(item.tag === 'Artifact' ? 'Artifact' : (item.id ?? ''));
+        else if (item.type === 'endMarkedContent') open.pop();
+        else if (typeof item.str === 'string') {
+          const where = open[open.length - 1];
+          // a line's end is a word's end
+          const str = item.hasEOL ? `${item.str} ` : item.str;
+          if (where === 'Artifact') artifacts.push(str);
+          else if (where) byId.set(where, [...(byId.get(where) ?? []), str]);
+        }
+      }
+      const node = (n: any): StructNode => ({
+        role: n.role,
+        ...(n.alt ? { alt: n.alt } : {}),
+        text: (n.children ?? [])
+          .filter((c: any) => c.type === 'content')
+          .map((c: any) => (byId.get(c.id) ?? []).join(''))
+          .join(' ')
+          .replace(/\s+/g, ' ')
+          .trim(),
+        children: (n.children ?? []).filter((c: any) => c.type !== 'content').map(node),
+      });
+      const root = await page.getStructTree();
+      const documentNode = (root as any)?.children?.[0];
+      pages.push({
+        tree: documentNode ? (documentNode.children ?? []).filter((c: any) => c.type !== 'content').map(node) : [],
+        artifacts: artifacts.filter((a) => a.trim()),
+      });
+    }
+    return { marked, lang: info.Language, pages };
+  } finally {
+    await doc.destroy();
+  }
+}
