@@ -435,6 +435,7 @@ class Compiler {
         const overflow = a.oneOf('overflow', ['visible', 'shrink', 'error'] as const) ?? 'visible';
         const minFontSize = a.number('min-font-size', 1, 100) ?? 6;
         const keepWithNext = a.bool('keep-with-next') ?? heading !== undefined;
+        const hyphenate = a.bool('hyphenate');
         a.done();
         if (pos && width === undefined)
           throw new TemplateError(`<${el.name}> placed with x and y also needs a width.`, el.loc);
@@ -458,6 +459,7 @@ class Compiler {
           overflow,
           minFontSize,
           keepWithNext,
+          hyphenate,
           loc: el.loc,
         };
       }
@@ -736,6 +738,7 @@ export async function compileXml(source: string, options: CompileOptions = {}): 
       root.loc,
     );
   const tagged = a.bool('tagged') ?? true;
+  const hyphenate = a.bool('hyphenate');
 
   // Fonts first, wherever <fonts> stands, so every style can name them.
   for (const el of root.children) if (el.kind === 'element' && el.name === 'fonts') await c.loadFonts(el);
@@ -793,6 +796,7 @@ export async function compileXml(source: string, options: CompileOptions = {}): 
     footers,
     body,
     lang,
+    hyphenate,
     tagged,
     orphans,
     widows,

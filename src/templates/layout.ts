@@ -24,6 +24,7 @@ import {
   type XmlTemplate,
 } from './model';
 import { checkLimit } from './limits';
+import { hyphenationFor } from './hyphenate';
 import { breakLines, drawLine, type Fragment, type Line, type TextOp } from './text';
 import type { Rgb } from './units';
 import type { RenderWarning } from './index';
@@ -51,6 +52,11 @@ export interface StructElem {
 
 /** Page furniture (headers, footers, rules, fills, borders, a repeated table header): no part of the reading order. */
 export type Tag = StructElem | 'artifact';
+
+/** What an element says: its text and images; lines, rectangles (an underline, a cell's fill) are artifacts. */
+function isContent(op: Op): boolean {
+  return op.kind === 'text' || op.kind === 'image';
+}
 
 export interface PageLayout {
   width: number;
@@ -271,7 +277,7 @@ class Flow {
     for (let p = m.pages - 1; p < this.pages.length; p++) {
       const ops = this.pages[p].ops;
       for (let i = p === m.pages - 1 ? m.ops : 0; i < ops.length; i++)
-        ops[i].tag ??= ops[i].kind === 'text' || ops[i].kind === 'image' ? content : 'artifact';
+        ops[i].tag ??= isContent(ops[i]) ? content : 'artifact';
     }
   }
 
@@ -399,7 +405,9 @@ function placeBlock(block: BlockLeaf, flow: Flow, ctx: Ctx): void {
       const frags = fragments(block.inlines, b);
       if (frags.length === 0) return;
       const width = block.at ? block.width! : Math.min(block.width ?? flow.area.width, flow.area.width);
-      const lines = breakLines(frags, width, t.fonts, block.lineHeight, firstStyle(block.inlines));
+      const hyphenate =
+        (block.hyphenate ?? t.hyphenate ?? block.align === 'justify') ? hyphenationFor(t.lang) : undefined;
+      const lines = breakLines(frags, width, t.fonts, block.lineHeight, firstStyle(block.inlines), hyphenate);
       if (block.at) {
         const room = (block.height ?? t.pageHeight - t.margin.bottom - block.at.y) + 0.01;
         let fitted = lines;
@@ -411,7 +419,7 @@ function placeBlock(block: BlockLeaf, flow: Flow, ctx: Ctx): void {
             const smaller = frags.map((f) =>
               'br' in f ? f : { ...f, style: { ...f.style, size: f.style.size * scale } },
             );
-            fitted = breakLines(smaller, width, t.fonts, block.lineHeight, firstStyle(block.inlines));
+            fitted = breakLines(smaller, width, t.fonts, block.lineHeight, firstStyle(block.inlines), hyphenate);
           }
         }
         if (tall(fitted) > room) overflowed(block, frags, fitted, room, ctx);
@@ -666,7 +674,14 @@ function layoutTable(table: Table, flow: Flow, ctx: Ctx): void {
           tag: { role: header ? 'TH' : 'TD', parent: tr },
           x,
           width: w,
-          lines: breakLines(frags, inner, ctx.t.fonts, table.lineHeight, firstStyle(cell.inlines)),
+          lines: breakLines(
+            frags,
+            inner,
+            ctx.t.fonts,
+            table.lineHeight,
+            firstStyle(cell.inlines),
+            ctx.t.hyphenate ? hyphenationFor(ctx.t.lang) : undefined,
+          ),
           align,
         };
         x += w;
@@ -712,7 +727,7 @@ function layoutTable(table: Table, flow: Flow, ctx: Ctx): void {
           drawLine(line, c.x + table.padding.left, ly, c.width - table.padding.left - table.padding.right, c.align),
         );
         const tag = r.header && headerPlaced ? 'artifact' : c.tag;
-        for (const op of drawn) op.tag = op.kind === 'text' ? tag : 'artifact';
+        for (const op of drawn) op.tag = isContent(op) ? tag : 'artifact';
         ops.push(...drawn);
         ly += line.height;
       }

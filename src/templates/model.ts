@@ -82,6 +82,8 @@ export interface Paragraph {
   minFontSize: number;
   /** In the flow: on the same page as the start of the block after it (headings, a closing and its signature). */
   keepWithNext: boolean;
+  /** Whether words break with a hyphen by the document's language; unset: the document's choice, else justified text only. */
+  hyphenate?: boolean;
   loc: SourceLocation;
 }
 
@@ -199,6 +201,8 @@ export interface XmlTemplate {
   body: Block[];
   /** The document's language (BCP 47, e.g. en, de-CH): the catalog's /Lang, what screen readers speak it in. */
   lang: string;
+  /** Whether text is hyphenated: every paragraph and cell (true), none (false); unset: justified paragraphs only. */
+  hyphenate?: boolean;
   /** Whether the PDF is tagged (a structure tree for screen readers; PDF/UA); on unless `tagged="false"`. */
   tagged: boolean;
   /** The fewest lines of a paragraph left alone at the bottom (orphans) or top (widows) of a page; 1 allows any. */

@@ -1,11 +1,13 @@
 /**
- * Line breaking: styled text fragments in, positioned lines out. Breaks at spaces; a word longer
- * than the line is cut between characters; every character is drawn by the first face of its
- * style's chain that has it, and a character none has is an UnsupportedCharacterError naming
- * where it came from.
+ * Line breaking: styled text fragments in, positioned lines out. Breaks at spaces; a word that does
+ * not fit at the end of a line breaks with a hyphen at a soft hyphen (U+00AD, never drawn) or,
+ * with hyphenation on, where its language's patterns allow; a word longer than the line is cut
+ * between characters; every character is drawn by the first face of its style's chain that has
+ * it, and a character none has is an UnsupportedCharacterError naming where it came from.
  */
 import { SourceLocation, UnsupportedCharacterError } from '../errors';
 import { FontFace, FontSet, hasGlyph, measure } from './fonts';
+import type { Hyphenate } from './hyphenate';
 import type { Align, TextStyle } from './model';
 
 /** Where a piece of text came from, for error messages. */
@@ -22,6 +24,10 @@ export interface Piece {
 
 interface Word {
   pieces: Piece[];
+  /** The pieces' text, joined. */
+  text: string;
+  /** Offsets in `text` of the soft hyphens written in it (removed from the text). */
+  soft?: number[];
   width: number;
   /** Width of the space before this word (0 at the start of a line or after a break). */
   glue: number;
@@ -73,13 +79,17 @@ function splitByFace(text: string, style: TextStyle, fonts: FontSet, source: Sou
 
 const SPLIT = /(\n)|([ \t\r\f\v]+)|([^ \t\r\f\v\n]+)/g;
 
-/** Breaks fragments into lines no wider than maxWidth. `fallback` sizes empty lines. */
+/**
+ * Breaks fragments into lines no wider than maxWidth. `fallback` sizes empty lines; `hyphenate`
+ * (the paragraph's language, when hyphenation is on) finds where words may break.
+ */
 export function breakLines(
   fragments: Fragment[],
   maxWidth: number,
   fonts: FontSet,
   lineHeight: number,
   fallback: TextStyle,
+  hyphenate?: Hyphenate,
 ): Line[] {
   const lines: Line[] = [];
   let words: Word[] = [];
@@ -88,7 +98,11 @@ export function breakLines(
   let pendingGlue: { style: TextStyle; face: FontFace; width: number } | undefined;
   let lastStyle = fallback;
 
-  const endLine = (last: boolean) => {
+  // lines in a row that ended in a hyphen: a third one is not hyphenated by the patterns (soft
+  // hyphens still break), and neither is a line already full to within two spaces
+  let hyphens = 0;
+  const endLine = (last: boolean, hyphenEnd = false) => {
+    hyphens = hyphenEnd ? hyphens + 1 : 0;
     let ascent = 0;
     let descent = 0;
     let size = 0;
@@ -110,10 +124,25 @@ export function breakLines(
     width = 0;
   };
 
-  const place = (w: Word) => {
-    if (words.length > 0 && width + w.glue + w.width > maxWidth + 0.01) endLine(false);
+  const breakAfter = (split: { head: Word; tail: Word }) => {
+    words.push(split.head);
+    width += split.head.glue + split.head.width;
+    endLine(false, true);
+    place(split.tail);
+  };
+  const place = (w: Word): void => {
+    if (words.length > 0 && width + w.glue + w.width > maxWidth + 0.01) {
+      const room = maxWidth - width - w.glue;
+      const patterns = hyphens < 2 && room >= 2 * w.glue ? hyphenate : undefined;
+      const split = hyphenated(w, room, patterns);
+      if (split) return breakAfter(split);
+      endLine(false);
+    }
     if (words.length === 0) w.glue = 0;
     if (w.width > maxWidth + 0.01) {
+      // longer than a whole line: at a hyphenation point if one fits, else between characters
+      const split = hyphenated(w, maxWidth, hyphenate);
+      if (split) return breakAfter(split);
       for (const part of cutWord(w, maxWidth, width === 0 ? maxWidth : maxWidth - width - w.glue)) {
         if (words.length > 0 && width + part.glue + part.width > maxWidth + 0.01) endLine(false);
         if (words.length === 0) part.glue = 0;
@@ -150,11 +179,21 @@ export function breakLines(
         const face = fonts.face(frag.style.family, frag.style.bold, frag.style.italic);
         pendingGlue = { style: frag.style, face, width: measure(face, ' ', frag.style.size) };
       } else {
-        const pieces = splitByFace(m[3], frag.style, fonts, frag.source);
+        let text = m[3];
+        let soft: number[] | undefined;
+        if (text.includes(SOFT_HYPHEN)) {
+          soft = [];
+          for (const part of text.split(SOFT_HYPHEN).slice(0, -1))
+            soft.push((soft.length ? soft[soft.length - 1] : 0) + part.length);
+          text = text.replaceAll(SOFT_HYPHEN, '');
+          if (!text) continue;
+        }
+        const pieces = splitByFace(text, frag.style, fonts, frag.source);
         const w = pieces.reduce((s, p) => s + p.width, 0);
         if (!word) {
           word = {
             pieces: [],
+            text: '',
             width: 0,
             glue: pendingGlue?.width ?? 0,
             glueStyle: pendingGlue?.style,
@@ -162,7 +201,12 @@ export function breakLines(
           };
           pendingGlue = undefined;
         }
+        if (soft) {
+          const at = word.text.length;
+          (word.soft ??= []).push(...soft.map((o) => o + at));
+        }
         word.pieces.push(...pieces);
+        word.text += text;
         word.width += w;
       }
     }
@@ -176,10 +220,57 @@ export function breakLines(
   return lines;
 }
 
+const SOFT_HYPHEN = '\u00ad';
+const HYPHEN = 0x2d;
+
+/**
+ * The word broken at its last soft hyphen or hyphenation point whose first part, with a hyphen
+ * drawn after it, fits in `room`; undefined when none does.
+ */
+function hyphenated(w: Word, room: number, hyphenate?: Hyphenate): { head: Word; tail: Word } | undefined {
+  if (!w.soft && !hyphenate) return undefined;
+  const points = [...new Set([...(w.soft ?? []), ...(hyphenate?.(w.text) ?? [])])]
+    .filter((p) => p > 0 && p < w.text.length)
+    .sort((a, b) => b - a);
+  for (const at of points) {
+    const split = splitWord(w, at);
+    if (split && split.head.glue + split.head.width <= room + 0.01) return split;
+  }
+  return undefined;
+}
+
+/** A word cut at `at` (UTF-16 offset), a hyphen added to the first part in its last piece's face. */
+function splitWord(w: Word, at: number): { head: Word; tail: Word } | undefined {
+  const head: Word = { ...w, pieces: [], text: w.text.slice(0, at), soft: undefined, width: 0 };
+  const tail: Word = { pieces: [], text: w.text.slice(at), width: 0, glue: 0 };
+  tail.soft = w.soft?.filter((o) => o > at).map((o) => o - at);
+  let start = 0;
+  for (const p of w.pieces) {
+    const end = start + p.text.length;
+    if (end <= at) head.pieces.push(p);
+    else if (start >= at) tail.pieces.push(p);
+    else {
+      const before = p.text.slice(0, at - start);
+      const after = p.text.slice(at - start);
+      head.pieces.push({ ...p, text: before, width: measure(p.face, before, p.style.size) });
+      tail.pieces.push({ ...p, text: after, width: measure(p.face, after, p.style.size) });
+    }
+    start = end;
+  }
+  const last = head.pieces[head.pieces.length - 1];
+  // an ordinary hyphen, part of the text, as word processors and browsers write it
+  if (!last || !hasGlyph(last.face, HYPHEN)) return undefined;
+  const text = `${last.text}-`;
+  head.pieces[head.pieces.length - 1] = { ...last, text, width: measure(last.face, text, last.style.size) };
+  head.width = head.pieces.reduce((s, p) => s + p.width, 0);
+  tail.width = tail.pieces.reduce((s, p) => s + p.width, 0);
+  return { head, tail };
+}
+
 /** Cuts a word too long for any line into parts, character by character. */
 function cutWord(w: Word, maxWidth: number, firstWidth: number): Word[] {
   const parts: Word[] = [];
-  let cur: Word = { pieces: [], width: 0, glue: w.glue, glueStyle: w.glueStyle, glueFace: w.glueFace };
+  let cur: Word = { pieces: [], text: '', width: 0, glue: w.glue, glueStyle: w.glueStyle, glueFace: w.glueFace };
   let limit = firstWidth > 0 ? firstWidth : maxWidth;
   for (const piece of w.pieces) {
     let buf = '';
@@ -193,7 +284,7 @@ function cutWord(w: Word, maxWidth: number, firstWidth: number): Word[] {
           cur.width += bw;
         }
         parts.push(cur);
-        cur = { pieces: [], width: 0, glue: 0 };
+        cur = { pieces: [], text: '', width: 0, glue: 0 };
         limit = maxWidth;
         buf = ch;
       } else buf = next;

@@ -242,7 +242,7 @@ export async function readStructure(bytes: Uint8Array): Promise<PdfStructure> {
         text: (n.children ?? [])
           .filter((c: any) => c.type === 'content')
           .map((c: any) => (byId.get(c.id) ?? []).join(''))
-          .join(' ')
+          .join('')
           .replace(/\s+/g, ' ')
           .trim(),
         children: (n.children ?? []).filter((c: any) => c.type !== 'content').map(node),

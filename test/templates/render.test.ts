@@ -667,3 +667,95 @@ describe('font subsets made once and reused', () => {
     for (let i = 0; i < 2; i++) expect(await fontPrograms(await renderTemplate(t, {}))).toEqual(first);
   });
 });
+
+describe('hyphenation', () => {
+  const ENGLISH =
+    'Construction drawings and site supervision would follow under a separate agreement, once the board has approved the design. We would begin with a four-week discovery phase in which we interview your staff and volunteers, study the visitor numbers from the last three seasons, and map how people move through the existing exhibition hall.';
+  const GERMAN =
+    'Die Bauüberwachung und die Ausführungsplanung folgen in einer gesonderten Vereinbarung, sobald der Verwaltungsrat den Entwurf genehmigt hat. Wir beginnen mit einer vierwöchigen Bestandsaufnahme, in der wir Mitarbeiterinnen und Freiwillige befragen und die Besucherzahlen der letzten drei Jahre untersuchen.';
+  const lines = async (xml: string, values: Record<string, string> = {}) =>
+    (await render(xml, values)).pages.flatMap((p) => p.text.split('\n')).map((l) => l.trim());
+  /**
+   * The text the lines say (a hyphen at a line's end joins the word it broke), and each break as
+   * the word it broke and where in it.
+   */
+  const read = (ls: string[]) => {
+    let text = '';
+    const breaks: { word: string; at: number }[] = [];
+    for (const l of ls) {
+      if (text && !/\p{L}-$/u.test(ls[ls.indexOf(l) - 1] ?? '')) text += ' ';
+      const broken = /\p{L}-$/u.test(l);
+      text += broken ? l.slice(0, -1) : l;
+      if (broken) breaks.push({ word: '', at: text.length });
+    }
+    for (const b of breaks) {
+      const start = text.lastIndexOf(' ', b.at - 1) + 1;
+      const end = text.slice(b.at).search(/[ ,.]|$/) + b.at;
+      b.word = text.slice(start, end).replace(/[,.]$/, '');
+      b.at -= start;
+    }
+    return { text, breaks };
+  };
+  /** Where a word may break by a language's patterns. */
+  const allowed = async (lang: 'de' | 'en-us', word: string) => {
+    const { hyphenateSync } = (await import(`hyphen/${lang}`)) as {
+      hyphenateSync(t: string, o: { hyphenChar: string }): string;
+    };
+    const parts = hyphenateSync(word, { hyphenChar: '|' }).split('|');
+    return parts.slice(0, -1).map((_, i) => parts.slice(0, i + 1).join('').length);
+  };
+  const column = (p: string, attrs = '') => doc(`<p width="200" ${p}>{{text}}</p>`, attrs);
+
+  it('hyphenates justified English text by its patterns and loses no letter', async () => {
+    const { text, breaks } = read(await lines(column('align="justify"'), { text: ENGLISH }));
+    expect(breaks.length).toBeGreaterThan(0);
+    expect(text).toBe(ENGLISH);
+    for (const b of breaks) expect(await allowed('en-us', b.word)).toContain(b.at);
+    // the same paragraph with hyphenation off breaks only between words
+    const off = await lines(column('align="justify" hyphenate="false"'), { text: ENGLISH });
+    expect(read(off).breaks).toEqual([]);
+    expect(off.join(' ')).toBe(ENGLISH);
+  });
+
+  it("hyphenates German by the document's language, where the German patterns allow", async () => {
+    const { text, breaks } = read(await lines(column('align="justify"', 'lang="de"'), { text: GERMAN }));
+    expect(breaks.length).toBeGreaterThan(0);
+    expect(text).toBe(GERMAN);
+    for (const b of breaks) expect(await allowed('de', b.word)).toContain(b.at);
+  });
+
+  it('leaves left-aligned text alone unless the document asks, and then hyphenates it too', async () => {
+    expect(read(await lines(column(''), { text: ENGLISH })).breaks).toEqual([]);
+    const on = read(await lines(column('', 'hyphenate="true"'), { text: ENGLISH }));
+    expect(on.breaks.length).toBeGreaterThan(0);
+    expect(on.text).toBe(ENGLISH);
+  });
+
+  it('never ends more than two lines in a row with a hyphen of its own', async () => {
+    // long words in a narrow column: nearly every line would end in a hyphen
+    const LONG =
+      'international responsibilities characteristically demonstrating understanding organizational establishment interpretation approximately';
+    const ls = await lines(doc('<p width="70" align="justify">{{text}}</p>'), { text: LONG });
+    let run = 0;
+    let most = 0;
+    for (const l of ls) {
+      run = /\p{L}-$/u.test(l) ? run + 1 : 0;
+      most = Math.max(most, run);
+    }
+    expect(most).toBe(2);
+    expect(read(ls).text).toBe(LONG);
+  });
+
+  it('breaks a value at its soft hyphens, with a hyphen drawn only where it breaks', async () => {
+    const word = 'Donau\u00addampf\u00adschiff\u00adfahrts\u00adgesellschaft';
+    // too long for the line: broken at the soft hyphens (left-aligned, so no patterns)
+    const narrow = read(await lines(doc('<p width="110">{{text}}</p>'), { text: `Die ${word} fährt` }));
+    expect(narrow.text).toBe('Die Donaudampfschifffahrtsgesellschaft fährt');
+    expect(narrow.breaks.length).toBeGreaterThan(0);
+    for (const b of narrow.breaks) expect([5, 10, 16, 22]).toContain(b.at);
+    // room enough: one word, no hyphen and no soft hyphen drawn
+    expect(await lines(doc('<p>{{text}}</p>'), { text: `Die ${word} fährt` })).toEqual([
+      'Die Donaudampfschifffahrtsgesellschaft fährt',
+    ]);
+  });
+});
