@@ -260,6 +260,46 @@ async function run(report) {
       `Paperlink ÷ Typst, documents/s: letter **${(rows.ours.rate / rows.typst.rate).toFixed(2)}**, 10 pages **${(rows.ours10.rate / rows.typst10.rate).toFixed(2)}** (target ≥ 0.5 each); by CPU ms: letter ${(rows.typst.cpuMs / rows.ours.cpuMs).toFixed(2)}, 10 pages ${(rows.typst10.cpuMs / rows.ours10.cpuMs).toFixed(2)}.`,
     );
     report.line(`Outputs read back with pdf.js: ${checks.join('; ')}.`);
+
+    // what tagging (the structure tree) and hyphenation cost, each alone and together, beside neither
+    const variant = async (file, tagged, hyphenate) => {
+      const xml = fs
+        .readFileSync(path.join(__dirname, file), 'utf8')
+        .replace('<document ', `<document tagged="${tagged}" hyphenate="${hyphenate}" `);
+      return loadTemplate(xml, { assets: folderAssets(path.join(root, 'examples/letter')) });
+    };
+    const costRows = [];
+    for (const [file, label, values] of [
+      ['letter.xml', 'one-page letter', () => nextValues()],
+      ['flowing.xml', '10-page flowing text', () => ({ paragraphs: paragraphs(oursTen) })],
+    ]) {
+      let base;
+      for (const [tagged, hyphenate, what] of [
+        [false, false, 'neither'],
+        [true, false, 'tagged'],
+        [false, true, 'hyphenated'],
+        [true, true, 'tagged and hyphenated'],
+      ]) {
+        const t = await variant(file, tagged, hyphenate);
+        const r = await measure(`${label}, ${what}`, () => renderTemplate(t, values()), { seconds: 1, rounds: 3 });
+        const pages = (await PDFDocument.load(r.out)).getPageCount();
+        base ??= r;
+        costRows.push([
+          label,
+          what,
+          (r.cpuMs / pages).toFixed(3),
+          `${(r.size / 1024 / pages).toFixed(1)} KB`,
+          what === 'neither' ? '–' : `${(((r.cpuMs - base.cpuMs) / base.cpuMs) * 100).toFixed(0)} %`,
+          what === 'neither' ? '–' : `${(((r.size - base.size) / base.size) * 100).toFixed(0)} %`,
+        ]);
+      }
+    }
+    report.section('What tagging and hyphenation cost');
+    report.line(
+      'The same two documents rendered with the structure tree of a tagged PDF and hyphenation each off or on (`<document tagged hyphenate>`), in this process, one at a time. Per page; the last columns compare with neither. By default XML templates are tagged and justified paragraphs hyphenate (the 10-page text is justified, the letter is not).',
+    );
+    report.line('');
+    report.table(['document', 'rendered', 'CPU ms/page', 'size/page', 'CPU vs neither', 'size vs neither'], costRows);
     return { letter: rows.ours.rate / rows.typst.rate, ten: rows.ours10.rate / rows.typst10.rate };
   } finally {
     typst.cleanup();
