@@ -473,6 +473,7 @@ class Compiler {
         const spaceBefore = a.length('space-before') ?? 0;
         const spaceAfter = a.length('space-after') ?? 6;
         const pos = this.at(a, el);
+        const keepWithNext = a.bool('keep-with-next') ?? false;
         a.done();
         this.noChildren(el);
         let width: number | undefined;
@@ -517,6 +518,7 @@ class Compiler {
           alt,
           spaceBefore,
           spaceAfter,
+          keepWithNext,
           at: pos,
           loc: el.loc,
         };

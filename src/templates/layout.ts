@@ -335,8 +335,8 @@ interface Ctx {
 }
 
 /**
- * Lays blocks out one after another. Paragraphs kept with the next block (`keep-with-next`, on by
- * default for headings) are remembered; when the block after them starts on a later page than they
+ * Lays blocks out one after another. Paragraphs and images kept with the next block
+ * (`keep-with-next`, on by default for headings) are remembered; when the block after them starts on a later page than they
  * end, they are taken back and laid out again from the top of a new page with it, unless they
  * already started at the top of one.
  */
@@ -360,7 +360,7 @@ function layoutBlocks(blocks: Block[], flow: Flow, ctx: Ctx): void {
       for (const [k, kb] of kept.blocks) layoutBlock(k, flow, { ...ctx, b: kb });
       layoutBlock(block, flow, { ...ctx, b });
     }
-    if (block.kind === 'p' && block.keepWithNext && !block.at) {
+    if ((block.kind === 'p' || block.kind === 'image') && block.keepWithNext && !block.at) {
       kept ??= { start: before, warnings: warned, items, blocks: [] };
       kept.blocks.push([block, b]);
     } else kept = undefined;

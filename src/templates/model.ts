@@ -98,6 +98,8 @@ export interface ImageBlock {
   alt?: Token[];
   spaceBefore: number;
   spaceAfter: number;
+  /** In the flow: on the same page as the start of the block after it (a figure and its caption). */
+  keepWithNext: boolean;
   at?: Placement;
   loc: SourceLocation;
 }

@@ -134,6 +134,13 @@ describe('renderTemplate() text', () => {
       'Signer Name',
     ],
     [
+      'a figure and its caption',
+      (keep: string) =>
+        `<image src="${pngDataUri}" width="1.5in" alt="Figure image" ${keep}/><p>Caption of the figure</p>`,
+      'Figure image',
+      'Caption of',
+    ],
+    [
       'a heading (kept by default) and its text',
       (keep: string) => `<h2 ${keep}>Heading Here</h2><p>First line of text</p>`,
       'Heading Here',
