@@ -1,6 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadTemplateFile, renderTemplate } from '../../src/templates';
+import {
+  layoutTemplate,
+  loadTemplateFile,
+  renderTemplate,
+  type RenderWarning,
+  type XmlTemplate,
+} from '../../src/templates';
+import type { StructElem } from '../../src/templates/layout';
 import { root } from '../support/fixtures';
 import { find, readPdf } from '../support/pdf';
 
@@ -53,5 +60,55 @@ describe('the example templates', () => {
     expect(street.x).toBeGreaterThan(432 / 2);
     find(back, `${values.address_city}, ${values.address_state} ${values.address_zip}`);
     expect(find(back, `Hi ${values.first_name}`).x).toBeLessThan(432 / 2);
+  });
+});
+
+describe('the example templates with their samples and with every value twice as long', () => {
+  /** A value twice as long: text doubled, amounts and other figures kept; in a list, each item's text. */
+  const doubled = (v: string): string => {
+    if (v.startsWith('[')) {
+      const items = JSON.parse(v) as Record<string, string>[];
+      return JSON.stringify(items.map((it) => Object.fromEntries(Object.entries(it).map(([k, x]) => [k, doubled(x)]))));
+    }
+    return /^[\d$.,%−-]*$/.test(v) ? v : `${v} ${v}`;
+  };
+
+  it.each(
+    ['letter', 'invoice', 'postcard'].flatMap((name) => [
+      [name, 'sample'],
+      [name, 'doubled'],
+    ]),
+  )('%s with %s values: no overflow, no widow or orphan line, no row or closing split', async (name, kind) => {
+    const dir = path.join(root, 'examples', name);
+    const t = await loadTemplateFile(path.join(dir, `${name}.xml`));
+    const sample = JSON.parse(fs.readFileSync(path.join(dir, 'sample.json'), 'utf8')) as Record<string, string>;
+    const values =
+      kind === 'sample' ? sample : Object.fromEntries(Object.entries(sample).map(([k, v]) => [k, doubled(v)]));
+    const warnings: RenderWarning[] = [];
+    const pages = layoutTemplate(t as XmlTemplate, values, warnings);
+    expect(warnings).toEqual([]);
+    // each paragraph's lines (distinct baselines) and each table row, by page, from the tags of what was drawn
+    const lines = new Map<StructElem, Map<number, Set<number>>>();
+    const rows = new Map<StructElem, Set<number>>();
+    pages.forEach((page, i) =>
+      page.ops.forEach((op) => {
+        if (op.kind !== 'text' || !op.tag || op.tag === 'artifact') return;
+        const byPage = lines.get(op.tag) ?? new Map<number, Set<number>>();
+        lines.set(op.tag, byPage.set(i, (byPage.get(i) ?? new Set()).add(Math.round(op.y * 10))));
+        if (op.tag.parent?.role === 'TR') rows.set(op.tag.parent, (rows.get(op.tag.parent) ?? new Set()).add(i));
+      }),
+    );
+    for (const [elem, byPage] of lines) {
+      if (elem.role === 'TD' || elem.role === 'TH' || byPage.size < 2) continue;
+      const counts = [...byPage.values()].map((s) => s.size);
+      expect(counts[0]).toBeGreaterThanOrEqual(2); // no orphan
+      expect(counts[counts.length - 1]).toBeGreaterThanOrEqual(2); // no widow
+    }
+    for (const onPages of rows.values()) expect(onPages.size).toBe(1);
+    if (name === 'letter') {
+      const pageOf = (needle: string) =>
+        pages.findIndex((p) => p.ops.some((op) => op.kind === 'text' && op.text.includes(needle)));
+      expect(pageOf('Kind regards')).toBe(pageOf(values.sender_name.split(' ')[0]));
+    }
   });
 });
