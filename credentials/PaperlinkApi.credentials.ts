@@ -6,6 +6,19 @@ import type {
   Icon,
 } from 'n8n-workflow';
 
+/** What the Paperlink nodes do between them: every scope an API key can have (webhooks, for the trigger, need admin). */
+const NODE_SCOPES = [
+  'generate',
+  'documents:read',
+  'documents:write',
+  'links:read',
+  'links:write',
+  'templates:read',
+  'templates:write',
+  'postcards:read',
+  'admin',
+];
+
 /** A Paperlink service and one of its API keys, sent as X-Service-API-Token. */
 export class PaperlinkApi implements ICredentialType {
   name = 'paperlinkApi';
@@ -44,11 +57,13 @@ export class PaperlinkApi implements ICredentialType {
     },
   };
 
+  // Test: the key is live and has every scope the Paperlink nodes use (the service answers 403
+  // insufficient_scope naming those it lacks); the same list as SCOPES in the service's src/keys
   test: ICredentialTestRequest = {
     request: {
       baseURL: '={{$credentials.baseUrl.replace(/\\/+$/, "")}}',
-      url: '/v1/templates',
-      qs: { limit: 1 },
+      url: '/v1/key',
+      qs: { require: NODE_SCOPES.join(',') },
     },
   };
 }

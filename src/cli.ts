@@ -14,7 +14,7 @@ import { packageRoot } from './paths';
 import { SingleBar, Presets } from 'cli-progress';
 import { readRows, renderBatch } from './batch';
 import { ConfigError, loadConfig } from './config';
-import type { KeyKind } from './keys';
+import { ALL_SCOPES, type KeyKind } from './keys';
 import { publicView } from './links/app';
 import { MAX_PAGE } from './pagination';
 import { startCluster, startServer } from './serve';
@@ -318,17 +318,22 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     withKind(parent.command('create'))
       .description(`Make a new ${what} and print it. It is shown only this once; only its hash is stored.`)
       .requiredOption('-n, --name <name>', 'who or what uses it, e.g. "n8n production" or "website form"')
+      .option(
+        '-s, --scope <scopes...>',
+        `API keys: what it may do, space- or comma-separated (default: everything): ${ALL_SCOPES.join(', ')}`,
+      )
       .option('-d, --data-dir <dir>', DATA_DIR_HELP)
-      .action(async (opts: { name: string; kind?: string; dataDir?: string }) => {
-        const { secret, key } = await withService(opts, (s) => s.keys.create(kind(opts), opts.name));
+      .action(async (opts: { name: string; kind?: string; dataDir?: string; scope?: string[] }) => {
+        const scopes = opts.scope?.flatMap((x) => x.split(','));
+        const { secret, key } = await withService(opts, (s) => s.keys.create(kind(opts), opts.name, scopes));
         io.stdout(`${secret}\n`);
         io.stderr(
-          `Created ${key.kind === 'api' ? 'key' : `${key.kind} token`} ${key.id} (${key.name}). Keep it secret: it cannot be shown again.\n`,
+          `Created ${key.kind === 'api' ? 'key' : `${key.kind} token`} ${key.id} (${key.name})${key.kind === 'api' ? ` with the scopes ${key.scopes.join(', ')}` : ''}. Keep it secret: it cannot be shown again.\n`,
         );
         setExit(EXIT_OK);
       });
     withKind(parent.command('list'))
-      .description(`List ${what}s: name, prefix, created, last used, revoked.`)
+      .description(`List ${what}s: name, prefix, scopes (API keys), created, last used, revoked.`)
       .option('-d, --data-dir <dir>', DATA_DIR_HELP)
       .option('--json', 'print JSON')
       .action(async (opts: { kind?: string; dataDir?: string; json?: boolean }) => {
@@ -340,8 +345,16 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
         else
           io.stdout(
             table([
-              ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'],
-              ...list.map((x) => [x.id, x.name, x.prefix, x.created_at, x.last_used_at ?? 'never', x.revoked_at ?? '']),
+              ['ID', 'NAME', 'PREFIX', ...(k === 'api' ? ['SCOPES'] : []), 'CREATED', 'LAST USED', 'REVOKED'],
+              ...list.map((x) => [
+                x.id,
+                x.name,
+                x.prefix,
+                ...(k === 'api' ? [x.scopes.length === ALL_SCOPES.length ? 'all' : x.scopes.join(',')] : []),
+                x.created_at,
+                x.last_used_at ?? 'never',
+                x.revoked_at ?? '',
+              ]),
             ]),
           );
         setExit(EXIT_OK);

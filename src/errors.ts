@@ -62,6 +62,13 @@ export class AuthenticationError extends PaperlinkError {
   }
 }
 
+/** The credential is good but may not do this (HTTP 403), e.g. an API key without the scope a route needs. */
+export class ForbiddenError extends PaperlinkError {
+  constructor(message: string, code = 'forbidden', options: PaperlinkErrorOptions = {}) {
+    super(code, message, options);
+  }
+}
+
 /** The id names nothing (HTTP 404). */
 export class NotFoundError extends PaperlinkError {
   constructor(resource: string, id: string) {

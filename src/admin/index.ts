@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import type { Db } from '../db';
-import { AuthenticationError, RateLimitError, ValidationError } from '../errors';
+import { AuthenticationError, ForbiddenError, RateLimitError, ValidationError } from '../errors';
 import type { Keys } from '../keys';
 import { randomToken, sha256 } from '../secrets';
 
@@ -101,6 +101,12 @@ export class Operators {
     let who: { keyId: string | null; name: string } | undefined;
     if (secret.startsWith('plk_')) {
       const key = await this.keys.authenticate('api', secret);
+      // the web app does what admin does (keys, settings, webhooks): a narrower key may not sign in
+      if (key && !key.scopes.includes('admin'))
+        throw new ForbiddenError(
+          'This API key lacks the scope admin, which signing in here needs. Sign in with a key that has it, or the operator password.',
+          'insufficient_scope',
+        );
       if (key) who = { keyId: key.id, name: key.name };
     } else {
       const stored = await this.db

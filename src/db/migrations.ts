@@ -296,6 +296,13 @@ export const MIGRATIONS: [string, Step][] = [
       await db.schema.alterTable('magic_links').addColumn('sending_by', 'integer').execute();
     },
   ],
+  [
+    '0010_key_scopes',
+    async (db) => {
+      // what an API key may do, a JSON list (src/keys); null: everything, as every key made before
+      await db.schema.alterTable('api_keys').addColumn('scopes', 'text').execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

@@ -13,6 +13,8 @@ export interface ApiKeysTable {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** An API key's scopes, a JSON list; null: every scope. */
+  scopes: string | null;
 }
 
 export interface TemplatesTable {

@@ -7,7 +7,7 @@ import multipart from '@fastify/multipart';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Service } from '../service';
 import { AuthenticationError, ValidationError } from '../errors';
-import type { KeyInfo } from '../keys';
+import { parseScopes, type KeyInfo } from '../keys';
 import { isObject } from '../guards';
 import { renderIdFor } from '../idempotency';
 import { parsePageQuery } from '../pagination';
@@ -19,6 +19,7 @@ import { redactUrl, registerLinkRoutes } from './links';
 import { openApiDocument } from './openapi';
 import { registerPostcardRoutes } from './postcards';
 import { registerWebhookRoutes } from './webhooks';
+import { requireScopes, scopeOf } from './scopes';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -169,8 +170,30 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
     service.keys.authenticate('api', req.headers[API_KEY_HEADER]).then((key) => {
       if (!key) return done(new AuthenticationError());
       req.apiKey = key;
+      // what this key may do (src/http/scopes.ts); an unknown path's 404 needs no scope
+      const scope = req.routeOptions.url === undefined ? null : scopeOf(req.method, req.routeOptions.url);
+      try {
+        if (scope) requireScopes(key, [scope]);
+      } catch (err) {
+        return done(err as Error);
+      }
       done();
     }, done);
+  });
+
+  // the key itself: its name and scopes; `?require=a,b` answers 403 insufficient_scope unless it has them all
+  app.get('/v1/key', async (req) => {
+    const key = req.apiKey!;
+    const wanted = (req.query as { require?: unknown }).require;
+    if (wanted !== undefined) {
+      if (typeof wanted !== 'string')
+        throw new ValidationError('require is a comma-separated list of scopes.', [
+          { field: 'require', message: 'must be text', code: 'invalid' },
+        ]);
+      const names = wanted.split(',').filter((n) => n.trim());
+      if (names.length) requireScopes(key, parseScopes(names, 'require'));
+    }
+    return { object: 'api_key', id: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes };
   });
 
   app.get('/healthz', async () => {

@@ -6,6 +6,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import {
   AuthenticationError,
   ConflictError,
+  ForbiddenError,
   MalformedRequestError,
   NotFoundError,
   PaperlinkError,
@@ -41,6 +42,7 @@ function statusOf(err: PaperlinkError): number {
   if (err instanceof ValidationError) return 422;
   if (err instanceof MalformedRequestError) return 400;
   if (err instanceof AuthenticationError) return 401;
+  if (err instanceof ForbiddenError) return 403;
   if (err instanceof NotFoundError) return 404;
   if (err instanceof ConflictError) return 409;
   if (err instanceof RateLimitError) return 429;

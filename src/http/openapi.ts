@@ -4,6 +4,8 @@
  */
 import { EXAMPLE_IDS } from '../templates/store';
 import { EVENT_TYPES } from '../events/types';
+import { ALL_SCOPES } from '../keys';
+import { scopeOf } from './scopes';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown, example?: unknown) => ({
@@ -83,6 +85,16 @@ const errors = {
     content: json(
       ref('Error'),
       exampleError('unauthorized', 'A valid API key is required in the X-Service-API-Token header.'),
+    ),
+  },
+  403: {
+    description:
+      'The key is live but lacks the scope this operation needs (`insufficient_scope`; `details` names it). See `x-scope`.',
+    content: json(
+      ref('Error'),
+      exampleError('insufficient_scope', 'This API key lacks the scope documents:read.', [
+        { field: 'X-Service-API-Token', message: 'the key lacks the scope documents:read', code: 'insufficient_scope' },
+      ]),
     ),
   },
   404: {
@@ -166,6 +178,22 @@ export function openApiDocument(
   version: string,
   postcardPath = '/postcards',
 ): Record<string, unknown> {
+  const doc = document(publicUrl, version, postcardPath);
+  // every /v1 operation: the scope its key needs (src/http/scopes.ts) and the 403 without it
+  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Record<string, unknown>>>)) {
+    if (!path.startsWith('/v1/')) continue;
+    for (const [method, op] of Object.entries(item)) {
+      const scope = scopeOf(method.toUpperCase(), path.replace(/\{(\w+)\}/g, ':$1'));
+      if (!scope) continue;
+      op['x-scope'] = scope;
+      op.description = `${op.description ? `${String(op.description)} ` : ''}Needs a key with the scope \`${scope}\`.`;
+      op.responses = { ...(op.responses as object), ...pick(403) };
+    }
+  }
+  return doc;
+}
+
+function document(publicUrl: string, version: string, postcardPath: string): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: {
@@ -178,6 +206,48 @@ export function openApiDocument(
     servers: [{ url: publicUrl }],
     security: [{ apiKey: [] }],
     paths: {
+      '/v1/key': {
+        get: {
+          operationId: 'getKey',
+          summary: 'The API key making the call: its name and scopes',
+          description:
+            'Any live key may call it. With `require`, it also checks the key has every scope named, and answers 403 `insufficient_scope` naming those it lacks (the n8n credential test uses it).',
+          parameters: [
+            {
+              name: 'require',
+              in: 'query',
+              description: 'Scopes the key must have, comma-separated, e.g. `generate,documents:read`.',
+              schema: { type: 'string' },
+            },
+          ],
+          responses: {
+            200: {
+              description: 'The key.',
+              content: json(
+                {
+                  type: 'object',
+                  required: ['object', 'id', 'name', 'prefix', 'scopes'],
+                  properties: {
+                    object: { const: 'api_key' },
+                    id: { type: 'string' },
+                    name: { type: 'string' },
+                    prefix: { type: 'string' },
+                    scopes: { type: 'array', items: { enum: ALL_SCOPES } },
+                  },
+                },
+                {
+                  object: 'api_key',
+                  id: 'key_01m82kzq5az78r9b7p2fxgxka8',
+                  name: 'n8n production',
+                  prefix: 'plk_7fK2aQ9x',
+                  scopes: ['generate', 'documents:read'],
+                },
+              ),
+            },
+            ...pick(401, 403, 422),
+          },
+        },
+      },
       '/v1/generate': {
         post: {
           operationId: 'generate',

@@ -22,10 +22,42 @@ const TOUCH_EVERY_MS = 60_000;
  */
 export const LIVE_CACHE_MS = 2_000;
 
+/**
+ * What an API key may do, as Stripe's restricted keys: each route of the API needs one scope
+ * (src/http/scopes.ts). A key made without scopes has them all, as every key made before scopes.
+ */
+export const SCOPES = {
+  generate: 'render documents (POST /v1/generate), with the destinations the request names',
+  'documents:read': 'list, read and download documents',
+  'documents:write': 'delete documents',
+  'links:read': 'list and read Magic Links',
+  'links:write': 'share documents by Magic Link, expire and resend links',
+  'templates:read': 'list and read templates',
+  'templates:write': 'add and delete templates',
+  'postcards:read': 'list and read postcard requests',
+  admin: 'the Magic Link app settings and webhooks',
+} as const;
+export type Scope = keyof typeof SCOPES;
+export const ALL_SCOPES = Object.keys(SCOPES) as Scope[];
+
+/** Checks scopes given by a person: known names, none twice; empty or absent means all. */
+export function parseScopes(given: readonly string[] | undefined, field = 'scopes'): Scope[] {
+  const list = [...new Set((given ?? []).map((s) => s.trim()).filter(Boolean))];
+  const unknown = list.filter((s) => !(s in SCOPES));
+  if (unknown.length)
+    throw new ValidationError(
+      `Unknown scope${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}. The scopes are: ${ALL_SCOPES.join(', ')}.`,
+      unknown.map((s) => ({ field, message: `${s} is not a scope`, code: 'invalid' })),
+    );
+  return list.length ? (list as Scope[]) : [...ALL_SCOPES];
+}
+
 export interface KeyInfo {
   id: string;
   kind: KeyKind;
   name: string;
+  /** What an API key may do (every scope unless it was made with fewer); postcard tokens have none. */
+  scopes: Scope[];
   /** The start of the key, e.g. `plk_7fK2aQ9x`, to tell keys apart. */
   prefix: string;
   created_at: string;
@@ -38,6 +70,7 @@ function info(row: ApiKeyRow): KeyInfo {
     id: row.id,
     kind: row.kind as KeyKind,
     name: row.name,
+    scopes: row.kind !== 'api' ? [] : row.scopes === null ? [...ALL_SCOPES] : (JSON.parse(row.scopes) as Scope[]),
     prefix: row.prefix,
     created_at: row.created_at,
     last_used_at: row.last_used_at,
@@ -54,8 +87,16 @@ export class Keys {
     private readonly clock: Clock,
   ) {}
 
-  /** Makes a key. The returned `secret` is the only time the whole key exists outside the caller. */
-  async create(kind: KeyKind, name: string): Promise<{ secret: string; key: KeyInfo }> {
+  /**
+   * Makes a key. The returned `secret` is the only time the whole key exists outside the caller.
+   * An API key gets `scopes` (parseScopes: all when none are given).
+   */
+  async create(kind: KeyKind, name: string, scopes?: readonly string[]): Promise<{ secret: string; key: KeyInfo }> {
+    const granted = parseScopes(scopes);
+    if (kind !== 'api' && scopes?.length)
+      throw new ValidationError('Only API keys have scopes; a postcard token only sends postcard requests.', [
+        { field: 'scopes', message: 'is for API keys only', code: 'invalid' },
+      ]);
     const clean = name.trim();
     if (!clean || clean.length > 100) {
       throw new ValidationError('A key needs a name of 1 to 100 characters, saying who or what uses it.', [
@@ -73,6 +114,7 @@ export class Keys {
       created_at: iso(now),
       last_used_at: null,
       revoked_at: null,
+      scopes: kind === 'api' && granted.length < ALL_SCOPES.length ? JSON.stringify(granted) : null,
     };
     await this.db.insertInto('api_keys').values(row).execute();
     return { secret, key: info(row) };

@@ -12,6 +12,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { csrfToken, sameToken, type AdminSession } from '../admin';
 import {
   AuthenticationError,
+  ForbiddenError,
   ConflictError,
   PaperlinkError,
   RateLimitError,
@@ -19,7 +20,7 @@ import {
   type ErrorDetail,
 } from '../errors';
 import { isObject } from '../guards';
-import type { KeyKind } from '../keys';
+import { ALL_SCOPES, type KeyKind } from '../keys';
 import { EVENT_TYPES } from '../events';
 import { parsePageQuery } from '../pagination';
 import { LINK_STATUSES } from '../links';
@@ -275,6 +276,8 @@ ${field({ name: 'secret', label: o.hasPassword ? 'API key or operator password' 
             status: 401,
             hasPassword,
           });
+        if (err instanceof ForbiddenError)
+          return signInPage(reply, { next, error: err.message, status: 403, hasPassword });
         throw err;
       }
     });
@@ -678,10 +681,11 @@ ${p.status === 'failed' ? `<div class="notice error" role="alert"><strong>Render
             (
               k,
             ) => `<tr><td><strong>${esc(k.name)}</strong><div class="muted small mono">${esc(k.id)}</div></td><td><code>${esc(k.prefix)}…</code></td><td class="hide-sm">${when(k.created_at)}</td><td>${when(k.last_used_at, 'never')}</td>
+${kind === 'api' ? `<td class="small">${k.scopes.length === ALL_SCOPES.length ? 'all' : k.scopes.map((x) => `<span class="chip">${esc(x)}</span>`).join('')}</td>` : ''}
 <td>${k.revoked_at ? badge('revoked') : actionButton({ action: `/app/settings/credentials/${k.id}/revoke`, label: 'Revoke', csrf, style: 'danger', confirm: `Revoke "${k.name}"? Everything using it stops working at once.` })}</td></tr>`,
           )
           .join('');
-        return `<div class="scroll"><table><thead><tr><th>Name</th><th>Starts with</th><th class="hide-sm">Created</th><th>Last used</th><th><span class="skip">Status</span></th></tr></thead><tbody>${rows || `<tr><td colspan="5" class="muted">None yet.</td></tr>`}</tbody></table></div>
+        return `<div class="scroll"><table><thead><tr><th>Name</th><th>Starts with</th><th class="hide-sm">Created</th><th>Last used</th>${kind === 'api' ? '<th>Scopes</th>' : ''}<th><span class="skip">Status</span></th></tr></thead><tbody>${rows || `<tr><td colspan="${kind === 'api' ? 6 : 5}" class="muted">None yet.</td></tr>`}</tbody></table></div>
 <form method="post" action="/app/settings/credentials" class="row bottom gap-above">${csrfField(csrf)}<input type="hidden" name="kind" value="${kind}">
 ${field({
   name: 'name',

@@ -65,6 +65,37 @@ describe('paperlink keys', () => {
     expect(fs.existsSync(path.join(dir, 'paperlink.lock'))).toBe(false);
   }, 60_000);
 
+  const scopedDir = tempDir();
+  it('makes a key with scopes, lists them, and refuses a scope that does not exist', async () => {
+    const dir = scopedDir;
+    const made = await cli([
+      'keys',
+      'create',
+      '--name',
+      'renders',
+      '--scope',
+      'generate,documents:read',
+      '--data-dir',
+      dir,
+    ]);
+    expect(made.code).toBe(0);
+    expect(made.stderr).toContain('with the scopes generate, documents:read');
+    await cli(['keys', 'create', '--name', 'everything', '--data-dir', dir]);
+    const keys = JSON.parse((await cli(['keys', 'list', '--json', '--data-dir', dir])).stdout) as {
+      name: string;
+      scopes: string[];
+    }[];
+    expect(keys.find((k) => k.name === 'renders')?.scopes).toEqual(['generate', 'documents:read']);
+    expect(keys.find((k) => k.name === 'everything')?.scopes).toContain('admin');
+    const table = (await cli(['keys', 'list', '--data-dir', dir])).stdout;
+    expect(table).toMatch(/renders .*generate,documents:read/);
+    expect(table).toMatch(/everything .* all /);
+    const wrong = await cli(['keys', 'create', '--name', 'x', '--scope', 'documents:reed', '--data-dir', dir]);
+    expect(wrong.code).toBe(2); // as every input the command refuses
+    expect(wrong.stderr).toContain('validation_failed');
+    expect(wrong.stderr).toContain('generate, documents:read, documents:write');
+  });
+
   it('says what is wrong: a missing name, an unknown key', async () => {
     expect((await cli(['keys', 'create', '--data-dir', dataDir])).code).toBe(2);
     const unknown = await cli(['keys', 'revoke', 'plk_nothing', '--data-dir', dataDir]);

@@ -7,7 +7,9 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { NodeHelpers, type ICredentialDataDecryptedObject } from 'n8n-workflow';
+import { Expression, NodeHelpers, type ICredentialDataDecryptedObject } from 'n8n-workflow';
+import { PaperlinkApi } from '../../credentials/PaperlinkApi.credentials';
+import { ALL_SCOPES } from '../../src/keys';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { sign } from '../../src/webhooks/signature';
 import { eventually } from '../support/eventually';
@@ -825,5 +827,35 @@ describe('Postcard Intake Trigger: malformed JSON (issue 23)', () => {
     } finally {
       await trigger.close();
     }
+  });
+});
+
+describe('Paperlink API credential: Test', () => {
+  /** What n8n does when a user clicks Test: the credential's test request, its expressions resolved, authenticated as the nodes are. */
+  async function credentialTest(apiKey: string): Promise<{ status: number; body: { error?: { code: string } } }> {
+    const { request } = new PaperlinkApi().test;
+    // an n8n expression is its text after the leading '='
+    const baseUrl = Expression.resolveWithoutWorkflow(request.baseURL!.replace(/^=/, ''), {
+      $credentials: { baseUrl: `${base}/` },
+    });
+    const url = new URL(`${String(baseUrl)}${request.url}`);
+    for (const [k, v] of Object.entries(request.qs ?? {})) url.searchParams.set(k, String(v));
+    const res = await fetch(url, { headers: { 'X-Service-API-Token': apiKey } });
+    return { status: res.status, body: (await res.json()) as { error?: { code: string } } };
+  }
+
+  it('passes for a key with every scope the nodes use, and names what a narrower key lacks', async () => {
+    expect((await credentialTest(t.key)).status).toBe(200);
+    // the nodes' list is the service's list of scopes
+    const { request } = new PaperlinkApi().test;
+    expect(String(request.qs?.require).split(',')).toEqual(ALL_SCOPES);
+    const narrow = (await t.service.keys.create('api', 'generate only', ['generate'])).secret;
+    const failed = await credentialTest(narrow);
+    expect(failed.status).toBe(403);
+    expect(failed.body.error?.code).toBe('insufficient_scope');
+    expect((failed.body.error as unknown as { details: { code: string }[] }).details).toHaveLength(
+      ALL_SCOPES.length - 1,
+    );
+    expect((await credentialTest('plk_not_a_key_at_all_0000000000')).status).toBe(401);
   });
 });

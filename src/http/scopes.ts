@@ -1,0 +1,66 @@
+/**
+ * The scope each route of the API needs (src/keys SCOPES). One table, so that what a key may do
+ * reads in one place; a /v1 route missing from it needs `admin`, so a new route is closed until
+ * it is given its scope (test/http/scopes.test.ts lists every route against this table).
+ */
+import { ForbiddenError } from '../errors';
+import type { KeyInfo, Scope } from '../keys';
+
+const ROUTES: Record<string, Scope | null> = {
+  // any valid key: who am I, and may I do these
+  'GET /v1/key': null,
+  'POST /v1/generate': 'generate',
+  'GET /v1/documents': 'documents:read',
+  'GET /v1/documents/:id': 'documents:read',
+  'GET /v1/documents/:id/pdf': 'documents:read',
+  'DELETE /v1/documents/:id': 'documents:write',
+  'POST /v1/documents/:id/magic_links': 'links:write',
+  'GET /v1/magic_links': 'links:read',
+  'GET /v1/magic_links/:id': 'links:read',
+  'POST /v1/magic_links/expire': 'links:write',
+  'POST /v1/magic_links/:id/expire': 'links:write',
+  'POST /v1/magic_links/:id/resend': 'links:write',
+  'GET /v1/templates': 'templates:read',
+  'GET /v1/templates/:id': 'templates:read',
+  'POST /v1/templates': 'templates:write',
+  'DELETE /v1/templates/:id': 'templates:write',
+  'GET /v1/postcards': 'postcards:read',
+  'GET /v1/postcards/:id': 'postcards:read',
+  'GET /v1/apps/magic_link': 'admin',
+  'PUT /v1/apps/magic_link': 'admin',
+  'GET /v1/webhooks': 'admin',
+  'POST /v1/webhooks': 'admin',
+  'GET /v1/webhooks/:id': 'admin',
+  'DELETE /v1/webhooks/:id': 'admin',
+  'POST /v1/webhooks/:id/test': 'admin',
+  'GET /v1/webhooks/:id/deliveries': 'admin',
+};
+
+/** The scope a /v1 route needs (`url` as registered, e.g. /v1/documents/:id); null: any valid key. */
+export function scopeOf(method: string, url: string): Scope | null {
+  const m = method === 'HEAD' ? 'GET' : method;
+  const found = ROUTES[`${m} ${url}`];
+  return found === undefined ? 'admin' : found;
+}
+
+/** Whether the table names this route (the route test checks every registered one is named). */
+export function hasScopeEntry(method: string, url: string): boolean {
+  return `${method === 'HEAD' ? 'GET' : method} ${url}` in ROUTES;
+}
+
+/** Throws 403 insufficient_scope when `key` may not do what `scope` names. */
+export function requireScopes(key: KeyInfo, scopes: readonly Scope[]): void {
+  const missing = scopes.filter((s) => !key.scopes.includes(s));
+  if (missing.length)
+    throw new ForbiddenError(
+      `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}. Make a key that has ${missing.length > 1 ? 'them' : 'it'} (paperlink keys create --scope …), or use one that does.`,
+      'insufficient_scope',
+      {
+        details: missing.map((s) => ({
+          field: 'X-Service-API-Token',
+          message: `the key lacks the scope ${s}`,
+          code: 'insufficient_scope',
+        })),
+      },
+    );
+}

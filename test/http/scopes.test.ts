@@ -1,0 +1,100 @@
+/**
+ * Scoped API keys: every /v1 route needs one scope, a key without it gets 403 insufficient_scope
+ * naming it, a key with only it gets past the check, and a key made without scopes can do all.
+ */
+import { registeredRoutes } from '../../src/app';
+import { ALL_SCOPES, type Scope } from '../../src/keys';
+import { hasScopeEntry, scopeOf } from '../../src/http/scopes';
+import { testService, type TestService } from '../support/service';
+
+describe('scoped API keys', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await testService();
+  });
+  afterAll(() => t?.stop());
+
+  const v1Routes = () => (registeredRoutes.get(t.app) ?? []).filter((r) => r.url.startsWith('/v1/'));
+  const keyWith = async (scopes: string[]) =>
+    (await t.service.keys.create('api', `scoped ${scopes.length}`, scopes)).secret;
+  const call = (key: string, method: string, url: string) =>
+    t.app.inject({
+      method: method as 'GET',
+      url: url.replace(/:(\w+)/g, 'x_$1'),
+      headers: { 'x-service-api-token': key, 'content-type': 'application/json' },
+      ...(method === 'GET' || method === 'DELETE' ? {} : { payload: {} }),
+    });
+
+  it('names a scope for every /v1 route the server has', () => {
+    const routes = v1Routes();
+    expect(routes.length).toBeGreaterThan(20);
+    expect(routes.filter((r) => !hasScopeEntry(r.method, r.url))).toEqual([]);
+  });
+
+  it('refuses each route to a key without its scope, naming it, and lets a key with only that scope past', async () => {
+    for (const r of v1Routes()) {
+      const scope = scopeOf(r.method, r.url);
+      if (!scope) continue;
+      const without = await call(await keyWith(ALL_SCOPES.filter((s) => s !== scope)), r.method, r.url);
+      expect({ route: `${r.method} ${r.url}`, status: without.statusCode }).toEqual({
+        route: `${r.method} ${r.url}`,
+        status: 403,
+      });
+      expect(without.json().error).toMatchObject({
+        code: 'insufficient_scope',
+        details: [{ field: 'X-Service-API-Token', code: 'insufficient_scope' }],
+      });
+      expect(without.json().error.details[0].message).toContain(scope);
+      const only = await call(await keyWith([scope]), r.method, r.url);
+      expect({ route: `${r.method} ${r.url}`, refused: [401, 403].includes(only.statusCode) }).toEqual({
+        route: `${r.method} ${r.url}`,
+        refused: false,
+      });
+    }
+  });
+
+  it('gives a key made without scopes every scope, as keys made before scopes', async () => {
+    const all = (await t.service.keys.create('api', 'everything')).key;
+    expect(all.scopes).toEqual(ALL_SCOPES);
+    const me = await t.app.inject({ method: 'GET', url: '/v1/key', headers: { 'x-service-api-token': t.key } });
+    expect(me.json()).toMatchObject({ object: 'api_key', scopes: ALL_SCOPES });
+    for (const r of v1Routes()) expect([401, 403]).not.toContain((await call(t.key, r.method, r.url)).statusCode);
+  });
+
+  it('checks required scopes on GET /v1/key, and refuses unknown scope names', async () => {
+    const key = await keyWith(['generate', 'documents:read']);
+    const ask = (require: string) =>
+      t.app.inject({ method: 'GET', url: `/v1/key?require=${require}`, headers: { 'x-service-api-token': key } });
+    expect((await ask('generate,documents:read')).statusCode).toBe(200);
+    const lacking = await ask('generate,admin,links:write');
+    expect(lacking.statusCode).toBe(403);
+    expect(lacking.json().error.details.map((d: { message: string }) => d.message.split(' ').pop())).toEqual([
+      'admin',
+      'links:write',
+    ] satisfies Scope[]);
+    expect((await ask('generate,everything')).json().error.code).toBe('validation_failed');
+    await expect(t.service.keys.create('api', 'bad', ['documents:reed'])).rejects.toMatchObject({
+      code: 'validation_failed',
+      details: [{ field: 'scopes', code: 'invalid' }],
+    });
+    await expect(t.service.keys.create('postcard', 'token', ['generate'])).rejects.toMatchObject({
+      code: 'validation_failed',
+    });
+  });
+
+  it('lets only a key with admin sign in to the web app', async () => {
+    const signIn = async (secret: string) => {
+      const page = await t.app.inject({ method: 'GET', url: '/app/signin' });
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)![1];
+      const cookie = page.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+      return t.app.inject({
+        method: 'POST',
+        url: '/app/signin',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ secret, _csrf: csrf, next: '/app' }).toString(),
+      });
+    };
+    expect((await signIn(await keyWith(['generate', 'documents:read']))).statusCode).toBe(403);
+    expect((await signIn(await keyWith(['admin']))).statusCode).toBe(303);
+  });
+});
