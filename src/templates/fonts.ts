@@ -65,11 +65,13 @@ interface GlyphRuns {
   glyphs: number;
 }
 /**
- * Glyphs a face's runs may hold (about 8 MB) before they are dropped and laid out again: every
+ * Glyphs a face's runs may hold (about 2 MB) before they are dropped and laid out again: every
  * document with other values adds its own lines (a recipient's name), so a count of lines would
- * let a long-running render thread grow by its lines' lengths.
+ * let a long-running render thread grow by its lines' lengths. A template's own lines are a few
+ * thousand glyphs: laid out again once per some hundred documents, which costs nothing measurable,
+ * where 100,000 glyphs per face held ~20 MB more at the bench's peak with two render threads.
  */
-const MAX_RUN_GLYPHS = 100_000;
+const MAX_RUN_GLYPHS = 20_000;
 const runsOfFace = new WeakMap<FontFace, GlyphRuns>();
 
 function glyphRuns(face: FontFace): GlyphRuns {
