@@ -845,13 +845,17 @@ function regionFor(regions: Region[], pageIndex: number): Region | undefined {
   return found;
 }
 
-/** Lays a header or footer out from `top` down; returns what it draws and where it ends. */
+/**
+ * Lays a header or footer out from `top` down; returns what it draws and where it ends. One that
+ * repeats is page furniture (artifacts in a tagged PDF); a first page's own (`on="first"`, a
+ * letterhead) is read once, as part of the document, before the body (a header) or after it.
+ */
 function placeRegion(t: XmlTemplate, region: Region, top: number, b: Bound): { ops: Op[]; bottom: number } {
   const scratch: PageLayout = { width: t.pageWidth, height: t.pageHeight, ops: [] };
   const width = t.pageWidth - t.margin.left - t.margin.right;
   const flow = new Flow(t, () => ({ left: t.margin.left, width, top, bottom: Infinity }), scratch);
   layoutBlocks(region.blocks, flow, { t, b });
-  for (const op of scratch.ops) op.tag = 'artifact';
+  if (region.on !== 'first') for (const op of scratch.ops) op.tag = 'artifact';
   return { ops: scratch.ops, bottom: flow.y };
 }
 

@@ -97,22 +97,33 @@ describe('tagged PDF', () => {
     expect(split.join(' ')).toBe(long);
   });
 
-  it('tags the letter: its text in reading order, the letterhead and footer as artifacts', async () => {
+  it('tags the letter as the issue asks: letterhead logo, heading and paragraphs in reading order; running heads and footers are artifacts', async () => {
     const s = await example('letter');
     expect(s.marked).toBe(true);
     expect(s.lang).toBe('en');
     const read = s.pages.flatMap((p) => reading(p.tree));
-    expect(read[0]).toMatch(/^P November/);
-    expect(read).toContain('P Dear Dr. Vance,');
-    expect(read.indexOf('P Kind regards,')).toBeLessThan(read.indexOf('P Marta Kowalczyk'));
-    for (const p of s.pages) {
-      expect(p.artifacts.join(' ')).toContain('Northwind Studio');
-      expect(reading(p.tree).join(' ')).not.toContain('Page ');
+    // the first page's letterhead is read once, first; the logo by its alt text
+    expect(read.slice(0, 3)).toEqual(['Figure Northwind Studio', 'P November 22, 2026', 'P Dr. Eleanor Vance']);
+    const at = (line: string) => read.indexOf(line);
+    expect(at('H1 Re: Design proposal for the new visitor centre')).toBeGreaterThan(at('P Director'));
+    expect(at('P Dear Dr. Vance,')).toBeGreaterThan(at('H1 Re: Design proposal for the new visitor centre'));
+    expect(at('P Kind regards,')).toBeGreaterThan(at('P Dear Dr. Vance,'));
+    expect(at('P Marta Kowalczyk')).toBeGreaterThan(at('P Kind regards,'));
+    // the footer on every page and the running head on the second are drawn, not read
+    for (const [i, p] of s.pages.entries()) {
+      expect(p.artifacts.join(' ')).toContain(`Page ${i + 1} of 2`);
+      expect(reading(p.tree).join(' ')).not.toMatch(/Page \d of|410 Harbor Street/);
     }
+    expect(s.pages[1].artifacts.join(' ')).toContain('Northwind Studio · Letter to Dr. Eleanor Vance');
   });
 
   it('gives the invoice table header cells and the postcard picture its alt text', async () => {
     const invoice = await example('invoice');
+    expect(reading(invoice.pages[0].tree).slice(0, 3)).toEqual([
+      'H1 INVOICE',
+      'P No. NW-2026-0142',
+      'Figure Northwind Studio',
+    ]);
     expect(reading(invoice.pages[0].tree).filter((r) => r.startsWith('TH '))).toEqual([
       'TH #',
       'TH Description',
