@@ -161,16 +161,27 @@ http.createServer((req, res) => handle(req, res)).listen(0, '127.0.0.1', functio
 process.on('SIGTERM', () => process.exit(0));
 `;
 
-/** Env for the lean server: Paperlink's database in `dataDir`, and the modules it shares with Paperlink. */
-function leanEnv(dataDir, write, page) {
+/**
+ * Env for the lean server: a copy of Paperlink's database in `dataDir` (taken now, with SQLite's
+ * backup, while ours may run), and the modules it shares with Paperlink. A copy of its own: the
+ * paired rounds stop one server (SIGSTOP) while the other runs, and a server stopped while it held
+ * the shared database's write lock (a heartbeat, a checkpoint) left the other's round without a
+ * single answer.
+ */
+async function leanEnv(dataDir, write, page) {
   const path = require('node:path');
   const dist = path.join(__dirname, '..', 'dist', 'src');
   const { pageHeaders } = require(path.join(dist, 'http', 'headers.js'));
+  const SQLite = require('../dist/src/db/sqlite-module').default;
+  const copy = path.join(dataDir, 'lean.db');
+  const source = new SQLite(path.join(dataDir, 'paperlink.db'));
+  await source.backup(copy);
+  source.close();
   return {
     SQLITE_MODULE: require.resolve(require('../dist/src/db/sqlite-module').sqliteModuleName),
     RULES_MODULE: path.join(dist, 'postcards', 'rules.js'),
     IDS_MODULE: path.join(dist, 'ids.js'),
-    DB_FILE: path.join(dataDir, 'paperlink.db'),
+    DB_FILE: copy,
     WRITE: write,
     PAGE: page ? page.toString('base64') : '',
     PAGE_HEADERS: JSON.stringify(pageHeaders('recipient')),

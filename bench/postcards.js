@@ -62,7 +62,7 @@ async function run(report) {
   const { child, url } = await serve(dataDir);
   const bare = await start(['-e', BARE]);
   const floor = await start(['-e', FLOOR], floorEnv(dataDir, 'postcard'));
-  const lean = await start(['-e', LEAN], leanEnv(dataDir, 'postcard'));
+  const lean = await start(['-e', LEAN], await leanEnv(dataDir, 'postcard'));
   try {
     const load = (target, seconds = SECONDS) =>
       autocannon({
@@ -128,7 +128,7 @@ async function run(report) {
         row('(b) Paperlink accepted postcards', ours, compared.ours.cpuUs),
         row('(c) the floor: bare http + one grouped durable insert, no checks', least),
         row(
-          "(d) lean complete: token, every rule, the template's variables, insert on our database, raw statements, bare http, no rendering",
+          "(d) lean complete: token, every rule, the template's variables, insert on a copy of our database, raw statements, bare http, no rendering",
           leanest,
           compared.baseline.cpuUs,
         ),

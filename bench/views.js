@@ -132,7 +132,7 @@ async function run(report) {
     process.stderr.write(`  the durable floor, ${CONNECTIONS} clients, ${SECONDS} s…\n`);
     await load(`${floor.url}${link}`, {});
     const least = await load(`${floor.url}${link}`, {});
-    lean = await start(['-e', LEAN], leanEnv(dataDir, 'view', page));
+    lean = await start(['-e', LEAN], await leanEnv(dataDir, 'view', page));
     process.stderr.write(
       `  the lean complete view and ours, in turns, ${ROUNDS} rounds of ${ROUND} s each, ${CONNECTIONS} clients…\n`,
     );
@@ -185,7 +185,7 @@ async function run(report) {
           '–',
         ],
         [
-          '(d) lean complete: the same lookups and writes as (b) on our database, raw statements, bare http',
+          '(d) lean complete: the same lookups and writes as (b) on a copy of our database, raw statements, bare http',
           rate(leanest).toFixed(0),
           `${leanest.latency.p50} ms`,
           `${leanest.latency.p99} ms`,
