@@ -36,16 +36,18 @@ const ROUTES: Record<string, Scope | null> = {
   'GET /v1/webhooks/:id/deliveries': 'admin',
 };
 
+/** A route's key in the table: a HEAD is its GET. */
+const routeKey = (method: string, url: string) => `${method === 'HEAD' ? 'GET' : method} ${url}`;
+
 /** The scope a /v1 route needs (`url` as registered, e.g. /v1/documents/:id); null: any valid key. */
 export function scopeOf(method: string, url: string): Scope | null {
-  const m = method === 'HEAD' ? 'GET' : method;
-  const found = ROUTES[`${m} ${url}`];
+  const found = ROUTES[routeKey(method, url)];
   return found === undefined ? 'admin' : found;
 }
 
 /** Whether the table names this route (the route test checks every registered one is named). */
 export function hasScopeEntry(method: string, url: string): boolean {
-  return `${method === 'HEAD' ? 'GET' : method} ${url}` in ROUTES;
+  return routeKey(method, url) in ROUTES;
 }
 
 /** Throws 403 insufficient_scope when `key` may not do what `scope` names. */

@@ -104,7 +104,6 @@ export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promis
   for (const layout of pages) {
     const page = doc.addPage([layout.width, layout.height]);
     const marks = structure?.page(page.ref);
-    // the tag whose marked-content sequence is open: text objects (BT…ET) nest inside it
     const H = layout.height;
     const fontKeys = new Map<PDFFont, PDFName>();
     // consecutive text ops share one text object: the font, size and colour are set when they change,
@@ -123,6 +122,7 @@ export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promis
       if (text) page.pushOperators(endTextOp(), popGraphicsState());
       text = undefined;
     };
+    // the tag whose marked-content sequence is open: text objects (BT…ET) nest inside it
     let open: Tag | undefined;
     const enter = (tag: Tag) => {
       if (tag === open) return;

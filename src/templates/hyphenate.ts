@@ -9,7 +9,8 @@ import path from 'node:path';
 /** The offsets (UTF-16) inside `word` where it may break with a hyphen added; ascending. */
 export type Hyphenate = (word: string) => number[];
 
-const SOFT_HYPHEN = '\u00ad';
+/** U+00AD: where a word may break; drawn only when it breaks there. */
+export const SOFT_HYPHEN = '\u00ad';
 // one folder per language the package knows: `en` (American), `en-gb`, `de` (1996 spelling), `de-ch-1901`…
 const languagesDir = path.dirname(require.resolve('hyphen/package.json'));
 /** Answers kept per language before they are dropped: a word is ~100 bytes. */

@@ -657,6 +657,7 @@ function layoutTable(table: Table, flow: Flow, ctx: Ctx): void {
   const widths = columnWidths(table, flow.area.width);
   const left = flow.area.left;
   const tableTag: StructElem = { role: 'Table' };
+  const hyphenate = ctx.t.hyphenate ? hyphenationFor(ctx.t.lang) : undefined;
   const boxes = (nodes: RowNode[], header: boolean): RowBox[] => {
     const out: RowBox[] = [];
     expand(nodes, ctx.b, (row, b) => {
@@ -674,14 +675,7 @@ function layoutTable(table: Table, flow: Flow, ctx: Ctx): void {
           tag: { role: header ? 'TH' : 'TD', parent: tr },
           x,
           width: w,
-          lines: breakLines(
-            frags,
-            inner,
-            ctx.t.fonts,
-            table.lineHeight,
-            firstStyle(cell.inlines),
-            ctx.t.hyphenate ? hyphenationFor(ctx.t.lang) : undefined,
-          ),
+          lines: breakLines(frags, inner, ctx.t.fonts, table.lineHeight, firstStyle(cell.inlines), hyphenate),
           align,
         };
         x += w;

@@ -7,7 +7,7 @@
  */
 import { SourceLocation, UnsupportedCharacterError } from '../errors';
 import { FontFace, FontSet, hasGlyph, measure } from './fonts';
-import type { Hyphenate } from './hyphenate';
+import { SOFT_HYPHEN, type Hyphenate } from './hyphenate';
 import type { Align, TextStyle } from './model';
 
 /** Where a piece of text came from, for error messages. */
@@ -220,7 +220,6 @@ export function breakLines(
   return lines;
 }
 
-const SOFT_HYPHEN = '\u00ad';
 const HYPHEN = 0x2d;
 
 /**

@@ -63,7 +63,8 @@ export interface PdfRead {
   info: Record<string, unknown>;
 }
 
-export async function readPdf(bytes: Uint8Array): Promise<PdfRead> {
+/** pdf.js and the document it opened from `bytes`, as a viewer opens it. */
+async function openPdf(bytes: Uint8Array) {
   const lib = await load();
   const doc = await lib.getDocument({
     data: new Uint8Array(bytes),
@@ -71,6 +72,11 @@ export async function readPdf(bytes: Uint8Array): Promise<PdfRead> {
     verbosity: 0,
     isEvalSupported: false,
   }).promise;
+  return { lib, doc };
+}
+
+export async function readPdf(bytes: Uint8Array): Promise<PdfRead> {
+  const { lib, doc } = await openPdf(bytes);
   const pages: PdfPage[] = [];
   for (let n = 1; n <= doc.numPages; n++) {
     const page = await doc.getPage(n);
@@ -208,13 +214,7 @@ export interface PdfStructure {
 
 /** The structure a screen reader gets from a PDF: pdf.js's structure tree, joined to the text of each marked-content id. */
 export async function readStructure(bytes: Uint8Array): Promise<PdfStructure> {
-  const lib = await load();
-  const doc = await lib.getDocument({
-    data: new Uint8Array(bytes),
-    standardFontDataUrl,
-    verbosity: 0,
-    isEvalSupported: false,
-  }).promise;
+  const { doc } = await openPdf(bytes);
   try {
     const marked = Boolean((await doc.getMarkInfo())?.Marked);
     const info = (await doc.getMetadata()).info as { Language?: string };
