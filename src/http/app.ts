@@ -3,8 +3,14 @@
  * answer. Every failure leaves through the one error handler, in the one error shape.
  */
 import cookie from '@fastify/cookie';
-import multipart from '@fastify/multipart';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyServerOptions,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { Service } from '../service';
 import { AuthenticationError, ValidationError } from '../errors';
 import { parseScopes, type KeyInfo } from '../keys';
@@ -12,7 +18,7 @@ import { isObject } from '../guards';
 import { renderIdFor } from '../idempotency';
 import { parsePageQuery } from '../pagination';
 import { errorAnswer, errorBody, errorHandler, isPagePath, requireJson, sendError, type ErrorBody } from './errors';
-import { readMultipart } from './multipart';
+import { acceptMultipart, readMultipart } from './multipart';
 import { registerAssets } from './assets';
 import { contentDisposition } from './headers';
 import { redactUrl, registerLinkRoutes } from './links';
@@ -67,6 +73,8 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
             },
           },
     genReqId: () => `req_${Math.random().toString(36).slice(2, 12)}`,
+    childLoggerFactory: (parent, bindings, opts) =>
+      new LazyChildLogger(parent, bindings, opts) as unknown as FastifyBaseLogger,
     requestIdHeader: false,
     // what the router refuses (a broken %-escape, an over-long id) gets the one error shape too, and
     // under /v1 only after the key was checked: without a key, every /v1 answer is a 401
@@ -151,7 +159,6 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
     }
     done(null, form);
   });
-  await app.register(multipart, { limits: { fileSize: config.bodyLimit, files: 50, fields: 20 } });
   await app.register(cookie);
 
   // one hook for every request, and a synchronous one: most requests need none of it but the id
@@ -244,66 +251,72 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
     return reply.status(r.status).send(r.body);
   });
 
-  app.post('/v1/templates', async (req, reply) => {
-    const query = req.query as Record<string, string | undefined>;
-    let created;
-    if (req.isMultipart()) {
-      let source: Buffer | undefined;
-      const upload = await readMultipart(req);
-      const name: string | undefined = upload.fields.name;
-      const assets = new Map<string, Uint8Array>();
-      for (const file of upload.files) {
-        if (file.field === 'file' || file.field === 'template') source = file.bytes;
-        else {
-          // an asset is found by its form field name (e.g. -F "images/logo.png=@logo.png") or its file name
-          assets.set(file.field, file.bytes);
-          if (file.filename) assets.set(file.filename, file.bytes);
+  // the one API route that takes multipart (uploads); src/http/multipart.ts says why it is scoped
+  await app.register(async (scope) => {
+    await acceptMultipart(scope, config.bodyLimit);
+    scope.post('/v1/templates', async (req, reply) => {
+      const query = req.query as Record<string, string | undefined>;
+      let created;
+      if (req.isMultipart()) {
+        let source: Buffer | undefined;
+        const upload = await readMultipart(req);
+        const name: string | undefined = upload.fields.name;
+        const assets = new Map<string, Uint8Array>();
+        for (const file of upload.files) {
+          if (file.field === 'file' || file.field === 'template') source = file.bytes;
+          else {
+            // an asset is found by its form field name (e.g. -F "images/logo.png=@logo.png") or its file name
+            assets.set(file.field, file.bytes);
+            if (file.filename) assets.set(file.filename, file.bytes);
+          }
         }
+        if (!source)
+          throw new ValidationError(
+            'Upload the template as the form field "file" (an XML file or a fillable PDF); other files are its assets.',
+            [{ field: 'file', message: 'is required', code: 'required' }],
+          );
+        created = await service.templates.create({
+          source,
+          name: name ?? query.name,
+          assets: async (p) => assets.get(p),
+        });
+      } else if (Buffer.isBuffer(req.body)) {
+        created = await service.templates.create({ source: new Uint8Array(req.body), name: query.name });
+      } else {
+        requireJson(req);
+        const body = (req.body ?? {}) as Record<string, unknown>;
+        const fields = ['source', 'source_base64'].filter((f) => typeof body[f] === 'string');
+        if (fields.length !== 1) {
+          throw new ValidationError(
+            'Give the template as "source" (XML text) or "source_base64" (an XML file or a fillable PDF, base64), exactly one.',
+            [{ field: 'source', message: 'give exactly one of source or source_base64', code: 'required' }],
+          );
+        }
+        if (body.name !== undefined && typeof body.name !== 'string')
+          throw new ValidationError('name must be text.', [
+            { field: 'name', message: 'must be a string', code: 'type' },
+          ]);
+        // the images and fonts an XML template names, by the path it names them with: { "images/logo.png": "<base64>" }
+        const assets = body.assets === undefined ? {} : body.assets;
+        if (!isObject(assets) || Object.values(assets).some((v) => typeof v !== 'string')) {
+          throw new ValidationError(
+            'assets maps each path the template names (e.g. "images/logo.png") to the file as base64.',
+            [{ field: 'assets', message: 'must be an object of base64 strings', code: 'type' }],
+          );
+        }
+        const source =
+          typeof body.source === 'string'
+            ? body.source
+            : new Uint8Array(Buffer.from(body.source_base64 as string, 'base64'));
+        created = await service.templates.create({
+          source,
+          name: body.name as string | undefined,
+          assets: async (p) =>
+            Object.hasOwn(assets, p) ? new Uint8Array(Buffer.from(assets[p] as string, 'base64')) : undefined,
+        });
       }
-      if (!source)
-        throw new ValidationError(
-          'Upload the template as the form field "file" (an XML file or a fillable PDF); other files are its assets.',
-          [{ field: 'file', message: 'is required', code: 'required' }],
-        );
-      created = await service.templates.create({
-        source,
-        name: name ?? query.name,
-        assets: async (p) => assets.get(p),
-      });
-    } else if (Buffer.isBuffer(req.body)) {
-      created = await service.templates.create({ source: new Uint8Array(req.body), name: query.name });
-    } else {
-      requireJson(req);
-      const body = (req.body ?? {}) as Record<string, unknown>;
-      const fields = ['source', 'source_base64'].filter((f) => typeof body[f] === 'string');
-      if (fields.length !== 1) {
-        throw new ValidationError(
-          'Give the template as "source" (XML text) or "source_base64" (an XML file or a fillable PDF, base64), exactly one.',
-          [{ field: 'source', message: 'give exactly one of source or source_base64', code: 'required' }],
-        );
-      }
-      if (body.name !== undefined && typeof body.name !== 'string')
-        throw new ValidationError('name must be text.', [{ field: 'name', message: 'must be a string', code: 'type' }]);
-      // the images and fonts an XML template names, by the path it names them with: { "images/logo.png": "<base64>" }
-      const assets = body.assets === undefined ? {} : body.assets;
-      if (!isObject(assets) || Object.values(assets).some((v) => typeof v !== 'string')) {
-        throw new ValidationError(
-          'assets maps each path the template names (e.g. "images/logo.png") to the file as base64.',
-          [{ field: 'assets', message: 'must be an object of base64 strings', code: 'type' }],
-        );
-      }
-      const source =
-        typeof body.source === 'string'
-          ? body.source
-          : new Uint8Array(Buffer.from(body.source_base64 as string, 'base64'));
-      created = await service.templates.create({
-        source,
-        name: body.name as string | undefined,
-        assets: async (p) =>
-          Object.hasOwn(assets, p) ? new Uint8Array(Buffer.from(assets[p] as string, 'base64')) : undefined,
-      });
-    }
-    return reply.status(201).send(created);
+      return reply.status(201).send(created);
+    });
   });
   app.get('/v1/templates', async (req) => service.templates.list(parsePageQuery(req.query as Record<string, unknown>)));
   app.get('/v1/templates/:id', async (req) => service.templates.get((req.params as { id: string }).id));
@@ -341,4 +354,54 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
   registerPostcardRoutes(app, service);
   registerWebhookRoutes(app, service);
   return app;
+}
+
+/** pino's levels (a logger at `warn` logs warn, error and fatal). */
+const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
+type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+
+/**
+ * A request's logger, made only when the request logs something its level lets through: most
+ * requests log nothing, and making pino's child logger (its bindings serialised) for each of them
+ * costs a Magic Link view about a microsecond.
+ */
+class LazyChildLogger {
+  private made?: FastifyBaseLogger;
+  constructor(
+    private readonly parent: FastifyBaseLogger,
+    private readonly bindings: Parameters<FastifyBaseLogger['child']>[0],
+    private readonly opts: Parameters<FastifyBaseLogger['child']>[1],
+  ) {}
+  private get real(): FastifyBaseLogger {
+    return (this.made ??= this.parent.child(this.bindings, this.opts));
+  }
+  private log(level: Level, args: unknown[]): void {
+    if (LEVELS[level] >= (LEVELS[this.parent.level] ?? Infinity))
+      (this.real[level] as (...a: unknown[]) => void)(...args);
+  }
+  get level(): string {
+    return this.parent.level;
+  }
+  fatal(...args: unknown[]): void {
+    this.log('fatal', args);
+  }
+  error(...args: unknown[]): void {
+    this.log('error', args);
+  }
+  warn(...args: unknown[]): void {
+    this.log('warn', args);
+  }
+  info(...args: unknown[]): void {
+    this.log('info', args);
+  }
+  debug(...args: unknown[]): void {
+    this.log('debug', args);
+  }
+  trace(...args: unknown[]): void {
+    this.log('trace', args);
+  }
+  silent(): void {}
+  child(...args: Parameters<FastifyBaseLogger['child']>): FastifyBaseLogger {
+    return this.real.child(...args);
+  }
 }
