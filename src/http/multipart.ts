@@ -1,5 +1,6 @@
 /** Reading multipart/form-data bodies (template uploads in the API and the web app), broken ones included. */
-import type { FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { MalformedRequestError, PaperlinkError } from '../errors';
 
 export interface Upload {
@@ -16,6 +17,16 @@ const TOO_LARGE = new Set([
   'FST_FIELDS_LIMIT',
   'FST_ERR_CTP_BODY_TOO_LARGE',
 ]);
+
+/**
+ * Lets the routes of `scope` (and only those) take multipart/form-data. The plugin adds a hook
+ * before and after every request of the scope it is registered in (temporary files we never
+ * make); registered at the root, every Magic Link view and postcard would pay for them. A
+ * multipart body sent to any other route is 415 unsupported_media_type.
+ */
+export async function acceptMultipart(scope: FastifyInstance, bodyLimit: number): Promise<void> {
+  await scope.register(multipart, { limits: { fileSize: bodyLimit, files: 50, fields: 20 } });
+}
 
 /**
  * Every part of a multipart body. A body that is not well-formed multipart (no boundary, a part

@@ -30,7 +30,7 @@ import { STATUSES } from '../postcards';
 import type { Service } from '../service';
 import { errorAnswer } from '../http/errors';
 import { contentDisposition, pageHeaders } from '../http/headers';
-import { readMultipart } from '../http/multipart';
+import { acceptMultipart, readMultipart } from '../http/multipart';
 import { all, fieldErrors, formLabel, formMessage, linkFieldset, linkSettingsFrom, one, type Form } from './forms';
 import {
   actionButton,
@@ -128,6 +128,7 @@ export function webApp(service: Service) {
     `${(await service.apps.magicLink.get())?.public_url ?? service.config.publicUrl}${service.config.postcardPath}`;
 
   return async function routes(web: FastifyInstance): Promise<void> {
+    await acceptMultipart(web, service.config.bodyLimit);
     web.addHook('onSend', async (_req, reply) => {
       void reply.headers(pageHeaders('operator'));
     });

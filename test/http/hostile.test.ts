@@ -40,6 +40,22 @@ describe('hostile requests', () => {
     expect(res.json().error.code).toBe('malformed_multipart');
   });
 
+  it.each([
+    ['POST', '/v1/generate'],
+    ['POST', '/postcards'],
+    ['POST', '/v1/webhooks'],
+  ])('answers a multipart body to %s %s, which takes none, 415 in the error shape', async (method, url) => {
+    const res = await t.app.inject({
+      method: method as 'POST',
+      url,
+      headers: { ...auth(), 'content-type': 'multipart/form-data; boundary=XYZ' },
+      payload: '--XYZ\r\nContent-Disposition: form-data; name="template_id"\r\n\r\ntmpl_example_letter\r\n--XYZ--\r\n',
+    });
+    expect(res.statusCode).toBe(415);
+    shape(res.json());
+    expect(res.json().error.code).toBe('unsupported_media_type');
+  });
+
   it('answers a PDF template with no catalog as template_invalid', async () => {
     const res = await t.app.inject({
       method: 'POST',
