@@ -4,7 +4,7 @@
  * with pdf.js in the browser.
  */
 import type { MagicLinkApp } from '../links/app';
-import { html } from '../mail';
+import { Html, html, htmlPage, raw } from '../html';
 import { VIEW_MS } from '../links';
 
 export interface Brand {
@@ -21,18 +21,8 @@ export function brandOf(app: MagicLinkApp | undefined): Brand {
     : DEFAULT_BRAND;
 }
 
-function page(brand: Brand, title: string, body: string, extraHead = ''): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex">
-<title>${html(title)} · ${html(brand.organization_name)}</title>
-<style>
-  :root { --accent: ${brand.accent_color}; color-scheme: light; }
-  * { box-sizing: border-box; }
+// the recipient pages' own styles; the accent colour is the brand's
+const STYLE = raw(`  * { box-sizing: border-box; }
   body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1a1a1a; background: #f4f5f7; }
   header { display: flex; align-items: center; gap: 12px; padding: 14px 20px; background: #fff; border-bottom: 1px solid #e3e5e8; }
   header img { max-height: 32px; }
@@ -50,17 +40,22 @@ function page(brand: Brand, title: string, body: string, extraHead = ''): string
   .error { color: #b00020; font-weight: 600; }
   .muted { color: #5f6368; font-size: .9rem; }
   .toolbar { display: flex; justify-content: space-between; align-items: center; gap: 12px; flex-wrap: wrap; margin-bottom: 16px; }
-  #pages canvas { display: block; width: 100%; height: auto; margin: 0 auto 16px; background: #fff; box-shadow: 0 1px 4px rgba(0,0,0,.15); }
-</style>
-${extraHead}
-</head>
-<body>
-<header>${brand.logo_url ? `<img src="${html(brand.logo_url)}" alt="">` : ''}<span>${html(brand.organization_name)}</span></header>
-<main${extraHead ? ' class="wide"' : ''}>
+  #pages canvas { display: block; width: 100%; height: auto; margin: 0 auto 16px; background: #fff; box-shadow: 0 1px 4px rgba(0,0,0,.15); }`);
+
+function page(brand: Brand, title: string, body: Html, script?: Html): string {
+  return htmlPage({
+    title: `${title} · ${brand.organization_name}`,
+    noReferrer: true,
+    head: html`<style>
+          :root { --accent: ${brand.accent_color}; color-scheme: light; }
+        ${STYLE}
+      </style>
+      ${script}`,
+    body: html`<header>${brand.logo_url ? html`<img src="${brand.logo_url}" alt="" />` : ''}<span>${brand.organization_name}</span></header>
+<main${script ? raw(' class="wide"') : ''}>
 ${body}
-</main>
-</body>
-</html>`;
+</main>`,
+  }).text;
 }
 
 /** The same page for unknown, expired and revoked links, so it says nothing about which. */
@@ -68,7 +63,13 @@ export function unavailablePage(brand: Brand = DEFAULT_BRAND): string {
   return page(
     brand,
     'Link not available',
-    `<div class="card" role="alert"><h1>This link is no longer available</h1><p>It may have expired, been used up, or been withdrawn. Ask the person who shared the document to send you a new link.</p></div>`,
+    html`<div class="card" role="alert">
+      <h1>This link is no longer available</h1>
+      <p>
+        It may have expired, been used up, or been withdrawn. Ask the person who shared the document to send you a new
+        link.
+      </p>
+    </div>`,
   );
 }
 
@@ -83,38 +84,62 @@ export function signInPage(o: {
   codeSent?: boolean;
   viewsLeft?: number | null;
 }): string {
-  const error = o.error ? `<p class="error" role="alert">${html(o.error)}</p>` : '';
+  const error = o.error && html`<p class="error" role="alert">${o.error}</p>`;
   // said before the view is used: what opening it costs
   const cost =
-    o.viewsLeft == null
-      ? ''
-      : `<p class="muted" id="views">Seeing it uses 1 of the ${o.viewsLeft} view${o.viewsLeft === 1 ? '' : 's'} left; reloading within ${VIEW_MS / 60_000} minutes is the same view.</p>`;
-  let body: string;
+    o.viewsLeft != null &&
+    html`<p class="muted" id="views">
+      Seeing it uses 1 of the ${o.viewsLeft} view${o.viewsLeft === 1 ? '' : 's'} left; reloading within
+      ${VIEW_MS / 60_000} minutes is the same view.
+    </p>`;
+  let body: Html;
   if (o.authType === 'social') {
-    const buttons = o.providers
-      .map(
-        (p) =>
-          `<form method="post" action="${html(o.action)}/signin/${html(p.id)}"><button type="submit">Sign in with ${html(p.name)}</button></form>`,
-      )
-      .join('');
-    body = `<p>To see it, sign in as <strong>${html(o.maskedEmail)}</strong>.</p>${error}${buttons || '<p class="error">No sign-in provider is set up. Ask the sender for help.</p>'}`;
+    const buttons = o.providers.map(
+      (p) =>
+        html`<form method="post" action="${o.action}/signin/${p.id}">
+          <button type="submit">Sign in with ${p.name}</button>
+        </form>`,
+    );
+    body = html`<p>To see it, sign in as <strong>${o.maskedEmail}</strong>.</p>
+      ${error}${buttons.length ? buttons : html`<p class="error">No sign-in provider is set up. Ask the sender for help.</p>`}`;
   } else if (o.codeSent) {
-    body = `<p>We e-mailed a 6-digit code to <strong>${html(o.maskedEmail)}</strong>. It works for 10 minutes.</p>${error}
-<form method="post" action="${html(o.action)}/verify">
-<label for="code">Code</label>
-<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus aria-describedby="code-help">
-<p id="code-help" class="muted">Six digits, from the e-mail.</p>
-<button type="submit">Show the document</button>
-</form>
-<form method="post" action="${html(o.action)}/code"><button type="submit" class="secondary">Send a new code</button></form>`;
+    body = html`<p>We e-mailed a 6-digit code to <strong>${o.maskedEmail}</strong>. It works for 10 minutes.</p>
+      ${error}
+      <form method="post" action="${o.action}/verify">
+        <label for="code">Code</label>
+        <input
+          id="code"
+          name="code"
+          type="text"
+          inputmode="numeric"
+          autocomplete="one-time-code"
+          pattern="[0-9]{6}"
+          maxlength="6"
+          required
+          autofocus
+          aria-describedby="code-help"
+        />
+        <p id="code-help" class="muted">Six digits, from the e-mail.</p>
+        <button type="submit">Show the document</button>
+      </form>
+      <form method="post" action="${o.action}/code">
+        <button type="submit" class="secondary">Send a new code</button>
+      </form>`;
   } else {
-    body = `<p>To see it, confirm you can read e-mail sent to <strong>${html(o.maskedEmail)}</strong>: we send a 6-digit code there.</p>${error}
-<form method="post" action="${html(o.action)}/code"><button type="submit">E-mail me a code</button></form>`;
+    body = html`<p>
+        To see it, confirm you can read e-mail sent to <strong>${o.maskedEmail}</strong>: we send a 6-digit code there.
+      </p>
+      ${error}
+      <form method="post" action="${o.action}/code"><button type="submit">E-mail me a code</button></form>`;
   }
   return page(
     o.brand,
     o.documentName,
-    `<div class="card"><h1>${html(o.documentName)}</h1><p>Someone at ${html(o.brand.organization_name)} shared this document with you.</p>${cost}${body}</div>`,
+    html`<div class="card">
+      <h1>${o.documentName}</h1>
+      <p>Someone at ${o.brand.organization_name} shared this document with you.</p>
+      ${cost}${body}
+    </div>`,
   );
 }
 
@@ -124,13 +149,16 @@ export function messagePage(
   message: string,
   action?: { url: string; label: string },
 ): string {
-  const button = action
-    ? `<form method="post" action="${html(action.url)}"><button type="submit">${html(action.label)}</button></form>`
-    : '';
+  const button =
+    action && html`<form method="post" action="${action.url}"><button type="submit">${action.label}</button></form>`;
   return page(
     brand,
     title,
-    `<div class="card" role="alert"><h1>${html(title)}</h1><p>${html(message)}</p>${button}</div>`,
+    html`<div class="card" role="alert">
+      <h1>${title}</h1>
+      <p>${message}</p>
+      ${button}
+    </div>`,
   );
 }
 
@@ -151,7 +179,11 @@ export function errorPage(status: number, error: { code: string; message: string
   return page(
     DEFAULT_BRAND,
     title,
-    `<div class="card" role="alert"><h1>${html(title)}</h1><p>${html(error.message)}</p><p class="muted">${html(reference)} Go back and try again, or open the link from the e-mail again.</p></div>`,
+    html`<div class="card" role="alert">
+      <h1>${title}</h1>
+      <p>${error.message}</p>
+      <p class="muted">${reference} Go back and try again, or open the link from the e-mail again.</p>
+    </div>`,
   );
 }
 
@@ -164,27 +196,34 @@ export function viewerPage(o: {
   expiresAt: string | null;
 }): string {
   const minutes = VIEW_MS / 60_000;
-  // HTML: the time is a <time> the page's script shows in the reader's zone
+  // the time is a <time> the page's script shows in the reader's zone
   const limits = [
-    o.maxViews === null
-      ? ''
-      : html(
-          `View ${o.viewsUsed} of ${o.maxViews}${o.viewsUsed >= o.maxViews ? ' (the last)' : ''}; reloading within ${minutes} minutes is the same view`,
-        ),
-    o.expiresAt
-      ? `available until <time datetime="${html(o.expiresAt)}">${html(o.expiresAt.replace('T', ' ').slice(0, 16))} UTC</time>`
-      : '',
-  ]
-    .filter(Boolean)
-    .join(' · ');
-  const script = '<script type="module" src="/assets/viewer.js"></script>';
+    o.maxViews !== null &&
+      html`View ${o.viewsUsed} of ${o.maxViews}${o.viewsUsed >= o.maxViews ? ' (the last)' : ''}; reloading within
+      ${minutes} minutes is the same view`,
+    o.expiresAt &&
+      html`available until <time datetime="${o.expiresAt}">${o.expiresAt.replace('T', ' ').slice(0, 16)} UTC</time>`,
+  ].filter((x): x is Html => x instanceof Html);
+  const shown = limits.flatMap((l, i) => (i ? [SEPARATOR, l] : [l]));
   return page(
     o.brand,
     o.documentName,
-    `<div class="toolbar"><div><h1>${html(o.documentName)}</h1><p class="muted">${limits}${limits ? ' · ' : ''}<span id="status" aria-live="polite">Loading…</span></p></div><a class="button" href="${html(o.pdfUrl)}?download=1" download>Download PDF</a></div><div id="pages" data-pdf="${html(o.pdfUrl)}"></div>`,
-    script,
+    html`<div class="toolbar">
+        <div>
+          <h1>${o.documentName}</h1>
+          <p class="muted">
+            ${shown}${limits.length ? SEPARATOR : ''}<span id="status" aria-live="polite">Loading…</span>
+          </p>
+        </div>
+        <a class="button" href="${o.pdfUrl}?download=1" download>Download PDF</a>
+      </div>
+      <div id="pages" data-pdf="${o.pdfUrl}"></div>`,
+    VIEWER_SCRIPT,
   );
 }
+
+const SEPARATOR = raw(' · ');
+const VIEWER_SCRIPT = raw('<script type="module" src="/assets/viewer.js"></script>');
 
 /** a***@example.com: enough to recognise one's address, not enough to harvest it. */
 export function maskEmail(email: string): string {

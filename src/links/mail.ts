@@ -5,7 +5,7 @@
  * since mail programs block `data:` images.
  */
 import type { Message } from '../mail';
-import { html } from '../mail';
+import { html, type Html } from '../html';
 import { DATA_IMAGE, type MagicLinkApp } from './app';
 
 const LOGO_CID = 'logo@paperlink';
@@ -19,11 +19,10 @@ export function senderOf(app: MagicLinkApp): string {
 }
 
 /** The logo as the HTML shows it, and the inline image it needs. */
-function logo(app: MagicLinkApp): { img: string; inline: NonNullable<Message['inline']> } {
+function logo(app: MagicLinkApp): { img: Html | ''; inline: NonNullable<Message['inline']> } {
   if (!app.logo_url) return { img: '', inline: [] };
   const data = DATA_IMAGE.exec(app.logo_url);
-  const tag = (src: string) =>
-    `<img src="${html(src)}" alt="${html(app.organization_name)}" style="max-height:48px"><br>`;
+  const tag = (src: string) => html`<img src="${src}" alt="${app.organization_name}" style="max-height:48px" /><br />`;
   if (!data) return { img: tag(app.logo_url), inline: [] };
   const ext = data[2] === 'svg+xml' ? 'svg' : data[2] === 'jpeg' ? 'jpg' : 'png';
   return {
@@ -32,19 +31,21 @@ function logo(app: MagicLinkApp): { img: string; inline: NonNullable<Message['in
   };
 }
 
-function footer(app: MagicLinkApp, to: string, why: string): { text: string; html: string } {
+function footer(app: MagicLinkApp, to: string, why: string): { text: string; html: Html } {
   const lines = [
     `Sent by ${senderOf(app)} through Paperlink, to ${to}, because ${why}.`,
     `Questions? Reply to this e-mail or write to ${app.sender_email}.`,
   ];
   return {
     text: `\n--\n${lines.join('\n')}\n`,
-    html: `<hr style="border:none;border-top:1px solid #ddd;margin:24px 0 12px"><p style="color:#777;font-size:12px">${lines.map(html).join('<br>')}</p>`,
+    html: html`<hr style="border:none;border-top:1px solid #ddd;margin:24px 0 12px" />
+      <p style="color:#777;font-size:12px">${lines[0]}<br />${lines[1]}</p>`,
   };
 }
 
-function wrap(body: string): string {
-  return `<div style="font-family:system-ui,sans-serif;max-width:520px;margin:auto;color:#1a1a1a">${body}</div>`;
+function wrap(body: Html): string {
+  return html`<div style="font-family:system-ui,sans-serif;max-width:520px;margin:auto;color:#1a1a1a">${body}</div>`
+    .text;
 }
 
 export function linkMessage(
@@ -54,7 +55,11 @@ export function linkMessage(
   const who = senderOf(app);
   const mark = logo(app);
   const foot = footer(app, o.to, `${app.organization_name} shared a document with this address`);
-  const button = `<a href="${html(o.url)}" style="display:inline-block;padding:12px 20px;border-radius:6px;background:${app.accent_color};color:#fff;text-decoration:none;font-weight:600">Open the document</a>`;
+  const button = html`<a
+    href="${o.url}"
+    style="display:inline-block;padding:12px 20px;border-radius:6px;background:${app.accent_color};color:#fff;text-decoration:none;font-weight:600"
+    >Open the document</a
+  >`;
   return {
     to: o.to,
     from: { name: app.organization_name, address: app.sender_email },
@@ -62,7 +67,14 @@ export function linkMessage(
     subject: `${who} shared "${o.documentName}" with you`,
     text: `${who} shared the document "${o.documentName}" with you.\n\nOpen it here:\n${o.url}\n\n${o.limits} You will be asked to confirm ${o.confirm}.\n${foot.text}`,
     html: wrap(
-      `${mark.img}<p>${html(who)} shared the document <strong>${html(o.documentName)}</strong> with you.</p><p>${button}</p><p style="color:#555">${html(o.limits)} You will be asked to confirm ${html(o.confirm)}.</p><p style="color:#777;font-size:12px">If the button does not work, paste this address into your browser:<br>${html(o.url)}</p>${foot.html}`,
+      html`${mark.img}
+        <p>${who} shared the document <strong>${o.documentName}</strong> with you.</p>
+        <p>${button}</p>
+        <p style="color:#555">${o.limits} You will be asked to confirm ${o.confirm}.</p>
+        <p style="color:#777;font-size:12px">
+          If the button does not work, paste this address into your browser:<br />${o.url}
+        </p>
+        ${foot.html}`,
     ),
     inline: mark.inline,
   };
@@ -83,7 +95,11 @@ export function codeMessage(
     subject: `Your code for "${o.documentName}"`,
     text: `Your code is ${o.code}\n\nType it on the page you opened to see "${o.documentName}". ${ignore}\n${foot.text}`,
     html: wrap(
-      `${mark.img}<p>Your code for <strong>${html(o.documentName)}</strong> is</p><p style="font-size:28px;letter-spacing:6px;font-weight:700">${o.code}</p><p style="color:#555">${html(ignore)}</p>${foot.html}`,
+      html`${mark.img}
+        <p>Your code for <strong>${o.documentName}</strong> is</p>
+        <p style="font-size:28px;letter-spacing:6px;font-weight:700">${o.code}</p>
+        <p style="color:#555">${ignore}</p>
+        ${foot.html}`,
     ),
     inline: mark.inline,
   };

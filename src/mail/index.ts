@@ -82,8 +82,3 @@ export function createMailer(options: {
     close: () => transport.close(),
   };
 }
-
-/** Escapes text for HTML. */
-export function html(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}

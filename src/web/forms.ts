@@ -4,7 +4,7 @@
  * the HTTP API, so the rules and the messages are the API's.
  */
 import type { ErrorDetail } from '../errors';
-import { field, radios, select } from './html';
+import { field, html, radios, raw, select, type Html } from './html';
 
 export type Form = Record<string, string | string[] | undefined>;
 
@@ -146,48 +146,51 @@ export function linkFieldset(
   errors: Map<string, string>,
   id = 'link-settings',
   authTypes: string[] = ['email', 'social'],
-): string {
+): Html {
   const value = (k: string, fallback = '') => one(form, k) || fallback;
-  return `<div id="${id}">
-<div class="row">
-${field({ name: 'recipient_email', label: 'Recipient Email', type: 'email', value: value('recipient_email'), errors, hint: 'The link is e-mailed here.' })}
-${field({ name: 'auth_email', label: 'Authorization Email Address', type: 'email', value: value('auth_email'), errors, hint: 'The address the recipient must prove; empty: the recipient email.' })}
-</div>
-${radios({
-  name: 'auth_type',
-  legend: 'Authentication Type',
-  options: (
-    [
-      ['email', 'Email (a one-time code)'],
-      ['social', 'Social (OpenID Connect sign-in)'],
-    ] as [string, string][]
-  ).filter(([v]) => authTypes.includes(v)),
-  value: value('auth_type', authTypes[0] ?? 'email'),
-  errors,
-})}
-<div class="row">
-${field({ name: 'expire_amount', label: 'Expire after', type: 'text', value: value('expire_amount'), errors, attrs: 'inputmode="numeric" placeholder="e.g. 24"' })}
-${select({
-  name: 'expire_unit',
-  label: 'Unit',
-  options: [
-    ['minutes', 'Minutes'],
-    ['hours', 'Hours'],
-    ['days', 'Days'],
-  ],
-  value: value('expire_unit', 'hours'),
-})}
-${select({
-  name: 'timer_start',
-  label: 'Timer starts',
-  options: [
-    ['sent', 'When Sent'],
-    ['opened', 'When Opened'],
-  ],
-  value: value('timer_start', 'sent'),
-})}
-${field({ name: 'expire_views', label: 'Expire after N views', type: 'text', value: value('expire_views'), errors, attrs: 'inputmode="numeric" placeholder="e.g. 3"' })}
-</div>
-<p class="hint">Set a time limit, a number of views, or both: whichever comes first ends the link. A link with a view limit also ends 10 days after it is made.</p>
-</div>`;
+  return html`<div id="${id}">
+    <div class="row">
+      ${field({ name: 'recipient_email', label: 'Recipient Email', type: 'email', value: value('recipient_email'), errors, hint: 'The link is e-mailed here.' })}
+      ${field({ name: 'auth_email', label: 'Authorization Email Address', type: 'email', value: value('auth_email'), errors, hint: 'The address the recipient must prove; empty: the recipient email.' })}
+    </div>
+    ${radios({
+      name: 'auth_type',
+      legend: 'Authentication Type',
+      options: (
+        [
+          ['email', 'Email (a one-time code)'],
+          ['social', 'Social (OpenID Connect sign-in)'],
+        ] as [string, string][]
+      ).filter(([v]) => authTypes.includes(v)),
+      value: value('auth_type', authTypes[0] ?? 'email'),
+      errors,
+    })}
+    <div class="row">
+      ${field({ name: 'expire_amount', label: 'Expire after', type: 'text', value: value('expire_amount'), errors, attrs: raw('inputmode="numeric" placeholder="e.g. 24"') })}
+      ${select({
+        name: 'expire_unit',
+        label: 'Unit',
+        options: [
+          ['minutes', 'Minutes'],
+          ['hours', 'Hours'],
+          ['days', 'Days'],
+        ],
+        value: value('expire_unit', 'hours'),
+      })}
+      ${select({
+        name: 'timer_start',
+        label: 'Timer starts',
+        options: [
+          ['sent', 'When Sent'],
+          ['opened', 'When Opened'],
+        ],
+        value: value('timer_start', 'sent'),
+      })}
+      ${field({ name: 'expire_views', label: 'Expire after N views', type: 'text', value: value('expire_views'), errors, attrs: raw('inputmode="numeric" placeholder="e.g. 3"') })}
+    </div>
+    <p class="hint">
+      Set a time limit, a number of views, or both: whichever comes first ends the link. A link with a view limit also
+      ends 10 days after it is made.
+    </p>
+  </div>`;
 }

@@ -1,13 +1,13 @@
 /**
  * The web app's HTML: one shell (navigation, who is signed in, sign-out) and the small parts
- * every page uses. Everything interpolated goes through `esc`; nothing the browser sent is
+ * every page uses, written with the escaping template of src/html.ts: nothing the browser sent is
  * written back unescaped.
  */
 import type { ErrorDetail } from '../errors';
 import { LOGO_SVG } from '../http/assets';
-import { html as esc } from '../mail';
+import { html, htmlPage, raw, type Html } from '../html';
 
-export { esc };
+export { html, raw, type Html };
 
 export type Section = 'templates' | 'generate' | 'documents' | 'links' | 'postcards' | 'settings';
 
@@ -20,21 +20,10 @@ const NAV: [Section, string][] = [
   ['settings', 'Settings'],
 ];
 
-const LOGO = LOGO_SVG.replace('<svg ', '<svg width="26" height="26" aria-hidden="true" ');
-
-function head(title: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${esc(title)} · Paperlink</title>
-<link rel="icon" href="/assets/icon.svg" type="image/svg+xml">
+const LOGO = raw(LOGO_SVG.replace('<svg ', '<svg width="26" height="26" aria-hidden="true" '));
+const APP_HEAD = raw(`<link rel="icon" href="/assets/icon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/assets/app.css">
-<script src="/assets/app.js" defer></script>
-</head>`;
-}
+<script src="/assets/app.js" defer></script>`);
 
 export interface Viewer {
   name: string;
@@ -42,46 +31,50 @@ export interface Viewer {
 }
 
 /** A signed-in page. */
-export function layout(o: { title: string; section: Section; viewer: Viewer; body: string; scripts?: string }): string {
+export function layout(o: { title: string; section: Section; viewer: Viewer; body: Html; scripts?: Html }): string {
   const nav = NAV.map(
-    ([id, label]) => `<a href="/app/${id}"${id === o.section ? ' aria-current="page"' : ''}>${label}</a>`,
-  ).join('');
-  return `${head(o.title)}
-<body>
-<a class="skip" href="#main">Skip to content</a>
-<div class="shell">
-<aside class="side">
-<a class="brand" href="/app">${LOGO}<span>Paperlink</span></a>
-<nav aria-label="Sections">${nav}</nav>
-<div class="who"><span class="muted small hide-sm">Signed in as</span><strong>${esc(o.viewer.name)}</strong>
-<form method="post" action="/app/signout">${csrfField(o.viewer.csrf)}<button type="submit">Sign out</button></form></div>
-</aside>
-<main id="main" tabindex="-1">
-<div id="live" class="skip" aria-live="polite"></div>
-${o.body}
-</main>
-</div>
-${o.scripts ?? ''}
-</body>
-</html>`;
+    ([id, label]) => html`<a href="/app/${id}" ${id === o.section ? raw(' aria-current="page"') : ''}>${label}</a>`,
+  );
+  return htmlPage({
+    title: `${o.title} · Paperlink`,
+    head: APP_HEAD,
+    body: html`<a class="skip" href="#main">Skip to content</a>
+      <div class="shell">
+        <aside class="side">
+          <a class="brand" href="/app">${LOGO}<span>Paperlink</span></a>
+          <nav aria-label="Sections">${nav}</nav>
+          <div class="who">
+            <span class="muted small hide-sm">Signed in as</span><strong>${o.viewer.name}</strong>
+            <form method="post" action="/app/signout">
+              ${csrfField(o.viewer.csrf)}<button type="submit">Sign out</button>
+            </form>
+          </div>
+        </aside>
+        <main id="main" tabindex="-1">
+          <div id="live" class="skip" aria-live="polite"></div>
+          ${o.body}
+        </main>
+      </div>
+      ${o.scripts}`,
+  }).text;
 }
 
 /** A page outside the shell (sign-in, errors before sign-in). */
-export function bare(title: string, body: string): string {
-  return `${head(title)}
-<body>
-<main class="signin" id="main">
-<div class="card">
-<a class="brand" href="/app">${LOGO}<span>Paperlink</span></a>
-${body}
-</div>
-</main>
-</body>
-</html>`;
+export function bare(title: string, body: Html): string {
+  return htmlPage({
+    title: `${title} · Paperlink`,
+    head: APP_HEAD,
+    body: html`<main class="signin" id="main">
+      <div class="card">
+        <a class="brand" href="/app">${LOGO}<span>Paperlink</span></a>
+        ${body}
+      </div>
+    </main>`,
+  }).text;
 }
 
-export function csrfField(token: string): string {
-  return `<input type="hidden" name="_csrf" value="${esc(token)}">`;
+export function csrfField(token: string): Html {
+  return html`<input type="hidden" name="_csrf" value="${token}" />`;
 }
 
 /** A POST button in its own form (revoke, delete, expire), with an optional confirmation. */
@@ -92,29 +85,36 @@ export function actionButton(o: {
   confirm?: string;
   style?: 'danger' | 'secondary';
   hidden?: Record<string, string>;
-}): string {
-  const extra = Object.entries(o.hidden ?? {})
-    .map(([k, v]) => `<input type="hidden" name="${esc(k)}" value="${esc(v)}">`)
-    .join('');
-  return `<form class="inline" method="post" action="${esc(o.action)}"${o.confirm ? ` data-confirm="${esc(o.confirm)}"` : ''}>${csrfField(o.csrf)}${extra}<button type="submit" class="${o.style ?? 'secondary'}">${esc(o.label)}</button></form>`;
+}): Html {
+  const extra = Object.entries(o.hidden ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`);
+  return html`<form
+    class="inline"
+    method="post"
+    action="${o.action}"
+    ${o.confirm ? html` data-confirm="${o.confirm}"` : ''}
+  >
+    ${csrfField(o.csrf)}${extra}<button type="submit" class="${o.style ?? 'secondary'}">${o.label}</button>
+  </form>`;
 }
 
-export function copyButton(value: string, label = 'Copy'): string {
-  return `<button type="button" class="copy" data-copy="${esc(value)}" aria-label="${esc(`${label} ${value}`)}">${esc(label)}</button>`;
+export function copyButton(value: string, label = 'Copy'): Html {
+  return html`<button type="button" class="copy" data-copy="${value}" aria-label="${`${label} ${value}`}">
+    ${label}
+  </button>`;
 }
 
 /** An id in monospace with a copy button. */
-export function idWithCopy(id: string): string {
-  return `<span class="id"><code>${esc(id)}</code>${copyButton(id)}</span>`;
+export function idWithCopy(id: string): Html {
+  return html`<span class="id"><code>${id}</code>${copyButton(id)}</span>`;
 }
 
-export function badge(status: string): string {
-  return `<span class="badge ${esc(status)}">${esc(status.replace(/_/g, ' '))}</span>`;
+export function badge(status: string): Html {
+  return html`<span class="badge ${status}">${status.replace(/_/g, ' ')}</span>`;
 }
 
-export function when(isoTime: string | null | undefined, empty = '—'): string {
-  if (!isoTime) return `<span class="muted">${empty}</span>`;
-  return `<time datetime="${esc(isoTime)}">${esc(isoTime.replace('T', ' ').slice(0, 16))} UTC</time>`;
+export function when(isoTime: string | null | undefined, empty = '—'): Html {
+  if (!isoTime) return html`<span class="muted">${empty}</span>`;
+  return html`<time datetime="${isoTime}">${isoTime.replace('T', ' ').slice(0, 16)} UTC</time>`;
 }
 
 export function bytes(n: number): string {
@@ -125,24 +125,36 @@ export function bytes(n: number): string {
 export function errorNotice(
   e: { message: string; details: ErrorDetail[] } | undefined,
   label: (field: string) => string = (f) => f,
-): string {
+): Html | '' {
   if (!e) return '';
   const lines = e.details
     .filter((d) => d.message !== e.message)
-    .map((d) => `<li><strong>${esc(label(d.field))}</strong> ${esc(d.message)}</li>`);
-  return `<div class="notice error" role="alert"><strong>${esc(e.message)}</strong>${lines.length ? `<ul>${lines.join('')}</ul>` : ''}</div>`;
+    .map((d) => html`<li><strong>${label(d.field)}</strong> ${d.message}</li>`);
+  return html`<div class="notice error" role="alert">
+    <strong>${e.message}</strong>${
+      lines.length
+        ? html`<ul>
+            ${lines}
+          </ul>`
+        : ''
+    }
+  </div>`;
 }
 
-export function notice(text: string | undefined): string {
-  return text ? `<div class="notice ok" role="status">${esc(text)}</div>` : '';
+export function notice(text: string | undefined): Html | '' {
+  return text ? html`<div class="notice ok" role="status">${text}</div>` : '';
 }
 
 /** Shown once, right after a key, token or webhook secret is made. */
-export function secretNotice(title: string, secret: string, hint: string): string {
-  return `<div class="notice secret" role="status"><strong>${esc(title)}</strong><div class="secret-value"><code data-secret>${esc(secret)}</code>${copyButton(secret)}</div><p class="small gap-above">${esc(hint)}</p></div>`;
+export function secretNotice(title: string, secret: string, hint: string): Html {
+  return html`<div class="notice secret" role="status">
+    <strong>${title}</strong>
+    <div class="secret-value"><code data-secret>${secret}</code>${copyButton(secret)}</div>
+    <p class="small gap-above">${hint}</p>
+  </div>`;
 }
 
-/** A labelled input. `errors` maps a form field name to its message. */
+/** A labelled input. `errors` maps a form field name to its message; `id` is f-<name> unless given. */
 export function field(o: {
   name: string;
   label: string;
@@ -152,16 +164,22 @@ export function field(o: {
   errors?: Map<string, string>;
   required?: boolean;
   textarea?: boolean;
-  attrs?: string;
-}): string {
-  const id = `f-${o.name.replace(/[^a-zA-Z0-9_-]/g, '_')}`;
+  id?: string;
+  /** Further attributes, written here (never from input). */
+  attrs?: Html;
+}): Html {
+  const id = o.id ?? `f-${o.name.replace(/[^a-zA-Z0-9_-]/g, '_')}`;
   const error = o.errors?.get(o.name);
   const describe = [o.hint ? `${id}-hint` : '', error ? `${id}-err` : ''].filter(Boolean).join(' ');
-  const common = `id="${id}" name="${esc(o.name)}"${o.required ? ' required' : ''}${error ? ' aria-invalid="true"' : ''}${describe ? ` aria-describedby="${describe}"` : ''}${o.attrs ? ` ${o.attrs}` : ''}`;
+  const common = html`id="${id}"
+  name="${o.name}"${o.required ? raw(' required') : ''}${error ? raw(' aria-invalid="true"') : ''}${describe ? html` aria-describedby="${describe}"` : ''}${o.attrs ? html` ${o.attrs}` : ''}`;
   const control = o.textarea
-    ? `<textarea ${common} rows="2">${esc(o.value ?? '')}</textarea>`
-    : `<input ${common} type="${o.type ?? 'text'}" value="${esc(o.value ?? '')}">`;
-  return `<div class="field"><label for="${id}">${esc(o.label)}</label>${control}${o.hint ? `<div class="hint" id="${id}-hint">${esc(o.hint)}</div>` : ''}${error ? `<div class="err" id="${id}-err">${esc(error)}</div>` : ''}</div>`;
+    ? html`<textarea ${common} rows="2">${o.value ?? ''}</textarea>`
+    : html`<input ${common} type="${o.type ?? 'text'}" value="${o.value ?? ''}" />`;
+  return html`<div class="field">
+    <label for="${id}">${o.label}</label
+    >${control}${o.hint ? html`<div class="hint" id="${id}-hint">${o.hint}</div>` : ''}${error ? html`<div class="err" id="${id}-err">${error}</div>` : ''}
+  </div>`;
 }
 
 export function select(o: {
@@ -170,14 +188,19 @@ export function select(o: {
   options: [string, string][];
   value?: string;
   errors?: Map<string, string>;
-  attrs?: string;
-}): string {
+  attrs?: Html;
+}): Html {
   const id = `f-${o.name}`;
   const error = o.errors?.get(o.name);
-  const opts = o.options
-    .map(([v, l]) => `<option value="${esc(v)}"${v === o.value ? ' selected' : ''}>${esc(l)}</option>`)
-    .join('');
-  return `<div class="field"><label for="${id}">${esc(o.label)}</label><select id="${id}" name="${esc(o.name)}"${error ? ' aria-invalid="true"' : ''}${o.attrs ? ` ${o.attrs}` : ''}>${opts}</select>${error ? `<div class="err">${esc(error)}</div>` : ''}</div>`;
+  const opts = o.options.map(
+    ([v, l]) => html`<option value="${v}" ${v === o.value ? raw(' selected') : ''}>${l}</option>`,
+  );
+  return html`<div class="field">
+    <label for="${id}">${o.label}</label
+    ><select id="${id}" name="${o.name}" ${error ? raw(' aria-invalid="true"') : ''}${o.attrs ? html` ${o.attrs}` : ''}>
+      ${opts}</select
+    >${error ? html`<div class="err">${error}</div>` : ''}
+  </div>`;
 }
 
 export function radios(o: {
@@ -186,21 +209,26 @@ export function radios(o: {
   options: [string, string][];
   value?: string;
   errors?: Map<string, string>;
-}): string {
+}): Html {
   const error = o.errors?.get(o.name);
-  const opts = o.options
-    .map(
-      ([v, l]) =>
-        `<label><input type="radio" name="${esc(o.name)}" value="${esc(v)}"${v === o.value ? ' checked' : ''}> ${esc(l)}</label>`,
-    )
-    .join('');
-  return `<div class="field" role="radiogroup" aria-labelledby="rg-${esc(o.name)}"><div class="label" id="rg-${esc(o.name)}"><strong class="small">${esc(o.legend)}</strong></div><div class="choices">${opts}</div>${error ? `<div class="err">${esc(error)}</div>` : ''}</div>`;
+  const opts = o.options.map(
+    ([v, l]) =>
+      html`<label
+        ><input type="radio" name="${o.name}" value="${v}" ${v === o.value ? raw(' checked') : ''} /> ${l}</label
+      >`,
+  );
+  return html`<div class="field" role="radiogroup" aria-labelledby="rg-${o.name}">
+    <div class="label" id="rg-${o.name}"><strong class="small">${o.legend}</strong></div>
+    <div class="choices">${opts}</div>
+    ${error ? html`<div class="err">${error}</div>` : ''}
+  </div>`;
 }
 
 /** A PDF drawn by pdf.js (the same viewer as the recipient's page). */
-export function pdfPreview(pdfUrl: string): { body: string; scripts: string } {
+export function pdfPreview(pdfUrl: string): { body: Html; scripts: Html } {
   return {
-    body: `<p class="muted small"><span id="status" aria-live="polite">Loading preview…</span></p><div id="pages" data-pdf="${esc(pdfUrl)}"></div>`,
-    scripts: '<script type="module" src="/assets/viewer.js"></script>',
+    body: html`<p class="muted small"><span id="status" aria-live="polite">Loading preview…</span></p>
+      <div id="pages" data-pdf="${pdfUrl}"></div>`,
+    scripts: raw('<script type="module" src="/assets/viewer.js"></script>'),
   };
 }

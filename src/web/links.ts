@@ -1,10 +1,13 @@
 /**
- * How the web app shows Magic Links: the rule that ends each one in words, a readable browser in
- * the access log, and the cards and rows of the Documents and Magic Links pages.
+ * The Magic Links section (every link sent, filtered, ended in bulk), and how the web app shows a
+ * link: the rule that ends it in words, a readable browser in the access log.
  */
 import Bowser from 'bowser';
-import { ACTIVE, type LinkInfo } from '../links';
-import { esc, when } from './html';
+import { ACTIVE, LINK_STATUSES, type LinkInfo } from '../links';
+import { parsePageQuery } from '../pagination';
+import { doneNotice, page, PAGE, type WebSection } from './context';
+import { all, type Form } from './forms';
+import { badge, csrfField, html, raw, type Html, when } from './html';
 
 const UNIT_WORDS: Record<string, [string, string]> = {
   minutes: ['min', 'min'],
@@ -28,20 +31,22 @@ export function isLive(l: LinkInfo): boolean {
  * "45 min after opening", "until 2 Dec". HTML (the date is a <time>). An ended link says nothing
  * of a future date.
  */
-export function ruleInWords(l: LinkInfo): string {
+export function ruleInWords(l: LinkInfo): Html {
   const views =
     l.expire_after_n_views === null ? '' : `${l.expire_after_n_views} view${l.expire_after_n_views === 1 ? '' : 's'}`;
   const live = isLive(l);
-  const until = live && l.expires_at ? when(l.expires_at) : '';
-  const parts: string[] = [];
-  if (views) parts.push(esc(views));
+  const until = live && l.expires_at ? when(l.expires_at) : undefined;
+  const parts: Html[] = [];
+  if (views) parts.push(html`${views}`);
   if (l.retain_from_opened) {
-    parts.push(esc(`${duration(l.retain_from_opened)} after opening`));
+    parts.push(html`${duration(l.retain_from_opened)} after opening`);
     // before the opening, the date is the bound on opening (or the 10-day cap of a view limit)
-    if (until) parts.push(`${l.opened_at ? 'until' : views ? 'at the latest' : 'open by'} ${until}`);
-  } else if (until) parts.push(`until ${until}`);
-  else if (l.retain_from_created) parts.push(esc(`${duration(l.retain_from_created)} after sending`));
-  return parts.join(', ') || '<span class="muted">no limit</span>';
+    if (until) parts.push(html`${l.opened_at ? 'until' : views ? 'at the latest' : 'open by'} ${until}`);
+  } else if (until) parts.push(html`until ${until}`);
+  else if (l.retain_from_created) parts.push(html`${duration(l.retain_from_created)} after sending`);
+  return parts.length
+    ? html`${parts.map((p, i) => (i ? [html`, `, p] : p))}`
+    : html`<span class="muted">no limit</span>`;
 }
 
 /** "Chrome 131 on macOS 10.15.7", from a user agent; the raw string when it says nothing known. */
@@ -53,3 +58,128 @@ export function browserOf(userAgent: string | null): string {
   if (!browser && !system) return userAgent.slice(0, 60);
   return [browser || 'A browser', system && `on ${system}`].filter(Boolean).join(' ');
 }
+
+export const linksSection: WebSection = (service) => async (web) => {
+  web.get('/links', async (req, reply) => {
+    const query = req.query as Record<string, string | undefined>;
+    const status = (LINK_STATUSES as readonly string[]).includes(query.status ?? '') ? query.status : undefined;
+    const recipient = (query.recipient ?? '').trim().slice(0, 254) || undefined;
+    const list = await service.links.list(parsePageQuery({ limit: PAGE, starting_after: query.starting_after }), {
+      status,
+      recipient_email: recipient,
+    });
+    const { documentNames, lastViewed } = await service.links.overview(list.data);
+    /** This page with these filters (and no others). */
+    const linksUrl = (p: { status?: string; recipient?: string; starting_after?: string }) => {
+      const params = new URLSearchParams(Object.entries(p).filter((e): e is [string, string] => Boolean(e[1])));
+      return `/app/links${params.size ? `?${params.toString()}` : ''}`;
+    };
+    const tabs = [
+      ['', 'All'],
+      ...LINK_STATUSES.map((s) => [s, s[0].toUpperCase() + s.slice(1).replace(/_/g, ' ')]),
+    ].map(
+      ([s, label]) =>
+        html`<a href="${linksUrl({ status: s, recipient })}" ${(status ?? '') === s ? raw(' aria-current="page"') : ''}
+          >${label}</a
+        >`,
+    );
+    const rows = list.data.map((l) => {
+      const views =
+        l.expire_after_n_views === null
+          ? html`${l.views_used} <span class="muted">· no limit</span>`
+          : `${l.views_used} of ${l.expire_after_n_views}`;
+      const pick =
+        isLive(l) &&
+        html`<input type="checkbox" name="ids" value="${l.id}" aria-label="Select the link to ${l.recipient_email}" />`;
+      return html`<tr data-link="${l.id}">
+        <td>${pick}</td>
+        <td>
+          <strong>${l.recipient_email}</strong
+          >${l.auth_email !== l.recipient_email && html`<div class="muted small">signs in as ${l.auth_email}</div>`}
+          <div class="muted small">sent ${when(l.sent_at ?? l.created_at)}</div>
+        </td>
+        <td>
+          <a href="/app/documents/${l.document_id}#links">${documentNames.get(l.document_id) ?? l.document_id}</a>
+        </td>
+        <td>${badge(l.status)}</td>
+        <td data-rule>${isLive(l) ? ruleInWords(l) : html`<span class="muted">ended</span>`}</td>
+        <td data-views>${views}</td>
+        <td class="hide-sm">${when(lastViewed.get(l.id), 'never')}</td>
+      </tr>`;
+    });
+    const more =
+      list.has_more &&
+      html`<div class="pager">
+        <a class="button secondary" href="${linksUrl({ status, recipient, starting_after: list.next_cursor! })}"
+          >Older links →</a
+        >
+      </div>`;
+    const body = html`<div class="head">
+        <div>
+          <h1>Magic Links</h1>
+          <p class="sub">Every link sent, newest first: who it went to, what ends it, how many views are used.</p>
+        </div>
+      </div>
+      ${doneNotice(req)}
+      <nav class="tabs" aria-label="Filter by status">${tabs}</nav>
+      <form method="get" action="/app/links" class="filter gap-below">
+        ${status && html`<input type="hidden" name="status" value="${status}" />`}<label
+          for="f-recipient"
+          class="sr-only"
+          >Recipient</label
+        ><input
+          id="f-recipient"
+          name="recipient"
+          type="email"
+          placeholder="Recipient e-mail"
+          value="${recipient ?? ''}"
+        /><button type="submit" class="secondary">Filter</button
+        >${recipient && html`<a class="button secondary" href="${linksUrl({ status })}">Show all recipients</a>`}
+      </form>
+      <form
+        method="post"
+        action="/app/links/expire"
+        data-confirm="Expire the selected links now? Their recipients can no longer open them."
+      >
+        ${csrfField(req.admin!.csrf)}
+        <div class="card scroll">
+          <table>
+            <thead>
+              <tr>
+                <th><span class="sr-only">Select</span></th>
+                <th>Recipient</th>
+                <th>Document</th>
+                <th>Status</th>
+                <th>Ends</th>
+                <th>Views</th>
+                <th class="hide-sm">Last viewed</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${
+                rows.length
+                  ? rows
+                  : html`<tr>
+                      <td colspan="7" class="empty">
+                        ${recipient || status ? 'No link matches.' : 'No links yet: share a document from its page.'}
+                      </td>
+                    </tr>`
+              }
+            </tbody>
+          </table>
+          ${more}
+        </div>
+        ${list.data.some(isLive) && html`<div class="actions gap-above"><button type="submit" class="danger">Expire selected links</button></div>`}
+      </form>`;
+    return page(req, reply, { section: 'links', title: 'Magic Links', body });
+  });
+  web.post('/links/expire', async (req, reply) => {
+    const ids = all(req.body as Form, 'ids');
+    if (ids.length) await service.links.endMany({ ids });
+    return reply.redirect(`/app/links?done=${ids.length ? 'links_expired' : 'none_selected'}`, 303);
+  });
+  web.post('/links/:id/expire', async (req, reply) => {
+    const link = await service.links.end((req.params as { id: string }).id, 'revoked');
+    return reply.redirect(`/app/documents/${encodeURIComponent(link.document_id)}?done=link_expired`, 303);
+  });
+};

@@ -1,0 +1,256 @@
+/** The Documents section: the list and search, a document's page with its Magic Links, sharing, the PDF. */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { contentDisposition } from '../http/headers';
+import type { LinkInfo } from '../links';
+import { parsePageQuery } from '../pagination';
+import { doneNotice, failureOf, page, PAGE, type Failure, type WebSection } from './context';
+import { fieldErrors, formLabel, linkFieldset, linkSettingsFrom, type Form } from './forms';
+import {
+  actionButton,
+  badge,
+  bytes,
+  csrfField,
+  errorNotice,
+  html,
+  idWithCopy,
+  pdfPreview,
+  when,
+  type Html,
+} from './html';
+import { browserOf, isLive, ruleInWords } from './links';
+
+/** A link on its document's page: what ends it, its views, its access log, and a button to end it now. */
+function linkCard(l: LinkInfo, csrf: string): Html {
+  const limit = l.expire_after_n_views;
+  const meter =
+    limit &&
+    html`<progress
+      class="meter"
+      aria-hidden="true"
+      max="${limit}"
+      value="${Math.min(limit, l.views_used)}"
+    ></progress>`;
+  const log = (l.access_log ?? []).map(
+    (e) =>
+      html`<tr>
+        <td>${when(e.at)}</td>
+        <td>${e.kind.replace(/_/g, ' ')}</td>
+        <td>${e.outcome.replace(/_/g, ' ')}</td>
+        <td>${e.email ?? ''}</td>
+        <td class="hide-sm">${e.ip ?? ''}</td>
+        <td class="hide-sm small" title="${e.user_agent ?? ''}">${browserOf(e.user_agent)}</td>
+      </tr>`,
+  );
+  const live = isLive(l);
+  return html`<div class="link-card" data-link="${l.id}">
+    <div class="actions spread">
+      <div>${badge(l.status)} <strong>${l.recipient_email}</strong></div>
+      ${live && actionButton({ action: `/app/links/${l.id}/expire`, label: 'Expire link now', csrf, style: 'danger', confirm: 'Expire this link now? The recipient can no longer open it.' })}
+    </div>
+    <dl class="facts gap-above">
+      <dt>Views</dt>
+      <dd>
+        <span data-views-used>${l.views_used}</span>
+        used${limit ? html` · <span data-views-left>${l.views_left}</span> left of ${limit}` : ' · no view limit'}${meter}
+      </dd>
+      <dt>Ends</dt>
+      <dd data-rule>${live ? ruleInWords(l) : `${l.status}: it no longer opens`}</dd>
+      <dt>Sign-in</dt>
+      <dd>${l.auth_type === 'social' ? 'Social sign-in' : 'E-mailed code'} as ${l.auth_email}</dd>
+      <dt>Sent</dt>
+      <dd>${when(l.sent_at, l.status === 'send_failed' ? 'not yet: the e-mail failed and is retried' : '—')}</dd>
+      <dt>Opened</dt>
+      <dd>${when(l.opened_at, 'not yet')}</dd>
+      <dt>ID</dt>
+      <dd><code>${l.id}</code></dd>
+    </dl>
+    ${l.send_error && html`<p class="err">E-mail error: ${l.send_error}</p>`}
+    <details>
+      <summary>Access log (${l.access_log?.length ?? 0})</summary>
+      <div class="scroll">
+        <table>
+          <thead>
+            <tr>
+              <th>When</th>
+              <th>What</th>
+              <th>Outcome</th>
+              <th>E-mail</th>
+              <th class="hide-sm">IP</th>
+              <th class="hide-sm">Browser</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${
+              log.length
+                ? log
+                : html`<tr>
+                    <td colspan="6" class="muted">Nobody has opened it yet.</td>
+                  </tr>`
+            }
+          </tbody>
+        </table>
+      </div>
+    </details>
+  </div>`;
+}
+
+export const documentsSection: WebSection = (service) => async (web) => {
+  web.get('/documents', async (req, reply) => {
+    const query = req.query as Record<string, string | undefined>;
+    const search = (query.search ?? '').trim().slice(0, 200);
+    const list = await service.documents.list(
+      parsePageQuery({ limit: PAGE, starting_after: query.starting_after }),
+      search || undefined,
+    );
+    const rows = list.data.map(
+      (d) =>
+        html`<tr>
+          <td>
+            <a href="/app/documents/${d.id}"><strong>${d.name}</strong></a>
+            <div class="muted small mono">${d.id}</div>
+          </td>
+          <td class="hide-sm"><code>${d.template_id}</code></td>
+          <td>${bytes(d.size)}</td>
+          <td>${when(d.created_at)}</td>
+        </tr>`,
+    );
+    const more =
+      list.has_more &&
+      html`<div class="pager">
+        <a
+          class="button secondary"
+          href="/app/documents?${new URLSearchParams({ ...(search ? { search } : {}), starting_after: list.next_cursor! }).toString()}"
+          >Older documents →</a
+        >
+      </div>`;
+    const body = html`<div class="head">
+        <div>
+          <h1>Documents</h1>
+          <p class="sub">Newest first. Open one to preview it, download it, or share it with a Magic Link.</p>
+        </div>
+        <a class="button" href="/app/generate">Generate a document</a>
+      </div>
+      <form method="get" action="/app/documents" class="card" role="search">
+        <div class="row bottom">
+          <div class="field">
+            <label for="f-search">Search by name</label
+            ><input id="f-search" type="search" name="search" value="${search}" />
+          </div>
+          <div class="field">
+            <button type="submit" class="secondary">Search</button
+            >${search && html` <a href="/app/documents">Clear</a>`}
+          </div>
+        </div>
+      </form>
+      <div class="card scroll">
+        <table>
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th class="hide-sm">Template</th>
+              <th>Size</th>
+              <th>Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${
+              rows.length
+                ? rows
+                : html`<tr>
+                    <td colspan="4" class="empty">
+                      ${search ? 'No document name contains that.' : 'No documents yet.'}
+                    </td>
+                  </tr>`
+            }
+          </tbody>
+        </table>
+        ${more}
+      </div>`;
+    return page(req, reply, { section: 'documents', title: 'Documents', body });
+  });
+
+  async function documentPage(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    id: string,
+    o: { form?: Form; error?: Failure; status?: number } = {},
+  ) {
+    const d = await service.documents.get(id);
+    const csrf = req.admin!.csrf;
+    const links = await Promise.all((d.magic_links ?? []).map((l) => service.links.get(l.id, true)));
+    const errors = fieldErrors(o.error?.details ?? []);
+    const preview = pdfPreview(`/app/documents/${d.id}/pdf`);
+    const authTypes = (await service.apps.magicLink.get())?.auth_types ?? ['email'];
+    const body = html`<div class="head">
+        <div>
+          <h1>${d.name}</h1>
+          <p class="sub">Generated ${when(d.created_at)}${d.created_by.name && html` by ${d.created_by.name}`}</p>
+        </div>
+        <div class="actions">
+          <a class="button" href="/app/documents/${d.id}/pdf?download=1">Download PDF</a
+          ><a class="button secondary" href="#share">Share with Magic Link</a>
+        </div>
+      </div>
+      ${doneNotice(req)}
+      <div class="card" id="links">
+        <h2>Magic Links</h2>
+        ${links.length ? links.map((l) => linkCard(l, csrf)) : html`<p class="muted">Not shared yet.</p>`}
+      </div>
+      <div class="grid2">
+        <div class="card">${preview.body}</div>
+        <div>
+          <div class="card">
+            <h2>Details</h2>
+            <dl class="facts">
+              <dt>ID</dt>
+              <dd>${idWithCopy(d.id)}</dd>
+              <dt>Template</dt>
+              <dd>
+                <a href="/app/templates/${d.template_id}/preview"><code>${d.template_id}</code></a>
+              </dd>
+              <dt>Size</dt>
+              <dd>${bytes(d.size)}</dd>
+              <dt>SHA-256</dt>
+              <dd class="mono small">${d.sha256}</dd>
+            </dl>
+          </div>
+          <div class="card" id="share">
+            <h2>Share with Magic Link</h2>
+            ${errorNotice(o.error, (f) => `${formLabel(f)}:`)}
+            <form method="post" action="/app/documents/${d.id}/share">
+              ${csrfField(csrf)}${linkFieldset(o.form ?? {}, errors, 'share-fields', authTypes)}<button type="submit">
+                Share
+              </button>
+            </form>
+          </div>
+        </div>
+      </div>`;
+    return page(req, reply, {
+      section: 'documents',
+      title: d.name,
+      body,
+      status: o.status,
+      scripts: preview.scripts,
+    });
+  }
+
+  web.get('/documents/:id', async (req, reply) => documentPage(req, reply, (req.params as { id: string }).id));
+  web.get('/documents/:id/pdf', async (req, reply) => {
+    const { document, bytes: pdf } = await service.documents.pdf((req.params as { id: string }).id);
+    const download = (req.query as { download?: string }).download === '1';
+    return reply
+      .type('application/pdf')
+      .header('Content-Disposition', contentDisposition(document.name, download ? 'attachment' : 'inline'))
+      .send(Buffer.from(pdf));
+  });
+  web.post('/documents/:id/share', async (req, reply) => {
+    const { id } = req.params as { id: string };
+    const form = req.body as Form;
+    try {
+      await service.documents.share(id, linkSettingsFrom(form), req.admin!.session.keyId);
+    } catch (err) {
+      return documentPage(req, reply, id, { form, error: failureOf(err), status: 422 });
+    }
+    return reply.redirect(`/app/documents/${encodeURIComponent(id)}?done=shared#share`, 303);
+  });
+};

@@ -1,0 +1,105 @@
+/** The Generate section: a template's merge fields, then store the PDF, share it, or both. */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { caller, failureOf, page, type Failure, type WebSection } from './context';
+import { fieldErrors, formLabel, linkFieldset, linkSettingsFrom, one, type Form } from './forms';
+import { csrfField, errorNotice, field, html, type Html } from './html';
+
+export const generateSection: WebSection = (service) => async (web) => {
+  async function generatePage(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    form: Form,
+    o: { error?: Failure; status?: number } = {},
+  ) {
+    const templates = (await service.templates.list({ limit: 100 })).data;
+    const chosen =
+      templates.find((t) => t.id === one(form, 'template_id')) ??
+      (one(form, 'template_id')
+        ? await service.templates.get(one(form, 'template_id')).catch(() => undefined)
+        : undefined);
+    const errors = fieldErrors(o.error?.details ?? []);
+    const authTypes = (await service.apps.magicLink.get())?.auth_types ?? ['email'];
+    const picker = html`<form method="get" action="/app/generate" class="card">
+      <div class="row bottom">
+        <div class="field">
+          <label for="f-template_id">Template</label
+          ><select id="f-template_id" name="template_id" data-autosubmit>
+            <option value="">Choose a template…</option>
+            ${templates.map((t) => html`<option value="${t.id}" ${t.id === chosen?.id ? html` selected` : ''}>${t.name}</option>`)}
+          </select>
+        </div>
+        <div class="field"><button type="submit" class="secondary">Use this template</button></div>
+      </div>
+    </form>`;
+    let main: Html | '' = '';
+    if (chosen) {
+      const store = o.error ? one(form, 'store') === 'on' : true;
+      const share = one(form, 'share') === 'on';
+      const vars = chosen.variables.map((v) =>
+        field({ name: `var:${v}`, label: v, value: one(form, `var:${v}`), errors, textarea: true }),
+      );
+      const destinationsError = errors.get('destinations');
+      main = html`<form method="post" action="/app/generate">
+        ${csrfField(req.admin!.csrf)}<input type="hidden" name="template_id" value="${chosen.id}" />
+        <div class="card">
+          <h2>Merge fields</h2>
+          ${vars.length ? vars : html`<p class="muted">This template has no variables.</p>`}
+          <p class="hint">
+            A list for &lt;each&gt; is a JSON array, e.g. [{"description":"Design","amount":"400.00"}].
+          </p>
+        </div>
+        <div class="card">
+          <h2>Destinations</h2>
+          ${destinationsError && html`<div class="err" role="alert">${destinationsError}</div>`}
+          <label class="check"
+            ><input type="checkbox" name="store" data-toggles="store-settings" ${store ? html` checked` : ''} /> Store
+            the document</label
+          >
+          <fieldset id="store-settings">
+            <legend>Storage</legend>
+            ${field({ name: 'store_name', label: 'Document name', value: one(form, 'store_name') || chosen.name, errors })}
+          </fieldset>
+          <label class="check"
+            ><input type="checkbox" name="share" data-toggles="share-settings" ${share ? html` checked` : ''} /> Share
+            with a Magic Link</label
+          >
+          <fieldset id="share-settings">
+            <legend>Magic Link</legend>
+            ${linkFieldset(form, errors, 'link-settings', authTypes)}
+          </fieldset>
+          <button type="submit">Generate document</button>
+        </div>
+      </form>`;
+    } else if (!templates.length) {
+      main = html`<div class="card empty">No templates yet. <a href="/app/templates">Upload one</a> first.</div>`;
+    }
+    const body = html`<div class="head">
+        <div>
+          <h1>Generate a document</h1>
+          <p class="sub">Fill a template's merge fields, then store the PDF, share it by Magic Link, or both.</p>
+        </div>
+      </div>
+      ${errorNotice(o.error, (f) => `${formLabel(f)}:`)}${picker}${main}`;
+    return page(req, reply, { section: 'generate', title: 'Generate', body, status: o.status });
+  }
+
+  web.get('/generate', async (req, reply) => generatePage(req, reply, req.query as Form));
+  web.post('/generate', async (req, reply) => {
+    const form = req.body as Form;
+    const merge: Record<string, string> = {};
+    for (const [k, v] of Object.entries(form))
+      if (k.startsWith('var:')) merge[k.slice(4)] = Array.isArray(v) ? v.join('') : (v ?? '');
+    const destinations: Record<string, unknown> = {};
+    if (one(form, 'store') === 'on') destinations.inkit_storage = { name: one(form, 'store_name').trim() || undefined };
+    if (one(form, 'share') === 'on') destinations.magic_link = linkSettingsFrom(form);
+    try {
+      const result = await service.engine.generate({
+        body: { template_id: one(form, 'template_id'), merge_parameters: merge, destinations },
+        caller: caller(req),
+      });
+      return reply.redirect(`/app/documents/${encodeURIComponent(result.document_id)}?done=generated`, 303);
+    } catch (err) {
+      return generatePage(req, reply, form, { error: failureOf(err), status: 422 });
+    }
+  });
+};

@@ -1,0 +1,152 @@
+/** The Postcards section: requests from the intake webhook, by status, and each one's page. */
+import { parsePageQuery } from '../pagination';
+import { STATUSES } from '../postcards';
+import { page, PAGE, type WebSection } from './context';
+import { badge, html, pdfPreview, raw, when } from './html';
+
+export const postcardsSection: WebSection = (service) => async (web) => {
+  web.get('/postcards', async (req, reply) => {
+    const query = req.query as Record<string, string | undefined>;
+    const status = (STATUSES as string[]).includes(query.status ?? '') ? query.status : undefined;
+    const list = await service.postcards.list(
+      parsePageQuery({ limit: PAGE, starting_after: query.starting_after }),
+      status,
+    );
+    const tabs = [['', 'All'], ...STATUSES.map((s) => [s, s[0].toUpperCase() + s.slice(1)])].map(
+      ([s, l]) =>
+        html`<a
+          href="/app/postcards${s ? `?status=${s}` : ''}"
+          ${(status ?? '') === s ? raw(' aria-current="page"') : ''}
+          >${l}</a
+        >`,
+    );
+    const rows = list.data.map((p) => {
+      const name = [p.contact.first_name, p.contact.last_name].filter(Boolean).join(' ') || p.contact.company || '';
+      return html`<tr>
+        <td>
+          <a href="/app/postcards/${p.id}"><strong>${name}</strong></a>
+          <div class="muted small mono">${p.id}</div>
+        </td>
+        <td>${p.address.address_city}, ${p.address.address_country}</td>
+        <td>${badge(p.status)}</td>
+        <td class="hide-sm"><code>${p.template_id}</code></td>
+        <td>${when(p.created_at)}</td>
+      </tr>`;
+    });
+    const more =
+      list.has_more &&
+      html`<div class="pager">
+        <a
+          class="button secondary"
+          href="/app/postcards?${new URLSearchParams({ ...(status ? { status } : {}), starting_after: list.next_cursor! }).toString()}"
+          >Older postcards →</a
+        >
+      </div>`;
+    const body = html`<div class="head">
+        <div>
+          <h1>Postcards</h1>
+          <p class="sub">Requests that came in on the postcard intake webhook, newest first.</p>
+        </div>
+        <a class="button secondary" href="/app/settings#intake">Intake URL and tokens</a>
+      </div>
+      <nav class="tabs" aria-label="Filter by status">${tabs}</nav>
+      <div class="card scroll">
+        <table>
+          <thead>
+            <tr>
+              <th>Recipient</th>
+              <th>Place</th>
+              <th>Status</th>
+              <th class="hide-sm">Template</th>
+              <th>Received</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${
+              rows.length
+                ? rows
+                : html`<tr>
+                    <td colspan="5" class="empty">No postcards here yet.</td>
+                  </tr>`
+            }
+          </tbody>
+        </table>
+        ${more}
+      </div>`;
+    return page(req, reply, { section: 'postcards', title: 'Postcards', body });
+  });
+  web.get('/postcards/:id', async (req, reply) => {
+    const p = await service.postcards.get((req.params as { id: string }).id);
+    const facts = (o: Record<string, string | undefined>) =>
+      Object.entries(o)
+        .filter(([, v]) => v)
+        .map(
+          ([k, v]) =>
+            html`<dt>${k.replace(/^address_/, '').replace(/_/g, ' ')}</dt>
+              <dd>${v}</dd>`,
+        );
+    const contact = facts(p.contact);
+    const custom = Object.entries(p.custom_data);
+    const preview = p.document_id ? pdfPreview(`/app/documents/${p.document_id}/pdf`) : undefined;
+    const body = html`<div class="head">
+        <div>
+          <h1>Postcard ${badge(p.status)}</h1>
+          <p class="sub mono">${p.id}</p>
+        </div>
+        ${p.document_id && html`<div class="actions"><a class="button" href="/app/documents/${p.document_id}/pdf?download=1">Download PDF</a><a class="button secondary" href="/app/documents/${p.document_id}">Open document</a></div>`}
+      </div>
+      ${p.status === 'failed' && html`<div class="notice error" role="alert"><strong>Rendering failed.</strong> ${p.failure_reason ?? ''}</div>`}${p.status === 'received' && html`<div class="notice ok" role="status">Received; rendering is queued.</div>`}
+      <div class="grid2">
+        <div class="card">${preview ? preview.body : html`<p class="muted">No rendered postcard yet.</p>`}</div>
+        <div>
+          <div class="card">
+            <h2>Contact</h2>
+            <dl class="facts">
+              ${
+                contact.length
+                  ? contact
+                  : html`<dt>—</dt>
+                      <dd></dd>`
+              }
+            </dl>
+          </div>
+          <div class="card">
+            <h2>Address</h2>
+            <dl class="facts">${facts(p.address)}</dl>
+            <p class="hint">As stored: trimmed, country and state in capitals.</p>
+          </div>
+          <div class="card">
+            <h2>Custom data</h2>
+            ${
+              custom.length
+                ? html`<dl class="facts">
+                    ${custom.map(
+                      ([k, v]) =>
+                        html`<dt><code>${k}</code></dt>
+                          <dd>${v}</dd>`,
+                    )}
+                  </dl>`
+                : html`<p class="muted">None.</p>`
+            }
+          </div>
+          <div class="card">
+            <h2>Request</h2>
+            <dl class="facts">
+              <dt>Template</dt>
+              <dd><code>${p.template_id}</code></dd>
+              <dt>Received</dt>
+              <dd>${when(p.created_at)}</dd>
+              <dt>Updated</dt>
+              <dd>${when(p.updated_at)}</dd>
+            </dl>
+          </div>
+        </div>
+      </div>`;
+    return page(req, reply, {
+      section: 'postcards',
+      title: `Postcard ${p.id}`,
+      body,
+      scripts: preview?.scripts,
+    });
+  });
+};
