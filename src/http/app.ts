@@ -3,14 +3,7 @@
  * answer. Every failure leaves through the one error handler, in the one error shape.
  */
 import cookie from '@fastify/cookie';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyServerOptions,
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-} from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Service } from '../service';
 import { AuthenticationError, ValidationError } from '../errors';
 import { parseScopes, type KeyInfo } from '../keys';
@@ -73,8 +66,6 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
             },
           },
     genReqId: () => `req_${Math.random().toString(36).slice(2, 12)}`,
-    childLoggerFactory: (parent, bindings, opts) =>
-      new LazyChildLogger(parent, bindings, opts) as unknown as FastifyBaseLogger,
     requestIdHeader: false,
     // what the router refuses (a broken %-escape, an over-long id) gets the one error shape too, and
     // under /v1 only after the key was checked: without a key, every /v1 answer is a 401
@@ -354,54 +345,4 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
   registerPostcardRoutes(app, service);
   registerWebhookRoutes(app, service);
   return app;
-}
-
-/** pino's levels (a logger at `warn` logs warn, error and fatal). */
-const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
-type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
-
-/**
- * A request's logger, made only when the request logs something its level lets through: most
- * requests log nothing, and making pino's child logger (its bindings serialised) for each of them
- * costs a Magic Link view about a microsecond.
- */
-class LazyChildLogger {
-  private made?: FastifyBaseLogger;
-  constructor(
-    private readonly parent: FastifyBaseLogger,
-    private readonly bindings: Parameters<FastifyBaseLogger['child']>[0],
-    private readonly opts: Parameters<FastifyBaseLogger['child']>[1],
-  ) {}
-  private get real(): FastifyBaseLogger {
-    return (this.made ??= this.parent.child(this.bindings, this.opts));
-  }
-  private log(level: Level, args: unknown[]): void {
-    if (LEVELS[level] >= (LEVELS[this.parent.level] ?? Infinity))
-      (this.real[level] as (...a: unknown[]) => void)(...args);
-  }
-  get level(): string {
-    return this.parent.level;
-  }
-  fatal(...args: unknown[]): void {
-    this.log('fatal', args);
-  }
-  error(...args: unknown[]): void {
-    this.log('error', args);
-  }
-  warn(...args: unknown[]): void {
-    this.log('warn', args);
-  }
-  info(...args: unknown[]): void {
-    this.log('info', args);
-  }
-  debug(...args: unknown[]): void {
-    this.log('debug', args);
-  }
-  trace(...args: unknown[]): void {
-    this.log('trace', args);
-  }
-  silent(): void {}
-  child(...args: Parameters<FastifyBaseLogger['child']>): FastifyBaseLogger {
-    return this.real.child(...args);
-  }
 }
