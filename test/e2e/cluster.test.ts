@@ -136,6 +136,9 @@ describe.each(BACKENDS)('serve --processes 2 on %s', (backend) => {
         .split('\n')
         .map(Number);
       expect(pids).toHaveLength(2);
+      // each worker runs with at most two malloc arenas (less memory kept by render threads)
+      for (const pid of pids)
+        expect(fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
       process.kill(pids[0], 'SIGKILL');
       await eventually(
         async () =>
