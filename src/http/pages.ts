@@ -223,7 +223,8 @@ export function viewerPage(o: {
 }
 
 const SEPARATOR = raw(' · ');
-const VIEWER_SCRIPT = raw('<script type="module" src="/assets/viewer.js"></script>');
+/** The script that draws a PDF with pdf.js (the recipient's viewer, the web app's previews). */
+export const VIEWER_SCRIPT = raw('<script type="module" src="/assets/viewer.js"></script>');
 
 /** a***@example.com: enough to recognise one's address, not enough to harvest it. */
 export function maskEmail(email: string): string {

@@ -2,7 +2,7 @@
  * What every section of the web app shares: the signed-in page, the answers to a refused form,
  * the API's failures as a form shows them, and reading a multipart form.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sameToken, type AdminSession } from '../admin';
 import { AuthenticationError, ConflictError, PaperlinkError, ValidationError, type ErrorDetail } from '../errors';
 import { readMultipart } from '../http/multipart';
@@ -127,4 +127,4 @@ export async function multipartForm(
 }
 
 /** A section of the web app: its routes, registered inside the app (its session and CSRF hooks apply). */
-export type WebSection = (service: Service) => (web: import('fastify').FastifyInstance) => Promise<void>;
+export type WebSection = (service: Service) => (web: FastifyInstance) => Promise<void>;

@@ -11,11 +11,13 @@ import {
   bytes,
   csrfField,
   errorNotice,
+  type Html,
   html,
   idWithCopy,
+  pager,
   pdfPreview,
+  table,
   when,
-  type Html,
 } from './html';
 import { browserOf, isLive, ruleInWords } from './links';
 
@@ -68,27 +70,7 @@ function linkCard(l: LinkInfo, csrf: string): Html {
     <details>
       <summary>Access log (${l.access_log?.length ?? 0})</summary>
       <div class="scroll">
-        <table>
-          <thead>
-            <tr>
-              <th>When</th>
-              <th>What</th>
-              <th>Outcome</th>
-              <th>E-mail</th>
-              <th class="hide-sm">IP</th>
-              <th class="hide-sm">Browser</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${
-              log.length
-                ? log
-                : html`<tr>
-                    <td colspan="6" class="muted">Nobody has opened it yet.</td>
-                  </tr>`
-            }
-          </tbody>
-        </table>
+        ${table(['When', 'What', 'Outcome', 'E-mail', html`<th class="hide-sm">IP</th>`, html`<th class="hide-sm">Browser</th>`], log, 'Nobody has opened it yet.', 'muted')}
       </div>
     </details>
   </div>`;
@@ -116,13 +98,10 @@ export const documentsSection: WebSection = (service) => async (web) => {
     );
     const more =
       list.has_more &&
-      html`<div class="pager">
-        <a
-          class="button secondary"
-          href="/app/documents?${new URLSearchParams({ ...(search ? { search } : {}), starting_after: list.next_cursor! }).toString()}"
-          >Older documents →</a
-        >
-      </div>`;
+      pager(
+        `/app/documents?${new URLSearchParams({ ...(search ? { search } : {}), starting_after: list.next_cursor! }).toString()}`,
+        'Older documents →',
+      );
     const body = html`<div class="head">
         <div>
           <h1>Documents</h1>
@@ -143,27 +122,7 @@ export const documentsSection: WebSection = (service) => async (web) => {
         </div>
       </form>
       <div class="card scroll">
-        <table>
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th class="hide-sm">Template</th>
-              <th>Size</th>
-              <th>Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${
-              rows.length
-                ? rows
-                : html`<tr>
-                    <td colspan="4" class="empty">
-                      ${search ? 'No document name contains that.' : 'No documents yet.'}
-                    </td>
-                  </tr>`
-            }
-          </tbody>
-        </table>
+        ${table(['Name', html`<th class="hide-sm">Template</th>`, 'Size', 'Created'], rows, search ? 'No document name contains that.' : 'No documents yet.')}
         ${more}
       </div>`;
     return page(req, reply, { section: 'documents', title: 'Documents', body });

@@ -5,7 +5,8 @@
  */
 import type { ErrorDetail } from '../errors';
 import { LOGO_SVG } from '../http/assets';
-import { html, htmlPage, raw, type Html } from '../html';
+import { VIEWER_SCRIPT } from '../http/pages';
+import { Html, html, htmlPage, raw, type HtmlValue } from '../html';
 
 export { html, raw, type Html };
 
@@ -229,6 +230,51 @@ export function pdfPreview(pdfUrl: string): { body: Html; scripts: Html } {
   return {
     body: html`<p class="muted small"><span id="status" aria-live="polite">Loading preview…</span></p>
       <div id="pages" data-pdf="${pdfUrl}"></div>`,
-    scripts: raw('<script type="module" src="/assets/viewer.js"></script>'),
+    scripts: VIEWER_SCRIPT,
   };
+}
+
+/**
+ * A table: its header cells (text, or a whole `<th>` with its attributes), its rows, and what
+ * it says when it has none, in one cell across every column.
+ */
+export function table(
+  head: (string | Html)[],
+  rows: Html[],
+  empty: HtmlValue,
+  emptyClass: 'empty' | 'muted' = 'empty',
+): Html {
+  const cells = head.map((h) => (h instanceof Html ? h : html`<th>${h}</th>`));
+  const body = rows.length
+    ? rows
+    : html`<tr>
+        <td colspan="${head.length}" class="${emptyClass}">${empty}</td>
+      </tr>`;
+  return html`<table>
+    <thead>
+      <tr>
+        ${cells}
+      </tr>
+    </thead>
+    <tbody>
+      ${body}
+    </tbody>
+  </table>`;
+}
+
+/** The link to a list's next page. */
+export function pager(href: string, label: string): Html {
+  return html`<div class="pager"><a class="button secondary" href="${href}">${label}</a></div>`;
+}
+
+/** Tabs that filter a list by status: "All" first, the one shown marked as the current page. */
+export function statusTabs(
+  statuses: readonly string[],
+  current: string | undefined,
+  href: (status: string) => string,
+): Html {
+  const tabs = [['', 'All'], ...statuses.map((s) => [s, s[0].toUpperCase() + s.slice(1).replace(/_/g, ' ')])].map(
+    ([s, label]) => html`<a href="${href(s)}" ${(current ?? '') === s ? raw(' aria-current="page"') : ''}>${label}</a>`,
+  );
+  return html`<nav class="tabs" aria-label="Filter by status">${tabs}</nav>`;
 }

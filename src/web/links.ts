@@ -7,7 +7,7 @@ import { ACTIVE, LINK_STATUSES, type LinkInfo } from '../links';
 import { parsePageQuery } from '../pagination';
 import { doneNotice, page, PAGE, type WebSection } from './context';
 import { all, type Form } from './forms';
-import { badge, csrfField, html, raw, type Html, when } from './html';
+import { badge, csrfField, type Html, html, pager, statusTabs, table, when } from './html';
 
 const UNIT_WORDS: Record<string, [string, string]> = {
   minutes: ['min', 'min'],
@@ -74,15 +74,6 @@ export const linksSection: WebSection = (service) => async (web) => {
       const params = new URLSearchParams(Object.entries(p).filter((e): e is [string, string] => Boolean(e[1])));
       return `/app/links${params.size ? `?${params.toString()}` : ''}`;
     };
-    const tabs = [
-      ['', 'All'],
-      ...LINK_STATUSES.map((s) => [s, s[0].toUpperCase() + s.slice(1).replace(/_/g, ' ')]),
-    ].map(
-      ([s, label]) =>
-        html`<a href="${linksUrl({ status: s, recipient })}" ${(status ?? '') === s ? raw(' aria-current="page"') : ''}
-          >${label}</a
-        >`,
-    );
     const rows = list.data.map((l) => {
       const views =
         l.expire_after_n_views === null
@@ -108,20 +99,14 @@ export const linksSection: WebSection = (service) => async (web) => {
       </tr>`;
     });
     const more =
-      list.has_more &&
-      html`<div class="pager">
-        <a class="button secondary" href="${linksUrl({ status, recipient, starting_after: list.next_cursor! })}"
-          >Older links →</a
-        >
-      </div>`;
+      list.has_more && pager(linksUrl({ status, recipient, starting_after: list.next_cursor! }), 'Older links →');
     const body = html`<div class="head">
         <div>
           <h1>Magic Links</h1>
           <p class="sub">Every link sent, newest first: who it went to, what ends it, how many views are used.</p>
         </div>
       </div>
-      ${doneNotice(req)}
-      <nav class="tabs" aria-label="Filter by status">${tabs}</nav>
+      ${doneNotice(req)} ${statusTabs(LINK_STATUSES, status, (s) => linksUrl({ status: s, recipient }))}
       <form method="get" action="/app/links" class="filter gap-below">
         ${status && html`<input type="hidden" name="status" value="${status}" />`}<label
           for="f-recipient"
@@ -143,30 +128,7 @@ export const linksSection: WebSection = (service) => async (web) => {
       >
         ${csrfField(req.admin!.csrf)}
         <div class="card scroll">
-          <table>
-            <thead>
-              <tr>
-                <th><span class="sr-only">Select</span></th>
-                <th>Recipient</th>
-                <th>Document</th>
-                <th>Status</th>
-                <th>Ends</th>
-                <th>Views</th>
-                <th class="hide-sm">Last viewed</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${
-                rows.length
-                  ? rows
-                  : html`<tr>
-                      <td colspan="7" class="empty">
-                        ${recipient || status ? 'No link matches.' : 'No links yet: share a document from its page.'}
-                      </td>
-                    </tr>`
-              }
-            </tbody>
-          </table>
+          ${table([html`<th><span class="sr-only">Select</span></th>`, 'Recipient', 'Document', 'Status', 'Ends', 'Views', html`<th class="hide-sm">Last viewed</th>`], rows, recipient || status ? 'No link matches.' : 'No links yet: share a document from its page.')}
           ${more}
         </div>
         ${list.data.some(isLive) && html`<div class="actions gap-above"><button type="submit" class="danger">Expire selected links</button></div>`}

@@ -2,7 +2,7 @@
 import { parsePageQuery } from '../pagination';
 import { STATUSES } from '../postcards';
 import { page, PAGE, type WebSection } from './context';
-import { badge, html, pdfPreview, raw, when } from './html';
+import { badge, html, pager, pdfPreview, statusTabs, table, when } from './html';
 
 export const postcardsSection: WebSection = (service) => async (web) => {
   web.get('/postcards', async (req, reply) => {
@@ -11,14 +11,6 @@ export const postcardsSection: WebSection = (service) => async (web) => {
     const list = await service.postcards.list(
       parsePageQuery({ limit: PAGE, starting_after: query.starting_after }),
       status,
-    );
-    const tabs = [['', 'All'], ...STATUSES.map((s) => [s, s[0].toUpperCase() + s.slice(1)])].map(
-      ([s, l]) =>
-        html`<a
-          href="/app/postcards${s ? `?status=${s}` : ''}"
-          ${(status ?? '') === s ? raw(' aria-current="page"') : ''}
-          >${l}</a
-        >`,
     );
     const rows = list.data.map((p) => {
       const name = [p.contact.first_name, p.contact.last_name].filter(Boolean).join(' ') || p.contact.company || '';
@@ -35,13 +27,10 @@ export const postcardsSection: WebSection = (service) => async (web) => {
     });
     const more =
       list.has_more &&
-      html`<div class="pager">
-        <a
-          class="button secondary"
-          href="/app/postcards?${new URLSearchParams({ ...(status ? { status } : {}), starting_after: list.next_cursor! }).toString()}"
-          >Older postcards →</a
-        >
-      </div>`;
+      pager(
+        `/app/postcards?${new URLSearchParams({ ...(status ? { status } : {}), starting_after: list.next_cursor! }).toString()}`,
+        'Older postcards →',
+      );
     const body = html`<div class="head">
         <div>
           <h1>Postcards</h1>
@@ -49,28 +38,9 @@ export const postcardsSection: WebSection = (service) => async (web) => {
         </div>
         <a class="button secondary" href="/app/settings#intake">Intake URL and tokens</a>
       </div>
-      <nav class="tabs" aria-label="Filter by status">${tabs}</nav>
+      ${statusTabs(STATUSES, status, (s) => `/app/postcards${s ? `?status=${s}` : ''}`)}
       <div class="card scroll">
-        <table>
-          <thead>
-            <tr>
-              <th>Recipient</th>
-              <th>Place</th>
-              <th>Status</th>
-              <th class="hide-sm">Template</th>
-              <th>Received</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${
-              rows.length
-                ? rows
-                : html`<tr>
-                    <td colspan="5" class="empty">No postcards here yet.</td>
-                  </tr>`
-            }
-          </tbody>
-        </table>
+        ${table(['Recipient', 'Place', 'Status', html`<th class="hide-sm">Template</th>`, 'Received'], rows, 'No postcards here yet.')}
         ${more}
       </div>`;
     return page(req, reply, { section: 'postcards', title: 'Postcards', body });

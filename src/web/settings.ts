@@ -12,11 +12,12 @@ import {
   csrfField,
   errorNotice,
   field,
+  type Html,
   html,
   raw,
   secretNotice,
+  table,
   when,
-  type Html,
 } from './html';
 
 interface SettingsState {
@@ -50,27 +51,7 @@ function credentialTable(kind: KeyKind, keys: KeyInfo[], csrf: string, s: Settin
         </tr>`,
     );
   return html`<div class="scroll">
-      <table>
-        <thead>
-          <tr>
-            <th>Name</th>
-            <th>Starts with</th>
-            <th class="hide-sm">Created</th>
-            <th>Last used</th>
-            ${kind === 'api' && html`<th>Scopes</th>`}
-            <th><span class="skip">Status</span></th>
-          </tr>
-        </thead>
-        <tbody>
-          ${
-            rows.length
-              ? rows
-              : html`<tr>
-                  <td colspan="${kind === 'api' ? 6 : 5}" class="muted">None yet.</td>
-                </tr>`
-          }
-        </tbody>
-      </table>
+      ${table(['Name', 'Starts with', html`<th class="hide-sm">Created</th>`, 'Last used', ...(kind === 'api' ? ['Scopes'] : []), html`<th><span class="skip">Status</span></th>`], rows, 'None yet.', 'muted')}
     </div>
     <form method="post" action="/app/settings/credentials" class="row bottom gap-above">
       ${csrfField(csrf)}<input type="hidden" name="kind" value="${kind}" />
@@ -216,25 +197,7 @@ export const settingsSection: WebSection = (service) => async (web) => {
         <h3>Social sign-in providers (OpenID Connect)</h3>
         ${here('providers')}
         <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th>Provider</th>
-                <th>Issuer</th>
-                <th class="hide-sm">Client id</th>
-                <th><span class="skip">Actions</span></th>
-              </tr>
-            </thead>
-            <tbody>
-              ${
-                providers.length
-                  ? providers
-                  : html`<tr>
-                      <td colspan="4" class="muted">None. Add one to offer social sign-in.</td>
-                    </tr>`
-              }
-            </tbody>
-          </table>
+          ${table(['Provider', 'Issuer', html`<th class="hide-sm">Client id</th>`, html`<th><span class="skip">Actions</span></th>`], providers, 'None. Add one to offer social sign-in.', 'muted')}
         </div>
         <form method="post" action="/app/settings/providers" class="gap-above">
           ${csrfField(csrf)}
@@ -253,25 +216,7 @@ export const settingsSection: WebSection = (service) => async (web) => {
         <p class="muted small">Signed POSTs to your URL when documents, links and postcards change.</p>
         ${here('webhooks')}
         <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th>URL</th>
-                <th>Events</th>
-                <th class="hide-sm">Created</th>
-                <th><span class="skip">Actions</span></th>
-              </tr>
-            </thead>
-            <tbody>
-              ${
-                hookRows.length
-                  ? hookRows
-                  : html`<tr>
-                      <td colspan="4" class="muted">None.</td>
-                    </tr>`
-              }
-            </tbody>
-          </table>
+          ${table(['URL', 'Events', html`<th class="hide-sm">Created</th>`, html`<th><span class="skip">Actions</span></th>`], hookRows, 'None.', 'muted')}
         </div>
         <form method="post" action="/app/settings/webhooks" class="gap-above">
           ${csrfField(csrf)}

@@ -14,7 +14,19 @@ import {
   type WebSection,
 } from './context';
 import { one } from './forms';
-import { actionButton, bytes, csrfField, errorNotice, field, html, idWithCopy, pdfPreview, when } from './html';
+import {
+  actionButton,
+  bytes,
+  csrfField,
+  errorNotice,
+  field,
+  html,
+  idWithCopy,
+  pager,
+  pdfPreview,
+  table,
+  when,
+} from './html';
 
 export const templatesSection: WebSection = (service) => async (web) => {
   async function templatesPage(req: FastifyRequest, reply: FastifyReply, o: { error?: Failure; status?: number } = {}) {
@@ -47,26 +59,8 @@ export const templatesSection: WebSection = (service) => async (web) => {
       </div>
       ${doneNotice(req)}${errorNotice(o.error, label)}
       <div class="card scroll">
-        <table>
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>ID</th>
-              <th>Variables</th>
-              <th><span class="skip">Actions</span></th>
-            </tr>
-          </thead>
-          <tbody>
-            ${
-              rows.length
-                ? rows
-                : html`<tr>
-                    <td colspan="4" class="empty">No templates yet. Upload one below.</td>
-                  </tr>`
-            }
-          </tbody>
-        </table>
-        ${list.has_more && html`<div class="pager"><a class="button secondary" href="/app/templates?starting_after=${list.next_cursor!}">Older templates →</a></div>`}
+        ${table(['Name', 'ID', 'Variables', html`<th><span class="skip">Actions</span></th>`], rows, 'No templates yet. Upload one below.')}
+        ${list.has_more && pager(`/app/templates?starting_after=${list.next_cursor!}`, 'Older templates →')}
       </div>
       <div class="card">
         <h2>Upload a template</h2>
