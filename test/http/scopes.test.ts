@@ -5,7 +5,7 @@
 import { registeredRoutes } from '../../src/app';
 import { ALL_SCOPES, type Scope } from '../../src/keys';
 import { hasScopeEntry, scopeOf } from '../../src/http/scopes';
-import { testService, type TestService } from '../support/service';
+import { signInToWebApp, testService, type TestService } from '../support/service';
 
 describe('scoped API keys', () => {
   let t: TestService;
@@ -83,17 +83,7 @@ describe('scoped API keys', () => {
   });
 
   it('lets only a key with admin sign in to the web app', async () => {
-    const signIn = async (secret: string) => {
-      const page = await t.app.inject({ method: 'GET', url: '/app/signin' });
-      const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)![1];
-      const cookie = page.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
-      return t.app.inject({
-        method: 'POST',
-        url: '/app/signin',
-        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-        payload: new URLSearchParams({ secret, _csrf: csrf, next: '/app' }).toString(),
-      });
-    };
+    const signIn = (secret: string) => signInToWebApp(t.app, secret);
     expect((await signIn(await keyWith(['generate', 'documents:read']))).statusCode).toBe(403);
     expect((await signIn(await keyWith(['admin']))).statusCode).toBe(303);
   });

@@ -75,3 +75,18 @@ export async function testService(options: TestOptions = {}): Promise<TestServic
   const t = await start(config, options.clock);
   return t;
 }
+
+/** Signs in to the web app with `secret` as a browser would (the sign-in form and its CSRF cookie); the answer. */
+export async function signInToWebApp(app: FastifyInstance, secret: string) {
+  const form = await app.inject({ method: 'GET', url: '/app/signin' });
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(form.body)![1];
+  return app.inject({
+    method: 'POST',
+    url: '/app/signin',
+    headers: {
+      cookie: form.cookies.map((c) => `${c.name}=${c.value}`).join('; '),
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    payload: new URLSearchParams({ secret, _csrf: csrf, next: '/app' }).toString(),
+  });
+}

@@ -9,7 +9,7 @@ import { messagePage, signInPage, viewerPage, DEFAULT_BRAND } from '../../src/ht
 import { codeMessage, linkMessage } from '../../src/links/mail';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
-import { testService, type TestService } from '../support/service';
+import { signInToWebApp, testService, type TestService } from '../support/service';
 
 const HOSTILE = `<img src=x onerror=alert(1)>"'&`;
 const ESCAPED = '&lt;img src=x onerror=alert(1)&gt;&quot;&#39;&amp;';
@@ -135,17 +135,7 @@ describe('the web app fed hostile names', () => {
     });
     expect(postcard.statusCode).toBe(202);
     ids.postcard = postcard.json().id;
-    const signin = await t.app.inject({ method: 'GET', url: '/app/signin' });
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(signin.body)![1];
-    const signed = await t.app.inject({
-      method: 'POST',
-      url: '/app/signin',
-      headers: {
-        cookie: signin.cookies.map((c) => `${c.name}=${c.value}`).join('; '),
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      payload: new URLSearchParams({ secret: t.key, _csrf: csrf, next: '/app' }).toString(),
-    });
+    const signed = await signInToWebApp(t.app, t.key);
     cookie = signed.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
   });
   afterAll(() => t?.stop());
