@@ -15,10 +15,11 @@ export interface Page<T> {
 }
 
 export const MAX_PAGE = 100;
+export const DEFAULT_PAGE = 20;
 
 export function parsePageQuery(query: Record<string, unknown>): PageQuery {
   const details: ErrorDetail[] = [];
-  let limit = 20;
+  let limit = DEFAULT_PAGE;
   if (query.limit !== undefined) {
     limit = Number(query.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE)

@@ -3,7 +3,9 @@
  * answer. Every failure leaves through the one error handler, in the one error shape.
  */
 import cookie from '@fastify/cookie';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
 import type { Service } from '../service';
 import { AuthenticationError, ValidationError } from '../errors';
 import { parseScopes, type KeyInfo } from '../keys';
@@ -15,7 +17,9 @@ import { acceptMultipart, readMultipart } from './multipart';
 import { registerAssets } from './assets';
 import { contentDisposition } from './headers';
 import { redactUrl, registerLinkRoutes } from './links';
-import { openApiDocument } from './openapi';
+import { registerOpenApi } from './openapi';
+import { answer, errors, ErrorSchema, HealthSchema, KeyInfoSchema, oneOf, SHARED_SCHEMAS } from './schemas';
+import { validatorFor } from './validation';
 import { registerPostcardRoutes } from './postcards';
 import { registerWebhookRoutes } from './webhooks';
 import { requireScopes, scopeOf } from './scopes';
@@ -112,6 +116,14 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
       );
     },
   });
+  // the routes' schemas (src/http/schemas.ts): checked, serialized, and described in /openapi.json
+  app.setValidatorCompiler(validatorFor(SHARED_SCHEMAS));
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  await registerOpenApi(app, {
+    publicUrl: config.publicUrl,
+    version: service.version,
+    postcardPath: config.postcardPath,
+  });
   // every route as registered (the OpenAPI test checks that each public one is in /openapi.json)
   const routes: { method: string; url: string }[] = [];
   registeredRoutes.set(app, routes);
@@ -179,48 +191,120 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
     }, done);
   });
 
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
   // the key itself: its name and scopes; `?require=a,b` answers 403 insufficient_scope unless it has them all
-  app.get('/v1/key', async (req) => {
-    const key = req.apiKey!;
-    const wanted = (req.query as { require?: unknown }).require;
-    if (wanted !== undefined) {
-      if (typeof wanted !== 'string')
-        throw new ValidationError('require is a comma-separated list of scopes.', [
-          { field: 'require', message: 'must be text', code: 'invalid' },
-        ]);
-      const names = wanted.split(',').filter((n) => n.trim());
+  api.get(
+    '/v1/key',
+    {
+      schema: {
+        operationId: 'getKey',
+        summary: 'The API key making the call: its name and scopes',
+        description:
+          'Any live key may call it. With `require`, it also checks the key has every scope named, and answers 403 `insufficient_scope` naming those it lacks (the n8n credential test uses it).',
+        querystring: Type.Object({
+          require: Type.Optional(
+            Type.String({
+              maxLength: 500,
+              description: 'Scopes the key must have, comma-separated, e.g. `generate,documents:read`.',
+            }),
+          ),
+        }),
+        response: {
+          200: {
+            ...KeyInfoSchema,
+            description: 'The key.',
+            examples: [
+              {
+                object: 'api_key',
+                id: 'key_01m82kzq5az78r9b7p2fxgxka8',
+                name: 'n8n production',
+                prefix: 'plk_7fK2aQ9x',
+                scopes: ['generate', 'documents:read'],
+              },
+            ],
+          },
+          ...errors(401, 422),
+        },
+      },
+    },
+    async (req) => {
+      const key = req.apiKey!;
+      const names = (req.query.require ?? '').split(',').filter((n) => n.trim());
       if (names.length) requireScopes(key, parseScopes(names, 'require'));
-    }
-    return { object: 'api_key', id: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes };
-  });
+      return { object: 'api_key' as const, id: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes };
+    },
+  );
 
-  app.get('/healthz', async () => {
-    await service.ping();
-    return {
-      status: 'ok',
-      database: service.database.dialect,
-      storage: service.storage.kind,
-      version: service.version,
-    };
-  });
+  api.get(
+    '/healthz',
+    {
+      schema: {
+        operationId: 'health',
+        summary: 'Whether the service and its database answer',
+        security: [],
+        response: { 200: answer(HealthSchema, 'Healthy.'), ...errors(500) },
+      },
+    },
+    async () => {
+      await service.ping();
+      return {
+        status: 'ok' as const,
+        database: service.database.dialect,
+        storage: service.storage.kind,
+        version: service.version,
+      };
+    },
+  );
   // ready for traffic: the database answers (migrations ran and the engine started before the
   // app was built), and the server is not shutting down
-  app.get('/readyz', async (_req, reply) => {
-    try {
-      await service.ping();
-    } catch (err) {
-      return reply
-        .status(503)
-        .send(
-          errorBody(
-            'database_unavailable',
-            `The database does not answer (${err instanceof Error ? err.message : String(err)}). Check that it runs and DATABASE_URL or DATA_DIR.`,
+  api.get(
+    '/readyz',
+    {
+      schema: {
+        operationId: 'ready',
+        summary: 'Whether this server should get traffic: its database answers, and it is not shutting down',
+        security: [],
+        response: {
+          200: Type.Object(
+            {
+              status: Type.Literal('ready'),
+              database: oneOf(['sqlite', 'postgres'] as const),
+              engine: oneOf(['embedded', 'temporal'] as const),
+            },
+            { description: 'Ready.', examples: [{ status: 'ready', database: 'sqlite', engine: 'embedded' }] },
           ),
-        );
-    }
-    return { status: 'ready', database: service.database.dialect, engine: service.config.engine };
-  });
-  app.get('/openapi.json', async () => openApiDocument(config.publicUrl, service.version, config.postcardPath));
+          503: answer(ErrorSchema, 'Not ready: `stopping` (shutting down) or `database_unavailable`.'),
+        },
+      },
+    },
+    async (_req, reply) => {
+      try {
+        await service.ping();
+      } catch (err) {
+        return reply
+          .status(503)
+          .send(
+            errorBody(
+              'database_unavailable',
+              `The database does not answer (${err instanceof Error ? err.message : String(err)}). Check that it runs and DATABASE_URL or DATA_DIR.`,
+            ),
+          );
+      }
+      return { status: 'ready' as const, database: service.database.dialect, engine: service.config.engine };
+    },
+  );
+  api.get(
+    '/openapi.json',
+    {
+      schema: {
+        operationId: 'openapi',
+        summary: 'This document',
+        security: [],
+        response: { 200: Type.Object({}, { additionalProperties: true, description: 'OpenAPI 3.1.' }) },
+      },
+    },
+    async () => app.swagger() as unknown as Record<string, unknown>,
+  );
 
   app.post('/v1/generate', async (req, reply) => {
     requireJson(req);

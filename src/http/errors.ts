@@ -18,7 +18,9 @@ import {
 } from '../errors';
 
 export { errorBody, type ErrorBody } from '../errors';
+import type { ErrorObject } from 'ajv';
 import { pageHeaders } from './headers';
+import { schemaFailure } from './validation';
 import { errorPage } from './pages';
 
 /** Whether a path is a page people open in a browser (a recipient's link, the web app), not the API. */
@@ -107,6 +109,7 @@ export function requireJson(req: FastifyRequest): void {
 
 /** The status and body of any failure: ours, the framework's (limits, parsing), or a bug (500, logged). */
 export function errorAnswer(err: FastifyError, req: FastifyRequest, limit: number): [number, ErrorBody] {
+  if (err.validation) err = schemaFailure(err.validation as ErrorObject[], err.validationContext) as never;
   if (err instanceof PaperlinkError) return [statusOf(err), errorBody(err.code, err.message, err.details)];
   const known = fromFramework(err, limit);
   if (known) return known;

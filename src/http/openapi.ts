@@ -1,10 +1,10 @@
 /**
- * The OpenAPI 3.1 description of the API, served at GET /openapi.json. Written by hand next to the
- * routes; a test checks it against the OpenAPI schema and checks real answers against it.
+ * The OpenAPI 3.1 description of the API, served at GET /openapi.json. A test checks it against the
+ * OpenAPI schema, checks that it has every route, and checks real answers against it.
  */
 import { EXAMPLE_IDS } from '../templates/store';
-import { EVENT_TYPES } from '../events/types';
-import { ALL_SCOPES } from '../keys';
+import swagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
 import { scopeOf } from './scopes';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -61,14 +61,6 @@ const exampleRender = {
     },
   },
   warnings: [],
-  created_at: T,
-};
-const exampleWebhook = {
-  id: 'wh_01m82kzq5az78r9b7p2fxgxka8',
-  object: 'webhook',
-  url: 'https://hooks.example.com/paperlink',
-  events: ['document.generated', 'magic_link.viewed'],
-  description: 'CRM sync',
   created_at: T,
 };
 const exampleError = (code: string, message: string, details: unknown[] = []) => ({
@@ -173,81 +165,82 @@ const deleted = (object: string) => ({
   additionalProperties: false,
 });
 
-export function openApiDocument(
-  publicUrl: string,
-  version: string,
-  postcardPath = '/postcards',
-): Record<string, unknown> {
-  const doc = document(publicUrl, version, postcardPath);
-  // every /v1 operation: the scope its key needs (src/http/scopes.ts) and the 403 without it
-  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Record<string, unknown>>>)) {
+/**
+ * Serves /openapi.json, built by @fastify/swagger from the routes' schemas (src/http/schemas.ts).
+ * Routes not yet given a schema take their operation from the hand-written table below, which
+ * shrinks as they move onto their routes. Every /v1 operation says the scope its key needs.
+ */
+export async function registerOpenApi(
+  app: FastifyInstance,
+  { publicUrl, version, postcardPath }: { publicUrl: string; version: string; postcardPath: string },
+): Promise<void> {
+  const isPublic = (url: string) =>
+    url.startsWith('/v1/') || [postcardPath, '/healthz', '/readyz', '/openapi.json'].includes(url);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Paperlink API',
+        version,
+        description:
+          'Generate PDF documents from templates and store them. Every /v1 call needs the X-Service-API-Token header. Errors have one shape: `{ "error": { "code", "message", "details": [{ "field", "message", "code" }] } }`.',
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
+      servers: [{ url: publicUrl }],
+      security: [{ apiKey: [] }],
+      components: {
+        securitySchemes: {
+          apiKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Service-API-Token',
+            description: 'Made on first start or with `paperlink keys create --name NAME`.',
+          },
+        },
+      },
+    },
+    // shared schemas are components named by their $id
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    // the recipient's pages and the web app are not the API
+    transform: ({ schema, url }) => ({ schema: (isPublic(url) ? schema : { ...schema, hide: true }) as never, url }),
+    transformObject: (documents) => {
+      if (!('openapiObject' in documents)) return documents.swaggerObject;
+      return finish(documents.openapiObject as Doc, legacy(postcardPath));
+    },
+  });
+}
+
+type Operation = Record<string, unknown> & { responses?: Record<string, unknown>; description?: string };
+type Doc = { paths?: Record<string, Record<string, Operation>>; components?: { schemas?: Record<string, unknown> } };
+
+/** The generated document with the table's operations for routes without a schema, and each operation's scope. */
+function finish(doc: Doc, table: Doc): Doc {
+  const paths = (doc.paths ??= {});
+  for (const [path, item] of Object.entries(table.paths ?? {})) {
+    for (const [method, op] of Object.entries(item)) {
+      // a route with a schema describes itself; the table stands in only for those without one
+      if (paths[path]?.[method]?.operationId === undefined) (paths[path] ??= {})[method] = op;
+    }
+  }
+  const components = (doc.components ??= {});
+  components.schemas = { ...table.components?.schemas, ...components.schemas };
+  for (const [path, item] of Object.entries(paths)) {
     if (!path.startsWith('/v1/')) continue;
     for (const [method, op] of Object.entries(item)) {
       const scope = scopeOf(method.toUpperCase(), path.replace(/\{(\w+)\}/g, ':$1'));
       if (!scope) continue;
       op['x-scope'] = scope;
-      op.description = `${op.description ? `${String(op.description)} ` : ''}Needs a key with the scope \`${scope}\`.`;
-      op.responses = { ...(op.responses as object), ...pick(403) };
+      op.description = `${op.description ? `${op.description} ` : ''}Needs a key with the scope \`${scope}\`.`;
+      op.responses = { ...op.responses, ...pick(403) };
     }
   }
   return doc;
 }
 
-function document(publicUrl: string, version: string, postcardPath: string): Record<string, unknown> {
+/** The operations not yet declared on their routes. */
+function legacy(postcardPath: string): Doc {
   return {
-    openapi: '3.1.0',
-    info: {
-      title: 'Paperlink API',
-      version,
-      description:
-        'Generate PDF documents from templates and store them. Every /v1 call needs the X-Service-API-Token header. Errors have one shape: `{ "error": { "code", "message", "details": [{ "field", "message", "code" }] } }`.',
-      license: { name: 'MIT', identifier: 'MIT' },
-    },
-    servers: [{ url: publicUrl }],
-    security: [{ apiKey: [] }],
     paths: {
-      '/v1/key': {
-        get: {
-          operationId: 'getKey',
-          summary: 'The API key making the call: its name and scopes',
-          description:
-            'Any live key may call it. With `require`, it also checks the key has every scope named, and answers 403 `insufficient_scope` naming those it lacks (the n8n credential test uses it).',
-          parameters: [
-            {
-              name: 'require',
-              in: 'query',
-              description: 'Scopes the key must have, comma-separated, e.g. `generate,documents:read`.',
-              schema: { type: 'string' },
-            },
-          ],
-          responses: {
-            200: {
-              description: 'The key.',
-              content: json(
-                {
-                  type: 'object',
-                  required: ['object', 'id', 'name', 'prefix', 'scopes'],
-                  properties: {
-                    object: { const: 'api_key' },
-                    id: { type: 'string' },
-                    name: { type: 'string' },
-                    prefix: { type: 'string' },
-                    scopes: { type: 'array', items: { enum: ALL_SCOPES } },
-                  },
-                },
-                {
-                  object: 'api_key',
-                  id: 'key_01m82kzq5az78r9b7p2fxgxka8',
-                  name: 'n8n production',
-                  prefix: 'plk_7fK2aQ9x',
-                  scopes: ['generate', 'documents:read'],
-                },
-              ),
-            },
-            ...pick(401, 403, 422),
-          },
-        },
-      },
       '/v1/generate': {
         post: {
           operationId: 'generate',
@@ -659,197 +652,9 @@ function document(publicUrl: string, version: string, postcardPath: string): Rec
           responses: { 200: { description: 'The postcard.', content: json(ref('Postcard')) }, ...pick(401, 404) },
         },
       },
-      '/v1/webhooks': {
-        post: {
-          operationId: 'createWebhook',
-          summary: 'Subscribe an https endpoint to events; the signing secret is in this answer only',
-          description:
-            'Deliveries are signed (`Paperlink-Signature`), retried with back-off, and kept in order per resource. See docs/webhooks.md.',
-          requestBody: {
-            required: true,
-            content: json(
-              {
-                type: 'object',
-                required: ['url', 'events'],
-                properties: {
-                  url: { type: 'string', description: 'https (or http) URL of a public address' },
-                  events: { type: 'array', minItems: 1, items: { enum: ['*', ...EVENT_TYPES] } },
-                  description: { type: ['string', 'null'], maxLength: 200 },
-                },
-                additionalProperties: false,
-              },
-              {
-                url: 'https://hooks.example.com/paperlink',
-                events: ['document.generated', 'magic_link.viewed'],
-                description: 'CRM sync',
-              },
-            ),
-          },
-          responses: {
-            201: {
-              description: 'The subscription, with its `secret` (shown once).',
-              content: json(ref('Webhook'), { ...exampleWebhook, secret: 'kQ3v9RwT2mX8pL5nB7cY4zH6jD1fG0sA' }),
-            },
-            ...pick(400, 401, 415, 422),
-          },
-        },
-        get: {
-          operationId: 'listWebhooks',
-          summary: 'List webhook subscriptions, newest first',
-          parameters: pageParams,
-          responses: {
-            200: { description: 'A page of subscriptions (no secrets).', content: json(list('Webhook')) },
-            ...pick(401, 422),
-          },
-        },
-      },
-      '/v1/webhooks/{id}': {
-        get: {
-          operationId: 'getWebhook',
-          summary: 'A webhook subscription (without its secret)',
-          parameters: [idParam('webhook', exampleWebhook.id)],
-          responses: {
-            200: { description: 'The subscription.', content: json(ref('Webhook'), exampleWebhook) },
-            ...pick(401, 404),
-          },
-        },
-        delete: {
-          operationId: 'deleteWebhook',
-          summary: 'Unsubscribe: no more deliveries to it',
-          parameters: [idParam('webhook', exampleWebhook.id)],
-          responses: { 200: { description: 'Deleted.', content: json(deleted('webhook')) }, ...pick(401, 404) },
-        },
-      },
-      '/v1/webhooks/{id}/deliveries': {
-        get: {
-          operationId: 'listWebhookDeliveries',
-          summary: "A subscription's deliveries, newest first, with every attempt",
-          parameters: [idParam('webhook', exampleWebhook.id), ...pageParams],
-          responses: {
-            200: { description: 'A page of deliveries.', content: json(list('Delivery')) },
-            ...pick(401, 404, 422),
-          },
-        },
-      },
-      '/v1/webhooks/{id}/test': {
-        post: {
-          operationId: 'testWebhook',
-          summary: 'Send a `webhook.test` event to this subscription now',
-          parameters: [idParam('webhook', exampleWebhook.id)],
-          responses: {
-            202: {
-              description: 'The test event was queued for delivery.',
-              content: json(
-                {
-                  type: 'object',
-                  required: ['object', 'event_id', 'delivery_id', 'status'],
-                  properties: {
-                    object: { const: 'test_delivery' },
-                    event_id: { type: 'string' },
-                    delivery_id: { type: 'string' },
-                    status: { const: 'pending' },
-                  },
-                  additionalProperties: false,
-                },
-                {
-                  object: 'test_delivery',
-                  event_id: 'evt_01m82kzq5az78r9b7p2fxgxka8',
-                  delivery_id: 'dlv_01m82kzq5az78r9b7p2fxgxka8',
-                  status: 'pending',
-                },
-              ),
-            },
-            ...pick(401, 404),
-          },
-        },
-      },
-      '/healthz': {
-        get: {
-          operationId: 'health',
-          summary: 'Whether the service and its database answer',
-          security: [],
-          responses: {
-            200: {
-              description: 'Healthy.',
-              content: json(ref('Health'), { status: 'ok', database: 'sqlite', storage: 'filesystem', version }),
-            },
-            500: errors[500],
-          },
-        },
-      },
-      '/readyz': {
-        get: {
-          operationId: 'ready',
-          summary: 'Whether this server should get traffic: its database answers, and it is not shutting down',
-          security: [],
-          responses: {
-            200: {
-              description: 'Ready.',
-              content: json(
-                {
-                  type: 'object',
-                  required: ['status', 'database', 'engine'],
-                  properties: {
-                    status: { const: 'ready' },
-                    database: { enum: ['sqlite', 'postgres'] },
-                    engine: { enum: ['embedded', 'temporal'] },
-                  },
-                },
-                { status: 'ready', database: 'sqlite', engine: 'embedded' },
-              ),
-            },
-            503: {
-              description: 'Not ready: `stopping` (shutting down) or `database_unavailable`.',
-              content: json(
-                ref('Error'),
-                exampleError('stopping', 'This server is shutting down. Send requests to another one.'),
-              ),
-            },
-          },
-        },
-      },
-      '/openapi.json': {
-        get: {
-          operationId: 'openapi',
-          summary: 'This document',
-          security: [],
-          responses: { 200: { description: 'OpenAPI 3.1.', content: json({ type: 'object' }) } },
-        },
-      },
     },
     components: {
-      securitySchemes: {
-        apiKey: {
-          type: 'apiKey',
-          in: 'header',
-          name: 'X-Service-API-Token',
-          description: 'Made on first start or with `paperlink keys create --name NAME`.',
-        },
-      },
       schemas: {
-        Error: {
-          type: 'object',
-          required: ['error'],
-          properties: {
-            error: {
-              type: 'object',
-              required: ['code', 'message', 'details'],
-              properties: {
-                code: { type: 'string' },
-                message: { type: 'string' },
-                details: {
-                  type: 'array',
-                  items: {
-                    type: 'object',
-                    required: ['field', 'message'],
-                    properties: { field: { type: 'string' }, message: { type: 'string' }, code: { type: 'string' } },
-                  },
-                },
-                request_id: { type: 'string' },
-              },
-            },
-          },
-        },
         GenerateRequest: {
           type: 'object',
           required: ['template_id', 'merge_parameters', 'destinations'],
@@ -1192,50 +997,6 @@ function document(publicUrl: string, version: string, postcardPath: string): Rec
           },
           additionalProperties: { type: 'string', maxLength: 2000 },
         },
-        Webhook: {
-          type: 'object',
-          required: ['id', 'object', 'url', 'events', 'description', 'created_at'],
-          properties: {
-            id: { type: 'string' },
-            object: { const: 'webhook' },
-            url: { type: 'string' },
-            events: { type: 'array', items: { type: 'string' } },
-            description: { type: ['string', 'null'] },
-            created_at: { type: 'string' },
-            secret: { type: 'string', description: 'Only in the answer to POST /v1/webhooks.' },
-          },
-          additionalProperties: false,
-        },
-        Delivery: {
-          type: 'object',
-          required: ['id', 'object', 'event', 'status', 'attempts', 'next_attempt_at', 'created_at'],
-          properties: {
-            id: { type: 'string' },
-            object: { const: 'delivery' },
-            event: {
-              type: 'object',
-              required: ['id', 'type', 'created_at'],
-              properties: { id: { type: 'string' }, type: { type: 'string' }, created_at: { type: 'string' } },
-            },
-            status: { enum: ['pending', 'succeeded', 'failed'] },
-            attempts: {
-              type: 'array',
-              items: {
-                type: 'object',
-                required: ['at', 'status_code', 'duration_ms', 'error'],
-                properties: {
-                  at: { type: 'string' },
-                  status_code: { type: ['integer', 'null'] },
-                  duration_ms: { type: 'number' },
-                  error: { type: ['string', 'null'] },
-                },
-              },
-            },
-            next_attempt_at: { type: ['string', 'null'] },
-            created_at: { type: 'string' },
-          },
-          additionalProperties: false,
-        },
         Postcard: {
           type: 'object',
           required: [
@@ -1276,16 +1037,6 @@ function document(publicUrl: string, version: string, postcardPath: string): Rec
             updated_at: { type: 'string', format: 'date-time' },
           },
           additionalProperties: false,
-        },
-        Health: {
-          type: 'object',
-          required: ['status', 'database', 'storage', 'version'],
-          properties: {
-            status: { const: 'ok' },
-            database: { enum: ['sqlite', 'postgres'] },
-            storage: { enum: ['filesystem', 'database'] },
-            version: { type: 'string' },
-          },
         },
       },
     },
