@@ -11,14 +11,38 @@ import { AuthenticationError, ValidationError } from '../errors';
 import { parseScopes, type KeyInfo } from '../keys';
 import { isObject } from '../guards';
 import { renderIdFor } from '../idempotency';
-import { parsePageQuery } from '../pagination';
+import { EXAMPLE_IDS } from '../templates/store';
 import { errorAnswer, errorBody, errorHandler, isPagePath, requireJson, sendError, type ErrorBody } from './errors';
 import { acceptMultipart, readMultipart } from './multipart';
 import { registerAssets } from './assets';
 import { contentDisposition } from './headers';
 import { redactUrl, registerLinkRoutes } from './links';
 import { registerOpenApi } from './openapi';
-import { answer, errors, ErrorSchema, HealthSchema, KeyInfoSchema, oneOf, SHARED_SCHEMAS } from './schemas';
+import {
+  answer,
+  Deleted,
+  described,
+  DocumentSchema,
+  errors,
+  ErrorSchema,
+  exampleDocument,
+  exampleGenerate,
+  exampleRender,
+  exampleTemplate,
+  GenerateRequestSchema,
+  HealthSchema,
+  IdempotencyHeader,
+  IdParams,
+  KeyInfoSchema,
+  List,
+  oneOf,
+  PageQuery,
+  pageOf,
+  RenderSchema,
+  SHARED_SCHEMAS,
+  TemplateSchema,
+  TemplateUploadBody,
+} from './schemas';
 import { validatorFor } from './validation';
 import { registerPostcardRoutes } from './postcards';
 import { registerWebhookRoutes } from './webhooks';
@@ -306,123 +330,301 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
     async () => app.swagger() as unknown as Record<string, unknown>,
   );
 
-  app.post('/v1/generate', async (req, reply) => {
-    requireJson(req);
-    const key = req.apiKey!;
-    const idem = req.headers['idempotency-key'];
-    // with an Idempotency-Key, the key names the render (and so its workflow, its document and its
-    // link): however often and however concurrently it is retried, each effect happens once
-    const renderId = idem === undefined ? undefined : renderIdFor(key.id, String(idem));
-    const work = async () => ({
-      status: 201,
-      body: await service.engine.generate({ body: req.body, caller: { keyId: key.id, name: key.name }, renderId }),
-    });
-    if (idem === undefined) {
-      const r = await work();
-      return reply.status(r.status).send(r.body);
-    }
-    const r = await service.idempotency.run(`${key.id}:POST /v1/generate`, String(idem), req.body, work);
-    if (r.replayed) void reply.header('Idempotent-Replayed', 'true');
-    return reply.status(r.status).send(r.body);
-  });
+  api.post(
+    '/v1/generate',
+    {
+      schema: {
+        operationId: 'generate',
+        tags: ['Documents'],
+        summary: 'Render a template with merge parameters and store the PDF',
+        description:
+          'Every variable of the template needs a value (an empty string is a value). Numbers and booleans become text; objects and arrays are refused. Keys the template does not use are listed under `warnings`, and so is text that does not fit its box (`text_overflow`). With an Idempotency-Key, the same key and body return the first answer again for 24 hours.',
+        headers: IdempotencyHeader,
+        body: described(GenerateRequestSchema, exampleGenerate),
+        response: {
+          201: answer(
+            RenderSchema,
+            'Rendered and stored; with magic_link, the link is made and e-mailed.',
+            exampleRender,
+          ),
+          ...errors(400, 401, 409, 413, 415, 422, 500),
+        },
+      },
+    },
+    async (req, reply) => {
+      requireJson(req);
+      const key = req.apiKey!;
+      const idem = req.headers['idempotency-key'];
+      // with an Idempotency-Key, the key names the render (and so its workflow, its document and its
+      // link): however often and however concurrently it is retried, each effect happens once
+      const renderId = idem === undefined ? undefined : renderIdFor(key.id, idem);
+      const work = async () => ({
+        status: 201,
+        body: await service.engine.generate({ body: req.body, caller: { keyId: key.id, name: key.name }, renderId }),
+      });
+      // a replay answers what the first request was answered, whichever status that was
+      const send = (r: { status: number; body: unknown }) => (reply as FastifyReply).status(r.status).send(r.body);
+      if (idem === undefined) return send(await work());
+      const r = await service.idempotency.run(`${key.id}:POST /v1/generate`, idem, req.body, work);
+      if (r.replayed) void reply.header('Idempotent-Replayed', 'true');
+      return send(r);
+    },
+  );
 
   // the one API route that takes multipart (uploads); src/http/multipart.ts says why it is scoped
   await app.register(async (scope) => {
     await acceptMultipart(scope, config.bodyLimit);
-    scope.post('/v1/templates', async (req, reply) => {
-      const query = req.query as Record<string, string | undefined>;
-      let created;
-      if (req.isMultipart()) {
-        let source: Buffer | undefined;
-        const upload = await readMultipart(req);
-        const name: string | undefined = upload.fields.name;
-        const assets = new Map<string, Uint8Array>();
-        for (const file of upload.files) {
-          if (file.field === 'file' || file.field === 'template') source = file.bytes;
-          else {
-            // an asset is found by its form field name (e.g. -F "images/logo.png=@logo.png") or its file name
-            assets.set(file.field, file.bytes);
-            if (file.filename) assets.set(file.filename, file.bytes);
+    scope.withTypeProvider<TypeBoxTypeProvider>().post(
+      '/v1/templates',
+      {
+        schema: {
+          operationId: 'createTemplate',
+          tags: ['Templates'],
+          summary: 'Store a template: XML text or a fillable PDF',
+          description:
+            'Send the XML itself (`Content-Type: application/xml`), a PDF (`application/pdf`), JSON `{ "name", "source" | "source_base64", "assets" }`, or a multipart form with the template as `file` and the images it names as further files. `?name=` names raw uploads.',
+          querystring: Type.Object({
+            name: Type.Optional(Type.String({ description: 'Template name for raw XML or PDF uploads.' })),
+          }),
+          body: TemplateUploadBody,
+          response: {
+            201: answer(TemplateSchema, 'Stored.', exampleTemplate),
+            ...errors(400, 401, 413, 415, 422),
+          },
+        },
+      },
+      async (req, reply) => {
+        const query = req.query;
+        let created;
+        if (req.isMultipart()) {
+          let source: Buffer | undefined;
+          const upload = await readMultipart(req);
+          const name: string | undefined = upload.fields.name;
+          const assets = new Map<string, Uint8Array>();
+          for (const file of upload.files) {
+            if (file.field === 'file' || file.field === 'template') source = file.bytes;
+            else {
+              // an asset is found by its form field name (e.g. -F "images/logo.png=@logo.png") or its file name
+              assets.set(file.field, file.bytes);
+              if (file.filename) assets.set(file.filename, file.bytes);
+            }
           }
+          if (!source)
+            throw new ValidationError(
+              'Upload the template as the form field "file" (an XML file or a fillable PDF); other files are its assets.',
+              [{ field: 'file', message: 'is required', code: 'required' }],
+            );
+          created = await service.templates.create({
+            source,
+            name: name ?? query.name,
+            assets: async (p) => assets.get(p),
+          });
+        } else if (Buffer.isBuffer(req.body)) {
+          created = await service.templates.create({ source: new Uint8Array(req.body), name: query.name });
+        } else {
+          requireJson(req);
+          const body = (req.body ?? {}) as Record<string, unknown>;
+          const fields = ['source', 'source_base64'].filter((f) => typeof body[f] === 'string');
+          if (fields.length !== 1) {
+            throw new ValidationError(
+              'Give the template as "source" (XML text) or "source_base64" (an XML file or a fillable PDF, base64), exactly one.',
+              [{ field: 'source', message: 'give exactly one of source or source_base64', code: 'required' }],
+            );
+          }
+          if (body.name !== undefined && typeof body.name !== 'string')
+            throw new ValidationError('name must be text.', [
+              { field: 'name', message: 'must be a string', code: 'type' },
+            ]);
+          // the images and fonts an XML template names, by the path it names them with: { "images/logo.png": "<base64>" }
+          const assets = body.assets === undefined ? {} : body.assets;
+          if (!isObject(assets) || Object.values(assets).some((v) => typeof v !== 'string')) {
+            throw new ValidationError(
+              'assets maps each path the template names (e.g. "images/logo.png") to the file as base64.',
+              [{ field: 'assets', message: 'must be an object of base64 strings', code: 'type' }],
+            );
+          }
+          const source =
+            typeof body.source === 'string'
+              ? body.source
+              : new Uint8Array(Buffer.from(body.source_base64 as string, 'base64'));
+          created = await service.templates.create({
+            source,
+            name: body.name as string | undefined,
+            assets: async (p) =>
+              Object.hasOwn(assets, p) ? new Uint8Array(Buffer.from(assets[p] as string, 'base64')) : undefined,
+          });
         }
-        if (!source)
-          throw new ValidationError(
-            'Upload the template as the form field "file" (an XML file or a fillable PDF); other files are its assets.',
-            [{ field: 'file', message: 'is required', code: 'required' }],
-          );
-        created = await service.templates.create({
-          source,
-          name: name ?? query.name,
-          assets: async (p) => assets.get(p),
-        });
-      } else if (Buffer.isBuffer(req.body)) {
-        created = await service.templates.create({ source: new Uint8Array(req.body), name: query.name });
-      } else {
-        requireJson(req);
-        const body = (req.body ?? {}) as Record<string, unknown>;
-        const fields = ['source', 'source_base64'].filter((f) => typeof body[f] === 'string');
-        if (fields.length !== 1) {
-          throw new ValidationError(
-            'Give the template as "source" (XML text) or "source_base64" (an XML file or a fillable PDF, base64), exactly one.',
-            [{ field: 'source', message: 'give exactly one of source or source_base64', code: 'required' }],
-          );
-        }
-        if (body.name !== undefined && typeof body.name !== 'string')
-          throw new ValidationError('name must be text.', [
-            { field: 'name', message: 'must be a string', code: 'type' },
-          ]);
-        // the images and fonts an XML template names, by the path it names them with: { "images/logo.png": "<base64>" }
-        const assets = body.assets === undefined ? {} : body.assets;
-        if (!isObject(assets) || Object.values(assets).some((v) => typeof v !== 'string')) {
-          throw new ValidationError(
-            'assets maps each path the template names (e.g. "images/logo.png") to the file as base64.',
-            [{ field: 'assets', message: 'must be an object of base64 strings', code: 'type' }],
-          );
-        }
-        const source =
-          typeof body.source === 'string'
-            ? body.source
-            : new Uint8Array(Buffer.from(body.source_base64 as string, 'base64'));
-        created = await service.templates.create({
-          source,
-          name: body.name as string | undefined,
-          assets: async (p) =>
-            Object.hasOwn(assets, p) ? new Uint8Array(Buffer.from(assets[p] as string, 'base64')) : undefined,
-        });
-      }
-      return reply.status(201).send(created);
-    });
+        return reply.status(201).send(created);
+      },
+    );
   });
-  app.get('/v1/templates', async (req) => service.templates.list(parsePageQuery(req.query as Record<string, unknown>)));
-  app.get('/v1/templates/:id', async (req) => service.templates.get((req.params as { id: string }).id));
-  app.delete('/v1/templates/:id', async (req) => {
-    const { id } = req.params as { id: string };
-    await service.templates.remove(id);
-    return { id, object: 'template', deleted: true };
-  });
+  const templateParams = IdParams('template', EXAMPLE_IDS.letter);
+  api.get(
+    '/v1/templates',
+    {
+      schema: {
+        operationId: 'listTemplates',
+        tags: ['Templates'],
+        summary: 'List templates, newest first',
+        querystring: PageQuery,
+        response: {
+          200: described(
+            List('Template'),
+            {
+              object: 'list',
+              data: [exampleTemplate],
+              has_more: false,
+              next_cursor: null,
+            },
+            'A page of templates.',
+          ),
+          ...errors(401, 422),
+        },
+      },
+    },
+    async (req) => service.templates.list(pageOf(req.query)),
+  );
+  api.get(
+    '/v1/templates/:id',
+    {
+      schema: {
+        operationId: 'getTemplate',
+        tags: ['Templates'],
+        summary: 'A template and its variables',
+        params: templateParams,
+        response: { 200: answer(TemplateSchema, 'The template.', exampleTemplate), ...errors(401, 404) },
+      },
+    },
+    async (req) => service.templates.get(req.params.id),
+  );
+  api.delete(
+    '/v1/templates/:id',
+    {
+      schema: {
+        operationId: 'deleteTemplate',
+        tags: ['Templates'],
+        summary: 'Delete a template (documents made from it stay)',
+        params: templateParams,
+        response: {
+          200: described(
+            Deleted('template'),
+            { id: EXAMPLE_IDS.letter, object: 'template', deleted: true },
+            'Deleted.',
+          ),
+          ...errors(401, 404),
+        },
+      },
+    },
+    async (req) => {
+      await service.templates.remove(req.params.id);
+      return { id: req.params.id, object: 'template' as const, deleted: true as const };
+    },
+  );
 
-  app.get('/v1/documents', async (req) => {
-    const query = req.query as Record<string, unknown>;
-    const search = query.search;
-    if (search !== undefined && (typeof search !== 'string' || search.length > 200))
-      throw new ValidationError('search is text of at most 200 characters.', [
-        { field: 'search', message: 'must be text of at most 200 characters', code: 'invalid' },
-      ]);
-    return service.documents.list(parsePageQuery(query), search || undefined);
-  });
-  app.get('/v1/documents/:id', async (req) => service.documents.get((req.params as { id: string }).id));
-  app.get('/v1/documents/:id/pdf', async (req, reply) => {
-    const { document, bytes } = await service.documents.pdf((req.params as { id: string }).id);
-    return reply
-      .header('Content-Type', 'application/pdf')
-      .header('Content-Disposition', contentDisposition(document.name))
-      .send(Buffer.from(bytes));
-  });
-  app.delete('/v1/documents/:id', async (req) => {
-    const { id } = req.params as { id: string };
-    await service.documents.remove(id);
-    return { id, object: 'document', deleted: true };
-  });
+  const documentParams = IdParams('document', exampleDocument.id);
+  api.get(
+    '/v1/documents',
+    {
+      schema: {
+        operationId: 'listDocuments',
+        tags: ['Documents'],
+        summary: 'List generated documents, newest first',
+        querystring: Type.Composite([
+          PageQuery,
+          Type.Object({
+            search: Type.Optional(
+              Type.String({
+                maxLength: 200,
+                description: 'Only documents whose name contains this text, ignoring case.',
+              }),
+            ),
+          }),
+        ]),
+        response: {
+          200: described(
+            List('Document'),
+            {
+              object: 'list',
+              data: [exampleDocument],
+              has_more: false,
+              next_cursor: null,
+            },
+            'A page of documents.',
+          ),
+          ...errors(401, 422),
+        },
+      },
+    },
+    async (req) => service.documents.list(pageOf(req.query), req.query.search || undefined),
+  );
+  api.get(
+    '/v1/documents/:id',
+    {
+      schema: {
+        operationId: 'getDocument',
+        tags: ['Documents'],
+        summary: 'A generated document',
+        params: documentParams,
+        response: { 200: answer(DocumentSchema, 'The document record.', exampleDocument), ...errors(401, 404) },
+      },
+    },
+    async (req) => service.documents.get(req.params.id),
+  );
+  api.get(
+    '/v1/documents/:id/pdf',
+    {
+      schema: {
+        operationId: 'downloadDocument',
+        tags: ['Documents'],
+        summary: 'The PDF, with its name in Content-Disposition',
+        params: documentParams,
+        produces: ['application/pdf'],
+        response: {
+          200: {
+            description: 'The PDF bytes.',
+            headers: {
+              'Content-Disposition': {
+                type: 'string',
+                examples: [`attachment; filename="Welcome letter.pdf"; filename*=UTF-8''Welcome%20letter.pdf`],
+              },
+            },
+            content: { 'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } } },
+          },
+          ...errors(401, 404),
+        },
+      },
+    },
+    async (req, reply) => {
+      const { document, bytes } = await service.documents.pdf(req.params.id);
+      return reply
+        .header('Content-Type', 'application/pdf')
+        .header('Content-Disposition', contentDisposition(document.name))
+        .send(Buffer.from(bytes));
+    },
+  );
+  api.delete(
+    '/v1/documents/:id',
+    {
+      schema: {
+        operationId: 'deleteDocument',
+        tags: ['Documents'],
+        summary: 'Delete a document and its PDF',
+        params: documentParams,
+        response: {
+          200: described(
+            Deleted('document'),
+            { id: exampleDocument.id, object: 'document', deleted: true },
+            'Deleted.',
+          ),
+          ...errors(401, 404),
+        },
+      },
+    },
+    async (req) => {
+      await service.documents.remove(req.params.id);
+      return { id: req.params.id, object: 'document' as const, deleted: true as const };
+    },
+  );
 
   registerAssets(app);
   registerLinkRoutes(app, service);

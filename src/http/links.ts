@@ -2,14 +2,29 @@
  * Magic Link routes: the operator's API under /v1 (behind the API key) and the recipient's pages
  * under /l/<token> (behind the e-mailed code or a social sign-in, then a session cookie).
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { RateLimitError, ValidationError } from '../errors';
+import { RateLimitError } from '../errors';
 import type { OpenLink, Visitor } from '../links';
 import { publicView } from '../links/app';
 import { SocialLogin } from '../links/oidc';
-import { parsePageQuery } from '../pagination';
 import type { Service } from '../service';
 import { contentDisposition, pageHeaders } from './headers';
+import {
+  answer,
+  described,
+  errors,
+  exampleDocument,
+  IdParams,
+  List,
+  MagicLinkAppSchema,
+  MagicLinkSchema,
+  MagicLinkSettingsSchema,
+  oneOf,
+  PageQuery,
+  pageOf,
+} from './schemas';
 import { brandOf, maskEmail, messagePage, signInPage, unavailablePage, viewerPage } from './pages';
 
 const COOKIE = 'paperlink_link';
@@ -28,48 +43,177 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
   const brand = async () => brandOf(await service.apps.magicLink.get());
 
   // ---- operator ----
-  app.get('/v1/apps/magic_link', async () => {
-    const current = await service.apps.magicLink.require();
-    return { object: 'app', name: 'magic_link', ...publicView(current) };
-  });
-  app.put('/v1/apps/magic_link', async (req) => {
-    const saved = await service.apps.magicLink.put(req.body);
-    return { object: 'app', name: 'magic_link', ...publicView(saved) };
-  });
-  app.post('/v1/documents/:id/magic_links', async (req, reply) => {
-    const { link, url } = await service.documents.share(
-      (req.params as { id: string }).id,
-      req.body,
-      req.apiKey?.id ?? null,
-    );
-    return reply.status(201).send({ ...link, url });
-  });
-  app.get('/v1/magic_links', async (req) => {
-    const query = req.query as Record<string, unknown>;
-    const text = (name: string) => {
-      const v = query[name];
-      if (v !== undefined && (typeof v !== 'string' || v.length > 254))
-        throw new ValidationError(`${name} is text of at most 254 characters.`, [
-          { field: name, message: 'must be text of at most 254 characters', code: 'invalid' },
-        ]);
-      return (v as string | undefined) || undefined;
-    };
-    return links.list(parsePageQuery(query), {
-      status: text('status'),
-      document_id: text('document_id'),
-      recipient_email: text('recipient_email'),
-      created_after: text('created_after'),
-      created_before: text('created_before'),
-    });
-  });
-  app.post('/v1/magic_links/expire', async (req) => ({ object: 'list', data: await links.endMany(req.body) }));
-  app.get('/v1/magic_links/:id', async (req) => links.get((req.params as { id: string }).id, true));
-  app.post('/v1/magic_links/:id/expire', async (req) => links.end((req.params as { id: string }).id, 'revoked'));
-  app.post('/v1/magic_links/:id/resend', async (req) => {
-    const { id } = req.params as { id: string };
-    const { url } = await links.resend(id);
-    return { ...(await links.get(id)), url };
-  });
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['Magic Links'];
+  const linkParams = IdParams('Magic Link', 'ml_01m82kzq5az78r9b7p2fxgxka8');
+  api.get(
+    '/v1/apps/magic_link',
+    {
+      schema: {
+        operationId: 'getMagicLinkApp',
+        tags,
+        summary: 'The Magic Link app settings (provider secrets are never shown)',
+        response: { 200: answer(MagicLinkAppSchema, 'The settings.'), ...errors(401, 409) },
+      },
+    },
+    async () => {
+      const current = await service.apps.magicLink.require();
+      return { object: 'app', name: 'magic_link', ...publicView(current) };
+    },
+  );
+  api.put(
+    '/v1/apps/magic_link',
+    {
+      schema: {
+        operationId: 'setUpMagicLinkApp',
+        tags,
+        summary: 'Set up the Magic Link app; fields left out keep their value',
+        body: described(MagicLinkAppSchema, {
+          public_url: 'https://docs.example.com',
+          sender_name: 'Acme Billing',
+          sender_email: 'billing@example.com',
+          organization_name: 'Acme',
+          accent_color: '#1F6FEB',
+          auth_types: ['email'],
+        }),
+        response: { 200: answer(MagicLinkAppSchema, 'Saved.'), ...errors(400, 401, 415, 422) },
+      },
+    },
+    async (req) => {
+      const saved = await service.apps.magicLink.put(req.body);
+      return { object: 'app', name: 'magic_link', ...publicView(saved) };
+    },
+  );
+  api.post(
+    '/v1/documents/:id/magic_links',
+    {
+      schema: {
+        operationId: 'createMagicLink',
+        tags,
+        summary: 'Share a stored document with a new Magic Link, e-mailed to the recipient',
+        params: IdParams('document', exampleDocument.id),
+        body: described(MagicLinkSettingsSchema, {
+          recipient_email: 'ann@example.com',
+          expire_after_n_views: 3,
+          retain_from_created: { hours: 24 },
+        }),
+        response: {
+          201: answer(
+            MagicLinkSchema,
+            'Made and e-mailed (status `send_failed` when the e-mail could not be sent; it is retried).',
+          ),
+          ...errors(401, 404, 409, 422),
+        },
+      },
+    },
+    async (req, reply) => {
+      const { link, url } = await service.documents.share(req.params.id, req.body, req.apiKey?.id ?? null);
+      return reply.status(201).send({ ...link, url });
+    },
+  );
+  const text = (description: string) => Type.Optional(Type.String({ maxLength: 254, description }));
+  api.get(
+    '/v1/magic_links',
+    {
+      schema: {
+        operationId: 'listMagicLinks',
+        tags,
+        summary: 'List Magic Links, newest first',
+        querystring: Type.Composite([
+          PageQuery,
+          Type.Object({
+            status: Type.Optional(
+              oneOf(['active', 'send_failed', 'expired', 'revoked'], { description: 'Only links with this status.' }),
+            ),
+            document_id: text('Only the links of this document.'),
+            recipient_email: text('Only the links sent to this address.'),
+            created_after: text(
+              'Only links made at or after this time (ISO 8601: 2026-11-23 or 2026-11-23T10:00:00Z).',
+            ),
+            created_before: text('Only links made before this time (ISO 8601).'),
+          }),
+        ]),
+        response: { 200: { ...List('MagicLink'), description: 'A page of links.' }, ...errors(401, 422) },
+      },
+    },
+    async (req) => {
+      const q = req.query;
+      return links.list(pageOf(q), {
+        status: q.status,
+        document_id: q.document_id || undefined,
+        recipient_email: q.recipient_email || undefined,
+        created_after: q.created_after || undefined,
+        created_before: q.created_before || undefined,
+      });
+    },
+  );
+  api.post(
+    '/v1/magic_links/expire',
+    {
+      schema: {
+        operationId: 'expireMagicLinks',
+        tags,
+        summary: 'Revoke several Magic Links now',
+        description:
+          'Every id must name a link, else 422 with one detail per unknown id and nothing is revoked. Links that already ended are returned as they are. Each link is revoked on its own: sending the same request again is safe.',
+        body: Type.Object(
+          { ids: Type.Array(Type.String(), { minItems: 1, maxItems: 100 }) },
+          { additionalProperties: false, examples: [{ ids: ['ml_01m82kzq5az78r9b7p2fxgxka8'] }] },
+        ),
+        response: {
+          200: Type.Object(
+            { object: Type.Literal('list'), data: Type.Array(Type.Ref(MagicLinkSchema)) },
+            { description: 'The links, in the order of their first mention.' },
+          ),
+          ...errors(401, 422),
+        },
+      },
+    },
+    async (req) => ({ object: 'list' as const, data: await links.endMany(req.body) }),
+  );
+  api.get(
+    '/v1/magic_links/:id',
+    {
+      schema: {
+        operationId: 'getMagicLink',
+        tags,
+        summary: 'A Magic Link: status, views used and left, deadlines, access log',
+        params: linkParams,
+        response: { 200: answer(MagicLinkSchema, 'The link.'), ...errors(401, 404) },
+      },
+    },
+    async (req) => links.get(req.params.id, true),
+  );
+  api.post(
+    '/v1/magic_links/:id/expire',
+    {
+      schema: {
+        operationId: 'expireMagicLink',
+        tags,
+        summary: 'Revoke a Magic Link now',
+        params: linkParams,
+        response: { 200: answer(MagicLinkSchema, 'Revoked (status `revoked`).'), ...errors(401, 404) },
+      },
+    },
+    async (req) => links.end(req.params.id, 'revoked'),
+  );
+  api.post(
+    '/v1/magic_links/:id/resend',
+    {
+      schema: {
+        operationId: 'resendMagicLink',
+        tags,
+        summary: 'E-mail the link again, with a new URL (the old one stops working)',
+        params: linkParams,
+        response: { 200: answer(MagicLinkSchema, 'Sent (or `send_failed`).'), ...errors(401, 404, 422) },
+      },
+    },
+    async (req) => {
+      const { id } = req.params;
+      const { url } = await links.resend(id);
+      return { ...(await links.get(id)), url };
+    },
+  );
 
   // ---- recipient ----
   const show = (reply: FastifyReply, status: number, body: string) =>
@@ -87,13 +231,12 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
       ...extra,
     });
 
-  app.get('/l/:token', async (req, reply) => {
-    const { token } = req.params as { token: string };
+  app.get<{ Params: { token: string }; Querystring: { sent?: string } }>('/l/:token', async (req, reply) => {
+    const { token } = req.params;
     const link = await links.open(token, visitor(req), req.cookies[COOKIE]);
     if (!link) return gone(reply);
     const session = await links.session(link, req.cookies[COOKIE]);
-    if (!session)
-      return show(reply, 200, signIn(link, token, { codeSent: (req.query as { sent?: string }).sent === '1' }));
+    if (!session) return show(reply, 200, signIn(link, token, { codeSent: req.query.sent === '1' }));
     // a reload while this session's view runs is the same view
     const view = links.viewing(session)
       ? { ok: true, viewsUsed: link.row.views_used, maxViews: link.row.max_views, expiresAt: link.row.expires_at }
@@ -113,8 +256,8 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
     );
   });
 
-  app.post('/l/:token/code', async (req, reply) => {
-    const { token } = req.params as { token: string };
+  app.post<{ Params: { token: string } }>('/l/:token/code', async (req, reply) => {
+    const { token } = req.params;
     const link = await links.open(token, visitor(req));
     if (!link || link.row.auth_type !== 'email') return gone(reply);
     try {
@@ -131,28 +274,31 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
     return reply.redirect(`/l/${token}?sent=1`, 303);
   });
 
-  app.post('/l/:token/verify', async (req, reply) => {
-    const { token } = req.params as { token: string };
-    const link = await links.open(token, visitor(req));
-    if (!link || link.row.auth_type !== 'email') return gone(reply);
-    const given = (req.body as Record<string, unknown> | undefined)?.code;
-    const code = typeof given === 'string' ? given : '';
-    const result = await links.checkCode(link, code, visitor(req));
-    if ('error' in result) {
-      const message = {
-        wrong: 'That code is not right. Check the e-mail and try again.',
-        expired: 'That code has expired or was already used. Ask for a new one.',
-        burned: 'Too many wrong tries: that code no longer works. Ask for a new one.',
-      }[result.error];
-      return show(
-        reply,
-        result.error === 'wrong' ? 401 : 410,
-        signIn(link, token, { error: message, codeSent: result.error === 'wrong' }),
-      );
-    }
-    void sessionCookie(reply, token, result.session);
-    return reply.redirect(`/l/${token}`, 303);
-  });
+  app.post<{ Params: { token: string }; Body: Record<string, unknown> | undefined }>(
+    '/l/:token/verify',
+    async (req, reply) => {
+      const { token } = req.params;
+      const link = await links.open(token, visitor(req));
+      if (!link || link.row.auth_type !== 'email') return gone(reply);
+      const given = req.body?.code;
+      const code = typeof given === 'string' ? given : '';
+      const result = await links.checkCode(link, code, visitor(req));
+      if ('error' in result) {
+        const message = {
+          wrong: 'That code is not right. Check the e-mail and try again.',
+          expired: 'That code has expired or was already used. Ask for a new one.',
+          burned: 'Too many wrong tries: that code no longer works. Ask for a new one.',
+        }[result.error];
+        return show(
+          reply,
+          result.error === 'wrong' ? 401 : 410,
+          signIn(link, token, { error: message, codeSent: result.error === 'wrong' }),
+        );
+      }
+      void sessionCookie(reply, token, result.session);
+      return reply.redirect(`/l/${token}`, 303);
+    },
+  );
 
   const social = new SocialLogin();
   const sessionCookie = (reply: FastifyReply, token: string, session: string) =>
@@ -164,44 +310,47 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
       maxAge: 12 * 60 * 60,
     });
 
-  app.post('/l/:token/signin/:provider', async (req, reply) => {
-    const { token, provider } = req.params as { token: string; provider: string };
-    const link = await links.open(token, visitor(req));
-    if (!link || link.row.auth_type !== 'social') return gone(reply);
-    const p = link.app.oidc_providers.find((x) => x.id === provider);
-    if (!p)
-      return show(
-        reply,
-        404,
-        signIn(link, token, { error: 'That sign-in provider is not available. Choose another one.' }),
-      );
-    let start;
-    try {
-      // ?another=1: after a sign-in with the wrong account, let the recipient choose another one
-      start = await social.start(
-        p,
-        `${link.app.public_url}/l/oidc/callback`,
-        link.row.auth_email,
-        (req.query as { another?: string }).another === '1',
-      );
-    } catch (err) {
-      req.log.warn({ err, provider: p.id }, 'OpenID Connect discovery failed');
-      return show(
-        reply,
-        502,
-        signIn(link, token, { error: `${p.name} cannot be reached right now. Try again in a minute.` }),
-      );
-    }
-    const pending = Buffer.from(JSON.stringify({ t: token, ...start.pending })).toString('base64url');
-    void reply.setCookie(OIDC_COOKIE, pending, {
-      path: '/l/oidc',
-      httpOnly: true,
-      sameSite: 'lax',
-      secure,
-      maxAge: 600,
-    });
-    return reply.redirect(start.url, 303);
-  });
+  app.post<{ Params: { token: string; provider: string }; Querystring: { another?: string } }>(
+    '/l/:token/signin/:provider',
+    async (req, reply) => {
+      const { token, provider } = req.params;
+      const link = await links.open(token, visitor(req));
+      if (!link || link.row.auth_type !== 'social') return gone(reply);
+      const p = link.app.oidc_providers.find((x) => x.id === provider);
+      if (!p)
+        return show(
+          reply,
+          404,
+          signIn(link, token, { error: 'That sign-in provider is not available. Choose another one.' }),
+        );
+      let start;
+      try {
+        // ?another=1: after a sign-in with the wrong account, let the recipient choose another one
+        start = await social.start(
+          p,
+          `${link.app.public_url}/l/oidc/callback`,
+          link.row.auth_email,
+          req.query.another === '1',
+        );
+      } catch (err) {
+        req.log.warn({ err, provider: p.id }, 'OpenID Connect discovery failed');
+        return show(
+          reply,
+          502,
+          signIn(link, token, { error: `${p.name} cannot be reached right now. Try again in a minute.` }),
+        );
+      }
+      const pending = Buffer.from(JSON.stringify({ t: token, ...start.pending })).toString('base64url');
+      void reply.setCookie(OIDC_COOKIE, pending, {
+        path: '/l/oidc',
+        httpOnly: true,
+        sameSite: 'lax',
+        secure,
+        maxAge: 600,
+      });
+      return reply.redirect(start.url, 303);
+    },
+  );
 
   app.get('/l/oidc/callback', async (req, reply) => {
     const raw = req.cookies[OIDC_COOKIE];
@@ -272,16 +421,19 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
     return reply.redirect(`/l/${pending.t}`, 303);
   });
 
-  app.get('/l/:token/document.pdf', async (req, reply) => {
-    const { token } = req.params as { token: string };
-    const documentId = await links.granted(token, req.cookies[COOKIE]);
-    if (!documentId) return gone(reply);
-    const { document, bytes } = await service.documents.pdf(documentId);
-    const download = (req.query as { download?: string }).download === '1';
-    return reply
-      .type('application/pdf')
-      .header('Cache-Control', 'no-store')
-      .header('Content-Disposition', contentDisposition(document.name, download ? 'attachment' : 'inline'))
-      .send(Buffer.from(bytes));
-  });
+  app.get<{ Params: { token: string }; Querystring: { download?: string } }>(
+    '/l/:token/document.pdf',
+    async (req, reply) => {
+      const { token } = req.params;
+      const documentId = await links.granted(token, req.cookies[COOKIE]);
+      if (!documentId) return gone(reply);
+      const { document, bytes } = await service.documents.pdf(documentId);
+      const download = req.query.download === '1';
+      return reply
+        .type('application/pdf')
+        .header('Cache-Control', 'no-store')
+        .header('Content-Disposition', contentDisposition(document.name, download ? 'attachment' : 'inline'))
+        .send(Buffer.from(bytes));
+    },
+  );
 }

@@ -7,10 +7,15 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { EVENT_TYPES } from '../events/types';
+import { EXAMPLE_IDS } from '../templates/store';
 import { ALL_SCOPES } from '../keys';
 import { DEFAULT_PAGE, MAX_PAGE, type PageQuery as Page } from '../pagination';
 
 export const T = '2026-11-22T10:00:00.000Z';
+
+/** A shared schema: registered once by its `$id`, pointed at with `ref`. */
+const shared = <S = unknown>(id: string, schema: Record<string, unknown>) => Type.Unsafe<S>({ $id: id, ...schema });
+const ref = (id: string) => ({ $ref: id });
 
 /** One of these strings (an `enum` in the document). */
 export const oneOf = <V extends string>(values: readonly V[], options: Record<string, unknown> = {}) =>
@@ -82,8 +87,486 @@ export const HealthSchema = Type.Object(
   { $id: 'Health' },
 );
 
+// ---- what the API returns and takes ----
+
+export const GenerateRequestSchema = shared('GenerateRequest', {
+  type: 'object',
+  required: ['template_id', 'merge_parameters', 'destinations'],
+  properties: {
+    template_id: { type: 'string' },
+    merge_parameters: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
+    destinations: {
+      type: 'object',
+      minProperties: 1,
+      properties: {
+        inkit_storage: {
+          type: 'object',
+          properties: {
+            name: {
+              type: 'string',
+              maxLength: 200,
+              description: 'Default: the name of the template (the date is the created_at of the document).',
+            },
+          },
+        },
+        magic_link: ref('MagicLinkSettings'),
+      },
+      additionalProperties: false,
+    },
+    name: { type: 'string', maxLength: 200 },
+    description: { type: 'string', maxLength: 2000 },
+  },
+});
+
+export const RenderSchema = shared('Render', {
+  type: 'object',
+  required: ['id', 'object', 'document_id', 'status', 'template_id', 'destinations', 'warnings', 'created_at'],
+  properties: {
+    id: { type: 'string', description: 'The render id.' },
+    object: { const: 'render' },
+    document_id: { type: 'string' },
+    magic_link_piece_id: {
+      type: 'string',
+      description: 'The Magic Link id, when a magic_link destination was given.',
+    },
+    status: { const: 'completed' },
+    template_id: { type: 'string' },
+    destinations: {
+      type: 'object',
+      properties: {
+        inkit_storage: {
+          type: 'object',
+          required: ['document_id', 'name', 'size', 'sha256'],
+          properties: {
+            document_id: { type: 'string' },
+            name: { type: 'string' },
+            size: { type: 'integer' },
+            sha256: { type: 'string' },
+          },
+          additionalProperties: false,
+        },
+        magic_link: {
+          type: 'object',
+          required: ['id', 'url', 'recipient_email', 'expires_at', 'views_left', 'status'],
+          properties: {
+            id: { type: 'string' },
+            url: { type: 'string' },
+            recipient_email: { type: 'string' },
+            expires_at: { type: ['string', 'null'] },
+            views_left: { type: ['integer', 'null'] },
+            status: { enum: ['active', 'send_failed', 'expired', 'revoked'] },
+          },
+          additionalProperties: false,
+        },
+      },
+      additionalProperties: false,
+    },
+    warnings: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['code', 'field', 'message'],
+        properties: { code: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+    created_at: { type: 'string', format: 'date-time' },
+  },
+  additionalProperties: false,
+});
+
+export const TemplateUploadSchema = shared('TemplateUpload', {
+  type: 'object',
+  properties: {
+    name: { type: 'string', maxLength: 200 },
+    source: { type: 'string', description: 'XML text' },
+    source_base64: { type: 'string', description: 'An XML file or a fillable PDF, base64' },
+    assets: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description:
+        'The images and fonts an XML template names, by the path it names them with, each as base64: `{ "images/logo.png": "iVBOR…" }`',
+    },
+  },
+});
+
+export const TemplateSchema = shared('Template', {
+  type: 'object',
+  required: ['id', 'object', 'name', 'format', 'variables', 'optional_variables', 'size', 'created_at', 'updated_at'],
+  properties: {
+    id: { type: 'string' },
+    object: { const: 'template' },
+    name: { type: 'string' },
+    format: { enum: ['xml', 'pdf'] },
+    variables: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Every merge field, in order of first use. Each needs a value, but the optional ones.',
+    },
+    optional_variables: {
+      type: 'array',
+      description:
+        'The variables that may be left out (written `{{name | default: "text"}}` in the template), each with the text it takes then.',
+      items: {
+        type: 'object',
+        required: ['name', 'default'],
+        properties: { name: { type: 'string' }, default: { type: 'string' } },
+        additionalProperties: false,
+      },
+    },
+    size: { type: 'integer' },
+    created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
+  },
+  additionalProperties: false,
+});
+
+export const DocumentSchema = shared('Document', {
+  type: 'object',
+  required: [
+    'id',
+    'object',
+    'name',
+    'description',
+    'status',
+    'template_id',
+    'created_at',
+    'created_by',
+    'size',
+    'sha256',
+  ],
+  properties: {
+    id: { type: 'string' },
+    object: { const: 'document' },
+    name: { type: 'string' },
+    description: { type: ['string', 'null'] },
+    status: { const: 'generated' },
+    template_id: { type: 'string' },
+    created_at: { type: 'string', format: 'date-time' },
+    created_by: {
+      type: 'object',
+      required: ['name'],
+      properties: { name: { type: ['string', 'null'], description: 'The name of the API key that made it.' } },
+    },
+    size: { type: 'integer' },
+    sha256: { type: 'string' },
+    magic_links: { type: 'array', items: ref('MagicLink'), description: 'Only on GET /v1/documents/{id}.' },
+  },
+  additionalProperties: false,
+});
+
+export const DurationSchema = shared('Duration', {
+  type: 'object',
+  description: 'Exactly one unit key with a positive whole number, e.g. {"hours": 24}.',
+  minProperties: 1,
+  maxProperties: 1,
+  properties: {
+    minutes: { type: 'integer', minimum: 1 },
+    hours: { type: 'integer', minimum: 1 },
+    days: { type: 'integer', minimum: 1 },
+  },
+  additionalProperties: false,
+});
+
+export const MagicLinkSettingsSchema = shared('MagicLinkSettings', {
+  type: 'object',
+  required: ['recipient_email'],
+  description:
+    'At least one limit: expire_after_n_views, retain_from_created or retain_from_opened (views may be combined with one time limit; whichever comes first ends the link). With a view limit the link also expires 10 days after creation.',
+  properties: {
+    recipient_email: { type: 'string', format: 'email', description: 'The link is e-mailed here.' },
+    auth_email: {
+      type: 'string',
+      format: 'email',
+      description: 'The address the recipient must prove; defaults to recipient_email.',
+    },
+    auth_type: { enum: ['email', 'social'], default: 'email' },
+    expire_after_n_views: { type: 'integer', minimum: 1 },
+    retain_from_created: ref('Duration'),
+    retain_from_opened: ref('Duration'),
+  },
+  additionalProperties: false,
+});
+
+export const MagicLinkSchema = shared('MagicLink', {
+  type: 'object',
+  required: [
+    'id',
+    'object',
+    'document_id',
+    'status',
+    'recipient_email',
+    'auth_email',
+    'auth_type',
+    'created_at',
+    'views_used',
+    'views_left',
+    'expires_at',
+  ],
+  properties: {
+    id: { type: 'string' },
+    object: { const: 'magic_link' },
+    document_id: { type: 'string' },
+    status: { enum: ['active', 'send_failed', 'expired', 'revoked'] },
+    recipient_email: { type: 'string' },
+    auth_email: { type: 'string' },
+    auth_type: { enum: ['email', 'social'] },
+    expire_after_n_views: { type: ['integer', 'null'] },
+    retain_from_created: { oneOf: [ref('Duration'), { type: 'null' }] },
+    retain_from_opened: { oneOf: [ref('Duration'), { type: 'null' }] },
+    created_at: { type: 'string', format: 'date-time' },
+    sent_at: { type: ['string', 'null'], format: 'date-time' },
+    opened_at: { type: ['string', 'null'], format: 'date-time' },
+    expires_at: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'When the link stops working by time; null when only views end it.',
+    },
+    views_used: { type: 'integer' },
+    views_left: { type: ['integer', 'null'] },
+    send_error: { type: ['string', 'null'] },
+    url: {
+      type: 'string',
+      description: 'Only when the link is made or re-sent: the token is stored hashed and cannot be shown again.',
+    },
+    access_log: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['at', 'kind', 'outcome'],
+        properties: {
+          at: { type: 'string' },
+          kind: { type: 'string' },
+          outcome: { type: 'string' },
+          ip: { type: ['string', 'null'] },
+          user_agent: { type: ['string', 'null'] },
+          email: { type: ['string', 'null'] },
+        },
+      },
+    },
+  },
+  additionalProperties: false,
+});
+
+export const MagicLinkAppSchema = shared('MagicLinkApp', {
+  type: 'object',
+  properties: {
+    object: { const: 'app' },
+    name: { const: 'magic_link' },
+    public_url: {
+      type: ['string', 'null'],
+      description:
+        "Where links point. null (or the server's own address): follow this server's PUBLIC_URL, as a new install does; a URL: always that one.",
+    },
+    public_url_follows_server: {
+      type: 'boolean',
+      readOnly: true,
+      description: "true when public_url is this server's address (PUBLIC_URL), false when it was set here",
+    },
+    sender_name: { type: 'string' },
+    sender_email: { type: 'string' },
+    organization_name: { type: 'string' },
+    logo_url: { type: ['string', 'null'] },
+    accent_color: { type: 'string', pattern: '^#[0-9a-fA-F]{6}$' },
+    auth_types: { type: 'array', items: { enum: ['email', 'social'] } },
+    oidc_providers: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'name', 'issuer', 'client_id'],
+        properties: {
+          id: { type: 'string' },
+          name: { type: 'string' },
+          issuer: { type: 'string' },
+          client_id: { type: 'string' },
+          client_secret: { type: 'string', writeOnly: true },
+          client_secret_set: { type: 'boolean', readOnly: true },
+        },
+      },
+    },
+    configured_at: { type: 'string', readOnly: true },
+  },
+});
+
+export const PostcardRequestSchema = shared('PostcardRequest', {
+  type: 'object',
+  required: [
+    'api_token',
+    'template_id',
+    'address_line_1',
+    'address_city',
+    'address_state',
+    'address_zip',
+    'address_country',
+  ],
+  description: 'first_name or last_name is required. Every other field is custom data (a string).',
+  properties: {
+    api_token: { type: 'string' },
+    template_id: { type: 'string' },
+    first_name: { type: 'string', maxLength: 100 },
+    last_name: { type: 'string', maxLength: 100 },
+    email: { type: 'string', format: 'email' },
+    company: { type: 'string', maxLength: 200 },
+    phone: { type: 'string', maxLength: 40 },
+    address_line_1: { type: 'string', maxLength: 64, description: 'At most 64 characters (not bytes).' },
+    address_line_2: { type: 'string', maxLength: 64 },
+    address_city: { type: 'string', maxLength: 100 },
+    address_state: {
+      type: 'string',
+      minLength: 2,
+      maxLength: 2,
+      description: 'Two letters; a US state or territory code when the country is US.',
+    },
+    address_zip: { type: 'string', maxLength: 20 },
+    address_country: {
+      type: 'string',
+      minLength: 2,
+      maxLength: 2,
+      description: 'ISO 3166-1 alpha-2, any case; stored upper-case.',
+    },
+    source: { type: 'string', maxLength: 100 },
+  },
+  additionalProperties: { type: 'string', maxLength: 2000 },
+});
+
+export const PostcardSchema = shared('Postcard', {
+  type: 'object',
+  required: [
+    'id',
+    'object',
+    'status',
+    'template_id',
+    'contact',
+    'address',
+    'custom_data',
+    'document_id',
+    'failure_reason',
+    'warnings',
+    'created_at',
+    'updated_at',
+  ],
+  properties: {
+    id: { type: 'string' },
+    object: { const: 'postcard' },
+    status: { enum: ['received', 'rendered', 'failed'] },
+    template_id: { type: 'string' },
+    contact: { type: 'object', additionalProperties: { type: 'string' } },
+    address: { type: 'object', additionalProperties: { type: 'string' } },
+    custom_data: { type: 'object', additionalProperties: { type: 'string' } },
+    document_id: { type: ['string', 'null'] },
+    failure_reason: { type: ['string', 'null'] },
+    warnings: {
+      type: 'array',
+      description:
+        'What the render warned about: `text_overflow` when a text does not fit its box (`field` is the variable).',
+      items: {
+        type: 'object',
+        required: ['code', 'field', 'message'],
+        properties: { code: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+    created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
+  },
+  additionalProperties: false,
+});
+
 /** Every schema with an `$id`, registered once on the app (src/http/app.ts). */
-export const SHARED_SCHEMAS: TSchema[] = [ErrorSchema, WebhookSchema, DeliverySchema, HealthSchema];
+export const SHARED_SCHEMAS: TSchema[] = [
+  ErrorSchema,
+  WebhookSchema,
+  DeliverySchema,
+  HealthSchema,
+  GenerateRequestSchema,
+  RenderSchema,
+  TemplateUploadSchema,
+  TemplateSchema,
+  DocumentSchema,
+  DurationSchema,
+  MagicLinkSettingsSchema,
+  MagicLinkSchema,
+  MagicLinkAppSchema,
+  PostcardRequestSchema,
+  PostcardSchema,
+];
+
+/** What POST /v1/templates takes: XML, a PDF, JSON, or a multipart form. */
+export const TemplateUploadBody = {
+  content: {
+    'application/json': {
+      schema: described(TemplateUploadSchema, {
+        name: 'Thank you note',
+        source: '<document size="A5"><body><p>Thank you, {{name}}!</p></body></document>',
+      }),
+    },
+    'application/xml': {
+      schema: { type: 'string', examples: ['<document><body><p>Hello {{name}}</p></body></document>'] },
+    },
+    'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } },
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        properties: {
+          file: { type: 'string', contentMediaType: 'application/octet-stream' },
+          name: { type: 'string' },
+        },
+        required: ['file'],
+      },
+    },
+  },
+};
+
+// ---- examples ----
+
+export const exampleDocument = {
+  id: 'doc_01m82kzq5az78r9b7p2fxgxka8',
+  object: 'document',
+  name: 'Welcome letter',
+  description: null,
+  status: 'generated',
+  template_id: EXAMPLE_IDS.letter,
+  created_at: T,
+  created_by: { name: 'n8n production' },
+  size: 50907,
+  sha256: 'c24a4762e2e5dcf0d2abf4b9a29f6371c5a6b49bb148fd8aac569c2ca797b975',
+};
+export const exampleTemplate = {
+  id: EXAMPLE_IDS.letter,
+  object: 'template',
+  name: 'Letter',
+  format: 'xml',
+  variables: ['date', 'recipient_name', 'body', 'sender_name', 'enclosure'],
+  optional_variables: [{ name: 'enclosure', default: '' }],
+  size: 3520,
+  created_at: T,
+  updated_at: T,
+};
+export const exampleGenerate = {
+  template_id: EXAMPLE_IDS.letter,
+  merge_parameters: {
+    date: 'November 22, 2026',
+    recipient_name: 'Dr. Eleanor Vance',
+    body: 'Thank you for meeting with us.',
+    sender_name: 'Marta Kowalczyk',
+  },
+  destinations: { inkit_storage: { name: 'Welcome letter' } },
+};
+export const exampleRender = {
+  id: 'rnd_01m82kzq5ayn1abaq43v42m6fp',
+  object: 'render',
+  document_id: exampleDocument.id,
+  status: 'completed',
+  template_id: EXAMPLE_IDS.letter,
+  destinations: {
+    inkit_storage: {
+      document_id: exampleDocument.id,
+      name: 'Welcome letter',
+      size: 50907,
+      sha256: exampleDocument.sha256,
+    },
+  },
+  warnings: [],
+  created_at: T,
+};
 
 const exampleError = (code: string, message: string, details: unknown[] = []) => ({
   error: { code, message, details },
@@ -98,15 +581,29 @@ const ERRORS = {
     'The X-Service-API-Token header is missing or not a live key (`unauthorized`).',
     exampleError('unauthorized', 'A valid API key is required in the X-Service-API-Token header.'),
   ],
-  404: ['No such resource (`not_found`).', exampleError('not_found', 'No webhook with id "wh_…" exists.')],
+  403: [
+    'The key is live but lacks the scope this operation needs (`insufficient_scope`; `details` names it). See `x-scope`.',
+    exampleError('insufficient_scope', 'This API key lacks the scope documents:read.', [
+      { field: 'X-Service-API-Token', message: 'the key lacks the scope documents:read', code: 'insufficient_scope' },
+    ]),
+  ],
+  404: ['No such resource (`not_found`).', exampleError('not_found', 'No document with id "doc_…" exists.')],
+  409: [
+    'The Idempotency-Key was used with another body (`idempotency_key_reused`), or a Magic Link was asked for before the Magic Link app was set up (`app_not_configured`).',
+    exampleError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request body.'),
+  ],
+  413: [
+    'The body is larger than BODY_LIMIT (`body_too_large`).',
+    exampleError('body_too_large', 'The request body is larger than this server accepts.'),
+  ],
   415: [
     'The body is not JSON (`unsupported_media_type`).',
     exampleError('unsupported_media_type', 'This endpoint takes a JSON body.'),
   ],
   422: [
-    'A rule is broken; one entry in `details` per field (`validation_failed`).',
-    exampleError('validation_failed', 'The paging parameters are not valid.', [
-      { field: 'limit', message: 'must be <= 100', code: 'range' },
+    'A rule is broken; one entry in `details` per field (`validation_failed`, `missing_variables`, `template_invalid`, `invalid_value`, `unsupported_character`).',
+    exampleError('missing_variables', 'Give a value for every variable of the template; missing: date.', [
+      { field: 'merge_parameters.date', message: 'is required by the template', code: 'required' },
     ]),
   ],
   500: [
@@ -121,6 +618,25 @@ const ERRORS = {
  */
 export const answer = <S extends TSchema>(shared: S, description: string, ...examples: unknown[]) =>
   Type.Unsafe<Static<S>>({ allOf: [Type.Ref(shared)], description, ...(examples.length ? { examples } : {}) });
+
+/** A request or answer schema with its example (and description): a shared one is pointed at. */
+export function described<S extends TSchema>(schema: S, example: unknown, description?: string): S {
+  const extra = { examples: [example], ...(description ? { description } : {}) };
+  return ('$id' in schema ? { allOf: [Type.Ref(schema)], ...extra } : { ...schema, ...extra }) as S;
+}
+
+/** The Idempotency-Key header (its rules are checked by src/idempotency.ts, for every caller). */
+export const IdempotencyHeader = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      description:
+        'Any unique string (e.g. a UUID), 1 to 255 visible ASCII characters: the same key and body give the first answer again for 24 hours.',
+    }),
+  ),
+});
+
+/** The description and example of an error answer, for what is added to the document after it is built. */
+export const errorExample = (status: keyof typeof ERRORS) => ERRORS[status];
 
 /** The error answers of an operation, each in the one error shape. */
 export function errors(...statuses: (keyof typeof ERRORS)[]): Record<number, TSchema> {

@@ -11,7 +11,13 @@ import { testService, type TestService } from '../support/service';
 type Doc = {
   paths: Record<
     string,
-    Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown; example?: unknown }> }> }>
+    Record<
+      string,
+      {
+        responses: Record<string, { content?: Record<string, { schema: unknown; example?: unknown }> }>;
+        requestBody?: { content?: Record<string, { schema: unknown; example?: unknown }> };
+      }
+    >
   >;
   components: { schemas: Record<string, unknown> };
 };
@@ -85,14 +91,30 @@ describe('GET /openapi.json', () => {
         .map((m) => `${m} ${p}`),
     );
     expect(extra).toEqual([]);
+    let examples = 0;
     for (const [route, methods] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(methods)) {
         for (const [status, response] of Object.entries(op.responses)) {
           const json = response.content?.['application/json'];
-          if (json?.example !== undefined) expectMatches(route, method, Number(status), json.example);
+          if (json?.example !== undefined) {
+            expectMatches(route, method, Number(status), json.example);
+            examples++;
+          }
+        }
+        // and the example of each JSON request body
+        const body = op.requestBody?.content?.['application/json'];
+        if (body?.example !== undefined) {
+          const schema = JSON.parse(JSON.stringify(body.schema).replace(/"#\/components/g, '"paperlink#/components'));
+          const validate = ajv.compile(schema);
+          if (!validate(body.example))
+            throw new Error(
+              `${method.toUpperCase()} ${route}: its request example does not match its schema: ${ajv.errorsText(validate.errors)}`,
+            );
+          examples++;
         }
       }
     }
+    expect(examples).toBeGreaterThan(30);
   });
 
   it('matches the real answers of the server', async () => {
