@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../../src/config';
 import { buildApp } from '../../src/app';
 import { createService, type Service } from '../../src/service';
 import { NO_LOAD } from '../../src/engine/load';
+import { checkAnswers } from './contract';
 
 export type Backend = 'sqlite' | 'postgres';
 export const BACKENDS: Backend[] = ['sqlite', 'postgres'];
@@ -46,6 +47,8 @@ async function start(config: Config, clock: Clock | undefined, key?: string): Pr
   const service = await createService(config, { clock, runFlows: true, load: NO_LOAD });
   const app = await buildApp(service, { logger: false });
   await app.ready();
+  // every answer the tests receive is checked against /openapi.json
+  checkAnswers(app);
   const secret = key ?? (await service.keys.create('api', 'test key')).secret;
   const close = async () => {
     await app.close();
