@@ -21,6 +21,7 @@ import { startCluster, startServer } from './serve';
 import { createService, type Service } from './service';
 import { folderAssets, loadTemplateFile, renderTemplate, variables, type RenderWarning } from './templates';
 import { createRenderer } from './templates/pool';
+import { printer } from './templates/html';
 import { normalizeValues } from './templates/values';
 
 export interface Io {
@@ -121,7 +122,10 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
   program
     .command('render')
     .description('Render one document from a template and a JSON file of values.')
-    .argument('<template>', 'an XML template or a fillable PDF; assets are read from its folder')
+    .argument(
+      '<template>',
+      'an XML template, an HTML template (Liquid) or a fillable PDF; assets are read from its folder',
+    )
     .option('-d, --data <file>', 'JSON object of merge values ("-" reads standard input)')
     .option('-o, --out <file>', 'where to write the PDF (default: the template name with .pdf, in the current folder)')
     .addHelpText(
@@ -146,7 +150,7 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .description(
       'Print a template\'s variables, in order of first use; an optional one (written {{name | default: "…"}}) with its default.',
     )
-    .argument('<template>', 'an XML template or a fillable PDF, or a folder holding one')
+    .argument('<template>', 'an XML template, an HTML template or a fillable PDF, or a folder holding one')
     .option('--json', 'print {"required": [...], "optional": {"name": "default", ...}} instead of one name a line')
     .addHelpText('after', '\nExample output:\n  first_name\n  company (optional, default "")')
     .action(async (template: string, opts: { json?: boolean }) => {
@@ -402,7 +406,7 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
   templates
     .command('add <file>')
     .description(
-      'Store a template (an XML layout template or a fillable PDF); images it names are read from its folder.',
+      'Store a template (an XML layout template, an HTML document with Liquid, or a fillable PDF); the images, CSS and fonts it names are read from its folder.',
     )
     .option('-n, --name <name>', 'the template name (default: the name in the template, or the file name)')
     .option('-d, --data-dir <dir>', DATA_DIR_HELP)
@@ -603,6 +607,9 @@ export async function main(args: string[], io: Io = processIo): Promise<number> 
       return EXIT_INPUT;
     }
     return report(err, io);
+  } finally {
+    // a command that printed an HTML template started a browser, which would keep the process alive
+    await printer.close();
   }
 }
 

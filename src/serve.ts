@@ -15,6 +15,7 @@ import { publicUrlMismatch } from './links/app';
 import { createService, type Service } from './service';
 import { packageRoot } from './paths';
 import { EXAMPLE_IDS } from './templates/store';
+import { chromiumPath, CHROMIUM_MISSING } from './templates/html';
 
 export interface Server {
   service: Service;
@@ -141,8 +142,10 @@ async function greet(
       : `PostgreSQL at ${service.database.location}`;
   const docs =
     service.storage.kind === 'filesystem' ? `files in ${path.join(config.dataDir, 'documents')}` : 'the database';
+  const chromium = await chromiumPath();
+  const formats = `XML, PDF forms, ${chromium ? `HTML (Chromium at ${chromium})` : `not HTML: ${CHROMIUM_MISSING}`}`;
   log(
-    `Paperlink ${service.version} is listening on ${url}${processes > 1 ? ` (${processes} processes)` : ''}\n  data: ${where}; documents: ${docs}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n`,
+    `Paperlink ${service.version} is listening on ${url}${processes > 1 ? ` (${processes} processes)` : ''}\n  data: ${where}; documents: ${docs}\n  templates: ${formats}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n`,
   );
 
   const app = await service.apps.magicLink.get();

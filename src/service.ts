@@ -28,6 +28,7 @@ import { packageRoot } from './paths';
 import { DatabaseStorage, FileStorage, type Storage } from './storage';
 import { setRenderLimits } from './templates/limits';
 import { createRenderer, type Renderer } from './templates/pool';
+import { printer } from './templates/html';
 import { TemplateStore } from './templates/store';
 import { Dispatcher, Webhooks } from './webhooks';
 
@@ -141,6 +142,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     mailer.close();
     await presence.close();
     await renderer.close();
+    await printer.close();
     await database.close();
     throw err;
   };
@@ -264,6 +266,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       await presence.close();
       mailer.close();
       await renderer.close();
+      await printer.close();
       await database.close();
     },
   };

@@ -170,10 +170,10 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
     );
   });
 
-  // Only JSON, XML and PDF bodies exist in this API; anything else is a 415.
+  // Only JSON, XML, HTML and PDF bodies exist in this API; anything else is a 415.
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser(
-    ['application/xml', 'text/xml', 'application/pdf'],
+    ['application/xml', 'text/xml', 'text/html', 'application/pdf'],
     { parseAs: 'buffer' },
     (_req, body, done) => done(null, body),
   );
@@ -380,9 +380,9 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
         schema: {
           operationId: 'createTemplate',
           tags: ['Templates'],
-          summary: 'Store a template: XML text or a fillable PDF',
+          summary: 'Store a template: an XML layout, an HTML document with Liquid, or a fillable PDF',
           description:
-            'Send the XML itself (`Content-Type: application/xml`), a PDF (`application/pdf`), JSON `{ "name", "source" | "source_base64", "assets" }`, or a multipart form with the template as `file` and the images it names as further files. `?name=` names raw uploads.',
+            'Send the XML itself (`Content-Type: application/xml`), the HTML itself (`text/html`; see docs/html-templates.md), a PDF (`application/pdf`), JSON `{ "name", "source" | "source_base64", "assets" }`, or a multipart form with the template as `file` and the images it names as further files. `?name=` names raw uploads.',
           querystring: Type.Object({
             name: Type.Optional(Type.String({ description: 'Template name for raw XML or PDF uploads.' })),
           }),

@@ -196,7 +196,7 @@ export const TemplateSchema = shared('Template', {
     id: { type: 'string' },
     object: { const: 'template' },
     name: { type: 'string' },
-    format: { enum: ['xml', 'pdf'] },
+    format: { enum: ['xml', 'html', 'pdf'] },
     variables: {
       type: 'array',
       items: { type: 'string' },
@@ -500,6 +500,12 @@ export const TemplateUploadBody = {
     },
     'application/xml': {
       schema: { type: 'string', examples: ['<document><body><p>Hello {{name}}</p></body></document>'] },
+    },
+    'text/html': {
+      schema: {
+        type: 'string',
+        examples: ['<!doctype html><html><body><p>Hello {{ name }}</p></body></html>'],
+      },
     },
     'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } },
     'multipart/form-data': {

@@ -1,5 +1,6 @@
 /**
- * Templates: XML layout templates and fillable PDF forms, loaded once and rendered to PDF many times.
+ * Templates: XML layout templates, HTML documents with Liquid (html.ts) and fillable PDF forms,
+ * loaded once and rendered to PDF many times.
  *
  *   const t = await loadTemplateFile('examples/letter/letter.xml');
  *   variables(t);                         // ['sender_name', 'recipient_name', …]
@@ -13,9 +14,11 @@ import { drawPages } from './draw';
 import { loadPdfTemplate, renderPdfTemplate, type PdfTemplate } from './fillable';
 import { layoutTemplate, metadataText } from './layout';
 import type { XmlTemplate } from './model';
+import { compileHtml, isHtml, renderHtml, type HtmlTemplate } from './html';
+import { DEFAULT_RENDER_TIMEOUT_MS } from '../config';
 
-export type Template = XmlTemplate | PdfTemplate;
-export type { AssetResolver, PdfTemplate, XmlTemplate };
+export type Template = XmlTemplate | PdfTemplate | HtmlTemplate;
+export type { AssetResolver, HtmlTemplate, PdfTemplate, XmlTemplate };
 export type TemplateFormat = Template['kind'];
 
 export interface LoadOptions {
@@ -30,11 +33,14 @@ export interface RenderOptions {
   now?: Date;
   /** Gets what the document was drawn with but should be looked at (text that does not fit its box). */
   warnings?: RenderWarning[];
+  /** HTML templates: the longest the browser may take to print one (the render pool's budget). */
+  timeoutMs?: number;
 }
 
 /** Something drawn that a person should look at; the document is still made. */
 export interface RenderWarning {
-  code: 'text_overflow';
+  /** `resource_blocked`: an HTML template named an address that is not one of its own files; it was not fetched. */
+  code: 'text_overflow' | 'resource_blocked';
   /** The variable whose text it is, when the text comes from one. */
   variable?: string;
   message: string;
@@ -84,7 +90,7 @@ async function compile(source: string | Uint8Array, options: LoadOptions): Promi
   if (typeof source !== 'string' && text.includes('\uFFFD')) {
     throw new TemplateError('The template is neither a PDF nor UTF-8 text. Save XML templates as UTF-8.');
   }
-  return compileXml(text, options);
+  return isHtml(text) ? compileHtml(text, options) : compileXml(text, options);
 }
 
 /** Reads assets from a folder, refusing paths that leave it. */
@@ -122,7 +128,7 @@ export async function loadTemplateFile(given: string): Promise<Template> {
 async function templateIn(given: string): Promise<string> {
   const stat = await fs.stat(given).catch(() => undefined);
   if (!stat?.isDirectory()) return given;
-  const found = (await fs.readdir(given)).filter((f) => /\.(xml|pdf)$/i.test(f)).sort();
+  const found = (await fs.readdir(given)).filter((f) => /\.(xml|pdf|html?)$/i.test(f)).sort();
   if (found.length === 1) return path.join(given, found[0]);
   throw new TemplateError(
     found.length === 0
@@ -164,6 +170,11 @@ export async function renderTemplate(
   }
   const now = options.now ?? new Date();
   if (template.kind === 'pdf') return renderPdfTemplate(template, values, now);
+  if (template.kind === 'html')
+    return renderHtml(template, values, {
+      timeoutMs: options.timeoutMs ?? DEFAULT_RENDER_TIMEOUT_MS,
+      warnings: options.warnings,
+    });
   const pages = layoutTemplate(template, values, options.warnings);
   return drawPages(pages, {
     now,

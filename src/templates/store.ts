@@ -13,14 +13,15 @@ import { NotFoundError, ValidationError } from '../errors';
 import { newId } from '../ids';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import { packageRoot } from '../paths';
-import { folderAssets, isPdf, loadTemplate, type AssetResolver, type Template } from './index';
+import { folderAssets, loadTemplate, type AssetResolver, type Template } from './index';
+import { requireChromium } from './html';
 
 export interface TemplateInfo {
   id: string;
   object: 'template';
   name: string;
-  /** `xml` for layout templates, `pdf` for fillable PDF forms. */
-  format: 'xml' | 'pdf';
+  /** `xml` for layout templates, `html` for HTML with Liquid, `pdf` for fillable PDF forms. */
+  format: 'xml' | 'html' | 'pdf';
   /** The merge fields, in order of first use. Each needs a value in `merge_parameters`, but the optional ones. */
   variables: string[];
   /** The variables that may be left out (`{{name | default: "…"}}`), each with the text it takes then. */
@@ -54,7 +55,7 @@ function info(row: TemplateRow): TemplateInfo {
     id: row.id,
     object: 'template',
     name: row.name,
-    format: row.format as 'xml' | 'pdf',
+    format: row.format as TemplateInfo['format'],
     variables: JSON.parse(row.variables) as string[],
     optional_variables: Object.entries(defaults).map(([name, value]) => ({ name, default: value })),
     size: row.size,
@@ -89,12 +90,14 @@ export class TemplateStore {
         return found;
       },
     });
+    // an HTML template is refused where it could not be printed
+    if (template.kind === 'html') await requireChromium();
     const name = input.name?.trim() || template.name;
     const now = iso(this.clock.now());
     const row: TemplateRow = {
       id: input.id ?? newId('tmpl', this.clock.now()),
       name,
-      format: isPdf(bytes) ? 'pdf' : 'xml',
+      format: template.kind,
       source: Buffer.from(bytes),
       variables: JSON.stringify(template.variables),
       defaults: JSON.stringify(template.defaults),

@@ -50,7 +50,8 @@ describe('loadTemplate() rejects', () => {
     ],
     ['an <if> without a variable', '<document><body><if><p>x</p></if></body></document>'],
     ['a document without a body', '<document></document>'],
-    ['another root element', '<html><body/></html>'],
+    // (an <html> root is an HTML template: test/templates/html.test.ts)
+    ['another root element', '<page><body/></page>'],
     ['an unknown entity', '<document><body><p>&nbsp;</p></body></document>'],
     ['a bare ampersand', '<document><body><p>Fish & Chips</p></body></document>'],
   ])('%s', async (_what, xml) => {

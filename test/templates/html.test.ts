@@ -1,0 +1,192 @@
+/**
+ * HTML templates with Liquid, printed by headless Chromium (the one inside @sparticuz/chromium, or
+ * CHROMIUM_PATH): values filled and escaped, lists from JSON arrays, print CSS, the template's own
+ * files used and nothing fetched from elsewhere, scripts off, and the same API as XML templates.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadTemplate, renderTemplate, type RenderWarning } from '../../src/templates';
+import { printer } from '../../src/templates/html';
+import { readPdf } from '../support/pdf';
+import { testService, type TestService } from '../support/service';
+
+const LETTER = `<!doctype html>
+<html>
+<head>
+  <title>Welcome letter</title>
+  <link rel="stylesheet" href="style.css">
+  <style>@page { size: A5; margin: 15mm }</style>
+</head>
+<body>
+  <h1>Dear {{ name }},</h1>
+  <table>
+    {% for item in line_items %}<tr><td>{{ item.title }}</td><td>{{ item.price | money: "EUR" }}</td></tr>{% endfor %}
+  </table>
+  <p class="hidden">This paragraph is hidden by style.css.</p>
+  <p>{{ closing | default: "Kind regards" }}</p>
+</body>
+</html>`;
+
+const assets = async (p: string) =>
+  p === 'style.css' ? new TextEncoder().encode('.hidden { display: none }') : undefined;
+
+describe('HTML templates', () => {
+  afterAll(() => printer.close());
+
+  it('lists its variables in order of use, and a default makes one optional', async () => {
+    const t = await loadTemplate(LETTER, { assets });
+    expect(t.kind).toBe('html');
+    expect(t.name).toBe('Welcome letter');
+    expect(t.variables).toEqual(['name', 'line_items', 'closing']);
+    expect(t.defaults).toEqual({ closing: 'Kind regards' });
+  });
+
+  it('prints the filled page at its @page size, with its own CSS, values escaped and lists repeated', async () => {
+    const t = await loadTemplate(LETTER, { assets });
+    const pdf = await renderTemplate(t, {
+      name: '<script>alert(1)</script> & Co',
+      line_items: JSON.stringify([
+        { title: 'Ski rental', price: 120 },
+        { title: 'Lift pass', price: 59.5 },
+      ]),
+    });
+    const read = await readPdf(pdf);
+    const text = read.text.replace(/\s+/g, ' ');
+    expect(read.pages).toHaveLength(1);
+    // A5: 148 × 210 mm
+    expect([Math.round(read.pages[0].width), Math.round(read.pages[0].height)]).toEqual([420, 595]);
+    // printed as text (the heading wraps, so compare without spaces)
+    expect(text.replace(/ /g, '')).toContain('Dear<script>alert(1)</script>&Co,');
+    expect(text).toContain('Ski rental €120.00');
+    expect(text).toContain('Lift pass €59.50');
+    expect(text).toContain('Kind regards');
+    expect(text).not.toContain('hidden by style.css');
+  });
+
+  it('refuses Liquid that does not parse as template_invalid', async () => {
+    await expect(
+      loadTemplate('<!doctype html><html><body>{% for x in items %}never closed</body></html>'),
+    ).rejects.toMatchObject({ code: 'template_invalid' });
+  });
+
+  it('refuses a render without a required value, naming it', async () => {
+    const t = await loadTemplate(LETTER, { assets });
+    await expect(renderTemplate(t, { line_items: '[]' })).rejects.toMatchObject({
+      code: 'missing_variables',
+      details: [{ field: 'name', code: 'required' }],
+    });
+  });
+
+  it('fetches nothing from elsewhere: an outside address is left out and warned about', async () => {
+    let hits = 0;
+    const server = http.createServer((_req, res) => {
+      hits++;
+      res.end('x');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const t = await loadTemplate(
+        `<!doctype html><html><head><link rel="stylesheet" href="${url}/style.css"></head><body><img src="${url}/logo.png"><p>{{ name }}</p></body></html>`,
+      );
+      const warnings: RenderWarning[] = [];
+      const read = await readPdf(await renderTemplate(t, { name: 'Pat' }, { warnings }));
+      expect(read.text).toContain('Pat');
+      expect(hits).toBe(0);
+      expect(warnings.map((w) => w.code)).toEqual(['resource_blocked', 'resource_blocked']);
+      expect(warnings.map((w) => w.message).join(' ')).toContain(`${url}/logo.png`);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('runs no script the template holds', async () => {
+    const t = await loadTemplate(
+      `<!doctype html><html><body><p id="p">{{ name }}</p><script>document.getElementById('p').textContent = 'script ran'</script></body></html>`,
+    );
+    const read = await readPdf(await renderTemplate(t, { name: 'static text' }));
+    expect(read.text).toContain('static text');
+    expect(read.text).not.toContain('script ran');
+  });
+});
+
+describe('HTML templates through the API', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await testService();
+  });
+  afterAll(() => t?.stop());
+
+  it('stores an HTML upload as format html and generates documents from it like any template', async () => {
+    const auth = { 'x-service-api-token': t.key };
+    const made = await t.app.inject({
+      method: 'POST',
+      url: '/v1/templates?name=Receipt',
+      headers: { ...auth, 'content-type': 'text/html' },
+      payload:
+        '<!doctype html><html><body><h1>Receipt for {{ customer }}</h1><p>{{ total | number: 2 }}</p></body></html>',
+    });
+    expect(made.statusCode).toBe(201);
+    expect(made.json()).toMatchObject({ format: 'html', name: 'Receipt', variables: ['customer', 'total'] });
+
+    const missing = await t.app.inject({
+      method: 'POST',
+      url: '/v1/generate',
+      headers: auth,
+      payload: {
+        template_id: made.json().id,
+        merge_parameters: { customer: 'Pat' },
+        destinations: { inkit_storage: {} },
+      },
+    });
+    expect(missing.statusCode).toBe(422);
+    expect(missing.json().error.code).toBe('missing_variables');
+
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/generate',
+      headers: auth,
+      payload: {
+        template_id: made.json().id,
+        merge_parameters: { customer: 'Pat Doe', total: 1234.5 },
+        destinations: { inkit_storage: {} },
+      },
+    });
+    expect(res.statusCode).toBe(201);
+    const pdf = await t.app.inject({
+      method: 'GET',
+      url: `/v1/documents/${res.json().document_id}/pdf`,
+      headers: auth,
+    });
+    const read = await readPdf(new Uint8Array(pdf.rawPayload));
+    expect(read.text).toContain('Receipt for Pat Doe');
+    expect(read.text).toContain('1,234.50');
+  });
+
+  it('refuses an HTML template where there is no Chromium to print it, saying how to install it', async () => {
+    const before = process.env.CHROMIUM_PATH;
+    process.env.CHROMIUM_PATH = '/nonexistent/chromium';
+    try {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/v1/templates',
+        headers: { 'x-service-api-token': t.key, 'content-type': 'text/html' },
+        payload: '<!doctype html><html><body>{{ name }}</body></html>',
+      });
+      expect(res.statusCode).toBe(422);
+      expect(res.json().error.code).toBe('format_unavailable');
+      expect(res.json().error.message).toContain('apt-get install chromium');
+      // an XML template is stored all the same
+      const xml = await t.app.inject({
+        method: 'POST',
+        url: '/v1/templates',
+        headers: { 'x-service-api-token': t.key, 'content-type': 'application/xml' },
+        payload: '<document><body><p>{{name}}</p></body></document>',
+      });
+      expect(xml.statusCode).toBe(201);
+    } finally {
+      if (before === undefined) delete process.env.CHROMIUM_PATH;
+      else process.env.CHROMIUM_PATH = before;
+    }
+  });
+});
