@@ -97,7 +97,11 @@ export async function renderHtml(
   const browser = await printer.browser();
   const context = await browser.newContext({ javaScriptEnabled: process.env.HTML_SCRIPTS === '1', offline: false });
   const refused = new Set<string>();
-  const stop = setTimeout(() => void context.close().catch(() => undefined), options.timeoutMs);
+  let timedOut = false;
+  const stop = setTimeout(() => {
+    timedOut = true;
+    void context.close().catch(() => undefined);
+  }, options.timeoutMs);
   try {
     await context.route('**/*', async (route) => {
       const url = route.request().url();
@@ -111,7 +115,18 @@ export async function renderHtml(
     });
     const page = await context.newPage();
     await page.goto(ORIGIN, { waitUntil: 'load', timeout: options.timeoutMs });
-    const pdf = await page.pdf({ preferCSSPageSize: true, printBackground: true });
+    // running header and footer: <template data-paperlink="header|footer">, printed in the margins
+    const part = (name: string) =>
+      new RegExp(`<template[^>]*\\bdata-paperlink=["']${name}["'][^>]*>([\\s\\S]*?)</template>`, 'i').exec(html)?.[1];
+    const header = part('header');
+    const footer = part('footer');
+    const pdf = await page.pdf({
+      preferCSSPageSize: true,
+      printBackground: true,
+      displayHeaderFooter: header !== undefined || footer !== undefined,
+      headerTemplate: header ?? '<span></span>',
+      footerTemplate: footer ?? '<span></span>',
+    });
     const pages = (await PDFDocument.load(pdf, { updateMetadata: false })).getPageCount();
     checkLimit('pages', pages, `The document (${pages} pages)`);
     for (const url of refused)
@@ -122,7 +137,7 @@ export async function renderHtml(
     return new Uint8Array(pdf);
   } catch (err) {
     if (err instanceof ValidationError) throw err;
-    if (/Timeout|closed/i.test((err as Error).message))
+    if (timedOut || (err as Error).name === 'TimeoutError')
       throw new RenderLimitError(
         'render_time',
         `The HTML template did not print within ${options.timeoutMs} ms. Make it simpler, or raise RENDER_TIMEOUT_MS.`,
@@ -130,7 +145,16 @@ export async function renderHtml(
     throw err;
   } finally {
     clearTimeout(stop);
-    await context.close().catch(() => undefined);
+    // a page busy in a script may not let its context close: then the browser goes, and the next
+    // render starts another
+    const closed = await Promise.race([
+      context.close().then(
+        () => true,
+        () => true,
+      ),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 5_000).unref()),
+    ]);
+    if (!closed) await printer.restart();
   }
 }
 
@@ -216,6 +240,15 @@ class Printer {
     const started = this.started;
     this.started = undefined;
     if (started) await (await started.catch(() => undefined))?.close();
+  }
+
+  /** Ends the browser at once (its processes killed), for one that stopped answering. */
+  async restart(): Promise<void> {
+    const started = this.started;
+    this.started = undefined;
+    const browser = await started?.catch(() => undefined);
+    // closing a browser kills its processes; a browser that does not answer that is left to exit with us
+    await Promise.race([browser?.close(), new Promise((r) => setTimeout(r, 5_000).unref())]).catch(() => undefined);
   }
 }
 

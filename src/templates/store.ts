@@ -46,7 +46,18 @@ export const EXAMPLE_IDS = {
   letter: 'tmpl_example_letter',
   invoice: 'tmpl_example_invoice',
   postcard: 'tmpl_example_postcard',
+  letter_html: 'tmpl_example_letter_html',
+  invoice_html: 'tmpl_example_invoice_html',
 } as const;
+
+/** Where each example is, under examples/: its folder and file (with its images and sample.json). */
+const EXAMPLE_FILES: Record<keyof typeof EXAMPLE_IDS, string> = {
+  letter: 'letter/letter.xml',
+  invoice: 'invoice/invoice.xml',
+  postcard: 'postcard/postcard.xml',
+  letter_html: 'letter-html/letter.html',
+  invoice_html: 'invoice-html/invoice.html',
+};
 const MAX_NAME = 200;
 
 function info(row: TemplateRow): TemplateInfo {
@@ -170,8 +181,9 @@ export class TemplateStore {
   }
 
   /**
-   * Loads the bundled examples (letter, invoice, postcard) the first time a database is used,
-   * with stable ids. Deleting one later is respected: it is not loaded again.
+   * Loads the bundled examples (letter, invoice, postcard, and the letter and invoice as HTML
+   * where Chromium is) the first time a database is used, with stable ids. Deleting one later is
+   * respected: it is not loaded again.
    */
   async loadExamples(): Promise<string[]> {
     const done = await this.db
@@ -183,16 +195,14 @@ export class TemplateStore {
     const root = path.join(packageRoot(), 'examples');
     const loaded: string[] = [];
     for (const [name, id] of Object.entries(EXAMPLE_IDS)) {
-      const dir = path.join(root, name);
+      const file = path.join(root, EXAMPLE_FILES[name as keyof typeof EXAMPLE_IDS]);
       try {
-        await this.create({
-          id,
-          source: await fs.readFile(path.join(dir, `${name}.xml`), 'utf8'),
-          assets: folderAssets(dir),
-        });
+        await this.create({ id, source: await fs.readFile(file, 'utf8'), assets: folderAssets(path.dirname(file)) });
         loaded.push(id);
       } catch (err) {
-        if (!isUniqueViolation(err)) throw err; // another process sharing the database got there first
+        // another process sharing the database got there first; an HTML example waits for Chromium
+        if (isUniqueViolation(err) || (err as { code?: string }).code === 'format_unavailable') continue;
+        throw err;
       }
     }
     await this.db

@@ -234,10 +234,25 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
     const node = new (await import('../../nodes/Paperlink/Paperlink.node')).Paperlink();
     const options = await node.methods.listSearch.searchTemplates.call(ctx);
     expect(options.results.map((o) => o.value)).toEqual(expect.arrayContaining(Object.values(EXAMPLE_IDS)));
+    // the invoice as an XML and as an HTML template: the picker offers every format
     const found = await node.methods.listSearch.searchTemplates.call(ctx, 'invoice');
-    expect(found.results.map((o) => o.value)).toEqual([EXAMPLE_IDS.invoice]);
+    expect(found.results.map((o) => o.value).sort()).toEqual([EXAMPLE_IDS.invoice, EXAMPLE_IDS.invoice_html]);
     const fields = await node.methods.resourceMapping.getMergeFields.call(ctx);
     expect(fields.fields.map((f) => f.id)).toEqual((await t.service.templates.load(EXAMPLE_IDS.postcard)).variables);
+    const htmlFields = await node.methods.resourceMapping.getMergeFields.call(
+      loadOptionsContext(
+        {
+          resource: 'document',
+          operation: 'generate',
+          templateId: { __rl: true, mode: 'list', value: EXAMPLE_IDS.invoice_html },
+        },
+        creds,
+      ),
+    );
+    expect(htmlFields.fields.map((f) => f.id)).toEqual(
+      (await t.service.templates.load(EXAMPLE_IDS.invoice_html)).variables,
+    );
+    expect(htmlFields.fields.map((f) => f.id)).toContain('line_items');
     // optional in the editor: the service names what is missing
     expect(fields.fields.some((f) => f.required)).toBe(false);
   });

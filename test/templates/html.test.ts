@@ -3,9 +3,12 @@
  * CHROMIUM_PATH): values filled and escaped, lists from JSON arrays, print CSS, the template's own
  * files used and nothing fetched from elsewhere, scripts off, and the same API as XML templates.
  */
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadTemplate, renderTemplate, type RenderWarning } from '../../src/templates';
+import path from 'node:path';
+import { loadTemplate, loadTemplateFile, renderTemplate, type RenderWarning } from '../../src/templates';
+import { root } from '../support/fixtures';
 import { printer } from '../../src/templates/html';
 import { readPdf } from '../support/pdf';
 import { testService, type TestService } from '../support/service';
@@ -188,5 +191,64 @@ describe('HTML templates through the API', () => {
       if (before === undefined) delete process.env.CHROMIUM_PATH;
       else process.env.CHROMIUM_PATH = before;
     }
+  });
+});
+
+describe('the HTML examples', () => {
+  afterAll(() => printer.close());
+
+  async function example(folder: string) {
+    const t = await loadTemplateFile(path.join(root, 'examples', folder));
+    const values = JSON.parse(fs.readFileSync(path.join(root, 'examples', folder, 'sample.json'), 'utf8')) as Record<
+      string,
+      string
+    >;
+    return { t, values, pdf: await readPdf(await renderTemplate(t, values)) };
+  }
+
+  it('letter: the sample of the XML letter fills it, on US Letter, a footer with page numbers on each page', async () => {
+    const { t, values, pdf } = await example('letter-html');
+    expect(t.kind).toBe('html');
+    const text = pdf.text.replace(/\s+/g, ' ');
+    expect(pdf.pages.map((p) => [Math.round(p.width), Math.round(p.height)])).toEqual(pdf.pages.map(() => [612, 792]));
+    expect(pdf.pages[0].images).toHaveLength(1);
+    expect(text).toContain(`Re: ${values.subject}`);
+    expect(text).toContain(values.sender_name);
+    expect(text).toContain('birds do not notice');
+    pdf.pages.forEach((p, i) => expect(p.text).toContain(`Page ${i + 1} of ${pdf.pages.length}`));
+  });
+
+  it('invoice: every line item, the header row on each page, and the totals', async () => {
+    const { values, pdf } = await example('invoice-html');
+    const items = JSON.parse(values.line_items) as { description: string; amount: string }[];
+    const text = pdf.text.replace(/\s+/g, ' ');
+    expect(pdf.pages.length).toBeGreaterThanOrEqual(2);
+    expect(pdf.pages.map((p) => [Math.round(p.width), Math.round(p.height)])).toEqual(pdf.pages.map(() => [595, 842]));
+    for (const page of pdf.pages) expect(page.text).toContain('Unit price');
+    for (const item of items) expect(text).toContain(item.description);
+    expect(text).toContain(values.total);
+    pdf.pages.forEach((p, i) => expect(p.text).toContain(`Page ${i + 1} of ${pdf.pages.length}`));
+  });
+});
+
+describe('an HTML template that does not finish', () => {
+  afterAll(() => printer.close());
+
+  it('is stopped at its time budget when scripts may run, and the next render works', async () => {
+    const before = process.env.HTML_SCRIPTS;
+    process.env.HTML_SCRIPTS = '1';
+    try {
+      const hang = await loadTemplate(
+        '<!doctype html><html><body><p>{{ name }}</p><script>while (true) {}</script></body></html>',
+      );
+      await expect(renderTemplate(hang, { name: 'x' }, { timeoutMs: 1_000 })).rejects.toMatchObject({
+        code: 'render_limit_exceeded',
+      });
+    } finally {
+      if (before === undefined) delete process.env.HTML_SCRIPTS;
+      else process.env.HTML_SCRIPTS = before;
+    }
+    const fine = await loadTemplate('<!doctype html><html><body><p>{{ name }}</p></body></html>');
+    expect((await readPdf(await renderTemplate(fine, { name: 'after the stop' }))).text).toContain('after the stop');
   });
 });
