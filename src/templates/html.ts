@@ -15,7 +15,7 @@
 import fs from 'node:fs';
 import { Liquid } from 'liquidjs';
 import { PDFDocument } from 'pdf-lib';
-import type { Browser } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { TemplateError, ValidationError } from '../errors';
 import type { AssetResolver } from './compile';
 import { checkLimit, RenderLimitError } from './limits';
@@ -84,6 +84,7 @@ export interface HtmlRenderOptions {
 }
 
 const ORIGIN = 'https://template.paperlink.invalid/';
+let renders = 0;
 
 /** Fills the template and prints it to PDF. */
 export async function renderHtml(
@@ -94,27 +95,19 @@ export async function renderHtml(
   const scope: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(values)) scope[k] = asList(v) ?? v;
   const html = await liquid.parseAndRender(template.source, scope);
-  const browser = await printer.browser();
-  const context = await browser.newContext({ javaScriptEnabled: process.env.HTML_SCRIPTS === '1', offline: false });
   const refused = new Set<string>();
+  // each render at an address of its own: nothing one template's page loaded is another's
+  const base = `${ORIGIN}${++renders}/`;
+  const page = await printer.page();
+  printer.jobs.set(page, { base, html, assets: template.assets, refused });
   let timedOut = false;
   const stop = setTimeout(() => {
     timedOut = true;
-    void context.close().catch(() => undefined);
+    void page.close().catch(() => undefined);
   }, options.timeoutMs);
+  let reusable = false;
   try {
-    await context.route('**/*', async (route) => {
-      const url = route.request().url();
-      if (url === ORIGIN) return route.fulfill({ contentType: 'text/html; charset=utf-8', body: html });
-      const bytes = url.startsWith(ORIGIN)
-        ? template.assets.get(decodeURIComponent(url.slice(ORIGIN.length)))
-        : undefined;
-      if (bytes) return route.fulfill({ body: Buffer.from(bytes), contentType: typeOf(url) });
-      refused.add(url);
-      return route.abort('blockedbyclient');
-    });
-    const page = await context.newPage();
-    await page.goto(ORIGIN, { waitUntil: 'load', timeout: options.timeoutMs });
+    await page.goto(base, { waitUntil: 'load', timeout: options.timeoutMs });
     // running header and footer: <template data-paperlink="header|footer">, printed in the margins
     const part = (name: string) =>
       new RegExp(`<template[^>]*\\bdata-paperlink=["']${name}["'][^>]*>([\\s\\S]*?)</template>`, 'i').exec(html)?.[1];
@@ -127,6 +120,7 @@ export async function renderHtml(
       headerTemplate: header ?? '<span></span>',
       footerTemplate: footer ?? '<span></span>',
     });
+    reusable = !timedOut;
     const pages = (await PDFDocument.load(pdf, { updateMetadata: false })).getPageCount();
     checkLimit('pages', pages, `The document (${pages} pages)`);
     for (const url of refused)
@@ -145,16 +139,8 @@ export async function renderHtml(
     throw err;
   } finally {
     clearTimeout(stop);
-    // a page busy in a script may not let its context close: then the browser goes, and the next
-    // render starts another
-    const closed = await Promise.race([
-      context.close().then(
-        () => true,
-        () => true,
-      ),
-      new Promise<boolean>((r) => setTimeout(() => r(false), 5_000).unref()),
-    ]);
-    if (!closed) await printer.restart();
+    printer.jobs.delete(page);
+    await printer.release(page, reusable);
   }
 }
 
@@ -212,11 +198,24 @@ export async function requireChromium(): Promise<string> {
 export const CHROMIUM_MISSING =
   'HTML templates are printed by Chromium, which this server does not have. Install it (Debian: apt-get install chromium; or npm install @sparticuz/chromium) or set CHROMIUM_PATH, then restart.';
 
-/** The one warm browser of this process. */
-class Printer {
-  private started?: Promise<Browser>;
+interface Job {
+  base: string;
+  html: string;
+  assets: Map<string, Uint8Array>;
+  refused: Set<string>;
+}
 
-  browser(): Promise<Browser> {
+/**
+ * The one warm browser of this process, with a few pages kept open between renders (a new page
+ * would start a renderer process each time). At most HTML_PAGES print at once; more wait.
+ */
+class Printer {
+  private started?: Promise<BrowserContext>;
+  private idle: Page[] = [];
+  /** What each page is printing: its route handler answers from it. */
+  readonly jobs = new Map<Page, Job>();
+
+  private context(): Promise<BrowserContext> {
     this.started ??= this.launch().catch((err) => {
       this.started = undefined;
       throw err;
@@ -224,7 +223,7 @@ class Printer {
     return this.started;
   }
 
-  private async launch(): Promise<Browser> {
+  private async launch(): Promise<BrowserContext> {
     const executablePath = await requireChromium();
     const { chromium } = await import('playwright-core');
     const browser = await chromium.launch({
@@ -232,24 +231,90 @@ class Printer {
       args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
     });
     // a browser that went away is started again by the next render
-    browser.on('disconnected', () => (this.started = undefined));
-    return browser;
+    browser.on('disconnected', () => {
+      this.started = undefined;
+      this.idle = [];
+    });
+    return browser.newContext({ javaScriptEnabled: process.env.HTML_SCRIPTS === '1' });
+  }
+
+  private busy = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  /** A page to print on, once one of the HTML_PAGES is free: one kept from an earlier render, or a new one. */
+  async page(): Promise<Page> {
+    while (this.busy >= size()) await new Promise<void>((r) => this.waiting.push(r));
+    this.busy++;
+    try {
+      return await this.open();
+    } catch (err) {
+      this.free();
+      throw err;
+    }
+  }
+
+  private free(): void {
+    this.busy--;
+    this.waiting.shift()?.();
+  }
+
+  private async open(): Promise<Page> {
+    const kept = this.idle.pop();
+    if (kept && !kept.isClosed()) return kept;
+    const page = await (await this.context()).newPage();
+    await page.route('**/*', async (route) => {
+      const job = this.jobs.get(page);
+      const url = route.request().url();
+      if (job && url === job.base)
+        return route.fulfill({ contentType: 'text/html; charset=utf-8', body: job.html, headers: NO_STORE });
+      const bytes =
+        job && url.startsWith(job.base) ? job.assets.get(decodeURIComponent(url.slice(job.base.length))) : undefined;
+      if (bytes) return route.fulfill({ body: Buffer.from(bytes), contentType: typeOf(url), headers: NO_STORE });
+      job?.refused.add(url);
+      return route.abort('blockedbyclient');
+    });
+    return page;
+  }
+
+  /** Keeps a page that printed for the next render, or closes it (a page stopped mid-render is not kept). */
+  async release(page: Page, reusable: boolean): Promise<void> {
+    try {
+      await this.keepOrClose(page, reusable);
+    } finally {
+      this.free();
+    }
+  }
+
+  private async keepOrClose(page: Page, reusable: boolean): Promise<void> {
+    if (reusable && !page.isClosed() && this.idle.length < size()) {
+      this.idle.push(page);
+      return;
+    }
+    // a page busy in a script may not close: then the browser goes, and the next render starts another
+    const closed = await Promise.race([
+      page.close().then(
+        () => true,
+        () => true,
+      ),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 5_000).unref()),
+    ]);
+    if (!closed) await this.close();
   }
 
   async close(): Promise<void> {
     const started = this.started;
     this.started = undefined;
-    if (started) await (await started.catch(() => undefined))?.close();
-  }
-
-  /** Ends the browser at once (its processes killed), for one that stopped answering. */
-  async restart(): Promise<void> {
-    const started = this.started;
-    this.started = undefined;
-    const browser = await started?.catch(() => undefined);
-    // closing a browser kills its processes; a browser that does not answer that is left to exit with us
-    await Promise.race([browser?.close(), new Promise((r) => setTimeout(r, 5_000).unref())]).catch(() => undefined);
+    this.idle = [];
+    const context = await started?.catch(() => undefined);
+    // closing a browser kills its processes; one that does not answer that is left to exit with us
+    await Promise.race([context?.browser()?.close(), new Promise((r) => setTimeout(r, 5_000).unref())]).catch(
+      () => undefined,
+    );
   }
 }
+
+const NO_STORE = { 'cache-control': 'no-store' };
+/** Pages printing at once (and kept open between renders): HTML_PAGES, default 2. */
+const size = () => Math.max(1, Number(process.env.HTML_PAGES) || 2);
 
 export const printer = new Printer();

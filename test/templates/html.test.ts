@@ -103,6 +103,32 @@ describe('HTML templates', () => {
     }
   });
 
+  it('keeps each template to its own files on a reused page, and prints many at once, each its own', async () => {
+    const css = (hide: string) => async (p: string) =>
+      p === 'style.css' ? new TextEncoder().encode(`.${hide} { display: none }`) : undefined;
+    const source =
+      '<!doctype html><html><head><link rel="stylesheet" href="style.css"></head><body><p class="a">shown A</p><p class="b">shown B</p><p>{{ n }}</p></body></html>';
+    const hidesA = await loadTemplate(source, { assets: css('a') });
+    const hidesB = await loadTemplate(source, { assets: css('b') });
+    const texts = await Promise.all(
+      Array.from(
+        { length: 6 },
+        async (_, i) => (await readPdf(await renderTemplate(i % 2 ? hidesB : hidesA, { n: `document ${i}` }))).text,
+      ),
+    );
+    texts.forEach((text, i) => {
+      expect(text).toContain(`document ${i}`);
+      expect(text).toContain(i % 2 ? 'shown A' : 'shown B');
+      expect(text).not.toContain(i % 2 ? 'shown B' : 'shown A');
+    });
+    // one after the other on the same kept page as well
+    for (const [t, shown] of [
+      [hidesB, 'shown A'],
+      [hidesA, 'shown B'],
+    ] as const)
+      expect((await readPdf(await renderTemplate(t, { n: 'x' }))).text).toContain(shown);
+  });
+
   it('runs no script the template holds', async () => {
     const t = await loadTemplate(
       `<!doctype html><html><body><p id="p">{{ name }}</p><script>document.getElementById('p').textContent = 'script ran'</script></body></html>`,
