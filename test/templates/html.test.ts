@@ -30,6 +30,18 @@ const LETTER = `<!doctype html>
 </body>
 </html>`;
 
+/** Runs `fn` with the environment variable `name` set to `value`, then puts it back. */
+async function withEnv<T>(name: string, value: string, fn: () => Promise<T>): Promise<T> {
+  const before = process.env[name];
+  process.env[name] = value;
+  try {
+    return await fn();
+  } finally {
+    if (before === undefined) delete process.env[name];
+    else process.env[name] = before;
+  }
+}
+
 const assets = async (p: string) =>
   p === 'style.css' ? new TextEncoder().encode('.hidden { display: none }') : undefined;
 
@@ -158,29 +170,18 @@ describe('HTML templates through the API', () => {
     expect(made.statusCode).toBe(201);
     expect(made.json()).toMatchObject({ format: 'html', name: 'Receipt', variables: ['customer', 'total'] });
 
-    const missing = await t.app.inject({
-      method: 'POST',
-      url: '/v1/generate',
-      headers: auth,
-      payload: {
-        template_id: made.json().id,
-        merge_parameters: { customer: 'Pat' },
-        destinations: { inkit_storage: {} },
-      },
-    });
+    const generate = (values: Record<string, unknown>) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/generate',
+        headers: auth,
+        payload: { template_id: made.json().id, merge_parameters: values, destinations: { inkit_storage: {} } },
+      });
+    const missing = await generate({ customer: 'Pat' });
     expect(missing.statusCode).toBe(422);
     expect(missing.json().error.code).toBe('missing_variables');
 
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/v1/generate',
-      headers: auth,
-      payload: {
-        template_id: made.json().id,
-        merge_parameters: { customer: 'Pat Doe', total: 1234.5 },
-        destinations: { inkit_storage: {} },
-      },
-    });
+    const res = await generate({ customer: 'Pat Doe', total: 1234.5 });
     expect(res.statusCode).toBe(201);
     const pdf = await t.app.inject({
       method: 'GET',
@@ -193,30 +194,23 @@ describe('HTML templates through the API', () => {
   });
 
   it('refuses an HTML template where there is no Chromium to print it, saying how to install it', async () => {
-    const before = process.env.CHROMIUM_PATH;
-    process.env.CHROMIUM_PATH = '/nonexistent/chromium';
-    try {
-      const res = await t.app.inject({
+    const upload = (type: string, payload: string) =>
+      t.app.inject({
         method: 'POST',
         url: '/v1/templates',
-        headers: { 'x-service-api-token': t.key, 'content-type': 'text/html' },
-        payload: '<!doctype html><html><body>{{ name }}</body></html>',
+        headers: { 'x-service-api-token': t.key, 'content-type': type },
+        payload,
       });
+    await withEnv('CHROMIUM_PATH', '/nonexistent/chromium', async () => {
+      const res = await upload('text/html', '<!doctype html><html><body>{{ name }}</body></html>');
       expect(res.statusCode).toBe(422);
       expect(res.json().error.code).toBe('format_unavailable');
       expect(res.json().error.message).toContain('apt-get install chromium');
       // an XML template is stored all the same
-      const xml = await t.app.inject({
-        method: 'POST',
-        url: '/v1/templates',
-        headers: { 'x-service-api-token': t.key, 'content-type': 'application/xml' },
-        payload: '<document><body><p>{{name}}</p></body></document>',
-      });
-      expect(xml.statusCode).toBe(201);
-    } finally {
-      if (before === undefined) delete process.env.CHROMIUM_PATH;
-      else process.env.CHROMIUM_PATH = before;
-    }
+      expect((await upload('application/xml', '<document><body><p>{{name}}</p></body></document>')).statusCode).toBe(
+        201,
+      );
+    });
   });
 });
 
@@ -261,19 +255,15 @@ describe('an HTML template that does not finish', () => {
   afterAll(() => printer.close());
 
   it('is stopped at its time budget when scripts may run, and the next render works', async () => {
-    const before = process.env.HTML_SCRIPTS;
-    process.env.HTML_SCRIPTS = '1';
-    try {
+    // (the browser is started by this render: the one before was closed, and HTML_SCRIPTS is read at its start)
+    await withEnv('HTML_SCRIPTS', '1', async () => {
       const hang = await loadTemplate(
         '<!doctype html><html><body><p>{{ name }}</p><script>while (true) {}</script></body></html>',
       );
       await expect(renderTemplate(hang, { name: 'x' }, { timeoutMs: 1_000 })).rejects.toMatchObject({
         code: 'render_limit_exceeded',
       });
-    } finally {
-      if (before === undefined) delete process.env.HTML_SCRIPTS;
-      else process.env.HTML_SCRIPTS = before;
-    }
+    });
     const fine = await loadTemplate('<!doctype html><html><body><p>{{ name }}</p></body></html>');
     expect((await readPdf(await renderTemplate(fine, { name: 'after the stop' }))).text).toContain('after the stop');
   });
