@@ -81,9 +81,9 @@ export const templatesSection: WebSection = (service) => async (web) => {
               </div>
             </div>
             <div class="field">
-              <label for="f-assets">Images and fonts (optional)</label
+              <label for="f-assets">Images, fonts and CSS (optional)</label
               ><input id="f-assets" name="assets" type="file" multiple />
-              <div class="hint">The files the XML names, e.g. logo.png.</div>
+              <div class="hint">The files the template names, e.g. logo.png or style.css.</div>
             </div>
             ${field({ name: 'name', label: 'Name (optional)', hint: 'Defaults to the name in the template or the file name.' })}
           </div>
