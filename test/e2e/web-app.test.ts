@@ -123,7 +123,7 @@ describe('the operator web app in a browser', () => {
     await shot(page, '02-templates-upload-error');
 
     await page.getByLabel('Template file').setInputFiles(path.join(files, 'welcome.xml'));
-    await page.getByLabel(/Images and fonts/).setInputFiles(path.join(files, 'logo.png'));
+    await page.getByLabel(/Images, fonts and CSS/).setInputFiles(path.join(files, 'logo.png'));
     await page.getByRole('button', { name: 'Upload template' }).click();
     await page.waitForURL((u) => u.searchParams.get('done') === 'template_uploaded');
     const row = page.locator('tr', { hasText: 'Welcome note' });
