@@ -16,6 +16,8 @@ export interface Page<T> {
 
 export const MAX_PAGE = 100;
 export const DEFAULT_PAGE = 20;
+/** The longest `starting_after` (an id) a page query takes. */
+export const MAX_CURSOR = 64;
 
 export function parsePageQuery(query: Record<string, unknown>): PageQuery {
   const details: ErrorDetail[] = [];
@@ -26,7 +28,7 @@ export function parsePageQuery(query: Record<string, unknown>): PageQuery {
       details.push({ field: 'limit', message: `must be a whole number from 1 to ${MAX_PAGE}`, code: 'range' });
   }
   const after = query.starting_after;
-  if (after !== undefined && (typeof after !== 'string' || after.length === 0 || after.length > 64)) {
+  if (after !== undefined && (typeof after !== 'string' || after.length === 0 || after.length > MAX_CURSOR)) {
     details.push({
       field: 'starting_after',
       message: 'must be the id of an item from the previous page',

@@ -109,8 +109,10 @@ export function requireJson(req: FastifyRequest): void {
 
 /** The status and body of any failure: ours, the framework's (limits, parsing), or a bug (500, logged). */
 export function errorAnswer(err: FastifyError, req: FastifyRequest, limit: number): [number, ErrorBody] {
-  if (err.validation) err = schemaFailure(err.validation as ErrorObject[], err.validationContext) as never;
-  if (err instanceof PaperlinkError) return [statusOf(err), errorBody(err.code, err.message, err.details)];
+  // what a route's schema refused (src/http/validation.ts)
+  const failure: Error = err.validation ? schemaFailure(err.validation as ErrorObject[], err.validationContext) : err;
+  if (failure instanceof PaperlinkError)
+    return [statusOf(failure), errorBody(failure.code, failure.message, failure.details)];
   const known = fromFramework(err, limit);
   if (known) return known;
   req.log.error({ err }, 'request failed');

@@ -9,7 +9,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { EVENT_TYPES } from '../events/types';
 import { EXAMPLE_IDS } from '../templates/store';
 import { ALL_SCOPES } from '../keys';
-import { DEFAULT_PAGE, MAX_PAGE, type PageQuery as Page } from '../pagination';
+import { DEFAULT_PAGE, MAX_CURSOR, MAX_PAGE, type PageQuery as Page } from '../pagination';
 
 export const T = '2026-11-22T10:00:00.000Z';
 
@@ -664,7 +664,7 @@ export const PageQuery = Type.Object({
     }),
   ),
   starting_after: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 64, description: 'The `next_cursor` of the previous page.' }),
+    Type.String({ minLength: 1, maxLength: MAX_CURSOR, description: 'The `next_cursor` of the previous page.' }),
   ),
 });
 

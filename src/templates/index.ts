@@ -132,7 +132,7 @@ async function templateIn(given: string): Promise<string> {
   if (found.length === 1) return path.join(given, found[0]);
   throw new TemplateError(
     found.length === 0
-      ? `The folder ${given} holds no template (an .xml layout template or a fillable .pdf form). Give the template file itself.`
+      ? `The folder ${given} holds no template (an .xml layout template, an .html template or a fillable .pdf form). Give the template file itself.`
       : `The folder ${given} holds several templates (${found.join(', ')}). Give the one you mean, e.g. ${path.join(given, found[0])}.`,
   );
 }
