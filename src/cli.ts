@@ -22,6 +22,7 @@ import { createService, type Service } from './service';
 import { folderAssets, loadTemplateFile, renderTemplate, variables, type RenderWarning } from './templates';
 import { createRenderer } from './templates/pool';
 import { printer } from './templates/html';
+import { converter } from './templates/docx';
 import { normalizeValues } from './templates/values';
 
 export interface Io {
@@ -124,7 +125,7 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .description('Render one document from a template and a JSON file of values.')
     .argument(
       '<template>',
-      'an XML template, an HTML template (Liquid) or a fillable PDF; assets are read from its folder',
+      'an XML template, an HTML template (Liquid), a Word .docx or a fillable PDF; assets are read from its folder',
     )
     .option('-d, --data <file>', 'JSON object of merge values ("-" reads standard input)')
     .option('-o, --out <file>', 'where to write the PDF (default: the template name with .pdf, in the current folder)')
@@ -150,7 +151,10 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .description(
       'Print a template\'s variables, in order of first use; an optional one (written {{name | default: "…"}}) with its default.',
     )
-    .argument('<template>', 'an XML template, an HTML template or a fillable PDF, or a folder holding one')
+    .argument(
+      '<template>',
+      'an XML template, an HTML template, a Word .docx or a fillable PDF, or a folder holding one',
+    )
     .option('--json', 'print {"required": [...], "optional": {"name": "default", ...}} instead of one name a line')
     .addHelpText('after', '\nExample output:\n  first_name\n  company (optional, default "")')
     .action(async (template: string, opts: { json?: boolean }) => {
@@ -180,13 +184,20 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
       fs.mkdirSync(opts.out, { recursive: true });
       for (const name of fs.readdirSync(root).sort()) {
         const dir = path.join(root, name);
-        const template = fs.readdirSync(dir).find((f) => f.endsWith('.xml') || f.endsWith('.pdf'));
+        const template = fs.readdirSync(dir).find((f) => /\.(xml|pdf|html|docx)$/.test(f));
         if (!template) continue;
         const t = await loadTemplateFile(path.join(dir, template));
         const sample = path.join(dir, 'sample.json');
         const values = fs.existsSync(sample) ? await readData(sample, io) : {};
         const out = path.join(opts.out, `${name}.pdf`);
-        fs.writeFileSync(out, await renderTemplate(t, values));
+        try {
+          fs.writeFileSync(out, await renderTemplate(t, values));
+        } catch (err) {
+          // an HTML or Word example where Chromium or LibreOffice is missing: the others are still made
+          if ((err as { code?: string }).code !== 'format_unavailable') throw err;
+          io.stderr(`Skipped ${name}: ${(err as Error).message}\n`);
+          continue;
+        }
         io.stdout(`Wrote ${out}\n`);
       }
       setExit(EXIT_OK);
@@ -406,7 +417,7 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
   templates
     .command('add <file>')
     .description(
-      'Store a template (an XML layout template, an HTML document with Liquid, or a fillable PDF); the images, CSS and fonts it names are read from its folder.',
+      'Store a template (an XML layout template, an HTML document with Liquid, a Word .docx, or a fillable PDF); the images, CSS and fonts it names are read from its folder.',
     )
     .option('-n, --name <name>', 'the template name (default: the name in the template, or the file name)')
     .option('-d, --data-dir <dir>', DATA_DIR_HELP)
@@ -608,8 +619,9 @@ export async function main(args: string[], io: Io = processIo): Promise<number> 
     }
     return report(err, io);
   } finally {
-    // a command that printed an HTML template started a browser, which would keep the process alive
+    // a command that printed an HTML or Word template started a browser or LibreOffice, which would keep the process alive
     await printer.close();
+    await converter.close();
   }
 }
 

@@ -16,6 +16,7 @@ import { createService, type Service } from './service';
 import { packageRoot } from './paths';
 import { EXAMPLE_IDS } from './templates/store';
 import { chromiumPath, CHROMIUM_MISSING } from './templates/html';
+import { LIBREOFFICE_MISSING, officePaths } from './templates/docx';
 
 export interface Server {
   service: Service;
@@ -143,7 +144,12 @@ async function greet(
   const docs =
     service.storage.kind === 'filesystem' ? `files in ${path.join(config.dataDir, 'documents')}` : 'the database';
   const chromium = await chromiumPath();
-  const formats = `XML, PDF forms, ${chromium ? `HTML (Chromium at ${chromium})` : `not HTML: ${CHROMIUM_MISSING}`}`;
+  const office = officePaths();
+  const formats = [
+    'XML, PDF forms',
+    chromium ? `HTML (Chromium at ${chromium})` : `not HTML: ${CHROMIUM_MISSING}`,
+    office ? `Word (LibreOffice at ${office.soffice})` : `not Word: ${LIBREOFFICE_MISSING}`,
+  ].join(', ');
   log(
     `Paperlink ${service.version} is listening on ${url}${processes > 1 ? ` (${processes} processes)` : ''}\n  data: ${where}; documents: ${docs}\n  templates: ${formats}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n`,
   );

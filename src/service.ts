@@ -29,6 +29,7 @@ import { DatabaseStorage, FileStorage, type Storage } from './storage';
 import { setRenderLimits } from './templates/limits';
 import { createRenderer, type Renderer } from './templates/pool';
 import { printer } from './templates/html';
+import { converter } from './templates/docx';
 import { TemplateStore } from './templates/store';
 import { Dispatcher, Webhooks } from './webhooks';
 
@@ -143,6 +144,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     await presence.close();
     await renderer.close();
     await printer.close();
+    await converter.close();
     await database.close();
     throw err;
   };
@@ -267,6 +269,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       mailer.close();
       await renderer.close();
       await printer.close();
+      await converter.close();
       await database.close();
     },
   };

@@ -39,6 +39,7 @@ import {
   PageQuery,
   pageOf,
   RenderSchema,
+  DOCX_TYPE,
   SHARED_SCHEMAS,
   TemplateSchema,
   TemplateUploadBody,
@@ -170,10 +171,10 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
     );
   });
 
-  // Only JSON, XML, HTML and PDF bodies exist in this API; anything else is a 415.
+  // Only JSON, XML, HTML, Word and PDF bodies exist in this API; anything else is a 415.
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser(
-    ['application/xml', 'text/xml', 'text/html', 'application/pdf'],
+    ['application/xml', 'text/xml', 'text/html', 'application/pdf', DOCX_TYPE],
     { parseAs: 'buffer' },
     (_req, body, done) => done(null, body),
   );
@@ -380,11 +381,13 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
         schema: {
           operationId: 'createTemplate',
           tags: ['Templates'],
-          summary: 'Store a template: an XML layout, an HTML document with Liquid, or a fillable PDF',
+          summary: 'Store a template: an XML layout, an HTML document with Liquid, a Word document, or a fillable PDF',
           description:
-            'Send the XML itself (`Content-Type: application/xml`), the HTML itself (`text/html`; see docs/html-templates.md), a PDF (`application/pdf`), JSON `{ "name", "source" | "source_base64", "assets" }`, or a multipart form with the template as `file` and the images it names as further files. `?name=` names raw uploads.',
+            'Send the XML itself (`Content-Type: application/xml`), the HTML itself (`text/html`; see docs/html-templates.md), a Word document (`' +
+            DOCX_TYPE +
+            '`; see docs/docx-templates.md), a PDF (`application/pdf`), JSON `{ "name", "source" | "source_base64", "assets" }`, or a multipart form with the template as `file` and the images it names as further files. `?name=` names raw uploads.',
           querystring: Type.Object({
-            name: Type.Optional(Type.String({ description: 'Template name for raw XML or PDF uploads.' })),
+            name: Type.Optional(Type.String({ description: 'Template name for raw uploads (XML, HTML, Word, PDF).' })),
           }),
           body: TemplateUploadBody,
           response: {
@@ -411,7 +414,7 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
           }
           if (!source)
             throw new ValidationError(
-              'Upload the template as the form field "file" (an XML file or a fillable PDF); other files are its assets.',
+              'Upload the template as the form field "file" (an XML or HTML file, a Word .docx or a fillable PDF); other files are its assets.',
               [{ field: 'file', message: 'is required', code: 'required' }],
             );
           created = await service.templates.create({
@@ -427,7 +430,7 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
           const fields = ['source', 'source_base64'].filter((f) => typeof body[f] === 'string');
           if (fields.length !== 1) {
             throw new ValidationError(
-              'Give the template as "source" (XML text) or "source_base64" (an XML file or a fillable PDF, base64), exactly one.',
+              'Give the template as "source" (XML or HTML text) or "source_base64" (a file: XML, HTML, a Word .docx or a fillable PDF, base64), exactly one.',
               [{ field: 'source', message: 'give exactly one of source or source_base64', code: 'required' }],
             );
           }

@@ -196,7 +196,7 @@ export const TemplateSchema = shared('Template', {
     id: { type: 'string' },
     object: { const: 'template' },
     name: { type: 'string' },
-    format: { enum: ['xml', 'html', 'pdf'] },
+    format: { enum: ['xml', 'html', 'docx', 'pdf'] },
     variables: {
       type: 'array',
       items: { type: 'string' },
@@ -489,7 +489,10 @@ export const SHARED_SCHEMAS: TSchema[] = [
   PostcardSchema,
 ];
 
-/** What POST /v1/templates takes: XML, a PDF, JSON, or a multipart form. */
+/** The content type of a Word document (.docx). */
+export const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+
+/** What POST /v1/templates takes: XML, HTML, a Word document, a PDF, JSON, or a multipart form. */
 export const TemplateUploadBody = {
   content: {
     'application/json': {
@@ -508,6 +511,7 @@ export const TemplateUploadBody = {
       },
     },
     'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } },
+    [DOCX_TYPE]: { schema: { type: 'string', contentMediaType: DOCX_TYPE } },
     'multipart/form-data': {
       schema: {
         type: 'object',

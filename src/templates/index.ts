@@ -1,6 +1,6 @@
 /**
- * Templates: XML layout templates, HTML documents with Liquid (html.ts) and fillable PDF forms,
- * loaded once and rendered to PDF many times.
+ * Templates: XML layout templates, HTML documents with Liquid (html.ts), Word documents with
+ * docxtemplater fields (docx.ts) and fillable PDF forms, loaded once and rendered to PDF many times.
  *
  *   const t = await loadTemplateFile('examples/letter/letter.xml');
  *   variables(t);                         // ['sender_name', 'recipient_name', …]
@@ -15,10 +15,11 @@ import { loadPdfTemplate, renderPdfTemplate, type PdfTemplate } from './fillable
 import { layoutTemplate, metadataText } from './layout';
 import type { XmlTemplate } from './model';
 import { compileHtml, isHtml, renderHtml, type HtmlTemplate } from './html';
+import { compileDocx, isZip, renderDocx, type DocxTemplate } from './docx';
 import { DEFAULT_RENDER_TIMEOUT_MS } from '../config';
 
-export type Template = XmlTemplate | PdfTemplate | HtmlTemplate;
-export type { AssetResolver, HtmlTemplate, PdfTemplate, XmlTemplate };
+export type Template = XmlTemplate | PdfTemplate | HtmlTemplate | DocxTemplate;
+export type { AssetResolver, DocxTemplate, HtmlTemplate, PdfTemplate, XmlTemplate };
 export type TemplateFormat = Template['kind'];
 
 export interface LoadOptions {
@@ -33,7 +34,7 @@ export interface RenderOptions {
   now?: Date;
   /** Gets what the document was drawn with but should be looked at (text that does not fit its box). */
   warnings?: RenderWarning[];
-  /** HTML templates: the longest the browser may take to print one (the render pool's budget). */
+  /** HTML and Word templates: the longest the browser or LibreOffice may take to print one (the render pool's budget). */
   timeoutMs?: number;
 }
 
@@ -68,7 +69,7 @@ export function originOf(template: Template): TemplateOrigin | undefined {
   return origins.get(template);
 }
 
-/** Loads a template from its source: XML text, or the bytes of an XML file or a fillable PDF. */
+/** Loads a template from its source: XML or HTML text, or the bytes of such a file, a .docx or a fillable PDF. */
 export async function loadTemplate(source: string | Uint8Array, options: LoadOptions = {}): Promise<Template> {
   const found = new Map<string, Uint8Array>();
   const resolve = options.assets;
@@ -86,9 +87,12 @@ export async function loadTemplate(source: string | Uint8Array, options: LoadOpt
 
 async function compile(source: string | Uint8Array, options: LoadOptions): Promise<Template> {
   if (typeof source !== 'string' && isPdf(source)) return loadPdfTemplate(source, options.name);
+  if (typeof source !== 'string' && isZip(source)) return compileDocx(source, options);
   const text = typeof source === 'string' ? source : new TextDecoder('utf-8', { fatal: false }).decode(source);
   if (typeof source !== 'string' && text.includes('\uFFFD')) {
-    throw new TemplateError('The template is neither a PDF nor UTF-8 text. Save XML templates as UTF-8.');
+    throw new TemplateError(
+      'The template is neither a PDF, a Word document (.docx) nor UTF-8 text. Save XML and HTML templates as UTF-8.',
+    );
   }
   return isHtml(text) ? compileHtml(text, options) : compileXml(text, options);
 }
@@ -128,11 +132,11 @@ export async function loadTemplateFile(given: string): Promise<Template> {
 async function templateIn(given: string): Promise<string> {
   const stat = await fs.stat(given).catch(() => undefined);
   if (!stat?.isDirectory()) return given;
-  const found = (await fs.readdir(given)).filter((f) => /\.(xml|pdf|html?)$/i.test(f)).sort();
+  const found = (await fs.readdir(given)).filter((f) => /\.(xml|pdf|html?|docx)$/i.test(f)).sort();
   if (found.length === 1) return path.join(given, found[0]);
   throw new TemplateError(
     found.length === 0
-      ? `The folder ${given} holds no template (an .xml layout template, an .html template or a fillable .pdf form). Give the template file itself.`
+      ? `The folder ${given} holds no template (an .xml layout template, an .html template, a Word .docx or a fillable .pdf form). Give the template file itself.`
       : `The folder ${given} holds several templates (${found.join(', ')}). Give the one you mean, e.g. ${path.join(given, found[0])}.`,
   );
 }
@@ -170,11 +174,9 @@ export async function renderTemplate(
   }
   const now = options.now ?? new Date();
   if (template.kind === 'pdf') return renderPdfTemplate(template, values, now);
-  if (template.kind === 'html')
-    return renderHtml(template, values, {
-      timeoutMs: options.timeoutMs ?? DEFAULT_RENDER_TIMEOUT_MS,
-      warnings: options.warnings,
-    });
+  const timeoutMs = options.timeoutMs ?? DEFAULT_RENDER_TIMEOUT_MS;
+  if (template.kind === 'html') return renderHtml(template, values, { timeoutMs, warnings: options.warnings });
+  if (template.kind === 'docx') return renderDocx(template, values, { timeoutMs });
   const pages = layoutTemplate(template, values, options.warnings);
   return drawPages(pages, {
     now,

@@ -80,8 +80,9 @@ export class RenderPool implements Renderer {
   }
 
   async render(template: Template, values: Record<string, string>, options: RenderOptions = {}): Promise<Uint8Array> {
-    // the browser prints out of this process: a render thread would only wait for it
-    if (template.kind === 'html') return renderTemplate(template, values, { ...options, timeoutMs: this.timeoutMs });
+    // the browser and LibreOffice print out of this process: a render thread would only wait for them
+    if (template.kind === 'html' || template.kind === 'docx')
+      return renderTemplate(template, values, { ...options, timeoutMs: this.timeoutMs });
     const task: RenderTask = { key: templateKey(template), values, now: (options.now ?? new Date()).getTime() };
     let reply = await this.run(task);
     if ('missing' in reply) {

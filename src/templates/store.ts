@@ -15,13 +15,14 @@ import { toPage, type Page, type PageQuery } from '../pagination';
 import { packageRoot } from '../paths';
 import { folderAssets, loadTemplate, type AssetResolver, type Template } from './index';
 import { requireChromium } from './html';
+import { requireOffice } from './docx';
 
 export interface TemplateInfo {
   id: string;
   object: 'template';
   name: string;
-  /** `xml` for layout templates, `html` for HTML with Liquid, `pdf` for fillable PDF forms. */
-  format: 'xml' | 'html' | 'pdf';
+  /** `xml` for layout templates, `html` for HTML with Liquid, `docx` for Word documents, `pdf` for fillable PDF forms. */
+  format: 'xml' | 'html' | 'docx' | 'pdf';
   /** The merge fields, in order of first use. Each needs a value in `merge_parameters`, but the optional ones. */
   variables: string[];
   /** The variables that may be left out (`{{name | default: "…"}}`), each with the text it takes then. */
@@ -32,7 +33,7 @@ export interface TemplateInfo {
 }
 
 export interface NewTemplate {
-  /** XML text, or the bytes of an XML file or a fillable PDF. */
+  /** XML or HTML text, or the bytes of such a file, a Word .docx or a fillable PDF. */
   source: string | Uint8Array;
   /** Defaults to the name the template gives itself (`<document name>`) or the file name. */
   name?: string;
@@ -48,6 +49,8 @@ export const EXAMPLE_IDS = {
   postcard: 'tmpl_example_postcard',
   letter_html: 'tmpl_example_letter_html',
   invoice_html: 'tmpl_example_invoice_html',
+  letter_docx: 'tmpl_example_letter_docx',
+  invoice_docx: 'tmpl_example_invoice_docx',
 } as const;
 
 /** Where each example is, under examples/: its folder and file (with its images and sample.json). */
@@ -57,6 +60,8 @@ const EXAMPLE_FILES: Record<keyof typeof EXAMPLE_IDS, string> = {
   postcard: 'postcard/postcard.xml',
   letter_html: 'letter-html/letter.html',
   invoice_html: 'invoice-html/invoice.html',
+  letter_docx: 'letter-docx/letter.docx',
+  invoice_docx: 'invoice-docx/invoice.docx',
 };
 const MAX_NAME = 200;
 
@@ -101,8 +106,9 @@ export class TemplateStore {
         return found;
       },
     });
-    // an HTML template is refused where it could not be printed
+    // an HTML or Word template is refused where it could not be printed
     if (template.kind === 'html') await requireChromium();
+    if (template.kind === 'docx') requireOffice();
     const name = input.name?.trim() || template.name;
     const now = iso(this.clock.now());
     const row: TemplateRow = {
@@ -164,7 +170,8 @@ export class TemplateStore {
       .execute();
     const byPath = new Map(assets.map((a) => [a.path, new Uint8Array(a.bytes)]));
     const source = new Uint8Array(row.source);
-    return loadTemplate(row.format === 'pdf' ? source : Buffer.from(source).toString('utf8'), {
+    const binary = row.format === 'pdf' || row.format === 'docx';
+    return loadTemplate(binary ? source : Buffer.from(source).toString('utf8'), {
       assets: async (p) => byPath.get(p),
       name: row.name,
     });
@@ -182,7 +189,7 @@ export class TemplateStore {
 
   /**
    * Loads the bundled examples (letter, invoice, postcard, and the letter and invoice as HTML
-   * where Chromium is) the first time a database is used, with stable ids. Deleting one later is
+   * where Chromium is and as Word documents where LibreOffice is) the first time a database is used, with stable ids. Deleting one later is
    * respected: it is not loaded again.
    */
   async loadExamples(): Promise<string[]> {
@@ -197,10 +204,11 @@ export class TemplateStore {
     for (const [name, id] of Object.entries(EXAMPLE_IDS)) {
       const file = path.join(root, EXAMPLE_FILES[name as keyof typeof EXAMPLE_IDS]);
       try {
-        await this.create({ id, source: await fs.readFile(file, 'utf8'), assets: folderAssets(path.dirname(file)) });
+        const source = new Uint8Array(await fs.readFile(file));
+        await this.create({ id, source, assets: folderAssets(path.dirname(file)) });
         loaded.push(id);
       } catch (err) {
-        // another process sharing the database got there first; an HTML example waits for Chromium
+        // another process sharing the database got there first; an HTML or Word example waits for Chromium or LibreOffice
         if (isUniqueViolation(err) || (err as { code?: string }).code === 'format_unavailable') continue;
         throw err;
       }

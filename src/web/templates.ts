@@ -73,11 +73,12 @@ export const templatesSection: WebSection = (service) => async (web) => {
                 id="f-file"
                 name="file"
                 type="file"
-                accept=".xml,.html,.htm,.pdf,application/xml,text/xml,text/html,application/pdf"
+                accept=".xml,.html,.htm,.docx,.pdf,application/xml,text/xml,text/html,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document"
                 required
               />
               <div class="hint">
-                An XML layout template, an HTML document with Liquid merge fields, or a fillable PDF form.
+                An XML layout template, an HTML document with Liquid merge fields, a Word document (.docx) with
+                {fields}, or a fillable PDF form.
               </div>
             </div>
             <div class="field">
@@ -101,7 +102,7 @@ export const templatesSection: WebSection = (service) => async (web) => {
     const source = parsed.files.get('file')?.[0];
     try {
       if (!source)
-        throw new ValidationError('Choose a template file (an XML or HTML file, or a fillable PDF).', [
+        throw new ValidationError('Choose a template file (an XML or HTML file, a Word .docx, or a fillable PDF).', [
           { field: 'file', message: 'is required', code: 'required' },
         ]);
       const assets = new Map((parsed.files.get('assets') ?? []).map((f) => [f.filename, f.bytes] as const));

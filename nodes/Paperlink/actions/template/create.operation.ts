@@ -16,7 +16,7 @@ export const description: INodeProperties[] = [
     type: 'string',
     default: 'data',
     required: true,
-    hint: 'The binary field holding the template: an XML template or a fillable PDF',
+    hint: 'The binary field holding the template: an XML or HTML template, a Word .docx, or a fillable PDF',
     displayOptions: { show },
   },
   {
@@ -35,7 +35,7 @@ export const description: INodeProperties[] = [
     placeholder: 'Add Asset',
     default: {},
     description:
-      'The images and fonts an XML template names (e.g. <image src="images/logo.png"/>), each from a binary field',
+      'The images, fonts and CSS an XML or HTML template names (e.g. <image src="images/logo.png"/>), each from a binary field',
     displayOptions: { show },
     options: [
       {

@@ -18,7 +18,7 @@ export const description: INodeProperties[] = [
         name: 'Create',
         value: 'create',
         action: 'Create a template',
-        description: 'Upload an XML template or a fillable PDF from a binary field',
+        description: 'Upload a template (XML, HTML, Word .docx or a fillable PDF) from a binary field',
       },
       { name: 'Delete', value: 'delete', action: 'Delete a template' },
       { name: 'Get', value: 'get', action: 'Get a template', description: 'A template with its variables' },

@@ -1,0 +1,350 @@
+/**
+ * Word templates: a .docx with docxtemplater merge fields (`{first_name}`, loops
+ * `{#items}…{/items}`, conditions `{#paid}…{/paid}` and `{^paid}…{/paid}`), filled in memory, then
+ * converted to PDF by LibreOffice.
+ *
+ * - A list is given as a string holding a JSON array, as for the other formats. A condition given
+ *   as text is false when it is "", "false", "0" or "no".
+ * - One LibreOffice is started when the first Word template renders, with a profile directory of
+ *   its own, and kept warm: documents are converted one at a time through a small Python UNO
+ *   bridge (Debian's python3-uno), not by starting `soffice` once per document. A conversion that
+ *   exceeds its time budget stops LibreOffice; the next render starts another.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import Docxtemplater from 'docxtemplater';
+import InspectModule from 'docxtemplater/js/inspect-module.js';
+import PizZip from 'pizzip';
+import { PDFDocument } from 'pdf-lib';
+import { TemplateError, ValidationError } from '../errors';
+import { checkLimit, RenderLimitError } from './limits';
+
+export interface DocxTemplate {
+  kind: 'docx';
+  name: string;
+  /** The tags it reads outside any loop, in order of first use. */
+  variables: string[];
+  /** Word templates have no defaults: every variable is required. */
+  defaults: Record<string, string>;
+  bytes: Uint8Array;
+}
+
+/** Whether bytes are a ZIP archive (as .docx files are). */
+export function isZip(bytes: Uint8Array): boolean {
+  return bytes.length > 4 && bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 0x03 && bytes[3] === 0x04;
+}
+
+function open(bytes: Uint8Array): PizZip {
+  let zip: PizZip;
+  try {
+    zip = new PizZip(bytes);
+  } catch {
+    throw new TemplateError('The file is not a readable ZIP archive. Save the template from Word as .docx.');
+  }
+  if (!zip.file('word/document.xml'))
+    throw new TemplateError('The archive is not a Word document (.docx). Save the template from Word as .docx.');
+  return zip;
+}
+
+/** A condition or a loop given as text: a JSON array is a list, "", "false", "0" and "no" are false. */
+function section(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const list = asList(value);
+  if (list) return list;
+  return !['', 'false', '0', 'no'].includes(value.trim().toLowerCase());
+}
+
+/** A value holding a JSON array (a list for a loop), parsed; otherwise undefined. */
+export function asList(value: string): unknown[] | undefined {
+  if (!value.startsWith('[')) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return Array.isArray(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function templater(zip: PizZip, modules: InspectModule[] = []): Docxtemplater {
+  try {
+    return new Docxtemplater(zip, {
+      paragraphLoop: true,
+      linebreaks: true,
+      modules,
+      // a field of a list item that the item lacks prints nothing; required variables are checked before
+      nullGetter: () => '',
+      parser: (tag: string, meta?: { tag?: { module?: string } }) => {
+        const isSection = meta?.tag?.module === 'loop';
+        return {
+          get: (scope: unknown) => {
+            const value =
+              tag === '.'
+                ? scope
+                : scope !== null && typeof scope === 'object' && Object.hasOwn(scope, tag)
+                  ? (scope as Record<string, unknown>)[tag]
+                  : undefined;
+            return isSection ? section(value) : value;
+          },
+        };
+      },
+    });
+  } catch (err) {
+    throw new TemplateError(`The merge fields of this Word template do not parse: ${explain(err)}`);
+  }
+}
+
+/** docxtemplater's errors (several at once for a template) as one sentence. */
+function explain(err: unknown): string {
+  const e = err as { properties?: { errors?: { properties?: { explanation?: string } }[]; explanation?: string } };
+  const each = e.properties?.errors?.map((x) => x.properties?.explanation).filter(Boolean);
+  return each?.length ? each.join('; ') : (e.properties?.explanation ?? (err as Error).message);
+}
+
+/** Reads a .docx and lists its merge fields. */
+export function compileDocx(bytes: Uint8Array, options: { name?: string }): DocxTemplate {
+  const inspect = new InspectModule();
+  templater(open(bytes), [inspect]);
+  const variables = Object.keys(inspect.getAllTags() as Record<string, unknown>);
+  const zip = open(bytes);
+  const title = /<dc:title>([^<]*)<\/dc:title>/.exec(zip.file('docProps/core.xml')?.asText() ?? '')?.[1]?.trim();
+  return { kind: 'docx', name: options.name ?? (title || 'Word template'), variables, defaults: {}, bytes };
+}
+
+/** Fills the template's fields (in memory) and has LibreOffice print it to PDF. */
+export async function renderDocx(
+  template: DocxTemplate,
+  values: Record<string, string>,
+  options: { timeoutMs: number },
+): Promise<Uint8Array> {
+  const scope: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(values)) scope[k] = asList(v) ?? v;
+  const doc = templater(open(template.bytes));
+  try {
+    doc.render(scope);
+  } catch (err) {
+    throw new TemplateError(`The Word template could not be filled: ${explain(err)}`);
+  }
+  const filled = doc.getZip().generate({ type: 'uint8array', compression: 'DEFLATE' });
+  const pdf = await converter.convert(filled, options.timeoutMs);
+  const pages = (await PDFDocument.load(pdf, { updateMetadata: false })).getPageCount();
+  checkLimit('pages', pages, `The document (${pages} pages)`);
+  return pdf;
+}
+
+/** Where LibreOffice and a Python that can talk to it are; undefined when either is missing. */
+export interface Office {
+  soffice: string;
+  python: string;
+}
+
+const found = new Map<string, Office | undefined>();
+
+/** LibreOffice (LIBREOFFICE_PATH, or Debian's) and a Python with its UNO module (LIBREOFFICE_PYTHON, or Debian's). */
+export function officePaths(): Office | undefined {
+  const key = `${process.env.LIBREOFFICE_PATH}\0${process.env.LIBREOFFICE_PYTHON}`;
+  if (!found.has(key)) found.set(key, look());
+  return found.get(key);
+}
+
+function look(): Office | undefined {
+  // a path given is the only one tried: it says which installation is meant
+  const given = (name: string, fallbacks: string[]) => (process.env[name] ? [process.env[name]] : fallbacks);
+  const soffice = given('LIBREOFFICE_PATH', ['/usr/bin/soffice', '/usr/lib/libreoffice/program/soffice']).find((p) =>
+    fs.existsSync(p),
+  );
+  const python = given('LIBREOFFICE_PYTHON', ['/usr/lib/libreoffice/program/python', '/usr/bin/python3']).find(
+    (p) => fs.existsSync(p) && spawnSync(p, ['-c', 'import uno'], { stdio: 'ignore' }).status === 0,
+  );
+  return soffice && python ? { soffice, python } : undefined;
+}
+
+export const LIBREOFFICE_MISSING =
+  'Word templates are converted to PDF by LibreOffice, which this server does not have. Install it (Debian: apt-get install libreoffice-writer-nogui python3-uno) or set LIBREOFFICE_PATH and LIBREOFFICE_PYTHON, then restart.';
+
+/** LibreOffice's paths, or `422 format_unavailable` saying how to install it. */
+export function requireOffice(): Office {
+  const office = officePaths();
+  if (office) return office;
+  throw new ValidationError(
+    LIBREOFFICE_MISSING,
+    [{ field: 'format', message: 'Word templates need LibreOffice', code: 'format_unavailable' }],
+    'format_unavailable',
+  );
+}
+
+/**
+ * The bridge: starts LibreOffice in a process group of its own (and says its pid), connects
+ * through its pipe, then converts one document per line of standard input ({"in", "out"}),
+ * answering one line each. When its input ends (we closed it, or this process died, even killed)
+ * it stops LibreOffice and exits.
+ */
+const BRIDGE = String.raw`
+import json, os, queue, signal, subprocess, sys, threading, time, uno
+from com.sun.star.beans import PropertyValue
+def say(o): print(json.dumps(o), flush=True)
+def prop(name, value):
+    p = PropertyValue(); p.Name = name; p.Value = value; return p
+soffice, profile, pipe = sys.argv[1:4]
+office = subprocess.Popen([soffice, "--headless", "--invisible", "--nologo", "--norestore", "--nodefault", "--nolockcheck",
+    "-env:UserInstallation=" + uno.systemPathToFileUrl(profile), "--accept=pipe,name=%s;urp;StarOffice.ComponentContext" % pipe],
+    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+def stop():
+    try: os.killpg(office.pid, signal.SIGKILL)
+    except Exception: pass
+    os._exit(0)
+jobs = queue.Queue()
+def read():
+    for line in sys.stdin: jobs.put(json.loads(line))
+    stop()
+threading.Thread(target=read, daemon=True).start()
+say({"office": office.pid})
+local = uno.getComponentContext()
+resolver = local.ServiceManager.createInstanceWithContext("com.sun.star.bridge.UnoUrlResolver", local)
+deadline = time.time() + 120
+while True:
+    try:
+        ctx = resolver.resolve("uno:pipe,name=%s;urp;StarOffice.ComponentContext" % pipe); break
+    except Exception as e:
+        if time.time() > deadline: say({"error": "LibreOffice did not start: %s" % e}); stop()
+        time.sleep(0.05)
+desktop = ctx.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", ctx)
+say({"ready": True})
+while True:
+    job = jobs.get()
+    try:
+        doc = desktop.loadComponentFromURL(uno.systemPathToFileUrl(job["in"]), "_blank", 0, (prop("Hidden", True), prop("ReadOnly", True)))
+        if doc is None: raise Exception("LibreOffice could not open the document")
+        try: doc.storeToURL(uno.systemPathToFileUrl(job["out"]), (prop("FilterName", "writer_pdf_Export"),))
+        finally: doc.close(True)
+        say({"ok": True})
+    except Exception as e:
+        say({"error": str(e)})
+`;
+
+interface Running {
+  bridge: ChildProcess;
+  /** LibreOffice's process group, once the bridge said it. */
+  office?: number;
+  answers: AsyncIterator<string>;
+  dir: string;
+}
+
+interface Said {
+  office?: number;
+  ready?: boolean;
+  ok?: boolean;
+  error?: string;
+}
+
+/** The one warm LibreOffice of this process; documents are converted one after another. */
+class Converter {
+  private running?: Promise<Running>;
+  /** The processes of the LibreOffice running or starting, to stop it in either state. */
+  private current?: Running;
+  private tail: Promise<unknown> = Promise.resolve();
+  private count = 0;
+
+  /** Converts a .docx to PDF, after the conversions already asked for. */
+  convert(docx: Uint8Array, timeoutMs: number): Promise<Uint8Array> {
+    const next = this.tail.then(() => this.run(docx, timeoutMs));
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Starts LibreOffice if it is not running, and converts; both within the time budget, or LibreOffice is stopped. */
+  private async run(docx: Uint8Array, timeoutMs: number): Promise<Uint8Array> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), timeoutMs)));
+    try {
+      const done = await Promise.race([this.convertNow(docx), late]);
+      if (done !== 'late') return done;
+      await this.close();
+      throw new RenderLimitError(
+        'render_time',
+        `LibreOffice did not convert the Word template within ${timeoutMs} ms. Make it simpler, or raise RENDER_TIMEOUT_MS.`,
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async convertNow(docx: Uint8Array): Promise<Uint8Array> {
+    const office = await this.start();
+    const n = ++this.count;
+    const input = path.join(office.dir, `${n}.docx`);
+    const output = path.join(office.dir, `${n}.pdf`);
+    fs.writeFileSync(input, docx);
+    try {
+      office.bridge.stdin!.write(JSON.stringify({ in: input, out: output }) + '\n');
+      const answer = await office.answers.next();
+      if (answer.done) {
+        if (this.current === office) await this.close();
+        else stop(office);
+        throw new Error('LibreOffice stopped while converting a Word template; the next render starts it again.');
+      }
+      const said = JSON.parse(answer.value) as Said;
+      if (!said.ok) throw new TemplateError(`LibreOffice could not convert the Word template: ${said.error}`);
+      return new Uint8Array(fs.readFileSync(output));
+    } finally {
+      fs.rmSync(input, { force: true });
+      fs.rmSync(output, { force: true });
+    }
+  }
+
+  private start(): Promise<Running> {
+    this.running ??= this.launch().catch((err) => {
+      this.running = undefined;
+      throw err;
+    });
+    return this.running;
+  }
+
+  private async launch(): Promise<Running> {
+    const { soffice, python } = requireOffice();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-office-'));
+    const pipe = `paperlink_${process.pid}_${path.basename(dir).replace(/\W/g, '')}`;
+    const bridge = spawn(python, ['-c', BRIDGE, soffice, path.join(dir, 'profile'), pipe], {
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    const answers = readline.createInterface({ input: bridge.stdout! })[Symbol.asyncIterator]();
+    const running: Running = { bridge, answers, dir };
+    this.current = running;
+    const next = async (): Promise<Said> => {
+      const line = await answers.next();
+      return line.done ? { error: 'the bridge to LibreOffice exited' } : (JSON.parse(line.value) as Said);
+    };
+    const started = await next();
+    running.office = started.office;
+    const ready = started.office ? await next() : started;
+    if (!ready.ready) {
+      stop(running);
+      throw new Error(`LibreOffice could not be started: ${ready.error}. Check that ${soffice} runs.`);
+    }
+    return running;
+  }
+
+  /** Stops LibreOffice (the next conversion starts it again). */
+  async close(): Promise<void> {
+    const r = this.current;
+    this.current = undefined;
+    this.running = undefined;
+    if (r) stop(r);
+  }
+}
+
+function stop(r: Running): void {
+  // the bridge stops LibreOffice itself when its input ends; killed, it could not
+  r.bridge.stdin?.end();
+  r.bridge.kill('SIGKILL');
+  try {
+    if (r.office) process.kill(-r.office, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+  fs.rmSync(r.dir, { recursive: true, force: true });
+}
+
+export const converter = new Converter();
