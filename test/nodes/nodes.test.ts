@@ -11,6 +11,7 @@ import { Expression, NodeHelpers, type ICredentialDataDecryptedObject } from 'n8
 import { PaperlinkApi } from '../../credentials/PaperlinkApi.credentials';
 import { ALL_SCOPES } from '../../src/keys';
 import { EXAMPLE_IDS } from '../../src/templates/store';
+import { makeDocx } from '../support/docx';
 import { sign } from '../../src/webhooks/signature';
 import { eventually } from '../support/eventually';
 import { root } from '../support/fixtures';
@@ -234,9 +235,13 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
     const node = new (await import('../../nodes/Paperlink/Paperlink.node')).Paperlink();
     const options = await node.methods.listSearch.searchTemplates.call(ctx);
     expect(options.results.map((o) => o.value)).toEqual(expect.arrayContaining(Object.values(EXAMPLE_IDS)));
-    // the invoice as an XML and as an HTML template: the picker offers every format
+    // the invoice as an XML, an HTML and a Word template: the picker offers every format
     const found = await node.methods.listSearch.searchTemplates.call(ctx, 'invoice');
-    expect(found.results.map((o) => o.value).sort()).toEqual([EXAMPLE_IDS.invoice, EXAMPLE_IDS.invoice_html]);
+    expect(found.results.map((o) => o.value).sort()).toEqual([
+      EXAMPLE_IDS.invoice,
+      EXAMPLE_IDS.invoice_docx,
+      EXAMPLE_IDS.invoice_html,
+    ]);
     const fields = await node.methods.resourceMapping.getMergeFields.call(ctx);
     expect(fields.fields.map((f) => f.id)).toEqual((await t.service.templates.load(EXAMPLE_IDS.postcard)).variables);
     const htmlFields = await node.methods.resourceMapping.getMergeFields.call(
@@ -253,6 +258,20 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
       (await t.service.templates.load(EXAMPLE_IDS.invoice_html)).variables,
     );
     expect(htmlFields.fields.map((f) => f.id)).toContain('line_items');
+    const wordFields = await node.methods.resourceMapping.getMergeFields.call(
+      loadOptionsContext(
+        {
+          resource: 'document',
+          operation: 'generate',
+          templateId: { __rl: true, mode: 'list', value: EXAMPLE_IDS.invoice_docx },
+        },
+        creds,
+      ),
+    );
+    expect(wordFields.fields.map((f) => f.id)).toEqual(
+      (await t.service.templates.load(EXAMPLE_IDS.invoice_docx)).variables,
+    );
+    expect(wordFields.fields.map((f) => f.id)).toContain('line_items');
     // optional in the editor: the service names what is missing
     expect(fields.fields.some((f) => f.required)).toBe(false);
   });
@@ -749,6 +768,38 @@ describe('Paperlink node: as builders expect it (issue 23)', () => {
     );
     expect(del.items[0].json).toEqual({ id, object: 'template', deleted: true });
     await expect(t.service.templates.get(id)).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('creates a Word template from a .docx in a binary field, and generates from it', async () => {
+    const docx = makeDocx(['Made in Word for {who}']);
+    const made = await runPaperlink(
+      { resource: 'template', operation: 'create', binaryPropertyName: 'data', name: '' },
+      [
+        {
+          $binary: {
+            data: {
+              base64: Buffer.from(docx).toString('base64'),
+              fileName: 'word-note.docx',
+              mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+            },
+          },
+        },
+      ],
+      creds,
+    );
+    expect(made.error).toBeUndefined();
+    expect(made.items[0].json).toMatchObject({ name: 'word-note', format: 'docx', variables: ['who'] });
+    const rendered = await t.service.documents.generate(
+      {
+        template_id: made.items[0].json.id as string,
+        merge_parameters: { who: 'Ada' },
+        destinations: { inkit_storage: {} },
+      },
+      { keyId: null, name: null },
+    );
+    expect((await readPdf((await t.service.storage.get(rendered.document_id))!)).text).toContain(
+      'Made in Word for Ada',
+    );
   });
 
   it('shows no merge fields (and no notice) until a template is chosen', async () => {

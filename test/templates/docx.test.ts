@@ -1,0 +1,271 @@
+/**
+ * Word templates: docxtemplater fields filled in memory, converted by a real LibreOffice (Debian's
+ * libreoffice-writer-nogui with python3-uno, as .ci/run installs): values, loops and conditions,
+ * page size, errors, the time budget, and the same API as every other template.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadTemplate, loadTemplateFile, renderTemplate } from '../../src/templates';
+import { converter, LIBREOFFICE_MISSING, officePaths } from '../../src/templates/docx';
+import { DOCX_TYPE } from '../../src/http/schemas';
+import { makeDocx } from '../support/docx';
+import { root } from '../support/fixtures';
+import { readPdf } from '../support/pdf';
+import { signInToWebApp, testService, type TestService } from '../support/service';
+import { EXAMPLE_IDS } from '../../src/templates/store';
+
+/** Runs `fn` with the environment variable `name` set to `value`, then puts it back. */
+async function withEnv<T>(name: string, value: string, fn: () => Promise<T>): Promise<T> {
+  const before = process.env[name];
+  process.env[name] = value;
+  try {
+    return await fn();
+  } finally {
+    if (before === undefined) delete process.env[name];
+    else process.env[name] = before;
+  }
+}
+
+// without LibreOffice every test here fails with how to install it, rather than passing untested
+beforeAll(() => {
+  if (!officePaths()) throw new Error(LIBREOFFICE_MISSING);
+});
+
+const LETTER = makeDocx(
+  [
+    'Dear {name},',
+    { table: [['{#items}{title}', '{price}{/items}']] },
+    '{#paid}Paid in full.{/paid}{^paid}Payment is due.{/paid}',
+    'Kind regards',
+  ],
+  { title: 'Welcome letter' },
+);
+
+describe('Word templates', () => {
+  afterAll(() => converter.close());
+
+  it('lists the fields outside loops in order of use, and takes its name from the document title', async () => {
+    const t = await loadTemplate(LETTER);
+    expect(t.kind).toBe('docx');
+    expect(t.name).toBe('Welcome letter');
+    expect(t.variables).toEqual(['name', 'items', 'paid']);
+    expect(t.defaults).toEqual({});
+  });
+
+  it('prints the filled document at its page size: values as text, a table row per list item, conditions', async () => {
+    const t = await loadTemplate(LETTER);
+    const items = [
+      { title: 'Ski rental', price: '€120.00' },
+      { title: 'Lift pass', price: '€59.50' },
+      { title: 'Lessons', price: '€80.00' },
+    ];
+    const read = await readPdf(
+      await renderTemplate(t, { name: '<script>alert(1)</script> & Co', items: JSON.stringify(items), paid: 'false' }),
+    );
+    const text = read.text.replace(/\s+/g, ' ');
+    expect(read.pages).toHaveLength(1);
+    // A5: 148 × 210 mm
+    expect([Math.round(read.pages[0].width), Math.round(read.pages[0].height)]).toEqual([420, 595]);
+    expect(text).toContain('Dear <script>alert(1)</script> & Co,');
+    for (const item of items) expect(text).toContain(`${item.title} ${item.price}`);
+    expect(text).toContain('Payment is due.');
+    expect(text).not.toContain('Paid in full.');
+    const paid = await readPdf(await renderTemplate(t, { name: 'Pat', items: '[]', paid: 'yes' }));
+    expect(paid.text).toContain('Paid in full.');
+    expect(paid.text).not.toContain('Ski rental');
+  });
+
+  it('refuses fields that do not parse as template_invalid, and a ZIP that is not a Word document', async () => {
+    await expect(loadTemplate(makeDocx(['Dear {name,', '{#items}never closed']))).rejects.toMatchObject({
+      code: 'template_invalid',
+    });
+    const zip = new (await import('pizzip')).default();
+    zip.file('content.xml', '<x/>');
+    await expect(loadTemplate(zip.generate({ type: 'uint8array' }))).rejects.toMatchObject({
+      code: 'template_invalid',
+    });
+  });
+
+  it('refuses a render without a required value, naming each missing one', async () => {
+    const t = await loadTemplate(LETTER);
+    await expect(renderTemplate(t, { items: '[]' })).rejects.toMatchObject({
+      code: 'missing_variables',
+      details: [
+        { field: 'name', code: 'required' },
+        { field: 'paid', code: 'required' },
+      ],
+    });
+  });
+
+  it('converts many at once, each its own document', async () => {
+    const t = await loadTemplate(makeDocx(['Document {n}']));
+    const texts = await Promise.all(
+      Array.from({ length: 5 }, async (_, i) => (await readPdf(await renderTemplate(t, { n: `number ${i}` }))).text),
+    );
+    texts.forEach((text, i) => expect(text).toContain(`Document number ${i}`));
+  });
+});
+
+describe('a LibreOffice that does not answer', () => {
+  afterAll(() => converter.close());
+
+  it('is stopped at the time budget, its processes with it, and the next render starts a working one', async () => {
+    // a "LibreOffice" that never opens its pipe: the conversion cannot finish, whatever the machine's speed
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-fake-office-'));
+    const fake = path.join(dir, 'soffice');
+    fs.writeFileSync(fake, '#!/bin/sh\nsleep 600\n', { mode: 0o755 });
+    const t = await loadTemplate(makeDocx(['Hello {name}']));
+    await withEnv('LIBREOFFICE_PATH', fake, async () => {
+      await converter.close();
+      await expect(renderTemplate(t, { name: 'x' }, { timeoutMs: 1_000 })).rejects.toMatchObject({
+        code: 'render_limit_exceeded',
+      });
+    });
+    expect(spawnSync('pgrep', ['-f', fake]).status).toBe(1); // none left
+    fs.rmSync(dir, { recursive: true, force: true });
+    expect((await readPdf(await renderTemplate(t, { name: 'after the stop' }))).text).toContain('Hello after the stop');
+  });
+});
+
+describe('Word templates through the API', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await testService();
+  });
+  afterAll(() => t?.stop());
+
+  const auth = () => ({ 'x-service-api-token': t.key });
+
+  it('stores a .docx sent as itself, as base64 JSON or as a form file, as format docx, and generates from it', async () => {
+    const source = makeDocx(['Receipt for {customer}', 'Total: {total}']);
+    const raw = await t.app.inject({
+      method: 'POST',
+      url: '/v1/templates?name=Receipt',
+      headers: { ...auth(), 'content-type': DOCX_TYPE },
+      payload: Buffer.from(source),
+    });
+    expect(raw.statusCode).toBe(201);
+    expect(raw.json()).toMatchObject({ format: 'docx', name: 'Receipt', variables: ['customer', 'total'] });
+
+    const json = await t.app.inject({
+      method: 'POST',
+      url: '/v1/templates',
+      headers: auth(),
+      payload: { name: 'Receipt (JSON)', source_base64: Buffer.from(source).toString('base64') },
+    });
+    expect(json.statusCode).toBe(201);
+    expect(json.json().format).toBe('docx');
+
+    const boundary = 'paperlinkdocx';
+    const form = Buffer.concat([
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="receipt.docx"\r\nContent-Type: ${DOCX_TYPE}\r\n\r\n`,
+      ),
+      Buffer.from(source),
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    const multipart = await t.app.inject({
+      method: 'POST',
+      url: '/v1/templates',
+      headers: { ...auth(), 'content-type': `multipart/form-data; boundary=${boundary}` },
+      payload: form,
+    });
+    expect(multipart.statusCode).toBe(201);
+    expect(multipart.json().format).toBe('docx');
+
+    const generate = (values: Record<string, unknown>) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/generate',
+        headers: auth(),
+        payload: { template_id: raw.json().id, merge_parameters: values, destinations: { inkit_storage: {} } },
+      });
+    const missing = await generate({ customer: 'Pat' });
+    expect(missing.statusCode).toBe(422);
+    expect(missing.json().error.code).toBe('missing_variables');
+    expect(missing.json().error.details).toEqual([
+      expect.objectContaining({ field: 'merge_parameters.total', code: 'required' }),
+    ]);
+
+    const res = await generate({ customer: 'Pat Doe', total: 1234.5 });
+    expect(res.statusCode).toBe(201);
+    const pdf = await t.app.inject({
+      method: 'GET',
+      url: `/v1/documents/${res.json().document_id}/pdf`,
+      headers: auth(),
+    });
+    const read = await readPdf(new Uint8Array(pdf.rawPayload));
+    expect(read.text).toContain('Receipt for Pat Doe');
+    expect(read.text).toContain('Total: 1234.5');
+  });
+
+  it('has the Word examples loaded, and the web app previews them with each field showing its name', async () => {
+    const signed = await signInToWebApp(t.app, t.key);
+    const cookie = signed.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+    for (const id of [EXAMPLE_IDS.letter_docx, EXAMPLE_IDS.invoice_docx]) {
+      const res = await t.app.inject({ method: 'GET', url: `/app/templates/${id}/preview.pdf`, headers: { cookie } });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe('application/pdf');
+      const read = await readPdf(new Uint8Array(res.rawPayload));
+      expect(read.text).toContain(id === EXAMPLE_IDS.letter_docx ? 'Re: [subject]' : 'No. [invoice_number]');
+    }
+  });
+
+  it('refuses a Word template where there is no LibreOffice to convert it, saying how to install it', async () => {
+    await withEnv('LIBREOFFICE_PATH', '/nonexistent/soffice', async () => {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/v1/templates',
+        headers: { ...auth(), 'content-type': DOCX_TYPE },
+        payload: Buffer.from(makeDocx(['{name}'])),
+      });
+      expect(res.statusCode).toBe(422);
+      expect(res.json().error.code).toBe('format_unavailable');
+      expect(res.json().error.message).toContain('apt-get install libreoffice-writer-nogui python3-uno');
+    });
+  });
+});
+
+describe('the Word examples', () => {
+  afterAll(() => converter.close());
+
+  async function example(folder: string) {
+    const t = await loadTemplateFile(path.join(root, 'examples', folder));
+    const values = JSON.parse(fs.readFileSync(path.join(root, 'examples', folder, 'sample.json'), 'utf8')) as Record<
+      string,
+      string
+    >;
+    return { t, values, pdf: await readPdf(await renderTemplate(t, values)) };
+  }
+
+  it('letter: the sample of the other letters fills it, on US Letter, with its logo and page numbers', async () => {
+    const { t, values, pdf } = await example('letter-docx');
+    expect(t.kind).toBe('docx');
+    const text = pdf.text.replace(/\s+/g, ' ');
+    expect(pdf.pages.map((p) => [Math.round(p.width), Math.round(p.height)])).toEqual(pdf.pages.map(() => [612, 792]));
+    expect(pdf.pages[0].images).toHaveLength(1);
+    expect(text).toContain(`Re: ${values.subject}`);
+    expect(text).toContain(values.sender_name);
+    expect(text).toContain('birds do not notice');
+    expect(text).toContain(`Enclosure: ${values.enclosure}`);
+    pdf.pages.forEach((p, i) => expect(p.text).toContain(`Page ${i + 1} of ${pdf.pages.length}`));
+    // a condition leaves its lines out when the value is empty
+    const bare = await readPdf(await renderTemplate(t, { ...values, enclosure: '', recipient_title: '' }));
+    expect(bare.text).not.toContain('Enclosure');
+    expect(bare.text).not.toContain(values.recipient_title);
+  });
+
+  it('invoice: a table row per line item, the header row on each page, and the totals', async () => {
+    const { values, pdf } = await example('invoice-docx');
+    const items = JSON.parse(values.line_items) as { description: string; amount: string }[];
+    const text = pdf.text.replace(/\s+/g, ' ');
+    expect(pdf.pages.length).toBeGreaterThanOrEqual(2);
+    for (const page of pdf.pages) expect(page.text).toContain('Unit price');
+    for (const item of items) expect(text).toContain(`${item.description}`);
+    expect(text).toContain(values.total);
+    expect(text).toContain(values.notes);
+    pdf.pages.forEach((p, i) => expect(p.text).toContain(`Page ${i + 1} of ${pdf.pages.length}`));
+  });
+});
