@@ -10,6 +10,7 @@ const { PDFDocument, PDFObjectCopier, StandardFonts, rgb, drawImage, degrees } =
 const { NodeCompiler } = require('@myriaddreamin/typst-ts-node-compiler');
 const { loadTemplate, renderTemplate, folderAssets } = require('../dist/src/templates');
 const { printer } = require('../dist/src/templates/html');
+const { converter, officePaths } = require('../dist/src/templates/docx');
 
 const root = path.resolve(__dirname, '..');
 const dejavu = (f) =>
@@ -142,25 +143,42 @@ async function floorLetter() {
 function treeCpuUs() {
   const own = process.cpuUsage();
   let ticks = 0;
+  descendants(process.pid, (kid) => {
+    const f = fs.readFileSync(`/proc/${kid}/stat`, 'utf8').split(') ')[1].split(' ');
+    ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+  });
+  return own.user + own.system + ticks * 10_000; // USER_HZ is 100 on Linux
+}
+
+/** Resident memory of this process and every process it started (shared pages counted in each), MB. */
+function treeRssMb() {
+  const rss = (pid) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  let kb = rss(process.pid);
+  descendants(process.pid, (kid) => (kb += rss(kid)));
+  return kb / 1024;
+}
+
+/** Calls `each` with the pid of every process below `root` (one that went away meanwhile is skipped). */
+function descendants(root, each) {
   const walk = (pid) => {
+    // the children of every thread: LibreOffice's launcher starts it from a thread of its own
     let kids = [];
     try {
-      kids = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+      for (const task of fs.readdirSync(`/proc/${pid}/task`))
+        kids.push(...fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean));
     } catch {
       return;
     }
     for (const kid of kids) {
       try {
-        const f = fs.readFileSync(`/proc/${kid}/stat`, 'utf8').split(') ')[1].split(' ');
-        ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+        each(kid);
       } catch {
         // gone meanwhile
       }
       walk(kid);
     }
   };
-  walk(process.pid);
-  return own.user + own.system + ticks * 10_000; // USER_HZ is 100 on Linux
+  walk(root);
 }
 
 /**
@@ -170,6 +188,7 @@ function treeCpuUs() {
  */
 async function measure(label, fn, { seconds = 2, rounds = 3 } = {}) {
   let out;
+  const rss0 = treeRssMb();
   const warm = Date.now();
   while (Date.now() - warm < 500) out = await fn();
   const rates = [];
@@ -189,8 +208,10 @@ async function measure(label, fn, { seconds = 2, rounds = 3 } = {}) {
     process.stderr.write(`  ${label}: round ${r + 1}/${rounds}, ${rates[r].toFixed(1)}/s\n`);
   }
   const cpuUs = treeCpuUs() - cpu0;
+  const rssMb = treeRssMb() - rss0;
   rates.sort((a, b) => a - b);
   return {
+    rssMb,
     rate: rates[Math.floor(rates.length / 2)],
     cpuMs: cpuUs / 1000 / calls,
     size: out.length,
@@ -239,6 +260,7 @@ async function run(report) {
   const html = await loadTemplate(fs.readFileSync(path.join(__dirname, 'letter.html'), 'utf8'), {
     assets: folderAssets(path.join(root, 'examples/letter')),
   });
+  const docx = officePaths() ? await loadTemplate(fs.readFileSync(path.join(__dirname, 'letter.docx'))) : undefined;
   const typst = typstCompiler();
   try {
     // every document differs (its first paragraph names it), as a letter's recipient does
@@ -254,7 +276,15 @@ async function run(report) {
 
     const rows = {
       ours: await measure('Paperlink, letter', () => renderTemplate(letter, nextValues())),
-      html: await measure('Paperlink HTML template, letter', () => renderTemplate(html, nextValues())),
+      // Chromium and LibreOffice are stopped after their rows, so that each row's memory is its own
+      html: await measure('Paperlink HTML template, letter', () => renderTemplate(html, nextValues())).finally(() =>
+        printer.close(),
+      ),
+      ...(docx && {
+        docx: await measure('Paperlink Word template, letter', () => renderTemplate(docx, nextValues())).finally(() =>
+          converter.close(),
+        ),
+      }),
       typst: await measure('Typst, letter', () => typst.pdf(TYPST_LETTER, nextValues())),
       floor: await measure('pdf-lib floor, letter', floorLetter),
       ours10: await measure('Paperlink, 10 pages', () => renderTemplate(flowing, { paragraphs: paragraphs(oursTen) })),
@@ -276,15 +306,25 @@ async function run(report) {
 
     report.section('Rendering on one thread: Paperlink beside Typst and the pdf-lib floor');
     report.line(
-      'In this process, one document at a time, a different recipient each letter. CPU ms counts every thread of the process (Typst may use more than one) and the processes it started (Chromium, which prints HTML templates).',
+      'In this process, one document at a time, a different recipient each letter. CPU ms counts every thread of the process (Typst may use more than one) and the processes it started (Chromium, which prints HTML templates; LibreOffice, which converts Word templates). RSS added: how much the resident memory of this process and the processes it started grew during the row’s run (a browser or LibreOffice started for it included, shared pages counted in each process; Chromium and LibreOffice are stopped after their rows).',
     );
     report.line('');
-    const fmt = (r) => [r.rate.toFixed(1), r.cpuMs.toFixed(2), `${(r.size / 1024).toFixed(1)} KB`];
+    const fmt = (r) => [r.rate.toFixed(1), r.cpuMs.toFixed(2), `${(r.size / 1024).toFixed(1)} KB`, r.rssMb.toFixed(0)];
     report.table(
-      ['document', 'renderer', 'documents/s', 'CPU ms/document', 'size'],
+      ['document', 'renderer', 'documents/s', 'CPU ms/document', 'size', 'RSS MB added'],
       [
         ['one-page letter', 'Paperlink (XML template)', ...fmt(rows.ours)],
         ['one-page letter', 'Paperlink (HTML template, printed by Chromium)', ...fmt(rows.html)],
+        docx
+          ? ['one-page letter', 'Paperlink (Word template, converted by LibreOffice)', ...fmt(rows.docx)]
+          : [
+              'one-page letter',
+              'Paperlink (Word template): not measured, LibreOffice is not installed',
+              '',
+              '',
+              '',
+              '',
+            ],
         ['one-page letter', 'Typst (typst-ts-node-compiler 0.7)', ...fmt(rows.typst)],
         ['one-page letter', 'pdf-lib floor: standard fonts, nothing embedded, logo decoded once', ...fmt(rows.floor)],
         ['10-page flowing text', 'Paperlink', ...fmt(rows.ours10)],
@@ -297,6 +337,10 @@ async function run(report) {
     report.line(
       `An HTML template costs ${(rows.html.cpuMs / rows.ours.cpuMs).toFixed(1)}× the CPU of the same letter as an XML template (Paperlink HTML ÷ Typst, documents/s: ${(rows.html.rate / rows.typst.rate).toFixed(2)}).`,
     );
+    if (docx)
+      report.line(
+        `A Word template costs ${(rows.docx.cpuMs / rows.ours.cpuMs).toFixed(1)}× the CPU of the same letter as an XML template (Paperlink Word ÷ Typst, documents/s: ${(rows.docx.rate / rows.typst.rate).toFixed(2)}).`,
+      );
     report.line(`Outputs read back with pdf.js: ${checks.join('; ')}.`);
 
     // what tagging (the structure tree) and hyphenation cost, each alone and together, beside neither
@@ -364,6 +408,7 @@ async function run(report) {
   } finally {
     typst.cleanup();
     await printer.close();
+    await converter.close();
   }
 }
 
