@@ -15,11 +15,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
+import zlib from 'node:zlib';
 import Docxtemplater from 'docxtemplater';
 import InspectModule from 'docxtemplater/js/inspect-module.js';
 import PizZip from 'pizzip';
 import { PDFDocument } from 'pdf-lib';
-import { TemplateError, ValidationError } from '../errors';
+import { InvalidValueError, TemplateError, ValidationError } from '../errors';
 import { checkLimit, RenderLimitError } from './limits';
 
 export interface DocxTemplate {
@@ -73,6 +74,8 @@ function templater(zip: PizZip, modules: InspectModule[] = []): Docxtemplater {
     return new Docxtemplater(zip, {
       paragraphLoop: true,
       linebreaks: true,
+      // its errors are ours to report, not to be printed to the console with their stacks
+      errorLogging: false,
       modules,
       // a field of a list item that the item lacks prints nothing; required variables are checked before
       nullGetter: () => '',
@@ -96,19 +99,65 @@ function templater(zip: PizZip, modules: InspectModule[] = []): Docxtemplater {
   }
 }
 
-/** docxtemplater's errors (several at once for a template) as one sentence. */
-function explain(err: unknown): string {
-  const e = err as { properties?: { errors?: { properties?: { explanation?: string } }[]; explanation?: string } };
-  const each = e.properties?.errors?.map((x) => x.properties?.explanation).filter(Boolean);
-  return each?.length ? each.join('; ') : (e.properties?.explanation ?? (err as Error).message);
+interface DocxError {
+  message?: string;
+  properties?: { id?: string; xtag?: string; explanation?: string; errors?: DocxError[] };
 }
+
+/** docxtemplater's errors: several at once in one error, or the one. */
+function errorsOf(err: unknown): DocxError[] {
+  const e = err as DocxError;
+  return e.properties?.errors ?? [e];
+}
+
+/** docxtemplater's errors as one sentence, each said once. */
+function explain(err: unknown): string {
+  return [...new Set(errorsOf(err).map((e) => e.properties?.explanation ?? e.message))].join('; ');
+}
+
+/** What a .docx may unpack to, all its parts together: a Word document is rarely over a few MB. */
+export const MAX_UNPACKED = 100 * 1024 * 1024;
+
+/**
+ * Refuses an archive that unpacks to more than MAX_UNPACKED (a "zip bomb" packs gigabytes into a
+ * few MB). Each part is inflated with a cap rather than trusting the sizes the archive declares.
+ */
+function checkUnpacked(zip: PizZip): void {
+  let total = 0;
+  for (const file of Object.values(zip.files)) {
+    const data = (file as unknown as { _data?: PackedPart })._data;
+    if (!data) continue;
+    const packed = Buffer.from(data.getCompressedContent());
+    try {
+      total +=
+        data.compressionMethod === DEFLATE
+          ? zlib.inflateRawSync(packed, { maxOutputLength: MAX_UNPACKED - total + 1 }).length
+          : packed.length;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'ERR_BUFFER_TOO_LARGE')
+        throw new TemplateError(`The part ${file.name} of the .docx is damaged. Save the template from Word again.`);
+      total = MAX_UNPACKED + 1;
+    }
+    if (total > MAX_UNPACKED)
+      throw new TemplateError(
+        `The .docx unpacks to more than ${MAX_UNPACKED / 1024 / 1024} MB. Make the document smaller (compress its pictures in Word).`,
+      );
+  }
+}
+
+interface PackedPart {
+  compressionMethod: string;
+  getCompressedContent(): Uint8Array;
+}
+const DEFLATE = '\x08\x00';
 
 /** Reads a .docx and lists its merge fields. */
 export function compileDocx(bytes: Uint8Array, options: { name?: string }): DocxTemplate {
   const inspect = new InspectModule();
-  templater(open(bytes), [inspect]);
-  const variables = Object.keys(inspect.getAllTags() as Record<string, unknown>);
   const zip = open(bytes);
+  checkUnpacked(zip);
+  templater(zip, [inspect]);
+  const variables = Object.keys(inspect.getAllTags() as Record<string, unknown>);
   const title = /<dc:title>([^<]*)<\/dc:title>/.exec(zip.file('docProps/core.xml')?.asText() ?? '')?.[1]?.trim();
   return { kind: 'docx', name: options.name ?? (title || 'Word template'), variables, defaults: {}, bytes };
 }
@@ -125,6 +174,13 @@ export async function renderDocx(
   try {
     doc.render(scope);
   } catch (err) {
+    // a value holding a character XML cannot (a control character): the value is wrong, not the template
+    const bad = errorsOf(err).find((e) => e.properties?.id === 'invalid_xml_characters')?.properties?.xtag;
+    if (bad)
+      throw new InvalidValueError(
+        bad,
+        'holds a control character that a Word document cannot hold. Remove it from the value.',
+      );
     throw new TemplateError(`The Word template could not be filled: ${explain(err)}`);
   }
   const filled = doc.getZip().generate({ type: 'uint8array', compression: 'DEFLATE' });
@@ -286,7 +342,11 @@ class Converter {
         throw new Error('LibreOffice stopped while converting a Word template; the next render starts it again.');
       }
       const said = JSON.parse(answer.value) as Said;
-      if (!said.ok) throw new TemplateError(`LibreOffice could not convert the Word template: ${said.error}`);
+      if (!said.ok) {
+        // whatever went wrong may have left LibreOffice unusable: the next conversion starts a new one
+        if (this.current === office) await this.close();
+        throw new TemplateError(`LibreOffice could not convert the Word template: ${said.error}`);
+      }
       return new Uint8Array(fs.readFileSync(output));
     } finally {
       fs.rmSync(input, { force: true });

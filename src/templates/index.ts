@@ -17,6 +17,7 @@ import type { XmlTemplate } from './model';
 import { compileHtml, isHtml, renderHtml, type HtmlTemplate } from './html';
 import { compileDocx, isZip, renderDocx, type DocxTemplate } from './docx';
 import { DEFAULT_RENDER_TIMEOUT_MS } from '../config';
+import { checkLimit } from './limits';
 
 export type Template = XmlTemplate | PdfTemplate | HtmlTemplate | DocxTemplate;
 export type { AssetResolver, DocxTemplate, HtmlTemplate, PdfTemplate, XmlTemplate };
@@ -172,6 +173,9 @@ export async function renderTemplate(
       bad.map((v) => ({ field: v, message: 'must be a string', code: 'type' })),
     );
   }
+  let text = 0;
+  for (const v of template.variables) text += values[v].length;
+  checkLimit('text', text, 'The text of all merge values of this document');
   const now = options.now ?? new Date();
   if (template.kind === 'pdf') return renderPdfTemplate(template, values, now);
   const timeoutMs = options.timeoutMs ?? DEFAULT_RENDER_TIMEOUT_MS;

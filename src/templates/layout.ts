@@ -894,9 +894,6 @@ export function layoutTemplate(
   values: Record<string, string>,
   warnings?: RenderWarning[],
 ): PageLayout[] {
-  let text = 0;
-  for (const v of Object.values(values)) text += v.length;
-  checkLimit('text', text, 'The text of all merge values of this document');
   const b: Bound = { expanded: { n: 0 }, values, items: new Map(), lists: new Map() };
   const width = t.pageWidth - t.margin.left - t.margin.right;
   const heights = new Map<Region, number>();

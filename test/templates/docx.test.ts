@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadTemplate, loadTemplateFile, renderTemplate } from '../../src/templates';
-import { converter, LIBREOFFICE_MISSING, officePaths } from '../../src/templates/docx';
+import { converter, LIBREOFFICE_MISSING, MAX_UNPACKED, officePaths } from '../../src/templates/docx';
+import { setRenderLimits } from '../../src/templates/limits';
 import { DOCX_TYPE } from '../../src/http/schemas';
 import { makeDocx } from '../support/docx';
 import { root } from '../support/fixtures';
@@ -86,6 +87,32 @@ describe('Word templates', () => {
     await expect(loadTemplate(zip.generate({ type: 'uint8array' }))).rejects.toMatchObject({
       code: 'template_invalid',
     });
+  });
+
+  it('refuses an archive that unpacks to more than it may (a zip bomb) before reading it', async () => {
+    const zip = new (await import('pizzip')).default(makeDocx(['{name}']));
+    // 101 MB of zeros, about 100 KB packed
+    zip.file('word/media/padding.bin', new Uint8Array(MAX_UNPACKED + 1024 * 1024));
+    const bomb = zip.generate({ type: 'uint8array', compression: 'DEFLATE' });
+    expect(bomb.length).toBeLessThan(1024 * 1024);
+    await expect(loadTemplate(bomb)).rejects.toMatchObject({ code: 'template_invalid' });
+  });
+
+  it('names the value that holds a character a Word document cannot, and holds the text limit', async () => {
+    const t = await loadTemplate(LETTER);
+    await expect(renderTemplate(t, { name: 'Pat\u0001', items: '[]', paid: 'no' })).rejects.toMatchObject({
+      code: 'invalid_value',
+      details: [{ field: 'name', code: 'invalid' }],
+    });
+    setRenderLimits({ text: 100 });
+    try {
+      await expect(renderTemplate(t, { name: 'x'.repeat(101), items: '[]', paid: 'no' })).rejects.toMatchObject({
+        code: 'render_limit_exceeded',
+        details: [{ field: 'text_length' }],
+      });
+    } finally {
+      setRenderLimits({});
+    }
   });
 
   it('refuses a render without a required value, naming each missing one', async () => {
