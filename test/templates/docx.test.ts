@@ -14,6 +14,8 @@ import { DOCX_TYPE } from '../../src/http/schemas';
 import { makeDocx } from '../support/docx';
 import { root } from '../support/fixtures';
 import { readPdf } from '../support/pdf';
+import { cli } from '../support/cli';
+import { tempDir } from '../support/tmp';
 import { signInToWebApp, testService, type TestService } from '../support/service';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 
@@ -289,10 +291,34 @@ describe('the Word examples', () => {
     const items = JSON.parse(values.line_items) as { description: string; amount: string }[];
     const text = pdf.text.replace(/\s+/g, ' ');
     expect(pdf.pages.length).toBeGreaterThanOrEqual(2);
+    expect(pdf.pages.map((p) => [Math.round(p.width), Math.round(p.height)])).toEqual(pdf.pages.map(() => [612, 792]));
     for (const page of pdf.pages) expect(page.text).toContain('Unit price');
     for (const item of items) expect(text).toContain(`${item.description}`);
     expect(text).toContain(values.total);
     expect(text).toContain(values.notes);
     pdf.pages.forEach((p, i) => expect(p.text).toContain(`Page ${i + 1} of ${pdf.pages.length}`));
+  });
+});
+
+describe('Word templates from the CLI', () => {
+  const dir = tempDir();
+  it('renders a .docx with a JSON data file, and `paperlink examples` makes the Word examples too', async () => {
+    const folder = path.join(root, 'examples/letter-docx');
+    const out = path.join(dir, 'letter.pdf');
+    const r = await cli([
+      'render',
+      path.join(folder, 'letter.docx'),
+      '--data',
+      path.join(folder, 'sample.json'),
+      '--out',
+      out,
+    ]);
+    expect(r.code).toBe(0);
+    expect((await readPdf(fs.readFileSync(out))).text).toContain('Dr. Eleanor Vance');
+
+    const all = await cli(['examples', '--out', dir]);
+    expect(all.code).toBe(0);
+    for (const name of ['letter-docx', 'invoice-docx'])
+      expect((await readPdf(fs.readFileSync(path.join(dir, `${name}.pdf`)))).text).toContain('Northwind');
   });
 });
