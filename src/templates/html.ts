@@ -13,7 +13,7 @@
  *   exceeds its time budget is stopped with its page, a browser that stops answering is replaced.
  */
 import fs from 'node:fs';
-import { Liquid } from 'liquidjs';
+import type { Liquid } from 'liquidjs';
 import { PDFDocument } from 'pdf-lib';
 import type { BrowserContext, Page } from 'playwright-core';
 import { TemplateError, ValidationError } from '../errors';
@@ -37,16 +37,23 @@ export function isHtml(text: string): boolean {
   return /^\s*(<!--[\s\S]*?-->\s*)*<(!doctype\s+html|html)[\s>]/i.test(text.replace(/^\uFEFF/, ''));
 }
 
-const liquid = new Liquid({ outputEscape: 'escape', cache: false });
-liquid.registerFilter('money', (value: unknown, currency = 'USD', locale = 'en-US') =>
-  new Intl.NumberFormat(String(locale), { style: 'currency', currency: String(currency) }).format(Number(value)),
-);
-liquid.registerFilter('number', (value: unknown, digits = 0, locale = 'en-US') =>
-  new Intl.NumberFormat(String(locale), {
-    minimumFractionDigits: Number(digits),
-    maximumFractionDigits: Number(digits),
-  }).format(Number(value)),
-);
+/** The Liquid engine, made by the first HTML template (liquidjs is not loaded by threads that never fill one). */
+let engine: Liquid | undefined;
+function liquid(): Liquid {
+  if (engine) return engine;
+  const { Liquid } = require('liquidjs') as typeof import('liquidjs');
+  engine = new Liquid({ outputEscape: 'escape', cache: false });
+  engine.registerFilter('money', (value: unknown, currency = 'USD', locale = 'en-US') =>
+    new Intl.NumberFormat(String(locale), { style: 'currency', currency: String(currency) }).format(Number(value)),
+  );
+  engine.registerFilter('number', (value: unknown, digits = 0, locale = 'en-US') =>
+    new Intl.NumberFormat(String(locale), {
+      minimumFractionDigits: Number(digits),
+      maximumFractionDigits: Number(digits),
+    }).format(Number(value)),
+  );
+  return engine;
+}
 
 const DEFAULT = /\{\{-?\s*([A-Za-z_][\w]*)\s*\|\s*default:\s*(?:"([^"]*)"|'([^']*)')\s*-?\}\}/g;
 /** Relative addresses the page names: src="…", href="…", url(…). */
@@ -59,11 +66,11 @@ export async function compileHtml(
 ): Promise<HtmlTemplate> {
   let parsed;
   try {
-    parsed = liquid.parse(source);
+    parsed = liquid().parse(source);
   } catch (err) {
     throw new TemplateError(`The Liquid in this HTML template does not parse: ${(err as Error).message}`);
   }
-  const variables = await liquid.globalVariables(parsed);
+  const variables = await liquid().globalVariables(parsed);
   const defaults: Record<string, string> = {};
   for (const m of source.matchAll(DEFAULT)) defaults[m[1]] ??= m[2] ?? m[3] ?? '';
   const assets = new Map<string, Uint8Array>();
@@ -94,7 +101,7 @@ export async function renderHtml(
 ): Promise<Uint8Array> {
   const scope: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(values)) scope[k] = asList(v) ?? v;
-  const html = await liquid.parseAndRender(template.source, scope);
+  const html = await liquid().parseAndRender(template.source, scope);
   const refused = new Set<string>();
   // each render at an address of its own: nothing one template's page loaded is another's
   const base = `${ORIGIN}${++renders}/`;
