@@ -73,10 +73,14 @@ const p99 = (xs) => {
 async function server(threads) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-bench-'));
   const key = paperlink(['keys', 'create', '--name', 'bench'], dataDir);
-  const { child, url } = await start([cliJs, 'serve', '--port', '0', '--data-dir', dataDir, '--processes', '1'], {
-    LOG_LEVEL: 'warn',
-    RENDER_THREADS: String(threads),
-  });
+  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : [];
+  const { child, url } = await start(
+    [...profile, cliJs, 'serve', '--port', '0', '--data-dir', dataDir, '--processes', '1'],
+    {
+      LOG_LEVEL: 'warn',
+      RENDER_THREADS: String(threads),
+    },
+  );
   const headers = { 'x-service-api-token': key };
   const form = new FormData();
   form.append(
