@@ -21,6 +21,7 @@ import type PizZip from 'pizzip';
 import { PDFDocument } from 'pdf-lib';
 import { InvalidValueError, TemplateError, ValidationError } from '../errors';
 import { checkLimit, RenderLimitError } from './limits';
+import { asList, scopeOf } from './values';
 
 export interface DocxTemplate {
   kind: 'docx';
@@ -69,17 +70,6 @@ function section(value: unknown): unknown {
   const list = asList(value);
   if (list) return list;
   return !['', 'false', '0', 'no'].includes(value.trim().toLowerCase());
-}
-
-/** A value holding a JSON array (a list for a loop), parsed; otherwise undefined. */
-export function asList(value: string): unknown[] | undefined {
-  if (!value.startsWith('[')) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(value);
-    return Array.isArray(parsed) ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function templater(zip: PizZip): Docxtemplater {
@@ -192,11 +182,9 @@ export async function renderDocx(
   values: Record<string, string>,
   options: { timeoutMs: number },
 ): Promise<Uint8Array> {
-  const scope: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(values)) scope[k] = asList(v) ?? v;
   const doc = templater(open(template.bytes));
   try {
-    doc.render(scope);
+    doc.render(scopeOf(values));
   } catch (err) {
     // a value holding a character XML cannot (a control character): the value is wrong, not the template
     const bad = errorsOf(err).find((e) => e.properties?.id === 'invalid_xml_characters')?.properties?.xtag;

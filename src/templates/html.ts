@@ -19,6 +19,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { TemplateError, ValidationError } from '../errors';
 import type { AssetResolver } from './compile';
 import { checkLimit, RenderLimitError } from './limits';
+import { scopeOf } from './values';
 
 export interface HtmlTemplate {
   kind: 'html';
@@ -99,9 +100,7 @@ export async function renderHtml(
   values: Record<string, string>,
   options: HtmlRenderOptions,
 ): Promise<Uint8Array> {
-  const scope: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(values)) scope[k] = asList(v) ?? v;
-  const html = await liquid().parseAndRender(template.source, scope);
+  const html = await liquid().parseAndRender(template.source, scopeOf(values));
   const refused = new Set<string>();
   // each render at an address of its own: nothing one template's page loaded is another's
   const base = `${ORIGIN}${++renders}/`;
@@ -148,17 +147,6 @@ export async function renderHtml(
     clearTimeout(stop);
     printer.jobs.delete(page);
     await printer.release(page, reusable);
-  }
-}
-
-/** A value holding a JSON array (a list for `{% for %}`), parsed; otherwise undefined. */
-function asList(value: string): unknown[] | undefined {
-  if (!value.startsWith('[')) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(value);
-    return Array.isArray(parsed) ? parsed : undefined;
-  } catch {
-    return undefined;
   }
 }
 

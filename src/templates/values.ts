@@ -32,3 +32,24 @@ export function normalizeValues(input: unknown, field = 'merge_parameters'): Rec
   if (details.length) throw new ValidationError(`Some values of ${field} are not text.`, details);
   return out;
 }
+
+/**
+ * Merge values as a template engine's scope (Liquid, docxtemplater): a value holding a JSON array
+ * becomes the list it holds; every other value stays text.
+ */
+export function scopeOf(values: Record<string, string>): Record<string, unknown> {
+  const scope: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(values)) scope[k] = asList(v) ?? v;
+  return scope;
+}
+
+/** A value holding a JSON array (a list), parsed; otherwise undefined. */
+export function asList(value: string): unknown[] | undefined {
+  if (!value.startsWith('[')) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return Array.isArray(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}

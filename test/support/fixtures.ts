@@ -2,6 +2,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PDFDocument } from 'pdf-lib';
+import { loadTemplateFile, renderTemplate } from '../../src/templates';
+import { readPdf } from './pdf';
 
 export const root = path.resolve(__dirname, '..', '..');
 export const png = fs.readFileSync(path.join(root, 'examples/letter/logo.png'));
@@ -24,4 +26,14 @@ export async function fillableForm(): Promise<Uint8Array> {
   form.createTextField('member_name').addToPage(page, { x: 50, y: 700, width: 300, height: 24 });
   form.createTextField('member_number').addToPage(page, { x: 50, y: 650, width: 300, height: 24 });
   return doc.save();
+}
+
+/** An example of examples/ (a folder) loaded, rendered with its sample.json, and read back. */
+export async function renderExample(folder: string) {
+  const t = await loadTemplateFile(path.join(root, 'examples', folder));
+  const values = JSON.parse(fs.readFileSync(path.join(root, 'examples', folder, 'sample.json'), 'utf8')) as Record<
+    string,
+    string
+  >;
+  return { t, values, pdf: await readPdf(await renderTemplate(t, values)) };
 }
