@@ -65,6 +65,27 @@ describe('paperlink keys', () => {
     expect(fs.existsSync(path.join(dir, 'paperlink.lock'))).toBe(false);
   }, 60_000);
 
+  const formatsDirs = [tempDir(), tempDir()];
+  it('says at start which template formats it can print, and how to get a missing one', async () => {
+    const greeting = async (env: Record<string, string>) => {
+      const s = await serveProcess(formatsDirs[env.LIBREOFFICE_PATH ? 1 : 0], env);
+      s.child.kill('SIGTERM');
+      await new Promise((r) => s.child.once('exit', r));
+      return /templates: .*/.exec(s.output())?.[0];
+    };
+    const all = await greeting({});
+    expect(all).toContain('HTML (Chromium at');
+    expect(all).toContain('Word (LibreOffice at');
+    const without = await greeting({
+      CHROMIUM_PATH: '/nonexistent/chromium',
+      LIBREOFFICE_PATH: '/nonexistent/soffice',
+    });
+    expect(without).toContain('not HTML: ');
+    expect(without).toContain('apt-get install chromium');
+    expect(without).toContain('not Word: ');
+    expect(without).toContain('apt-get install libreoffice-writer-nogui python3-uno');
+  }, 60_000);
+
   const scopedDir = tempDir();
   it('makes a key with scopes, lists them, and refuses a scope that does not exist', async () => {
     const dir = scopedDir;
