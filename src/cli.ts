@@ -19,7 +19,14 @@ import { publicView } from './links/app';
 import { MAX_PAGE } from './pagination';
 import { startCluster, startServer } from './serve';
 import { createService, type Service } from './service';
-import { folderAssets, loadTemplateFile, renderTemplate, variables, type RenderWarning } from './templates';
+import {
+  folderAssets,
+  loadTemplateFile,
+  renderTemplate,
+  TEMPLATE_FILE,
+  variables,
+  type RenderWarning,
+} from './templates';
 import { createRenderer } from './templates/pool';
 import { printer } from './templates/html';
 import { converter } from './templates/docx';
@@ -184,7 +191,7 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
       fs.mkdirSync(opts.out, { recursive: true });
       for (const name of fs.readdirSync(root).sort()) {
         const dir = path.join(root, name);
-        const template = fs.readdirSync(dir).find((f) => /\.(xml|pdf|html|docx)$/.test(f));
+        const template = fs.readdirSync(dir).find((f) => TEMPLATE_FILE.test(f));
         if (!template) continue;
         const t = await loadTemplateFile(path.join(dir, template));
         const sample = path.join(dir, 'sample.json');

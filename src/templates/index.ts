@@ -129,11 +129,14 @@ export async function loadTemplateFile(given: string): Promise<Template> {
   });
 }
 
+/** The file names a template can have: an XML or HTML template, a Word document, a fillable PDF. */
+export const TEMPLATE_FILE = /\.(xml|pdf|html?|docx)$/i;
+
 /** A template file as given, or the one XML template or PDF form in a folder given instead (as the examples are laid out). */
 async function templateIn(given: string): Promise<string> {
   const stat = await fs.stat(given).catch(() => undefined);
   if (!stat?.isDirectory()) return given;
-  const found = (await fs.readdir(given)).filter((f) => /\.(xml|pdf|html?|docx)$/i.test(f)).sort();
+  const found = (await fs.readdir(given)).filter((f) => TEMPLATE_FILE.test(f)).sort();
   if (found.length === 1) return path.join(given, found[0]);
   throw new TemplateError(
     found.length === 0
