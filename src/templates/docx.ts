@@ -349,14 +349,13 @@ class Converter {
       office.bridge.stdin!.write(JSON.stringify({ in: input, out: output }) + '\n');
       const answer = await office.answers.next();
       if (answer.done) {
-        if (this.current === office) await this.close();
-        else stop(office);
+        this.retire(office);
         throw new Error('LibreOffice stopped while converting a Word template; the next render starts it again.');
       }
       const said = JSON.parse(answer.value) as Said;
       if (!said.ok) {
         // whatever went wrong may have left LibreOffice unusable: the next conversion starts a new one
-        if (this.current === office) await this.close();
+        this.retire(office);
         throw new TemplateError(`LibreOffice could not convert the Word template: ${said.error}`);
       }
       return new Uint8Array(fs.readFileSync(output));
@@ -392,7 +391,7 @@ class Converter {
     running.office = started.office;
     const ready = started.office ? await next() : started;
     if (!ready.ready) {
-      stop(running);
+      this.retire(running);
       throw new Error(`LibreOffice could not be started: ${ready.error}. Check that ${soffice} runs.`);
     }
     return running;
@@ -400,10 +399,16 @@ class Converter {
 
   /** Stops LibreOffice (the next conversion starts it again). */
   async close(): Promise<void> {
-    const r = this.current;
-    this.current = undefined;
-    this.running = undefined;
-    if (r) stop(r);
+    if (this.current) this.retire(this.current);
+  }
+
+  /** Stops one LibreOffice; when it is this process's current one, the next conversion starts another. */
+  private retire(r: Running): void {
+    if (this.current === r) {
+      this.current = undefined;
+      this.running = undefined;
+    }
+    stop(r);
   }
 }
 
