@@ -2,6 +2,7 @@
  * Document bytes. On disk in the data dir by default; in the database with STORAGE=database so
  * several machines can share them. A write returns only once the bytes are durable.
  */
+import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Db } from '../db';
@@ -16,6 +17,28 @@ export interface Storage {
 
 const SAFE_KEY = /^[A-Za-z0-9_.-]+$/;
 
+const { O_WRONLY, O_CREAT, O_EXCL } = fsConstants;
+
+/** A new file at `file` open for writing; undefined when one is there already. */
+async function createNew(file: string): Promise<fs.FileHandle | undefined> {
+  try {
+    return await fs.open(file, O_WRONLY | O_CREAT | O_EXCL, 0o666);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+    throw err;
+  }
+}
+
+/** Writes the bytes and their size to disk (fdatasync), then closes the file. */
+async function writeDurably(handle: fs.FileHandle, bytes: Uint8Array): Promise<void> {
+  try {
+    await handle.writeFile(bytes);
+    await handle.datasync();
+  } finally {
+    await handle.close();
+  }
+}
+
 export class FileStorage implements Storage {
   readonly kind = 'filesystem' as const;
   constructor(private readonly dir: string) {}
@@ -25,20 +48,30 @@ export class FileStorage implements Storage {
     return path.join(this.dir, key.slice(-2), key);
   }
 
-  /** Write to a temporary file, fsync it, rename it into place, fsync the folder. */
+  /**
+   * Each key is written once, by the save that made it, and no record names it until that save
+   * commits: so the bytes go straight into a new file (O_EXCL), no temporary file and rename. Its
+   * folder is made only when it is missing. A key that exists already (a retried save of the same
+   * id, after a crash left its file) is replaced whole, through a temporary file and a rename, so
+   * a reader never sees it half written. Either way: the file's data, then the folder's entry, are
+   * on disk before this returns.
+   */
   async put(key: string, bytes: Uint8Array): Promise<void> {
     const target = this.file(key);
     const folder = path.dirname(target);
-    await fs.mkdir(folder, { recursive: true });
-    const tmp = `${target}.${process.pid}.${Date.now()}.tmp`;
-    const handle = await fs.open(tmp, 'w');
-    try {
-      await handle.writeFile(bytes);
-      await handle.sync();
-    } finally {
-      await handle.close();
+    let handle = await createNew(target).catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+      await fs.mkdir(folder, { recursive: true });
+      return createNew(target);
+    });
+    if (!handle) {
+      const tmp = `${target}.${process.pid}.${Date.now()}.tmp`;
+      handle = await fs.open(tmp, 'w');
+      await writeDurably(handle, bytes);
+      await fs.rename(tmp, target);
+    } else {
+      await writeDurably(handle, bytes);
     }
-    await fs.rename(tmp, target);
     const dir = await fs.open(folder, 'r');
     try {
       await dir.sync();
