@@ -252,6 +252,40 @@ async function letterRate() {
   });
 }
 
+/**
+ * Documents/s of `threads` render threads (the service's pool, in this process, nothing else
+ * running), each kept busy: what the machine gives that many threads at once. On a machine whose
+ * cores are independent, two threads give twice one thread's rate.
+ */
+async function poolRate(threads, seconds = 2) {
+  const { RenderPool } = require('../dist/src/templates/pool');
+  const letter = await loadTemplate(fs.readFileSync(path.join(__dirname, 'letter.xml'), 'utf8'), {
+    assets: folderAssets(path.join(root, 'examples/letter')),
+  });
+  const pool = new RenderPool(threads);
+  try {
+    const burst = async (ms) => {
+      let n = 0;
+      const end = Date.now() + ms;
+      await Promise.all(
+        Array.from({ length: threads * 2 }, async () => {
+          while (Date.now() < end) {
+            await pool.render(letter, nextValues());
+            n++;
+          }
+        }),
+      );
+      return n;
+    };
+    await burst(1000); // threads started, the template compiled on each
+    const start = process.hrtime.bigint();
+    const n = await burst(seconds * 1000);
+    return n / (Number(process.hrtime.bigint() - start) / 1e9);
+  } finally {
+    await pool.close();
+  }
+}
+
 async function run(report) {
   const letter = await loadTemplate(fs.readFileSync(path.join(__dirname, 'letter.xml'), 'utf8'), {
     assets: folderAssets(path.join(root, 'examples/letter')),
@@ -412,4 +446,4 @@ async function run(report) {
   }
 }
 
-module.exports = { run, values, nextValues, letterRate };
+module.exports = { run, values, nextValues, letterRate, poolRate };

@@ -9,7 +9,7 @@ const os = require('node:os');
 const path = require('node:path');
 const autocannon = require('autocannon');
 const { paperlink, start, stop } = require('./processes');
-const { letterRate, values } = require('./render');
+const { letterRate, poolRate, values } = require('./render');
 
 const root = path.resolve(__dirname, '..');
 const cliJs = path.join(root, 'dist/src/cli.js');
@@ -128,8 +128,12 @@ async function load(s, connections, seconds) {
 }
 
 async function run(report) {
-  const single = await letterRate();
+  // what this machine gives two threads at once: its cores may share one physical core (a VM's
+  // vCPUs often do), and then no server can render twice as fast with two render threads
+  process.stderr.write('  the render pool alone, in this process, 1 and 2 threads…\n');
+  const alone = { 1: await poolRate(1), 2: await poolRate(2) };
   const rows = [];
+  const references = [];
   let worst = Infinity;
   let maxRss = 0;
   for (const threads of [1, 2]) {
@@ -138,6 +142,10 @@ async function run(report) {
       const idle = await probe(s.url, new Promise((r) => setTimeout(r, 2000)));
       await load(s, 4, 2); // warm-up: threads started, template compiled on each
       for (const connections of [1, 4, 16]) {
+        // the reference right before its row: this machine's speed drifts over minutes (it is shared),
+        // and a reference taken minutes earlier would credit or blame the row with the drift
+        const single = await letterRate();
+        references.push(single.rate);
         process.stderr.write(`  POST /v1/generate, RENDER_THREADS=${threads}, ${connections} clients, ${SECONDS} s…\n`);
         const cpu0 = process.cpuUsage();
         const threads0 = threadCpu(s.child.pid);
@@ -158,15 +166,18 @@ async function run(report) {
         if (connections === 16) worst = Math.min(worst, rate / expected);
         const rss = peakRss(s.child.pid);
         maxRss = Math.max(maxRss, rss);
+        const renderCpu = threads1.render - threads0.render;
         rows.push([
           String(threads),
           String(connections),
           rate.toFixed(1),
+          `${single.rate.toFixed(0)}/s, ${single.cpuMs.toFixed(2)} ms`,
+          (renderCpu / result['2xx']).toFixed(2),
           `${result.latency.p50} ms`,
           `${result.latency.p99} ms`,
           free.toFixed(2),
           `${(rate / expected).toFixed(2)}`,
-          `${(((threads1.render - threads0.render) / result.duration / 1000) * 100).toFixed(0)} %`,
+          `${((renderCpu / result.duration / 1000) * 100).toFixed(0)} %`,
           `${(rss / 2 ** 20).toFixed(0)} MB`,
           `${p99(busy).toFixed(1)} ms (idle ${p99(idle).toFixed(1)} ms)`,
           `${((loadCpu.user + loadCpu.system) / 1000 / result.duration / 10).toFixed(0)} %`,
@@ -179,7 +190,7 @@ async function run(report) {
   }
   report.section('End to end: POST /v1/generate with storage (SQLite), by render threads and clients');
   report.line(
-    `The bench letter uploaded as a template, a different recipient each request; autocannon posts for ${SECONDS} s per row to \`paperlink serve\` in its own process, after a warm-up. "Free cores": the cores left to the render threads during the row, the machine's ${os.cpus().length} less what the server's other threads (the HTTP thread, V8's and libuv's helpers) and the load generator used, at most RENDER_THREADS. "÷ expected" divides by the rate one render thread manages in this process (${single.rate.toFixed(1)}/s, ${single.cpuMs.toFixed(2)} CPU ms per letter) times the free cores. Render threads' CPU: what they used, in % of one core. /healthz p99: a GET every 20 ms during the load, beside the same on the idle server. Load generator CPU: what autocannon and the probe used of one core, on the same 2-core machine.`,
+    `The bench letter uploaded as a template, a different recipient each request; autocannon posts for ${SECONDS} s per row to \`paperlink serve\` in its own process, after a warm-up. "Free cores": the cores left to the render threads during the row, the machine's ${os.cpus().length} less what the server's other threads (the HTTP thread, V8's and libuv's helpers) and the load generator used, at most RENDER_THREADS. "Reference": the rate and CPU ms per letter of one thread rendering in the bench's own process, measured for 3 s right before the row (${Math.min(...references).toFixed(0)}–${Math.max(...references).toFixed(0)}/s in this run); "÷ expected" divides the row's documents/s by that rate times the free cores. "Render CPU ms/doc": what the render threads themselves used per document (V8's helper threads, which collect their garbage, are counted with the other threads), beside the reference's CPU ms per letter (its process, helpers included). Render threads' CPU: what they used, in % of one core. /healthz p99: a GET every 20 ms during the load, beside the same on the idle server. Load generator CPU: what autocannon and the probe used of one core, on the same 2-core machine.`,
   );
   report.line('');
   report.table(
@@ -187,6 +198,8 @@ async function run(report) {
       'RENDER_THREADS',
       'clients',
       'documents/s',
+      'reference',
+      'render CPU ms/doc',
       'p50',
       'p99',
       'free cores',
@@ -198,6 +211,10 @@ async function run(report) {
     ],
     rows,
   );
+  report.line(
+    `The machine: the render pool alone in the bench's process (nothing else running), every thread kept busy: 1 thread ${alone[1].toFixed(0)} documents/s, 2 threads ${alone[2].toFixed(0)} documents/s, **${(alone[2] / alone[1]).toFixed(2)}×** one thread's rate (2.00× if the two cores were independent).`,
+  );
+  report.line('');
   report.line(
     `16 clients, worst ÷ expected: **${worst.toFixed(2)}** (target ≥ 0.6 of the render threads the machine leaves free); peak RSS **${(maxRss / 2 ** 20).toFixed(0)} MB** (target ≤ 300 MB).`,
   );
