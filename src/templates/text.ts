@@ -49,18 +49,22 @@ function splitByFace(text: string, style: TextStyle, fonts: FontSet, source: Sou
   const chain = fonts.chain(style.family, style.bold, style.italic);
   const out: Piece[] = [];
   let current: FontFace | undefined;
-  let buf = '';
-  const flush = () => {
-    if (buf && current) out.push({ text: buf, face: current, style, width: measure(current, buf, style.size) });
-    buf = '';
+  // the run drawn by `current` starts here; runs are cut out of `text`, not built a character at a
+  // time (this runs for every word of every document)
+  let start = 0;
+  const push = (end: number) => {
+    if (current && end > start) {
+      const run = text.slice(start, end);
+      out.push({ text: run, face: current, style, width: measure(current, run, style.size) });
+    }
   };
-  for (const ch of text) {
-    const cp = ch.codePointAt(0)!;
+  for (let i = 0; i < text.length;) {
+    const cp = text.codePointAt(i)!;
     let face = chain[0];
     if (!hasGlyph(face, cp)) {
       const alt = chain.find((f) => hasGlyph(f, cp));
       if (!alt) {
-        throw new UnsupportedCharacterError(ch, {
+        throw new UnsupportedCharacterError(String.fromCodePoint(cp), {
           ...('variable' in source ? { variable: source.variable } : { location: source.location }),
           font: chain.map((f) => f.label).join(', '),
         });
@@ -68,12 +72,13 @@ function splitByFace(text: string, style: TextStyle, fonts: FontSet, source: Sou
       face = alt;
     }
     if (face !== current) {
-      flush();
+      push(i);
       current = face;
+      start = i;
     }
-    buf += ch;
+    i += cp > 0xffff ? 2 : 1;
   }
-  flush();
+  push(text.length);
   return out;
 }
 
