@@ -627,6 +627,24 @@ describe('renderTemplate() Unicode', () => {
     expect(err).toMatchObject({ code: 'unsupported_character', variable: 'city', character: '東', codePoint: 0x6771 });
   });
 
+  it('draws a character outside the Basic Multilingual Plane the font has, as one character', async () => {
+    const value = 'double-struck \u{1D538}, smile \u{1F600}';
+    const pdf = await render(doc('<p>{{v}}</p>'), { v: value });
+    expect(pdf.pages[0].text).toBe(value);
+  });
+
+  it('names a character outside the Basic Multilingual Plane whole, after text it could draw', async () => {
+    const t = await loadTemplate(doc('<p>{{rune}}</p>'));
+    const err = await renderTemplate(t, { rune: 'Gothic hwair: \u{10348}' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnsupportedCharacterError);
+    expect(err).toMatchObject({
+      code: 'unsupported_character',
+      variable: 'rune',
+      character: '\u{10348}',
+      codePoint: 0x10348,
+    });
+  });
+
   it('draws with a font shipped beside the template and falls back to built-in sans for characters it lacks', async () => {
     const xml = `<document><fonts><font family="Brand" src="fonts/brand.ttf"/></fonts><body><p font="Brand">Hello {{v}}</p></body></document>`;
     const pdf = await render(xml, { v: 'Երևան ☃' }, async (p) =>
