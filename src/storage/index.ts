@@ -59,18 +59,17 @@ export class FileStorage implements Storage {
   async put(key: string, bytes: Uint8Array): Promise<void> {
     const target = this.file(key);
     const folder = path.dirname(target);
-    let handle = await createNew(target).catch(async (err: NodeJS.ErrnoException) => {
+    const fresh = await createNew(target).catch(async (err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
       await fs.mkdir(folder, { recursive: true });
       return createNew(target);
     });
-    if (!handle) {
-      const tmp = `${target}.${process.pid}.${Date.now()}.tmp`;
-      handle = await fs.open(tmp, 'w');
-      await writeDurably(handle, bytes);
-      await fs.rename(tmp, target);
+    if (fresh) {
+      await writeDurably(fresh, bytes);
     } else {
-      await writeDurably(handle, bytes);
+      const tmp = `${target}.${process.pid}.${Date.now()}.tmp`;
+      await writeDurably(await fs.open(tmp, 'w'), bytes);
+      await fs.rename(tmp, target);
     }
     const dir = await fs.open(folder, 'r');
     try {
