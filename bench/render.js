@@ -241,11 +241,16 @@ async function countFor(pages, pagesOf) {
   return lo;
 }
 
-/** The single-thread rate of our letter, for the end-to-end bench's expectation. */
-async function letterRate() {
-  const letter = await loadTemplate(fs.readFileSync(path.join(__dirname, 'letter.xml'), 'utf8'), {
+/** The bench letter (bench/letter.xml with the example letter's logo), loaded. */
+function benchLetter() {
+  return loadTemplate(fs.readFileSync(path.join(__dirname, 'letter.xml'), 'utf8'), {
     assets: folderAssets(path.join(root, 'examples/letter')),
   });
+}
+
+/** The single-thread rate of our letter, for the end-to-end bench's expectation. */
+async function letterRate() {
+  const letter = await benchLetter();
   return measure('Paperlink letter (reference for the service)', () => renderTemplate(letter, nextValues()), {
     seconds: 1,
     rounds: 3,
@@ -259,9 +264,7 @@ async function letterRate() {
  */
 async function poolRate(threads, seconds = 2) {
   const { RenderPool } = require('../dist/src/templates/pool');
-  const letter = await loadTemplate(fs.readFileSync(path.join(__dirname, 'letter.xml'), 'utf8'), {
-    assets: folderAssets(path.join(root, 'examples/letter')),
-  });
+  const letter = await benchLetter();
   const pool = new RenderPool(threads);
   try {
     const burst = async (ms) => {
@@ -287,9 +290,7 @@ async function poolRate(threads, seconds = 2) {
 }
 
 async function run(report) {
-  const letter = await loadTemplate(fs.readFileSync(path.join(__dirname, 'letter.xml'), 'utf8'), {
-    assets: folderAssets(path.join(root, 'examples/letter')),
-  });
+  const letter = await benchLetter();
   const flowing = await loadTemplate(fs.readFileSync(path.join(__dirname, 'flowing.xml'), 'utf8'));
   const html = await loadTemplate(fs.readFileSync(path.join(__dirname, 'letter.html'), 'utf8'), {
     assets: folderAssets(path.join(root, 'examples/letter')),
