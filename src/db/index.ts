@@ -187,10 +187,9 @@ class TrackedSqliteDialect extends SqliteDialect {
   }
 }
 
-function runDirect<O>(direct: Direct, query: CompiledQuery<O>): QueryResult<O> {
-  const stmt = direct.prepare(query.sql);
-  if (stmt.reader) return { rows: stmt.all(query.parameters) as O[] };
-  const { changes, lastInsertRowid } = stmt.run(query.parameters);
+function runDirect<O>(stmt: SQLiteTypes.Statement, parameters: readonly unknown[]): QueryResult<O> {
+  if (stmt.reader) return { rows: stmt.all(parameters) as O[] };
+  const { changes, lastInsertRowid } = stmt.run(parameters);
   return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
 }
 
@@ -271,24 +270,44 @@ export class PreparedQuery<A extends Record<string, unknown>, O> {
   }
 
   execute(db: Db, args: A): Promise<QueryResult<O>> {
-    const parameters = this.compiled.parameters.map((p, i) => {
+    const direct = directs.get(db);
+    try {
+      if (direct && !direct.inTransaction) return Promise.resolve(runDirect(this.statement(direct), this.values(args)));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return db.executeQuery<O>({ ...this.compiled, parameters: this.values(args) });
+  }
+
+  /** The first row (a RETURNING statement makes all its changes at its first step, as SQLite documents). */
+  first(db: Db, args: A): Promise<O | undefined> {
+    const direct = directs.get(db);
+    try {
+      if (direct && !direct.inTransaction) {
+        const stmt = this.statement(direct);
+        return Promise.resolve(
+          stmt.reader ? (stmt.get(this.values(args)) as O | undefined) : void stmt.run(this.values(args)),
+        );
+      }
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return db.executeQuery<O>({ ...this.compiled, parameters: this.values(args) }).then((r) => r.rows[0]);
+  }
+
+  private values(args: A): readonly unknown[] {
+    return this.compiled.parameters.map((p, i) => {
       const slot = this.slots[i];
       return slot === undefined ? p : args[slot];
     });
-    const query = { ...this.compiled, parameters };
-    const direct = directs.get(db);
-    if (direct && !direct.inTransaction) {
-      try {
-        return Promise.resolve(runDirect(direct, query));
-      } catch (err) {
-        return Promise.reject(err);
-      }
-    }
-    return db.executeQuery<O>(query);
   }
 
-  async first(db: Db, args: A): Promise<O | undefined> {
-    return (await this.execute(db, args)).rows[0];
+  // the connection's statement for this query, looked up once per connection
+  private prepared?: { prepare: Direct['prepare']; stmt: SQLiteTypes.Statement };
+  private statement(direct: Direct): SQLiteTypes.Statement {
+    if (this.prepared?.prepare !== direct.prepare)
+      this.prepared = { prepare: direct.prepare, stmt: direct.prepare(this.compiled.sql) };
+    return this.prepared.stmt;
   }
 }
 

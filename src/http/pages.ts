@@ -212,7 +212,7 @@ export function viewerPage(o: {
         <div>
           <h1>${o.documentName}</h1>
           <p class="muted">
-            ${shown}${limits.length ? SEPARATOR : ''}<span id="status" aria-live="polite">Loading…</span>
+            ${shown}${limits.length ? SEPARATOR : ''}<span id="status" aria-live="polite">Loading&hellip;</span>
           </p>
         </div>
         <a class="button" href="${o.pdfUrl}?download=1" download>Download PDF</a>
