@@ -56,7 +56,11 @@ function templateKey(template: Template): string {
 
 export class RenderPool implements Renderer {
   private readonly pool: Piscina;
+  /** Every task not yet answered, waiting for a thread or on one. */
   private readonly running = new Set<Promise<unknown>>();
+  /** Threads given a task; tasks that found them all busy wait in `waiting`, first come first served. */
+  private busy = 0;
+  private readonly waiting: (() => void)[] = [];
 
   constructor(
     readonly threads: number,
@@ -100,11 +104,34 @@ export class RenderPool implements Renderer {
   }
 
   /**
-   * Runs one task. The time budget starts when a thread takes the task up (it says so on a port),
-   * not when it is queued: waiting for a free thread, or for a new thread to start, is not the
-   * document's doing.
+   * Runs one task, in the order tasks came: piscina is handed a task only when a thread is free for
+   * it. (Its own queue is not first in, first out for tasks with an abort signal, as ours all are:
+   * each time a thread took a task, the next one in line went to the back, and under sustained load
+   * some renders waited 0.4–1.4 s behind dozens that came after them.)
    */
-  private async run(task: RenderTask): Promise<RenderReply> {
+  private run(task: RenderTask): Promise<RenderReply> {
+    const run = (async () => {
+      if (this.busy < this.threads) this.busy++;
+      // a finishing task hands its thread over (busy stays as it is)
+      else await new Promise<void>((resolve) => this.waiting.push(resolve));
+      try {
+        return await this.runOnThread(task);
+      } finally {
+        const next = this.waiting.shift();
+        if (next) next();
+        else this.busy--;
+      }
+    })();
+    this.running.add(run);
+    void run.finally(() => this.running.delete(run)).catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * The time budget starts when a thread takes the task up (it says so on a port), not when it is
+   * handed over: waiting for a new thread to start is not the document's doing.
+   */
+  private async runOnThread(task: RenderTask): Promise<RenderReply> {
     const { port1, port2 } = new MessageChannel();
     const controller = new AbortController();
     const gate = zlibGate();
@@ -116,7 +143,6 @@ export class RenderPool implements Renderer {
       { ...task, started: port1, gate },
       { signal: controller.signal, transferList: [port1] },
     );
-    this.running.add(running);
     try {
       return (await running) as RenderReply;
     } catch (err) {
@@ -135,7 +161,6 @@ export class RenderPool implements Renderer {
       }
       throw err;
     } finally {
-      this.running.delete(running);
       clearTimeout(timer);
       port2.close();
     }

@@ -157,6 +157,22 @@ describe('RenderPool', () => {
     }
   });
 
+  it('answers renders in the order they came while its threads are busy', async () => {
+    const one = new RenderPool(1, 60_000, 256, UNLIMITED);
+    try {
+      const template = await letterTemplate();
+      // the thread has the template: each render below is one task
+      await one.render(template, valuesFor(0));
+      const answered: number[] = [];
+      await Promise.all(
+        Array.from({ length: 12 }, (_, i) => one.render(template, valuesFor(i)).then(() => answered.push(i))),
+      );
+      expect(answered).toEqual(Array.from({ length: 12 }, (_, i) => i));
+    } finally {
+      await one.close();
+    }
+  });
+
   it('lets the renders under way finish when it closes', async () => {
     const pool = new RenderPool(1, 60_000, 256, UNLIMITED);
     const rendering = pool.render(await letterTemplate(), valuesFor(5));
