@@ -19,6 +19,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { TemplateError, ValidationError } from '../errors';
 import type { AssetResolver } from './compile';
 import { checkLimit, RenderLimitError } from './limits';
+import { Slots } from './slots';
 import { scopeOf } from './values';
 
 export interface HtmlTemplate {
@@ -233,24 +234,17 @@ class Printer {
     return browser.newContext({ javaScriptEnabled: process.env.HTML_SCRIPTS === '1' });
   }
 
-  private busy = 0;
-  private readonly waiting: (() => void)[] = [];
+  private readonly slots = new Slots(size);
 
   /** A page to print on, once one of the HTML_PAGES is free: one kept from an earlier render, or a new one. */
   async page(): Promise<Page> {
-    while (this.busy >= size()) await new Promise<void>((r) => this.waiting.push(r));
-    this.busy++;
+    await this.slots.take();
     try {
       return await this.open();
     } catch (err) {
-      this.free();
+      this.slots.release();
       throw err;
     }
-  }
-
-  private free(): void {
-    this.busy--;
-    this.waiting.shift()?.();
   }
 
   private async open(): Promise<Page> {
@@ -276,7 +270,7 @@ class Printer {
     try {
       await this.keepOrClose(page, reusable);
     } finally {
-      this.free();
+      this.slots.release();
     }
   }
 

@@ -16,6 +16,7 @@ import { DEFAULT_RENDER_MEMORY_MB, DEFAULT_RENDER_TIMEOUT_MS, defaultRenderThrea
 import { PaperlinkError, reviveError } from '../errors';
 import { originOf, renderTemplate, type RenderOptions, type Template } from './index';
 import { renderLimits, RenderLimitError, type RenderLimits } from './limits';
+import { Slots } from './slots';
 import type { RenderReply, RenderTask } from './worker';
 import { stopOutsideZlib, zlibGate } from './zlib';
 
@@ -58,9 +59,8 @@ export class RenderPool implements Renderer {
   private readonly pool: Piscina;
   /** Every task not yet answered, waiting for a thread or on one. */
   private readonly running = new Set<Promise<unknown>>();
-  /** Threads given a task; tasks that found them all busy wait in `waiting`, first come first served. */
-  private busy = 0;
-  private readonly waiting: (() => void)[] = [];
+  /** One per thread: a task holds one while piscina has it. */
+  private readonly slots = new Slots(() => this.threads);
 
   constructor(
     readonly threads: number,
@@ -111,15 +111,11 @@ export class RenderPool implements Renderer {
    */
   private run(task: RenderTask): Promise<RenderReply> {
     const run = (async () => {
-      if (this.busy < this.threads) this.busy++;
-      // a finishing task hands its thread over (busy stays as it is)
-      else await new Promise<void>((resolve) => this.waiting.push(resolve));
+      await this.slots.take();
       try {
         return await this.runOnThread(task);
       } finally {
-        const next = this.waiting.shift();
-        if (next) next();
-        else this.busy--;
+        this.slots.release();
       }
     })();
     this.running.add(run);
