@@ -187,10 +187,26 @@ class TrackedSqliteDialect extends SqliteDialect {
   }
 }
 
-function runDirect<O>(stmt: SQLiteTypes.Statement, parameters: readonly unknown[]): QueryResult<O> {
+/** A statement run directly, answered as Kysely answers it. */
+function allRows<O>(stmt: SQLiteTypes.Statement, parameters: readonly unknown[]): QueryResult<O> {
   if (stmt.reader) return { rows: stmt.all(parameters) as O[] };
   const { changes, lastInsertRowid } = stmt.run(parameters);
   return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+}
+
+/** Its first row only (a RETURNING statement makes all its changes at its first step, as SQLite documents). */
+function firstRow<O>(stmt: SQLiteTypes.Statement, parameters: readonly unknown[]): O | undefined {
+  if (stmt.reader) return stmt.get(parameters) as O | undefined;
+  stmt.run(parameters);
+  return undefined;
+}
+
+function rowsOf<O>(result: QueryResult<O>): QueryResult<O> {
+  return result;
+}
+
+function firstOf<O>(result: QueryResult<O>): O | undefined {
+  return result.rows[0];
 }
 
 const MAX_GROUP = 500;
@@ -270,29 +286,29 @@ export class PreparedQuery<A extends Record<string, unknown>, O> {
   }
 
   execute(db: Db, args: A): Promise<QueryResult<O>> {
-    const direct = directs.get(db);
-    try {
-      if (direct && !direct.inTransaction) return Promise.resolve(runDirect(this.statement(direct), this.values(args)));
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return db.executeQuery<O>({ ...this.compiled, parameters: this.values(args) });
+    return this.run(db, args, allRows<O>, rowsOf<O>);
   }
 
-  /** The first row (a RETURNING statement makes all its changes at its first step, as SQLite documents). */
   first(db: Db, args: A): Promise<O | undefined> {
-    const direct = directs.get(db);
+    return this.run(db, args, firstRow<O>, firstOf<O>);
+  }
+
+  /** Runs the statement itself where that is what Kysely would do (see Direct), else through Kysely. */
+  private run<R>(
+    db: Db,
+    args: A,
+    direct: (stmt: SQLiteTypes.Statement, parameters: readonly unknown[]) => R,
+    viaKysely: (result: QueryResult<O>) => R,
+  ): Promise<R> {
+    const parameters = this.values(args);
+    const connection = directs.get(db);
+    if (!connection || connection.inTransaction)
+      return db.executeQuery<O>({ ...this.compiled, parameters }).then(viaKysely);
     try {
-      if (direct && !direct.inTransaction) {
-        const stmt = this.statement(direct);
-        return Promise.resolve(
-          stmt.reader ? (stmt.get(this.values(args)) as O | undefined) : void stmt.run(this.values(args)),
-        );
-      }
+      return Promise.resolve(direct(this.statement(connection), parameters));
     } catch (err) {
       return Promise.reject(err);
     }
-    return db.executeQuery<O>({ ...this.compiled, parameters: this.values(args) }).then((r) => r.rows[0]);
   }
 
   private values(args: A): readonly unknown[] {
