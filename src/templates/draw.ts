@@ -27,6 +27,7 @@ import {
 import { embeddingFontkit, LAYOUT_FEATURES, type FontFace } from './fonts';
 import { imageSource, type ImageAsset } from './images';
 import type { PageLayout, StructElem, Tag } from './layout';
+import { release } from './release';
 import { prepareSubset } from './subsets';
 import { useNodeZlib } from './zlib';
 
@@ -46,6 +47,14 @@ export interface DocumentInfo {
 
 export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
+  try {
+    return await draw(doc, pages, info);
+  } finally {
+    release(doc);
+  }
+}
+
+async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): Promise<Uint8Array> {
   doc.registerFontkit(embeddingFontkit);
   const fonts = new Map<FontFace, PDFFont>();
   const images = new Map<ImageAsset, PDFRef>();

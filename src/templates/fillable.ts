@@ -18,6 +18,7 @@ import {
 } from 'pdf-lib';
 import { InvalidValueError, TemplateError, UnsupportedCharacterError } from '../errors';
 import { builtinSans, embeddingFontkit, FontSet, hasGlyph } from './fonts';
+import { release } from './release';
 import { breakLines } from './text';
 import { useNodeZlib } from './zlib';
 
@@ -138,6 +139,14 @@ export async function renderPdfTemplate(
   now: Date,
 ): Promise<Uint8Array> {
   const doc = await open(t.bytes);
+  try {
+    return await fill(doc, t, values, now);
+  } finally {
+    release(doc);
+  }
+}
+
+async function fill(doc: PDFDocument, t: PdfTemplate, values: Record<string, string>, now: Date): Promise<Uint8Array> {
   doc.registerFontkit(embeddingFontkit);
   const form = doc.getForm();
   const face = builtinSans();

@@ -98,26 +98,35 @@ export const embeddingFontkit: Fontkit = {
     }
     const view = Object.create(base) as Font & { _glyphs: Record<number, unknown> };
     view._glyphs = {};
-    // the glyphs a text lays out to are the same in every document: laid out once per face
-    const runs = glyphRuns(face);
-    view.layout = (text: string, features?: TypeFeatures | (keyof TypeFeatures)[]) => {
-      const run = runs.byText.get(text);
-      if (run) return { glyphs: run.map((g) => view.getGlyph(g.id, g.codePoints)) } as ReturnType<Font['layout']>;
-      const laid = base.layout.call(view, text, features);
-      if (runs.glyphs + laid.glyphs.length > MAX_RUN_GLYPHS) {
-        runs.byText.clear();
-        runs.glyphs = 0;
-      }
-      runs.byText.set(
-        text,
-        laid.glyphs.map((g) => ({ id: g.id, codePoints: [...g.codePoints] })),
-      );
-      runs.glyphs += laid.glyphs.length;
-      return laid;
-    };
+    view.layout = layoutOnce(view, base, glyphRuns(face));
     return view;
   },
 };
+
+/**
+ * A view's layout: the glyphs a text lays out to are the same in every document, so laid out once
+ * per face. Made here and not as a function literal assigned to `view.layout`: V8 allocates those
+ * in the old generation, where it would keep the view and its glyphs past young-generation GCs
+ * (see release.ts).
+ */
+function layoutOnce(view: Font, base: Font, runs: GlyphRuns): Font['layout'] {
+  return (text: string, features?: TypeFeatures | (keyof TypeFeatures)[]) => {
+    const run = runs.byText.get(text);
+    if (run) return { glyphs: run.map((g) => view.getGlyph(g.id, g.codePoints)) } as ReturnType<Font['layout']>;
+    const laid = base.layout.call(view, text, features);
+    if (runs.glyphs + laid.glyphs.length > MAX_RUN_GLYPHS) {
+      runs.byText.clear();
+      runs.glyphs = 0;
+    }
+    runs.byText.set(
+      text,
+      laid.glyphs.map((g) => ({ id: g.id, codePoints: [...g.codePoints] })),
+    );
+    runs.glyphs += laid.glyphs.length;
+    return laid;
+  };
+}
+
 let faceCounter = 0;
 
 /** Parses font bytes into a face. Throws an Error when the bytes are not a TrueType/OpenType font. */

@@ -60,9 +60,22 @@ export function prepareSubset(face: FontFace, font: PDFFont, texts: Iterable<str
     store = new Map();
     subsets.set(face, store);
   }
+  embedder.serializeFont = fromStore(embedder, embedder.serializeFont.bind(embedder), store, ids);
+}
+
+/**
+ * The embedder's serializeFont, answered from the face's store. Made here and not as a function
+ * literal assigned to `embedder.serializeFont`, which V8 allocates in the old generation (see
+ * release.ts).
+ */
+function fromStore(
+  embedder: SubsetEmbedder,
+  make: () => Promise<Uint8Array>,
+  store: Map<string, Promise<Uint8Array>>,
+  ids: number[],
+): () => Promise<Uint8Array> {
   const key = ids.join(',');
-  const make = embedder.serializeFont.bind(embedder);
-  embedder.serializeFont = () => {
+  return () => {
     // text encoded after this call would add glyphs, and the key would no longer say what the subset holds
     if ((embedder.subset as unknown as { glyphs: number[] }).glyphs.length !== new Set([0, ...ids]).size) return make();
     let bytes = store.get(key);
