@@ -9,11 +9,17 @@ const os = require('node:os');
 const path = require('node:path');
 const autocannon = require('autocannon');
 const { paperlink, start, stop } = require('./processes');
-const { letterRate, poolRate, values } = require('./render');
+const { letterSlice, poolRate, values } = require('./render');
 
 const root = path.resolve(__dirname, '..');
 const cliJs = path.join(root, 'dist/src/cli.js');
-const SECONDS = 8;
+// each row: CYCLES times, a slice of the reference (one thread rendering in this process) and then
+// a slice of load, so that both see the machine at the same speed: on a shared machine it drifts
+// by half within seconds, and a reference measured before the row credited or blamed the row with
+// the drift (0.54–0.62 in three runs of the same build)
+const CYCLES = 4;
+const REFERENCE_SECONDS = 1;
+const LOAD_SECONDS = 2;
 
 /** Peak resident set size of a process, from Linux's VmHWM. */
 function peakRss(pid) {
@@ -65,10 +71,6 @@ async function probe(url, until) {
   }
   return latencies;
 }
-const p99 = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(s.length * 0.99))];
-};
 
 async function server(threads) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-bench-'));
@@ -108,7 +110,12 @@ async function server(threads) {
   };
 }
 
-async function load(s, connections, seconds) {
+/**
+ * `amount` requests from `connections` clients, each answered: no request is left in flight when
+ * this returns (one cut off by a deadline would be rendered after it, in the next slice). Resolves
+ * with autocannon's result, every response's latency in ms, and the seconds until the last answer.
+ */
+function load(s, connections, amount) {
   let n = 0;
   // a different recipient each document, as in real use
   const request = {
@@ -124,8 +131,26 @@ async function load(s, connections, seconds) {
       }),
     }),
   };
-  return autocannon({ url: s.url, connections, duration: seconds, requests: [request] });
+  return new Promise((resolve, reject) => {
+    const latencies = [];
+    const start = performance.now();
+    let last = start;
+    // autocannon notices the last answer only at its next one-second tick: its duration would
+    // count up to a second of an idle server, so the slice ends at the last answer instead
+    const run = autocannon({ url: s.url, connections, amount, requests: [request] }, (err, result) =>
+      err ? reject(err) : resolve({ result, latencies, seconds: (last - start) / 1000 }),
+    );
+    run.on('response', (client, status, bytes, ms) => {
+      latencies.push(ms);
+      last = performance.now();
+    });
+  });
 }
+
+const percentile = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(s.length * p))];
+};
 
 async function run(report) {
   // what this machine gives two threads at once: its cores may share one physical core (a VM's
@@ -133,54 +158,71 @@ async function run(report) {
   process.stderr.write('  the render pool alone, in this process, 1 and 2 threads…\n');
   const alone = { 1: await poolRate(1), 2: await poolRate(2) };
   const rows = [];
-  const references = [];
   let worst = Infinity;
   let maxRss = 0;
   for (const threads of [1, 2]) {
     const s = await server(threads);
     try {
       const idle = await probe(s.url, new Promise((r) => setTimeout(r, 2000)));
-      await load(s, 4, 2); // warm-up: threads started, template compiled on each
+      await load(s, 4, 200); // warm-up: threads started, the template compiled on each
       for (const connections of [1, 4, 16]) {
-        // the reference right before its row: this machine's speed drifts over minutes (it is shared),
-        // and a reference taken minutes earlier would credit or blame the row with the drift
-        const single = await letterRate();
-        references.push(single.rate);
-        process.stderr.write(`  POST /v1/generate, RENDER_THREADS=${threads}, ${connections} clients, ${SECONDS} s…\n`);
-        const cpu0 = process.cpuUsage();
-        const threads0 = threadCpu(s.child.pid);
-        const running = load(s, connections, SECONDS);
-        const busy = await probe(s.url, running);
-        const result = await running;
-        if (result.non2xx || result.errors)
-          throw new Error(`${result.non2xx} answers were not 2xx and ${result.errors} requests failed`);
-        const rate = result['2xx'] / result.duration;
-        const loadCpu = process.cpuUsage(cpu0);
-        const threads1 = threadCpu(s.child.pid);
+        process.stderr.write(`  POST /v1/generate, RENDER_THREADS=${threads}, ${connections} clients…\n`);
+        const ref = { n: 0, seconds: 0, cpuMs: 0, slowest: Infinity, fastest: 0 };
+        const sum = { ok: 0, seconds: 0, other: 0, render: 0, load: 0 };
+        const latencies = [];
+        const busy = [];
+        let estimate;
+        for (let cycle = 0; cycle < CYCLES; cycle++) {
+          const single = await letterSlice(REFERENCE_SECONDS);
+          for (const k of ['n', 'seconds', 'cpuMs']) ref[k] += single[k];
+          ref.slowest = Math.min(ref.slowest, single.n / single.seconds);
+          ref.fastest = Math.max(ref.fastest, single.n / single.seconds);
+          // about LOAD_SECONDS of requests, at the rate the last slice had (the first: half the reference's)
+          const amount = Math.max(
+            connections * 4,
+            Math.round((estimate ?? single.n / single.seconds / 2) * LOAD_SECONDS),
+          );
+          const cpu0 = process.cpuUsage();
+          const threads0 = threadCpu(s.child.pid);
+          const running = load(s, connections, amount);
+          busy.push(...(await probe(s.url, running)));
+          const { result, latencies: answered, seconds } = await running;
+          if (result.non2xx || result.errors)
+            throw new Error(`${result.non2xx} answers were not 2xx and ${result.errors} requests failed`);
+          const loadCpu = process.cpuUsage(cpu0);
+          const threads1 = threadCpu(s.child.pid);
+          latencies.push(...answered);
+          sum.ok += result['2xx'];
+          sum.seconds += seconds;
+          sum.other += threads1.other - threads0.other;
+          sum.render += threads1.render - threads0.render;
+          sum.load += (loadCpu.user + loadCpu.system) / 1000;
+          estimate = result['2xx'] / seconds;
+        }
+        const single = { rate: ref.n / ref.seconds, cpuMs: ref.cpuMs / ref.n };
+        const rate = sum.ok / sum.seconds;
         // the cores left to render threads: all of them less what the server's other threads and
         // the load generator (on this same machine) used; never more than there are render threads
-        const otherCores =
-          (threads1.other - threads0.other + (loadCpu.user + loadCpu.system) / 1000) / (result.duration * 1000);
+        const otherCores = (sum.other + sum.load) / (sum.seconds * 1000);
         const free = Math.max(0, Math.min(threads, os.cpus().length - otherCores));
         const expected = single.rate * free;
         if (connections === 16) worst = Math.min(worst, rate / expected);
         const rss = peakRss(s.child.pid);
         maxRss = Math.max(maxRss, rss);
-        const renderCpu = threads1.render - threads0.render;
         rows.push([
           String(threads),
           String(connections),
           rate.toFixed(1),
-          `${single.rate.toFixed(0)}/s, ${single.cpuMs.toFixed(2)} ms`,
-          (renderCpu / result['2xx']).toFixed(2),
-          `${result.latency.p50} ms`,
-          `${result.latency.p99} ms`,
+          `${single.rate.toFixed(0)}/s (${ref.slowest.toFixed(0)}–${ref.fastest.toFixed(0)}), ${single.cpuMs.toFixed(2)} ms`,
+          (sum.render / sum.ok).toFixed(2),
+          `${percentile(latencies, 0.5).toFixed(0)} ms`,
+          `${percentile(latencies, 0.99).toFixed(0)} ms`,
           free.toFixed(2),
           `${(rate / expected).toFixed(2)}`,
-          `${((renderCpu / result.duration / 1000) * 100).toFixed(0)} %`,
+          `${((sum.render / sum.seconds / 1000) * 100).toFixed(0)} %`,
           `${(rss / 2 ** 20).toFixed(0)} MB`,
-          `${p99(busy).toFixed(1)} ms (idle ${p99(idle).toFixed(1)} ms)`,
-          `${((loadCpu.user + loadCpu.system) / 1000 / result.duration / 10).toFixed(0)} %`,
+          `${percentile(busy, 0.99).toFixed(1)} ms (idle ${percentile(idle, 0.99).toFixed(1)} ms)`,
+          `${(sum.load / sum.seconds / 10).toFixed(0)} %`,
         ]);
       }
       process.stderr.write(`  resident now: ${(rssNow(s.child.pid) / 2 ** 20).toFixed(0)} MB\n`);
@@ -190,7 +232,7 @@ async function run(report) {
   }
   report.section('End to end: POST /v1/generate with storage (SQLite), by render threads and clients');
   report.line(
-    `The bench letter uploaded as a template, a different recipient each request; autocannon posts for ${SECONDS} s per row to \`paperlink serve\` in its own process, after a warm-up. "Free cores": the cores left to the render threads during the row, the machine's ${os.cpus().length} less what the server's other threads (the HTTP thread, V8's and libuv's helpers) and the load generator used, at most RENDER_THREADS. "Reference": the rate and CPU ms per letter of one thread rendering in the bench's own process, measured for 3 s right before the row (${Math.min(...references).toFixed(0)}–${Math.max(...references).toFixed(0)}/s in this run); "÷ expected" divides the row's documents/s by that rate times the free cores. "Render CPU ms/doc": what the render threads themselves used per document (V8's helper threads, which collect their garbage, are counted with the other threads), beside the reference's CPU ms per letter (its process, helpers included). Render threads' CPU: what they used, in % of one core. /healthz p99: a GET every 20 ms during the load, beside the same on the idle server. Load generator CPU: what autocannon and the probe used of one core, on the same 2-core machine.`,
+    `The bench letter uploaded as a template, a different recipient each request; autocannon posts to \`paperlink serve\` in its own process, after a warm-up, in ${CYCLES} slices of about ${LOAD_SECONDS} s per row (a number of requests, each answered before the slice ends). "Free cores": the cores left to the render threads during the row, the machine's ${os.cpus().length} less what the server's other threads (the HTTP thread, V8's and libuv's helpers) and the load generator used, at most RENDER_THREADS. "Reference": the rate and CPU ms per letter of one thread rendering in the bench's own process, measured for ${REFERENCE_SECONDS} s right before each slice of load, so that both see the machine at the same speed (in brackets its slowest and fastest slice: on this shared machine one second can render twice as many letters as the next); "÷ expected" divides the row's documents/s by that rate times the free cores. "Render CPU ms/doc": what the render threads themselves used per document (V8's helper threads, which collect their garbage, are counted with the other threads), beside the reference's CPU ms per letter (its process, helpers included). Render threads' CPU: what they used, in % of one core. /healthz p99: a GET every 20 ms during the load, beside the same on the idle server. Load generator CPU: what autocannon and the probe used of one core, on the same 2-core machine.`,
   );
   report.line('');
   report.table(
