@@ -7,6 +7,8 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { spawn } = require('node:child_process');
+const readline = require('node:readline');
 const autocannon = require('autocannon');
 const { paperlink, start, stop } = require('./processes');
 const { letterSlice, poolRate, values } = require('./render');
@@ -58,18 +60,51 @@ function threadCpu(pid) {
   return out;
 }
 
-/** GETs /healthz every 20 ms until `until` resolves; the latencies in ms. */
-async function probe(url, until) {
+// the prober: its own process, so that the load generator's work in this one does not delay its
+// requests or its clock. On "start" it GETs /healthz every 20 ms; on "stop" it prints the
+// latencies in ms and the CPU ms it used meanwhile, as one line of JSON.
+const PROBER = `
+const url = process.argv[1];
+let on = false;
+async function loop() {
   const latencies = [];
-  let done = false;
-  until.then(() => (done = true));
-  while (!done) {
+  const cpu0 = process.cpuUsage();
+  while (on) {
     const t = performance.now();
-    await (await fetch(`${url}/healthz`)).arrayBuffer();
+    await (await fetch(url + '/healthz')).arrayBuffer();
     latencies.push(performance.now() - t);
     await new Promise((r) => setTimeout(r, 20));
   }
-  return latencies;
+  const cpu = process.cpuUsage(cpu0);
+  process.stdout.write(JSON.stringify({ latencies, cpuMs: (cpu.user + cpu.system) / 1000 }) + '\\n');
+}
+require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
+  if (line === 'start') { on = true; void loop(); }
+  else if (line === 'stop') on = false;
+});
+// warm: the first fetch loads and compiles Node's HTTP client (tens of ms)
+(async () => {
+  for (let i = 0; i < 20; i++) await (await fetch(url + '/healthz')).arrayBuffer();
+  process.stdout.write('ready\\n');
+})();
+`;
+
+/** A prober for the server at `url`, once warm: `during(promise)` probes until it settles. */
+async function prober(url) {
+  const child = spawn(process.execPath, ['-e', PROBER, url], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = readline.createInterface({ input: child.stdout });
+  await new Promise((resolve) => lines.once('line', resolve));
+  return {
+    /** The latencies in ms of /healthz while `until` was pending, and the prober's CPU ms. */
+    async during(until) {
+      const answer = new Promise((resolve) => lines.once('line', (l) => resolve(JSON.parse(l))));
+      child.stdin.write('start\n');
+      await until.catch(() => undefined);
+      child.stdin.write('stop\n');
+      return answer;
+    },
+    close: () => child.kill(),
+  };
 }
 
 async function server(threads) {
@@ -98,12 +133,15 @@ async function server(threads) {
   const created = await fetch(`${url}/v1/templates`, { method: 'POST', headers, body: form });
   if (created.status !== 201) throw new Error(`template upload failed: ${created.status} ${await created.text()}`);
   const template = (await created.json()).id;
+  const probe = await prober(url);
   return {
     child,
     url,
     headers,
     template,
+    probe,
     close: async () => {
+      probe.close();
       await stop(child);
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
@@ -163,7 +201,7 @@ async function run(report) {
   for (const threads of [1, 2]) {
     const s = await server(threads);
     try {
-      const idle = await probe(s.url, new Promise((r) => setTimeout(r, 2000)));
+      const idle = (await s.probe.during(new Promise((r) => setTimeout(r, 2000)))).latencies;
       await load(s, 4, 200); // warm-up: threads started, the template compiled on each
       for (const connections of [1, 4, 16]) {
         process.stderr.write(`  POST /v1/generate, RENDER_THREADS=${threads}, ${connections} clients…\n`);
@@ -185,7 +223,8 @@ async function run(report) {
           const cpu0 = process.cpuUsage();
           const threads0 = threadCpu(s.child.pid);
           const running = load(s, connections, amount);
-          busy.push(...(await probe(s.url, running)));
+          const probed = await s.probe.during(running);
+          busy.push(...probed.latencies);
           const { result, latencies: answered, seconds } = await running;
           if (result.non2xx || result.errors)
             throw new Error(`${result.non2xx} answers were not 2xx and ${result.errors} requests failed`);
@@ -196,7 +235,7 @@ async function run(report) {
           sum.seconds += seconds;
           sum.other += threads1.other - threads0.other;
           sum.render += threads1.render - threads0.render;
-          sum.load += (loadCpu.user + loadCpu.system) / 1000;
+          sum.load += (loadCpu.user + loadCpu.system) / 1000 + probed.cpuMs;
           estimate = result['2xx'] / seconds;
         }
         const single = { rate: ref.n / ref.seconds, cpuMs: ref.cpuMs / ref.n };
@@ -232,7 +271,7 @@ async function run(report) {
   }
   report.section('End to end: POST /v1/generate with storage (SQLite), by render threads and clients');
   report.line(
-    `The bench letter uploaded as a template, a different recipient each request; autocannon posts to \`paperlink serve\` in its own process, after a warm-up, in ${CYCLES} slices of about ${LOAD_SECONDS} s per row (a number of requests, each answered before the slice ends). "Free cores": the cores left to the render threads during the row, the machine's ${os.cpus().length} less what the server's other threads (the HTTP thread, V8's and libuv's helpers) and the load generator used, at most RENDER_THREADS. "Reference": the rate and CPU ms per letter of one thread rendering in the bench's own process, measured for ${REFERENCE_SECONDS} s right before each slice of load, so that both see the machine at the same speed (in brackets its slowest and fastest slice: on this shared machine one second can render twice as many letters as the next); "÷ expected" divides the row's documents/s by that rate times the free cores. "Render CPU ms/doc": what the render threads themselves used per document (V8's helper threads, which collect their garbage, are counted with the other threads), beside the reference's CPU ms per letter (its process, helpers included). Render threads' CPU: what they used, in % of one core. /healthz p99: a GET every 20 ms during the load, beside the same on the idle server. Load generator CPU: what autocannon and the probe used of one core, on the same 2-core machine.`,
+    `The bench letter uploaded as a template, a different recipient each request; autocannon posts to \`paperlink serve\` in its own process, after a warm-up, in ${CYCLES} slices of about ${LOAD_SECONDS} s per row (a number of requests, each answered before the slice ends). "Free cores": the cores left to the render threads during the row, the machine's ${os.cpus().length} less what the server's other threads (the HTTP thread, V8's and libuv's helpers) and the load generator used, at most RENDER_THREADS. "Reference": the rate and CPU ms per letter of one thread rendering in the bench's own process, measured for ${REFERENCE_SECONDS} s right before each slice of load, so that both see the machine at the same speed (in brackets its slowest and fastest slice: on this shared machine one second can render twice as many letters as the next); "÷ expected" divides the row's documents/s by that rate times the free cores. "Render CPU ms/doc": what the render threads themselves used per document (V8's helper threads, which collect their garbage, are counted with the other threads), beside the reference's CPU ms per letter (its process, helpers included). Render threads' CPU: what they used, in % of one core. /healthz p99: a GET every 20 ms during the load, from a process of its own, beside the same on the idle server. Load generator CPU: what autocannon and the probe used of one core, on the same 2-core machine.`,
   );
   report.line('');
   report.table(
