@@ -93,8 +93,10 @@ describe('renderTemplate() with shared fonts and images', () => {
 
 // pdf-lib's per-document objects own functions that V8 allocates in the old generation; unless a
 // saved document is let go of (release.ts), they keep it through every young-generation GC, and
-// each document is copied into the old generation (~200 KB per letter against ~40 KB). Measured
-// between full GCs, in a child process with Node's default young generation.
+// each document is copied into the old generation. Measured between full GCs, in a child process
+// whose young generation is capped at Node 20's default (16 MB semi-spaces; Node 24's V8 sizes it
+// otherwise): the median of five rounds is 41-45 KB per letter on Node 20 and 67-126 on Node 24,
+// against 197-201 and 202-263 without release().
 it('lets the young-generation GC free a finished document', () => {
   const dist = path.resolve(__dirname, '../../dist/src/templates');
   const example = path.resolve(__dirname, '../../examples/letter');
@@ -114,7 +116,7 @@ it('lets the young-generation GC free a finished document', () => {
       const values = JSON.parse(fs.readFileSync(dir + '/sample.json', 'utf8'));
       for (let i = 0; i < 50; i++) await renderTemplate(letter, values);
       const perLetter = [];
-      while (perLetter.length < 3) {
+      while (perLetter.length < 5) {
         await new Promise((r) => setTimeout(r, 20));
         const [m0, o0] = [majors, old()];
         for (let i = 0; i < 50; i++) await renderTemplate(letter, values);
@@ -122,12 +124,17 @@ it('lets the young-generation GC free a finished document', () => {
         await new Promise((r) => setTimeout(r, 20));
         if (majors === m0) perLetter.push((o1 - o0) / 50 / 1024);
       }
-      console.log(Math.max(...perLetter).toFixed(0));
+      // the median: a round can read high (V8 promoting or pretenuring on a heuristic's turn) or
+      // low (a full GC not yet reported when the round was read)
+      console.log(perLetter.sort((a, b) => a - b)[2].toFixed(0));
     })();`;
-  const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 120_000 });
+  const child = spawnSync(process.execPath, ['--max-semi-space-size=16', '-e', script], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   expect(child.status).toBe(0);
   // KB the old generation grows by per letter
-  expect(Number(child.stdout.trim())).toBeLessThan(100);
+  expect(Number(child.stdout.trim())).toBeLessThan(150);
 });
 
 describe('RenderPool', () => {
