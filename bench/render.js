@@ -249,7 +249,6 @@ function benchLetter() {
 }
 
 let reference;
-let warmed = false;
 /**
  * The bench letter rendered on this thread for `seconds`, for the end-to-end bench's expectation:
  * letters, seconds, and CPU ms (every thread of this process: V8's helpers collect its garbage).
@@ -257,12 +256,12 @@ let warmed = false;
  * so both see the machine at the same speed (on a shared machine it drifts within seconds).
  */
 async function letterSlice(seconds) {
-  reference ??= await benchLetter();
   // a warm-up each time: the first call's compiles the code, the later ones' let the slice of load
   // before it settle (its garbage collected, caches refilled) so that it does not slow this one
+  const warmMs = reference ? 250 : 3000;
+  reference ??= await benchLetter();
   const warm = Date.now();
-  while (Date.now() - warm < (warmed ? 250 : 3000)) await renderTemplate(reference, nextValues());
-  warmed = true;
+  while (Date.now() - warm < warmMs) await renderTemplate(reference, nextValues());
   const cpu0 = process.cpuUsage();
   const start = process.hrtime.bigint();
   let n = 0;
