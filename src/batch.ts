@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { PaperlinkError, ValidationError } from './errors';
-import type { Template } from './templates';
+import type { TemplateSummary } from './templates';
 import { inProcessRenderer, type Renderer } from './templates/pool';
 import { normalizeValues } from './templates/values';
 
@@ -75,7 +75,7 @@ function reason(err: unknown): string {
 
 /** Renders every row into `outDir` as row-0001.pdf, row-0002.pdf, …, `concurrency` at a time. */
 export async function renderBatch(
-  template: Template,
+  template: TemplateSummary,
   rows: Row[],
   outDir: string,
   options: { concurrency?: number; onRow?: () => void; renderer?: Renderer } = {},

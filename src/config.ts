@@ -185,6 +185,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     pages: limit('RENDER_MAX_PAGES', DEFAULT_LIMITS.pages),
     items: limit('RENDER_MAX_ITEMS', DEFAULT_LIMITS.items),
     text: limit('RENDER_MAX_TEXT', DEFAULT_LIMITS.text),
+    processMemoryMb: limit('RENDER_PROCESS_MEMORY_MB', DEFAULT_LIMITS.processMemoryMb),
   };
   const shutdownTimeoutMs = overrides.shutdownTimeoutMs ?? Number(env.SHUTDOWN_TIMEOUT_MS ?? 30_000);
   if (!Number.isInteger(shutdownTimeoutMs) || shutdownTimeoutMs < 0 || shutdownTimeoutMs > 3_600_000)

@@ -17,6 +17,7 @@ import { packageRoot } from './paths';
 import { EXAMPLE_IDS } from './templates/store';
 import { chromiumPath, CHROMIUM_MISSING } from './templates/html';
 import { LIBREOFFICE_MISSING, officePaths } from './templates/docx';
+import { sandboxStatus } from './templates/sandbox';
 
 export interface Server {
   service: Service;
@@ -151,7 +152,7 @@ async function greet(
     office ? `Word (LibreOffice at ${office.soffice})` : `not Word: ${LIBREOFFICE_MISSING}`,
   ].join(', ');
   log(
-    `Paperlink ${service.version} is listening on ${url}${processes > 1 ? ` (${processes} processes)` : ''}\n  data: ${where}; documents: ${docs}\n  templates: ${formats}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n`,
+    `Paperlink ${service.version} is listening on ${url}${processes > 1 ? ` (${processes} processes)` : ''}\n  data: ${where}; documents: ${docs}\n  templates: ${formats}\n  ${sandboxStatus()}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n`,
   );
 
   const app = await service.apps.magicLink.get();

@@ -99,14 +99,14 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const { db } = database;
   const storage: Storage =
     config.storage === 'database' ? new DatabaseStorage(db) : new FileStorage(path.join(config.dataDir, 'documents'));
-  const templates = new TemplateStore(db, clock);
-  // uploads (compiled here) and renders (on the render threads) apply the same limits
+  // the render threads (which compile uploads and render) and this thread (which counts) apply the same limits
   setRenderLimits(config.renderLimits);
   const renderer = createRenderer({
     threads: config.renderThreads,
     timeoutMs: config.renderTimeoutMs,
     memoryMb: config.renderMemoryMb,
   });
+  const templates = new TemplateStore(db, clock, renderer);
   if (options.examples !== false) await templates.loadExamples();
   const mailer = createMailer({
     smtpUrl: config.smtpUrl,

@@ -13,7 +13,7 @@ import { newId } from '../ids';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import { sha256 } from '../secrets';
 import type { Storage } from '../storage';
-import type { RenderWarning, Template } from '../templates';
+import type { RenderWarning, TemplateSummary } from '../templates';
 import type { Renderer } from '../templates/pool';
 import type { TemplateStore } from '../templates/store';
 import type { Events } from '../events';
@@ -159,7 +159,7 @@ export class Documents {
       ]);
     const details: ErrorDetail[] = [];
 
-    let template: Template | undefined;
+    let template: TemplateSummary | undefined;
     const templateId = body.template_id;
     if (typeof templateId !== 'string' || templateId === '') {
       details.push({

@@ -5,10 +5,12 @@
  *
  * - A list is given as a string holding a JSON array, as for the other formats. A condition given
  *   as text is false when it is "", "false", "0" or "no".
+ * - What LibreOffice would fetch, read or run from outside the document is refused at upload and
+ *   again before each conversion (docxparts.ts), and LibreOffice runs in the sandbox (sandbox.ts).
  * - One LibreOffice is started when the first Word template renders, with a profile directory of
  *   its own, and kept warm: documents are converted one at a time through a small Python UNO
- *   bridge (Debian's python3-uno), not by starting `soffice` once per document. A conversion that
- *   exceeds its time budget stops LibreOffice; the next render starts another.
+ *   bridge (Debian's python3-uno), not by starting `soffice` once per document. A conversion over
+ *   its time or memory budget stops LibreOffice; the next render starts another.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,10 +20,13 @@ import readline from 'node:readline';
 import zlib from 'node:zlib';
 import type Docxtemplater from 'docxtemplater';
 import type PizZip from 'pizzip';
-import { PDFDocument } from 'pdf-lib';
 import { InvalidValueError, TemplateError, ValidationError } from '../errors';
-import { checkLimit, RenderLimitError } from './limits';
+import { checkDocxParts } from './docxparts';
+import { checkImagePixels } from './images';
+import { renderLimits, RenderLimitError } from './limits';
+import { programFiles, sandboxed, sandboxInUse } from './sandbox';
 import { asList, scopeOf } from './values';
+import { watchMemory } from './watch';
 
 export interface DocxTemplate {
   kind: 'docx';
@@ -167,21 +172,26 @@ function fieldsOf(doc: Docxtemplater): string[] {
   return [...names];
 }
 
-/** Reads a .docx and lists its merge fields. */
+/** Reads a .docx, refuses what would reach outside it (docxparts.ts) and lists its merge fields. */
 export function compileDocx(bytes: Uint8Array, options: { name?: string }): DocxTemplate {
   const zip = open(bytes);
   checkUnpacked(zip);
+  checkDocxParts(zip);
+  checkImagePixels(
+    Object.values(zip.files)
+      .filter((f) => /^word\/media\//.test(f.name))
+      .map((f): [string, Uint8Array] => [f.name, f.asUint8Array()]),
+  );
   const variables = fieldsOf(templater(zip));
   const title = /<dc:title>([^<]*)<\/dc:title>/.exec(zip.file('docProps/core.xml')?.asText() ?? '')?.[1]?.trim();
   return { kind: 'docx', name: options.name ?? (title || 'Word template'), variables, defaults: {}, bytes };
 }
 
-/** Fills the template's fields (in memory) and has LibreOffice print it to PDF. */
-export async function renderDocx(
-  template: DocxTemplate,
-  values: Record<string, string>,
-  options: { timeoutMs: number },
-): Promise<Uint8Array> {
+/**
+ * Fills the template's fields (in memory), checks the filled document again (a value put in raw
+ * with `{@name}` is XML of its own) and returns the .docx that LibreOffice converts.
+ */
+export function fillDocx(template: DocxTemplate, values: Record<string, string>): Uint8Array {
   const doc = templater(open(template.bytes));
   try {
     doc.render(scopeOf(values));
@@ -195,11 +205,13 @@ export async function renderDocx(
       );
     throw new TemplateError(`The Word template could not be filled: ${explain(err)}`);
   }
-  const filled = doc.getZip().generate({ type: 'uint8array', compression: 'DEFLATE' });
-  const pdf = await converter.convert(filled, options.timeoutMs);
-  const pages = (await PDFDocument.load(pdf, { updateMetadata: false })).getPageCount();
-  checkLimit('pages', pages, `The document (${pages} pages)`);
-  return pdf;
+  checkDocxParts(doc.getZip());
+  return doc.getZip().generate({ type: 'uint8array', compression: 'DEFLATE' });
+}
+
+/** Has LibreOffice convert a filled .docx to PDF, within the time and memory budgets. */
+export function convertDocx(docx: Uint8Array, options: { timeoutMs: number }): Promise<Uint8Array> {
+  return converter.convert(docx, options.timeoutMs);
 }
 
 /** Where LibreOffice and a Python that can talk to it are; undefined when either is missing. */
@@ -293,8 +305,9 @@ while True:
 `;
 
 interface Running {
+  /** The bridge, or the sandbox around it (which takes every process in it along when it ends). */
   bridge: ChildProcess;
-  /** LibreOffice's process group, once the bridge said it. */
+  /** LibreOffice's process group, once the bridge said it (outside the sandbox). */
   office?: number;
   answers: AsyncIterator<string>;
   dir: string;
@@ -325,17 +338,35 @@ class Converter {
   /** Starts LibreOffice if it is not running, and converts; both within the time budget, or LibreOffice is stopped. */
   private async run(docx: Uint8Array, timeoutMs: number): Promise<Uint8Array> {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), timeoutMs)));
+    let unwatch = () => {};
+    const late = new Promise<'time'>((r) => (timer = setTimeout(() => r('time'), timeoutMs)));
+    const limitMb = renderLimits().processMemoryMb;
+    const overMemory = new Promise<'memory'>((r) => {
+      // the bridge, LibreOffice and whatever it started: measured from the bridge down
+      void this.start().then(
+        (office) =>
+          (unwatch = office.bridge.pid
+            ? watchMemory(office.bridge.pid, limitMb * 1024 * 1024, () => r('memory'))
+            : unwatch),
+        () => undefined,
+      );
+    });
     try {
-      const done = await Promise.race([this.convertNow(docx), late]);
-      if (done !== 'late') return done;
+      const done = await Promise.race([this.convertNow(docx), late, overMemory]);
+      if (done instanceof Uint8Array) return done;
       await this.close();
+      if (done === 'memory')
+        throw new RenderLimitError(
+          'render_memory_mb',
+          `LibreOffice needed more than ${limitMb} MB to convert the Word template and was stopped. Make it smaller (fewer rows, smaller pictures), or raise RENDER_PROCESS_MEMORY_MB.`,
+        );
       throw new RenderLimitError(
-        'render_time',
+        'render_time_ms',
         `LibreOffice did not convert the Word template within ${timeoutMs} ms. Make it simpler, or raise RENDER_TIMEOUT_MS.`,
       );
     } finally {
       clearTimeout(timer);
+      unwatch();
     }
   }
 
@@ -377,9 +408,13 @@ class Converter {
     const { soffice, python } = requireOffice();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-office-'));
     const pipe = `paperlink_${process.pid}_${path.basename(dir).replace(/\W/g, '')}`;
-    const bridge = spawn(python, ['-c', BRIDGE, soffice, path.join(dir, 'profile'), pipe], {
-      stdio: ['pipe', 'pipe', 'ignore'],
+    // in the sandbox (sandbox.ts): LibreOffice sees its own folder and the system's programs, no network
+    const inSandbox = sandboxInUse();
+    const { command, args } = sandboxed(python, ['-c', BRIDGE, soffice, path.join(dir, 'profile'), pipe], {
+      writable: [dir],
+      readable: [programFiles(soffice), programFiles(python)],
     });
+    const bridge = spawn(command, args, { stdio: ['pipe', 'pipe', 'ignore'] });
     const answers = readline.createInterface({ input: bridge.stdout! })[Symbol.asyncIterator]();
     const running: Running = { bridge, answers, dir };
     this.current = running;
@@ -388,7 +423,8 @@ class Converter {
       return line.done ? { error: 'the bridge to LibreOffice exited' } : (JSON.parse(line.value) as Said);
     };
     const started = await next();
-    running.office = started.office;
+    // in the sandbox the pid it says is one of the sandbox's own: the sandbox ends with the bridge instead
+    if (!inSandbox) running.office = started.office;
     const ready = started.office ? await next() : started;
     if (!ready.ready) {
       this.retire(running);

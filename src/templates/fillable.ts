@@ -1,7 +1,8 @@
 /**
  * Fillable PDF templates: a PDF with AcroForm fields is a template whose variables are its field
  * names. Rendering fills the fields, redraws their appearances with an embedded Unicode font,
- * and flattens the form so the result is a plain document.
+ * and flattens the form so the result is a plain document; scripts and actions that reach outside
+ * the document are stripped from it (pdfsafe.ts).
  */
 import {
   EncryptedPDFError,
@@ -16,8 +17,9 @@ import {
   PDFRef,
   type PDFField,
 } from 'pdf-lib';
-import { InvalidValueError, TemplateError, UnsupportedCharacterError } from '../errors';
+import { InvalidValueError, PaperlinkError, TemplateError, UnsupportedCharacterError } from '../errors';
 import { builtinSans, embeddingFontkit, FontSet, hasGlyph } from './fonts';
+import { boundedDecoding, checkPageTree, stripActions } from './pdfsafe';
 import { release } from './release';
 import { breakLines } from './text';
 import { useNodeZlib } from './zlib';
@@ -55,8 +57,9 @@ function describe(field: PDFField): PdfField | undefined {
 
 async function open(bytes: Uint8Array): Promise<PDFDocument> {
   try {
-    return await PDFDocument.load(bytes, { updateMetadata: false });
+    return await boundedDecoding(() => PDFDocument.load(bytes, { updateMetadata: false }));
   } catch (err) {
+    if (err instanceof PaperlinkError) throw err;
     if (err instanceof EncryptedPDFError)
       throw new TemplateError('The PDF is encrypted. Save an unencrypted copy of the form and upload that.');
     throw new TemplateError(`The PDF cannot be read: ${err instanceof Error ? err.message : String(err)}`, undefined, {
@@ -70,8 +73,10 @@ export async function loadPdfTemplate(bytes: Uint8Array, name = 'Untitled form')
   const fields: PdfField[] = [];
   let found;
   try {
+    checkPageTree(doc);
     found = doc.getForm().getFields();
   } catch (err) {
+    if (err instanceof PaperlinkError) throw err;
     // a file that parses but has no document catalog or form dictionary
     throw new TemplateError(
       `The PDF cannot be read as a form: ${err instanceof Error ? err.message : String(err)}`,
@@ -130,6 +135,9 @@ function fitText(field: PDFTextField, text: string): void {
   }
 }
 
+/** The longest text a form field takes: PDF readers' limit for one string (ISO 32000-1, Annex C). */
+export const MAX_FIELD_TEXT = 32_767;
+
 const YES = ['true', 'yes', '1', 'on', 'checked', 'x'];
 const NO = ['false', 'no', '0', 'off', 'unchecked', ''];
 
@@ -163,6 +171,10 @@ async function fill(doc: PDFDocument, t: PdfTemplate, values: Record<string, str
           throw new UnsupportedCharacterError(ch, { variable: field.name, font: face.label });
       }
       const text = f.isMultiline() ? value.replace(/\r\n?/g, '\n') : value.replace(/\s*[\r\n]+\s*/g, ' ');
+      if (text.length > MAX_FIELD_TEXT)
+        bad(
+          `is ${text.length} characters long; a PDF form field holds at most ${MAX_FIELD_TEXT} (PDF's own limit for a string).`,
+        );
       const max = f.getMaxLength();
       if (max !== undefined && [...text].length > max)
         bad(`is ${[...text].length} characters long; the form field holds at most ${max}.`);
@@ -202,6 +214,7 @@ async function fill(doc: PDFDocument, t: PdfTemplate, values: Record<string, str
   form.updateFieldAppearances(await doc.embedFont(face.bytes, { subset: true }));
   form.flatten();
   dropDanglingAnnotations(doc);
+  stripActions(doc);
   doc.setCreator('Paperlink');
   doc.setProducer('Paperlink (pdf-lib)');
   doc.setCreationDate(now);

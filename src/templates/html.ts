@@ -8,19 +8,27 @@
  * - Nothing is fetched from the network: the page is served from a private origin that answers
  *   the template's own assets (images, CSS, fonts uploaded with it) and refuses everything else; a
  *   refused address becomes a warning.
+ * - Liquid reads no files: `include`, `render` and `layout` are refused at upload, and the engine
+ *   has no file system to read from at render either. Filling is bounded (Liquid's own render time
+ *   and memory limits, and the render thread it runs on).
  * - Scripts do not run unless HTML_SCRIPTS=1.
- * - One browser is started when the first HTML template renders and kept warm; a render that
- *   exceeds its time budget is stopped with its page, a browser that stops answering is replaced.
+ * - Chromium prints in a sandbox (sandbox.ts). A browser is started when the first HTML template
+ *   renders and kept warm; a render over its time or memory budget stops its browser, and the next
+ *   render starts another.
  */
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Liquid } from 'liquidjs';
-import { PDFDocument } from 'pdf-lib';
 import type { BrowserContext, Page } from 'playwright-core';
 import { TemplateError, ValidationError } from '../errors';
 import type { AssetResolver } from './compile';
-import { checkLimit, RenderLimitError } from './limits';
+import { checkImagePixels } from './images';
+import { renderLimits, RenderLimitError } from './limits';
+import { programFiles, sandboxed, sandboxInUse, shellQuote } from './sandbox';
 import { Slots } from './slots';
 import { scopeOf } from './values';
+import { childrenWith, watchMemory } from './watch';
 
 export interface HtmlTemplate {
   kind: 'html';
@@ -44,7 +52,8 @@ let engine: Liquid | undefined;
 function liquid(): Liquid {
   if (engine) return engine;
   const { Liquid } = require('liquidjs') as typeof import('liquidjs');
-  engine = new Liquid({ outputEscape: 'escape', cache: false });
+  // `templates: {}`: an empty in-memory file system, so no tag can read a file of the server
+  engine = new Liquid({ outputEscape: 'escape', cache: false, templates: {}, memoryLimit: LIQUID_MEMORY });
   engine.registerFilter('money', (value: unknown, currency = 'USD', locale = 'en-US') =>
     new Intl.NumberFormat(String(locale), { style: 'currency', currency: String(currency) }).format(Number(value)),
   );
@@ -56,6 +65,14 @@ function liquid(): Liquid {
   );
   return engine;
 }
+
+/**
+ * Liquid's allocation budget for one render, in its own units (characters of strings it builds,
+ * items of ranges and arrays): far above any real document, far below what stops a thread.
+ */
+const LIQUID_MEMORY = 50_000_000;
+/** Tags that read another template file: an HTML template is one file. */
+const FILE_TAGS = new Set(['include', 'render', 'layout']);
 
 const DEFAULT = /\{\{-?\s*([A-Za-z_][\w]*)\s*\|\s*default:\s*(?:"([^"]*)"|'([^']*)')\s*-?\}\}/g;
 /** Relative addresses the page names: src="…", href="…", url(…). */
@@ -72,6 +89,11 @@ export async function compileHtml(
   } catch (err) {
     throw new TemplateError(`The Liquid in this HTML template does not parse: ${(err as Error).message}`);
   }
+  for (const tag of tagsOf(parsed))
+    if (FILE_TAGS.has(tag))
+      throw new TemplateError(
+        `An HTML template cannot {% ${tag} %} another file: it is one file, with only its images, CSS and fonts beside it. Put the markup into the template itself.`,
+      );
   const variables = await liquid().globalVariables(parsed);
   const defaults: Record<string, string> = {};
   for (const m of source.matchAll(DEFAULT)) defaults[m[1]] ??= m[2] ?? m[3] ?? '';
@@ -83,11 +105,68 @@ export async function compileHtml(
     const bytes = options.assets ? await options.assets(path) : undefined;
     if (bytes) assets.set(path, bytes);
   }
+  checkImagePixels(assets, source);
   const title = /<title>([^<]*)<\/title>/i.exec(source)?.[1]?.trim();
   return { kind: 'html', name: options.name ?? (title || 'HTML template'), variables, defaults, source, assets };
 }
 
-export interface HtmlRenderOptions {
+/** Every tag name in parsed Liquid, nested ones included (a tag's children are in its own fields). */
+function tagsOf(nodes: unknown): string[] {
+  const names: string[] = [];
+  const seen = new Set<unknown>();
+  const walk = (node: unknown, depth: number) => {
+    if (node === null || typeof node !== 'object' || seen.has(node) || depth > 200) return;
+    seen.add(node);
+    if (Array.isArray(node)) {
+      for (const n of node) walk(n, depth + 1);
+      return;
+    }
+    const { name, token } = node as { name?: unknown; token?: unknown };
+    if (typeof name === 'string' && token && typeof token === 'object') names.push(name);
+    for (const [key, value] of Object.entries(node)) if (key !== 'liquid' && key !== 'token') walk(value, depth + 1);
+  };
+  walk(nodes, 0);
+  return names;
+}
+
+/** A filled HTML template: the page, and its running header and footer when it has them. */
+export interface FilledHtml {
+  html: string;
+  header?: string;
+  footer?: string;
+}
+
+/** Fills the template's Liquid, within the time budget and Liquid's memory limit. */
+export async function fillHtml(
+  template: HtmlTemplate,
+  values: Record<string, string>,
+  options: { timeoutMs: number },
+): Promise<FilledHtml> {
+  let html: string;
+  try {
+    html = await liquid().parseAndRender(template.source, scopeOf(values), { renderLimit: options.timeoutMs });
+  } catch (err) {
+    const message = (err as Error).message ?? '';
+    if (/template render limit exceeded/.test(message))
+      throw new RenderLimitError(
+        'render_time_ms',
+        `The HTML template's Liquid did not finish within ${options.timeoutMs} ms. Make its loops smaller, or raise RENDER_TIMEOUT_MS.`,
+      );
+    if (/memory alloc limit exceeded/.test(message))
+      throw new RenderLimitError(
+        'render_memory_mb',
+        "The HTML template's Liquid built more text than one document may hold. Make its loops smaller.",
+      );
+    throw new TemplateError(`The HTML template could not be filled: ${message}`);
+  }
+  checkImagePixels([], html);
+  // running header and footer: <template data-paperlink="header|footer">, printed in the margins
+  const part = (name: string) =>
+    new RegExp(`<template[^>]*\\bdata-paperlink=["']${name}["'][^>]*>([\\s\\S]*?)</template>`, 'i').exec(html)?.[1];
+  return { html, header: part('header'), footer: part('footer') };
+}
+
+export interface HtmlPrintOptions {
   timeoutMs: number;
   warnings?: { code: string; message: string }[];
 }
@@ -95,60 +174,31 @@ export interface HtmlRenderOptions {
 const ORIGIN = 'https://template.paperlink.invalid/';
 let renders = 0;
 
-/** Fills the template and prints it to PDF. */
-export async function renderHtml(
-  template: HtmlTemplate,
-  values: Record<string, string>,
-  options: HtmlRenderOptions,
+/** Prints a filled page to PDF, with the template's own files beside it and nothing else. */
+export async function printHtml(
+  filled: FilledHtml,
+  assets: Map<string, Uint8Array>,
+  options: HtmlPrintOptions,
 ): Promise<Uint8Array> {
-  const html = await liquid().parseAndRender(template.source, scopeOf(values));
+  const { html, header, footer } = filled;
   const refused = new Set<string>();
   // each render at an address of its own: nothing one template's page loaded is another's
   const base = `${ORIGIN}${++renders}/`;
-  const page = await printer.page();
-  printer.jobs.set(page, { base, html, assets: template.assets, refused });
-  let timedOut = false;
-  const stop = setTimeout(() => {
-    timedOut = true;
-    void page.close().catch(() => undefined);
-  }, options.timeoutMs);
-  let reusable = false;
-  try {
-    await page.goto(base, { waitUntil: 'load', timeout: options.timeoutMs });
-    // running header and footer: <template data-paperlink="header|footer">, printed in the margins
-    const part = (name: string) =>
-      new RegExp(`<template[^>]*\\bdata-paperlink=["']${name}["'][^>]*>([\\s\\S]*?)</template>`, 'i').exec(html)?.[1];
-    const header = part('header');
-    const footer = part('footer');
-    const pdf = await page.pdf({
+  const pdf = await printer.print({ base, html, assets, refused }, options.timeoutMs, (page) =>
+    page.pdf({
       preferCSSPageSize: true,
       printBackground: true,
       displayHeaderFooter: header !== undefined || footer !== undefined,
       headerTemplate: header ?? '<span></span>',
       footerTemplate: footer ?? '<span></span>',
+    }),
+  );
+  for (const url of refused)
+    options.warnings?.push({
+      code: 'resource_blocked',
+      message: `${url} was not fetched: an HTML template uses only the files uploaded with it.`,
     });
-    reusable = !timedOut;
-    const pages = (await PDFDocument.load(pdf, { updateMetadata: false })).getPageCount();
-    checkLimit('pages', pages, `The document (${pages} pages)`);
-    for (const url of refused)
-      options.warnings?.push({
-        code: 'resource_blocked',
-        message: `${url} was not fetched: an HTML template uses only the files uploaded with it.`,
-      });
-    return new Uint8Array(pdf);
-  } catch (err) {
-    if (err instanceof ValidationError) throw err;
-    if (timedOut || (err as Error).name === 'TimeoutError')
-      throw new RenderLimitError(
-        'render_time',
-        `The HTML template did not print within ${options.timeoutMs} ms. Make it simpler, or raise RENDER_TIMEOUT_MS.`,
-      );
-    throw err;
-  } finally {
-    clearTimeout(stop);
-    printer.jobs.delete(page);
-    await printer.release(page, reusable);
-  }
+  return new Uint8Array(pdf);
 }
 
 const TYPES: Record<string, string> = {
@@ -201,56 +251,63 @@ interface Job {
   refused: Set<string>;
 }
 
+/** Renders one browser prints before it is replaced by a fresh one (what one document left behind goes with it). */
+export const RENDERS_PER_BROWSER = 100;
+
 /**
- * The one warm browser of this process, with a few pages kept open between renders (a new page
- * would start a renderer process each time). At most HTML_PAGES print at once; more wait.
+ * One headless Chromium with one page, printing one document at a time: in the sandbox
+ * (sandbox.ts) with Chromium's own sandbox on inside it, or, without bubblewrap, with Chromium's
+ * sandbox on where this process is not root. Its memory, all its processes counted, is watched
+ * while it prints.
  */
-class Printer {
-  private started?: Promise<BrowserContext>;
-  private idle: Page[] = [];
-  /** What each page is printing: its route handler answers from it. */
-  readonly jobs = new Map<Page, Job>();
+class Browser {
+  readonly ready: Promise<{ context: BrowserContext; page: Page; pid?: number }>;
+  renders = 0;
+  gone = false;
+  private dir?: string;
 
-  private context(): Promise<BrowserContext> {
-    this.started ??= this.launch().catch((err) => {
-      this.started = undefined;
-      throw err;
-    });
-    return this.started;
+  constructor(private readonly jobs: Map<Page, Job>) {
+    this.ready = this.launch();
+    this.ready.catch(() => this.close());
   }
 
-  private async launch(): Promise<BrowserContext> {
-    const executablePath = await requireChromium();
+  private async launch() {
+    const executable = await requireChromium();
     const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({
-      executablePath,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
-    });
-    // a browser that went away is started again by the next render
-    browser.on('disconnected', () => {
-      this.started = undefined;
-      this.idle = [];
-    });
-    return browser.newContext({ javaScriptEnabled: process.env.HTML_SCRIPTS === '1' });
-  }
-
-  private readonly slots = new Slots(size);
-
-  /** A page to print on, once one of the HTML_PAGES is free: one kept from an earlier render, or a new one. */
-  async page(): Promise<Page> {
-    await this.slots.take();
-    try {
-      return await this.open();
-    } catch (err) {
-      this.slots.release();
-      throw err;
+    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-chromium-'));
+    const profile = path.join(this.dir, 'profile');
+    fs.mkdirSync(profile);
+    let executablePath = executable;
+    let chromiumSandbox = process.getuid?.() !== 0;
+    if (sandboxInUse()) {
+      // playwright starts the executable it is given: a script that starts Chromium in the sandbox
+      const { command, args } = sandboxed(executable, [], {
+        writable: [this.dir],
+        readable: [programFiles(executable)],
+      });
+      executablePath = path.join(this.dir, 'chromium.sh');
+      fs.writeFileSync(executablePath, `#!/bin/sh\nexec ${[command, ...args].map(shellQuote).join(' ')} "$@"\n`, {
+        mode: 0o700,
+      });
+      chromiumSandbox = true;
     }
-  }
-
-  private async open(): Promise<Page> {
-    const kept = this.idle.pop();
-    if (kept && !kept.isClosed()) return kept;
-    const page = await (await this.context()).newPage();
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath,
+      chromiumSandbox,
+      javaScriptEnabled: process.env.HTML_SCRIPTS === '1',
+      args: [
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--disable-quic',
+      ],
+    });
+    context.on('close', () => {
+      this.gone = true;
+    });
+    const page = context.pages()[0] ?? (await context.newPage());
     await page.route('**/*', async (route) => {
       const job = this.jobs.get(page);
       const url = route.request().url();
@@ -262,48 +319,133 @@ class Printer {
       job?.refused.add(url);
       return route.abort('blockedbyclient');
     });
-    return page;
+    // the process playwright started (the browser, or the sandbox around it): the root of its tree
+    const pid = childrenWith(profile)[0];
+    return { context, page, pid };
   }
 
-  /** Keeps a page that printed for the next render, or closes it (a page stopped mid-render is not kept). */
-  async release(page: Page, reusable: boolean): Promise<void> {
+  /** Ends the browser and every process of it, and removes its folder. */
+  private closing?: Promise<void>;
+
+  /** Ends the browser: `now` kills it at once (a document over its budget), else it is closed and killed only if it does not answer. */
+  close(now = false): Promise<void> {
+    this.gone = true;
+    return (this.closing ??= this.end(now));
+  }
+
+  private async end(now: boolean): Promise<void> {
+    const ready = await this.ready.catch(() => undefined);
+    if (now && ready?.pid) kill(ready.pid);
+    const closed = await Promise.race([
+      ready?.context.close().then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 5_000).unref()),
+    ]).catch(() => false);
+    if (!closed && ready?.pid) kill(ready.pid);
+    if (this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Ends a browser's first process: the sandbox takes its tree with it, an unsandboxed browser's children see their parent go. */
+function kill(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+/**
+ * The browsers of this process: at most HTML_PAGES print at once, each in a browser of its own
+ * (so a document over the memory budget stops only its own browser), started when first needed and
+ * kept warm for the next document, replaced after RENDERS_PER_BROWSER documents.
+ */
+class Printer {
+  private idle: Browser[] = [];
+  private readonly all = new Set<Browser>();
+  /** What each page is printing: its route handler answers from it. */
+  readonly jobs = new Map<Page, Job>();
+  private readonly slots = new Slots(size);
+
+  /** Prints the job's page with `print`, within the time and memory budgets. */
+  async print(job: Job, timeoutMs: number, print: (page: Page) => Promise<Buffer>): Promise<Buffer> {
+    await this.slots.take();
+    let browser: Browser | undefined;
     try {
-      await this.keepOrClose(page, reusable);
+      browser = this.take();
+      const { page, pid } = await browser.ready;
+      const used = browser;
+      let over: 'time' | 'memory' | undefined;
+      const stop = (why: 'time' | 'memory') => {
+        over ??= why;
+        void used.close(true);
+      };
+      const timer = setTimeout(() => stop('time'), timeoutMs);
+      const unwatch = pid ? watchMemory(pid, printMemoryBytes(), () => stop('memory')) : () => undefined;
+      this.jobs.set(page, job);
+      try {
+        await page.goto(job.base, { waitUntil: 'load', timeout: timeoutMs });
+        const pdf = await print(page);
+        if (over) throw new Error(over);
+        return pdf;
+      } catch (err) {
+        if (over === 'memory')
+          throw new RenderLimitError(
+            'render_memory_mb',
+            `Chromium needed more than ${printMemoryBytes() / MB} MB to print this HTML template and was stopped. Make it smaller (fewer rows, smaller images), or raise RENDER_PROCESS_MEMORY_MB.`,
+          );
+        if (over === 'time' || (err as Error).name === 'TimeoutError')
+          throw new RenderLimitError(
+            'render_time_ms',
+            `The HTML template did not print within ${timeoutMs} ms. Make it simpler, or raise RENDER_TIMEOUT_MS.`,
+          );
+        throw err;
+      } finally {
+        clearTimeout(timer);
+        unwatch();
+        this.jobs.delete(page);
+        // a stopped browser is gone, with its memory, before the render answers
+        if (over) await used.close(true);
+      }
     } finally {
+      if (browser) this.giveBack(browser);
       this.slots.release();
     }
   }
 
-  private async keepOrClose(page: Page, reusable: boolean): Promise<void> {
-    if (reusable && !page.isClosed() && this.idle.length < size()) {
-      this.idle.push(page);
-      return;
-    }
-    // a page busy in a script may not close: then the browser goes, and the next render starts another
-    const closed = await Promise.race([
-      page.close().then(
-        () => true,
-        () => true,
-      ),
-      new Promise<boolean>((r) => setTimeout(() => r(false), 5_000).unref()),
-    ]);
-    if (!closed) await this.close();
+  private take(): Browser {
+    let browser = this.idle.pop();
+    while (browser?.gone) browser = this.idle.pop();
+    if (browser) return browser;
+    browser = new Browser(this.jobs);
+    this.all.add(browser);
+    return browser;
   }
 
+  /** Keeps a browser warm for the next document, or ends it (stopped, or done its share of documents). */
+  private giveBack(browser: Browser): void {
+    browser.renders++;
+    if (!browser.gone && browser.renders < RENDERS_PER_BROWSER && this.idle.length < size()) {
+      this.idle.push(browser);
+      return;
+    }
+    this.all.delete(browser);
+    void browser.close();
+  }
+
+  /** Ends every browser (the next document starts one again). */
   async close(): Promise<void> {
-    const started = this.started;
-    this.started = undefined;
+    const all = [...this.all];
+    this.all.clear();
     this.idle = [];
-    const context = await started?.catch(() => undefined);
-    // closing a browser kills its processes; one that does not answer that is left to exit with us
-    await Promise.race([context?.browser()?.close(), new Promise((r) => setTimeout(r, 5_000).unref())]).catch(
-      () => undefined,
-    );
+    await Promise.all(all.map((b) => b.close()));
   }
 }
 
+const MB = 1024 * 1024;
 const NO_STORE = { 'cache-control': 'no-store' };
-/** Pages printing at once (and kept open between renders): HTML_PAGES, default 2. */
+/** Documents printing at once, each in a browser of its own: HTML_PAGES, default 2. */
 const size = () => Math.max(1, Number(process.env.HTML_PAGES) || 2);
+/** The most a browser with its document may hold: RENDER_PROCESS_MEMORY_MB. */
+const printMemoryBytes = () => renderLimits().processMemoryMb * MB;
 
 export const printer = new Printer();

@@ -1,5 +1,6 @@
-/** PNG and JPEG images for templates: read from a data URI or an asset, checked once at load. */
+/** Images for templates (XML templates draw PNG and JPEG): read from a data URI or an asset, checked once at load. */
 import { PDFDocument, type PDFContext, type PDFRef } from 'pdf-lib';
+import { checkLimit } from './limits';
 
 export interface ImageAsset {
   type: 'png' | 'jpeg';
@@ -41,13 +42,41 @@ export function decodeDataUri(uri: string): Uint8Array | undefined {
   return new Uint8Array(Buffer.from(m[3].replace(/\s+/g, ''), 'base64'));
 }
 
-/** The pixel size a PNG or JPEG header declares, without decoding it; undefined for other bytes. */
+/** The pixel size a PNG, JPEG, GIF or WebP header declares, without decoding it; undefined for other bytes. */
 export function imageSize(bytes: Uint8Array): { width: number; height: number } | undefined {
-  if (isPng(bytes)) {
-    const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    return { width: v.getUint32(16), height: v.getUint32(20) };
+  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (isPng(bytes)) return { width: v.getUint32(16), height: v.getUint32(20) };
+  if (isJpeg(bytes)) return jpegSize(bytes);
+  const ascii = (from: number, to: number) => Buffer.from(bytes.subarray(from, to)).toString('latin1');
+  if (bytes.length >= 10 && ascii(0, 4) === 'GIF8')
+    return { width: v.getUint16(6, true), height: v.getUint16(8, true) };
+  if (bytes.length >= 30 && ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') {
+    const chunk = ascii(12, 16);
+    const u24 = (at: number) => bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16);
+    if (chunk === 'VP8X') return { width: u24(24) + 1, height: u24(27) + 1 };
+    if (chunk === 'VP8L') {
+      const bits = v.getUint32(21, true);
+      return { width: (bits & 0x3fff) + 1, height: ((bits >> 14) & 0x3fff) + 1 };
+    }
+    if (chunk === 'VP8 ') return { width: v.getUint16(26, true) & 0x3fff, height: v.getUint16(28, true) & 0x3fff };
   }
-  return isJpeg(bytes) ? jpegSize(bytes) : undefined;
+  return undefined;
+}
+
+const DATA_IMAGE = /data:image\/[a-z0-9.+-]+;base64,([A-Za-z0-9+/=\s]+)/gi;
+
+/**
+ * Refuses, before a browser or LibreOffice decodes it, an image over RENDER_MAX_IMAGE_PIXELS:
+ * each of `files` (by name) and each base64 data URI in `text` (a page, a style sheet).
+ */
+export function checkImagePixels(files: Iterable<[string, Uint8Array]>, text = ''): void {
+  const check = (bytes: Uint8Array, what: string) => {
+    const size = imageSize(bytes);
+    if (size) checkLimit('imagePixels', size.width * size.height, `${what} (${size.width} × ${size.height} pixels)`);
+  };
+  for (const [name, bytes] of files) check(bytes, `Image "${name}"`);
+  for (const m of text.matchAll(DATA_IMAGE))
+    check(new Uint8Array(Buffer.from(m[1], 'base64')), 'An image in a data URI');
 }
 
 /**

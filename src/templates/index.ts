@@ -8,20 +8,33 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { PDFDocument } from 'pdf-lib';
 import { MissingVariablesError, TemplateError, ValidationError } from '../errors';
 import { compileXml, type AssetResolver } from './compile';
 import { drawPages } from './draw';
 import { loadPdfTemplate, renderPdfTemplate, type PdfTemplate } from './fillable';
 import { layoutTemplate, metadataText } from './layout';
 import type { XmlTemplate } from './model';
-import { compileHtml, isHtml, renderHtml, type HtmlTemplate } from './html';
-import { compileDocx, isZip, renderDocx, type DocxTemplate } from './docx';
+import { compileHtml, fillHtml, isHtml, printHtml, type FilledHtml, type HtmlTemplate } from './html';
+import { compileDocx, convertDocx, fillDocx, isZip, type DocxTemplate } from './docx';
 import { DEFAULT_RENDER_TIMEOUT_MS } from '../config';
 import { checkLimit } from './limits';
 
 export type Template = XmlTemplate | PdfTemplate | HtmlTemplate | DocxTemplate;
-export type { AssetResolver, DocxTemplate, HtmlTemplate, PdfTemplate, XmlTemplate };
+export type { AssetResolver, DocxTemplate, FilledHtml, HtmlTemplate, PdfTemplate, XmlTemplate };
 export type TemplateFormat = Template['kind'];
+
+/**
+ * What a process needs to know of a loaded template to check values and have it rendered: its
+ * format, name and variables. Every loaded template is one; a render pool hands out only this
+ * (the compiled template lives in its threads), so the HTTP thread never parses a template.
+ */
+export interface TemplateSummary {
+  kind: TemplateFormat;
+  name: string;
+  variables: string[];
+  defaults: Record<string, string>;
+}
 
 export interface LoadOptions {
   /** Reads assets (images, fonts) named by relative paths in the template. */
@@ -63,11 +76,35 @@ export interface TemplateOrigin {
   name?: string;
 }
 
-const origins = new WeakMap<Template, TemplateOrigin>();
+const origins = new WeakMap<TemplateSummary, TemplateOrigin>();
+/** Every template compiled in this thread, by itself: a summary that is one renders without compiling again. */
+const compiledHere = new WeakMap<TemplateSummary, Template>();
 
 /** The source and assets a loaded template was made from. */
-export function originOf(template: Template): TemplateOrigin | undefined {
+export function originOf(template: TemplateSummary): TemplateOrigin | undefined {
   return origins.get(template);
+}
+
+/** Remembers what a summary made elsewhere (in a render thread) was loaded from. */
+export function setOrigin(template: TemplateSummary, origin: TemplateOrigin): void {
+  origins.set(template, origin);
+}
+
+/** The summary of a template: the plain data that travels between threads. */
+export function summaryOf(template: TemplateSummary): TemplateSummary {
+  return { kind: template.kind, name: template.name, variables: template.variables, defaults: template.defaults };
+}
+
+/** The compiled template behind a summary: itself when it was compiled in this thread, else compiled from its origin. */
+export async function compiledOf(template: TemplateSummary): Promise<Template> {
+  const here = compiledHere.get(template);
+  if (here) return here;
+  const origin = originOf(template);
+  if (!origin) throw new Error('this template was not made by loadTemplate or a renderer');
+  const assets = new Map(origin.assets);
+  const compiled = await loadTemplate(origin.source, { assets: async (p) => assets.get(p), name: origin.name });
+  compiledHere.set(template, compiled);
+  return compiled;
 }
 
 /** Loads a template from its source: XML or HTML text, or the bytes of such a file, a .docx or a fillable PDF. */
@@ -83,6 +120,7 @@ export async function loadTemplate(source: string | Uint8Array, options: LoadOpt
     : undefined;
   const template = await compile(source, { ...options, assets });
   origins.set(template, { source, assets: [...found], name: options.name });
+  compiledHere.set(template, template);
   return template;
 }
 
@@ -146,25 +184,33 @@ async function templateIn(given: string): Promise<string> {
 }
 
 /** The template's variables, in order of first use. */
-export function variables(template: Template): string[] {
+export function variables(template: TemplateSummary): string[] {
   return [...template.variables];
 }
 
 /** Names of the template's required variables (those without a default) that `values` does not give. */
-export function missingVariables(template: Template, values: Record<string, unknown>): string[] {
+export function missingVariables(template: TemplateSummary, values: Record<string, unknown>): string[] {
   return template.variables.filter((v) => !Object.hasOwn(values, v) && !Object.hasOwn(template.defaults, v));
 }
 
 /**
- * Renders a template to PDF bytes. Every required variable needs a value (an empty string is a
- * value), an optional one takes its default; the missing ones are reported together in one
- * MissingVariablesError. Errors about values name the variable in `details[].field`.
+ * A template filled with its values: a finished PDF (XML and fillable PDF templates), or what
+ * Chromium (an HTML page) or LibreOffice (a Word document) prints next. Filling runs the
+ * template's own code (Liquid, docxtemplater, the layout), so a render pool does it on a render
+ * thread; printing happens in the browser's or LibreOffice's own processes.
  */
-export async function renderTemplate(
+export type Filled = { pdf: Uint8Array } | { html: FilledHtml } | { docx: Uint8Array };
+
+/**
+ * Checks the values and fills the template. Every required variable needs a value (an empty
+ * string is a value), an optional one takes its default; the missing ones are reported together
+ * in one MissingVariablesError. Errors about values name the variable in `details[].field`.
+ */
+export async function fillTemplate(
   template: Template,
   given: Record<string, string>,
   options: RenderOptions = {},
-): Promise<Uint8Array> {
+): Promise<Filled> {
   const missing = missingVariables(template, given);
   // an optional variable without a value takes its default
   const values = { ...template.defaults, ...given };
@@ -180,12 +226,12 @@ export async function renderTemplate(
   for (const v of template.variables) text += values[v].length;
   checkLimit('text', text, 'The text of all merge values of this document');
   const now = options.now ?? new Date();
-  if (template.kind === 'pdf') return renderPdfTemplate(template, values, now);
   const timeoutMs = options.timeoutMs ?? DEFAULT_RENDER_TIMEOUT_MS;
-  if (template.kind === 'html') return renderHtml(template, values, { timeoutMs, warnings: options.warnings });
-  if (template.kind === 'docx') return renderDocx(template, values, { timeoutMs });
+  if (template.kind === 'pdf') return { pdf: await renderPdfTemplate(template, values, now) };
+  if (template.kind === 'html') return { html: await fillHtml(template, values, { timeoutMs }) };
+  if (template.kind === 'docx') return { docx: fillDocx(template, values) };
   const pages = layoutTemplate(template, values, options.warnings);
-  return drawPages(pages, {
+  const pdf = await drawPages(pages, {
     now,
     title: metadataText(template.metadata.title, values) ?? template.name,
     author: metadataText(template.metadata.author, values),
@@ -193,6 +239,46 @@ export async function renderTemplate(
     lang: template.lang,
     tagged: template.tagged,
   });
+  return { pdf };
+}
+
+/**
+ * Prints a filled HTML page or Word document (out of this process: Chromium, LibreOffice), with
+ * the template's assets (an HTML template's images, CSS and fonts). A finished PDF is returned as
+ * it is. The page count is not checked here: see checkPages.
+ */
+export async function printFilled(
+  filled: Filled,
+  assets: Map<string, Uint8Array>,
+  options: RenderOptions = {},
+): Promise<Uint8Array> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_RENDER_TIMEOUT_MS;
+  if ('pdf' in filled) return filled.pdf;
+  if ('html' in filled) return printHtml(filled.html, assets, { timeoutMs, warnings: options.warnings });
+  return convertDocx(filled.docx, { timeoutMs });
+}
+
+/** Refuses a printed document over the page limit (RENDER_MAX_PAGES). */
+export async function checkPages(pdf: Uint8Array): Promise<void> {
+  const pages = (await PDFDocument.load(pdf, { updateMetadata: false })).getPageCount();
+  checkLimit('pages', pages, `The document (${pages} pages)`);
+}
+
+/**
+ * Renders a template to PDF bytes on the calling thread: fills it (see fillTemplate) and prints
+ * it where it is an HTML page or a Word document.
+ */
+export async function renderTemplate(
+  template: TemplateSummary,
+  given: Record<string, string>,
+  options: RenderOptions = {},
+): Promise<Uint8Array> {
+  const compiled = await compiledOf(template);
+  const filled = await fillTemplate(compiled, given, options);
+  if ('pdf' in filled) return filled.pdf;
+  const pdf = await printFilled(filled, compiled.kind === 'html' ? compiled.assets : new Map(), options);
+  await checkPages(pdf);
+  return pdf;
 }
 
 export { layoutTemplate } from './layout';

@@ -16,21 +16,31 @@ export interface RenderLimits {
   items: number;
   /** Characters of all merge values of one document together. RENDER_MAX_TEXT. */
   text: number;
+  /** Megabytes a browser or LibreOffice may hold, all its processes counted, while it prints one document. RENDER_PROCESS_MEMORY_MB. */
+  processMemoryMb: number;
 }
 
-export const DEFAULT_LIMITS: RenderLimits = { imagePixels: 25_000_000, pages: 1_000, items: 100_000, text: 2_000_000 };
+export const DEFAULT_LIMITS: RenderLimits = {
+  imagePixels: 25_000_000,
+  pages: 1_000,
+  items: 100_000,
+  text: 2_000_000,
+  processMemoryMb: 1_024,
+};
 
 const VARIABLE: Record<keyof RenderLimits, string> = {
   imagePixels: 'RENDER_MAX_IMAGE_PIXELS',
   pages: 'RENDER_MAX_PAGES',
   items: 'RENDER_MAX_ITEMS',
   text: 'RENDER_MAX_TEXT',
+  processMemoryMb: 'RENDER_PROCESS_MEMORY_MB',
 };
 const FIELD: Record<keyof RenderLimits, string> = {
   imagePixels: 'image_pixels',
   pages: 'pages',
   items: 'list_items',
   text: 'text_length',
+  processMemoryMb: 'render_memory_mb',
 };
 
 let current: RenderLimits = { ...DEFAULT_LIMITS };

@@ -1,28 +1,44 @@
 /**
- * Rendering off the caller's thread: a pool of worker threads (piscina), each compiling a template
- * once and rendering it many times. The service's HTTP thread never renders, so a cheap request is
- * answered while documents render, and every core renders.
+ * Templates off the caller's thread: a pool of worker threads (piscina) that compile uploads, fill
+ * templates and draw them, each thread compiling a template once and rendering it many times. The
+ * service's HTTP thread never parses, fills or draws a template, so a cheap request is answered
+ * while documents render, a hostile template is bounded by its thread's budget, and every core
+ * renders. HTML and Word templates are filled on a thread and printed by Chromium or LibreOffice in
+ * their own processes (html.ts, docx.ts); the pages they printed are counted on a thread again.
  *
  * A task names its template by a key unique to the loaded template object; the template's source
- * and assets travel only when a thread has not seen the key yet. A render that takes longer than
- * the time budget is stopped (its thread is ended and replaced) and answered with
- * `render_limit_exceeded`. A thread is ended only outside Node's zlib (see zlib.ts), and `close()`
- * lets the renders under way finish first (each within its budget).
+ * and assets travel only when a thread has not seen the key yet. A task that takes longer than the
+ * time budget is stopped (its thread is ended and replaced) and answered with
+ * `render_limit_exceeded`; so is one that needs more memory than a thread may hold, and the memory
+ * goes with the thread. A thread is ended only outside Node's zlib (see zlib.ts), and `close()` lets
+ * the tasks under way finish first (each within its budget).
  */
 import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { DEFAULT_RENDER_MEMORY_MB, DEFAULT_RENDER_TIMEOUT_MS, defaultRenderThreads } from '../config';
-import { PaperlinkError, reviveError } from '../errors';
-import { originOf, renderTemplate, type RenderOptions, type Template } from './index';
-import { renderLimits, RenderLimitError, type RenderLimits } from './limits';
+import { PaperlinkError, reviveError, TemplateError } from '../errors';
+import {
+  loadTemplate,
+  originOf,
+  printFilled,
+  renderTemplate,
+  setOrigin,
+  type LoadOptions,
+  type RenderOptions,
+  type TemplateOrigin,
+  type TemplateSummary,
+} from './index';
+import { checkLimit, renderLimits, RenderLimitError, type RenderLimits } from './limits';
 import { Slots } from './slots';
 import type { RenderReply, RenderTask } from './worker';
 import { stopOutsideZlib, zlibGate } from './zlib';
 
-/** Renders templates to PDF bytes; `render` rejects with the same PaperlinkErrors as renderTemplate. */
+/** Loads and renders templates; both reject with the same PaperlinkErrors as loadTemplate and renderTemplate. */
 export interface Renderer {
-  render(template: Template, values: Record<string, string>, options?: RenderOptions): Promise<Uint8Array>;
+  /** Compiles a template (an upload, or one read from the database) and says what it is. */
+  load(source: string | Uint8Array, options?: LoadOptions): Promise<TemplateSummary>;
+  render(template: TemplateSummary, values: Record<string, string>, options?: RenderOptions): Promise<Uint8Array>;
   close(): Promise<void>;
 }
 
@@ -35,8 +51,12 @@ export interface RendererOptions {
   memoryMb?: number;
 }
 
-/** Renders on the calling thread: for tools that render one document and exit. */
-export const inProcessRenderer: Renderer = { render: renderTemplate, close: async () => undefined };
+/** Loads and renders on the calling thread: for tools that render a few documents and exit. */
+export const inProcessRenderer: Renderer = {
+  load: loadTemplate,
+  render: renderTemplate,
+  close: async () => undefined,
+};
 
 // the compiled worker: beside this file, or in dist/ when this file runs as TypeScript (the tests)
 const workerFile = __filename.endsWith('.ts')
@@ -44,9 +64,9 @@ const workerFile = __filename.endsWith('.ts')
   : path.join(__dirname, 'worker.js');
 
 let keys = 0;
-const keyOf = new WeakMap<Template, string>();
+const keyOf = new WeakMap<TemplateSummary, string>();
 /** A key for this loaded template, unique in this process (threads cache compiled templates by it). */
-function templateKey(template: Template): string {
+function templateKey(template: TemplateSummary): string {
   let key = keyOf.get(template);
   if (!key) {
     key = `${process.pid}:${++keys}`;
@@ -54,6 +74,9 @@ function templateKey(template: Template): string {
   }
   return key;
 }
+
+/** The most files one template may name (images, fonts, style sheets). */
+export const MAX_ASSETS = 1_000;
 
 export class RenderPool implements Renderer {
   private readonly pool: Piscina;
@@ -83,24 +106,58 @@ export class RenderPool implements Renderer {
     });
   }
 
-  async render(template: Template, values: Record<string, string>, options: RenderOptions = {}): Promise<Uint8Array> {
-    // the browser and LibreOffice print out of this process: a render thread would only wait for them
-    if (template.kind === 'html' || template.kind === 'docx')
-      return renderTemplate(template, values, { ...options, timeoutMs: this.timeoutMs });
-    const task: RenderTask = { key: templateKey(template), values, now: (options.now ?? new Date()).getTime() };
+  async load(source: string | Uint8Array, options: LoadOptions = {}): Promise<TemplateSummary> {
+    const key = `${process.pid}:${++keys}`;
+    const origin: TemplateOrigin = { source, assets: [], name: options.name };
+    const absent: string[] = [];
+    for (;;) {
+      const reply = await this.run({ op: 'load', key, origin, absent });
+      if ('wants' in reply) {
+        // the thread asks for the files the template names; they are read here, where the resolver is
+        for (const p of reply.wants) {
+          const bytes = await options.assets?.(p);
+          if (bytes) origin.assets.push([p, bytes]);
+          else absent.push(p);
+        }
+        if (origin.assets.length + absent.length > MAX_ASSETS)
+          throw new TemplateError(`The template names more than ${MAX_ASSETS} files. Use fewer images and fonts.`);
+        continue;
+      }
+      const { loaded } = answer(reply, 'loaded');
+      keyOf.set(loaded, key);
+      setOrigin(loaded, origin);
+      return loaded;
+    }
+  }
+
+  async render(
+    template: TemplateSummary,
+    values: Record<string, string>,
+    options: RenderOptions = {},
+  ): Promise<Uint8Array> {
+    const task = {
+      op: 'fill' as const,
+      key: templateKey(template),
+      values,
+      now: (options.now ?? new Date()).getTime(),
+      timeoutMs: this.timeoutMs,
+    };
     let reply = await this.run(task);
     if ('missing' in reply) {
       const origin = originOf(template);
-      if (!origin) throw new Error('this template was not made by loadTemplate; render it with renderTemplate');
+      if (!origin)
+        throw new Error('this template was not made by loadTemplate or a renderer; render it with renderTemplate');
       reply = await this.run({ ...task, origin });
     }
-    if ('pdf' in reply) {
-      options.warnings?.push(...reply.warnings);
-      return reply.pdf;
-    }
-    if ('error' in reply) throw reviveError(reply.error);
-    if ('failure' in reply) throw new Error(`rendering failed: ${reply.failure}`);
-    throw new Error('the render thread gave no answer');
+    const { filled, warnings } = answer(reply, 'filled');
+    options.warnings?.push(...warnings);
+    if ('pdf' in filled) return filled.pdf;
+    // printed by Chromium or LibreOffice in their own processes, then counted on a thread
+    const assets = template.kind === 'html' ? new Map(originOf(template)?.assets) : new Map<string, Uint8Array>();
+    const pdf = await printFilled(filled, assets, { ...options, timeoutMs: this.timeoutMs });
+    const { pages } = answer(await this.run({ op: 'pages', pdf }), 'pages');
+    checkLimit('pages', pages, `The document (${pages} pages)`);
+    return pdf;
   }
 
   /**
@@ -146,13 +203,13 @@ export class RenderPool implements Renderer {
       if (controller.signal.aborted) {
         throw new RenderLimitError(
           'render_time_ms',
-          `The document took longer than ${this.timeoutMs} ms to render and was stopped. Make it smaller (fewer pages, items or images), or raise RENDER_TIMEOUT_MS.`,
+          `The template took longer than ${this.timeoutMs} ms to ${task.op === 'load' ? 'read' : 'render'} and was stopped. Make it smaller (fewer pages, items or images), or raise RENDER_TIMEOUT_MS.`,
         );
       }
       if ((err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
         throw new RenderLimitError(
           'render_memory_mb',
-          `The document needed more than ${this.memoryMb} MB of memory to render and was stopped. Make it smaller (fewer pages, items or images), or raise RENDER_MEMORY_MB.`,
+          `The template needed more than ${this.memoryMb} MB of memory to ${task.op === 'load' ? 'read' : 'render'} and was stopped. Make it smaller (fewer pages, items or images), or raise RENDER_MEMORY_MB.`,
         );
       }
       throw err;
@@ -175,6 +232,25 @@ export class RenderPool implements Renderer {
 }
 
 /** The renderer a process uses: a pool of `threads` render threads, or the calling thread for 0. */
+/**
+ * A thread's reply as what was asked for, or the error it carries: a PaperlinkError as it was
+ * thrown, a stack that overflowed (a template nested without end, such as a PDF page tree that
+ * contains itself) as a limit, anything else as the failure it is.
+ */
+function answer<K extends string>(reply: RenderReply, want: K): Extract<RenderReply, Record<K, unknown>> {
+  if (want in reply) return reply as Extract<RenderReply, Record<K, unknown>>;
+  if ('error' in reply) throw reviveError(reply.error);
+  if ('failure' in reply) {
+    if (reply.failure.startsWith('RangeError: Maximum call stack size exceeded'))
+      throw new RenderLimitError(
+        'nesting_depth',
+        'The template is nested too deeply to read or render (a structure that contains itself, or thousands of levels). Save it again from the program that made it.',
+      );
+    throw new Error(`rendering failed: ${reply.failure}`);
+  }
+  throw new Error('the render thread gave no answer');
+}
+
 export function createRenderer(options: RendererOptions = {}): Renderer {
   const threads = options.threads ?? defaultRenderThreads();
   return threads > 0 ? new RenderPool(threads, options.timeoutMs, options.memoryMb) : inProcessRenderer;

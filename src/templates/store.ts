@@ -13,9 +13,11 @@ import { NotFoundError, ValidationError } from '../errors';
 import { newId } from '../ids';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import { packageRoot } from '../paths';
-import { folderAssets, loadTemplate, type AssetResolver, type Template } from './index';
+import { folderAssets, type AssetResolver, type TemplateSummary } from './index';
+import type { Renderer } from './pool';
 import { requireChromium } from './html';
 import { requireOffice } from './docx';
+import { sandboxInUse } from './sandbox';
 
 export interface TemplateInfo {
   id: string;
@@ -81,14 +83,16 @@ function info(row: TemplateRow): TemplateInfo {
 }
 
 export class TemplateStore {
-  private readonly compiled = new Map<string, Promise<Template>>();
+  private readonly compiled = new Map<string, Promise<TemplateSummary>>();
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    /** Compiles templates (on its render threads, off the HTTP thread). */
+    private readonly renderer: Renderer,
   ) {}
 
-  /** Checks the template by compiling it, then stores it with its assets in one transaction. */
+  /** Checks the template by compiling it (on a render thread), then stores it with its assets in one transaction. */
   async create(input: NewTemplate): Promise<TemplateInfo> {
     if (input.name !== undefined && (input.name.trim() === '' || input.name.length > MAX_NAME)) {
       throw new ValidationError(`A template name has 1 to ${MAX_NAME} characters.`, [
@@ -98,7 +102,7 @@ export class TemplateStore {
     const bytes = typeof input.source === 'string' ? new TextEncoder().encode(input.source) : input.source;
     const assets = new Map<string, Uint8Array>();
     const resolve = input.assets;
-    const template = await loadTemplate(input.source, {
+    const template = await this.renderer.load(input.source, {
       name: input.name,
       assets: async (p) => {
         const found = resolve ? await resolve(p) : undefined;
@@ -109,6 +113,8 @@ export class TemplateStore {
     // an HTML or Word template is refused where it could not be printed
     if (template.kind === 'html') await requireChromium();
     if (template.kind === 'docx') requireOffice();
+    // and, with TEMPLATE_SANDBOX=required, only where the sandbox works
+    if (template.kind === 'html' || template.kind === 'docx') sandboxInUse();
     const name = input.name?.trim() || template.name;
     const now = iso(this.clock.now());
     const row: TemplateRow = {
@@ -149,8 +155,8 @@ export class TemplateStore {
     return info(row);
   }
 
-  /** The compiled template, ready to render. */
-  async load(id: string): Promise<Template> {
+  /** The template, compiled where the renderer renders, ready to render. */
+  async load(id: string): Promise<TemplateSummary> {
     let p = this.compiled.get(id);
     if (!p) {
       p = this.compile(id);
@@ -160,7 +166,7 @@ export class TemplateStore {
     return p;
   }
 
-  private async compile(id: string): Promise<Template> {
+  private async compile(id: string): Promise<TemplateSummary> {
     const row = await this.db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) throw new NotFoundError('template', id);
     const assets = await this.db
@@ -171,7 +177,7 @@ export class TemplateStore {
     const byPath = new Map(assets.map((a) => [a.path, new Uint8Array(a.bytes)]));
     const source = new Uint8Array(row.source);
     const binary = row.format === 'pdf' || row.format === 'docx';
-    return loadTemplate(binary ? source : Buffer.from(source).toString('utf8'), {
+    return this.renderer.load(binary ? source : Buffer.from(source).toString('utf8'), {
       assets: async (p) => byPath.get(p),
       name: row.name,
     });

@@ -1,17 +1,52 @@
 /**
- * A render thread (see pool.ts): compiles each template once, the first time a task names it, and
- * renders. Errors travel back as data (code, message, details) and are revived on the other side.
+ * A render thread (see pool.ts): compiles each template once, the first time a task names it,
+ * fills it and draws it. Everything that runs a template's own code or parses an uploaded file
+ * happens here, within the thread's time and memory budget: compiling an upload, filling
+ * Liquid and docxtemplater fields, laying out and drawing XML templates and PDF forms, and
+ * counting the pages Chromium or LibreOffice printed. Errors travel back as data (code, message,
+ * details) and are revived on the other side.
  */
 import os from 'node:os';
 import type { MessagePort } from 'node:worker_threads';
+import { PDFDocument } from 'pdf-lib';
 import { errorData, PaperlinkError, type ErrorData } from '../errors';
 import { workerData } from 'node:worker_threads';
 import { builtinSans } from './fonts';
 import { setRenderLimits, type RenderLimits } from './limits';
 import { useZlibGate } from './zlib';
-import { loadTemplate, renderTemplate, type RenderWarning, type Template, type TemplateOrigin } from './index';
+import {
+  fillTemplate,
+  loadTemplate,
+  summaryOf,
+  type Filled,
+  type RenderWarning,
+  type Template,
+  type TemplateOrigin,
+  type TemplateSummary,
+} from './index';
 
-export interface RenderTask {
+interface TaskBase {
+  /** Told when this thread takes the task up: the time budget starts then. */
+  started?: MessagePort;
+  /** The task's zlib gate (zlib.ts): the pool ends this thread only outside zlib. */
+  gate?: Int32Array;
+}
+
+/**
+ * Compile a template from its source. `origin.assets` holds the files found so far and `absent`
+ * the paths known not to exist; a path the template names that is in neither comes back in
+ * `wants`, for the pool to look up and ask again.
+ */
+export interface LoadTask extends TaskBase {
+  op: 'load';
+  key: string;
+  origin: TemplateOrigin;
+  absent: string[];
+}
+
+/** Fill a template (and draw it, for XML and PDF forms). */
+export interface FillTask extends TaskBase {
+  op: 'fill';
   /** Names the template for this thread's cache; unique per loaded template in the sending process. */
   key: string;
   /** Sent again only when the thread said it does not know the key. */
@@ -19,14 +54,26 @@ export interface RenderTask {
   values: Record<string, string>;
   /** Milliseconds since the epoch: the creation date written into the PDF. */
   now: number;
-  /** Told when this thread takes the task up: the time budget starts then. */
-  started?: MessagePort;
-  /** The task's zlib gate (zlib.ts): the pool ends this thread only outside zlib. */
-  gate?: Int32Array;
+  /** The time budget, for the template engine's own limit (Liquid's). */
+  timeoutMs: number;
 }
 
+/** Count the pages of a printed PDF. */
+export interface PagesTask extends TaskBase {
+  op: 'pages';
+  pdf: Uint8Array;
+}
+
+export type RenderTask = LoadTask | FillTask | PagesTask;
+
 export type RenderReply =
-  { pdf: Uint8Array; warnings: RenderWarning[] } | { missing: true } | { error: ErrorData } | { failure: string };
+  | { loaded: TemplateSummary }
+  | { wants: string[] }
+  | { filled: Filled; warnings: RenderWarning[] }
+  | { pages: number }
+  | { missing: true }
+  | { error: ErrorData }
+  | { failure: string };
 
 // Requests before renders: this thread runs below normal priority, so on a busy machine the HTTP
 // thread (answering, committing) is served first and renders take the CPU time left. Only on
@@ -55,7 +102,13 @@ for (const [bold, italic] of [
 const MAX_TEMPLATES = 64;
 const compiled = new Map<string, Promise<Template>>();
 
-function template(task: RenderTask): Promise<Template> | undefined {
+function remember(key: string, template: Promise<Template>): void {
+  template.catch(() => compiled.delete(key));
+  compiled.set(key, template);
+  if (compiled.size > MAX_TEMPLATES) compiled.delete(compiled.keys().next().value!);
+}
+
+function template(task: FillTask): Promise<Template> | undefined {
   let t = compiled.get(task.key);
   if (t) {
     // most recently used last
@@ -66,10 +119,45 @@ function template(task: RenderTask): Promise<Template> | undefined {
   if (!task.origin) return undefined;
   const assets = new Map(task.origin.assets);
   t = loadTemplate(task.origin.source, { assets: async (p) => assets.get(p), name: task.origin.name });
-  t.catch(() => compiled.delete(task.key));
-  compiled.set(task.key, t);
-  if (compiled.size > MAX_TEMPLATES) compiled.delete(compiled.keys().next().value!);
+  remember(task.key, t);
   return t;
+}
+
+async function load(task: LoadTask): Promise<RenderReply> {
+  const assets = new Map(task.origin.assets);
+  const absent = new Set(task.absent);
+  const wants = new Set<string>();
+  const resolve = async (p: string) => {
+    const found = assets.get(p);
+    if (!found && !absent.has(p)) wants.add(p);
+    return found;
+  };
+  const loading = loadTemplate(task.origin.source, { assets: resolve, name: task.origin.name });
+  try {
+    const t = await loading;
+    if (wants.size) return { wants: [...wants] };
+    remember(task.key, loading);
+    return { loaded: summaryOf(t) };
+  } catch (err) {
+    // a file the template names may be what it lacks: look it up before judging the template
+    if (wants.size) return { wants: [...wants] };
+    throw err;
+  }
+}
+
+async function run(task: RenderTask): Promise<RenderReply> {
+  if (task.op === 'load') return load(task);
+  if (task.op === 'pages')
+    return { pages: (await PDFDocument.load(task.pdf, { updateMetadata: false })).getPageCount() };
+  const t = template(task);
+  if (!t) return { missing: true };
+  const warnings: RenderWarning[] = [];
+  const filled = await fillTemplate(await t, task.values, {
+    now: new Date(task.now),
+    warnings,
+    timeoutMs: task.timeoutMs,
+  });
+  return { filled, warnings };
 }
 
 export default async function render(task: RenderTask): Promise<RenderReply> {
@@ -77,11 +165,7 @@ export default async function render(task: RenderTask): Promise<RenderReply> {
   task.started?.postMessage('started');
   task.started?.close();
   try {
-    const t = template(task);
-    if (!t) return { missing: true };
-    const warnings: RenderWarning[] = [];
-    const pdf = await renderTemplate(await t, task.values, { now: new Date(task.now), warnings });
-    return { pdf, warnings };
+    return await run(task);
   } catch (err) {
     if (err instanceof PaperlinkError) return { error: errorData(err) };
     return { failure: err instanceof Error ? (err.stack ?? err.message) : String(err) };

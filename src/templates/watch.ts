@@ -1,0 +1,91 @@
+/**
+ * The memory of a program that prints templates (Chromium, LibreOffice) with every process it
+ * started, read from /proc: what one document may make such a program hold is bounded by
+ * stopping it (RENDER_PROCESS_MEMORY_MB). Where there is no /proc (not Linux), nothing is measured.
+ */
+import fs from 'node:fs';
+
+const PAGE = 4096;
+
+/** Every process's parent, read once from /proc. */
+function parents(): Map<number, number[]> {
+  const children = new Map<number, number[]>();
+  let entries: string[];
+  try {
+    entries = fs.readdirSync('/proc');
+  } catch {
+    return children;
+  }
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${name}/stat`, 'latin1');
+    } catch {
+      continue; // it ended meanwhile
+    }
+    // "pid (comm) state ppid …": comm may hold spaces and parentheses, so read after the last ')'
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const list = children.get(ppid);
+    if (list) list.push(Number(name));
+    else children.set(ppid, [Number(name)]);
+  }
+  return children;
+}
+
+/** A process's memory in bytes: its proportional share (PSS) where readable, else what is resident. */
+function memoryOf(pid: number): number {
+  try {
+    const rollup = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'latin1');
+    const pss = /^Pss:\s+(\d+) kB/m.exec(rollup);
+    if (pss) return Number(pss[1]) * 1024;
+  } catch {
+    // not readable (another user's, or an older kernel): fall back to the resident size
+  }
+  try {
+    return Number(fs.readFileSync(`/proc/${pid}/statm`, 'latin1').split(' ')[1]) * PAGE;
+  } catch {
+    return 0;
+  }
+}
+
+/** The memory of a process and of every process under it, in bytes (0 where /proc is not). */
+export function treeMemory(root: number): number {
+  const children = parents();
+  let total = 0;
+  const stack = [root];
+  const seen = new Set<number>();
+  while (stack.length) {
+    const pid = stack.pop()!;
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    total += memoryOf(pid);
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return total;
+}
+
+/** The processes directly under this one whose command line holds `marker`. */
+export function childrenWith(marker: string, parent = process.pid): number[] {
+  return (parents().get(parent) ?? []).filter((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(marker);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * Checks the tree under `root` every `everyMs` while a document prints, and calls `over` once when
+ * it holds more than `limitBytes`. Returns the function that stops watching.
+ */
+export function watchMemory(root: number, limitBytes: number, over: () => void, everyMs = 100): () => void {
+  const timer = setInterval(() => {
+    if (treeMemory(root) <= limitBytes) return;
+    clearInterval(timer);
+    over();
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
