@@ -295,7 +295,8 @@ say({"ready": True})
 while True:
     job = jobs.get()
     try:
-        doc = desktop.loadComponentFromURL(uno.systemPathToFileUrl(job["in"]), "_blank", 0, (prop("Hidden", True), prop("ReadOnly", True)))
+        # LibreOffice's own options too: never update links, never run macros (MacroExecMode and UpdateDocMode NEVER/NO = 0)
+        doc = desktop.loadComponentFromURL(uno.systemPathToFileUrl(job["in"]), "_blank", 0, (prop("Hidden", True), prop("ReadOnly", True), prop("MacroExecutionMode", 0), prop("UpdateDocMode", 0)))
         if doc is None: raise Exception("LibreOffice could not open the document")
         try: doc.storeToURL(uno.systemPathToFileUrl(job["out"]), (prop("FilterName", "writer_pdf_Export"),))
         finally: doc.close(True)

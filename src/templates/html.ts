@@ -278,8 +278,8 @@ class Browser {
     const profile = path.join(this.dir, 'profile');
     fs.mkdirSync(profile);
     let executablePath = executable;
-    let chromiumSandbox = process.getuid?.() !== 0;
-    if (sandboxInUse()) {
+    const sandbox = sandboxInUse();
+    if (sandbox) {
       // playwright starts the executable it is given: a script that starts Chromium in the sandbox
       const { command, args } = sandboxed(executable, [], {
         writable: [this.dir],
@@ -289,20 +289,27 @@ class Browser {
       fs.writeFileSync(executablePath, `#!/bin/sh\nexec ${[command, ...args].map(shellQuote).join(' ')} "$@"\n`, {
         mode: 0o700,
       });
-      chromiumSandbox = true;
     }
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath,
-      chromiumSandbox,
-      javaScriptEnabled: process.env.HTML_SCRIPTS === '1',
-      args: [
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--disable-quic',
-      ],
+    const launch = (chromiumSandbox: boolean) =>
+      chromium.launchPersistentContext(profile, {
+        executablePath,
+        chromiumSandbox,
+        javaScriptEnabled: process.env.HTML_SCRIPTS === '1',
+        args: [
+          '--disable-gpu',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--disable-quic',
+        ],
+      });
+    // Chromium's own sandbox: always inside bubblewrap; outside it, where this process is not root
+    // and the machine lets Chromium make its namespaces (a container may not: then without it)
+    const own = sandbox || process.getuid?.() !== 0;
+    const context = await launch(own).catch((err: unknown) => {
+      if (!own || sandbox) throw err;
+      return launch(false);
     });
     context.on('close', () => {
       this.gone = true;
@@ -324,10 +331,12 @@ class Browser {
     return { context, page, pid };
   }
 
-  /** Ends the browser and every process of it, and removes its folder. */
   private closing?: Promise<void>;
 
-  /** Ends the browser: `now` kills it at once (a document over its budget), else it is closed and killed only if it does not answer. */
+  /**
+   * Ends the browser with every process of it and removes its folder: `now` kills it at once (a
+   * document over its budget), otherwise it is closed, and killed only if it does not answer.
+   */
   close(now = false): Promise<void> {
     this.gone = true;
     return (this.closing ??= this.end(now));
@@ -412,11 +421,13 @@ class Printer {
     }
   }
 
+  /** A warm browser, or a new one; one that went away meanwhile (it crashed) is cleared up. */
   private take(): Browser {
-    let browser = this.idle.pop();
-    while (browser?.gone) browser = this.idle.pop();
-    if (browser) return browser;
-    browser = new Browser(this.jobs);
+    for (let kept = this.idle.pop(); kept; kept = this.idle.pop()) {
+      if (!kept.gone) return kept;
+      this.retire(kept);
+    }
+    const browser = new Browser(this.jobs);
     this.all.add(browser);
     return browser;
   }
@@ -424,10 +435,11 @@ class Printer {
   /** Keeps a browser warm for the next document, or ends it (stopped, or done its share of documents). */
   private giveBack(browser: Browser): void {
     browser.renders++;
-    if (!browser.gone && browser.renders < RENDERS_PER_BROWSER && this.idle.length < size()) {
-      this.idle.push(browser);
-      return;
-    }
+    if (!browser.gone && browser.renders < RENDERS_PER_BROWSER && this.idle.length < size()) this.idle.push(browser);
+    else this.retire(browser);
+  }
+
+  private retire(browser: Browser): void {
     this.all.delete(browser);
     void browser.close();
   }

@@ -14,7 +14,7 @@ import { newId } from '../ids';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import { packageRoot } from '../paths';
 import { folderAssets, type AssetResolver, type TemplateSummary } from './index';
-import type { Renderer } from './pool';
+import { RenderPool, type Renderer } from './pool';
 import { requireChromium } from './html';
 import { requireOffice } from './docx';
 import { sandboxInUse } from './sandbox';
@@ -92,8 +92,11 @@ export class TemplateStore {
     private readonly renderer: Renderer,
   ) {}
 
-  /** Checks the template by compiling it (on a render thread), then stores it with its assets in one transaction. */
-  async create(input: NewTemplate): Promise<TemplateInfo> {
+  /**
+   * Checks the template by compiling it (on a render thread), then stores it with its assets in one
+   * transaction. The compiled template is kept for its renders, unless another renderer compiled it.
+   */
+  async create(input: NewTemplate, renderer: Renderer = this.renderer): Promise<TemplateInfo> {
     if (input.name !== undefined && (input.name.trim() === '' || input.name.length > MAX_NAME)) {
       throw new ValidationError(`A template name has 1 to ${MAX_NAME} characters.`, [
         { field: 'name', message: `must be 1 to ${MAX_NAME} characters`, code: 'length' },
@@ -102,7 +105,7 @@ export class TemplateStore {
     const bytes = typeof input.source === 'string' ? new TextEncoder().encode(input.source) : input.source;
     const assets = new Map<string, Uint8Array>();
     const resolve = input.assets;
-    const template = await this.renderer.load(input.source, {
+    const template = await renderer.load(input.source, {
       name: input.name,
       assets: async (p) => {
         const found = resolve ? await resolve(p) : undefined;
@@ -136,6 +139,8 @@ export class TemplateStore {
           .values({ template_id: row.id, path: p, bytes: Buffer.from(b) })
           .execute();
     });
+    // the render threads have it compiled already: renders use that, not a second copy
+    if (renderer === this.renderer) this.compiled.set(row.id, Promise.resolve(template));
     return info(row);
   }
 
@@ -207,17 +212,25 @@ export class TemplateStore {
     if (done) return [];
     const root = path.join(packageRoot(), 'examples');
     const loaded: string[] = [];
-    for (const [name, id] of Object.entries(EXAMPLE_IDS)) {
-      const file = path.join(root, EXAMPLE_FILES[name as keyof typeof EXAMPLE_IDS]);
-      try {
-        const source = new Uint8Array(await fs.readFile(file));
-        await this.create({ id, source, assets: folderAssets(path.dirname(file)) });
-        loaded.push(id);
-      } catch (err) {
-        // another process sharing the database got there first; an HTML or Word example waits for Chromium or LibreOffice
-        if (isUniqueViolation(err) || (err as { code?: string }).code === 'format_unavailable') continue;
-        throw err;
+    // compiled on a thread of their own, which goes when they are stored: the HTML and Word examples
+    // would otherwise leave Liquid and docxtemplater (about 23 MB) in every render thread that
+    // compiled one, on a server that may never render either
+    const once = new RenderPool(1);
+    try {
+      for (const [name, id] of Object.entries(EXAMPLE_IDS)) {
+        const file = path.join(root, EXAMPLE_FILES[name as keyof typeof EXAMPLE_IDS]);
+        try {
+          const source = new Uint8Array(await fs.readFile(file));
+          await this.create({ id, source, assets: folderAssets(path.dirname(file)) }, once);
+          loaded.push(id);
+        } catch (err) {
+          // another process sharing the database got there first; an HTML or Word example waits for Chromium or LibreOffice
+          if (isUniqueViolation(err) || (err as { code?: string }).code === 'format_unavailable') continue;
+          throw err;
+        }
       }
+    } finally {
+      await once.close();
     }
     await this.db
       .insertInto('settings')
