@@ -1,10 +1,14 @@
-// ESLint: what must hold for code that runs inside Temporal's workflow sandbox.
+// ESLint: typescript-eslint's type-checked rules over every TypeScript file (a promise nobody
+// awaits loses its error), the recommended rules over the JavaScript scripts and benches, n8n's
+// rules over the nodes, and what must hold for code that runs inside Temporal's workflow sandbox.
 // src/flows and the workflow files are bundled into it: no Node built-ins, and in the flows no
 // clock or randomness of their own (time comes from ports.now()). The bundle test
 // (test/workflows/bundle.test.ts) checks the same from the other side.
 import { builtinModules } from 'node:module';
 import path from 'node:path';
+import js from '@eslint/js';
 import { n8nCommunityNodesPlugin } from '@n8n/eslint-plugin-community-nodes';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 const builtins = builtinModules.filter((m) => !m.startsWith('_'));
@@ -41,7 +45,60 @@ const n8nPlugin = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'packages/*/dist/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      'packages/*/dist/**',
+      'packages/*/nodes',
+      'packages/*/credentials',
+    ],
+  },
+  {
+    files: ['**/*.ts'],
+    extends: [tseslint.configs.recommendedTypeChecked],
+    languageOptions: {
+      parserOptions: { project: './tsconfig.test.json', tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      // an async function without an await is how a function meets an interface that returns a
+      // promise (an asset resolver, a port); dropping `async`, the rule's fix, would turn what it
+      // throws into an exception where callers expect a rejection
+      '@typescript-eslint/require-await': 'off',
+      // passing on what was caught (unknown) is how a rejection is forwarded, not a new non-Error reason
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
+      // what a destructuring leaves out on purpose (`const { id: _id, ...rest } = row`)
+      '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true, argsIgnorePattern: '^_' }],
+      // a `let` a closure reads before the one assignment after it (`let fake!: …; … fake = make(closures)`)
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
+    },
+  },
+  {
+    // a test reads the JSON its requests answered (`res.json()`, any) and asserts on it: a wrong
+    // shape fails the assertion, so typing every answer first would add nothing the test checks
+    files: ['test/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+    },
+  },
+  {
+    files: ['scripts/**/*.js', 'bench/**/*.js', '**/*.cjs'],
+    extends: [js.configs.recommended],
+    languageOptions: { sourceType: 'commonjs', globals: { ...globals.node } },
+    rules: { 'no-unused-vars': ['error', { ignoreRestSiblings: true, argsIgnorePattern: '^_' }] },
+  },
+  {
+    files: ['**/*.mjs'],
+    extends: [js.configs.recommended],
+    languageOptions: { sourceType: 'module', globals: { ...globals.node } },
+  },
   // n8n's rules for community node packages, every one on, on the nodes, the credentials and the
   // n8n package's manifest (which must have no runtime dependencies: the nodes are bundled)
   {

@@ -294,7 +294,7 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
       process.once('SIGTERM', stop);
       if (processes > 1 && !worker) {
         const running = await startCluster(config, processes, io.stdout);
-        server = { close: running.stop };
+        server = { close: () => running.stop() };
       } else {
         server = await startServer(config, io.stdout, { worker });
       }

@@ -168,7 +168,7 @@ export async function linkLifecycle(linkId: string): Promise<'expired' | 'revoke
       return state;
     },
     {
-      validator: (options) => {
+      validator: (options: ExpireOptions | undefined) => {
         if (ended || last?.status === 'expired' || last?.status === 'revoked')
           throw new Error(`the link has ended already (${ended ?? last?.status})`);
         if (options?.reason !== undefined && (typeof options.reason !== 'string' || options.reason.length > 500))

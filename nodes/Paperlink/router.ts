@@ -17,8 +17,8 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
   const items = this.getInputData();
   const out: INodeExecutionData[] = [];
   for (let i = 0; i < items.length; i++) {
-    const resource = this.getNodeParameter('resource', i) as string;
-    const operation = this.getNodeParameter('operation', i) as string;
+    const resource = this.getNodeParameter('resource', i);
+    const operation = this.getNodeParameter('operation', i);
     try {
       const run = operations[resource]?.[operation];
       if (!run)

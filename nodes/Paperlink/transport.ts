@@ -13,6 +13,7 @@ import {
 } from 'n8n-workflow';
 
 import { pdfFileName } from './actions/common';
+import { text } from './text';
 
 type Context = IExecuteFunctions | ILoadOptionsFunctions | IHookFunctions | IWebhookFunctions;
 
@@ -59,7 +60,7 @@ export function describeServiceError(s: ServiceError): { message: string; descri
 
 export async function baseUrl(ctx: Context): Promise<string> {
   const credentials = await ctx.getCredentials('paperlinkApi');
-  return String(credentials.baseUrl).replace(/\/+$/, '');
+  return text(credentials.baseUrl).replace(/\/+$/, '');
 }
 
 export async function apiRequest(
@@ -69,7 +70,7 @@ export async function apiRequest(
   body?: IDataObject,
   qs?: IDataObject,
   options: { binary?: boolean; headers?: Record<string, string> } = {},
-): Promise<any> {
+): Promise<unknown> {
   const request: IHttpRequestOptions = {
     method,
     baseURL: await baseUrl(this),
@@ -109,7 +110,7 @@ export function apiError(ctx: Pick<Context, 'getNode'>, err: unknown): NodeApiEr
       description: text.description ?? '',
       httpCode: httpCode ?? '',
       error: s as unknown as JsonObject,
-    } as JsonObject,
+    },
     { ...text, httpCode },
   );
 }
@@ -131,7 +132,7 @@ export async function listAll(
     })) as { data: IDataObject[]; has_more: boolean };
     out.push(...page.data);
     if (!page.has_more || (limit !== undefined && out.length >= limit) || page.data.length === 0) break;
-    after = String(page.data[page.data.length - 1].id);
+    after = text(page.data[page.data.length - 1].id);
   }
   return limit === undefined ? out : out.slice(0, limit);
 }

@@ -140,14 +140,18 @@ export class PaperlinkTrigger implements INodeType {
           const s = serviceErrorOf(err);
           if (!s.message) throw new NodeApiError(this.getNode(), err as JsonObject);
           const why = (s.details ?? []).map((d) => `${d.field}: ${d.message}`).join('; ');
-          throw new NodeApiError(this.getNode(), { message: s.message, code: s.code ?? '' } as JsonObject, {
-            message: `Paperlink refused to send events to ${String(url)}: ${why || describeServiceError(s).message}`,
-            description:
-              s.code === 'validation_failed'
-                ? 'A private or loopback n8n address needs WEBHOOK_ALLOW_PRIVATE=true on the Paperlink service, or a public WEBHOOK_URL for n8n.'
-                : undefined,
-            httpCode: s.status ? String(s.status) : undefined,
-          });
+          throw new NodeApiError(
+            this.getNode(),
+            { message: s.message, code: s.code ?? '' },
+            {
+              message: `Paperlink refused to send events to ${String(url)}: ${why || describeServiceError(s).message}`,
+              description:
+                s.code === 'validation_failed'
+                  ? 'A private or loopback n8n address needs WEBHOOK_ALLOW_PRIVATE=true on the Paperlink service, or a public WEBHOOK_URL for n8n.'
+                  : undefined,
+              httpCode: s.status ? String(s.status) : undefined,
+            },
+          );
         }
         if (typeof hook.id !== 'string' || typeof hook.secret !== 'string')
           throw new NodeApiError(this.getNode(), hook as JsonObject, {
@@ -200,7 +204,7 @@ export class PaperlinkTrigger implements INodeType {
         );
       return { noWebhookResponse: true };
     }
-    const event = this.getBodyData() as IDataObject;
+    const event = this.getBodyData();
     const item: { json: IDataObject; binary?: Record<string, IBinaryData> } = { json: event };
     const options = this.getNodeParameter('options', {}) as { attachPdf?: boolean; binaryPropertyName?: string };
     const object = ((event.data as IDataObject | undefined)?.object ?? {}) as IDataObject;

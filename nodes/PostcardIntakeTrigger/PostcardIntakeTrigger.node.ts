@@ -9,6 +9,7 @@ import {
 import { errorBody } from '../../src/errors';
 import { checkPostcard } from '../../src/postcards/rules';
 import { sameHash, sha256 } from '../../src/secrets';
+import { text } from '../Paperlink/text';
 
 interface RawRequest {
   rawBody?: Buffer;
@@ -89,7 +90,7 @@ export class PostcardIntakeTrigger implements INodeType {
     }
     let body: unknown;
     try {
-      body = await jsonBody(req as unknown as RawRequest, () => this.getBodyData());
+      body = await jsonBody(req, () => this.getBodyData());
     } catch {
       return refuse(400, 'malformed_json', 'The body is not valid JSON: send one JSON object.');
     }
@@ -99,7 +100,7 @@ export class PostcardIntakeTrigger implements INodeType {
     // the credential first: without it, say nothing about the rest
     const { token } = await this.getCredentials('paperlinkPostcardToken');
     const given = (body as IDataObject).api_token;
-    if (typeof given !== 'string' || !token || !sameHash(sha256(given), sha256(String(token)))) {
+    if (typeof given !== 'string' || !token || !sameHash(sha256(given), sha256(text(token)))) {
       return refuse(401, 'unauthorized', 'A valid postcard token is required in the api_token field of the body.');
     }
     const checked = checkPostcard(body);
@@ -110,7 +111,7 @@ export class PostcardIntakeTrigger implements INodeType {
         'The postcard request is not valid; see details for each field to fix.',
         checked.details,
       );
-    const allowed = String(this.getNodeParameter('templateIds', '') ?? '')
+    const allowed = text(this.getNodeParameter('templateIds', '') ?? '')
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean);
@@ -127,7 +128,7 @@ export class PostcardIntakeTrigger implements INodeType {
     const { template_id, contact, address, custom } = checked.value;
     return {
       noWebhookResponse: true,
-      workflowData: [[{ json: { template_id, contact, address, custom } as unknown as IDataObject }]],
+      workflowData: [[{ json: { template_id, contact, address, custom } }]],
     };
   }
 }

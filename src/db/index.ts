@@ -2,6 +2,7 @@
  * Persistence: one Kysely query layer over SQLite (the embedded default: a file in the data dir,
  * WAL, fsync on commit) and PostgreSQL (DATABASE_URL). Migrations run when the database opens.
  */
+import { inspect } from 'node:util';
 import fs from 'node:fs';
 import path from 'node:path';
 import type SQLiteTypes from 'better-sqlite3';
@@ -37,7 +38,7 @@ export interface Database {
    * fails only for its own fault. A write must therefore be safe to run again after a rollback (it
    * only reads and writes through `trx`). On PostgreSQL each runs in its own transaction.
    */
-  inTransaction<T>(work: (trx: Db) => Promise<T>): Promise<T>;
+  inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T>;
   /** Where it is, for people: a file path or the PostgreSQL URL without its password. */
   location: string;
   close(): Promise<void>;
@@ -94,7 +95,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   if (error) {
     await db.destroy();
     throw new Error(
-      `The database at ${location} could not be migrated: ${error instanceof Error ? error.message : String(error)}`,
+      `The database at ${location} could not be migrated: ${error instanceof Error ? error.message : inspect(error)}`,
       { cause: error },
     );
   }
@@ -109,8 +110,8 @@ const MAX_STATEMENTS = 500;
 
 /** Kysely prepares every query anew; a prepared statement per SQL text is reused instead. */
 function cachingStatements(sqlite: SQLiteTypes.Database): {
-  close(): void;
-  prepare(sql: string): SQLiteTypes.Statement;
+  close: () => void;
+  prepare: (sql: string) => SQLiteTypes.Statement;
 } {
   const cache = new Map<string, SQLiteTypes.Statement>();
   return {
@@ -137,7 +138,7 @@ function cachingStatements(sqlite: SQLiteTypes.Database): {
  * every other query does, so no one reads what a transaction has not committed.
  */
 interface Direct {
-  prepare(sql: string): SQLiteTypes.Statement;
+  prepare: (sql: string) => SQLiteTypes.Statement;
   /** Whether a transaction is open on the connection (from BEGIN until COMMIT or ROLLBACK). */
   inTransaction: boolean;
 }

@@ -257,7 +257,7 @@ export class Documents {
         // errors about a value name the variable; in the API it lives under merge_parameters
         if (err instanceof PaperlinkError && err instanceof ValidationError) {
           const fixed = err.details.map((d) =>
-            template!.variables.includes(d.field) ? { ...d, field: `merge_parameters.${d.field}` } : d,
+            template.variables.includes(d.field) ? { ...d, field: `merge_parameters.${d.field}` } : d,
           );
           throw new ValidationError(err.message, fixed, err.code);
         }
@@ -292,7 +292,7 @@ export class Documents {
     }
 
     const warnings: Warning[] = Object.keys(given)
-      .filter((k) => !template!.variables.includes(k))
+      .filter((k) => !template.variables.includes(k))
       .map((k) => ({
         code: 'unused_parameter',
         field: `merge_parameters.${k}`,

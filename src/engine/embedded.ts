@@ -68,7 +68,7 @@ export class EmbeddedEngine implements Engine {
     return generateFlow(this.ports(this.generator, abort).ports, input, async (id) => this.startLink(id));
   }
 
-  private ports<A>(activities: A, abort: AbortController): { ports: Ports<A>; signal(name: string): void } {
+  private ports<A>(activities: A, abort: AbortController): { ports: Ports<A>; signal: (name: string) => void } {
     const handlers = new Map<string, () => void>();
     const waiters = new Set<() => void>();
     const ports: Ports<A> = {
@@ -102,7 +102,7 @@ export class EmbeddedEngine implements Engine {
                 finish();
                 resolve(false);
               },
-              (err) => {
+              (err: unknown) => {
                 finish();
                 if (abort.signal.aborted) {
                   waiters.delete(check);

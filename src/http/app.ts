@@ -452,7 +452,7 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
               : new Uint8Array(Buffer.from(body.source_base64 as string, 'base64'));
           created = await service.templates.create({
             source,
-            name: body.name as string | undefined,
+            name: body.name,
             assets: async (p) =>
               Object.hasOwn(assets, p) ? new Uint8Array(Buffer.from(assets[p] as string, 'base64')) : undefined,
           });

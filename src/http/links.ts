@@ -357,7 +357,7 @@ export function registerLinkRoutes(app: FastifyInstance, service: Service): void
     void reply.clearCookie(OIDC_COOKIE, { path: '/l/oidc' });
     let pending: { t: string; provider: string; state: string; verifier: string; nonce: string };
     try {
-      pending = JSON.parse(Buffer.from(raw ?? '', 'base64url').toString('utf8'));
+      pending = JSON.parse(Buffer.from(raw ?? '', 'base64url').toString('utf8')) as typeof pending;
       if (typeof pending.t !== 'string' || typeof pending.state !== 'string') throw new Error('incomplete');
     } catch {
       return show(

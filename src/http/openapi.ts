@@ -42,9 +42,11 @@ export async function registerOpenApi(
       },
     },
     // shared schemas are components named by their $id
-    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    refResolver: {
+      buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
     // the recipient's pages and the web app are not the API
-    transform: ({ schema, url }) => ({ schema: (isPublic(url) ? schema : { ...schema, hide: true }) as never, url }),
+    transform: ({ schema, url }) => ({ schema: isPublic(url) ? schema : { ...schema, hide: true }, url }),
     transformObject: (documents) =>
       'openapiObject' in documents ? withScopes(documents.openapiObject as Doc) : documents.swaggerObject,
   });

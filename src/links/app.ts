@@ -178,9 +178,9 @@ export function mergeApp(
           details.push({ field: `${f}.id`, message: 'is used twice', code: 'duplicate' });
         providers.push({
           id: id as string,
-          name: String(p.name ?? '').trim(),
-          issuer: String(p.issuer ?? '').replace(/\/+$/, ''),
-          client_id: String(p.client_id ?? ''),
+          name: typeof p.name === 'string' ? p.name.trim() : '',
+          issuer: typeof p.issuer === 'string' ? p.issuer.replace(/\/+$/, '') : '',
+          client_id: typeof p.client_id === 'string' ? p.client_id : '',
           client_secret: (p.client_secret as string | undefined) ?? kept,
         });
       });

@@ -75,8 +75,8 @@ export class SocialLogin {
     });
     let claims: Record<string, unknown> | undefined = tokens.claims();
     // many providers put the e-mail only in the userinfo answer, not in the ID token
-    if (typeof claims?.email !== 'string' && claims?.sub && tokens.access_token) {
-      claims = await client.fetchUserInfo(config, tokens.access_token, String(claims.sub));
+    if (typeof claims?.email !== 'string' && typeof claims?.sub === 'string' && tokens.access_token) {
+      claims = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
     }
     const email = typeof claims?.email === 'string' ? claims.email : undefined;
     if (!email) return { ok: false, reason: 'no_email' };

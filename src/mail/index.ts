@@ -61,8 +61,8 @@ export function createMailer(options: {
     return {
       destination: `${url.protocol}//${url.host}`,
       send: async (m) => {
-        const info = await transport.sendMail(envelope(options.from, m));
-        return { messageId: String(info.messageId) };
+        const info = (await transport.sendMail(envelope(options.from, m))) as { messageId?: unknown };
+        return { messageId: typeof info.messageId === 'string' ? info.messageId : '' };
       },
       close: () => transport.close(),
     };

@@ -7,7 +7,6 @@ import { createFace, FontSet, hasGlyph, type FontFace } from './fonts';
 import { decodeDataUri, imageSize, readImage, type ImageAsset } from './images';
 import { checkLimit } from './limits';
 import type {
-  Align,
   Block,
   Cell,
   Column,
@@ -448,7 +447,7 @@ class Compiler {
         return {
           kind: 'p',
           role: heading ? (el.name.toUpperCase() as 'H1' | 'H2' | 'H3') : 'P',
-          align: align as Align,
+          align: align,
           lineHeight,
           spaceBefore,
           spaceAfter,

@@ -51,7 +51,10 @@ export function isZip(bytes: Uint8Array): boolean {
 let libraries: { Docxtemplater: typeof Docxtemplater; PizZip: typeof PizZip } | undefined;
 function lib() {
   return (libraries ??= {
+    // loaded on first use, not when this module is
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     Docxtemplater: require('docxtemplater') as typeof Docxtemplater,
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     PizZip: require('pizzip') as typeof PizZip,
   });
 }
@@ -205,8 +208,9 @@ export function fillDocx(template: DocxTemplate, values: Record<string, string>)
       );
     throw new TemplateError(`The Word template could not be filled: ${explain(err)}`);
   }
-  checkDocxParts(doc.getZip());
-  return doc.getZip().generate({ type: 'uint8array', compression: 'DEFLATE' });
+  const zip = doc.getZip() as PizZip;
+  checkDocxParts(zip);
+  return zip.generate({ type: 'uint8array', compression: 'DEFLATE' });
 }
 
 /** Has LibreOffice convert a filled .docx to PDF, within the time and memory budgets. */
@@ -416,7 +420,7 @@ class Converter {
       readable: [programFiles(soffice), programFiles(python)],
     });
     const bridge = spawn(command, args, { stdio: ['pipe', 'pipe', 'ignore'] });
-    const answers = readline.createInterface({ input: bridge.stdout! })[Symbol.asyncIterator]();
+    const answers = readline.createInterface({ input: bridge.stdout })[Symbol.asyncIterator]();
     const running: Running = { bridge, answers, dir };
     this.current = running;
     const next = async (): Promise<Said> => {

@@ -22,7 +22,6 @@ import {
   setFontAndSize,
   setGraphicsState,
   setTextMatrix,
-  showText,
 } from 'pdf-lib';
 import { embeddingFontkit, LAYOUT_FEATURES, type FontFace } from './fonts';
 import { imageSource, type ImageAsset } from './images';

@@ -51,6 +51,7 @@ export function isHtml(text: string): boolean {
 let engine: Liquid | undefined;
 function liquid(): Liquid {
   if (engine) return engine;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, not with this module
   const { Liquid } = require('liquidjs') as typeof import('liquidjs');
   // `templates: {}`: an empty in-memory file system, so no tag can read a file of the server
   engine = new Liquid({ outputEscape: 'escape', cache: false, templates: {}, memoryLimit: LIQUID_MEMORY });
@@ -144,7 +145,9 @@ export async function fillHtml(
 ): Promise<FilledHtml> {
   let html: string;
   try {
-    html = await liquid().parseAndRender(template.source, scopeOf(values), { renderLimit: options.timeoutMs });
+    html = (await liquid().parseAndRender(template.source, scopeOf(values), {
+      renderLimit: options.timeoutMs,
+    })) as string;
   } catch (err) {
     const message = (err as Error).message ?? '';
     if (/template render limit exceeded/.test(message))

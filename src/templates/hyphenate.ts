@@ -42,7 +42,7 @@ export function hyphenationFor(lang: string): Hyphenate | undefined {
 function hyphenator(name: string): Hyphenate {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { hyphenateSync } = require(path.join(languagesDir, name)) as {
-    hyphenateSync(text: string, options: { hyphenChar: string }): string;
+    hyphenateSync: (text: string, options: { hyphenChar: string }) => string;
   };
   const known = new Map<string, number[]>();
   return (word) => {

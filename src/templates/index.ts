@@ -276,7 +276,11 @@ export async function renderTemplate(
   const compiled = await compiledOf(template);
   const filled = await fillTemplate(compiled, given, options);
   if ('pdf' in filled) return filled.pdf;
-  const pdf = await printFilled(filled, compiled.kind === 'html' ? compiled.assets : new Map(), options);
+  const pdf = await printFilled(
+    filled,
+    compiled.kind === 'html' ? compiled.assets : new Map<string, Uint8Array>(),
+    options,
+  );
   await checkPages(pdf);
   return pdf;
 }

@@ -465,23 +465,22 @@ function placeBlock(block: BlockLeaf, flow: Flow, ctx: Ctx): void {
       } else if (w === undefined) w = h! / ratio;
       else if (h === undefined) h = w * ratio;
       if (block.at) {
-        placeImage(flow.page, block, block.at.x, block.at.y, w!, h!, b, t.fonts);
+        placeImage(flow.page, block, block.at.x, block.at.y, w, h!, b, t.fonts);
         return;
       }
       const maxH = flow.area.bottom - flow.area.top;
-      if (w! > avail) {
-        h = (h! * avail) / w!;
+      if (w > avail) {
+        h = (h! * avail) / w;
         w = avail;
       }
       if (h! > maxH) {
-        w = (w! * maxH) / h!;
+        w = (w * maxH) / h!;
         h = maxH;
       }
       flow.space(block.spaceBefore);
       flow.room(h!);
-      const x =
-        flow.area.left + (block.align === 'center' ? (avail - w!) / 2 : block.align === 'right' ? avail - w! : 0);
-      placeImage(flow.page, block, x, flow.y, w!, h!, b, t.fonts);
+      const x = flow.area.left + (block.align === 'center' ? (avail - w) / 2 : block.align === 'right' ? avail - w : 0);
+      placeImage(flow.page, block, x, flow.y, w, h!, b, t.fonts);
       flow.take(h!, block.spaceAfter);
       return;
     }

@@ -29,12 +29,11 @@ import { checkLimit, RenderLimitError } from './limits';
 export const MAX_DECODED = 100 * 1024 * 1024;
 
 // pdf-lib (pinned to an exact version, as zlib.ts explains) grows a decoded stream's buffer here
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const DecodeStream = (
-  require('pdf-lib/cjs/core/streams/DecodeStream') as {
-    default: { prototype: { ensureBuffer(requested: number): Uint8Array } };
-  }
-).default;
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a file of pdf-lib's, not its entry
+const decodeStream = require('pdf-lib/cjs/core/streams/DecodeStream') as {
+  default: { prototype: { ensureBuffer: (this: unknown, requested: number) => Uint8Array } };
+};
+const DecodeStream = decodeStream.default;
 const ensureBuffer = DecodeStream.prototype.ensureBuffer;
 /** Streams stopped at MAX_DECODED so far in this thread (pdf-lib skips an object that fails to parse). */
 let stopped = 0;

@@ -12,7 +12,7 @@ export function normalizeValues(input: unknown, field = 'merge_parameters'): Rec
       { field, message: 'must be an object', code: 'type' },
     ]);
   }
-  const out: Record<string, string> = Object.create(null);
+  const out = Object.create(null) as Record<string, string>;
   const details: ErrorDetail[] = [];
   for (const [key, value] of Object.entries(input)) {
     if (typeof value === 'string') out[key] = value;

@@ -148,7 +148,7 @@ function convert(node: RawNode, at: (i: number) => SourceLocation, parentLoc: So
   const meta = (node as Record<string, unknown>)[META] as { startIndex?: number } | undefined;
   const loc = meta?.startIndex !== undefined ? at(meta.startIndex) : parentLoc;
   const rawAttrs = (node[':@'] ?? {}) as Record<string, unknown>;
-  const attrs: Record<string, string> = Object.create(null);
+  const attrs = Object.create(null) as Record<string, string>;
   for (const [k, v] of Object.entries(rawAttrs)) attrs[k] = decodeEntities(String(v), loc);
   const children = ((node[name] ?? []) as RawNode[]).map((c) => convert(c, at, loc, depth + 1));
   return { kind: 'element', name, attrs, children, loc };

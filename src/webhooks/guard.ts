@@ -80,7 +80,7 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 0);
-      const list = addresses as dns.LookupAddress[];
+      const list = addresses;
       const usable = allowPrivate ? list : list.filter((a) => !isPrivateAddress(a.address));
       if (usable.length === 0) {
         const e = Object.assign(

@@ -329,7 +329,7 @@ export class Dispatcher {
 
   private async due(): Promise<Due[]> {
     const now = iso(this.clock.now());
-    return (await this.db
+    return await this.db
       .selectFrom('deliveries as d')
       .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
       .innerJoin('events as e', 'e.id', 'd.event_id')
@@ -338,10 +338,11 @@ export class Dispatcher {
       .where('d.status', '=', 'pending')
       .where('d.next_attempt_at', '<=', now)
       .where((e) => e.or([e('d.claimed_until', 'is', null), e('d.claimed_until', '<=', now)]))
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('deliveries as p')
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('deliveries as p')
               .select('p.id')
               .whereRef('p.webhook_id', '=', 'd.webhook_id')
               .whereRef('p.resource_id', '=', 'd.resource_id')
@@ -352,7 +353,7 @@ export class Dispatcher {
       )
       .orderBy('d.id', 'asc')
       .limit(this.concurrency * 4)
-      .execute()) as Due[];
+      .execute();
   }
 
   private launch(d: Due): void {

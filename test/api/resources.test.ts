@@ -298,7 +298,7 @@ describe.each(BACKENDS)('templates and documents on %s', (backend) => {
 
   it('answers 500 without internals when storage fails, and leaves no record behind', async () => {
     const before = (await get('/v1/documents?limit=100')).json().data.length;
-    const put = t.service.storage.put;
+    const put = t.service.storage.put.bind(t.service.storage);
     t.service.storage.put = async () => {
       throw new Error('EIO: disk on fire at /secret/path');
     };
@@ -341,7 +341,7 @@ describe.each(BACKENDS)('templates and documents on %s', (backend) => {
       expect(late.json().error.code).toBe('stopping');
       expect(late.headers.connection).toBe('close');
       // the database gone: not ready, and still an answer in the error shape
-      const ping = t.service.ping;
+      const ping = t.service.ping.bind(t.service);
       t.service.ping = async () => {
         throw new Error('connection refused');
       };

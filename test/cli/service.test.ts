@@ -279,14 +279,14 @@ describe('npm start, the way a new user meets it', () => {
       server = child;
       let out = '';
       const timer = setTimeout(() => reject(new Error(`no first-start banner within 20 s:\n${out}`)), 20_000);
-      child.stdout!.on('data', (c: Buffer) => {
+      child.stdout.on('data', (c: Buffer) => {
         out += c.toString();
         if (out.includes('More keys:')) {
           clearTimeout(timer);
           resolve(out);
         }
       });
-      child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (out += c.toString()));
       child.on('exit', (code) => reject(new Error(`serve exited with ${code}:\n${out}`)));
     });
   }

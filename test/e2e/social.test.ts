@@ -25,12 +25,12 @@ function startProvider(redirectUri: string): Promise<{ child: ChildProcess; issu
       env: { ...process.env, NODE_OPTIONS: '' },
     });
     let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
+    child.stdout.on('data', (c: Buffer) => {
       out += c.toString();
       const line = out.split('\n').find((l) => l.startsWith('{'));
       if (line) resolve({ child, issuer: (JSON.parse(line) as { issuer: string }).issuer });
     });
-    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
     child.on('exit', (code) => reject(new Error(`oidc-provider exited with ${code}: ${out}`)));
   });
 }

@@ -58,7 +58,7 @@ describe('the operator web app in a browser', () => {
       method,
       url,
       headers: { 'x-service-api-token': t.key },
-      ...(payload ? { payload: payload as object } : {}),
+      ...(payload ? { payload: payload } : {}),
     });
 
   beforeAll(async () => {
@@ -242,7 +242,7 @@ describe('the operator web app in a browser', () => {
       page.getByRole('link', { name: 'Download PDF' }).click(),
     ]);
     expect(download.suggestedFilename()).toBe('Welcome for Robin.pdf');
-    const saved = fs.readFileSync((await download.path())!);
+    const saved = fs.readFileSync(await download.path());
     expect(saved.subarray(0, 5).toString('latin1')).toBe('%PDF-');
     expect(saved.length).toBe(doc.size);
   });

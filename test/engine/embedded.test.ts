@@ -47,7 +47,7 @@ describe('the embedded engine running the link lifecycle', () => {
       viewsLeft: null,
     });
     const engine = new EmbeddedEngine(clock, link.activities);
-    engine.startLink('a');
+    void engine.startLink('a');
     await settle();
     clock.advance(2 * 60 * 60 * 1000 - 1);
     await settle();
@@ -62,7 +62,7 @@ describe('the embedded engine running the link lifecycle', () => {
     const clock = new FakeClock();
     const link = fakeLink({ status: 'active', sent: true, sendAttempts: 1, expiresAt: null, viewsLeft: 1 });
     const engine = new EmbeddedEngine(clock, link.activities);
-    engine.startLink('b');
+    void engine.startLink('b');
     await settle();
     link.state.viewsLeft = 0;
     engine.linkChanged('b');
@@ -81,7 +81,7 @@ describe('the embedded engine running the link lifecycle', () => {
       viewsLeft: 3,
     });
     const engine = new EmbeddedEngine(clock, link.activities);
-    engine.startLink('c');
+    void engine.startLink('c');
     await settle();
     clock.advance(59_000);
     await settle();
@@ -103,8 +103,8 @@ describe('the embedded engine running the link lifecycle', () => {
     });
     const engine = new EmbeddedEngine(clock, link.activities);
     let release!: () => void;
-    link.hold(new Promise<void>((r) => (release = r)));
-    engine.startLink('d');
+    void link.hold(new Promise<void>((r) => (release = r)));
+    void engine.startLink('d');
     await settle();
     const stopped = engine.stop();
     release();

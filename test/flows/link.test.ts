@@ -133,7 +133,6 @@ describe('linkLifecycle()', () => {
   it('e-mails a link nobody e-mailed once its sender lease has run out, and only then', async () => {
     let state = active({ sent: false, sendAttempts: 0 });
     let delivered = 0;
-    let fake!: ReturnType<typeof fakePorts>;
     const activities: LinkActivities = {
       linkState: async () => state,
       deliverLink: async () => {
@@ -144,7 +143,7 @@ describe('linkLifecycle()', () => {
       expireLink: async () => undefined,
       revokeLink: async () => undefined,
     };
-    fake = fakePorts(activities);
+    const fake = fakePorts(activities);
     state = active({ sent: false, sendAttempts: 0, sendingUntil: new Date(fake.now() + 120_000).toISOString() });
     void linkLifecycle(fake.ports, 'ml_unsent');
     await drain();

@@ -93,7 +93,7 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
         merge_parameters: postcard,
         destinations: { inkit_storage: {} },
       })
-    ).json() as { document_id: string };
+    ).json<{ document_id: string }>();
   const view = (linkPath: string, cookie?: string) =>
     t.app.inject({ method: 'GET', url: linkPath, headers: cookie ? { cookie } : {} });
 

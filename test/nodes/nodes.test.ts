@@ -19,6 +19,7 @@ import { binaryBytes, loadOptionsContext, runPaperlink, serveTrigger } from '../
 import { readPdf } from '../support/pdf';
 import { testService, type TestService } from '../support/service';
 import { linkIn, startSmtp, type Mailbox } from '../support/smtp';
+import { text } from '../../nodes/Paperlink/text';
 
 const sample = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<
   string,
@@ -888,7 +889,7 @@ describe('Paperlink API credential: Test', () => {
       $credentials: { baseUrl: `${base}/` },
     });
     const url = new URL(`${String(baseUrl)}${request.url}`);
-    for (const [k, v] of Object.entries(request.qs ?? {})) url.searchParams.set(k, String(v));
+    for (const [k, v] of Object.entries(request.qs ?? {})) url.searchParams.set(k, text(v));
     const res = await fetch(url, { headers: { 'X-Service-API-Token': apiKey } });
     return { status: res.status, body: (await res.json()) as { error?: { code: string } } };
   }
@@ -897,7 +898,7 @@ describe('Paperlink API credential: Test', () => {
     expect((await credentialTest(t.key)).status).toBe(200);
     // the nodes' list is the service's list of scopes
     const { request } = new PaperlinkApi().test;
-    expect(String(request.qs?.require).split(',')).toEqual(ALL_SCOPES);
+    expect(text(request.qs?.require).split(',')).toEqual(ALL_SCOPES);
     const narrow = (await t.service.keys.create('api', 'generate only', ['generate'])).secret;
     const failed = await credentialTest(narrow);
     expect(failed.status).toBe(403);

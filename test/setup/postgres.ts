@@ -6,9 +6,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+// a CommonJS script of the repository's, shared with `npm run bench`
+// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startPostgres, stopPostgres } = require('../../scripts/throwaway-pg.js') as {
-  startPostgres(): Promise<{ url: string; bin: string; dir: string; data: string }>;
-  stopPostgres(cluster: { bin: string; dir: string; data: string }): void;
+  startPostgres: () => Promise<{ url: string; bin: string; dir: string; data: string }>;
+  stopPostgres: (cluster: { bin: string; dir: string; data: string }) => void;
 };
 
 const STATE = path.join(os.tmpdir(), 'paperlink-test-pg.json');

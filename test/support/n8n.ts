@@ -37,7 +37,6 @@ import {
   type IRun,
   type IWebhookData,
   type IWorkflowExecuteAdditionalData,
-  type WorkflowActivateMode,
 } from 'n8n-workflow';
 import { PaperlinkApi } from '../../credentials/PaperlinkApi.credentials';
 import { PaperlinkPostcardToken } from '../../credentials/PaperlinkPostcardToken.credentials';
@@ -123,7 +122,10 @@ class Credentials extends ICredentialsHelper {
       Object.fromEntries(
         Object.entries(block).map(([k, v]) => [
           k,
-          v.replace(/^=\{\{\s*\$credentials\.(\w+)\s*\}\}$/, (_, c: string) => String(credentials[c])),
+          v.replace(/^=\{\{\s*\$credentials\.(\w+)\s*\}\}$/, (_, c: string) => {
+            const value = credentials[c];
+            return typeof value === 'string' ? value : '';
+          }),
         ]),
       );
     const { headers, body } = type.authenticate?.properties ?? {};
@@ -256,7 +258,7 @@ export async function runPaperlink(
   } as never);
   executions += 1;
   const data = { ...additionalData(new Credentials(store), hooks), executionId: `e${executions}` };
-  const run = await new WorkflowExecute(data, 'manual').run({ workflow, startNode: nodes[0] } as never);
+  const run = await new WorkflowExecute(data, 'manual').run({ workflow, startNode: nodes[0] });
   const task = run.data.resultData.runData.Paperlink?.[0];
   return {
     run,
@@ -332,7 +334,8 @@ export async function serveTrigger(
   const app = express();
   const server = http.createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const hookPath = type === 'paperlinkTrigger' ? 'webhook' : String(parameters.path ?? 'postcards');
+  const hookPath =
+    type === 'paperlinkTrigger' ? 'webhook' : typeof parameters.path === 'string' ? parameters.path : 'postcards';
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhook/hook-1/${hookPath}`;
   const webhookData = {
     httpMethod: 'POST',
@@ -371,23 +374,16 @@ export async function serveTrigger(
   const hookWebhookData = {
     ...webhookData,
     webhookDescription: { ...nodeType.description.webhooks![0] },
-  } as IWebhookData;
+  };
   const urlOf = () => url;
   return {
     url,
     get staticData() {
-      return ((workflow.staticData as IDataObject)[`node:${node.name}`] ?? {}) as IDataObject;
+      return (workflow.staticData[`node:${node.name}`] ?? {}) as IDataObject;
     },
     started,
     hook: async (method) => {
-      const ctx = new HookContext(
-        workflow,
-        node,
-        additionalData(credentials),
-        'trigger',
-        'activate' as WorkflowActivateMode,
-        hookWebhookData,
-      );
+      const ctx = new HookContext(workflow, node, additionalData(credentials), 'trigger', 'activate', hookWebhookData);
       // n8n builds the URL from its WEBHOOK_URL; here it is the harness server
       (ctx as unknown as { getNodeWebhookUrl: () => string }).getNodeWebhookUrl = urlOf;
       return nodeType.webhookMethods!.default![method].call(ctx);

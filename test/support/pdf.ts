@@ -138,7 +138,7 @@ export async function readPdf(bytes: Uint8Array): Promise<PdfRead> {
           m[1] * e + m[3] * f + m[5],
         ];
       } else if (fn === lib.OPS.setFont) {
-        const obj = page.commonObjs.get(args[0]) as any;
+        const obj = page.commonObjs.get(args[0]);
         st.font = String(obj?.name ?? args[0])
           .replace(/^[A-Z]{6}\+/, '')
           .replace(/-\d+$/, '');

@@ -23,13 +23,13 @@ export function serveProcess(
       { env: { ...process.env, ...env, LOG_LEVEL: 'error', NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
+    child.stdout.on('data', (c: Buffer) => {
       out += c.toString();
       // the greeting ends with the links to the web app and the API reference
       const m = /listening on (https?:\/\/\S+)[\s\S]*openapi\.json/.exec(out);
       if (m) resolve({ child, url: m[1], output: () => out });
     });
-    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
     child.on('exit', (code, signal) => reject(new Error(`serve exited (${code ?? signal}): ${out}`)));
   });
 }

@@ -13,8 +13,9 @@ import { checkAnswers } from './contract';
 export type Backend = 'sqlite' | 'postgres';
 export const BACKENDS: Backend[] = ['sqlite', 'postgres'];
 
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS script of the repository's
 const { freshDatabase } = require('../../scripts/throwaway-pg.js') as {
-  freshDatabase(server: string): Promise<string>;
+  freshDatabase: (server: string) => Promise<string>;
 };
 
 /** Makes an empty database on the test cluster and returns its URL. */

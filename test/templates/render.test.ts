@@ -2,7 +2,7 @@ import zlib from 'node:zlib';
 import { PDFDict } from 'pdf-lib';
 import { InvalidValueError, MissingVariablesError, UnsupportedCharacterError } from '../../src/errors';
 import { loadTemplate, renderTemplate, variables, type AssetResolver, type RenderWarning } from '../../src/templates';
-import { jpeg, jpegDataUri, liberationSans, png, pngDataUri } from '../support/fixtures';
+import { jpeg, liberationSans, png, pngDataUri } from '../support/fixtures';
 import { find, readPdf, run } from '../support/pdf';
 
 async function render(xml: string, values: Record<string, string> = {}, assets?: AssetResolver) {
@@ -724,7 +724,7 @@ describe('hyphenation', () => {
   /** Where a word may break by a language's patterns. */
   const allowed = async (lang: 'de' | 'en-us', word: string) => {
     const { hyphenateSync } = (await import(`hyphen/${lang}`)) as {
-      hyphenateSync(t: string, o: { hyphenChar: string }): string;
+      hyphenateSync: (t: string, o: { hyphenChar: string }) => string;
     };
     const parts = hyphenateSync(word, { hyphenChar: '|' }).split('|');
     return parts.slice(0, -1).map((_, i) => parts.slice(0, i + 1).join('').length);

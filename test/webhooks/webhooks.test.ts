@@ -52,7 +52,7 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
   const subscribe = async (events: unknown = '*', url = rx.url) => {
     const res = await api('POST', '/v1/webhooks', { url, events, description: 'test receiver' });
     expect(res.statusCode).toBe(201);
-    return res.json() as { id: string; secret: string };
+    return res.json<{ id: string; secret: string }>();
   };
   const generate = (destinations: object = { inkit_storage: {} }) =>
     api('POST', '/v1/generate', { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations });
@@ -514,6 +514,8 @@ describe("the README's verification snippet", () => {
     const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
     const code = /```js\n([\s\S]*?function verifyPaperlink[\s\S]*?)```/.exec(readme)?.[1];
     expect(code).toBeDefined();
+    // the docs' own snippet, run as a reader would paste it
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval
     const verifyPaperlink = new Function('require', `${code}\nreturn verifyPaperlink;`)(require) as (
       secret: string,
       raw: Buffer | string,
@@ -531,7 +533,7 @@ describe("the README's verification snippet", () => {
           headers: { 'x-service-api-token': t.key },
           payload: { url: rx.url, events: '*' },
         })
-      ).json() as { id: string; secret: string };
+      ).json<{ id: string; secret: string }>();
       await t.app.inject({
         method: 'POST',
         url: `/v1/webhooks/${hook.id}/test`,

@@ -175,7 +175,7 @@ describe.each(BACKENDS)('activities on %s', (backend) => {
       if (++seen === 2) finish(null);
     });
     // the round ends only after its second heartbeat
-    await expect(beats.run(slow.deliverWebhooks)).resolves.toBeNull();
+    await expect(beats.run(() => slow.deliverWebhooks())).resolves.toBeNull();
     expect(seen).toBeGreaterThanOrEqual(2);
   });
 

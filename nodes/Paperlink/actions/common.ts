@@ -6,6 +6,7 @@ import type {
   ILoadOptionsFunctions,
   INodeProperties,
 } from 'n8n-workflow';
+import { text } from '../text';
 
 export type Kind = 'template' | 'document' | 'magicLink' | 'postcard';
 
@@ -99,7 +100,7 @@ export function idOf(ctx: IExecuteFunctions | ILoadOptionsFunctions, kind: Kind,
     i === undefined
       ? (ctx as ILoadOptionsFunctions).getNodeParameter(param, '', { extractValue: true })
       : (ctx as IExecuteFunctions).getNodeParameter(param, i, '', { extractValue: true });
-  return String(value ?? '').trim();
+  return text(value ?? '').trim();
 }
 
 /** The API path of one resource, e.g. `/v1/documents/doc_…`. */
@@ -108,7 +109,7 @@ export const pathOf = (kind: Kind, id: string, rest = '') => `/v1/${KINDS[kind].
 /** A PDF's file name from a document's name: characters no file system takes become `_`. */
 export const pdfFileName = (name: unknown, id: string) =>
   `${
-    String(name ?? '')
+    text(name ?? '')
       .replace(/[\\/:*?"<>|\u0000-\u001f]+/g, '_')
       .trim() || id
   }.pdf`;
@@ -152,11 +153,11 @@ export const listFields = (
 
 /** The filters the user set, trimmed, for the list's query (empty ones left out). */
 export function listFilters(ctx: IExecuteFunctions, i: number): IDataObject {
-  const set = ctx.getNodeParameter('filters', i, {}) as IDataObject;
+  const set = ctx.getNodeParameter('filters', i, {});
   return Object.fromEntries(
     Object.entries(set)
-      .filter(([, v]) => String(v ?? '').trim() !== '')
-      .map(([k, v]) => [k, String(v).trim()]),
+      .filter(([, v]) => text(v ?? '').trim() !== '')
+      .map(([k, v]) => [k, text(v).trim()]),
   );
 }
 

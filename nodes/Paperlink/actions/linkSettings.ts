@@ -1,5 +1,6 @@
 /** The Magic Link settings as a person sees them in the spec's web form, and the API object they make. */
 import type { IDataObject, IDisplayOptions, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { text } from '../text';
 
 export function linkFields(show: NonNullable<IDisplayOptions['show']>): INodeProperties[] {
   const displayOptions = { show };
@@ -82,14 +83,14 @@ export function linkFields(show: NonNullable<IDisplayOptions['show']>): INodePro
 /** The `magic_link` settings of the API from the fields above. */
 export function linkSettings(ctx: IExecuteFunctions, i: number): IDataObject {
   const settings: IDataObject = {
-    recipient_email: String(ctx.getNodeParameter('recipientEmail', i)).trim(),
+    recipient_email: text(ctx.getNodeParameter('recipientEmail', i)).trim(),
     auth_type: ctx.getNodeParameter('authType', i, 'email'),
   };
-  const authEmail = String(ctx.getNodeParameter('authEmail', i, '')).trim();
+  const authEmail = text(ctx.getNodeParameter('authEmail', i, '')).trim();
   if (authEmail) settings.auth_email = authEmail;
   const amount = Number(ctx.getNodeParameter('expireAfter', i, 0));
   if (amount > 0) {
-    const retain = { [String(ctx.getNodeParameter('expireUnit', i, 'hours'))]: amount };
+    const retain = { [text(ctx.getNodeParameter('expireUnit', i, 'hours'))]: amount };
     settings[
       ctx.getNodeParameter('timerStarts', i, 'created') === 'opened' ? 'retain_from_opened' : 'retain_from_created'
     ] = retain;

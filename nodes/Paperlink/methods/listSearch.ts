@@ -2,6 +2,7 @@
 import type { IDataObject, ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
 import { apiRequest, baseUrl } from '../transport';
 import { KINDS, type Kind } from '../actions/common';
+import { text } from '../text';
 
 interface Page {
   data: IDataObject[];
@@ -30,8 +31,8 @@ async function search(
     results: page.data
       .map((item) => ({
         name: name(item),
-        value: String(item.id),
-        ...(web ? { url: `${web}/${String(item.id)}` } : {}),
+        value: text(item.id),
+        ...(web ? { url: `${web}/${text(item.id)}` } : {}),
       }))
       .filter((r) => !needle || r.name.toLowerCase().includes(needle) || r.value.includes(needle)),
     paginationToken: page.has_more ? (page.next_cursor ?? undefined) : undefined,
@@ -43,7 +44,7 @@ export async function searchTemplates(
   filter?: string,
   paginationToken?: string,
 ): Promise<INodeListSearchResult> {
-  return search(this, 'template', (t) => `${String(t.name)} (${String(t.format ?? '')})`, filter, paginationToken);
+  return search(this, 'template', (t) => `${text(t.name)} (${text(t.format ?? '')})`, filter, paginationToken);
 }
 
 export async function searchDocuments(
@@ -54,7 +55,7 @@ export async function searchDocuments(
   return search(
     this,
     'document',
-    (d) => `${String(d.name)} · ${String(d.created_at ?? '').slice(0, 10)}`,
+    (d) => `${text(d.name)} · ${text(d.created_at ?? '').slice(0, 10)}`,
     filter,
     paginationToken,
     true,
@@ -69,7 +70,7 @@ export async function searchMagicLinks(
   return search(
     this,
     'magicLink',
-    (l) => `${String(l.recipient_email)} · ${String(l.status)} · ${String(l.created_at ?? '').slice(0, 10)}`,
+    (l) => `${text(l.recipient_email)} · ${text(l.status)} · ${text(l.created_at ?? '').slice(0, 10)}`,
     filter,
     paginationToken,
   );
@@ -85,7 +86,7 @@ export async function searchPostcards(
     'postcard',
     (p) => {
       const c = (p.contact ?? {}) as IDataObject;
-      return `${[c.first_name, c.last_name].filter(Boolean).join(' ') || String(p.id)} · ${String(p.status)} · ${String(p.created_at ?? '').slice(0, 10)}`;
+      return `${[text(c.first_name), text(c.last_name)].filter(Boolean).join(' ') || text(p.id)} · ${text(p.status)} · ${text(p.created_at ?? '').slice(0, 10)}`;
     },
     filter,
     paginationToken,

@@ -1,4 +1,4 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { downloadPdf } from '../../transport';
 import { idOf, locator } from '../common';
 
@@ -20,7 +20,7 @@ export const description: INodeProperties[] = [
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
   const { document, binary } = await downloadPdf.call(this, idOf(this, 'document', i));
   return {
-    json: document as IDataObject,
+    json: document,
     binary: { [String(this.getNodeParameter('binaryPropertyName', i, 'data'))]: binary },
     pairedItem: { item: i },
   };

@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { apiRequest, downloadPdf } from '../../transport';
 import { idOf, locator, pathOf } from '../common';
 import { linkFields, linkSettings } from '../linkSettings';
+import { text } from '../../text';
 
 const show = { resource: ['document'], operation: ['generate'] };
 
@@ -120,7 +121,7 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   const templateId = idOf(this, 'template', i);
   const destinations: IDataObject = {};
   if (this.getNodeParameter('store', i, true)) {
-    const name = String(this.getNodeParameter('documentName', i, '')).trim();
+    const name = text(this.getNodeParameter('documentName', i, '')).trim();
     destinations.inkit_storage = name ? { name } : {};
   }
   if (this.getNodeParameter('shareByMagicLink', i, false)) destinations.magic_link = linkSettings(this, i);
@@ -144,7 +145,7 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   })) as IDataObject;
   const item: INodeExecutionData = { json: result, pairedItem: { item: i } };
   if (options.returnBinary) {
-    const { binary } = await downloadPdf.call(this, String(result.document_id));
+    const { binary } = await downloadPdf.call(this, text(result.document_id));
     item.binary = { [options.binaryPropertyName || 'data']: binary };
   }
   return item;

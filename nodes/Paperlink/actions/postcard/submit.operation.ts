@@ -8,9 +8,10 @@ import {
 import { checkPostcard, mergeValues } from '../../../../src/postcards/rules';
 import { apiError, apiRequest } from '../../transport';
 import { idOf, locator, pathOf } from '../common';
+import { text } from '../../text';
 
 const show = { resource: ['postcard'], operation: ['submit'] };
-const text = (displayName: string, name: string, extra: Partial<INodeProperties> = {}): INodeProperties => ({
+const textField = (displayName: string, name: string, extra: Partial<INodeProperties> = {}): INodeProperties => ({
   displayName,
   name,
   type: 'string',
@@ -21,18 +22,18 @@ const text = (displayName: string, name: string, extra: Partial<INodeProperties>
 
 export const description: INodeProperties[] = [
   locator('template', show, 'The postcard template; the request is checked against its merge fields before it is sent'),
-  text('First Name', 'firstName', { description: 'First or last name is required' }),
-  text('Last Name', 'lastName'),
-  text('Address Line 1', 'addressLine1', { required: true, description: 'At most 64 characters' }),
-  text('Address Line 2', 'addressLine2'),
-  text('City', 'addressCity', { required: true }),
-  text('State', 'addressState', {
+  textField('First Name', 'firstName', { description: 'First or last name is required' }),
+  textField('Last Name', 'lastName'),
+  textField('Address Line 1', 'addressLine1', { required: true, description: 'At most 64 characters' }),
+  textField('Address Line 2', 'addressLine2'),
+  textField('City', 'addressCity', { required: true }),
+  textField('State', 'addressState', {
     required: true,
     placeholder: 'OR',
     description: 'Two letters; a US state or territory when the country is US',
   }),
-  text('ZIP', 'addressZip', { required: true }),
-  text('Country', 'addressCountry', { required: true, placeholder: 'US', description: 'ISO 3166-1 alpha-2 code' }),
+  textField('ZIP', 'addressZip', { required: true }),
+  textField('Country', 'addressCountry', { required: true, placeholder: 'US', description: 'ISO 3166-1 alpha-2 code' }),
   {
     displayName: 'Contact',
     name: 'contact',
@@ -82,7 +83,7 @@ export const description: INodeProperties[] = [
  */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
   const { intakeUrl } = await this.getCredentials<{ intakeUrl: string }>('paperlinkPostcardToken');
-  const p = (name: string) => String(this.getNodeParameter(name, i, '')).trim();
+  const p = (name: string) => text(this.getNodeParameter(name, i, '')).trim();
   const body: IDataObject = {};
   for (const { name, value } of (
     this.getNodeParameter('customData', i, {}) as { field?: { name: string; value: string }[] }

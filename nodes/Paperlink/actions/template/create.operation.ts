@@ -6,6 +6,7 @@ import {
   type INodeProperties,
 } from 'n8n-workflow';
 import { apiRequest } from '../../transport';
+import { text } from '../../text';
 
 const show = { resource: ['template'], operation: ['create'] };
 
@@ -83,7 +84,7 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
     assets[path] = (await this.helpers.getBinaryDataBuffer(i, asset.binaryPropertyName)).toString('base64');
   }
   const name =
-    String(this.getNodeParameter('name', i, '')).trim() || (file.fileName ?? '').replace(/\.[^.]+$/, '') || undefined;
+    text(this.getNodeParameter('name', i, '')).trim() || (file.fileName ?? '').replace(/\.[^.]+$/, '') || undefined;
   const body: IDataObject = {
     source_base64: source.toString('base64'),
     ...(name ? { name } : {}),
