@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 
 const PDFJS = path.dirname(require.resolve('pdfjs-dist/package.json'));
 
@@ -219,7 +219,7 @@ const STATIC: Record<string, { type: string; body: string | (() => fs.ReadStream
   },
 };
 
-export function registerAssets(app: FastifyInstance): void {
+export const assetRoutes: FastifyPluginAsync = async (app) => {
   for (const [url, file] of Object.entries(STATIC)) {
     app.get(url, async (_req, reply) =>
       reply
@@ -228,4 +228,4 @@ export function registerAssets(app: FastifyInstance): void {
         .send(typeof file.body === 'string' ? file.body : file.body()),
     );
   }
-}
+};

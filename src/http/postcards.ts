@@ -1,7 +1,7 @@
 /** The postcard webhook (no version prefix, token in the body) and the operator's view of postcards. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { Service } from '../service';
 import { EXAMPLE_IDS } from '../templates/store';
 import { requireJson } from './errors';
@@ -24,91 +24,94 @@ export const POSTCARD_BODY_LIMIT = 64 * 1024;
 
 const tags = ['Postcards'];
 
-export function registerPostcardRoutes(app: FastifyInstance, service: Service): void {
-  const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  api.post(
-    service.config.postcardPath,
-    {
-      bodyLimit: Math.min(POSTCARD_BODY_LIMIT, service.config.bodyLimit),
-      schema: {
-        operationId: 'submitPostcard',
-        tags,
-        summary: 'Submit a postcard request (the postcard webhook)',
-        description:
-          'The token is the body field `api_token` (a postcard token, `paperlink tokens create --kind postcard`), never a header. Fields as spec 2.5; any other field is custom data that fills merge fields of the same name. Answered 202 only after the request is stored durably; rendered afterwards. An Idempotency-Key gives the same id again.',
-        security: [],
-        headers: IdempotencyHeader,
-        body: described(PostcardRequestSchema, {
-          api_token: 'plp_…',
-          template_id: EXAMPLE_IDS.postcard,
-          first_name: 'Jordan',
-          last_name: 'Alvarez',
-          email: 'jordan@example.com',
-          address_line_1: '742 Evergreen Terrace',
-          address_city: 'Springfield',
-          address_state: 'OR',
-          address_zip: '97477',
-          address_country: 'US',
-          source: 'website',
-          tagline: 'See you on the slopes',
-        }),
-        response: {
-          202: Type.Object(
-            {
-              id: Type.String(),
-              status: oneOf(['received', 'rendered', 'failed'], {
-                description:
-                  '`received` in the first answer; an answer replayed for its Idempotency-Key says where it is now.',
-              }),
-            },
-            {
-              additionalProperties: false,
-              description: 'Stored; it will be rendered.',
-              examples: [{ id: 'pc_01m82kzq5az78r9b7p2fxgxka8', status: 'received' }],
-            },
-          ),
-          ...errors(400, 401, 413, 415, 422, 500),
+/** At POSTCARD_PATH (the intake) and under /v1/postcards. */
+export const postcardRoutes =
+  (service: Service): FastifyPluginAsync =>
+  async (app) => {
+    const api = app.withTypeProvider<TypeBoxTypeProvider>();
+    api.post(
+      service.config.postcardPath,
+      {
+        bodyLimit: Math.min(POSTCARD_BODY_LIMIT, service.config.bodyLimit),
+        schema: {
+          operationId: 'submitPostcard',
+          tags,
+          summary: 'Submit a postcard request (the postcard webhook)',
+          description:
+            'The token is the body field `api_token` (a postcard token, `paperlink tokens create --kind postcard`), never a header. Fields as spec 2.5; any other field is custom data that fills merge fields of the same name. Answered 202 only after the request is stored durably; rendered afterwards. An Idempotency-Key gives the same id again.',
+          security: [],
+          headers: IdempotencyHeader,
+          body: described(PostcardRequestSchema, {
+            api_token: 'plp_…',
+            template_id: EXAMPLE_IDS.postcard,
+            first_name: 'Jordan',
+            last_name: 'Alvarez',
+            email: 'jordan@example.com',
+            address_line_1: '742 Evergreen Terrace',
+            address_city: 'Springfield',
+            address_state: 'OR',
+            address_zip: '97477',
+            address_country: 'US',
+            source: 'website',
+            tagline: 'See you on the slopes',
+          }),
+          response: {
+            202: Type.Object(
+              {
+                id: Type.String(),
+                status: oneOf(['received', 'rendered', 'failed'], {
+                  description:
+                    '`received` in the first answer; an answer replayed for its Idempotency-Key says where it is now.',
+                }),
+              },
+              {
+                additionalProperties: false,
+                description: 'Stored; it will be rendered.',
+                examples: [{ id: 'pc_01m82kzq5az78r9b7p2fxgxka8', status: 'received' }],
+              },
+            ),
+            ...errors(400, 401, 413, 415, 422, 500),
+          },
         },
       },
-    },
-    async (req, reply) => {
-      requireJson(req);
-      const result = await service.postcards.accept(req.body, req.headers['idempotency-key']);
-      if (result.replayed) void reply.header('Idempotent-Replayed', 'true');
-      return reply.status(202).send({ id: result.id, status: result.status });
-    },
-  );
-  api.get(
-    '/v1/postcards',
-    {
-      schema: {
-        operationId: 'listPostcards',
-        tags,
-        summary: 'List postcards, newest first, optionally by status',
-        querystring: Type.Composite([
-          PageQuery,
-          Type.Object({
-            status: Type.Optional(
-              oneOf(['received', 'rendered', 'failed'], { description: 'Only postcards with this status.' }),
-            ),
-          }),
-        ]),
-        response: { 200: { ...List('Postcard'), description: 'A page of postcards.' }, ...errors(401, 422) },
+      async (req, reply) => {
+        requireJson(req);
+        const result = await service.postcards.accept(req.body, req.headers['idempotency-key']);
+        if (result.replayed) void reply.header('Idempotent-Replayed', 'true');
+        return reply.status(202).send({ id: result.id, status: result.status });
       },
-    },
-    async (req) => service.postcards.list(pageOf(req.query), req.query.status),
-  );
-  api.get(
-    '/v1/postcards/:id',
-    {
-      schema: {
-        operationId: 'getPostcard',
-        tags,
-        summary: 'A postcard: status, normalised contact and address, custom data, document, failure reason',
-        params: IdParams('postcard', 'pc_01m82kzq5az78r9b7p2fxgxka8'),
-        response: { 200: answer(PostcardSchema, 'The postcard.'), ...errors(401, 404) },
+    );
+    api.get(
+      '/v1/postcards',
+      {
+        schema: {
+          operationId: 'listPostcards',
+          tags,
+          summary: 'List postcards, newest first, optionally by status',
+          querystring: Type.Composite([
+            PageQuery,
+            Type.Object({
+              status: Type.Optional(
+                oneOf(['received', 'rendered', 'failed'], { description: 'Only postcards with this status.' }),
+              ),
+            }),
+          ]),
+          response: { 200: { ...List('Postcard'), description: 'A page of postcards.' }, ...errors(401, 422) },
+        },
       },
-    },
-    async (req) => service.postcards.get(req.params.id),
-  );
-}
+      async (req) => service.postcards.list(pageOf(req.query), req.query.status),
+    );
+    api.get(
+      '/v1/postcards/:id',
+      {
+        schema: {
+          operationId: 'getPostcard',
+          tags,
+          summary: 'A postcard: status, normalised contact and address, custom data, document, failure reason',
+          params: IdParams('postcard', 'pc_01m82kzq5az78r9b7p2fxgxka8'),
+          response: { 200: answer(PostcardSchema, 'The postcard.'), ...errors(401, 404) },
+        },
+      },
+      async (req) => service.postcards.get(req.params.id),
+    );
+  };

@@ -1,0 +1,63 @@
+/** POST /v1/generate: render a template and deliver it to its destinations. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { renderIdFor } from '../idempotency';
+import type { Service } from '../service';
+import { requireJson } from './errors';
+import {
+  answer,
+  described,
+  errors,
+  exampleGenerate,
+  exampleRender,
+  GenerateRequestSchema,
+  IdempotencyHeader,
+  RenderSchema,
+} from './schemas';
+
+export const generateRoutes =
+  (service: Service): FastifyPluginAsync =>
+  async (app) => {
+    const api = app.withTypeProvider<TypeBoxTypeProvider>();
+
+    api.post(
+      '',
+      {
+        schema: {
+          operationId: 'generate',
+          tags: ['Documents'],
+          summary: 'Render a template with merge parameters and store the PDF',
+          description:
+            'Every variable of the template needs a value (an empty string is a value). Numbers and booleans become text; objects and arrays are refused. Keys the template does not use are listed under `warnings`, and so is text that does not fit its box (`text_overflow`). With an Idempotency-Key, the same key and body return the first answer again for 24 hours.',
+          headers: IdempotencyHeader,
+          body: described(GenerateRequestSchema, exampleGenerate),
+          response: {
+            201: answer(
+              RenderSchema,
+              'Rendered and stored; with magic_link, the link is made and e-mailed.',
+              exampleRender,
+            ),
+            ...errors(400, 401, 409, 413, 415, 422, 500),
+          },
+        },
+      },
+      async (req, reply) => {
+        requireJson(req);
+        const key = req.apiKey!;
+        const idem = req.headers['idempotency-key'];
+        // with an Idempotency-Key, the key names the render (and so its workflow, its document and its
+        // link): however often and however concurrently it is retried, each effect happens once
+        const renderId = idem === undefined ? undefined : renderIdFor(key.id, idem);
+        const work = async () => ({
+          status: 201,
+          body: await service.engine.generate({ body: req.body, caller: { keyId: key.id, name: key.name }, renderId }),
+        });
+        // a replay answers what the first request was answered, whichever status that was
+        const send = (r: { status: number; body: unknown }) => (reply as FastifyReply).status(r.status).send(r.body);
+        if (idem === undefined) return send(await work());
+        const r = await service.idempotency.run(`${key.id}:POST /v1/generate`, idem, req.body, work);
+        if (r.replayed) void reply.header('Idempotent-Replayed', 'true');
+        return send(r);
+      },
+    );
+  };
