@@ -1,0 +1,102 @@
+/**
+ * The e-mailed code a recipient proves their address with: six digits, stored as a hash, valid for
+ * CODE_TTL_MS, burned after CODE_TRIES wrong tries (counted atomically), at most CODES_PER_HOUR
+ * sent per link. A right code starts a session.
+ */
+import { randomInt } from 'node:crypto';
+import { iso } from '../clock';
+import { RateLimitError } from '../errors';
+import type { Mailer } from '../mail';
+import { sameHash, sha256 } from '../secrets';
+import { codeMessage } from './mail';
+import type { OpenLink, Visitor } from './model';
+import type { LinkRows } from './rows';
+import type { LinkSessions } from './sessions';
+
+export const CODE_TTL_MS = 10 * 60 * 1000;
+export const CODE_TRIES = 5;
+/** Codes one link may have sent per hour. */
+export const CODES_PER_HOUR = 5;
+
+export class LinkCodes {
+  constructor(
+    private readonly rows: LinkRows,
+    private readonly mailer: Mailer,
+    private readonly sessions: LinkSessions,
+  ) {}
+
+  /** E-mails a 6-digit code to the link's auth_email. At most CODES_PER_HOUR per link per hour. */
+  async send(link: OpenLink, v: Visitor): Promise<void> {
+    const since = iso(new Date(this.rows.clock.now().getTime() - 60 * 60 * 1000));
+    const sent = await this.rows.db
+      .selectFrom('link_events')
+      .select((e) => e.fn.countAll<string | number>().as('n'))
+      .where('link_id', '=', link.row.id)
+      .where('kind', '=', 'code_sent')
+      .where('at', '>', since)
+      .executeTakeFirstOrThrow();
+    if (Number(sent.n) >= CODES_PER_HOUR) {
+      await this.rows.record(link.row.id, 'code_requested', 'rate_limited', v);
+      throw new RateLimitError('Too many codes were asked for this link. Wait an hour, then ask for a new one.', 3600);
+    }
+    const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+    const expires = iso(new Date(this.rows.clock.now().getTime() + CODE_TTL_MS));
+    const hash = sha256(`${link.row.id}:${code}`);
+    await this.rows.db
+      .insertInto('link_codes')
+      .values({ link_id: link.row.id, code_hash: hash, attempts: 0, expires_at: expires })
+      .onConflict((c) => c.column('link_id').doUpdateSet({ code_hash: hash, attempts: 0, expires_at: expires }))
+      .execute();
+    await this.mailer.send(
+      codeMessage(link.app, {
+        to: link.row.auth_email,
+        documentName: link.document.name,
+        code,
+        minutes: CODE_TTL_MS / 60_000,
+      }),
+    );
+    await this.rows.record(link.row.id, 'code_sent', 'ok', v, link.row.auth_email);
+  }
+
+  /**
+   * Checks a code. Right: a session token for this link (to put in a cookie). Wrong: undefined;
+   * the fifth wrong try burns the code. Codes are compared as hashes, in constant time.
+   */
+  async check(
+    link: OpenLink,
+    code: string,
+    v: Visitor,
+  ): Promise<{ session: string } | { error: 'wrong' | 'expired' | 'burned' }> {
+    const row = await this.rows.db
+      .selectFrom('link_codes')
+      .selectAll()
+      .where('link_id', '=', link.row.id)
+      .executeTakeFirst();
+    if (!row || row.expires_at <= this.rows.now()) {
+      await this.rows.record(link.row.id, 'code_checked', 'expired', v);
+      return { error: 'expired' };
+    }
+    // count the try first, atomically, so parallel guesses cannot exceed the limit
+    const counted = await this.rows.db
+      .updateTable('link_codes')
+      .set((e) => ({ attempts: e('attempts', '+', 1) }))
+      .where('link_id', '=', link.row.id)
+      .where('code_hash', '=', row.code_hash)
+      .where('attempts', '<', CODE_TRIES)
+      .executeTakeFirst();
+    if (!Number(counted.numUpdatedRows)) {
+      await this.rows.record(link.row.id, 'code_checked', 'burned', v);
+      return { error: 'burned' };
+    }
+    const given = /^\d{6}$/.test(code.trim()) ? sha256(`${link.row.id}:${code.trim()}`) : sha256('not a code');
+    if (!sameHash(given, row.code_hash)) {
+      const left = CODE_TRIES - (row.attempts + 1);
+      if (left <= 0) await this.rows.db.deleteFrom('link_codes').where('link_id', '=', link.row.id).execute();
+      await this.rows.record(link.row.id, 'code_checked', left <= 0 ? 'burned' : 'wrong', v);
+      return { error: left <= 0 ? 'burned' : 'wrong' };
+    }
+    await this.rows.db.deleteFrom('link_codes').where('link_id', '=', link.row.id).execute();
+    await this.rows.record(link.row.id, 'code_checked', 'ok', v, link.row.auth_email);
+    return { session: await this.sessions.start(link, link.row.auth_email) };
+  }
+}

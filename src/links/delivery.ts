@@ -1,0 +1,158 @@
+/**
+ * E-mailing a link: at most once per URL generation, one sender at a time (a lease of
+ * SEND_LEASE_MS, so another process may send after a crash), and again with a new URL on resend.
+ * The outcome (`sent`, `send_failed`) is written with its event and told to the link's flow.
+ */
+import type { MagicLinkRow } from '../db/schema';
+import { iso } from '../clock';
+import { ValidationError } from '../errors';
+import type { Mailer } from '../mail';
+import { sha256 } from '../secrets';
+import type { LinkChange } from './lifecycle';
+import type { MagicLinkApp, MagicLinkApps } from './app';
+import { linkMessage } from './mail';
+import { ACTIVE, settingsOf, VIEW_MS } from './model';
+import { limitsForRecipient } from './policy';
+import type { LinkRows } from './rows';
+import type { LinkTokens } from './tokens';
+
+/** How long one sender holds a link's e-mail: longer than the mailer may take (its timeouts are a minute). */
+export const SEND_LEASE_MS = 2 * 60 * 1000;
+
+export class LinkDelivery {
+  constructor(
+    private readonly rows: LinkRows,
+    private readonly tokens: LinkTokens,
+    private readonly mailer: Mailer,
+    private readonly apps: MagicLinkApps,
+    /** This process's presence id, written beside a send lease it takes. */
+    private readonly owner: () => number,
+    /** Tells the link's flow what happened. */
+    private readonly changed: (id: string, change: LinkChange) => void,
+  ) {}
+
+  /**
+   * E-mails the link unless it was e-mailed already, with the URL of its current generation (the
+   * same URL however often this runs). One sender at a time: the send is leased for
+   * SEND_LEASE_MS (longer than the mailer's own timeouts), so after a crash another attempt may
+   * send once the lease has run out. At least once: a crash between the mail server's acceptance
+   * and our commit sends that e-mail again. `tell`: whether the link's flow hears of the outcome;
+   * false when the flow itself asked (an activity never signals its own workflow).
+   */
+  async deliver(id: string, tell = true): Promise<{ sent: boolean; url: string }> {
+    const row = await this.rows.row(id);
+    if (!ACTIVE.includes(row.status))
+      throw new ValidationError(`The link is ${row.status}; make a new one.`, [
+        { field: 'id', message: `is ${row.status}`, code: 'link_ended' },
+      ]);
+    const app = await this.apps.require();
+    const token = await this.tokens.token(id, row.token_generation);
+    const url = `${app.public_url}/l/${token}`;
+    if (row.sent_at !== null) return { sent: true, url };
+    const now = this.rows.clock.now();
+    const claimed = await this.rows.db
+      .updateTable('magic_links')
+      .set({
+        sending_until: iso(new Date(now.getTime() + SEND_LEASE_MS)),
+        sending_by: this.owner(),
+        token_hash: sha256(token),
+      })
+      .where('id', '=', id)
+      .where('sent_at', 'is', null)
+      .where('token_generation', '=', row.token_generation)
+      .where((e) => e.or([e('sending_until', 'is', null), e('sending_until', '<', iso(now))]))
+      .executeTakeFirst();
+    // sent meanwhile, or another sender holds the lease: that send is the one
+    if (!Number(claimed.numUpdatedRows)) return { sent: (await this.rows.row(id)).sent_at !== null, url };
+    return this.send(row, app, url, tell);
+  }
+
+  /** `POST /v1/magic_links/:id/resend`: e-mails the link again at once, with a new URL (the old one stops working). */
+  async resend(id: string): Promise<{ sent: boolean; url: string }> {
+    const row = await this.rows.row(id);
+    if (!ACTIVE.includes(row.status))
+      throw new ValidationError(`The link is ${row.status}; make a new one.`, [
+        { field: 'id', message: `is ${row.status}`, code: 'link_ended' },
+      ]);
+    const app = await this.apps.require();
+    const generation = row.token_generation + 1;
+    const token = await this.tokens.token(id, generation);
+    await this.rows.db
+      .updateTable('magic_links')
+      .set({
+        token_generation: generation,
+        token_hash: sha256(token),
+        sending_until: iso(new Date(this.rows.clock.now().getTime() + SEND_LEASE_MS)),
+        sending_by: this.owner(),
+      })
+      .where('id', '=', id)
+      .execute();
+    return this.send({ ...row, token_generation: generation }, app, `${app.public_url}/l/${token}`, true);
+  }
+
+  private async send(
+    row: MagicLinkRow,
+    app: MagicLinkApp,
+    url: string,
+    tell: boolean,
+  ): Promise<{ sent: boolean; url: string }> {
+    const id = row.id;
+    const doc = await this.rows.documentName(row.document_id);
+    const limits = limitsForRecipient(
+      settingsOf(row),
+      row.expires_at ? new Date(row.expires_at) : null,
+      VIEW_MS / 60_000,
+      row.opened_at !== null,
+    );
+    const confirm =
+      row.auth_type === 'email'
+        ? `the address ${row.auth_email} with a code we e-mail to it`
+        : `that you are ${row.auth_email} by signing in`;
+    try {
+      await this.mailer.send(
+        linkMessage(app, { to: row.recipient_email, documentName: doc.name, url, limits, confirm }),
+      );
+    } catch (err) {
+      const reason = err instanceof Error ? err.message.slice(0, 300) : String(err);
+      const changed = await this.rows.db.transaction().execute(async (trx) => {
+        const r = await trx
+          .updateTable('magic_links')
+          .set((e) => ({
+            status: 'send_failed',
+            send_error: reason,
+            send_attempts: e('send_attempts', '+', 1),
+            sending_until: null,
+            sending_by: null,
+          }))
+          .where('id', '=', id)
+          .where('status', 'in', ACTIVE)
+          .returningAll()
+          .executeTakeFirst();
+        if (r) await this.rows.emit(trx, 'magic_link.send_failed', r);
+        return r !== undefined;
+      });
+      if (changed && tell) this.changed(id, 'send_failed');
+      return { sent: false, url };
+    }
+    const changed = await this.rows.db.transaction().execute(async (trx) => {
+      const r = await trx
+        .updateTable('magic_links')
+        .set((e) => ({
+          status: 'active',
+          send_error: null,
+          sent_at: this.rows.now(),
+          send_attempts: e('send_attempts', '+', 1),
+          sending_until: null,
+          sending_by: null,
+        }))
+        .where('id', '=', id)
+        .where('status', 'in', ACTIVE)
+        .returningAll()
+        .executeTakeFirst();
+      if (r) await this.rows.emit(trx, 'magic_link.sent', r);
+      return r !== undefined;
+    });
+    if (changed && tell) this.changed(id, 'sent');
+    return { sent: true, url };
+  }
+}

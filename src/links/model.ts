@@ -1,0 +1,111 @@
+/**
+ * What a Magic Link is, as the API shows it and as the recipient's requests read it: its statuses,
+ * limits, the shape of a link and of its access log, and the pure functions over a link's row.
+ */
+import type { LinkEventsTable, MagicLinkRow } from '../db/schema';
+import type { ExpiryReason } from '../events';
+import type { MagicLinkApp } from './app';
+import { VIEW_LIMIT_CAP, type LinkSettings } from './policy';
+
+export const LINK_STATUSES = ['active', 'send_failed', 'expired', 'revoked'] as const;
+export type LinkStatus = (typeof LINK_STATUSES)[number];
+/**
+ * One view: a signed-in recipient's viewing of the document for this long after it was counted.
+ * Reloads, page turns and the PDF's own requests in that time belong to the same view and cost
+ * nothing more; the last allowed view stays readable for this long after it ended the link.
+ */
+export const VIEW_MS = 30 * 60 * 1000;
+
+/** One line of a link's access log: a `link_events` row without its ids. */
+export type AccessEntry = Omit<LinkEventsTable, 'id' | 'link_id'>;
+
+export interface LinkInfo {
+  id: string;
+  object: 'magic_link';
+  document_id: string;
+  status: LinkStatus;
+  recipient_email: string;
+  auth_email: string;
+  auth_type: 'email' | 'social';
+  expire_after_n_views: number | null;
+  retain_from_created: Record<string, number> | null;
+  retain_from_opened: Record<string, number> | null;
+  created_at: string;
+  sent_at: string | null;
+  opened_at: string | null;
+  expires_at: string | null;
+  views_used: number;
+  views_left: number | null;
+  send_error: string | null;
+  access_log?: AccessEntry[];
+}
+
+export interface Visitor {
+  ip?: string;
+  userAgent?: string;
+}
+
+/** What a recipient's request reads of a link (a view reads no more than it needs). */
+export const OPEN_COLUMNS = [
+  'id',
+  'document_id',
+  'status',
+  'expires_at',
+  'max_views',
+  'views_used',
+  'opened_at',
+  'auth_type',
+  'auth_email',
+] as const;
+export type OpenRow = Pick<MagicLinkRow, (typeof OPEN_COLUMNS)[number]>;
+
+/** What a recipient's request found: a usable link, or nothing to say about it. */
+export interface OpenLink {
+  row: OpenRow;
+  document: { id: string; name: string };
+  app: MagicLinkApp;
+}
+
+export function settingsOf(row: MagicLinkRow): LinkSettings {
+  return JSON.parse(row.settings) as LinkSettings;
+}
+
+export function linkInfo(row: MagicLinkRow): LinkInfo {
+  const s = settingsOf(row);
+  const retain = s.retention ? { [s.retention.unit]: s.retention.amount } : null;
+  return {
+    id: row.id,
+    object: 'magic_link',
+    document_id: row.document_id,
+    status: row.status as LinkStatus,
+    recipient_email: row.recipient_email,
+    auth_email: row.auth_email,
+    auth_type: row.auth_type as 'email' | 'social',
+    expire_after_n_views: row.max_views,
+    retain_from_created: s.retention?.from === 'created' ? retain : null,
+    retain_from_opened: s.retention?.from === 'opened' ? retain : null,
+    created_at: row.created_at,
+    sent_at: row.sent_at,
+    opened_at: row.opened_at,
+    expires_at: row.expires_at,
+    views_used: row.views_used,
+    views_left: row.max_views === null ? null : Math.max(0, row.max_views - row.views_used),
+    send_error: row.send_error,
+  };
+}
+
+/** The statuses of a link that has not ended. */
+export const ACTIVE = ['active', 'send_failed'];
+
+/** Outcomes of the access log that are not a refusal. */
+export const ALLOWED = new Set(['ok', 'first_opening']);
+
+/** Why a link that ended by its limits ended: its view limit, the ten-day cap, or its timer. */
+export function expiryReason(row: MagicLinkRow): ExpiryReason {
+  if (row.max_views !== null && row.views_used >= row.max_views) return 'views';
+  // a timer from opening that never started: the link was not opened within OPEN_WITHIN
+  if (row.max_views === null && row.opened_at === null && settingsOf(row).retention?.from === 'opened')
+    return 'not_opened';
+  const cap = row.max_views !== null ? Date.parse(row.created_at) + VIEW_LIMIT_CAP.toMillis() : undefined;
+  return cap !== undefined && row.expires_at !== null && Date.parse(row.expires_at) === cap ? 'ten_day_cap' : 'time';
+}

@@ -1,0 +1,82 @@
+/**
+ * The links' table as every part of src/links uses it: a link's row, the access log (a refusal is
+ * also a `magic_link.access_denied` event, in the same transaction), and the link's events.
+ */
+import type { Clock } from '../clock';
+import { iso } from '../clock';
+import type { Db } from '../db';
+import type { MagicLinkRow } from '../db/schema';
+import { NotFoundError } from '../errors';
+import type { Events } from '../events';
+import { newId } from '../ids';
+import { ALLOWED, linkInfo, type Visitor } from './model';
+
+export type LinkEvent =
+  | 'magic_link.sent'
+  | 'magic_link.send_failed'
+  | 'magic_link.opened'
+  | 'magic_link.viewed'
+  | 'magic_link.access_denied'
+  | 'magic_link.expired';
+
+export class LinkRows {
+  constructor(
+    readonly db: Db,
+    readonly clock: Clock,
+    readonly events: Events,
+  ) {}
+
+  now(): string {
+    return iso(this.clock.now());
+  }
+
+  /** A link's document, or 404 when it is gone. */
+  async documentName(id: string): Promise<{ id: string; name: string }> {
+    const doc = await this.db.selectFrom('documents').select(['id', 'name']).where('id', '=', id).executeTakeFirst();
+    if (!doc) throw new NotFoundError('document', id);
+    return doc;
+  }
+
+  async row(id: string, db: Db = this.db): Promise<MagicLinkRow> {
+    const row = await db.selectFrom('magic_links').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw new NotFoundError('magic link', id);
+    return row;
+  }
+
+  /** Writes an access-log entry; a refusal is also a `magic_link.access_denied` event, in the same transaction. */
+  async record(
+    linkId: string,
+    kind: string,
+    outcome: string,
+    v: Visitor,
+    email: string | null = null,
+    db: Db = this.db,
+  ): Promise<void> {
+    const now = this.clock.now();
+    const entry = {
+      id: newId('ev', now),
+      link_id: linkId,
+      at: iso(now),
+      kind,
+      outcome,
+      ip: v.ip ?? null,
+      user_agent: v.userAgent?.slice(0, 300) ?? null,
+      email,
+    };
+    if (ALLOWED.has(outcome)) {
+      await db.insertInto('link_events').values(entry).execute();
+      return;
+    }
+    const write = async (trx: Db) => {
+      await trx.insertInto('link_events').values(entry).execute();
+      const row = await trx.selectFrom('magic_links').selectAll().where('id', '=', linkId).executeTakeFirstOrThrow();
+      const { id: _id, link_id: _link, ...access } = entry;
+      await this.emit(trx, 'magic_link.access_denied', row, { access });
+    };
+    await (db === this.db ? this.db.transaction().execute(write) : write(db));
+  }
+
+  emit(trx: Db, type: LinkEvent, row: MagicLinkRow, extra: Record<string, unknown> = {}) {
+    return this.events.emit(trx, type, row.id, () => ({ object: linkInfo(row), ...extra }));
+  }
+}
