@@ -98,18 +98,24 @@ function ports<A>(activities: A, handlers: Map<string, () => void> = new Map()):
 
 /** Renders, stores and shares one document; starts the lifecycle of the Magic Link it made. */
 export async function generate(input: GenerateInput): Promise<GenerateResult> {
-  return generateFlow(ports(generateActivities), input, async (linkId) => {
-    try {
-      await startChild(linkLifecycle, {
-        workflowId: workflowId.link(linkId),
-        args: [linkId],
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-      });
-    } catch (err) {
-      // the API may have started it already (a view or a resend signals with start)
-      if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;
-    }
-  });
+  return generateFlow(
+    {
+      ...ports(generateActivities),
+      startLinkLifecycle: async (linkId) => {
+        try {
+          await startChild(linkLifecycle, {
+            workflowId: workflowId.link(linkId),
+            args: [linkId],
+            parentClosePolicy: ParentClosePolicy.ABANDON,
+          });
+        } catch (err) {
+          // the API may have started it already (a view or a resend signals with start)
+          if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;
+        }
+      },
+    },
+    input,
+  );
 }
 
 // ---- link lifecycle ------------------------------------------------------------------------

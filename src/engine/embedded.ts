@@ -65,7 +65,8 @@ export class EmbeddedEngine implements Engine {
   generate(input: GenerateInput): Promise<GenerateResult> {
     if (!this.generator) throw new Error('this engine runs no generate flows');
     const abort = new AbortController();
-    return generateFlow(this.ports(this.generator, abort).ports, input, async (id) => this.startLink(id));
+    const { ports } = this.ports(this.generator, abort);
+    return generateFlow({ ...ports, startLinkLifecycle: (id) => this.startLink(id) }, input);
   }
 
   private ports<A>(activities: A, abort: AbortController): { ports: Ports<A>; signal: (name: string) => void } {

@@ -4,10 +4,10 @@
  * so the API answers the same either way.
  */
 import type { Documents, GenerateResult } from '../documents';
-import type { GenerateActivities, GenerateInput } from '../flows/generate';
-import type { LinkActivities, LinkChange } from '../flows/link';
-import type { PostcardActivities } from '../flows/postcard';
-import type { WebhookActivities } from '../flows/webhooks';
+import { activitiesForGenerate, type GenerateActivities, type GenerateInput } from '../flows/generate';
+import { activitiesForLinks, type LinkActivities, type LinkChange } from '../flows/link';
+import { activitiesForPostcards, type PostcardActivities } from '../flows/postcard';
+import { activitiesForWebhooks, type WebhookActivities } from '../flows/webhooks';
 import type { MagicLinks } from '../links';
 import type { Postcards } from '../postcards';
 import type { Dispatcher } from '../webhooks';
@@ -32,29 +32,17 @@ export interface Engine {
   stop(): Promise<void>;
 }
 
-/**
- * The operations flows call, on the service's parts: one set for both engines. An activity never
- * tells its own flow what it did (the flow reads the result; under Temporal a signal from an
- * activity to its own workflow only adds history, and after the workflow ends would start a new run).
- */
+/** Every flow's activities on the service's parts (each flow defines its own, beside it): one set for both engines. */
 export function activitiesOf(parts: {
   documents: Documents;
   links: MagicLinks;
   postcards: Postcards;
   dispatcher: Dispatcher;
 }): Activities {
-  const { documents, links, postcards, dispatcher } = parts;
   return {
-    generateDocument: (input) => documents.generate(input.body, input.caller, input.renderId),
-    linkState: (id) => links.state(id),
-    deliverLink: async (id) => (await links.deliver(id, false)).sent,
-    expireLink: async (id) => {
-      await links.end(id, 'expired', false);
-    },
-    revokeLink: async (id) => {
-      await links.end(id, 'revoked', false);
-    },
-    renderPostcard: (id) => postcards.render(id),
-    deliverWebhooks: () => dispatcher.drain(),
+    ...activitiesForGenerate(parts.documents),
+    ...activitiesForLinks(parts.links),
+    ...activitiesForPostcards(parts.postcards),
+    ...activitiesForWebhooks(parts.dispatcher),
   };
 }

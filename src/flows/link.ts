@@ -4,6 +4,7 @@
  * starts from the link's stored state, so a runner can re-drive it after a restart.
  * The database check at every view is what enforces expiry; this flow only records it on time.
  */
+import type { MagicLinks } from '../links';
 import type { LinkChange, LinkState } from '../links/lifecycle';
 import type { Ports } from './ports';
 
@@ -14,6 +15,24 @@ export interface LinkActivities {
   expireLink(id: string): Promise<void>;
   /** Ends the link now as `revoked` (the operator's "expire now"). */
   revokeLink(id: string): Promise<void>;
+}
+
+/**
+ * The activities on the service's links (what both engines register). An activity never tells its
+ * own flow what it did: the flow reads the result (under Temporal a signal from an activity to its
+ * own workflow only adds history, and after the workflow ends would start a new run).
+ */
+export function activitiesForLinks(links: Pick<MagicLinks, 'state' | 'deliver' | 'end'>): LinkActivities {
+  return {
+    linkState: (id) => links.state(id),
+    deliverLink: async (id) => (await links.deliver(id, false)).sent,
+    expireLink: async (id) => {
+      await links.end(id, 'expired', false);
+    },
+    revokeLink: async (id) => {
+      await links.end(id, 'revoked', false);
+    },
+  };
 }
 
 /** Waits between send attempts: 1 min, 5 min, 30 min, 2 h, 6 h. */

@@ -5,12 +5,18 @@
  * this loop; under Temporal the activity's retry policy does the same (workflows/workflows.ts), and
  * only runs recorded before that change replay this loop.
  */
+import type { Postcards } from '../postcards';
 import type { Ports } from './ports';
 
 export type PostcardStatus = 'received' | 'rendered' | 'failed';
 
 export interface PostcardActivities {
   renderPostcard(id: string): Promise<PostcardStatus>;
+}
+
+/** The activity on the service's postcards (what both engines register). */
+export function activitiesForPostcards(postcards: Pick<Postcards, 'render'>): PostcardActivities {
+  return { renderPostcard: (id) => postcards.render(id) };
 }
 
 /** Waits between attempts after unexpected errors: 1 s, 5 s, 30 s, 2 min, then every 10 min. */

@@ -4,11 +4,17 @@
  * After `rounds` rounds it returns 'more' (Temporal continues as new, keeping history short);
  * with nothing pending and nothing new for IDLE_MS it returns 'idle' and the next event starts it.
  */
+import type { Dispatcher } from '../webhooks';
 import type { Ports } from './ports';
 
 export interface WebhookActivities {
   /** Delivers every due delivery; returns when the next pending one is due (ISO), or null. */
   deliverWebhooks(): Promise<string | null>;
+}
+
+/** The activity on the service's webhook dispatcher (what both engines register). */
+export function activitiesForWebhooks(dispatcher: Pick<Dispatcher, 'drain'>): WebhookActivities {
+  return { deliverWebhooks: () => dispatcher.drain() };
 }
 
 export const WAKE = 'wake';
