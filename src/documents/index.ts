@@ -333,7 +333,11 @@ export class Documents {
     return result;
   }
 
-  /** Stores an already rendered PDF as a document (postcards); returns its id. */
+  /**
+   * Stores an already rendered PDF as a document (postcards); returns its id. With a given id it is
+   * idempotent: when that document exists already (a retried render), nothing is written and its
+   * id is returned; the first render's bytes and record stay as they were.
+   */
   async store(d: {
     id?: string;
     templateId: string;
@@ -342,6 +346,7 @@ export class Documents {
     pdf: Uint8Array;
     caller: Caller;
   }): Promise<string> {
+    if (d.id && (await this.exists(d.id))) return d.id;
     const now = this.clock.now();
     const row: DocumentRow = {
       id: d.id ?? newId('doc', now),
@@ -366,7 +371,15 @@ export class Documents {
     return row.id;
   }
 
-  /** Bytes first, durably; then the record. A failure on the way leaves neither. */
+  private async exists(id: string): Promise<boolean> {
+    return (await this.db.selectFrom('documents').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+  }
+
+  /**
+   * Bytes first, durably; then the record. A failure on the way leaves neither, but never takes
+   * bytes from a record that exists: a record with this id written meanwhile (the same work done
+   * twice at once) keeps its bytes.
+   */
   private async save(row: DocumentRow, pdf: Uint8Array): Promise<void> {
     const commit = async (trx: Db) => {
       await trx.insertInto('documents').values(row).execute();
@@ -383,7 +396,7 @@ export class Documents {
     try {
       await this.inTransaction(commit);
     } catch (err) {
-      await this.storage.delete(row.id).catch(() => undefined);
+      if (!(await this.exists(row.id).catch(() => true))) await this.storage.delete(row.id).catch(() => undefined);
       throw err;
     }
   }
