@@ -41,14 +41,12 @@ export class LinkDelivery {
    */
   async deliver(id: string, tell = true): Promise<{ sent: boolean; url: string }> {
     const row = await this.rows.row(id);
-    if (!ACTIVE.includes(row.status))
-      throw new ValidationError(`The link is ${row.status}; make a new one.`, [
-        { field: 'id', message: `is ${row.status}`, code: 'link_ended' },
-      ]);
     const app = await this.apps.require();
     const token = await this.tokens.token(id, row.token_generation);
     const url = `${app.public_url}/l/${token}`;
-    if (row.sent_at !== null) return { sent: true, url };
+    // sent already, or ended meanwhile (revoked while its e-mail was due): nothing to send, and not
+    // an error: the link's flow reads the state next and ends as the link did
+    if (row.sent_at !== null || !ACTIVE.includes(row.status)) return { sent: row.sent_at !== null, url };
     const now = this.rows.clock.now();
     const claimed = await this.rows.db
       .updateTable('magic_links')

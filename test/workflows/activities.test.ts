@@ -95,6 +95,22 @@ describe.each(BACKENDS)('activities on %s', (backend) => {
     });
   });
 
+  it('answers "not sent" for a link revoked before its e-mail went out, so its flow ends revoked instead of failing', async () => {
+    const variables = (await service.templates.load(EXAMPLE_IDS.letter)).variables;
+    const body = {
+      ...letter,
+      merge_parameters: Object.fromEntries(variables.map((v) => [v, 'x'])),
+      destinations: { magic_link: { recipient_email: `revoked-${backend}@example.com`, expire_after_n_views: 1 } },
+    };
+    // as it is while its e-mail is still due (a failed send waiting for its retry)
+    const made = await run('generateDocument', { body, caller: { keyId: null, name: null } });
+    const id = made.magic_link_piece_id!;
+    await service.database.db.updateTable('magic_links').set({ sent_at: null }).where('id', '=', id).execute();
+    await service.links.end(id, 'revoked', false);
+    await expect(run('deliverLink', id)).resolves.toBe(false);
+    expect(await run('linkState', id)).toMatchObject({ status: 'revoked' });
+  });
+
   it('makes a broken request a non-retryable failure that carries the API error', async () => {
     const err = await run('generateDocument', {
       body: { template_id: 'tmpl_nope', destinations: {} },
