@@ -25,28 +25,44 @@ export class LinkCodes {
     private readonly sessions: LinkSessions,
   ) {}
 
-  /** E-mails a 6-digit code to the link's auth_email. At most CODES_PER_HOUR per link per hour. */
+  /**
+   * E-mails a 6-digit code to the link's auth_email. At most CODES_PER_HOUR per link per hour,
+   * however many ask at once: the count and the code's entry in the access log are one
+   * transaction that holds the link's row, so requests for one link take their turn.
+   */
   async send(link: OpenLink, v: Visitor): Promise<void> {
-    const since = iso(new Date(this.rows.clock.now().getTime() - 60 * 60 * 1000));
-    const sent = await this.rows.db
-      .selectFrom('link_events')
-      .select((e) => e.fn.countAll<string | number>().as('n'))
-      .where('link_id', '=', link.row.id)
-      .where('kind', '=', 'code_sent')
-      .where('at', '>', since)
-      .executeTakeFirstOrThrow();
-    if (Number(sent.n) >= CODES_PER_HOUR) {
+    const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+    const allowed = await this.rows.db.transaction().execute(async (trx) => {
+      // the link's row, held until commit (a row lock on PostgreSQL, the write lock on SQLite)
+      await trx
+        .updateTable('magic_links')
+        .set((e) => ({ id: e.ref('id') }))
+        .where('id', '=', link.row.id)
+        .execute();
+      const now = this.rows.clock.now();
+      const sent = await trx
+        .selectFrom('link_events')
+        .select((e) => e.fn.countAll<string | number>().as('n'))
+        .where('link_id', '=', link.row.id)
+        .where('kind', '=', 'code_sent')
+        .where('at', '>', iso(new Date(now.getTime() - 60 * 60 * 1000)))
+        .executeTakeFirstOrThrow();
+      if (Number(sent.n) >= CODES_PER_HOUR) return false;
+      const expires = iso(new Date(now.getTime() + CODE_TTL_MS));
+      const hash = sha256(`${link.row.id}:${code}`);
+      await trx
+        .insertInto('link_codes')
+        .values({ link_id: link.row.id, code_hash: hash, attempts: 0, expires_at: expires })
+        .onConflict((c) => c.column('link_id').doUpdateSet({ code_hash: hash, attempts: 0, expires_at: expires }))
+        .execute();
+      // counted now, before the e-mail: a code whose e-mail fails still counts
+      await this.rows.record(link.row.id, 'code_sent', 'ok', v, link.row.auth_email, trx);
+      return true;
+    });
+    if (!allowed) {
       await this.rows.record(link.row.id, 'code_requested', 'rate_limited', v);
       throw new RateLimitError('Too many codes were asked for this link. Wait an hour, then ask for a new one.', 3600);
     }
-    const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
-    const expires = iso(new Date(this.rows.clock.now().getTime() + CODE_TTL_MS));
-    const hash = sha256(`${link.row.id}:${code}`);
-    await this.rows.db
-      .insertInto('link_codes')
-      .values({ link_id: link.row.id, code_hash: hash, attempts: 0, expires_at: expires })
-      .onConflict((c) => c.column('link_id').doUpdateSet({ code_hash: hash, attempts: 0, expires_at: expires }))
-      .execute();
     await this.mailer.send(
       codeMessage(link.app, {
         to: link.row.auth_email,
@@ -55,7 +71,6 @@ export class LinkCodes {
         minutes: CODE_TTL_MS / 60_000,
       }),
     );
-    await this.rows.record(link.row.id, 'code_sent', 'ok', v, link.row.auth_email);
   }
 
   /**
