@@ -1,15 +1,21 @@
 /**
- * Idempotency keys, Stripe style: the first request with a key runs; a later one with the same key
- * and the same body gets the first answer again (for 24 hours); the same key with another body is
- * a 409. A duplicate that arrives while the first is still running waits for its answer, and after
- * TAKEOVER_MS runs the work itself: the work is idempotent by itself (the key names the render, see
- * renderIdFor), so when the first request's process died, a retry is answered within seconds with
- * the same document, and when it is only slow, both get the same document.
+ * Idempotency keys, as Stripe defines them: the first request with a key runs; a later one with
+ * the same key and the same body gets the first answer again, for 24 hours; the same key with
+ * another body is a 409 `idempotency_key_reused`; after 24 hours the key starts a new request.
+ *
+ * A key's entry names its work: the render id is derived from the key and the moment the entry
+ * was made (renderIdFor), so every run of one entry makes the same document and link, and a key
+ * used again after its 24 hours makes a new one. A duplicate that arrives while the first is still
+ * running waits for its answer, and after TAKEOVER_MS runs the work itself (the same render id:
+ * when the first request's process died, a retry is answered within seconds with the same
+ * document; when it is only slow, both get the same document). A request that failed for what it
+ * asked (a 4xx: nothing was made) lets the key go; one that failed otherwise (the database, the
+ * disk) keeps its entry, so its retry takes over the same render and finishes what was begun.
  */
 import type { Clock } from './clock';
 import { iso } from './clock';
 import { isUniqueViolation, type Db } from './db';
-import { ConflictError, ValidationError } from './errors';
+import { ConflictError, PaperlinkError, UnavailableError, ValidationError } from './errors';
 import { sha256 } from './secrets';
 
 export const KEEP_MS = 24 * 60 * 60 * 1000;
@@ -19,9 +25,18 @@ const POLL_MS = 25;
 /** How long a duplicate waits for the first request's answer before doing the (idempotent) work itself. */
 export const TAKEOVER_MS = 5_000;
 
-/** The render id an Idempotency-Key names, per API key: the same key, the same render, document and link. */
-export function renderIdFor(apiKeyId: string, key: string): string {
-  return `rnd_${sha256(`${apiKeyId}\n${key}`).slice(0, 26)}`;
+/**
+ * The render id an Idempotency-Key's entry names, per API key: every run of the entry makes the same
+ * render, document and link; the same key in a new entry (after 24 hours) a new one.
+ */
+export function renderIdFor(apiKeyId: string, key: string, since: string): string {
+  return `rnd_${sha256(`${apiKeyId}\n${key}\n${since}`).slice(0, 26)}`;
+}
+
+/** An Idempotency-Key's entry, as the work sees it. */
+export interface KeyEntry {
+  /** When the entry was made (ISO): with the key, it names the work (renderIdFor). */
+  since: string;
 }
 
 export interface Answer {
@@ -65,21 +80,24 @@ export class Idempotency {
   ) {}
 
   /**
-   * Runs `work` once per (scope, key). `scope` keeps callers apart (e.g. the API key's id and the
-   * route). Errors are not remembered: a request that failed can be retried with the same key.
+   * Runs `work` once per (scope, key) and 24 hours. `scope` keeps callers apart (e.g. the API key's
+   * id and the route).
    */
   async run(
     scope: string,
     key: string,
     request: unknown,
-    work: () => Promise<Answer>,
+    work: (entry: KeyEntry) => Promise<Answer>,
   ): Promise<Answer & { replayed: boolean }> {
     checkKey(key);
     const hash = sha256(canonicalJson(request));
     const started = this.clock.now().getTime();
-    let takeOver = false;
+    const entry = (row: { scope: string; key: string }) =>
+      this.db.selectFrom('idempotency').selectAll().where('scope', '=', row.scope).where('key', '=', row.key);
     for (;;) {
       const now = this.clock.now();
+      let since = iso(now);
+      let mine = true;
       try {
         await this.db
           .insertInto('idempotency')
@@ -90,21 +108,16 @@ export class Idempotency {
             state: 'running',
             status: null,
             body: null,
-            created_at: iso(now),
+            created_at: since,
             expires_at: iso(new Date(now.getTime() + KEEP_MS)),
           })
           .execute();
       } catch (err) {
         if (!isUniqueViolation(err)) throw err;
-        const row = await this.db
-          .selectFrom('idempotency')
-          .selectAll()
-          .where('scope', '=', scope)
-          .where('key', '=', key)
-          .executeTakeFirst();
+        const row = await entry({ scope, key }).executeTakeFirst();
         if (!row) continue; // the first request failed and let the key go: try again
-        const age = now.getTime() - Date.parse(row.created_at);
-        if (row.expires_at <= iso(now) || (row.state === 'running' && age > ABANDONED_MS)) {
+        if (row.expires_at <= iso(now)) {
+          // its 24 hours are over: the key starts a new request
           await this.db
             .deleteFrom('idempotency')
             .where('scope', '=', scope)
@@ -121,18 +134,40 @@ export class Idempotency {
         }
         if (row.state === 'done')
           return { status: row.status ?? 200, body: JSON.parse(row.body ?? 'null'), replayed: true };
-        if (this.clock.now().getTime() - started < TAKEOVER_MS) {
+        // running elsewhere: wait for its answer; after TAKEOVER_MS (or at once, when it failed
+        // or its process is long gone) run the same work here
+        const age = now.getTime() - Date.parse(row.created_at);
+        if (row.state === 'running' && age <= ABANDONED_MS && this.clock.now().getTime() - started < TAKEOVER_MS) {
           await this.sleep(POLL_MS);
           continue;
         }
-        takeOver = true;
+        since = row.created_at;
+        mine = false;
       }
       let answer: Answer;
       try {
-        answer = await work();
+        answer = await work({ since });
       } catch (err) {
-        if (!takeOver)
-          await this.db.deleteFrom('idempotency').where('scope', '=', scope).where('key', '=', key).execute();
+        // a request refused for what it asked made nothing: the key is free for the fixed request;
+        // any other failure keeps the entry, and its retry takes over the same work
+        const refused = err instanceof PaperlinkError && !(err instanceof UnavailableError);
+        if (refused && mine)
+          await this.db
+            .deleteFrom('idempotency')
+            .where('scope', '=', scope)
+            .where('key', '=', key)
+            .where('created_at', '=', since)
+            .execute();
+        else if (!refused)
+          await this.db
+            .updateTable('idempotency')
+            .set({ state: 'failed' })
+            .where('scope', '=', scope)
+            .where('key', '=', key)
+            .where('created_at', '=', since)
+            .where('state', '=', 'running')
+            .execute()
+            .catch(() => undefined);
         throw err;
       }
       await this.db
@@ -140,6 +175,7 @@ export class Idempotency {
         .set({ state: 'done', status: answer.status, body: JSON.stringify(answer.body) })
         .where('scope', '=', scope)
         .where('key', '=', key)
+        .where('created_at', '=', since)
         .execute();
       return { ...answer, replayed: false };
     }

@@ -1,7 +1,7 @@
 /** POST /v1/generate: render a template and deliver it to its destinations. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import { renderIdFor } from '../idempotency';
+import { renderIdFor, type KeyEntry } from '../idempotency';
 import type { Service } from '../service';
 import { requireJson } from './errors';
 import {
@@ -45,12 +45,16 @@ export const generateRoutes =
         requireJson(req);
         const key = req.apiKey!;
         const idem = req.headers['idempotency-key'];
-        // with an Idempotency-Key, the key names the render (and so its workflow, its document and its
-        // link): however often and however concurrently it is retried, each effect happens once
-        const renderId = idem === undefined ? undefined : renderIdFor(key.id, idem);
-        const work = async () => ({
+        // with an Idempotency-Key, the key's entry names the render (and so its workflow, its document
+        // and its link): however often and however concurrently it is retried within the key's 24
+        // hours, each effect happens once
+        const work = async (entry?: KeyEntry) => ({
           status: 201,
-          body: await service.engine.generate({ body: req.body, caller: { keyId: key.id, name: key.name }, renderId }),
+          body: await service.engine.generate({
+            body: req.body,
+            caller: { keyId: key.id, name: key.name },
+            renderId: idem === undefined || !entry ? undefined : renderIdFor(key.id, idem, entry.since),
+          }),
         });
         // a replay answers what the first request was answered, whichever status that was
         const send = (r: { status: number; body: unknown }) => (reply as FastifyReply).status(r.status).send(r.body);

@@ -38,7 +38,7 @@ export const postcardRoutes =
           tags,
           summary: 'Submit a postcard request (the postcard webhook)',
           description:
-            'The token is the body field `api_token` (a postcard token, `paperlink tokens create --kind postcard`), never a header. Fields as spec 2.5; any other field is custom data that fills merge fields of the same name. Answered 202 only after the request is stored durably; rendered afterwards. An Idempotency-Key gives the same id again.',
+            'The token is the body field `api_token` (a postcard token, `paperlink tokens create --kind postcard`), never a header. Fields as spec 2.5; any other field is custom data that fills merge fields of the same name. Answered 202 only after the request is stored durably; rendered afterwards. An Idempotency-Key gives the same id again for the same request within 24 hours (another request under it: 409 `idempotency_key_reused`); after 24 hours it starts a new postcard.',
           security: [],
           headers: IdempotencyHeader,
           body: described(PostcardRequestSchema, {
@@ -70,7 +70,7 @@ export const postcardRoutes =
                 examples: [{ id: 'pc_01m82kzq5az78r9b7p2fxgxka8', status: 'received' }],
               },
             ),
-            ...errors(400, 401, 413, 415, 422, 500),
+            ...errors(400, 401, 409, 413, 415, 422, 500),
           },
         },
       },

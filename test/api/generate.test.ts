@@ -310,22 +310,55 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
       expect(await countDocuments()).toBe(Number(before) + 1);
     });
 
-    it('drops the stored answer after 24 hours, while the key still names the same render: nothing is made twice', async () => {
+    it('starts a new request with a key used again after its 24 hours, whatever the body (issue 44, case 3)', async () => {
       const first = await generate(body, { 'idempotency-key': 'order-4' });
       const before = await countDocuments();
       clock.advance(24 * 60 * 60 * 1000 + 1000);
-      const later = await generate(body, { 'idempotency-key': 'order-4' });
+      const later = await generate(
+        { ...body, destinations: { inkit_storage: { name: 'the next order' } } },
+        { 'idempotency-key': 'order-4' },
+      );
       expect(later.statusCode).toBe(201);
       expect(later.headers['idempotent-replayed']).toBeUndefined();
-      expect(later.json().id).toBe(first.json().id);
-      expect(later.json().document_id).toBe(first.json().document_id);
-      expect(await countDocuments()).toBe(before);
+      expect(later.json().id).not.toBe(first.json().id);
+      expect(later.json().document_id).not.toBe(first.json().document_id);
+      expect(later.json().destinations.inkit_storage.name).toBe('the next order');
+      expect(await countDocuments()).toBe(before + 1);
+    });
+
+    it('keeps the key of a request that failed on the way, and its retry finishes the same render', async () => {
+      const put = t.service.storage.put.bind(t.service.storage);
+      let failures = 1;
+      t.service.storage.put = async (...args: Parameters<typeof put>) => {
+        if (failures-- > 0) throw new Error('disk full');
+        return put(...args);
+      };
+      try {
+        const failed = await generate(body, { 'idempotency-key': 'order-7' });
+        expect(failed.statusCode).toBe(500);
+        // the same key with another body is still refused: the key was not let go
+        const other = await generate(
+          { ...body, destinations: { inkit_storage: { name: 'other' } } },
+          { 'idempotency-key': 'order-7' },
+        );
+        expect(other.statusCode).toBe(409);
+        const before = await countDocuments();
+        const retried = await generate(body, { 'idempotency-key': 'order-7' });
+        expect(retried.statusCode).toBe(201);
+        expect(await countDocuments()).toBe(before + 1);
+        const again = await generate(body, { 'idempotency-key': 'order-7' });
+        expect(again.headers['idempotent-replayed']).toBe('true');
+        expect(again.json().document_id).toBe(retried.json().document_id);
+      } finally {
+        t.service.storage.put = put;
+      }
     });
 
     it('takes over from a request whose process died: the same render, answered once the wait is over', async () => {
       const keyId = (await t.service.keys.authenticate('api', t.key))!.id;
       // a process that died right after storing the document left its key `running`
-      const renderId = renderIdFor(keyId, 'order-6');
+      const since = clock.now().toISOString();
+      const renderId = renderIdFor(keyId, 'order-6', since);
       const stored = await t.service.documents.generate(body, { keyId, name: 'test key' }, renderId);
       await t.service.database.db
         .insertInto('idempotency')
@@ -336,7 +369,7 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
           state: 'running',
           status: null,
           body: null,
-          created_at: clock.now().toISOString(),
+          created_at: since,
           expires_at: new Date(clock.now().getTime() + 86_400_000).toISOString(),
         })
         .execute();
