@@ -64,10 +64,6 @@ export class FakeClock implements Clock {
   get waiting(): number {
     return this.sleepers.length;
   }
-  /** Whether someone sleeps until exactly `ms` from now: a flow that went to sleep for that long (other sleepers aside). */
-  waitingFor(ms: number): boolean {
-    return this.sleepers.some((s) => s.due === this.t + ms);
-  }
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (signal?.aborted) return reject(aborted());

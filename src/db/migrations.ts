@@ -303,6 +303,16 @@ export const MIGRATIONS: [string, Step][] = [
       await db.schema.alterTable('api_keys').addColumn('scopes', 'text').execute();
     },
   ],
+  [
+    '0011_postcard_render_attempts',
+    async (db) => {
+      // renders of a postcard that failed for a passing reason, retried until RENDER_ATTEMPTS
+      await db.schema
+        .alterTable('postcards')
+        .addColumn('render_attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

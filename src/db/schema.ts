@@ -166,6 +166,8 @@ export interface PostcardsTable {
   updated_at: string;
   /** The process rendering it (embedded engine); another adopts it when that process dies. */
   claimed_by: number | null;
+  /** Renders that failed for a passing reason (the render time limit under load); at RENDER_ATTEMPTS it is failed. */
+  render_attempts: number;
 }
 
 export interface EventsTable {

@@ -9,8 +9,16 @@ import { PreparedQuery, type Db } from '../db';
 import type { PostcardRow } from '../db/schema';
 import type { Documents } from '../documents';
 import type { Events } from '../events';
-import { AuthenticationError, NotFoundError, PaperlinkError, ValidationError } from '../errors';
+import {
+  AuthenticationError,
+  ConflictError,
+  NotFoundError,
+  PaperlinkError,
+  UnavailableError,
+  ValidationError,
+} from '../errors';
 import { newId } from '../ids';
+import { KEEP_MS } from '../idempotency';
 import type { Keys } from '../keys';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import type { TemplateStore } from '../templates/store';
@@ -20,6 +28,19 @@ import { checkPostcard, mergeValues, type PostcardRequest } from './rules';
 
 export type PostcardStatus = 'received' | 'rendered' | 'failed';
 export const STATUSES: PostcardStatus[] = ['received', 'rendered', 'failed'];
+
+/** Renders of one postcard that may fail for a passing reason before it is marked failed. */
+export const RENDER_ATTEMPTS = 5;
+
+/**
+ * Whether a render failed for a reason a later try can change: its time limit (CPU contention
+ * alone can trip it), a program or service briefly missing. Everything else (a template that
+ * cannot render these values) fails the same way every time.
+ */
+function passing(err: PaperlinkError): boolean {
+  if (err instanceof UnavailableError || err.code === 'format_unavailable') return true;
+  return err.code === 'render_limit_exceeded' && err.details.some((d) => d.field === 'render_time_ms');
+}
 
 export interface PostcardInfo {
   id: string;
@@ -85,6 +106,7 @@ export class Postcards {
         failure_reason: arg('failure_reason'),
         warnings: arg('warnings'),
         claimed_by: arg('claimed_by'),
+        render_attempts: arg('render_attempts'),
         created_at: arg('created_at'),
         updated_at: arg('updated_at'),
       }),
@@ -95,7 +117,9 @@ export class Postcards {
 
   /**
    * Checks and stores a postcard request. Resolves only once the record is durable. With an
-   * idempotency key, a request already stored under it (for this token) gives its id again.
+   * idempotency key, the same request stored under it (for this token) in the last 24 hours gives
+   * its id again; another request under it is `409 idempotency_key_reused`; after 24 hours the key
+   * starts a new postcard.
    */
   async accept(
     body: unknown,
@@ -155,6 +179,7 @@ export class Postcards {
         document_id: null,
         failure_reason: null,
         warnings: '[]',
+        render_attempts: 0,
         created_at: now,
         updated_at: now,
       };
@@ -163,6 +188,30 @@ export class Postcards {
         await this.events.emit(trx, 'postcard.received', row.id, () => ({ object: info(row) }));
         return { id: row.id, status: 'received' as PostcardStatus, replayed: false };
       }
+      // a key is remembered for 24 hours, as generate's: used again later, it starts a new postcard
+      const earlier = () =>
+        trx
+          .selectFrom('postcards')
+          .select(['id', 'status', 'created_at', 'template_id', 'contact', 'address', 'custom'])
+          .where('token_id', '=', key.id)
+          .where('idempotency_key', '=', idempotencyKey)
+          .executeTakeFirst();
+      const replay = (first: NonNullable<Awaited<ReturnType<typeof earlier>>>) => {
+        // the same request is the same stored fields; another body under the key is refused
+        const same = ['template_id', 'contact', 'address', 'custom'].every(
+          (f) => first[f as keyof typeof first] === row[f as keyof PostcardRow],
+        );
+        if (!same)
+          throw new ConflictError(
+            'idempotency_key_reused',
+            'This Idempotency-Key was already used with a different postcard request. Use a new key for a new request.',
+          );
+        return { id: first.id, status: first.status as PostcardStatus, replayed: true };
+      };
+      const found = await earlier();
+      if (found && Date.parse(found.created_at) > this.clock.now().getTime() - KEEP_MS) return replay(found);
+      // its 24 hours are over: the old postcard keeps its record, the key goes to the new one
+      if (found) await trx.updateTable('postcards').set({ idempotency_key: null }).where('id', '=', found.id).execute();
       const inserted = await trx
         .insertInto('postcards')
         .values(row)
@@ -173,13 +222,8 @@ export class Postcards {
         await this.events.emit(trx, 'postcard.received', row.id, () => ({ object: info(row) }));
         return { id: row.id, status: 'received' as PostcardStatus, replayed: false };
       }
-      const first = await trx
-        .selectFrom('postcards')
-        .select(['id', 'status'])
-        .where('token_id', '=', key.id)
-        .where('idempotency_key', '=', idempotencyKey)
-        .executeTakeFirstOrThrow();
-      return { id: first.id, status: first.status as PostcardStatus, replayed: true };
+      // another request with the key stored its postcard at the same moment
+      return replay((await earlier())!);
     });
     if (!result.replayed) this.onReceived(result.id);
     return result;
@@ -240,13 +284,23 @@ export class Postcards {
         { now: this.clock.now(), warnings: drawn },
       );
     } catch (err) {
-      if (err instanceof PaperlinkError)
-        return fail(
-          err instanceof NotFoundError
-            ? `the template ${p.template_id} no longer exists`
-            : `${err.code}: ${err.message}`,
-        );
-      throw err;
+      if (!(err instanceof PaperlinkError)) throw err;
+      if (err instanceof NotFoundError) return fail(`the template ${p.template_id} no longer exists`);
+      const reason = `${err.code}: ${err.message}`;
+      if (!passing(err)) return fail(reason);
+      // the same render may pass when the machine is less busy: tried again with back-off (the flow,
+      // or Temporal's retry policy), and failed only after RENDER_ATTEMPTS
+      const tried = await this.db
+        .updateTable('postcards')
+        .set((e) => ({ render_attempts: e('render_attempts', '+', 1) }))
+        .where('id', '=', id)
+        .returning('render_attempts')
+        .executeTakeFirstOrThrow();
+      if (tried.render_attempts >= RENDER_ATTEMPTS)
+        return fail(`${reason} (failed ${tried.render_attempts} times; a retry might pass on a less busy server)`);
+      throw new Error(`rendering postcard ${id} failed for a passing reason, to be tried again: ${reason}`, {
+        cause: err,
+      });
     }
     const name = [p.contact.first_name, p.contact.last_name].filter(Boolean).join(' ');
     // the document id follows from the postcard id, so a render that runs twice stores one document

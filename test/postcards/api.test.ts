@@ -1,5 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { InvalidValueError } from '../../src/errors';
+import { RENDER_ATTEMPTS } from '../../src/postcards';
+import { RenderLimitError } from '../../src/templates/limits';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
 import { readPdf } from '../support/pdf';
@@ -222,6 +225,25 @@ describe.each(BACKENDS)('postcard intake on %s', (backend) => {
     expect(rows).toHaveLength(1);
   });
 
+  it('refuses another request under a key in its 24 hours, and starts a new postcard with it after them (issue 44, case 3)', async () => {
+    const first = await post(request(), { 'idempotency-key': 'form-43' });
+    expect(first.statusCode).toBe(202);
+    const other = await post({ ...request(), first_name: 'Somebody else' }, { 'idempotency-key': 'form-43' });
+    expect(other.statusCode).toBe(409);
+    expect(other.json().error.code).toBe('idempotency_key_reused');
+    // a day later (the stored request's time moved back a day and a minute)
+    await t.service.database.db
+      .updateTable('postcards')
+      .set({ created_at: new Date(Date.now() - 24 * 3_600_000 - 60_000).toISOString() })
+      .where('id', '=', first.json().id)
+      .execute();
+    const next = await post({ ...request(), first_name: 'Somebody else' }, { 'idempotency-key': 'form-43' });
+    expect(next.statusCode).toBe(202);
+    expect(next.json().id).not.toBe(first.json().id);
+    expect(next.headers['idempotent-replayed']).toBeUndefined();
+    expect((await get(`/v1/postcards/${first.json().id}`)).statusCode).toBe(200);
+  });
+
   it('lists postcards newest first, filtered by status', async () => {
     const failed = (await get('/v1/postcards?status=failed')).json();
     expect(failed.data.length).toBeGreaterThan(0);
@@ -229,6 +251,42 @@ describe.each(BACKENDS)('postcard intake on %s', (backend) => {
     expect((await get('/v1/postcards?status=lost')).statusCode).toBe(422);
     expect((await get('/v1/postcards/pc_nope')).statusCode).toBe(404);
     expect((await t.app.inject({ method: 'GET', url: '/v1/postcards' })).statusCode).toBe(401);
+  });
+
+  it('tries a render that ran out of time again, and fails it only after RENDER_ATTEMPTS (issue 44, case 5)', async () => {
+    const onReceived = t.service.postcards.onReceived;
+    const render = t.service.renderer.render.bind(t.service.renderer);
+    let timeouts = 0;
+    t.service.postcards.onReceived = () => undefined; // the renders below are run by hand, in turn
+    t.service.renderer.render = async (...args: Parameters<typeof render>) => {
+      if (timeouts-- > 0) throw new RenderLimitError('render_time_ms', 'The document took too long (test).');
+      return render(...args);
+    };
+    try {
+      // once: still received, and the next try renders it
+      timeouts = 1;
+      const once = (await post(request())).json().id as string;
+      await expect(t.service.postcards.render(once)).rejects.toThrow(/passing reason/);
+      expect((await get(`/v1/postcards/${once}`)).json().status).toBe('received');
+      await expect(t.service.postcards.render(once)).resolves.toBe('rendered');
+      // every time: failed at the last attempt, saying why
+      timeouts = Infinity;
+      const always = (await post(request())).json().id as string;
+      for (let i = 1; i < RENDER_ATTEMPTS; i++)
+        await expect(t.service.postcards.render(always)).rejects.toThrow(/passing reason/);
+      await expect(t.service.postcards.render(always)).resolves.toBe('failed');
+      expect((await get(`/v1/postcards/${always}`)).json().failure_reason).toMatch(/^render_limit_exceeded: /);
+      // a template that cannot render the values fails at once, as before: not a passing reason
+      timeouts = 0;
+      t.service.renderer.render = async () => {
+        throw new InvalidValueError('first_name', 'cannot be drawn (test).');
+      };
+      const broken = (await post(request())).json().id as string;
+      await expect(t.service.postcards.render(broken)).resolves.toBe('failed');
+    } finally {
+      t.service.renderer.render = render;
+      t.service.postcards.onReceived = onReceived;
+    }
   });
 
   it('renders postcards still received after a restart', async () => {
