@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
-import { isUniqueViolation, type Db } from '../db';
+import { isUniqueViolation, PreparedQuery, type Db } from '../db';
 import type { TemplateRow } from '../db/schema';
 import { NotFoundError, ValidationError } from '../errors';
 import { newId } from '../ids';
@@ -83,14 +83,19 @@ function info(row: TemplateRow): TemplateInfo {
 }
 
 export class TemplateStore {
-  private readonly compiled = new Map<string, Promise<TemplateSummary>>();
+  /** Compiled templates by id, each with the version (`updated_at`) it was compiled from. */
+  private readonly compiled = new Map<string, { version: string; template: Promise<TemplateSummary> }>();
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     /** Compiles templates (on its render threads, off the HTTP thread). */
     private readonly renderer: Renderer,
-  ) {}
+  ) {
+    this.version = new PreparedQuery(db, (d, arg) =>
+      d.selectFrom('templates').select('updated_at').where('id', '=', arg('id')),
+    );
+  }
 
   /**
    * Checks the template by compiling it (on a render thread), then stores it with its assets in one
@@ -140,7 +145,8 @@ export class TemplateStore {
           .execute();
     });
     // the render threads have it compiled already: renders use that, not a second copy
-    if (renderer === this.renderer) this.compiled.set(row.id, Promise.resolve(template));
+    if (renderer === this.renderer)
+      this.compiled.set(row.id, { version: row.updated_at, template: Promise.resolve(template) });
     return info(row);
   }
 
@@ -160,16 +166,33 @@ export class TemplateStore {
     return info(row);
   }
 
-  /** The template, compiled where the renderer renders, ready to render. */
+  /**
+   * The template, compiled where the renderer renders, ready to render. Every call asks the
+   * database whether it still exists and which version it is (one indexed read): a template
+   * deleted or replaced by another process or machine is seen at its next use, never served from
+   * this process's copy.
+   */
   async load(id: string): Promise<TemplateSummary> {
-    let p = this.compiled.get(id);
-    if (!p) {
-      p = this.compile(id);
-      this.compiled.set(id, p);
-      p.catch(() => this.compiled.delete(id));
+    const current = await this.version.first(this.db, { id });
+    if (!current) {
+      this.compiled.delete(id);
+      throw new NotFoundError('template', id);
     }
-    return p;
+    let cached = this.compiled.get(id);
+    if (cached?.version !== current.updated_at) {
+      const template = this.compile(id);
+      cached = { version: current.updated_at, template };
+      this.compiled.set(id, cached);
+      const mine = cached;
+      template.catch(() => {
+        if (this.compiled.get(id) === mine) this.compiled.delete(id);
+      });
+    }
+    return cached.template;
   }
+
+  /** A template's version, compiled once (see PreparedQuery): every generate and postcard reads it. */
+  private readonly version: PreparedQuery<{ id: string }, { updated_at: string }>;
 
   private async compile(id: string): Promise<TemplateSummary> {
     const row = await this.db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirst();
