@@ -45,6 +45,8 @@ export interface Config {
   postcardPath: string;
   /** Deliver webhooks to loopback, link-local and private addresses too (off by default). */
   webhookAllowPrivate: boolean;
+  /** LINK_TOKEN_KEYS: the keys Magic Link URLs are derived with; unset: the file DATA_DIR/secrets/link-token-keys. */
+  linkTokenKeys?: string;
   /** How long one webhook delivery attempt may take. */
   webhookTimeoutMs: number;
   /** How long a webhook delivery is retried before it is marked failed. */
@@ -149,6 +151,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (!['true', 'false'].includes(allow))
     throw new ConfigError(`WEBHOOK_ALLOW_PRIVATE must be true or false, not ${JSON.stringify(allow)}.`);
   const webhookAllowPrivate = overrides.webhookAllowPrivate ?? allow === 'true';
+  const linkTokenKeys = overrides.linkTokenKeys ?? (env.LINK_TOKEN_KEYS?.trim() || undefined);
   const webhookTimeoutMs = overrides.webhookTimeoutMs ?? Number(env.WEBHOOK_TIMEOUT_MS ?? 10_000);
   if (!Number.isInteger(webhookTimeoutMs) || webhookTimeoutMs < 100 || webhookTimeoutMs > 120_000)
     throw new ConfigError(
@@ -205,6 +208,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     mailFrom,
     postcardPath,
     webhookAllowPrivate,
+    linkTokenKeys,
     webhookTimeoutMs,
     webhookRetryHours,
     renderThreads,

@@ -21,6 +21,8 @@ import { eventLoopLoad, type Load } from './engine/load';
 import { Events } from './events';
 import type { LinkChange } from './flows/link';
 import { MagicLinks } from './links';
+import { linkKeyring } from './links/keyring';
+import { checkKeys, moveLegacyKey } from './links/tokens';
 import { MagicLinkApps } from './links/app';
 import { createMailer, type Mailer } from './mail';
 import { Postcards } from './postcards';
@@ -127,7 +129,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
     oidc_providers: [],
   });
   const events = new Events(clock);
-  const links = new MagicLinks(db, clock, mailer, magicLink, events, database.inTransaction);
+  // the keys of Magic Link URLs live outside the database; older versions kept one in it
+  const keyring = linkKeyring(config);
+  await moveLegacyKey(db, keyring);
+  await checkKeys(db, keyring);
+  const links = new MagicLinks(db, clock, mailer, magicLink, events, keyring, database.inTransaction);
   const keys = new Keys(db, clock);
   const documents = new Documents(db, storage, templates, clock, links, events, renderer, database.inTransaction);
   const postcards = new Postcards(db, clock, keys, templates, documents, events, database.inTransaction, renderer);

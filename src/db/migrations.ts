@@ -313,6 +313,13 @@ export const MIGRATIONS: [string, Step][] = [
         .execute();
     },
   ],
+  [
+    '0012_link_token_key',
+    async (db) => {
+      // the id of the key (outside the database, src/links/keyring.ts) a link's URL was derived with
+      await db.schema.alterTable('magic_links').addColumn('token_key', 'text').execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

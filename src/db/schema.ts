@@ -102,10 +102,12 @@ export interface MagicLinksTable {
   /** The render (POST /v1/generate) that made the link: one link per render, however often it runs. */
   render_id: string | null;
   /**
-   * The URL's token is an HMAC of the server's link key and `id.generation`: a retried send e-mails
+   * The URL's token is an HMAC of a link key (`token_key`) and `id.generation`: a retried send e-mails
    * the same URL; only an explicit resend moves to the next generation (and the old URL stops working).
    */
   token_generation: number;
+  /** The keyring's key (src/links/keyring.ts) the URL's token was derived with; null: an older version's key. */
+  token_key: string | null;
   /** Who is sending the e-mail now, until when (a lease): one sender at a time, a dead one's lease runs out. */
   sending_until: string | null;
   /** The process (its presence id, src/db/presence.ts) sending it; its lease ends when that process does. */

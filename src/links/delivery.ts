@@ -42,7 +42,7 @@ export class LinkDelivery {
   async deliver(id: string, tell = true): Promise<{ sent: boolean; url: string }> {
     const row = await this.rows.row(id);
     const app = await this.apps.require();
-    const token = await this.tokens.token(id, row.token_generation);
+    const token = this.tokens.token(id, row.token_generation, row.token_key);
     const url = `${app.public_url}/l/${token}`;
     // sent already, or ended meanwhile (revoked while its e-mail was due): nothing to send, and not
     // an error: the link's flow reads the state next and ends as the link did
@@ -74,18 +74,25 @@ export class LinkDelivery {
       ]);
     const app = await this.apps.require();
     const generation = row.token_generation + 1;
-    const token = await this.tokens.token(id, generation);
+    const key = this.tokens.currentKey();
+    const token = this.tokens.token(id, generation, key);
     await this.rows.db
       .updateTable('magic_links')
       .set({
         token_generation: generation,
+        token_key: key,
         token_hash: sha256(token),
         sending_until: iso(new Date(this.rows.clock.now().getTime() + SEND_LEASE_MS)),
         sending_by: this.owner(),
       })
       .where('id', '=', id)
       .execute();
-    return this.send({ ...row, token_generation: generation }, app, `${app.public_url}/l/${token}`, true);
+    return this.send(
+      { ...row, token_generation: generation, token_key: key },
+      app,
+      `${app.public_url}/l/${token}`,
+      true,
+    );
   }
 
   private async send(

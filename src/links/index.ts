@@ -28,6 +28,7 @@ import { ACTIVE, expiryReason, LINK_STATUSES, linkInfo, type LinkInfo, type Open
 import { deadlineAtCreation, type LinkSettings } from './policy';
 import { LinkRows } from './rows';
 import { LinkSessions } from './sessions';
+import type { LinkKeyring } from './keyring';
 import { LinkTokens } from './tokens';
 import { LinkViews } from './views';
 
@@ -68,11 +69,13 @@ export class MagicLinks {
     mailer: Mailer,
     readonly apps: MagicLinkApps,
     events: Events,
+    /** The keys URL tokens are derived with (outside the database). */
+    keyring: LinkKeyring,
     inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T> = (work) => db.transaction().execute(work),
   ) {
     const changed = (id: string, change: LinkChange) => this.onChange(id, change);
     this.rows = new LinkRows(db, clock, events);
-    this.tokens = new LinkTokens(db);
+    this.tokens = new LinkTokens(keyring);
     this.delivery = new LinkDelivery(this.rows, this.tokens, mailer, apps, () => this.owner, changed);
     this.sessions = new LinkSessions(this.rows);
     this.codes = new LinkCodes(this.rows, mailer, this.sessions);
@@ -121,10 +124,12 @@ export class MagicLinks {
     if (!id) {
       const now = this.clock.now();
       id = newId('ml', now);
+      const key = this.tokens.currentKey();
       const row: MagicLinkRow = {
         id,
         document_id: documentId,
-        token_hash: sha256(await this.tokens.token(id, 0)),
+        token_hash: sha256(this.tokens.token(id, 0, key)),
+        token_key: key,
         recipient_email: settings.recipientEmail,
         auth_email: settings.authEmail,
         auth_type: settings.authType,

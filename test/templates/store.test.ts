@@ -2,6 +2,7 @@
  * Templates cached by one process are never served after another process deleted them (issue 44,
  * case 6): two services on one PostgreSQL database, as two processes or machines run.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,10 +20,14 @@ describe('templates shared by two processes on PostgreSQL', () => {
 
   it('a template deleted by one is refused by the other at its next use, though it had it compiled', async () => {
     const databaseUrl = await freshPostgres();
+    // two machines: each has its own data dir, so both are given the Magic Link keys
+    const linkTokenKeys = `k1:${randomBytes(32).toString('base64')}`;
     const start = async () => {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-store-'));
       dirs.push(dataDir);
-      const s = await createService(loadConfig({}, { dataDir, databaseUrl, logLevel: 'silent' }), { examples: false });
+      const s = await createService(loadConfig({}, { dataDir, databaseUrl, linkTokenKeys, logLevel: 'silent' }), {
+        examples: false,
+      });
       services.push(s);
       return s;
     };
