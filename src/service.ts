@@ -81,6 +81,11 @@ export interface ServiceOptions {
   engine?: (activities: Activities) => Engine | Promise<Engine>;
   /** How busy requests keep this process; the embedded engine's postcard renders yield to them (default: the event loop's utilisation). */
   load?: Load;
+  /**
+   * Told when this process has lost its presence on PostgreSQL and stopped its background work
+   * (awaited before it reconnects), and when it is back with a new presence id and has adopted what was free.
+   */
+  onPresence?: (state: 'lost' | 'back', id: number) => void | Promise<void>;
 }
 
 /** How often, with several processes on one database, each frees what dead ones claimed and adopts it. */
@@ -188,7 +193,56 @@ export async function createService(config: Config, options: ServiceOptions = {}
     const { sessions, codes } = await links.purgeExpired();
     return { idempotency: await idempotency.purge(), sessions, codes };
   };
+  /**
+   * Fencing: a process whose presence connection is lost is seen as dead by the others, which adopt
+   * its work at their next sweep; so it stops running what it claimed at once (flows aborted, no new
+   * webhook claim), opens a new presence (a new id) with backoff, and adopts what is free again.
+   */
+  let present = true;
+  let closing = false;
+  let retry: NodeJS.Timeout | undefined;
+  const comeBack = async (): Promise<void> => {
+    present = false;
+    await Promise.all([engine instanceof EmbeddedEngine ? engine.fence() : undefined, dispatcher.pause()]);
+    await options.onPresence?.('lost', presence.id);
+    for (let wait = 250; ; wait = Math.min(wait * 2, 30_000)) {
+      if (closing) return;
+      try {
+        const next = await openPresence();
+        if (closing) return void (await next.close());
+        wire(next);
+        break;
+      } catch (err) {
+        options.log?.(
+          `presence: could not reconnect (${err instanceof Error ? err.message : String(err)}); trying again in ${wait} ms`,
+        );
+        await new Promise((resolve) => (retry = setTimeout(resolve, wait)));
+      }
+    }
+    if (engine instanceof EmbeddedEngine) engine.unfence();
+    dispatcher.resume();
+    present = true;
+    if (engine.kind === 'embedded') await claims.sweep().then(adopt);
+    options.log?.(`presence: back (presence id ${presence.id}); running what this process holds again`);
+    await options.onPresence?.('back', presence.id);
+  };
+  /** Makes `p` this process's presence: its id in what this process claims from now on. */
+  const wire = (p: Presence) => {
+    presence = p;
+    claims.presence = p;
+    links.owner = p.id;
+    dispatcher.owner = p.id;
+    if (postcards.owner) postcards.owner = p.id;
+    if (engine.kind === 'embedded') p.onLinkChanged = (id, change) => engine.linkChanged(id, change as LinkChange);
+    p.onLost = () => void comeBack().catch((err: unknown) => options.onFlowError?.('presence', err));
+  };
+  /** Runs what nobody runs, and tells the lifecycles of links whose sender died to send now. */
+  const adopt = async (work: Awaited<ReturnType<Claims['sweep']>>) => {
+    await engine.resume(work);
+    for (const id of work.unleased) await presence.linkChanged(id, 'send_failed');
+  };
   if (options.runFlows) {
+    wire(presence);
     const tidy = () => {
       tidying = keepHouse().then(
         () => undefined,
@@ -206,18 +260,12 @@ export async function createService(config: Config, options: ServiceOptions = {}
     }
     postcards.onReceived = (id) => engine.postcardReceived(id);
     const free = await claims.sweep();
-    /** Runs what nobody runs, and tells the lifecycles of links whose sender died to send now. */
-    const adopt = async (work: Awaited<ReturnType<Claims['sweep']>>) => {
-      await engine.resume(work);
-      for (const id of work.unleased) await presence.linkChanged(id, 'send_failed');
-    };
     if (engine instanceof EmbeddedEngine) engine.load = options.load ?? eventLoopLoad();
     if (engine.kind === 'embedded') {
       // what this process makes or accepts, it runs: claimed as it is written
       links.runsLifecycles = true;
       postcards.owner = presence.id;
-      // a change is told to every process: the one running the link's lifecycle hears it
-      presence.onLinkChanged = (id, change) => engine.linkChanged(id, change as LinkChange);
+      // a change is told to every process (wire() above): the one running the link's lifecycle hears it
       links.onChange = (id, change) =>
         void presence.linkChanged(id, change).catch((err: unknown) => options.onFlowError?.(`link-${id}`, err));
       await adopt(free);
@@ -225,10 +273,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
       if (database.dialect === 'postgres' || cluster.isWorker) {
         sweeping = setInterval(
           () =>
-            void claims
-              .sweep()
-              .then(adopt)
-              .catch((err: unknown) => options.onFlowError?.('sweep', err)),
+            void (present ? claims.sweep().then(adopt) : Promise.resolve()).catch((err: unknown) =>
+              options.onFlowError?.('sweep', err),
+            ),
           SWEEP_MS,
         );
         sweeping.unref();
@@ -264,6 +311,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
     },
     housekeeping: keepHouse,
     close: async () => {
+      closing = true;
+      clearTimeout(retry);
       clearInterval(sweeping);
       clearInterval(housekeeping);
       await tidying;

@@ -30,6 +30,11 @@ export interface Presence {
   linkChanged(linkId: string, change: string): Promise<void>;
   /** What to do when a process says a link changed. */
   onLinkChanged: (linkId: string, change: string) => void;
+  /**
+   * What to do when this process can no longer prove it is alive (its presence connection failed):
+   * the others see it as dead and adopt its work, so it must stop running what it claimed.
+   */
+  onLost: () => void;
   close(): Promise<void>;
 }
 
@@ -40,6 +45,7 @@ export function localPresence(): Presence {
     live: async () => [presence.id],
     linkChanged: async (linkId, change) => presence.onLinkChanged(linkId, change),
     onLinkChanged: () => undefined,
+    onLost: () => undefined,
     close: async () => undefined,
   };
   return presence;
@@ -88,6 +94,7 @@ export function clusterPresence(dataDir: string): Presence {
       process.send?.({ paperlink: 'link-changed', linkId, change } satisfies ClusterMessage);
     },
     onLinkChanged: () => undefined,
+    onLost: () => undefined,
     close: async () => {
       process.off('message', onMessage);
       fs.rmSync(file, { force: true });
@@ -96,13 +103,26 @@ export function clusterPresence(dataDir: string): Presence {
   return presence;
 }
 
-/** PostgreSQL: an advisory lock per live process, and LISTEN/NOTIFY, on a connection of its own. */
+/** How often the presence connection is proved alive, and how long the proof may take. */
+export const HEARTBEAT_MS = 5_000;
+
+/**
+ * PostgreSQL: an advisory lock per live process, and LISTEN/NOTIFY, on a connection of its own.
+ * The connection is lost when it fails, closes, or does not answer a heartbeat within HEARTBEAT_MS:
+ * then it is closed (PostgreSQL frees the lock, if it still can) and `onLost` is called once; this
+ * presence is done, and the process opens a new one (a new id) to come back.
+ */
 export async function postgresPresence(
   connectionString: string,
   notifyVia: (channel: string, payload: string) => Promise<void>,
   log: (line: string) => void = () => undefined,
 ): Promise<Presence> {
-  const client = new Client({ connectionString, application_name: 'paperlink presence' });
+  const client = new Client({
+    connectionString,
+    application_name: 'paperlink presence',
+    query_timeout: HEARTBEAT_MS,
+    keepAlive: true,
+  });
   await client.connect();
   let id = 0;
   try {
@@ -121,11 +141,25 @@ export async function postgresPresence(
     throw err;
   }
   let closed = false;
-  // losing this connection means the others see this process as dead: say so loudly
-  client.on('error', (err) => {
-    if (!closed)
-      log(`presence: the database connection failed (${err.message}); other processes take over this one's work`);
-  });
+  let lost = false;
+  // losing this connection means the others see this process as dead: it stops its work at once
+  const lose = (why: string) => {
+    if (closed || lost) return;
+    lost = true;
+    clearInterval(heartbeat);
+    log(
+      `presence: the database connection was lost (${why}); other processes take over this one's work, and it stops its own until it is back`,
+    );
+    void client.end().catch(() => undefined);
+    presence.onLost();
+  };
+  client.on('error', (err) => lose(err.message));
+  client.on('end', () => lose('the connection closed'));
+  const heartbeat = setInterval(
+    () => void client.query('SELECT 1').catch((err: unknown) => lose(err instanceof Error ? err.message : String(err))),
+    HEARTBEAT_MS,
+  );
+  heartbeat.unref();
   const presence: Presence = {
     id,
     live: async () => {
@@ -137,9 +171,12 @@ export async function postgresPresence(
     },
     linkChanged: (linkId, change) => notifyVia(CHANNEL, `${linkId} ${change}`),
     onLinkChanged: () => undefined,
+    onLost: () => undefined,
     close: async () => {
+      const wasLost = lost;
       closed = true;
-      await client.end();
+      clearInterval(heartbeat);
+      if (!wasLost) await client.end();
     },
   };
   client.on('notification', (msg) => {

@@ -14,7 +14,8 @@ import { ACTIVE as ACTIVE_LINK } from '../links';
 export class Claims {
   constructor(
     private readonly db: Db,
-    private readonly presence: Presence,
+    /** This process's presence: a new one after it was lost. */
+    public presence: Presence,
   ) {}
 
   get owner(): number {

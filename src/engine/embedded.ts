@@ -24,6 +24,10 @@ export class EmbeddedEngine implements Engine {
   private readonly queued = new Set<string>();
   private postcardsRunning = 0;
   private stopped = false;
+  /** Lost its presence (fence()): runs nothing until unfence(). */
+  private fenced = false;
+  /** How many times it was fenced: a claim asked for before a fence is not acted on after it. */
+  private epoch = 0;
   /** Postcards rendered at once. */
   postcardConcurrency = 2;
   /** How busy requests keep this process: while they do, postcards render one at a time, each after a pause (./load.ts). */
@@ -47,12 +51,13 @@ export class EmbeddedEngine implements Engine {
 
   /** Runs `then` once this process holds the job `key` (not when it runs already, or another process holds it). */
   private claimThen(key: string, claim: () => Promise<boolean>, then: () => void): Promise<void> {
-    if (this.stopped || this.running.has(key) || this.claiming.has(key)) return Promise.resolve();
+    if (this.halted || this.running.has(key) || this.claiming.has(key)) return Promise.resolve();
     this.claiming.add(key);
+    const epoch = this.epoch;
     return claim().then(
       (mine) => {
         this.claiming.delete(key);
-        if (mine) then();
+        if (mine && epoch === this.epoch && !this.halted) then();
       },
       (err: unknown) => {
         this.claiming.delete(key);
@@ -161,13 +166,13 @@ export class EmbeddedEngine implements Engine {
 
   /** Queues a postcard this process holds, unless it is queued or running already. */
   private enqueue(id: string): void {
-    if (this.stopped || this.queued.has(id) || this.running.has(`postcard-${id}`)) return;
+    if (this.halted || this.queued.has(id) || this.running.has(`postcard-${id}`)) return;
     this.queued.add(id);
     this.pump();
   }
 
   private pump(): void {
-    while (!this.stopped && this.postcardsRunning < this.postcardConcurrency && this.queued.size) {
+    while (!this.halted && this.postcardsRunning < this.postcardConcurrency && this.queued.size) {
       if (this.load.busy()) return this.pauseThenRender();
       this.renderNext();
     }
@@ -179,7 +184,7 @@ export class EmbeddedEngine implements Engine {
     this.pausing = true;
     void this.load.pause().then(() => {
       this.pausing = false;
-      if (!this.stopped && this.queued.size && this.postcardsRunning === 0) this.renderNext();
+      if (!this.halted && this.queued.size && this.postcardsRunning === 0) this.renderNext();
       this.pump();
     });
   }
@@ -200,7 +205,7 @@ export class EmbeddedEngine implements Engine {
   private start<A>(key: string, activities: A, flow: (ports: Ports<A>) => Promise<unknown>): Promise<unknown> {
     const existing = this.running.get(key);
     if (existing) return existing.done;
-    if (this.stopped) return Promise.resolve();
+    if (this.halted) return Promise.resolve();
     const abort = new AbortController();
     const { ports, signal } = this.ports(activities, abort);
     const entry: Running = { signal, abort, done: Promise.resolve() };
@@ -244,12 +249,33 @@ export class EmbeddedEngine implements Engine {
     return this.running.size + this.queued.size;
   }
 
+  private get halted(): boolean {
+    return this.stopped || this.fenced;
+  }
+
   /** Stops every flow; their state is in the database, so the next start resumes them. */
   async stop(): Promise<void> {
     this.stopped = true;
+    await this.fence();
+  }
+
+  /**
+   * This process lost its presence, so other processes adopt its work: stops every flow now and
+   * starts none until unfence() (an activity under way ends; every write a flow makes is
+   * conditional on the state it read, so one that ends after another process took over changes
+   * nothing). Resolves when every flow has stopped.
+   */
+  async fence(): Promise<void> {
+    this.fenced = true;
+    this.epoch++;
     this.queued.clear();
     const all = [...this.running.values()];
     for (const r of all) r.abort.abort();
     await Promise.all(all.map((r) => r.done));
+  }
+
+  /** Back with a new presence: flows may start again (resume() re-drives those this process claims). */
+  unfence(): void {
+    this.fenced = false;
   }
 }

@@ -239,9 +239,12 @@ export class Dispatcher {
   private launches = 0;
   private again = false;
   private stopped = false;
+  private paused = false;
   private timer?: NodeJS.Timeout;
   private readonly concurrency: number;
   private readonly perWebhook: number;
+  /** This process's presence id, written into each claim (a new one after the presence was lost). */
+  owner: number;
 
   constructor(
     private readonly db: Db,
@@ -250,6 +253,7 @@ export class Dispatcher {
   ) {
     this.concurrency = options.concurrency ?? 16;
     this.perWebhook = options.perWebhook ?? 2;
+    this.owner = options.owner ?? 0;
   }
 
   /** Delivers in the background: on every wake() and every `pollMs` for retries that came due. */
@@ -260,7 +264,7 @@ export class Dispatcher {
   }
 
   wake(): void {
-    if (!this.stopped)
+    if (!this.stopped && !this.paused)
       void this.pump().catch((err: unknown) =>
         this.options.log?.(`webhooks: ${err instanceof Error ? err.message : String(err)}`),
       );
@@ -278,11 +282,11 @@ export class Dispatcher {
         this.again = false;
         if (this.inFlight.size >= this.concurrency) break;
         for (const d of await this.due()) {
-          if (this.stopped || this.inFlight.size >= this.concurrency) break;
+          if (this.stopped || this.paused || this.inFlight.size >= this.concurrency) break;
           if (this.inFlight.has(d.id) || (this.perHook.get(d.webhook_id) ?? 0) >= this.perWebhook) continue;
           if (await this.claim(d)) this.launch(d);
         }
-      } while (this.again && !this.stopped);
+      } while (this.again && !this.stopped && !this.paused);
     } finally {
       this.pumping = false;
     }
@@ -301,7 +305,7 @@ export class Dispatcher {
     const take = (db: Db) =>
       db
         .updateTable('deliveries')
-        .set({ claimed_by: this.options.owner ?? 0, claimed_until: until })
+        .set({ claimed_by: this.owner, claimed_until: until })
         .where('id', '=', d.id)
         .where('status', '=', 'pending')
         .where((e) => e.or([e('claimed_until', 'is', null), e('claimed_until', '<=', now)]))
@@ -461,6 +465,20 @@ export class Dispatcher {
       .limit(1)
       .executeTakeFirst();
     return next?.next_attempt_at ?? null;
+  }
+
+  /**
+   * Claims no delivery until resume() (this process lost its presence: the others take its
+   * deliveries over); resolves when the attempts in flight have ended and been recorded.
+   */
+  async pause(): Promise<void> {
+    this.paused = true;
+    await Promise.all([...this.running]);
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.wake();
   }
 
   async stop(): Promise<void> {

@@ -1,0 +1,116 @@
+/**
+ * Fencing (issue 44, case 2): a process whose PostgreSQL presence connection is cut is seen as dead
+ * by the others, which may adopt its work; so it stops running what it claimed before anything else
+ * happens, comes back with a new presence, and runs only what nobody else took meanwhile.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { loadConfig } from '../../src/config';
+import { postgresPresence, type Presence } from '../../src/db/presence';
+import { Claims } from '../../src/engine/claims';
+import { createService, type Service } from '../../src/service';
+import { EXAMPLE_IDS } from '../../src/templates/store';
+import { eventually } from '../support/eventually';
+import { freshPostgres } from '../support/service';
+
+describe('a process that loses its presence on PostgreSQL', () => {
+  let service: Service;
+  let dataDir: string;
+  let other: Presence;
+  /** What the test does while the service has stopped and before it reconnects; then what it saw. */
+  let whileLost: (id: number) => Promise<void> = async () => undefined;
+  let back: (id: number) => void = () => undefined;
+
+  beforeAll(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-fencing-'));
+    const databaseUrl = await freshPostgres();
+    service = await createService(loadConfig({}, { dataDir, databaseUrl, logLevel: 'silent' }), {
+      runFlows: true,
+      examples: true,
+      log: () => undefined,
+      onPresence: async (state, id) => (state === 'lost' ? whileLost(id) : back(id)),
+    });
+    await service.apps.magicLink.put({});
+    // another process on the database
+    other = await postgresPresence(databaseUrl, async () => undefined);
+  });
+  afterAll(async () => {
+    await other?.close();
+    await service?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const db = () => service.database.db;
+  const link = async (to: string) => {
+    const variables = (await service.templates.load(EXAMPLE_IDS.letter)).variables;
+    // as the API does: the engine's generate flow starts the link's lifecycle before it answers
+    const made = await service.engine.generate({
+      body: {
+        template_id: EXAMPLE_IDS.letter,
+        merge_parameters: Object.fromEntries(variables.map((v) => [v, 'x'])),
+        destinations: { magic_link: { recipient_email: to, expire_after_n_views: 2 } },
+      },
+      caller: { keyId: null, name: 'test' },
+    });
+    return made.magic_link_piece_id!;
+  };
+  const claimedBy = async (id: string) =>
+    (await db().selectFrom('magic_links').select('claimed_by').where('id', '=', id).executeTakeFirstOrThrow())
+      .claimed_by;
+  /** Cuts the service's presence connection as a network fault or a PostgreSQL restart would. */
+  const cut = async (): Promise<{ lostId: number; runningWhenLost: number; backId: number }> => {
+    const mine = await claimedBy((await db().selectFrom('magic_links').select('id').executeTakeFirstOrThrow()).id);
+    let runningWhenLost = -1;
+    let lostId = 0;
+    const seen = new Promise<number>((resolve) => (back = resolve));
+    const ask = whileLost;
+    whileLost = async (id) => {
+      lostId = id;
+      runningWhenLost = service.engine.size;
+      await ask(id);
+    };
+    const { rows } = await sql<{ ok: boolean }>`
+      SELECT pg_terminate_backend(pid) AS ok FROM pg_locks
+      WHERE locktype = 'advisory' AND classid = ${0x706c} AND objid = ${mine} AND granted`.execute(db());
+    expect(rows).toEqual([{ ok: true }]);
+    const backId = await seen;
+    whileLost = ask;
+    return { lostId, runningWhenLost, backId };
+  };
+
+  it('stops its flows at once, comes back with a new presence id, and runs again what nobody took', async () => {
+    const id = await link('mine@example.com');
+    const before = await claimedBy(id);
+    expect(service.engine.size).toBe(1);
+    const { lostId, runningWhenLost, backId } = await cut();
+    expect(lostId).toBe(before);
+    expect(runningWhenLost).toBe(0);
+    expect(backId).not.toBe(before);
+    // the old id is dead to everyone; the new one is live and holds the link again
+    const live = await other.live();
+    expect(live).toContain(backId);
+    expect(live).not.toContain(before);
+    expect(await claimedBy(id)).toBe(backId);
+    expect(service.engine.size).toBe(1);
+    // and its flow hears the link's changes on the new connection: a revocation ends it
+    await service.links.end(id, 'revoked');
+    await eventually(async () => service.engine.size === 0, "the revoked link's flow to end");
+  });
+
+  it('leaves to the other process what it adopted while this one was cut off', async () => {
+    const id = await link('adopted@example.com');
+    expect(service.engine.size).toBe(1);
+    const claims = new Claims(db(), other);
+    whileLost = async () => {
+      // the other process's sweep, between the cut and the reconnection: the link is free, and taken
+      const swept = await claims.sweep();
+      expect(swept.links).toContain(id);
+      expect(await claims.link(id)).toBe(true);
+    };
+    await cut();
+    expect(await claimedBy(id)).toBe(other.id);
+    expect(service.engine.size).toBe(0);
+  });
+});
