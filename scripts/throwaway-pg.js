@@ -94,6 +94,23 @@ async function startPostgres() {
   return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, bin, dir, data };
 }
 
+/**
+ * Restarts a cluster startPostgres() started, as an operator or a failover would: every connection
+ * is cut. Asynchronous, so that the caller's requests go on meanwhile.
+ */
+function restartPostgres({ bin, dir, data }) {
+  const { spawn } = require('node:child_process');
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      path.join(bin, 'pg_ctl'),
+      ['-D', data, '-l', path.join(dir, 'log'), '-m', 'fast', '-w', 'restart'],
+      { stdio: 'ignore', ...postgresUser() },
+    );
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`pg_ctl restart exited with ${code}`))));
+  });
+}
+
 /** Stops a cluster startPostgres() started and removes its folder. */
 function stopPostgres({ bin, dir, data }) {
   try {
@@ -119,4 +136,4 @@ async function freshDatabase(server, prefix = 'paperlink') {
   return u.toString();
 }
 
-module.exports = { startPostgres, stopPostgres, freshDatabase };
+module.exports = { startPostgres, restartPostgres, stopPostgres, freshDatabase };

@@ -48,6 +48,10 @@ export interface OpenOptions {
   /** postgres://… ; otherwise SQLite at `sqlitePath`. */
   databaseUrl?: string;
   sqlitePath?: string;
+  /** Called with each statement before it runs, on either database; a throw fails the statement (fault tests). */
+  beforeStatement?: (sql: string) => void;
+  /** Where a pooled connection that failed while idle is reported (PostgreSQL restarted): the pool drops it and opens another. */
+  log?: (line: string) => void;
 }
 
 function redactUrl(url: string): string {
@@ -68,6 +72,21 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     dialect = 'postgres';
     location = redactUrl(options.databaseUrl);
     const pool = new Pool({ connectionString: options.databaseUrl, max: 10 });
+    // an idle connection cut by the server (a restart, a failover) is an 'error' of the pool's: without
+    // a listener it would end the process; the pool has dropped it already and connects anew
+    pool.on('error', (err) => options.log?.(`database: an idle connection failed (${err.message}); reconnecting`));
+    // a connection cut while it is checked out fails its query, and also emits 'error' on its client,
+    // which the pool does not listen to then: without a listener that would end the process
+    pool.on('connect', (client) => client.on('error', () => undefined));
+    const before = options.beforeStatement;
+    if (before)
+      pool.on('connect', (client) => {
+        const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+        (client as { query: unknown }).query = (text: unknown, ...rest: unknown[]) => {
+          before(typeof text === 'string' ? text : String((text as { text?: string }).text));
+          return query(text, ...rest);
+        };
+      });
     db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
   } else {
     dialect = 'sqlite';
@@ -81,8 +100,13 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     sqlite.pragma('busy_timeout = 10000');
     sqlite.pragma('foreign_keys = ON');
     const statements = cachingStatements(sqlite);
-    const direct: Direct = { prepare: statements.prepare, inTransaction: false };
-    db = new Kysely<Schema>({ dialect: new TrackedSqliteDialect({ database: statements }, direct) });
+    const before = options.beforeStatement;
+    const direct: Direct = { prepare: statements.prepare, inTransaction: false, before };
+    // Kysely's path prepares (from the cache) each time it runs a statement
+    const database = before
+      ? { ...statements, prepare: (q: string) => (before(q), statements.prepare(q)) }
+      : statements;
+    db = new Kysely<Schema>({ dialect: new TrackedSqliteDialect({ database }, direct) });
     directs.set(db, direct);
   }
   const provider: MigrationProvider = { getMigrations: async () => migrationsFor(dialect) };
@@ -141,6 +165,8 @@ interface Direct {
   prepare: (sql: string) => SQLiteTypes.Statement;
   /** Whether a transaction is open on the connection (from BEGIN until COMMIT or ROLLBACK). */
   inTransaction: boolean;
+  /** OpenOptions.beforeStatement: a statement run directly is prepared once, so it is told here each time. */
+  before?: (sql: string) => void;
 }
 const directs = new WeakMap<Db, Direct>();
 
@@ -217,7 +243,7 @@ function groupCommit(db: Db, direct: Direct): <T>(work: (trx: Db) => Promise<T>)
   let queue: Item[] = [];
   let scheduled = false;
   // a transaction holds the connection: the prepared statements run in it run directly
-  const inside: Direct = { prepare: direct.prepare, inTransaction: false };
+  const inside: Direct = { prepare: direct.prepare, inTransaction: false, before: direct.before };
   const transaction = <T>(fn: (trx: Db) => Promise<T>) =>
     db.transaction().execute(async (trx) => {
       directs.set(trx, inside);
@@ -306,6 +332,7 @@ export class PreparedQuery<A extends Record<string, unknown>, O> {
     if (!connection || connection.inTransaction)
       return db.executeQuery<O>({ ...this.compiled, parameters }).then(viaKysely);
     try {
+      connection.before?.(this.compiled.sql);
       return Promise.resolve(direct(this.statement(connection), parameters));
     } catch (err) {
       return Promise.reject(err);

@@ -123,6 +123,9 @@ export async function postgresPresence(
     query_timeout: HEARTBEAT_MS,
     keepAlive: true,
   });
+  // until it is set up, a failure rejects what is being done (connect, the lock, LISTEN); after, lose()
+  let onError = (_err: Error) => undefined as void;
+  client.on('error', (err) => onError(err));
   await client.connect();
   let id = 0;
   try {
@@ -153,7 +156,7 @@ export async function postgresPresence(
     void client.end().catch(() => undefined);
     presence.onLost();
   };
-  client.on('error', (err) => lose(err.message));
+  onError = (err) => lose(err.message);
   client.on('end', () => lose('the connection closed'));
   const heartbeat = setInterval(
     () => void client.query('SELECT 1').catch((err: unknown) => lose(err instanceof Error ? err.message : String(err))),
