@@ -86,6 +86,8 @@ export interface ServiceOptions {
    * (awaited before it reconnects), and when it is back with a new presence id and has adopted what was free.
    */
   onPresence?: (state: 'lost' | 'back', id: number) => void | Promise<void>;
+  /** Called with every database statement before it runs; a throw fails it as a fault would (the crash-point tests). */
+  beforeStatement?: (sql: string) => void;
 }
 
 /** How often, with several processes on one database, each frees what dead ones claimed and adopts it. */
@@ -102,6 +104,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     sqlitePath: path.join(config.dataDir, 'paperlink.db'),
+    log: options.log,
+    beforeStatement: options.beforeStatement,
   });
   const { db } = database;
   const storage: Storage =

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../src/clock';
 import { loadConfig, type Config } from '../../src/config';
 import { buildApp } from '../../src/app';
-import { createService, type Service } from '../../src/service';
+import { createService, type Service, type ServiceOptions } from '../../src/service';
 import { NO_LOAD } from '../../src/engine/load';
 import { checkAnswers } from './contract';
 
@@ -41,11 +41,18 @@ export interface TestOptions {
   backend?: Backend;
   config?: Partial<Config>;
   clock?: Clock;
+  /** More options for the service (kept over restarts). */
+  service?: ServiceOptions;
 }
 
-async function start(config: Config, clock: Clock | undefined, key?: string): Promise<TestService> {
+async function start(
+  config: Config,
+  clock: Clock | undefined,
+  key?: string,
+  more: ServiceOptions = {},
+): Promise<TestService> {
   // renders never wait for the event loop to calm down (./load.ts measures wall time)
-  const service = await createService(config, { clock, runFlows: true, load: NO_LOAD });
+  const service = await createService(config, { clock, runFlows: true, load: NO_LOAD, ...more });
   const app = await buildApp(service, { logger: false });
   await app.ready();
   // every answer the tests receive is checked against /openapi.json
@@ -66,7 +73,7 @@ async function start(config: Config, clock: Clock | undefined, key?: string): Pr
     },
     restart: async () => {
       await close();
-      return start(config, clock, secret);
+      return start(config, clock, secret, more);
     },
   };
 }
@@ -76,8 +83,7 @@ export async function testService(options: TestOptions = {}): Promise<TestServic
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-api-'));
   const databaseUrl = options.backend === 'postgres' ? await freshPostgres() : undefined;
   const config = loadConfig({}, { dataDir, databaseUrl, logLevel: 'silent', port: 0, ...options.config });
-  const t = await start(config, options.clock);
-  return t;
+  return start(config, options.clock, undefined, options.service);
 }
 
 /** Signs in to the web app with `secret` as a browser would (the sign-in form and its CSRF cookie); the answer. */
