@@ -461,7 +461,7 @@ async function servicePackage(work) {
   fs.mkdirSync(folder);
   fs.writeFileSync(path.join(folder, 'package.json'), JSON.stringify({ name: 'service-user', private: true }));
   console.log(
-    '     (installing the service tarball with its dependencies; better-sqlite3 builds from source, about a minute)',
+    '     (installing the service tarball with its dependencies; better-sqlite3 builds from source, about a minute, unless scripts/prebuilt.js kept a build)',
   );
   const installed = run('npm', ['install', '--no-audit', '--no-fund', tarball.file], { cwd: folder });
   check(

@@ -34,6 +34,8 @@ prepare() {
     tail -40 "$work/install.log"
     return 1
   fi
+  # the native builds, kept for the next clean install on this Node (scripts/prebuilt.js)
+  node "$root/scripts/prebuilt.js" "$work"
 }
 
 run() {
