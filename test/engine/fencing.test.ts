@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import { loadConfig } from '../../src/config';
 import { postgresPresence, type Presence } from '../../src/db/presence';
 import { Claims } from '../../src/engine/claims';
+import type { EmbeddedEngine } from '../../src/engine/embedded';
 import { createService, type Service } from '../../src/service';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { eventually } from '../support/eventually';
@@ -43,6 +44,7 @@ describe('a process that loses its presence on PostgreSQL', () => {
   });
 
   const db = () => service.database.db;
+  const engine = () => service.engine as EmbeddedEngine;
   const link = async (to: string) => {
     const variables = (await service.templates.load(EXAMPLE_IDS.letter)).variables;
     // as the API does: the engine's generate flow starts the link's lifecycle before it answers
@@ -68,7 +70,7 @@ describe('a process that loses its presence on PostgreSQL', () => {
     const ask = whileLost;
     whileLost = async (id) => {
       lostId = id;
-      runningWhenLost = service.engine.size;
+      runningWhenLost = engine().size;
       await ask(id);
     };
     const { rows } = await sql<{ ok: boolean }>`
@@ -83,7 +85,7 @@ describe('a process that loses its presence on PostgreSQL', () => {
   it('stops its flows at once, comes back with a new presence id, and runs again what nobody took', async () => {
     const id = await link('mine@example.com');
     const before = await claimedBy(id);
-    expect(service.engine.size).toBe(1);
+    expect(engine().size).toBe(1);
     const { lostId, runningWhenLost, backId } = await cut();
     expect(lostId).toBe(before);
     expect(runningWhenLost).toBe(0);
@@ -93,15 +95,15 @@ describe('a process that loses its presence on PostgreSQL', () => {
     expect(live).toContain(backId);
     expect(live).not.toContain(before);
     expect(await claimedBy(id)).toBe(backId);
-    expect(service.engine.size).toBe(1);
+    expect(engine().size).toBe(1);
     // and its flow hears the link's changes on the new connection: a revocation ends it
     await service.links.end(id, 'revoked');
-    await eventually(async () => service.engine.size === 0, "the revoked link's flow to end");
+    await eventually(async () => engine().size === 0, "the revoked link's flow to end");
   });
 
   it('leaves to the other process what it adopted while this one was cut off', async () => {
     const id = await link('adopted@example.com');
-    expect(service.engine.size).toBe(1);
+    expect(engine().size).toBe(1);
     const claims = new Claims(db(), other);
     whileLost = async () => {
       // the other process's sweep, between the cut and the reconnection: the link is free, and taken
@@ -111,6 +113,6 @@ describe('a process that loses its presence on PostgreSQL', () => {
     };
     await cut();
     expect(await claimedBy(id)).toBe(other.id);
-    expect(service.engine.size).toBe(0);
+    expect(engine().size).toBe(0);
   });
 });
