@@ -119,33 +119,30 @@ export class LinkDelivery {
       );
     } catch (err) {
       const reason = err instanceof Error ? err.message.slice(0, 300) : String(err);
-      const changed = await this.rows.db.transaction().execute(async (trx) => {
-        const r = await trx
-          .updateTable('magic_links')
-          .set((e) => ({
-            status: 'send_failed',
-            send_error: reason,
-            send_attempts: e('send_attempts', '+', 1),
-            sending_until: null,
-            sending_by: null,
-          }))
-          .where('id', '=', id)
-          .where('status', 'in', ACTIVE)
-          .returningAll()
-          .executeTakeFirst();
-        if (r) await this.rows.emit(trx, 'magic_link.send_failed', r);
-        return r !== undefined;
-      });
+      const changed = await this.record(id, 'magic_link.send_failed', { status: 'send_failed', send_error: reason });
       if (changed && tell) this.changed(id, 'send_failed');
       return { sent: false, url };
     }
-    const changed = await this.rows.db.transaction().execute(async (trx) => {
+    const changed = await this.record(id, 'magic_link.sent', {
+      status: 'active',
+      send_error: null,
+      sent_at: this.rows.now(),
+    });
+    if (changed && tell) this.changed(id, 'sent');
+    return { sent: true, url };
+  }
+
+  /** Records how a send went, with its event, while the link is active; whether it was. */
+  private record(
+    id: string,
+    type: 'magic_link.sent' | 'magic_link.send_failed',
+    outcome: { status: 'active' | 'send_failed'; send_error: string | null; sent_at?: string },
+  ): Promise<boolean> {
+    return this.rows.db.transaction().execute(async (trx) => {
       const r = await trx
         .updateTable('magic_links')
         .set((e) => ({
-          status: 'active',
-          send_error: null,
-          sent_at: this.rows.now(),
+          ...outcome,
           send_attempts: e('send_attempts', '+', 1),
           sending_until: null,
           sending_by: null,
@@ -154,10 +151,8 @@ export class LinkDelivery {
         .where('status', 'in', ACTIVE)
         .returningAll()
         .executeTakeFirst();
-      if (r) await this.rows.emit(trx, 'magic_link.sent', r);
+      if (r) await this.rows.emit(trx, type, r);
       return r !== undefined;
     });
-    if (changed && tell) this.changed(id, 'sent');
-    return { sent: true, url };
   }
 }

@@ -4,7 +4,6 @@
  * while the database restarts and cuts every connection. Afterwards both processes still serve,
  * every postcard answered 202 is rendered, none twice, and each event is written once.
  */
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +12,7 @@ import { EXAMPLE_IDS } from '../../src/templates/store';
 import { eventually } from '../support/eventually';
 import { root } from '../support/fixtures';
 import { startReceiver, type Receiver } from '../support/receiver';
-import { cliJs, serveProcess } from '../support/serve';
+import { operatorCli, serveProcess, subscribeToPostcards } from '../support/serve';
 
 // a cluster of its own: it is restarted, which the other suites' shared cluster must not be
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -51,24 +50,12 @@ describe('PostgreSQL restarted under load, two serve processes', () => {
       WEBHOOK_ALLOW_PRIVATE: 'true',
       RENDER_THREADS: '1',
     };
-    const cli = (...args: string[]) => {
-      const r = spawnSync(process.execPath, [cliJs, ...args, '--data-dir', dataDir], {
-        encoding: 'utf8',
-        env: { ...process.env, ...env, NODE_OPTIONS: '' },
-      });
-      if (r.status !== 0) throw new Error(`paperlink ${args.join(' ')}: ${r.stderr}`);
-      return r.stdout.trim();
-    };
+    const cli = operatorCli(dataDir, env);
     const key = cli('keys', 'create', '--name', 'restart');
     token = cli('tokens', 'create', '--kind', 'postcard', '--name', 'restart');
     receiver = await startReceiver();
     servers = await Promise.all([0, 1].map(() => serveProcess(dataDir, env)));
-    const hook = await fetch(`${servers[0].url}/v1/webhooks`, {
-      method: 'POST',
-      headers: { 'x-service-api-token': key, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: receiver.url, events: ['postcard.received', 'postcard.rendered'] }),
-    });
-    expect(hook.status).toBe(201);
+    await subscribeToPostcards(servers[0].url, key, receiver.url);
   }, 120_000);
 
   afterAll(async () => {

@@ -5,7 +5,7 @@
  * per postcard; and when one is killed with SIGKILL the others take over what it held, repeating
  * only what it had in flight.
  */
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +13,7 @@ import { Client } from 'pg';
 import { root } from '../support/fixtures';
 import { eventually } from '../support/eventually';
 import { startReceiver, type Receiver, type Received } from '../support/receiver';
-import { cliJs, serveProcess } from '../support/serve';
+import { operatorCli, serveProcess, subscribeToPostcards } from '../support/serve';
 import { freshPostgres } from '../support/service';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 
@@ -30,14 +30,7 @@ describe('three serve processes on one PostgreSQL', () => {
   let servers: { child: ChildProcess; url: string }[] = [];
   let token: string;
 
-  const cli = (...args: string[]) => {
-    const r = spawnSync(process.execPath, [cliJs, ...args, '--data-dir', dataDir], {
-      encoding: 'utf8',
-      env: { ...process.env, ...env, NODE_OPTIONS: '' },
-    });
-    if (r.status !== 0) throw new Error(`paperlink ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout.trim();
-  };
+  const cli = (...args: string[]) => operatorCli(dataDir, env)(...args);
   /** Posts `n` postcards, request i to the i-th live server round-robin, a few at a time; returns their ids. */
   const postcards = async (n: number, tag: string): Promise<string[]> => {
     const ids: string[] = [];
@@ -83,12 +76,7 @@ describe('three serve processes on one PostgreSQL', () => {
     token = cli('tokens', 'create', '--kind', 'postcard', '--name', 'processes');
     receiver = await startReceiver();
     servers = await Promise.all([0, 1, 2].map(() => serveProcess(dataDir, env)));
-    const hook = await fetch(`${servers[0].url}/v1/webhooks`, {
-      method: 'POST',
-      headers: { 'x-service-api-token': key, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: receiver.url, events: ['postcard.received', 'postcard.rendered'] }),
-    });
-    expect(hook.status).toBe(201);
+    await subscribeToPostcards(servers[0].url, key, receiver.url);
   }, 120_000);
 
   afterAll(async () => {

@@ -1,5 +1,5 @@
 /** `paperlink serve` as its own process (the built CLI), for tests that kill and restart it. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { root } from './fixtures';
 
@@ -32,4 +32,26 @@ export function serveProcess(
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));
     child.on('exit', (code, signal) => reject(new Error(`serve exited (${code ?? signal}): ${out}`)));
   });
+}
+
+/** The CLI over `dataDir` with `env`, in a process of its own as an operator runs it; what it printed. */
+export function operatorCli(dataDir: string, env: Record<string, string>): (...args: string[]) => string {
+  return (...args) => {
+    const r = spawnSync(process.execPath, [cliJs, ...args, '--data-dir', dataDir], {
+      encoding: 'utf8',
+      env: { ...process.env, ...env, NODE_OPTIONS: '' },
+    });
+    if (r.status !== 0) throw new Error(`paperlink ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout.trim();
+  };
+}
+
+/** Subscribes `receiverUrl` to the postcard events through the API at `server`. */
+export async function subscribeToPostcards(server: string, key: string, receiverUrl: string): Promise<void> {
+  const res = await fetch(`${server}/v1/webhooks`, {
+    method: 'POST',
+    headers: { 'x-service-api-token': key, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: receiverUrl, events: ['postcard.received', 'postcard.rendered'] }),
+  });
+  if (res.status !== 201) throw new Error(`the webhook was not made: ${res.status} ${await res.text()}`);
 }
