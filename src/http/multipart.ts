@@ -37,7 +37,12 @@ export async function readMultipart(req: FastifyRequest): Promise<Upload> {
   try {
     for await (const part of req.parts()) {
       if (part.type === 'file')
-        upload.files.push({ field: part.fieldname, filename: part.filename, bytes: await part.toBuffer() });
+        upload.files.push({
+          field: part.fieldname,
+          // a file part may come without a file name (busboy then gives none, whatever the types say)
+          filename: typeof part.filename === 'string' ? part.filename : '',
+          bytes: await part.toBuffer(),
+        });
       else upload.fields[part.fieldname] = String(part.value);
     }
   } catch (err) {

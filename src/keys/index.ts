@@ -49,6 +49,12 @@ export function parseScopes(given: readonly string[] | undefined, field = 'scope
       `Unknown scope${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}. The scopes are: ${ALL_SCOPES.join(', ')}.`,
       unknown.map((s) => ({ field, message: `${s} is not a scope`, code: 'invalid' })),
     );
+  // a list given but blank is a mistake (an unset variable in a script), never "every scope"
+  if (given !== undefined && !list.length)
+    throw new ValidationError(
+      `No scope given. Name at least one (${ALL_SCOPES.join(', ')}), or leave the scopes out for a key that may do everything.`,
+      [{ field, message: 'is empty', code: 'required' }],
+    );
   return list.length ? (list as Scope[]) : [...ALL_SCOPES];
 }
 
@@ -89,7 +95,7 @@ export class Keys {
 
   /**
    * Makes a key. The returned `secret` is the only time the whole key exists outside the caller.
-   * An API key gets `scopes` (parseScopes: all when none are given).
+   * An API key gets `scopes` (parseScopes: all when they are left out; a blank list is refused).
    */
   async create(kind: KeyKind, name: string, scopes?: readonly string[]): Promise<{ secret: string; key: KeyInfo }> {
     const granted = parseScopes(scopes);

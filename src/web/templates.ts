@@ -109,7 +109,8 @@ export const templatesSection: WebSection = (service) => async (web) => {
       const name = one(parsed.form, 'name').trim();
       const created = await service.templates.create({
         source: new Uint8Array(source.bytes),
-        name: name || (/\.xml$/i.test(source.filename) ? undefined : source.filename.replace(/\.[^.]+$/, '')),
+        name:
+          name || (/\.xml$/i.test(source.filename) ? undefined : source.filename.replace(/\.[^.]+$/, '') || undefined),
         assets: async (p) => assets.get(p) ?? assets.get(p.split('/').pop()!),
       });
       return reply.redirect(`/app/templates?done=template_uploaded&id=${encodeURIComponent(created.id)}`, 303);

@@ -21,7 +21,8 @@ function embeddedIPv4(a: ipaddr.IPv6): string | undefined {
   switch (a.range()) {
     case 'ipv4Mapped':
     case 'rfc6145':
-      return a.toIPv4Address().toString();
+      // ::ffff:a.b.c.d and ::ffff:0:a.b.c.d: the last 32 bits (ipaddr.js converts only the first form)
+      return bytes.slice(12).join('.');
     case 'rfc6052':
       // only the well-known /96 puts the address in the last 32 bits; local-use prefixes (64:ff9b:1::/48) are private
       return a.match(NAT64_WELL_KNOWN) ? bytes.slice(12).join('.') : undefined;

@@ -115,6 +115,14 @@ describe('paperlink keys', () => {
     expect(wrong.code).toBe(2); // as every input the command refuses
     expect(wrong.stderr).toContain('validation_failed');
     expect(wrong.stderr).toContain('generate, documents:read, documents:write');
+    // a blank list (an unset variable in a script) is refused, not taken for every scope
+    for (const blank of ['', ' ', ',']) {
+      const refused = await cli(['keys', 'create', '--name', 'blank', '--scope', blank, '--data-dir', dir]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('validation_failed');
+    }
+    const after = JSON.parse((await cli(['keys', 'list', '--json', '--data-dir', dir])).stdout) as { name: string }[];
+    expect(after.map((k) => k.name)).not.toContain('blank');
   });
 
   it('says what is wrong: a missing name, an unknown key', async () => {

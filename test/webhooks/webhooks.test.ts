@@ -434,6 +434,7 @@ describe('webhook targets', () => {
     'http://[::1]/x',
     'http://[fd00::1]/x',
     'http://[::ffff:127.0.0.1]/x',
+    'http://[::ffff:0:7f00:1]/x',
     'http://[64:ff9b::7f00:1]/x',
     'http://[2002:7f00:1::1]/x',
     'https://user:pw@example.com/x',
@@ -475,6 +476,9 @@ describe('the address check at delivery', () => {
     ['fd12:3456::1', true],
     ['::ffff:10.0.0.1', true],
     ['::ffff:7f00:1', true],
+    // IPv4-translated (RFC 6145)
+    ['::ffff:0:7f00:1', true],
+    ['::ffff:0:808:808', false],
     ['2001:4860:4860::8888', false],
     // documentation, benchmarking and reserved ranges
     ['192.0.2.1', true],
