@@ -670,12 +670,11 @@ if (require.main === module) {
     if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
     throw err;
   });
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (err) => {
-      process.exitCode = report(err, processIo);
-    },
-  );
+  // a worker of `serve --processes N` that failed (to bind its port, say) ends at once: its channel to
+  // the primary would keep it alive, and the primary waits for it to end to stop the cluster
+  const end = (code: number) => {
+    process.exitCode = code;
+    if (code !== EXIT_OK && cluster.isWorker) process.exit(code);
+  };
+  main(process.argv.slice(2)).then(end, (err) => end(report(err, processIo)));
 }

@@ -232,8 +232,10 @@ export async function startCluster(
     });
     return worker;
   };
+  // a worker that ends while the cluster starts fails the start (below); one that ends after is replaced
+  let started = false;
   cluster.on('exit', (worker, code, signal) => {
-    if (stopping) return;
+    if (stopping || !started) return;
     log(`worker ${worker.process.pid} exited (${signal ?? code}); starting another\n`);
     // its presence file says nothing true any more
     for (const f of fs.existsSync(presenceDir(config.dataDir)) ? fs.readdirSync(presenceDir(config.dataDir)) : []) {
@@ -253,6 +255,7 @@ export async function startCluster(
   try {
     port = await listening(fork());
     await Promise.all(Array.from({ length: processes - 1 }, () => listening(fork())));
+    started = true;
   } catch (err) {
     stopping = true;
     for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');

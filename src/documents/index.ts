@@ -37,6 +37,9 @@ export interface DocumentInfo {
   magic_links?: LinkInfo[];
 }
 
+/** Warnings listed one by one in an answer; the rest are counted by code. */
+export const MAX_WARNINGS = 20;
+
 export interface Warning {
   code: string;
   field: string;
@@ -291,19 +294,31 @@ export class Documents {
       }
     }
 
-    const warnings: Warning[] = Object.keys(given)
-      .filter((k) => !template.variables.includes(k))
-      .map((k) => ({
+    const unused = Object.keys(given).filter((k) => !template.variables.includes(k));
+    const warnings: Warning[] = [
+      ...unused.map((k) => ({
         code: 'unused_parameter',
         field: `merge_parameters.${k}`,
         message: `the template has no variable ${JSON.stringify(k)}; the value was not used`,
-      }));
-    for (const w of drawn)
-      warnings.push({
+      })),
+      ...drawn.map((w) => ({
         code: w.code,
         field: w.variable ? `merge_parameters.${w.variable}` : 'template',
         message: w.message,
-      });
+      })),
+    ];
+    // an answer stays small whatever was sent: the first warnings, then how many more of each code
+    if (warnings.length > MAX_WARNINGS) {
+      const rest = warnings.splice(MAX_WARNINGS);
+      const counts = new Map<string, number>();
+      for (const w of rest) counts.set(w.code, (counts.get(w.code) ?? 0) + 1);
+      for (const [code, n] of counts)
+        warnings.push({
+          code,
+          field: code === 'unused_parameter' ? 'merge_parameters' : 'template',
+          message: `and ${n} more like this, not listed`,
+        });
+    }
     const result: GenerateResult = {
       id: row.render_id,
       object: 'render',

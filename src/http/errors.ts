@@ -53,7 +53,8 @@ function statusOf(err: PaperlinkError): number {
 }
 
 /** Framework errors (body parsing, limits) in our shape. */
-function fromFramework(err: FastifyError, limit: number): [number, ErrorBody] | undefined {
+/** `limit`: the body limit of the route that refused (a postcard's is 64 KB); `serverLimit`: BODY_LIMIT. */
+function fromFramework(err: FastifyError, limit: number, serverLimit: number): [number, ErrorBody] | undefined {
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return [
@@ -71,7 +72,9 @@ function fromFramework(err: FastifyError, limit: number): [number, ErrorBody] | 
         413,
         errorBody(
           'body_too_large',
-          `The request body is larger than this server accepts (${limit} bytes). Send less, or raise BODY_LIMIT.`,
+          limit < serverLimit
+            ? `The request body is larger than this endpoint accepts (${limit} bytes, whatever BODY_LIMIT says). Send less.`
+            : `The request body is larger than this server accepts (${limit} bytes). Send less, or raise BODY_LIMIT.`,
         ),
       ];
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -113,7 +116,7 @@ export function errorAnswer(err: FastifyError, req: FastifyRequest, limit: numbe
   const failure: Error = err.validation ? schemaFailure(err.validation as ErrorObject[], err.validationContext) : err;
   if (failure instanceof PaperlinkError)
     return [statusOf(failure), errorBody(failure.code, failure.message, failure.details)];
-  const known = fromFramework(err, limit);
+  const known = fromFramework(err, req.routeOptions?.bodyLimit ?? limit, limit);
   if (known) return known;
   req.log.error({ err }, 'request failed');
   const body = errorBody(

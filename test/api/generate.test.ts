@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { FakeClock } from '../../src/clock';
+import { MAX_WARNINGS } from '../../src/documents';
 import { canonicalJson, renderIdFor, TAKEOVER_MS } from '../../src/idempotency';
 import { sha256 } from '../../src/secrets';
 import { EXAMPLE_IDS } from '../../src/templates/store';
@@ -113,6 +114,22 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
     ]);
     const pdf = await get(`/v1/documents/${res.json().document_id}/pdf`);
     expect((await readPdf(pdf.rawPayload)).text).toContain('Dear Ann, you owe 12.5 (paid: false).');
+  });
+
+  it('lists the first 20 warnings and counts the rest, so 10,000 unused keys make a small answer', async () => {
+    const extra = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`unused_${i}`, 'x']));
+    const res = await generate({
+      template_id: noteId,
+      merge_parameters: { name: 'Ann', amount: '5', paid: 'no', ...extra },
+      destinations: { inkit_storage: {} },
+    });
+    expect(res.statusCode).toBe(201);
+    const warnings = res.json<{ warnings: { code: string; field: string; message: string }[] }>().warnings;
+    expect(warnings).toHaveLength(MAX_WARNINGS + 1);
+    expect(warnings.slice(0, MAX_WARNINGS).every((w) => w.code === 'unused_parameter')).toBe(true);
+    expect(warnings[MAX_WARNINGS]).toMatchObject({ code: 'unused_parameter', field: 'merge_parameters' });
+    expect(warnings[MAX_WARNINGS].message).toContain(String(10_000 - MAX_WARNINGS));
+    expect(res.body.length).toBeLessThan(10_000);
   });
 
   it('warns about text that does not fit its box, and refuses it where the template says so', async () => {

@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { cli } from '../support/cli';
 import { root } from '../support/fixtures';
@@ -64,6 +65,29 @@ describe('paperlink keys', () => {
     expect(await new Promise((r) => next.child.once('exit', r))).toBe(0);
     expect(fs.existsSync(path.join(dir, 'paperlink.lock'))).toBe(false);
   }, 60_000);
+
+  const bindDir = tempDir();
+  it('exits 1 at once when its port is taken, every process with it, and leaves the data dir free', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      const failed = spawnSync(
+        process.execPath,
+        [cliJs, 'serve', '--port', String(port), '--processes', '2', '--data-dir', bindDir],
+        { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' }, timeout: 60_000 },
+      );
+      // (it hung before: a worker that failed to bind stayed alive, and so did the primary)
+      expect(failed.status).toBe(1);
+      expect(failed.stderr).toContain('EADDRINUSE');
+    } finally {
+      taken.close();
+    }
+    expect(fs.existsSync(path.join(bindDir, 'paperlink.lock'))).toBe(false);
+    const next = await serveProcess(bindDir, {});
+    next.child.kill('SIGTERM');
+    expect(await new Promise((r) => next.child.once('exit', r))).toBe(0);
+  }, 90_000);
 
   const formatsDirs = [tempDir(), tempDir()];
   it('says at start which template formats it can print, and how to get a missing one', async () => {

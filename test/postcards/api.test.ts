@@ -208,6 +208,9 @@ describe.each(BACKENDS)('postcard intake on %s', (backend) => {
     const big = await post({ ...request(), note: 'x'.repeat(70 * 1024) });
     expect(big.statusCode).toBe(413);
     expect(big.json().error.code).toBe('body_too_large');
+    // the limit named is the one that refused it: the intake's 64 KB, not BODY_LIMIT
+    expect(big.json().error.message).toContain(`${64 * 1024} bytes`);
+    expect(big.json().error.message).not.toContain(String(t.config.bodyLimit));
   });
 
   it('gives the same id again for a retried Idempotency-Key and stores one postcard', async () => {
