@@ -75,18 +75,18 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     // an idle connection cut by the server (a restart, a failover) is an 'error' of the pool's: without
     // a listener it would end the process; the pool has dropped it already and connects anew
     pool.on('error', (err) => options.log?.(`database: an idle connection failed (${err.message}); reconnecting`));
-    // a connection cut while it is checked out fails its query, and also emits 'error' on its client,
-    // which the pool does not listen to then: without a listener that would end the process
-    pool.on('connect', (client) => client.on('error', () => undefined));
     const before = options.beforeStatement;
-    if (before)
-      pool.on('connect', (client) => {
-        const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-        (client as { query: unknown }).query = (text: unknown, ...rest: unknown[]) => {
-          before(typeof text === 'string' ? text : String((text as { text?: string }).text));
-          return query(text, ...rest);
-        };
-      });
+    pool.on('connect', (client) => {
+      // a connection cut while it is checked out fails its query, and also emits 'error' on its client,
+      // which the pool does not listen to then: without a listener that would end the process
+      client.on('error', () => undefined);
+      if (!before) return;
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (text: unknown, ...rest: unknown[]) => {
+        before(typeof text === 'string' ? text : String((text as { text?: string }).text));
+        return query(text, ...rest);
+      };
+    });
     db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
   } else {
     dialect = 'sqlite';

@@ -176,10 +176,10 @@ export async function postgresPresence(
     onLinkChanged: () => undefined,
     onLost: () => undefined,
     close: async () => {
-      const wasLost = lost;
       closed = true;
       clearInterval(heartbeat);
-      if (!wasLost) await client.end();
+      // a lost connection was ended when it was lost
+      if (!lost) await client.end();
     },
   };
   client.on('notification', (msg) => {

@@ -52,8 +52,10 @@ function statusOf(err: PaperlinkError): number {
   return 400;
 }
 
-/** Framework errors (body parsing, limits) in our shape. */
-/** `limit`: the body limit of the route that refused (a postcard's is 64 KB); `serverLimit`: BODY_LIMIT. */
+/**
+ * Framework errors (body parsing, limits) in our shape. `limit`: the body limit of the route that
+ * refused (a postcard's is 64 KB); `serverLimit`: BODY_LIMIT.
+ */
 function fromFramework(err: FastifyError, limit: number, serverLimit: number): [number, ErrorBody] | undefined {
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

@@ -263,8 +263,12 @@ export class Dispatcher {
     this.wake();
   }
 
+  private get halted(): boolean {
+    return this.stopped || this.paused;
+  }
+
   wake(): void {
-    if (!this.stopped && !this.paused)
+    if (!this.halted)
       void this.pump().catch((err: unknown) =>
         this.options.log?.(`webhooks: ${err instanceof Error ? err.message : String(err)}`),
       );
@@ -282,11 +286,11 @@ export class Dispatcher {
         this.again = false;
         if (this.inFlight.size >= this.concurrency) break;
         for (const d of await this.due()) {
-          if (this.stopped || this.paused || this.inFlight.size >= this.concurrency) break;
+          if (this.halted || this.inFlight.size >= this.concurrency) break;
           if (this.inFlight.has(d.id) || (this.perHook.get(d.webhook_id) ?? 0) >= this.perWebhook) continue;
           if (await this.claim(d)) this.launch(d);
         }
-      } while (this.again && !this.stopped && !this.paused);
+      } while (this.again && !this.halted);
     } finally {
       this.pumping = false;
     }
