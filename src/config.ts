@@ -64,6 +64,10 @@ export interface Config {
   /** What runs the flows: this process (`embedded`) or Temporal workers (`temporal`). */
   engine: 'embedded' | 'temporal';
   temporal: TemporalConfig;
+  /** Sign in with OpenID Connect providers on loopback, link-local and private addresses too (off by default). */
+  oidcAllowPrivate: boolean;
+  /** How long one request to an OpenID Connect provider may take (OIDC_TIMEOUT_MS). */
+  oidcTimeoutMs: number;
 }
 
 export interface TemporalConfig {
@@ -147,10 +151,22 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (engine !== 'embedded' && engine !== 'temporal')
     throw new ConfigError(`ENGINE must be "embedded" or "temporal", not ${JSON.stringify(engine)}.`);
   const temporal = overrides.temporal ?? temporalConfig(env);
-  const allow = env.WEBHOOK_ALLOW_PRIVATE ?? 'false';
-  if (!['true', 'false'].includes(allow))
-    throw new ConfigError(`WEBHOOK_ALLOW_PRIVATE must be true or false, not ${JSON.stringify(allow)}.`);
-  const webhookAllowPrivate = overrides.webhookAllowPrivate ?? allow === 'true';
+  const flag = (name: string) => {
+    const v = env[name] ?? 'false';
+    if (!['true', 'false'].includes(v))
+      throw new ConfigError(`${name} must be true or false, not ${JSON.stringify(v)}.`);
+    return v === 'true';
+  };
+  /** A whole number setting from min to max, in `unit`. */
+  const whole = (name: string, fallback: number, min: number, max: number, unit = 'a whole number') => {
+    const v = Number(env[name] ?? fallback);
+    if (!Number.isInteger(v) || v < min || v > max)
+      throw new ConfigError(`${name} must be ${unit} from ${min} to ${max}, not ${JSON.stringify(env[name])}.`);
+    return v;
+  };
+  const webhookAllowPrivate = overrides.webhookAllowPrivate ?? flag('WEBHOOK_ALLOW_PRIVATE');
+  const oidcAllowPrivate = overrides.oidcAllowPrivate ?? flag('OIDC_ALLOW_PRIVATE');
+  const oidcTimeoutMs = overrides.oidcTimeoutMs ?? whole('OIDC_TIMEOUT_MS', 5_000, 100, 60_000, 'milliseconds');
   const linkTokenKeys = overrides.linkTokenKeys ?? (env.LINK_TOKEN_KEYS?.trim() || undefined);
   const webhookTimeoutMs = overrides.webhookTimeoutMs ?? Number(env.WEBHOOK_TIMEOUT_MS ?? 10_000);
   if (!Number.isInteger(webhookTimeoutMs) || webhookTimeoutMs < 100 || webhookTimeoutMs > 120_000)
@@ -218,6 +234,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     engine,
     temporal,
     shutdownTimeoutMs,
+    oidcAllowPrivate,
+    oidcTimeoutMs,
   };
 }
 

@@ -126,17 +126,22 @@ export async function createService(config: Config, options: ServiceOptions = {}
     log: options.log,
   });
   const from = /^(?:"?([^"<]*)"?\s*)?<?([^<>\s]+@[^<>\s]+)>?$/.exec(config.mailFrom.trim());
-  const magicLink = new MagicLinkApps(db, clock, {
-    public_url: config.publicUrl,
-    public_url_follows_server: true,
-    sender_name: from?.[1]?.trim() || 'Paperlink',
-    sender_email: from?.[2] ?? 'paperlink@localhost',
-    organization_name: 'Paperlink',
-    logo_url: null,
-    accent_color: '#1F6FEB',
-    auth_types: ['email'],
-    oidc_providers: [],
-  });
+  const magicLink = new MagicLinkApps(
+    db,
+    clock,
+    {
+      public_url: config.publicUrl,
+      public_url_follows_server: true,
+      sender_name: from?.[1]?.trim() || 'Paperlink',
+      sender_email: from?.[2] ?? 'paperlink@localhost',
+      organization_name: 'Paperlink',
+      logo_url: null,
+      accent_color: '#1F6FEB',
+      auth_types: ['email'],
+      oidc_providers: [],
+    },
+    config.oidcAllowPrivate,
+  );
   const events = new Events(clock);
   // the keys of Magic Link URLs live outside the database; older versions kept one in it
   const keyring = linkKeyring(config);

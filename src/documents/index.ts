@@ -422,8 +422,10 @@ export class Documents {
     return row;
   }
 
-  async get(id: string): Promise<DocumentInfo> {
-    return { ...info(await this.row(id)), magic_links: await this.links.forDocument(id) };
+  /** The record; with its Magic Links unless `links` is false (a key without links:read). */
+  async get(id: string, { links = true }: { links?: boolean } = {}): Promise<DocumentInfo> {
+    const document = info(await this.row(id));
+    return links ? { ...document, magic_links: await this.links.forDocument(id) } : document;
   }
 
   /** The record (without its links: downloads and Magic Link views need only the name) and the bytes. */

@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Service } from '../service';
 import { contentDisposition } from './headers';
+import { mayRead } from './scopes';
 import {
   answer,
   Deleted,
@@ -70,7 +71,7 @@ export const documentRoutes =
           response: { 200: answer(DocumentSchema, 'The document record.', exampleDocument), ...errors(401, 404) },
         },
       },
-      async (req) => service.documents.get(req.params.id),
+      async (req) => service.documents.get(req.params.id, { links: mayRead(req.apiKey!, 'magic_links') }),
     );
     api.get(
       '/:id/pdf',

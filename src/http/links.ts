@@ -9,6 +9,7 @@ import { RateLimitError } from '../errors';
 import type { OpenLink, Visitor } from '../links';
 import { publicView } from '../links/app';
 import { SocialLogin } from '../links/oidc';
+import { guardedFetch } from '../webhooks/guard';
 import type { Service } from '../service';
 import { contentDisposition, pageHeaders } from './headers';
 import {
@@ -303,7 +304,14 @@ export const linkRoutes =
       },
     );
 
-    const social = new SocialLogin();
+    const social = new SocialLogin(
+      guardedFetch({
+        allowPrivate: service.config.oidcAllowPrivate,
+        setting: 'OIDC_ALLOW_PRIVATE',
+        timeoutMs: service.config.oidcTimeoutMs,
+        maxBytes: 1024 * 1024,
+      }),
+    );
     const sessionCookie = (reply: FastifyReply, token: string, session: string) =>
       reply.setCookie(COOKIE, session, {
         path: `/l/${token}`,

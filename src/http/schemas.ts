@@ -249,7 +249,11 @@ export const DocumentSchema = shared('Document', {
     },
     size: { type: 'integer' },
     sha256: { type: 'string' },
-    magic_links: { type: 'array', items: ref('MagicLink'), description: 'Only on GET /v1/documents/{id}.' },
+    magic_links: {
+      type: 'array',
+      items: ref('MagicLink'),
+      description: 'Only on GET /v1/documents/{id}, and only for a key with the scope links:read.',
+    },
   },
   additionalProperties: false,
 });

@@ -36,6 +36,22 @@ const ROUTES: Record<string, Scope | null> = {
   'GET /v1/webhooks/:id/deliveries': 'admin',
 };
 
+/**
+ * Fields a read answers with that belong to another scope than the route's (a document's Magic
+ * Links hold their recipients' addresses): left out for a key without that scope. Answers to
+ * writes echo what their request named (a generate's magic_link, its recipient included).
+ */
+export const FIELD_SCOPES: Record<string, Scope> = {
+  magic_links: 'links:read',
+  recipient_email: 'links:read',
+  auth_email: 'links:read',
+};
+
+/** Whether `key` may read `field` of an answer (FIELD_SCOPES). */
+export function mayRead(key: KeyInfo, field: keyof typeof FIELD_SCOPES): boolean {
+  return key.scopes.includes(FIELD_SCOPES[field]);
+}
+
 /** A route's key in the table: a HEAD is its GET. */
 const routeKey = (method: string, url: string) => `${method === 'HEAD' ? 'GET' : method} ${url}`;
 

@@ -10,6 +10,7 @@ import { ConflictError, ValidationError, type ErrorDetail } from '../errors';
 import { isEmail } from '../guards';
 import { type AuthType } from './policy';
 import { isObject } from '../guards';
+import { urlProblem } from '../webhooks/guard';
 
 export interface OidcProvider {
   /** Short id used in URLs, e.g. `google`. */
@@ -83,6 +84,7 @@ export function mergeApp(
   defaults: Omit<MagicLinkApp, 'configured_at'>,
   body: unknown,
   now: Date,
+  oidcAllowPrivate = false,
 ): MagicLinkApp {
   if (!isObject(body))
     throw new ValidationError('Send the Magic Link app settings as a JSON object.', [
@@ -166,8 +168,10 @@ export function mergeApp(
             message: 'is required: the name on the sign-in button',
             code: 'required',
           });
-        if (!url(p.issuer))
-          details.push({ field: `${f}.issuer`, message: "must be the provider's issuer URL", code: 'invalid' });
+        const issuerProblem = url(p.issuer)
+          ? urlProblem(p.issuer, oidcAllowPrivate, 'OIDC_ALLOW_PRIVATE')
+          : "must be the provider's issuer URL";
+        if (issuerProblem) details.push({ field: `${f}.issuer`, message: issuerProblem, code: 'invalid' });
         if (typeof p.client_id !== 'string' || !p.client_id)
           details.push({ field: `${f}.client_id`, message: 'is required', code: 'required' });
         // a secret left out keeps the one stored for this provider id
@@ -238,6 +242,8 @@ export class MagicLinkApps {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly defaults: Omit<MagicLinkApp, 'configured_at'>,
+    /** OIDC_ALLOW_PRIVATE: a provider's issuer may be a loopback or private address. */
+    private readonly oidcAllowPrivate = false,
   ) {}
 
   /** This server's address (PUBLIC_URL, or where it listens): `serve` sets it once it listens on a port it was given as 0. */
@@ -284,7 +290,7 @@ export class MagicLinkApps {
   }
 
   async put(body: unknown): Promise<MagicLinkApp> {
-    const next = mergeApp(await this.get(), this.defaults, body, this.clock.now());
+    const next = mergeApp(await this.get(), this.defaults, body, this.clock.now(), this.oidcAllowPrivate);
     const value = JSON.stringify(next);
     await this.db
       .insertInto('settings')

@@ -4,6 +4,7 @@
  * verified e-mail must equal the link's auth_email (case-insensitive).
  */
 import * as client from 'openid-client';
+import type { GuardedFetch } from '../webhooks/guard';
 import type { OidcProvider } from './app';
 
 export interface LoginStart {
@@ -23,18 +24,18 @@ function isLoopback(url: URL): boolean {
 export class SocialLogin {
   private readonly configs = new Map<string, Promise<client.Configuration>>();
 
+  /** `fetch`: every request to a provider goes through it (the address guard and timeout of src/webhooks/guard.ts). */
+  constructor(private readonly fetch: GuardedFetch) {}
+
   private config(p: OidcProvider): Promise<client.Configuration> {
     const key = `${p.id}|${p.issuer}|${p.client_id}|${p.client_secret ?? ''}`;
     let c = this.configs.get(key);
     if (!c) {
       const issuer = new URL(p.issuer);
-      c = client.discovery(
-        issuer,
-        p.client_id,
-        p.client_secret,
-        undefined,
-        issuer.protocol === 'http:' && isLoopback(issuer) ? { execute: [client.allowInsecureRequests] } : undefined,
-      );
+      c = client.discovery(issuer, p.client_id, p.client_secret, undefined, {
+        [client.customFetch]: this.fetch,
+        ...(issuer.protocol === 'http:' && isLoopback(issuer) ? { execute: [client.allowInsecureRequests] } : {}),
+      });
       this.configs.set(key, c);
       c.catch(() => this.configs.delete(key));
     }

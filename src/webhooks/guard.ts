@@ -1,10 +1,13 @@
 /**
- * Where webhooks may be delivered. By default not to loopback, link-local, private or otherwise
- * special addresses, checked on the address actually connected to (after DNS), so the webhook
- * feature cannot be used to reach the operator's own network. WEBHOOK_ALLOW_PRIVATE=true lifts
- * that for private deployments and tests.
+ * Where the server may send requests of its own to an address someone else chose (webhooks, and
+ * the OpenID Connect providers of Magic Link sign-in). By default not to loopback, link-local,
+ * private or otherwise special addresses, checked on the address actually connected to (after
+ * DNS), so neither feature can be used to reach the operator's own network. WEBHOOK_ALLOW_PRIVATE
+ * and OIDC_ALLOW_PRIVATE lift that for private deployments and tests.
  */
 import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -55,8 +58,8 @@ export function isPrivateAddress(ip: string): boolean {
   return addr.range() !== 'unicast';
 }
 
-/** What is wrong with a webhook URL as written (before any DNS), or undefined. */
-export function urlProblem(url: unknown, allowPrivate: boolean): string | undefined {
+/** What is wrong with a URL as written (before any DNS), or undefined; `setting` lifts the private-address rule. */
+export function urlProblem(url: unknown, allowPrivate: boolean, setting = 'WEBHOOK_ALLOW_PRIVATE'): string | undefined {
   if (typeof url !== 'string' || url.length > 2048) return 'must be an http(s) URL of at most 2048 characters';
   let u: URL;
   try {
@@ -68,9 +71,9 @@ export function urlProblem(url: unknown, allowPrivate: boolean): string | undefi
   if (u.username || u.password)
     return 'must not carry a user name or password; check the Paperlink-Signature header instead';
   if (!allowPrivate) {
-    const host = u.hostname.replace(/^\[|\]$/g, '');
+    const host = u.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
     if (host === 'localhost' || host.endsWith('.localhost') || (net.isIP(host) && isPrivateAddress(host))) {
-      return 'points to a loopback, link-local or private address, which this server does not deliver to (WEBHOOK_ALLOW_PRIVATE=true allows it)';
+      return `points to a loopback, link-local or private address, which this server does not send to (${setting}=true allows it)`;
     }
   }
   return undefined;
@@ -95,6 +98,76 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
       if ((options as { all?: boolean }).all)
         return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, usable);
       callback(null, usable[0].address, usable[0].family);
+    });
+  };
+}
+
+/** A fetch for a library that takes one (openid-client): what {@link guardedFetch} answers with. */
+export type GuardedFetch = (
+  url: string,
+  init: { method: string; headers: Record<string, string>; body?: unknown; signal?: AbortSignal },
+) => Promise<Response>;
+
+/**
+ * fetch through the same guard as webhooks: the URL as written and the address connected to; the
+ * whole exchange within `timeoutMs`; an answer of at most `maxBytes`; no redirect followed.
+ */
+export function guardedFetch(o: {
+  allowPrivate: boolean;
+  setting: string;
+  timeoutMs: number;
+  maxBytes: number;
+}): GuardedFetch {
+  return (url, init) => {
+    const problem = urlProblem(url, o.allowPrivate, o.setting);
+    if (problem) return Promise.reject(Object.assign(new Error(`${url} ${problem}`), { code: 'EPRIVATE' }));
+    const body =
+      init.body === undefined || init.body === null
+        ? undefined
+        : typeof init.body === 'string' || init.body instanceof URLSearchParams
+          ? String(init.body)
+          : Buffer.from(init.body as ArrayBuffer);
+    const u = new URL(url);
+    return new Promise<Response>((resolve, reject) => {
+      const req = (u.protocol === 'https:' ? https : http).request(
+        u,
+        {
+          method: init.method,
+          headers: { ...init.headers, ...(body !== undefined ? { 'content-length': Buffer.byteLength(body) } : {}) },
+          lookup: guardedLookup(o.allowPrivate),
+          signal: init.signal,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size > o.maxBytes) req.destroy(new Error(`${u.origin} answered more than ${o.maxBytes} bytes`));
+            else chunks.push(c);
+          });
+          res.on('end', () => {
+            const headers = new Headers();
+            for (const [k, v] of Object.entries(res.headers))
+              for (const one of [v ?? []].flat()) headers.append(k, one);
+            const status = res.statusCode ?? 502;
+            const empty = status === 204 || status === 304;
+            resolve(
+              new Response(empty ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage, headers }),
+            );
+          });
+          res.on('error', reject);
+        },
+      );
+      const timer = setTimeout(
+        () =>
+          req.destroy(
+            Object.assign(new Error(`${u.origin} did not answer within ${o.timeoutMs} ms`), { code: 'ETIMEDOUT' }),
+          ),
+        o.timeoutMs,
+      );
+      req.on('close', () => clearTimeout(timer));
+      req.on('error', reject);
+      req.end(body);
     });
   };
 }

@@ -45,7 +45,7 @@ describe('social sign-in through an OpenID Connect provider', () => {
 
   beforeAll(async () => {
     mail = await startSmtp();
-    t = await testService({ config: { smtpUrl: mail.url } });
+    t = await testService({ config: { smtpUrl: mail.url, oidcAllowPrivate: true } });
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     provider = await startProvider(`${base}/l/oidc/callback`);
     const res = await t.app.inject({

@@ -4,7 +4,9 @@
  */
 import { registeredRoutes } from '../../src/app';
 import { ALL_SCOPES, type Scope } from '../../src/keys';
-import { hasScopeEntry, scopeOf } from '../../src/http/scopes';
+import { FIELD_SCOPES, hasScopeEntry, scopeOf } from '../../src/http/scopes';
+import { firstRequest } from '../../src/serve';
+import { EXAMPLE_IDS } from '../../src/templates/store';
 import { signInToWebApp, testService, type TestService } from '../support/service';
 
 describe('scoped API keys', () => {
@@ -80,6 +82,64 @@ describe('scoped API keys', () => {
     await expect(t.service.keys.create('postcard', 'token', ['generate'])).rejects.toMatchObject({
       code: 'validation_failed',
     });
+  });
+
+  it("leaves every field of another scope out of each read a key may make (a document's link recipients need links:read)", async () => {
+    const json = { 'x-service-api-token': t.key, 'content-type': 'application/json' };
+    const made = await t.app.inject({
+      method: 'POST',
+      url: '/v1/generate',
+      headers: json,
+      payload: {
+        template_id: EXAMPLE_IDS.letter,
+        merge_parameters: firstRequest().merge_parameters,
+        destinations: {
+          inkit_storage: {},
+          magic_link: { recipient_email: 'reader@example.com', expire_after_n_views: 3 },
+        },
+      },
+    });
+    expect(made.statusCode).toBe(201);
+    const { document_id } = made.json().destinations.inkit_storage;
+    const ids: Record<string, string> = {
+      documents: document_id,
+      magic_links: made.json().destinations.magic_link.id,
+      templates: EXAMPLE_IDS.letter,
+    };
+    // every field name anywhere in an answer
+    const fields = (value: unknown, into = new Set<string>()): Set<string> => {
+      if (Array.isArray(value)) for (const v of value) fields(v, into);
+      else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) fields(v, into.add(k));
+      return into;
+    };
+    let walked = 0;
+    for (const scope of ALL_SCOPES) {
+      const key = await keyWith([scope]);
+      for (const r of v1Routes()) {
+        if (r.method !== 'GET' || ![scope, null].includes(scopeOf(r.method, r.url))) continue;
+        const resource = r.url.split('/')[2];
+        if (r.url.includes(':id') && !ids[resource]) continue;
+        const res = await t.app.inject({
+          method: 'GET',
+          url: r.url.replace(':id', ids[resource]),
+          headers: { 'x-service-api-token': key },
+        });
+        if (res.headers['content-type']?.toString().startsWith('application/json') !== true) continue;
+        expect({ route: r.url, status: res.statusCode }).toEqual({ route: r.url, status: 200 });
+        walked++;
+        const foreign = [...fields(res.json())].filter((f) => f in FIELD_SCOPES && FIELD_SCOPES[f] !== scope);
+        expect({ route: r.url, scope, foreign }).toEqual({ route: r.url, scope, foreign: [] });
+      }
+    }
+    expect(walked).toBeGreaterThan(10);
+    // and a key with both sees the links
+    const both = await keyWith(['documents:read', 'links:read']);
+    const doc = await t.app.inject({
+      method: 'GET',
+      url: `/v1/documents/${document_id}`,
+      headers: { 'x-service-api-token': both },
+    });
+    expect(doc.json().magic_links).toEqual([expect.objectContaining({ recipient_email: 'reader@example.com' })]);
   });
 
   it('lets only a key with admin sign in to the web app', async () => {
