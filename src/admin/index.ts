@@ -3,7 +3,7 @@
  * `paperlink admin set-password`. A sign-in makes a session; the cookie holds a random token and
  * the database only its SHA-256. A session made with a key ends when the key is revoked.
  */
-import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
@@ -19,6 +19,8 @@ const derive = promisify(scrypt) as (
   options: { N: number; r: number; p: number; maxmem: number },
 ) => Promise<Buffer>;
 const PASSWORD_KEY = 'admin:password';
+/** The server's key for the sign-in form's token (settings; made on first use, shared by every process). */
+const FORM_KEY = 'admin:form_key';
 const SCRYPT = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 export const MIN_PASSWORD = 12;
 export const SESSION_MS = 12 * 60 * 60 * 1000;
@@ -55,6 +57,7 @@ async function checkPassword(password: string, stored: string): Promise<boolean>
 export class Operators {
   /** Failed sign-ins by client address (one process; a restart forgets them). */
   private readonly failures = new Map<string, number[]>();
+  private formKey?: Promise<Buffer>;
 
   constructor(
     private readonly db: Db,
@@ -154,6 +157,34 @@ export class Operators {
     if (!row) return undefined;
     if (row.expires_at <= iso(this.clock.now()) || (row.key_id && row.revoked_at !== null)) return undefined;
     return { keyId: row.key_id, name: row.name, expiresAt: row.expires_at };
+  }
+
+  /**
+   * The sign-in form's token for the random value in its cookie: an HMAC under a key only the
+   * server holds, so a cookie and field that merely match each other (set by a neighbouring site
+   * that can write cookies for this one) are refused.
+   */
+  async signInToken(nonce: string): Promise<string> {
+    this.formKey ??= (async () => {
+      const fresh = randomBytes(32).toString('base64');
+      await this.db
+        .insertInto('settings')
+        .values({ key: FORM_KEY, value: fresh })
+        .onConflict((c) => c.column('key').doNothing())
+        .execute();
+      const row = await this.db
+        .selectFrom('settings')
+        .select('value')
+        .where('key', '=', FORM_KEY)
+        .executeTakeFirstOrThrow();
+      return Buffer.from(row.value, 'base64');
+    })().catch((err: unknown) => {
+      this.formKey = undefined;
+      throw err;
+    });
+    return createHmac('sha256', await this.formKey)
+      .update(`signin\0${nonce}`)
+      .digest('base64url');
   }
 
   async signOut(token: string | undefined): Promise<void> {

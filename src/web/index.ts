@@ -9,7 +9,7 @@
  * shares (the session, CSRF, errors, sign-in); each section is a plugin of its own file.
  */
 import { randomBytes } from 'node:crypto';
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { csrfToken, sameToken } from '../admin';
 import { AuthenticationError, ForbiddenError, RateLimitError } from '../errors';
 import { isObject } from '../guards';
@@ -31,6 +31,21 @@ const SESSION_COOKIE = 'paperlink_admin';
 const SIGNIN_COOKIE = 'paperlink_signin';
 const SECTIONS = [templatesSection, generateSection, documentsSection, linksSection, postcardsSection, settingsSection];
 
+/**
+ * Whether a state-changing request comes from a page of this server, by what the browser says:
+ * `Origin` must be this server's (PUBLIC_URL, or the host the request was sent to), and without
+ * an `Origin` the `Sec-Fetch-Site` header must not name another site. A client that is not a
+ * browser sends neither, and has no session cookie to ride on.
+ */
+export function sameOrigin(req: FastifyRequest, publicUrl: string): boolean {
+  const origin = req.headers.origin;
+  if (origin === undefined) {
+    const site = req.headers['sec-fetch-site'];
+    return site === undefined || site === 'same-origin' || site === 'none';
+  }
+  return origin === new URL(publicUrl).origin || origin === `${req.protocol}://${req.headers.host ?? ''}`;
+}
+
 /** A path inside the app to go back to after sign-in; anything else goes to the start page. */
 function safeNext(next: unknown): string {
   return typeof next === 'string' && /^\/app(\/[\w\-/.?=&%]*)?$/.test(next) && !next.startsWith('//')
@@ -41,11 +56,13 @@ function safeNext(next: unknown): string {
 export function webApp(service: Service) {
   const secure = service.config.publicUrl.startsWith('https://');
 
-  const signInPage = (
+  const signInPage = async (
     reply: FastifyReply,
     o: { next: string; error?: string; status?: number; hasPassword: boolean },
   ) => {
+    // the cookie holds a random value, the form the server's HMAC of it (Operators.signInToken)
     const pre = randomBytes(18).toString('base64url');
+    const token = await service.operators.signInToken(pre);
     void reply.setCookie(SIGNIN_COOKIE, pre, {
       path: '/app/signin',
       httpOnly: true,
@@ -61,7 +78,7 @@ export function webApp(service: Service) {
           <p class="sub">Manage templates, documents, Magic Links and postcards.</p>
           ${o.error && html`<div class="notice error" role="alert">${o.error}</div>`}
           <form method="post" action="/app/signin" class="gap-above">
-            ${csrfField(pre)}<input type="hidden" name="next" value="${o.next}" />
+            ${csrfField(token)}<input type="hidden" name="next" value="${o.next}" />
             ${field({ name: 'secret', label: o.hasPassword ? 'API key or operator password' : 'API key', type: 'password', required: true, hint: o.hasPassword ? 'An API key (plk_…) or the password set with paperlink admin set-password.' : 'An API key (plk_…): the first start of the service printed one; paperlink keys create makes more.', attrs: raw('autocomplete="current-password" autofocus') })}
             <button type="submit">Sign in</button>
           </form>`,
@@ -109,8 +126,10 @@ export function webApp(service: Service) {
       );
     });
 
-    // who is asking: every page but the sign-in needs a live session
+    // who is asking: every page but the sign-in needs a live session; what changes anything comes from our own pages
     web.addHook('onRequest', async (req, reply) => {
+      if (req.method !== 'GET' && req.method !== 'HEAD' && !sameOrigin(req, service.config.publicUrl))
+        return refuseForgery(reply);
       const token = req.cookies[SESSION_COOKIE];
       const session = await service.operators.session(token);
       if (session && token) req.admin = { session, token, csrf: csrfToken(token) };
@@ -142,7 +161,8 @@ export function webApp(service: Service) {
     web.post('/signin', { config: { public: true } }, async (req, reply) => {
       const form = (isObject(req.body) ? req.body : {}) as Form;
       const next = safeNext(one(form, 'next'));
-      if (!sameToken(one(form, '_csrf'), req.cookies[SIGNIN_COOKIE] ?? '')) return refuseForgery(reply);
+      const pre = req.cookies[SIGNIN_COOKIE];
+      if (!pre || !sameToken(one(form, '_csrf'), await service.operators.signInToken(pre))) return refuseForgery(reply);
       try {
         const { token, session } = await service.operators.signIn(one(form, 'secret'), req.ip);
         void reply.clearCookie(SIGNIN_COOKIE, { path: '/app/signin' });
