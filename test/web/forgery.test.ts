@@ -39,13 +39,14 @@ describe('the web app refuses forged forms', () => {
   });
 
   it('refuses a form with a valid token sent from another site', async () => {
-    for (const headers of [
+    const forged: Record<string, string>[] = [
       { origin: 'https://evil.example' },
       { origin: 'null' },
       { origin: 'https://docs.example.com.evil.example' },
       { 'sec-fetch-site': 'cross-site' },
       { 'sec-fetch-site': 'same-site' },
-    ]) {
+    ];
+    for (const headers of forged) {
       const res = await makeKey(`forged ${JSON.stringify(headers)}`, headers);
       expect({ headers, status: res.statusCode }).toEqual({ headers, status: 403 });
     }
