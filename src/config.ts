@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PaperlinkError } from './errors';
 import { DEFAULT_LIMITS, type RenderLimits } from './templates/limits';
+import { DEFAULT_RATE_LIMITS, RATE_LIMIT_SETTINGS, type RateLimits } from './http/ratelimit';
 
 /**
  * Render threads unless RENDER_THREADS says otherwise: one per core but the one the HTTP thread
@@ -68,6 +69,12 @@ export interface Config {
   oidcAllowPrivate: boolean;
   /** How long one request to an OpenID Connect provider may take (OIDC_TIMEOUT_MS). */
   oidcTimeoutMs: number;
+  /** How long a client may take to send a whole request, headers and body (REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs: number;
+  /** Requests per minute per client address on the routes without an API key (RATE_LIMIT_*); 0: none. */
+  rateLimits: RateLimits;
+  /** Which proxies' X-Forwarded-For to believe for the client's address (TRUST_PROXY): false, true, a hop count, or addresses/CIDRs. */
+  trustProxy: boolean | number | string;
 }
 
 export interface TemporalConfig {
@@ -167,6 +174,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const webhookAllowPrivate = overrides.webhookAllowPrivate ?? flag('WEBHOOK_ALLOW_PRIVATE');
   const oidcAllowPrivate = overrides.oidcAllowPrivate ?? flag('OIDC_ALLOW_PRIVATE');
   const oidcTimeoutMs = overrides.oidcTimeoutMs ?? whole('OIDC_TIMEOUT_MS', 5_000, 100, 60_000, 'milliseconds');
+  const requestTimeoutMs =
+    overrides.requestTimeoutMs ?? whole('REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000, 'milliseconds');
+  const rateLimits = overrides.rateLimits ?? {
+    postcards: whole(RATE_LIMIT_SETTINGS.postcards, DEFAULT_RATE_LIMITS.postcards, 0, 1_000_000),
+    pages: whole(RATE_LIMIT_SETTINGS.pages, DEFAULT_RATE_LIMITS.pages, 0, 1_000_000),
+    codes: whole(RATE_LIMIT_SETTINGS.codes, DEFAULT_RATE_LIMITS.codes, 0, 1_000_000),
+  };
+  const trustProxy = overrides.trustProxy ?? parseTrustProxy(env.TRUST_PROXY);
   const linkTokenKeys = overrides.linkTokenKeys ?? (env.LINK_TOKEN_KEYS?.trim() || undefined);
   const webhookTimeoutMs = overrides.webhookTimeoutMs ?? Number(env.WEBHOOK_TIMEOUT_MS ?? 10_000);
   if (!Number.isInteger(webhookTimeoutMs) || webhookTimeoutMs < 100 || webhookTimeoutMs > 120_000)
@@ -236,7 +251,22 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     shutdownTimeoutMs,
     oidcAllowPrivate,
     oidcTimeoutMs,
+    requestTimeoutMs,
+    rateLimits,
+    trustProxy,
   };
+}
+
+/** TRUST_PROXY: unset or false; true (every proxy); a number of proxy hops; or proxy addresses/CIDRs, comma-separated. */
+function parseTrustProxy(v: string | undefined): boolean | number | string {
+  const text = (v ?? '').trim();
+  if (text === '' || text === 'false') return false;
+  if (text === 'true') return true;
+  if (/^\d+$/.test(text)) return Number(text);
+  if (text.split(',').every((a) => /^[0-9a-fA-F.:]+(\/\d{1,3})?$/.test(a.trim()))) return text;
+  throw new ConfigError(
+    `TRUST_PROXY must be true, false, a number of proxy hops, or proxy addresses like 10.0.0.0/8,192.168.1.5, not ${JSON.stringify(v)}.`,
+  );
 }
 
 function temporalConfig(env: Env): TemporalConfig {

@@ -18,6 +18,7 @@ import { keyRoutes } from './key';
 import { linkRoutes, redactUrl } from './links';
 import { registerOpenApi } from './openapi';
 import { postcardRoutes } from './postcards';
+import { RateLimiter, rateGroupOf } from './ratelimit';
 import { DOCX_TYPE, SHARED_SCHEMAS } from './schemas';
 import { requireScopes, scopeOf } from './scopes';
 import { templateRoutes } from './templates';
@@ -41,6 +42,9 @@ export interface AppOptions {
 
 const API_KEY_HEADER = 'x-service-api-token';
 
+/** Each app's per-address limiter (tests look at what it holds). */
+export const rateLimiters = new WeakMap<FastifyInstance, RateLimiter>();
+
 /** The routes each app registered, by method and URL pattern. */
 export const registeredRoutes = new WeakMap<FastifyInstance, { method: string; url: string }[]>();
 
@@ -49,6 +53,21 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
   const { config } = service;
   const app = Fastify({
     bodyLimit: config.bodyLimit,
+    // a client has REQUEST_TIMEOUT_MS to send a whole request, headers and body (a slow sender
+    // holds a connection no longer); Node checks every few seconds and answers 408 (below)
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(60_000, config.requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(5_000, Math.max(50, Math.floor(config.requestTimeoutMs / 4))),
+    },
+    // TRUST_PROXY: whose X-Forwarded-For gives req.ip (a number: that many proxy hops)
+    trustProxy:
+      typeof config.trustProxy === 'number'
+        ? (
+            (hops: number) => (_address: string, hop: number) =>
+              hop < hops
+          )(config.trustProxy)
+        : config.trustProxy,
     // a stopping server answers the requests it has read, and those that come after on an open
     // connection get 503 stopping in our shape (below); src/serve.ts closes idle connections
     forceCloseConnections: false,
@@ -104,15 +123,31 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
     },
     // what Node's HTTP parser refuses before any route (headers over 16 KB, garbage) in the shape as well
     clientErrorHandler: (err, socket) => {
-      if (!socket.writable) return socket.destroy();
-      const big = (err as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW';
-      const body = JSON.stringify(
-        big
-          ? errorBody('headers_too_large', 'The request headers are larger than 16 KB. Send fewer or shorter headers.')
-          : errorBody('bad_request', 'The request could not be read as HTTP.'),
-      );
+      // an answer already begun on this connection cannot be followed by another
+      const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+      if (!socket.writable || answering) return socket.destroy();
+      const code = (err as NodeJS.ErrnoException).code;
+      const [status, body] =
+        code === 'HPE_HEADER_OVERFLOW'
+          ? [
+              '431 Request Header Fields Too Large',
+              errorBody(
+                'headers_too_large',
+                'The request headers are larger than 16 KB. Send fewer or shorter headers.',
+              ),
+            ]
+          : code === 'ERR_HTTP_REQUEST_TIMEOUT'
+            ? [
+                '408 Request Timeout',
+                errorBody(
+                  'request_timeout',
+                  `The request was not sent whole within ${config.requestTimeoutMs} ms (REQUEST_TIMEOUT_MS). Send the body at once, or a smaller one.`,
+                ),
+              ]
+            : ['400 Bad Request', errorBody('bad_request', 'The request could not be read as HTTP.')];
+      const text = JSON.stringify(body);
       socket.end(
-        `HTTP/1.1 ${big ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
       );
     },
   });
@@ -163,6 +198,8 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
     done(null, form);
   });
   await app.register(cookie);
+  const limiter = new RateLimiter(service.clock, config.rateLimits);
+  rateLimiters.set(app, limiter);
 
   // one hook for every request, and a synchronous one: most requests need none of it but the id
   app.addHook('onRequest', (req, reply, done) => {
@@ -176,7 +213,16 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
         errorBody('stopping', 'This server is shutting down. Send the request to another one, or again in a moment.'),
       );
     }
-    if (!req.url.startsWith('/v1/')) return done();
+    if (!req.url.startsWith('/v1/')) {
+      // the routes without an API key: so many requests a minute per client address
+      const group = rateGroupOf(req.method, req.routeOptions.url, config.postcardPath);
+      try {
+        if (group) limiter.take(group, req.ip);
+      } catch (err) {
+        return done(err as Error);
+      }
+      return done();
+    }
     service.keys.authenticate('api', req.headers[API_KEY_HEADER]).then((key) => {
       if (!key) return done(new AuthenticationError());
       req.apiKey = key;
