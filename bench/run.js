@@ -22,6 +22,7 @@ async function main() {
     ['views', require('./views')],
     ['postcards', require('./postcards')],
     ['scale', require('./scale')],
+    ['webhooks', require('./webhooks')],
   ];
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   lines.push(

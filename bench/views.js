@@ -209,4 +209,4 @@ async function run(report) {
   }
 }
 
-module.exports = { run, signedInView, BARE };
+module.exports = { run, signedInView, sessions, BARE };

@@ -17,6 +17,9 @@ export function defaultRenderThreads(): number {
   return Math.max(1, os.availableParallelism() - 1);
 }
 
+/** Webhook subscriptions unless WEBHOOK_MAX_SUBSCRIPTIONS says otherwise (Stripe keeps 16 endpoints an account). */
+export const DEFAULT_MAX_SUBSCRIPTIONS = 20;
+
 /** How long one render may take unless RENDER_TIMEOUT_MS says otherwise. */
 export const DEFAULT_RENDER_TIMEOUT_MS = 30_000;
 /** How much heap one render thread may use unless RENDER_MEMORY_MB says otherwise. */
@@ -52,6 +55,8 @@ export interface Config {
   webhookTimeoutMs: number;
   /** How long a webhook delivery is retried before it is marked failed. */
   webhookRetryHours: number;
+  /** Webhook subscriptions there may be at once (WEBHOOK_MAX_SUBSCRIPTIONS). */
+  webhookMaxSubscriptions: number;
   /** Render threads (RENDER_THREADS); 0 renders on the HTTP thread. Default: the cores less one. */
   renderThreads: number;
   /** Longest one render may take (RENDER_TIMEOUT_MS) before it is stopped. */
@@ -174,6 +179,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const webhookAllowPrivate = overrides.webhookAllowPrivate ?? flag('WEBHOOK_ALLOW_PRIVATE');
   const oidcAllowPrivate = overrides.oidcAllowPrivate ?? flag('OIDC_ALLOW_PRIVATE');
   const oidcTimeoutMs = overrides.oidcTimeoutMs ?? whole('OIDC_TIMEOUT_MS', 5_000, 100, 60_000, 'milliseconds');
+  const webhookMaxSubscriptions =
+    overrides.webhookMaxSubscriptions ?? whole('WEBHOOK_MAX_SUBSCRIPTIONS', DEFAULT_MAX_SUBSCRIPTIONS, 1, 10_000);
   const requestTimeoutMs =
     overrides.requestTimeoutMs ?? whole('REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000, 'milliseconds');
   const rateLimits = overrides.rateLimits ?? {
@@ -242,6 +249,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     linkTokenKeys,
     webhookTimeoutMs,
     webhookRetryHours,
+    webhookMaxSubscriptions,
     renderThreads,
     renderTimeoutMs,
     renderMemoryMb,

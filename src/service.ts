@@ -155,6 +155,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     allowPrivate: config.webhookAllowPrivate,
     timeoutMs: config.webhookTimeoutMs,
     retryForMs: config.webhookRetryHours * 3_600_000,
+    maxSubscriptions: config.webhookMaxSubscriptions,
   };
   const webhooks = new Webhooks(db, clock, events, webhookOptions);
   let presence: Presence = localPresence();

@@ -3,7 +3,7 @@
  * end with the next number; never edit one that has shipped.
  */
 import { sql, type Kysely, type Migration } from 'kysely';
-import type { Dialect } from './schema';
+import { BLOCKED, type Dialect } from './schema';
 
 type Step = (db: Kysely<unknown>, dialect: Dialect) => Promise<void>;
 
@@ -318,6 +318,46 @@ export const MIGRATIONS: [string, Step][] = [
     async (db) => {
       // the id of the key (outside the database, src/links/keyring.ts) a link's URL was derived with
       await db.schema.alterTable('magic_links').addColumn('token_key', 'text').execute();
+    },
+  ],
+  [
+    '0013_delivery_queues',
+    async (db) => {
+      // an endpoint that fails rests, all its deliveries with it (src/webhooks Dispatcher.record)
+      await db.schema
+        .alterTable('webhooks')
+        .addColumn('failures_in_a_row', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema.alterTable('webhooks').addColumn('resting_until', 'text').execute();
+      // a request writes its event only; the dispatcher writes the deliveries, one per subscription
+      // (what was written before had them written with it)
+      await db.schema
+        .alterTable('events')
+        .addColumn('fanned_out', 'integer', (c) => c.notNull().defaultTo(1))
+        .execute();
+      await sql`create index events_to_fan_out on events (id) where fanned_out = 0`.execute(db);
+      // each event writes a delivery for each subscription at once, so every index keyed by webhook
+      // first costs a page per subscription and event: one is kept, what is due per webhook (the
+      // dispatcher reads each awake endpoint's first); the order per resource is keyed by resource
+      // first (one event's deliveries sit together); claims are found by their time and owner
+      await db.schema.dropIndex('deliveries_order').execute();
+      await db.schema
+        .createIndex('deliveries_webhook_due')
+        .on('deliveries')
+        .columns(['webhook_id', 'status', 'next_attempt_at'])
+        .execute();
+      await db.schema
+        .createIndex('deliveries_resource')
+        .on('deliveries')
+        .columns(['resource_id', 'webhook_id', 'status', 'id'])
+        .execute();
+      await db.schema.createIndex('deliveries_claimed_until').on('deliveries').column('claimed_until').execute();
+      await db.schema.createIndex('deliveries_claimed_by').on('deliveries').column('claimed_by').execute();
+      // a delivery behind another pending one for the same webhook and resource waits, out of the
+      // due index, until that one is done (src/webhooks BLOCKED)
+      await sql`update deliveries set next_attempt_at = ${BLOCKED}
+        where status = 'pending' and exists (select 1 from deliveries p where p.webhook_id = deliveries.webhook_id
+          and p.resource_id = deliveries.resource_id and p.status = 'pending' and p.id < deliveries.id)`.execute(db);
     },
   ],
 ];

@@ -181,6 +181,8 @@ export interface EventsTable {
   /** JSON: the event's `data`. */
   data: string;
   created_at: string;
+  /** 0 until the dispatcher has written its deliveries, one per webhook subscribed when it was written (src/webhooks). */
+  fanned_out: Generated<number>;
 }
 
 export interface WebhooksTable {
@@ -193,7 +195,18 @@ export interface WebhooksTable {
   /** The signing secret (whsec_…). Kept as is: every delivery is signed with it. */
   secret: string;
   created_at: string;
+  /** Attempts that failed in a row, whatever their deliveries: how long the endpoint rests (src/webhooks). */
+  failures_in_a_row: Generated<number>;
+  /** Until when no delivery to it is attempted (its endpoint failed); null: it is answering. */
+  resting_until: string | null;
 }
+
+/**
+ * The next_attempt_at of a delivery that waits behind another pending one for the same webhook
+ * and resource (deliveries go in order per resource): later than any due time, so the due index
+ * never offers it; set to now when the one before it is done (src/webhooks).
+ */
+export const BLOCKED = '9999-12-31T23:59:59.999Z';
 
 export interface DeliveriesTable {
   /** dlv_… */

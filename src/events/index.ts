@@ -7,7 +7,8 @@
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { PreparedQuery, type Db } from '../db';
-import { newId, sequentialId } from '../ids';
+import { BLOCKED } from '../db/schema';
+import { sequentialId } from '../ids';
 
 import { EVENT_TYPES, type EventType } from './types';
 
@@ -22,6 +23,31 @@ export interface Event {
   created_at: string;
   /** `object` is the resource as the API returns it; some types add more (e.g. `reason`). */
   data: { object: unknown } & Record<string, unknown>;
+}
+
+/**
+ * Which of `webhookIds` have a pending delivery for `resourceId`: a new one for them waits behind
+ * it (BLOCKED), as deliveries go in order per resource. One index probe per webhook, however many
+ * wait for the resource.
+ */
+export async function waitingFor(db: Db, resourceId: string, webhookIds: string[]): Promise<Set<string>> {
+  if (webhookIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('webhooks as w')
+    .select('w.id')
+    .where('w.id', 'in', webhookIds)
+    .where((e) =>
+      e.exists(
+        e
+          .selectFrom('deliveries as p')
+          .select('p.id')
+          .where('p.resource_id', '=', resourceId)
+          .whereRef('p.webhook_id', '=', 'w.id')
+          .where('p.status', '=', 'pending'),
+      ),
+    )
+    .execute();
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Why a link ended, on `magic_link.expired`. */
@@ -43,8 +69,10 @@ export class Events {
   constructor(private readonly clock: Clock) {}
 
   /**
-   * Writes the event inside `trx` (the transaction of the change), and a pending delivery for
-   * each webhook subscribed to its type. `only` limits it to one webhook (the test event).
+   * Writes the event inside `trx` (the transaction of the change) when a webhook is subscribed to
+   * its type; the dispatcher writes a pending delivery for each such webhook later, off the
+   * request (src/webhooks Dispatcher.fanOut), so a change costs one row however many webhooks
+   * there are. `only` names one webhook (the test event), whose delivery is written at once.
    * `data` is called only when some webhook wants the event (it may read more in `trx`); without
    * one nothing is written and no event is returned.
    */
@@ -59,9 +87,15 @@ export class Events {
     const wanted = only
       ? await trx.selectFrom('webhooks').select('id').where('id', '=', only).execute()
       : (await this.subscribed(trx)).filter((h) => h.events.includes('*') || h.events.includes(type));
-    const deliveries: string[] = [];
-    if (wanted.length === 0) return { deliveries };
-    const event: Event = { id: newId('evt', now), object: 'event', type, created_at: iso(now), data: await data() };
+    if (wanted.length === 0) return { deliveries: [] };
+    // sequential: deliveries are written in the order of their events' ids (src/webhooks fanOut)
+    const event: Event = {
+      id: sequentialId('evt', now),
+      object: 'event',
+      type,
+      created_at: iso(now),
+      data: await data(),
+    };
     await trx
       .insertInto('events')
       .values({
@@ -70,24 +104,29 @@ export class Events {
         resource_id: resourceId,
         data: JSON.stringify(event.data),
         created_at: event.created_at,
+        fanned_out: only ? 1 : 0,
       })
       .execute();
-    const rows = wanted.map((h) => {
+    const deliveries: string[] = [];
+    if (only) {
       const id = sequentialId('dlv', now);
+      const waits = (await waitingFor(trx, resourceId, [only])).has(only);
+      await trx
+        .insertInto('deliveries')
+        .values({
+          id,
+          webhook_id: only,
+          event_id: event.id,
+          resource_id: resourceId,
+          status: 'pending',
+          attempts: 0,
+          next_attempt_at: waits ? BLOCKED : event.created_at,
+          created_at: event.created_at,
+          updated_at: event.created_at,
+        })
+        .execute();
       deliveries.push(id);
-      return {
-        id,
-        webhook_id: h.id,
-        event_id: event.id,
-        resource_id: resourceId,
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: event.created_at,
-        created_at: event.created_at,
-        updated_at: event.created_at,
-      };
-    });
-    await trx.insertInto('deliveries').values(rows).execute();
+    }
     setImmediate(() => this.onEmitted());
     return { event, deliveries };
   }

@@ -5,13 +5,17 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import { performance } from 'node:perf_hooks';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import type { Db } from '../db';
-import type { DeliveryRow, WebhookRow } from '../db/schema';
-import { NotFoundError, ValidationError, type ErrorDetail } from '../errors';
-import { EVENT_TYPES, TEST_EVENT, type Event, type Events } from '../events';
-import { newId } from '../ids';
+import type { Insertable } from 'kysely';
+import type { DeliveriesTable, DeliveryRow, WebhookRow } from '../db/schema';
+import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../errors';
+import { BLOCKED } from '../db/schema';
+import { DEFAULT_MAX_SUBSCRIPTIONS } from '../config';
+import { EVENT_TYPES, TEST_EVENT, waitingFor, type Event, type Events } from '../events';
+import { newId, sequentialId } from '../ids';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import { randomToken } from '../secrets';
 import { guardedLookup, urlProblem } from './guard';
@@ -46,9 +50,16 @@ export interface WebhookOptions {
   timeoutMs: number;
   /** How long a delivery is retried before it is marked failed. */
   retryForMs: number;
+  /** Subscriptions there may be at once (WEBHOOK_MAX_SUBSCRIPTIONS): each event is a delivery to each. */
+  maxSubscriptions?: number;
 }
 
 const MAX_DESCRIPTION = 500;
+/** Deliveries one fan-out transaction writes at most (src/webhooks Dispatcher.fanOut). */
+const FAN_OUT_ROWS = 500;
+/** How often the background looks at how busy the event loop was, and above what share it waits. */
+const LOOP_SAMPLE_MS = 100;
+const BUSY_LOOP = 0.5;
 
 function info(row: WebhookRow): WebhookInfo {
   return {
@@ -115,6 +126,16 @@ export class Webhooks {
       });
     if (details.length)
       throw new ValidationError('The webhook is not valid; see details for each field to fix.', details);
+    const most = this.options.maxSubscriptions ?? DEFAULT_MAX_SUBSCRIPTIONS;
+    const held = await this.db
+      .selectFrom('webhooks')
+      .select((e) => e.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    if (Number(held.n) >= most)
+      throw new ConflictError(
+        'webhook_limit_reached',
+        `There are ${Number(held.n)} webhook subscriptions, the most this server keeps (WEBHOOK_MAX_SUBSCRIPTIONS=${most}). Delete one you no longer need, or subscribe one endpoint to more event types.`,
+      );
     const now = this.clock.now();
     const row: WebhookRow = {
       id: newId('wh', now),
@@ -123,6 +144,8 @@ export class Webhooks {
       description: typeof d === 'string' ? d : null,
       secret: `whsec_${randomToken(24)}`,
       created_at: iso(now),
+      failures_in_a_row: 0,
+      resting_until: null,
     };
     await this.db.insertInto('webhooks').values(row).execute();
     return { ...info(row), secret: row.secret };
@@ -195,7 +218,8 @@ export class Webhooks {
       attempts: attempts
         .filter((a) => a.delivery_id === r.id)
         .map((a) => ({ at: a.at, status_code: a.status_code, duration_ms: a.duration_ms, error: a.error })),
-      next_attempt_at: r.status === 'pending' ? r.next_attempt_at : null,
+      // null too for one waiting behind an earlier delivery for the same resource
+      next_attempt_at: r.status === 'pending' && r.next_attempt_at !== BLOCKED ? r.next_attempt_at : null,
       created_at: r.created_at,
     }));
   }
@@ -203,6 +227,8 @@ export class Webhooks {
   /** `POST /v1/webhooks/:id/test`: a `webhook.test` event to this webhook only, through the same outbox. */
   async test(id: string): Promise<{ event: Event; delivery_id: string }> {
     const hook = await this.get(id);
+    // asked to try now: an endpoint resting after failures is woken for it
+    await this.db.updateTable('webhooks').set({ resting_until: null }).where('id', '=', id).execute();
     const { event, deliveries } = await this.db
       .transaction()
       .execute((trx) => this.events.emit(trx, TEST_EVENT, hook.id, () => ({ object: hook }), hook.id));
@@ -211,13 +237,24 @@ export class Webhooks {
   }
 }
 
-/** Waits before attempt n+1 after n failures: 10 s doubling, at most 1 h, with a little jitter. */
-export function backoffMs(failures: number): number {
-  const base = Math.min(10_000 * 2 ** (failures - 1), 3_600_000);
-  return Math.round(base * (0.9 + Math.random() * 0.2));
+/** The wait after n failures before jitter: 10 s doubling, at most 1 h. */
+function backoffBase(failures: number): number {
+  return Math.min(10_000 * 2 ** (failures - 1), 3_600_000);
 }
 
-type Due = DeliveryRow & { url: string; secret: string; type: string; data: string; event_created_at: string };
+/** Waits before attempt n+1 after n failures: 10 s doubling, at most 1 h, with a little jitter. */
+export function backoffMs(failures: number): number {
+  return Math.round(backoffBase(failures) * (0.9 + Math.random() * 0.2));
+}
+
+type Due = DeliveryRow & {
+  url: string;
+  secret: string;
+  failures_in_a_row: number;
+  type: string;
+  data: string;
+  event_created_at: string;
+};
 
 export interface DispatcherOptions extends WebhookOptions {
   /** Attempts in flight at once, in all. */
@@ -235,12 +272,18 @@ export class Dispatcher {
   private readonly inFlight = new Set<string>();
   private readonly perHook = new Map<string, number>();
   private readonly running = new Set<Promise<void>>();
-  private pumping = false;
+  /** The pump running now, if one is. */
+  private pumping?: Promise<void>;
   private launches = 0;
   private again = false;
   private stopped = false;
   private paused = false;
   private timer?: NodeJS.Timeout;
+  private sampler?: NodeJS.Timeout;
+  private loop = performance.eventLoopUtilization();
+  private busy = false;
+  private deferred = false;
+  private lastWork = 0;
   private readonly concurrency: number;
   private readonly perWebhook: number;
   /** This process's presence id, written into each claim (a new one after the presence was lost). */
@@ -260,7 +303,110 @@ export class Dispatcher {
   start(pollMs = 1000): void {
     this.timer = setInterval(() => this.wake(), pollMs);
     this.timer.unref();
+    // what the event loop did in the last LOOP_SAMPLE_MS: the background yields to requests
+    this.sampler = setInterval(() => {
+      this.busy = performance.eventLoopUtilization(this.loop).utilization > BUSY_LOOP;
+      this.loop = performance.eventLoopUtilization();
+      if (!this.busy && this.deferred) this.wake();
+    }, LOOP_SAMPLE_MS);
+    this.sampler.unref();
     this.wake();
+  }
+
+  /**
+   * Whether background work may go on now: the event loop was mostly idle in the last sample, or
+   * a second has passed since it last went (so a server busy with requests for hours still
+   * delivers, slowly). Requests come first; what waits is delivery latency, never the API's.
+   */
+  private mayWork(): boolean {
+    const now = performance.now();
+    if (this.busy && now - this.lastWork < 1000) {
+      this.deferred = true;
+      return false;
+    }
+    this.deferred = false;
+    this.lastWork = now;
+    return true;
+  }
+
+  /**
+   * Writes the deliveries of events emitted since, oldest first: one for each webhook subscribed
+   * to the event's type when it was written, due now, or waiting (BLOCKED) behind a pending one
+   * for the same webhook and resource. At most FAN_OUT_ROWS rows a transaction, which takes its
+   * events over (another process skips them); returns how many events it took (0: none left).
+   * On PostgreSQL it holds the webhooks' rows, as recording an attempt holds its webhook's, so a
+   * delivery is never written waiting behind one that is being finished unseen.
+   */
+  async fanOut(): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const hooks = (
+        await trx
+          .selectFrom('webhooks')
+          .select(['id', 'events', 'created_at'])
+          .$if(this.options.lockRows === true, (q) => q.forUpdate())
+          .execute()
+      ).map((h) => ({ ...h, events: JSON.parse(h.events) as string[] }));
+      const batch = await trx
+        .selectFrom('events')
+        .select(['id', 'type', 'resource_id', 'created_at'])
+        .where('fanned_out', '=', 0)
+        .orderBy('id', 'asc')
+        .limit(Math.max(1, Math.floor(FAN_OUT_ROWS / Math.max(1, hooks.length))))
+        .execute();
+      if (batch.length === 0) return 0;
+      const taken = new Set(
+        (
+          await trx
+            .updateTable('events')
+            .set({ fanned_out: 1 })
+            .where(
+              'id',
+              'in',
+              batch.map((e) => e.id),
+            )
+            .where('fanned_out', '=', 0)
+            .returning('id')
+            .execute()
+        ).map((r) => r.id),
+      );
+      const now = this.clock.now();
+      // webhook and resource pairs given a pending delivery in this batch
+      const given = new Set<string>();
+      const rows: Insertable<DeliveriesTable>[] = [];
+      for (const e of batch) {
+        if (!taken.has(e.id)) continue;
+        const wanted = hooks.filter(
+          (h) => h.created_at <= e.created_at && (h.events.includes('*') || h.events.includes(e.type)),
+        );
+        const waiting = await waitingFor(
+          trx,
+          e.resource_id,
+          wanted.filter((h) => !given.has(`${h.id} ${e.resource_id}`)).map((h) => h.id),
+        );
+        for (const h of wanted) {
+          const pair = `${h.id} ${e.resource_id}`;
+          rows.push({
+            id: sequentialId('dlv', now),
+            webhook_id: h.id,
+            event_id: e.id,
+            resource_id: e.resource_id,
+            status: 'pending',
+            attempts: 0,
+            next_attempt_at: given.has(pair) || waiting.has(h.id) ? BLOCKED : iso(now),
+            // the retry window counts from the event
+            created_at: e.created_at,
+            updated_at: iso(now),
+          });
+          given.add(pair);
+        }
+      }
+      for (let i = 0; i < rows.length; i += 500)
+        await trx
+          .insertInto('deliveries')
+          .values(rows.slice(i, i + 500))
+          .execute();
+      return batch.length;
+    });
   }
 
   private get halted(): boolean {
@@ -275,25 +421,41 @@ export class Dispatcher {
   }
 
   /** Starts every due delivery there is room for; the first pending one per webhook and resource only. */
-  private async pump(): Promise<void> {
+  /**
+   * Starts what there is room for. One pump runs at a time: a wake during one makes it go round
+   * again; drain() (`yielding` false) waits for it and then pumps itself, never yielding.
+   */
+  private pump(yielding = true): Promise<void> {
     if (this.pumping) {
       this.again = true;
-      return;
+      return yielding ? this.pumping : this.pumping.then(() => this.pump(false));
     }
-    this.pumping = true;
-    try {
-      do {
-        this.again = false;
-        if (this.inFlight.size >= this.concurrency) break;
-        for (const d of await this.due()) {
-          if (this.halted || this.inFlight.size >= this.concurrency) break;
-          if (this.inFlight.has(d.id) || (this.perHook.get(d.webhook_id) ?? 0) >= this.perWebhook) continue;
-          if (await this.claim(d)) this.launch(d);
-        }
-      } while (this.again && !this.halted);
-    } finally {
-      this.pumping = false;
-    }
+    const run = this.run(yielding).finally(() => {
+      if (this.pumping === run) this.pumping = undefined;
+    });
+    this.pumping = run;
+    return run;
+  }
+
+  private async run(yielding: boolean): Promise<void> {
+    do {
+      this.again = false;
+      // in the background (not for drain()): only while requests leave room
+      if (yielding && this.timer && !this.mayWork()) break;
+      // a batch of deliveries to write, then what is due; the next batch after the requests
+      // that arrived meanwhile (setImmediate runs after the event loop's I/O)
+      if ((await this.fanOut()) > 0) {
+        this.again = true;
+        await new Promise((resolve) => setImmediate(resolve));
+        if (this.halted) break;
+      }
+      if (this.inFlight.size >= this.concurrency) continue;
+      for (const d of await this.due()) {
+        if (this.halted || this.inFlight.size >= this.concurrency) break;
+        if (this.inFlight.has(d.id) || (this.perHook.get(d.webhook_id) ?? 0) >= this.perWebhook) continue;
+        if (await this.claim(d)) this.launch(d);
+      }
+    } while (this.again && !this.halted);
   }
 
   /**
@@ -318,9 +480,9 @@ export class Dispatcher {
             e
               .selectFrom('deliveries as c')
               .select((c) => c.fn.countAll<number>().as('n'))
-              .where('c.webhook_id', '=', d.webhook_id)
-              .where('c.status', '=', 'pending')
-              .where('c.claimed_until', '>', now),
+              // only a pending delivery is ever claimed (an attempt's end clears it): found by the claim's time
+              .where('c.claimed_until', '>', now)
+              .where('c.webhook_id', '=', d.webhook_id),
           '<',
           this.perWebhook,
         )
@@ -335,32 +497,53 @@ export class Dispatcher {
     return Number(r.numUpdatedRows) > 0;
   }
 
+  /**
+   * What may be attempted now, oldest due first: for each webhook whose endpoint is not resting,
+   * the first due delivery no process holds that no earlier pending delivery for the same
+   * resource waits before. Found per webhook through the (webhook, status, due) index, so the cost
+   * is the number of webhooks, not the backlog behind them: a resting endpoint's is never read.
+   */
   private async due(): Promise<Due[]> {
     const now = iso(this.clock.now());
+    const heads = await this.db
+      .selectFrom('webhooks as w')
+      .select((eb) => [
+        eb
+          .selectFrom('deliveries as q')
+          .select('q.id')
+          .whereRef('q.webhook_id', '=', 'w.id')
+          .where('q.status', '=', 'pending')
+          .where('q.next_attempt_at', '<=', now)
+          .where((e) => e.or([e('q.claimed_until', 'is', null), e('q.claimed_until', '<=', now)]))
+          .where((e) =>
+            e.not(
+              e.exists(
+                e
+                  .selectFrom('deliveries as p')
+                  .select('p.id')
+                  .whereRef('p.resource_id', '=', 'q.resource_id')
+                  .whereRef('p.webhook_id', '=', 'q.webhook_id')
+                  .where('p.status', '=', 'pending')
+                  .whereRef('p.id', '<', 'q.id'),
+              ),
+            ),
+          )
+          .orderBy('q.next_attempt_at', 'asc')
+          .limit(1)
+          .as('head'),
+      ])
+      .where((e) => e.or([e('w.resting_until', 'is', null), e('w.resting_until', '<=', now)]))
+      .execute();
+    const ids = heads.map((h) => h.head).filter((id): id is string => id !== null);
+    if (ids.length === 0) return [];
     return await this.db
       .selectFrom('deliveries as d')
       .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
       .innerJoin('events as e', 'e.id', 'd.event_id')
       .selectAll('d')
-      .select(['w.url', 'w.secret', 'e.type', 'e.data', 'e.created_at as event_created_at'])
-      .where('d.status', '=', 'pending')
-      .where('d.next_attempt_at', '<=', now)
-      .where((e) => e.or([e('d.claimed_until', 'is', null), e('d.claimed_until', '<=', now)]))
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('deliveries as p')
-              .select('p.id')
-              .whereRef('p.webhook_id', '=', 'd.webhook_id')
-              .whereRef('p.resource_id', '=', 'd.resource_id')
-              .where('p.status', '=', 'pending')
-              .whereRef('p.id', '<', 'd.id'),
-          ),
-        ),
-      )
-      .orderBy('d.id', 'asc')
-      .limit(this.concurrency * 4)
+      .select(['w.url', 'w.secret', 'w.failures_in_a_row', 'e.type', 'e.data', 'e.created_at as event_created_at'])
+      .where('d.id', 'in', ids)
+      .orderBy('d.next_attempt_at', 'asc')
       .execute();
   }
 
@@ -413,6 +596,9 @@ export class Dispatcher {
     const expired = now.getTime() - Date.parse(d.created_at) >= this.options.retryForMs;
     const status = ok ? 'succeeded' : expired ? 'failed' : 'pending';
     await this.db.transaction().execute(async (trx) => {
+      // PostgreSQL: in turn with fanOut, which writes what waits behind this delivery
+      if (this.options.lockRows)
+        await trx.selectFrom('webhooks').select('id').where('id', '=', d.webhook_id).forUpdate().execute();
       await trx
         .insertInto('delivery_attempts')
         .values({
@@ -442,6 +628,10 @@ export class Dispatcher {
         }))
         .where('id', '=', d.id)
         .execute();
+      // done: the next delivery for the same webhook and resource may go
+      if (status !== 'pending') await unblockNext(trx, d.webhook_id, d.resource_id, iso(now));
+      // an endpoint that answers after failing is awake again; one that fails rests
+      if (!ok || d.failures_in_a_row > 0) await rest(trx, d.webhook_id, ok, now);
     });
     if (status === 'failed')
       this.options.log?.(
@@ -454,9 +644,10 @@ export class Dispatcher {
    * the next pending delivery is due, or null when none is pending.
    */
   async drain(): Promise<string | null> {
+    while ((await this.fanOut()) > 0);
     for (;;) {
       const launched = this.launches;
-      await this.pump();
+      await this.pump(false);
       await Promise.all([...this.running]);
       // nothing more could be started (what is due is another process's, or at its webhook's limit)
       if (this.launches === launched || !(await this.due()).some((d) => !this.inFlight.has(d.id))) break;
@@ -465,6 +656,7 @@ export class Dispatcher {
       .selectFrom('deliveries')
       .select('next_attempt_at')
       .where('status', '=', 'pending')
+      .where('next_attempt_at', '<', BLOCKED)
       .orderBy('next_attempt_at', 'asc')
       .limit(1)
       .executeTakeFirst();
@@ -488,8 +680,52 @@ export class Dispatcher {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.sampler) clearInterval(this.sampler);
     await Promise.all([...this.running]);
   }
+}
+
+/**
+ * An endpoint that answered is tried as soon as its deliveries are due. One that failed rests, with
+ * every delivery waiting for it, for the back-off of its failures in a row (the least the jitter
+ * allows, so a delivery that failed as often is never held past its own time): a dead endpoint is
+ * tried once per back-off, not once per delivery waiting for it, and a backlog costs its
+ * deliveries time, not the server's CPU (Dispatcher.due never reads a resting endpoint's).
+ */
+async function rest(db: Db, webhookId: string, answered: boolean, now: Date): Promise<void> {
+  if (answered) {
+    await db
+      .updateTable('webhooks')
+      .set({ failures_in_a_row: 0, resting_until: null })
+      .where('id', '=', webhookId)
+      .where('failures_in_a_row', '>', 0)
+      .execute();
+    return;
+  }
+  const hook = await db
+    .updateTable('webhooks')
+    .set((e) => ({ failures_in_a_row: e('failures_in_a_row', '+', 1) }))
+    .where('id', '=', webhookId)
+    .returning('failures_in_a_row')
+    .executeTakeFirst();
+  if (!hook) return;
+  const until = iso(new Date(now.getTime() + Math.round(0.9 * backoffBase(hook.failures_in_a_row))));
+  await db.updateTable('webhooks').set({ resting_until: until }).where('id', '=', webhookId).execute();
+}
+
+/** Sets due the first pending delivery for this webhook and resource, if it waits (BLOCKED). */
+async function unblockNext(db: Db, webhookId: string, resourceId: string, now: string): Promise<void> {
+  const next = await db
+    .selectFrom('deliveries')
+    .select(['id', 'next_attempt_at'])
+    .where('webhook_id', '=', webhookId)
+    .where('resource_id', '=', resourceId)
+    .where('status', '=', 'pending')
+    .orderBy('id', 'asc')
+    .limit(1)
+    .executeTakeFirst();
+  if (next?.next_attempt_at === BLOCKED)
+    await db.updateTable('deliveries').set({ next_attempt_at: now }).where('id', '=', next.id).execute();
 }
 
 /** A URL as it may appear in logs: no query string (it may hold a token of the receiver's). */

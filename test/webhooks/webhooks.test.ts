@@ -360,7 +360,7 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
     await api('DELETE', `/v1/webhooks/${hook.id}`);
   });
 
-  it('gives every write of a grouped commit its delivery, and each transaction the webhooks there are then', async () => {
+  it('gives every write of a grouped commit its delivery, to the webhooks there were when it was written', async () => {
     const db = t.service.database.db;
     // writes that arrive together share one transaction on SQLite (src/db groupCommit)
     const emitAll = (ids: string[]) =>
@@ -372,6 +372,8 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
         ),
       );
     const hooksOf = async (ids: string[]) => {
+      // the dispatcher writes the deliveries of what was emitted (src/webhooks fanOut)
+      while ((await t.service.dispatcher.fanOut()) > 0);
       const rows = await db.selectFrom('deliveries').select(['resource_id', 'webhook_id']).execute();
       return ids.map((id) =>
         rows
@@ -400,12 +402,13 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
     await rx.stop();
     const made: string[] = [];
     for (let i = 0; i < 3; i++) made.push((await generate()).json().document_id as string);
+    // the endpoint is tried, fails, and rests with all three deliveries waiting for it
     await eventually(
       async () =>
         (await api('GET', `/v1/webhooks/${hook.id}/deliveries`))
           .json()
-          .data.every((d: { attempts: unknown[] }) => d.attempts.length >= 1),
-      'each tried once',
+          .data.some((d: { attempts: unknown[] }) => d.attempts.length >= 1),
+      'the endpoint tried',
     );
     t = await t.restart();
     await rx.start();
