@@ -98,14 +98,18 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
           const unauthorized = new AuthenticationError();
           return [401, errorBody(unauthorized.code, unauthorized.message)];
         }
+        // an id longer than any id this API makes: a broken rule of the id (the page of a link: no such link)
         if (err.code === 'FST_ERR_MAX_PARAM_LENGTH')
-          return [
-            414,
-            errorBody(
-              'uri_too_long',
-              'An id in the address is longer than any id this API makes (at most 100 characters). Check the address.',
-            ),
-          ];
+          return isPagePath(req.url)
+            ? [404, errorBody('not_found', 'There is no page at this address. Open the link from the e-mail again.')]
+            : [
+                422,
+                errorBody(
+                  'validation_failed',
+                  'An id in the address is longer than any id this API makes (at most 100 characters). Check the address.',
+                  [{ field: 'id', message: 'must be at most 100 characters', code: 'too_long' }],
+                ),
+              ];
         if (err.code === 'FST_ERR_BAD_URL')
           return [
             400,

@@ -81,7 +81,6 @@ export const documentRoutes =
           tags: ['Documents'],
           summary: 'The PDF, with its name in Content-Disposition',
           params: documentParams,
-          produces: ['application/pdf'],
           response: {
             200: {
               description: 'The PDF bytes.',

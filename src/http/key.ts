@@ -2,7 +2,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import { parseScopes } from '../keys';
+import { ALL_SCOPES, parseScopes } from '../keys';
 import { errors, KeyInfoSchema } from './schemas';
 import { requireScopes } from './scopes';
 
@@ -22,6 +22,7 @@ export const keyRoutes: FastifyPluginAsync = async (app) => {
           require: Type.Optional(
             Type.String({
               maxLength: 500,
+              pattern: `^\\s*(${ALL_SCOPES.join('|')})?(\\s*,\\s*(${ALL_SCOPES.join('|')})?)*\\s*$`,
               description: 'Scopes the key must have, comma-separated, e.g. `generate,documents:read`.',
             }),
           ),

@@ -116,6 +116,14 @@ export const linkRoutes =
       },
     );
     const text = (description: string) => Type.Optional(Type.String({ maxLength: 254, description }));
+    // a date, or a date and time (a time without a zone is UTC): src/links list()
+    const isoTime = (description: string) =>
+      Type.Optional(
+        Type.String({
+          pattern: '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2})?)?$',
+          description,
+        }),
+      );
     api.get(
       '/v1/magic_links',
       {
@@ -131,10 +139,10 @@ export const linkRoutes =
               ),
               document_id: text('Only the links of this document.'),
               recipient_email: text('Only the links sent to this address.'),
-              created_after: text(
+              created_after: isoTime(
                 'Only links made at or after this time (ISO 8601: 2026-11-23 or 2026-11-23T10:00:00Z).',
               ),
-              created_before: text('Only links made before this time (ISO 8601).'),
+              created_before: isoTime('Only links made before this time (ISO 8601).'),
             }),
           ]),
           response: { 200: { ...List('MagicLink'), description: 'A page of links.' }, ...errors(401, 422) },

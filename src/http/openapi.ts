@@ -6,10 +6,15 @@
  */
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
-import { errorExample } from './schemas';
+import { errorExample, type ErrorStatus } from './schemas';
 import { scopeOf } from './scopes';
 
-type Operation = Record<string, unknown> & { responses?: Record<string, unknown>; description?: string };
+type Operation = Record<string, unknown> & {
+  responses?: Record<string, unknown>;
+  description?: string;
+  requestBody?: unknown;
+  parameters?: unknown;
+};
 type Doc = { paths?: Record<string, Record<string, Operation>> };
 
 export async function registerOpenApi(
@@ -48,8 +53,37 @@ export async function registerOpenApi(
     // the recipient's pages and the web app are not the API
     transform: ({ schema, url }) => ({ schema: isPublic(url) ? schema : { ...schema, hide: true }, url }),
     transformObject: (documents) =>
-      'openapiObject' in documents ? withScopes(documents.openapiObject as Doc) : documents.swaggerObject,
+      'openapiObject' in documents
+        ? withCommonAnswers(withScopes(documents.openapiObject as Doc), postcardPath)
+        : documents.swaggerObject,
   });
+}
+
+/**
+ * The answers any operation may give whatever it does, from before its handler runs (src/http/app.ts):
+ * a request that cannot be read (400) or comes too slowly (408) or with too many headers (431);
+ * with a body, one too large (413) or of another type (415); with parameters or a body, one that
+ * breaks their rules (422); without a key (postcards), too many from one address (429).
+ */
+function withCommonAnswers(doc: Doc, postcardPath: string): Doc {
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    for (const op of Object.values(item)) {
+      const statuses: ErrorStatus[] = [400, 408, 431];
+      if (op.requestBody) statuses.push(413, 415);
+      if (op.requestBody || (Array.isArray(op.parameters) && op.parameters.length)) statuses.push(422);
+      if (path === postcardPath) statuses.push(429);
+      const responses = (op.responses ??= {});
+      for (const status of statuses) {
+        if (responses[status]) continue;
+        const [description, example] = errorExample(status);
+        responses[status] = {
+          description,
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, example } },
+        };
+      }
+    }
+  }
+  return doc;
 }
 
 /** Every /v1 operation: the scope its key needs (src/http/scopes.ts), and the 403 without it. */

@@ -588,7 +588,7 @@ const exampleError = (code: string, message: string, details: unknown[] = []) =>
 
 const ERRORS = {
   400: [
-    'The body is not valid JSON (`malformed_json`).',
+    'The body is not valid JSON (`malformed_json`), a multipart body is cut short (`malformed_multipart`), the address has a broken %-escape (`bad_url`), or the request could not be read (`bad_request`).',
     exampleError('malformed_json', 'The body is not valid JSON.'),
   ],
   401: [
@@ -602,12 +602,16 @@ const ERRORS = {
     ]),
   ],
   404: ['No such resource (`not_found`).', exampleError('not_found', 'No document with id "doc_…" exists.')],
+  408: [
+    'The request did not arrive whole within REQUEST_TIMEOUT_MS (`request_timeout`); the connection is closed.',
+    exampleError('request_timeout', 'The request was not sent whole within 60000 ms (REQUEST_TIMEOUT_MS).'),
+  ],
   409: [
-    'The Idempotency-Key was used with another body (`idempotency_key_reused`), or a Magic Link was asked for before the Magic Link app was set up (`app_not_configured`).',
+    'The Idempotency-Key was used with another body (`idempotency_key_reused`), a Magic Link was asked for before the Magic Link app was set up (`app_not_configured`), or there are WEBHOOK_MAX_SUBSCRIPTIONS webhooks already (`webhook_limit_reached`).',
     exampleError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request body.'),
   ],
   413: [
-    'The body is larger than BODY_LIMIT (`body_too_large`).',
+    'The body is larger than this operation takes: BODY_LIMIT, or 64 KB for a postcard (`body_too_large`; the message names the limit).',
     exampleError('body_too_large', 'The request body is larger than this server accepts.'),
   ],
   415: [
@@ -619,6 +623,14 @@ const ERRORS = {
     exampleError('missing_variables', 'Give a value for every variable of the template; missing: date.', [
       { field: 'merge_parameters.date', message: 'is required by the template', code: 'required' },
     ]),
+  ],
+  429: [
+    'Too many requests a minute from this address (`rate_limited`); `Retry-After` says how many seconds to wait.',
+    exampleError('rate_limited', 'Too many requests from this address (at most 3000 a minute here).'),
+  ],
+  431: [
+    'The request headers are larger than 16 KB (`headers_too_large`).',
+    exampleError('headers_too_large', 'The request headers are larger than 16 KB.'),
   ],
   500: [
     'Our fault; nothing internal is shown (`internal_error`).',
@@ -650,7 +662,9 @@ export const IdempotencyHeader = Type.Object({
 });
 
 /** The description and example of an error answer, for what is added to the document after it is built. */
-export const errorExample = (status: keyof typeof ERRORS) => ERRORS[status];
+/** An error status this API answers with. */
+export type ErrorStatus = keyof typeof ERRORS;
+export const errorExample = (status: ErrorStatus) => ERRORS[status];
 
 /** The error answers of an operation, each in the one error shape. */
 export function errors(...statuses: (keyof typeof ERRORS)[]): Record<number, TSchema> {
@@ -708,7 +722,7 @@ export const WebhookCreate = Type.Object(
       minItems: 1,
       description: 'The event types to send, or `["*"]` for all.',
     }),
-    description: Type.Optional(nullable('string', { maxLength: 200 })),
+    description: Type.Optional(nullable('string', { maxLength: 500 })),
   },
   {
     additionalProperties: false,

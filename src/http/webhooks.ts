@@ -39,7 +39,7 @@ export const webhookRoutes =
               ...exampleWebhook,
               secret: 'whsec_kQ3v9RwT2mX8pL5nB7cY4zH6jD1fG0sA',
             }),
-            ...errors(400, 401, 415, 422),
+            ...errors(400, 401, 409, 415, 422),
           },
         },
       },

@@ -87,6 +87,9 @@ export class Webhooks {
         { field: 'body', message: 'must be an object', code: 'type' },
       ]);
     const details: ErrorDetail[] = [];
+    for (const field of Object.keys(body))
+      if (!['url', 'events', 'description'].includes(field))
+        details.push({ field, message: 'is not a webhook field (url, events, description)', code: 'unknown_field' });
     const problem = urlProblem(body.url, this.options.allowPrivate);
     if (body.url === undefined)
       details.push({
