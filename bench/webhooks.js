@@ -11,6 +11,7 @@ const autocannon = require('autocannon');
 const { paired, paperlink, serve, stop } = require('./processes');
 const { signedInView, sessions } = require('./views');
 const SQLite = require('../dist/src/db/sqlite-module').default;
+const { freshDatabase, startPostgres, stopPostgres } = require('../scripts/throwaway-pg');
 
 const SUBSCRIPTIONS = 300;
 const BACKLOG_GENERATES = 100;
@@ -27,14 +28,21 @@ async function deadPort() {
   return port;
 }
 
-async function server(subscriptions, dead) {
+/** A `paperlink serve` with `subscriptions` dead webhooks and their backlog; `databaseUrl`: on PostgreSQL (no views there). */
+async function server(subscriptions, dead, databaseUrl) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-bench-hooks-'));
-  const key = paperlink(['keys', 'create', '--name', 'bench'], dataDir);
+  const on = databaseUrl ? { DATABASE_URL: databaseUrl } : {};
+  const key = paperlink(['keys', 'create', '--name', 'bench'], dataDir, on);
   const tiny = path.join(dataDir, 'tiny.xml');
   fs.writeFileSync(tiny, '<document><body><p>Hello {{name}}</p></body></document>');
-  const templateId = paperlink(['templates', 'add', tiny], dataDir);
+  const templateId = paperlink(['templates', 'add', tiny], dataDir, on);
   const { child, url } = await serve(dataDir, {
-    env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_MAX_SUBSCRIPTIONS: String(SUBSCRIPTIONS), RENDER_THREADS: '1' },
+    env: {
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_MAX_SUBSCRIPTIONS: String(SUBSCRIPTIONS),
+      RENDER_THREADS: '1',
+      ...on,
+    },
   });
   const headers = { 'x-service-api-token': key, 'content-type': 'application/json' };
   for (let i = 0; i < subscriptions; i++) {
@@ -54,8 +62,8 @@ async function server(subscriptions, dead) {
     const res = await fetch(`${url}/v1/generate`, { method: 'POST', headers, body });
     if (res.status !== 201) throw new Error(`a generate answered ${res.status}`);
   }
-  const view = await signedInView(url, dataDir, key);
-  const views = sessions(dataDir, view.made.magic_link_piece_id, 200_000);
+  const view = databaseUrl ? undefined : await signedInView(url, dataDir, key);
+  const views = view && sessions(dataDir, view.made.magic_link_piece_id, 200_000);
   const generate = (seconds) =>
     autocannon({
       url: `${url}/v1/generate`,
@@ -65,7 +73,7 @@ async function server(subscriptions, dead) {
       connections: CONNECTIONS,
       duration: seconds,
     });
-  return { child, url, dataDir, link: view.link, views: (seconds) => views(`${url}${view.link}`, seconds), generate };
+  return { child, url, dataDir, views: view && ((seconds) => views(`${url}${view.link}`, seconds)), generate };
 }
 
 function deliveries(dataDir) {
@@ -82,19 +90,31 @@ function deliveries(dataDir) {
 }
 
 async function run(report) {
+  await measure(report, 'SQLite');
+  const pg = await startPostgres();
+  try {
+    await measure(report, 'PostgreSQL', () => freshDatabase(pg.url, 'paperlink_bench_hooks'));
+  } finally {
+    stopPostgres(pg);
+  }
+}
+
+async function measure(report, backend, database = async () => undefined) {
   const dead = await deadPort();
-  process.stderr.write(`  a server with ${SUBSCRIPTIONS} dead subscriptions and its backlog, and one with none…\n`);
-  const hooked = await server(SUBSCRIPTIONS, dead);
-  const plain = await server(0, dead);
+  process.stderr.write(
+    `  ${backend}: a server with ${SUBSCRIPTIONS} dead subscriptions and its backlog, and one with none…\n`,
+  );
+  const hooked = await server(SUBSCRIPTIONS, dead, await database());
+  const plain = await server(0, dead, await database());
   const cpu0 = process.cpuUsage();
   try {
-    const before = deliveries(hooked.dataDir);
+    const before = backend === 'SQLite' ? deliveries(hooked.dataDir) : undefined;
     await hooked.generate(1);
     await plain.generate(1);
     const rows = [];
     for (const [what, load] of [
       ['POST /v1/generate', (s) => s.generate(ROUND)],
-      ['GET /l/<token> (signed-in view)', (s) => s.views(ROUND)],
+      ...(hooked.views ? [['GET /l/<token> (signed-in view)', (s) => s.views(ROUND)]] : []),
     ]) {
       process.stderr.write(`  ${what}: ${ROUNDS} rounds of ${ROUND} s each, in turns…\n`);
       const compared = await paired(
@@ -117,16 +137,17 @@ async function run(report) {
         ]);
       rows.push([what, '**ratio**', `**${compared.ratio.toFixed(2)}**`, '', '', '', '']);
     }
-    const after = deliveries(hooked.dataDir);
-    report.section(`Webhook fan-out: ${SUBSCRIPTIONS} subscriptions to a dead endpoint (SQLite)`);
+    const after = before && deliveries(hooked.dataDir);
+    report.section(`Webhook fan-out: ${SUBSCRIPTIONS} subscriptions to a dead endpoint (${backend})`);
     report.line(
-      `One server holds ${SUBSCRIPTIONS} subscriptions to every event, all pointing at a port that refuses connections, and the backlog of ${BACKLOG_GENERATES} generates (${before.pending} deliveries pending when measuring began); the other has none. Both run \`paperlink serve\` (1 process, RENDER_THREADS=1) in their own process and take the same load in turns, ${CONNECTIONS} clients for generate (a one-line XML template, stored) and 50 for views, the other stopped meanwhile (bench/processes.js, paired). Ratio: the median over ${ROUNDS} rounds of requests/s with subscriptions ÷ without.`,
+      `One server holds ${SUBSCRIPTIONS} subscriptions to every event, all pointing at a port that refuses connections, and the backlog of ${BACKLOG_GENERATES} generates${before ? ` (${before.pending} deliveries pending when measuring began)` : ''}; the other has none. Both run \`paperlink serve\` (1 process, RENDER_THREADS=1) in their own process and take the same load in turns, ${CONNECTIONS} clients for generate (a one-line XML template, stored) and 50 for views, the other stopped meanwhile (bench/processes.js, paired). Ratio: the median over ${ROUNDS} rounds of requests/s with subscriptions ÷ without.`,
     );
     report.line('');
     report.table(['load', 'server', 'requests/s', 'p50', 'p99', 'CPU ms/request', 'non-2xx'], rows);
-    report.line(
-      `Deliveries meanwhile: ${after.attempts - before.attempts} attempts made (each refused), ${after.pending} pending at the end. Each generate on the subscribed server adds ${SUBSCRIPTIONS} deliveries.`,
-    );
+    if (after)
+      report.line(
+        `Deliveries meanwhile: ${after.attempts - before.attempts} attempts made (each refused), ${after.pending} pending at the end. Each generate on the subscribed server adds ${SUBSCRIPTIONS} deliveries.`,
+      );
   } finally {
     for (const s of [hooked, plain]) {
       await stop(s.child);
