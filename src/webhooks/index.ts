@@ -346,6 +346,8 @@ export class Dispatcher {
         await trx
           .selectFrom('webhooks')
           .select(['id', 'events', 'created_at'])
+          // in one order everywhere: two processes fanning out lock the rows in turn, never crosswise
+          .orderBy('id', 'asc')
           .$if(this.options.lockRows === true, (q) => q.forUpdate())
           .execute()
       ).map((h) => ({ ...h, events: JSON.parse(h.events) as string[] }));
