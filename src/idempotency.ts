@@ -14,7 +14,7 @@
  */
 import type { Clock } from './clock';
 import { iso } from './clock';
-import { isUniqueViolation, type Db } from './db';
+import { deleteInBatches, isUniqueViolation, type Db } from './db';
 import { ConflictError, PaperlinkError, UnavailableError, ValidationError } from './errors';
 import { sha256 } from './secrets';
 
@@ -183,10 +183,26 @@ export class Idempotency {
 
   /** Drops answers older than 24 hours. */
   async purge(): Promise<number> {
-    const r = await this.db
-      .deleteFrom('idempotency')
-      .where('expires_at', '<=', iso(this.clock.now()))
-      .executeTakeFirst();
-    return Number(r.numDeletedRows);
+    const now = iso(this.clock.now());
+    return deleteInBatches(
+      async (limit) =>
+        (
+          await this.db
+            .deleteFrom('idempotency')
+            .where((eb) =>
+              eb(
+                eb.refTuple('scope', 'key'),
+                'in',
+                eb
+                  .selectFrom('idempotency')
+                  .select(['scope', 'key'])
+                  .where('expires_at', '<=', now)
+                  .limit(limit)
+                  .$asTuple('scope', 'key'),
+              ),
+            )
+            .executeTakeFirst()
+        ).numDeletedRows,
+    );
   }
 }

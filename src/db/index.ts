@@ -132,6 +132,27 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
 
 const MAX_STATEMENTS = 500;
 
+/** Rows one housekeeping statement deletes at most: a short hold of SQLite's write lock. */
+export const PURGE_BATCH = 1000;
+
+/**
+ * Runs `deleteBatch(limit)` (a DELETE of at most `limit` rows, answering how many it deleted)
+ * until one deletes fewer, letting requests in between: housekeeping never holds the write lock
+ * for long, however much there is to delete. How many rows in all.
+ */
+export async function deleteInBatches(
+  deleteBatch: (limit: number) => Promise<bigint | number>,
+  batch = PURGE_BATCH,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = Number(await deleteBatch(batch));
+    total += n;
+    if (n < batch) return total;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 /** Kysely prepares every query anew; a prepared statement per SQL text is reused instead. */
 function cachingStatements(sqlite: SQLiteTypes.Database): {
   close: () => void;

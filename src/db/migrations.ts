@@ -360,6 +360,14 @@ export const MIGRATIONS: [string, Step][] = [
           and p.resource_id = deliveries.resource_id and p.status = 'pending' and p.id < deliveries.id)`.execute(db);
     },
   ],
+  [
+    '0014_purge_indexes',
+    async (db) => {
+      // housekeeping finds what expired by an index, a batch at a time, not by reading every row
+      await db.schema.createIndex('link_sessions_expires').on('link_sessions').column('expires_at').execute();
+      await db.schema.createIndex('link_codes_expires').on('link_codes').column('expires_at').execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

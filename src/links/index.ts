@@ -11,7 +11,7 @@
  */
 import type { Clock } from '../clock';
 import { iso } from '../clock';
-import { isUniqueViolation, type Db } from '../db';
+import { deleteInBatches, isUniqueViolation, type Db } from '../db';
 import type { MagicLinkRow } from '../db/schema';
 import { ValidationError, type ErrorDetail } from '../errors';
 import type { Events } from '../events';
@@ -246,13 +246,34 @@ export class MagicLinks {
    */
   async purgeExpired(): Promise<{ sessions: number; codes: number }> {
     const now = this.now();
-    const sessions = await this.db
-      .deleteFrom('link_sessions')
-      .where('expires_at', '<=', now)
-      .where((w) => w.or([w('view_until', 'is', null), w('view_until', '<=', now)]))
-      .executeTakeFirst();
-    const codes = await this.db.deleteFrom('link_codes').where('expires_at', '<=', now).executeTakeFirst();
-    return { sessions: Number(sessions.numDeletedRows), codes: Number(codes.numDeletedRows) };
+    const sessions = await deleteInBatches(
+      async (limit) =>
+        (
+          await this.db
+            .deleteFrom('link_sessions')
+            .where('token_hash', 'in', (eb) =>
+              eb
+                .selectFrom('link_sessions')
+                .select('token_hash')
+                .where('expires_at', '<=', now)
+                .where((w) => w.or([w('view_until', 'is', null), w('view_until', '<=', now)]))
+                .limit(limit),
+            )
+            .executeTakeFirst()
+        ).numDeletedRows,
+    );
+    const codes = await deleteInBatches(
+      async (limit) =>
+        (
+          await this.db
+            .deleteFrom('link_codes')
+            .where('link_id', 'in', (eb) =>
+              eb.selectFrom('link_codes').select('link_id').where('expires_at', '<=', now).limit(limit),
+            )
+            .executeTakeFirst()
+        ).numDeletedRows,
+    );
+    return { sessions, codes };
   }
 
   /** For a page of links: each one's document name, and when it was last viewed. */

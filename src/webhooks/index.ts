@@ -674,6 +674,8 @@ export class Dispatcher {
    */
   async pause(): Promise<void> {
     this.paused = true;
+    // a pump under way claims nothing more once it sees the pause; its claims are in `running`
+    await this.pumping?.catch(() => undefined);
     await Promise.all([...this.running]);
   }
 
@@ -686,6 +688,7 @@ export class Dispatcher {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     if (this.sampler) clearInterval(this.sampler);
+    await this.pumping?.catch(() => undefined);
     await Promise.all([...this.running]);
   }
 }
