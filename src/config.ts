@@ -169,52 +169,73 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       throw new ConfigError(`${name} must be true or false, not ${JSON.stringify(v)}.`);
     return v === 'true';
   };
-  /** A whole number setting from min to max, in `unit`. */
-  const whole = (name: string, fallback: number, min: number, max: number, unit = 'a whole number') => {
-    const v = Number(env[name] ?? fallback);
+  /** A whole number setting from min to max, in `unit`: the override given, or the variable `name`, or `fallback`. */
+  const whole = (
+    name: string,
+    given: number | undefined,
+    fallback: number,
+    min: number,
+    max: number,
+    unit = 'a whole number',
+  ) => {
+    const v = given ?? Number(env[name] ?? fallback);
     if (!Number.isInteger(v) || v < min || v > max)
       throw new ConfigError(`${name} must be ${unit} from ${min} to ${max}, not ${JSON.stringify(env[name])}.`);
     return v;
   };
   const webhookAllowPrivate = overrides.webhookAllowPrivate ?? flag('WEBHOOK_ALLOW_PRIVATE');
   const oidcAllowPrivate = overrides.oidcAllowPrivate ?? flag('OIDC_ALLOW_PRIVATE');
-  const oidcTimeoutMs = overrides.oidcTimeoutMs ?? whole('OIDC_TIMEOUT_MS', 5_000, 100, 60_000, 'milliseconds');
-  const webhookMaxSubscriptions =
-    overrides.webhookMaxSubscriptions ?? whole('WEBHOOK_MAX_SUBSCRIPTIONS', DEFAULT_MAX_SUBSCRIPTIONS, 1, 10_000);
-  const requestTimeoutMs =
-    overrides.requestTimeoutMs ?? whole('REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000, 'milliseconds');
-  const rateLimits = overrides.rateLimits ?? {
-    postcards: whole(RATE_LIMIT_SETTINGS.postcards, DEFAULT_RATE_LIMITS.postcards, 0, 1_000_000),
-    pages: whole(RATE_LIMIT_SETTINGS.pages, DEFAULT_RATE_LIMITS.pages, 0, 1_000_000),
-    codes: whole(RATE_LIMIT_SETTINGS.codes, DEFAULT_RATE_LIMITS.codes, 0, 1_000_000),
-  };
+  const oidcTimeoutMs = whole('OIDC_TIMEOUT_MS', overrides.oidcTimeoutMs, 5_000, 100, 60_000, 'milliseconds');
+  const webhookMaxSubscriptions = whole(
+    'WEBHOOK_MAX_SUBSCRIPTIONS',
+    overrides.webhookMaxSubscriptions,
+    DEFAULT_MAX_SUBSCRIPTIONS,
+    1,
+    10_000,
+  );
+  const requestTimeoutMs = whole(
+    'REQUEST_TIMEOUT_MS',
+    overrides.requestTimeoutMs,
+    60_000,
+    100,
+    3_600_000,
+    'milliseconds',
+  );
+  const rateLimit = (group: keyof RateLimits) =>
+    whole(RATE_LIMIT_SETTINGS[group], overrides.rateLimits?.[group], DEFAULT_RATE_LIMITS[group], 0, 1_000_000);
+  const rateLimits = { postcards: rateLimit('postcards'), pages: rateLimit('pages'), codes: rateLimit('codes') };
   const trustProxy = overrides.trustProxy ?? parseTrustProxy(env.TRUST_PROXY);
   const linkTokenKeys = overrides.linkTokenKeys ?? (env.LINK_TOKEN_KEYS?.trim() || undefined);
-  const webhookTimeoutMs = overrides.webhookTimeoutMs ?? Number(env.WEBHOOK_TIMEOUT_MS ?? 10_000);
-  if (!Number.isInteger(webhookTimeoutMs) || webhookTimeoutMs < 100 || webhookTimeoutMs > 120_000)
-    throw new ConfigError(
-      `WEBHOOK_TIMEOUT_MS must be milliseconds from 100 to 120000, not ${JSON.stringify(env.WEBHOOK_TIMEOUT_MS)}.`,
-    );
+  const webhookTimeoutMs = whole(
+    'WEBHOOK_TIMEOUT_MS',
+    overrides.webhookTimeoutMs,
+    10_000,
+    100,
+    120_000,
+    'milliseconds',
+  );
   const webhookRetryHours = overrides.webhookRetryHours ?? Number(env.WEBHOOK_RETRY_HOURS ?? 24);
   if (!(webhookRetryHours > 0 && webhookRetryHours <= 24 * 30))
     throw new ConfigError(
       `WEBHOOK_RETRY_HOURS must be hours from more than 0 to 720, not ${JSON.stringify(env.WEBHOOK_RETRY_HOURS)}.`,
     );
-  const renderThreads = overrides.renderThreads ?? Number(env.RENDER_THREADS ?? defaultRenderThreads());
-  if (!Number.isInteger(renderThreads) || renderThreads < 0 || renderThreads > 256)
-    throw new ConfigError(
-      `RENDER_THREADS must be a whole number from 0 to 256, not ${JSON.stringify(env.RENDER_THREADS)}.`,
-    );
-  const renderTimeoutMs = overrides.renderTimeoutMs ?? Number(env.RENDER_TIMEOUT_MS ?? DEFAULT_RENDER_TIMEOUT_MS);
-  if (!Number.isInteger(renderTimeoutMs) || renderTimeoutMs < 100 || renderTimeoutMs > 600_000)
-    throw new ConfigError(
-      `RENDER_TIMEOUT_MS must be milliseconds from 100 to 600000, not ${JSON.stringify(env.RENDER_TIMEOUT_MS)}.`,
-    );
-  const renderMemoryMb = overrides.renderMemoryMb ?? Number(env.RENDER_MEMORY_MB ?? DEFAULT_RENDER_MEMORY_MB);
-  if (!Number.isInteger(renderMemoryMb) || renderMemoryMb < 64 || renderMemoryMb > 16_384)
-    throw new ConfigError(
-      `RENDER_MEMORY_MB must be megabytes from 64 to 16384, not ${JSON.stringify(env.RENDER_MEMORY_MB)}.`,
-    );
+  const renderThreads = whole('RENDER_THREADS', overrides.renderThreads, defaultRenderThreads(), 0, 256);
+  const renderTimeoutMs = whole(
+    'RENDER_TIMEOUT_MS',
+    overrides.renderTimeoutMs,
+    DEFAULT_RENDER_TIMEOUT_MS,
+    100,
+    600_000,
+    'milliseconds',
+  );
+  const renderMemoryMb = whole(
+    'RENDER_MEMORY_MB',
+    overrides.renderMemoryMb,
+    DEFAULT_RENDER_MEMORY_MB,
+    64,
+    16_384,
+    'megabytes',
+  );
   const limit = (name: string, fallback: number) => {
     const v = Number(env[name] ?? fallback);
     if (!Number.isInteger(v) || v < 1)
@@ -228,11 +249,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     text: limit('RENDER_MAX_TEXT', DEFAULT_LIMITS.text),
     processMemoryMb: limit('RENDER_PROCESS_MEMORY_MB', DEFAULT_LIMITS.processMemoryMb),
   };
-  const shutdownTimeoutMs = overrides.shutdownTimeoutMs ?? Number(env.SHUTDOWN_TIMEOUT_MS ?? 30_000);
-  if (!Number.isInteger(shutdownTimeoutMs) || shutdownTimeoutMs < 0 || shutdownTimeoutMs > 3_600_000)
-    throw new ConfigError(
-      `SHUTDOWN_TIMEOUT_MS must be milliseconds from 0 to 3600000, not ${JSON.stringify(env.SHUTDOWN_TIMEOUT_MS)}.`,
-    );
+  const shutdownTimeoutMs = whole(
+    'SHUTDOWN_TIMEOUT_MS',
+    overrides.shutdownTimeoutMs,
+    30_000,
+    0,
+    3_600_000,
+    'milliseconds',
+  );
   return {
     port,
     host,
