@@ -51,6 +51,7 @@ export const registeredRoutes = new WeakMap<FastifyInstance, { method: string; u
 /** The HTTP API and the recipient's pages (src/app.ts adds the operator's web app). */
 export async function buildApi(service: Service, options: AppOptions = {}): Promise<FastifyInstance> {
   const { config } = service;
+  const { trustProxy } = config;
   const app = Fastify({
     bodyLimit: config.bodyLimit,
     // a client has REQUEST_TIMEOUT_MS to send a whole request, headers and body (a slow sender
@@ -61,13 +62,7 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
       connectionsCheckingInterval: Math.min(5_000, Math.max(50, Math.floor(config.requestTimeoutMs / 4))),
     },
     // TRUST_PROXY: whose X-Forwarded-For gives req.ip (a number: that many proxy hops)
-    trustProxy:
-      typeof config.trustProxy === 'number'
-        ? (
-            (hops: number) => (_address: string, hop: number) =>
-              hop < hops
-          )(config.trustProxy)
-        : config.trustProxy,
+    trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     // a stopping server answers the requests it has read, and those that come after on an open
     // connection get 503 stopping in our shape (below); src/serve.ts closes idle connections
     forceCloseConnections: false,

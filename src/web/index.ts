@@ -37,13 +37,13 @@ const SECTIONS = [templatesSection, generateSection, documentsSection, linksSect
  * an `Origin` the `Sec-Fetch-Site` header must not name another site. A client that is not a
  * browser sends neither, and has no session cookie to ride on.
  */
-export function sameOrigin(req: FastifyRequest, publicUrl: string): boolean {
+function sameOrigin(req: FastifyRequest, publicOrigin: string): boolean {
   const origin = req.headers.origin;
   if (origin === undefined) {
     const site = req.headers['sec-fetch-site'];
     return site === undefined || site === 'same-origin' || site === 'none';
   }
-  return origin === new URL(publicUrl).origin || origin === `${req.protocol}://${req.headers.host ?? ''}`;
+  return origin === publicOrigin || origin === `${req.protocol}://${req.headers.host ?? ''}`;
 }
 
 /** A path inside the app to go back to after sign-in; anything else goes to the start page. */
@@ -55,6 +55,7 @@ function safeNext(next: unknown): string {
 
 export function webApp(service: Service) {
   const secure = service.config.publicUrl.startsWith('https://');
+  const publicOrigin = new URL(service.config.publicUrl).origin;
 
   const signInPage = async (
     reply: FastifyReply,
@@ -128,8 +129,7 @@ export function webApp(service: Service) {
 
     // who is asking: every page but the sign-in needs a live session; what changes anything comes from our own pages
     web.addHook('onRequest', async (req, reply) => {
-      if (req.method !== 'GET' && req.method !== 'HEAD' && !sameOrigin(req, service.config.publicUrl))
-        return refuseForgery(reply);
+      if (req.method !== 'GET' && req.method !== 'HEAD' && !sameOrigin(req, publicOrigin)) return refuseForgery(reply);
       const token = req.cookies[SESSION_COOKIE];
       const session = await service.operators.session(token);
       if (session && token) req.admin = { session, token, csrf: csrfToken(token) };

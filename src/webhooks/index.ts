@@ -341,6 +341,14 @@ export class Dispatcher {
    * delivery is never written waiting behind one that is being finished unseen.
    */
   async fanOut(): Promise<number> {
+    // every pump asks: a read by the partial index, before any write transaction (SQLite's lock)
+    const waiting = await this.db
+      .selectFrom('events')
+      .select('id')
+      .where('fanned_out', '=', 0)
+      .limit(1)
+      .executeTakeFirst();
+    if (!waiting) return 0;
     return this.db.transaction().execute(async (trx) => {
       const hooks = (
         await trx
@@ -425,7 +433,6 @@ export class Dispatcher {
       );
   }
 
-  /** Starts every due delivery there is room for; the first pending one per webhook and resource only. */
   /**
    * Starts what there is room for. One pump runs at a time: a wake during one makes it go round
    * again; drain() (`yielding` false) waits for it and then pumps itself, never yielding.
@@ -649,7 +656,6 @@ export class Dispatcher {
    * the next pending delivery is due, or null when none is pending.
    */
   async drain(): Promise<string | null> {
-    while ((await this.fanOut()) > 0);
     for (;;) {
       const launched = this.launches;
       await this.pump(false);
