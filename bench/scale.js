@@ -1,7 +1,7 @@
 // More than one process: Magic Link views and postcard intake with `serve --processes 1` and
 // `--processes 2`, on SQLite and on PostgreSQL, beside the bare Node http server of views.js and
 // postcards.js (one process, nothing stored), in the same run. CPU ms per request counts every
-// process of the server (primary and workers), from /proc.
+// process of the server (primary and workers), from /proc. Then the held-work curve (held.js).
 'use strict';
 const fs = require('node:fs');
 const os = require('node:os');
@@ -134,6 +134,7 @@ async function run(report) {
         `${label}: 2 processes / 1 process — views ${(parseFloat(two[2]) / parseFloat(one[2])).toFixed(2)}, intake ${(parseFloat(two[3]) / parseFloat(one[3])).toFixed(2)}`,
       );
   }
+  await require('./held').run(report);
 }
 
 function fmt(m) {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { requirePostgres, type Config } from './config';
 import { lockDataDir } from './db/lock';
-import { isClusterMessage, presenceDir } from './db/presence';
+import { presenceDir } from './db/presence';
 import { buildApp } from './app';
 import { publicUrlMismatch } from './links/app';
 import { createService, type Service } from './service';
@@ -225,10 +225,6 @@ export async function startCluster(
     const worker = cluster.fork({
       RENDER_THREADS: renderThreads,
       MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
-    });
-    worker.on('message', (m: unknown) => {
-      // a link changed in one worker: every worker hears it (the one running its lifecycle acts)
-      if (isClusterMessage(m)) for (const w of Object.values(cluster.workers ?? {})) w?.send(m);
     });
     return worker;
   };

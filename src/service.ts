@@ -19,7 +19,6 @@ import { Claims } from './engine/claims';
 import { EmbeddedEngine } from './engine/embedded';
 import { eventLoopLoad, type Load } from './engine/load';
 import { Events } from './events';
-import type { LinkChange } from './flows/link';
 import { MagicLinks } from './links';
 import { linkKeyring } from './links/keyring';
 import { checkKeys, moveLegacyKey } from './links/tokens';
@@ -90,8 +89,6 @@ export interface ServiceOptions {
   beforeStatement?: (sql: string) => void;
 }
 
-/** How often, with several processes on one database, each frees what dead ones claimed and adopts it. */
-export const SWEEP_MS = 5_000;
 /** How often `serve` deletes what has expired (Service.housekeeping). */
 export const HOUSEKEEPING_MS = 60 * 60 * 1000;
 
@@ -171,18 +168,13 @@ export async function createService(config: Config, options: ServiceOptions = {}
   };
   // several processes may share the database: the ones that run background work say so
   const openPresence = async (): Promise<Presence> => {
-    if (options.runFlows && database.dialect === 'postgres')
-      return postgresPresence(
-        config.databaseUrl!,
-        async (channel, payload) => void (await sql`select pg_notify(${channel}, ${payload})`.execute(db)),
-        options.log,
-      );
+    if (options.runFlows && database.dialect === 'postgres') return postgresPresence(config.databaseUrl!, options.log);
     // several processes of one `serve --processes N` on one SQLite data dir
     if (options.runFlows && cluster.isWorker) return clusterPresence(config.dataDir);
     return presence;
   };
   presence = await openPresence().catch(abandon);
-  const claims = new Claims(db, presence);
+  const claims = new Claims(db, presence, database.dialect === 'postgres');
   links.owner = presence.id;
   const dispatcher = new Dispatcher(db, clock, {
     ...webhookOptions,
@@ -194,8 +186,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const activities = activitiesOf(parts);
   const engine: Engine = options.engine
     ? await (async () => options.engine!(activities))().catch(abandon)
-    : new EmbeddedEngine(clock, activities, options.onFlowError, activities, activities, claims);
-  let sweeping: NodeJS.Timeout | undefined;
+    : new EmbeddedEngine(clock, activities, claims, options.onFlowError);
   let housekeeping: NodeJS.Timeout | undefined;
   let tidying: Promise<void> = Promise.resolve();
   const idempotency = new Idempotency(db, clock);
@@ -204,15 +195,13 @@ export async function createService(config: Config, options: ServiceOptions = {}
     return { idempotency: await idempotency.purge(), sessions, codes };
   };
   /**
-   * Fencing: a process whose presence connection is lost is seen as dead by the others, which adopt
-   * its work at their next sweep; so it stops running what it claimed at once (flows aborted, no new
-   * webhook claim), opens a new presence (a new id) with backoff, and adopts what is free again.
+   * Fencing: a process whose presence connection is lost is seen as dead by the others, which free
+   * its claims at their next sweep; so it stops claiming at once (link and postcard steps, webhook
+   * deliveries), opens a new presence (a new id) with backoff, and claims again.
    */
-  let present = true;
   let closing = false;
   let retry: NodeJS.Timeout | undefined;
   const comeBack = async (): Promise<void> => {
-    present = false;
     await Promise.all([engine instanceof EmbeddedEngine ? engine.fence() : undefined, dispatcher.pause()]);
     await options.onPresence?.('lost', presence.id);
     for (let wait = 250; ; wait = Math.min(wait * 2, 30_000)) {
@@ -231,8 +220,6 @@ export async function createService(config: Config, options: ServiceOptions = {}
     }
     if (engine instanceof EmbeddedEngine) engine.unfence();
     dispatcher.resume();
-    present = true;
-    if (engine.kind === 'embedded') await claims.sweep().then(adopt);
     options.log?.(`presence: back (presence id ${presence.id}); running what this process holds again`);
     await options.onPresence?.('back', presence.id);
   };
@@ -242,14 +229,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     claims.presence = p;
     links.owner = p.id;
     dispatcher.owner = p.id;
-    if (postcards.owner) postcards.owner = p.id;
-    if (engine.kind === 'embedded') p.onLinkChanged = (id, change) => engine.linkChanged(id, change as LinkChange);
     p.onLost = () => void comeBack().catch((err: unknown) => options.onFlowError?.('presence', err));
-  };
-  /** Runs what nobody runs, and tells the lifecycles of links whose sender died to send now. */
-  const adopt = async (work: Awaited<ReturnType<Claims['sweep']>>) => {
-    await engine.resume(work);
-    for (const id of work.unleased) await presence.linkChanged(id, 'send_failed');
   };
   if (options.runFlows) {
     wire(presence);
@@ -269,30 +249,13 @@ export async function createService(config: Config, options: ServiceOptions = {}
       dispatcher.start();
     }
     postcards.onReceived = (id) => engine.postcardReceived(id);
-    const free = await claims.sweep();
-    if (engine instanceof EmbeddedEngine) engine.load = options.load ?? eventLoopLoad();
-    if (engine.kind === 'embedded') {
-      // what this process makes or accepts, it runs: claimed as it is written
-      links.runsLifecycles = true;
-      postcards.owner = presence.id;
-      // a change is told to every process (wire() above): the one running the link's lifecycle hears it
-      links.onChange = (id, change) =>
-        void presence.linkChanged(id, change).catch((err: unknown) => options.onFlowError?.(`link-${id}`, err));
-      await adopt(free);
-      // the living adopt what a process that died was running
-      if (database.dialect === 'postgres' || cluster.isWorker) {
-        sweeping = setInterval(
-          () =>
-            void (present ? claims.sweep().then(adopt) : Promise.resolve()).catch((err: unknown) =>
-              options.onFlowError?.('sweep', err),
-            ),
-          SWEEP_MS,
-        );
-        sweeping.unref();
-      }
+    links.onChange = (id, change) => engine.linkChanged(id, change);
+    if (engine instanceof EmbeddedEngine) {
+      engine.load = options.load ?? eventLoopLoad();
+      // nothing per link or postcard: the scheduler takes what is due, from an index
+      engine.start();
     } else {
-      links.onChange = (id, change) => engine.linkChanged(id, change);
-      await engine.resume({ links: await links.activeIds(), postcards: await postcards.receivedIds() });
+      await engine.resume?.({ links: await links.activeIds(), postcards: await postcards.receivedIds() });
     }
   }
   return {
@@ -323,13 +286,12 @@ export async function createService(config: Config, options: ServiceOptions = {}
     close: async () => {
       closing = true;
       clearTimeout(retry);
-      clearInterval(sweeping);
       clearInterval(housekeeping);
       await tidying;
       await engine.stop();
       await dispatcher.stop();
       // what this process still had goes to the others now, not when they notice it is gone
-      if (options.runFlows) await claims.release().catch(() => undefined);
+      if (options.runFlows && engine.kind === 'embedded') await claims.releaseAll(clock.now()).catch(() => undefined);
       await presence.close();
       mailer.close();
       await renderer.close();

@@ -368,6 +368,38 @@ export const MIGRATIONS: [string, Step][] = [
       await db.schema.createIndex('link_codes_expires').on('link_codes').column('expires_at').execute();
     },
   ],
+  [
+    '0015_wake_up',
+    async (db) => {
+      // a link or postcard waiting for a moment is a row with that moment, not a flow in memory:
+      // each process's scheduler takes the rows due now from this index (src/engine/embedded.ts)
+      await db.schema.alterTable('magic_links').addColumn('wake_at', 'text').execute();
+      await db.schema.alterTable('postcards').addColumn('wake_at', 'text').execute();
+      // when a link whose e-mail failed is sent again (the scheduler plans it; a send outcome clears it)
+      await db.schema.alterTable('magic_links').addColumn('send_retry_at', 'text').execute();
+      // a claim now lasts one step, not a lifecycle: what was claimed before is free, and every link
+      // and postcard not ended is due once (its first step writes when it next wakes)
+      await sql`update magic_links set claimed_by = null`.execute(db);
+      await sql`update magic_links set wake_at = created_at where status in ('active', 'send_failed')`.execute(db);
+      await sql`update postcards set claimed_by = null`.execute(db);
+      await sql`update postcards set wake_at = created_at where status = 'received'`.execute(db);
+      for (const table of ['magic_links', 'postcards']) {
+        await sql`create index ${sql.raw(`${table}_wake`)} on ${sql.table(table)} (wake_at) where wake_at is not null`.execute(
+          db,
+        );
+        // the sweep finds what dead processes hold among the few rows claimed at any moment
+        await sql`create index ${sql.raw(`${table}_claimed`)} on ${sql.table(table)} (claimed_by) where claimed_by is not null`.execute(
+          db,
+        );
+      }
+      // and the e-mail leases of dead senders among the few being sent
+      await sql`create index magic_links_sending on magic_links (sending_until) where sending_until is not null`.execute(
+        db,
+      );
+      await sql`create index deliveries_claimed on deliveries (claimed_by) where claimed_by is not null`.execute(db);
+      await db.schema.dropIndex('deliveries_claimed_by').execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

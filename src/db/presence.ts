@@ -1,15 +1,15 @@
 /**
  * Which `paperlink serve` processes are alive, so background work claimed by one that died is taken
- * over at once (not when a lease runs out), and how they tell each other that a link changed.
+ * over at once (not when a lease runs out).
  *
  * Each process has a presence id (a random 31-bit integer) that it writes into what it claims
  * (`claimed_by`, `sending_by`). On PostgreSQL it holds a session advisory lock on that id on one
  * connection of its own for as long as it lives: PostgreSQL drops the lock the moment the process
  * dies (kill -9 included: the connection closes), so the live ids are the locks `pg_locks` shows.
- * The same connection LISTENs for link changes, which any process NOTIFYs. On SQLite one server
- * owns the data dir (src/db/lock.ts): only this process is alive, and what others claimed is free;
- * or the processes of one `paperlink serve --processes N` share it, each with a file naming its
- * process in DATA_DIR/presence, and changes are told through the cluster's primary.
+ * On SQLite one server owns the data dir (src/db/lock.ts): only this process is alive, and what
+ * others claimed is free; or the processes of one `paperlink serve --processes N` share it, each
+ * with a file naming its process in DATA_DIR/presence. (A change to a link needs no message between
+ * processes: it marks the link's row due, src/engine/claims.ts.)
  */
 import { randomInt } from 'node:crypto';
 import fs from 'node:fs';
@@ -19,17 +19,12 @@ import { processAlive } from './lock';
 
 /** The first key of every presence lock: "pl" (Paperlink), so other advisory locks never collide. */
 const LOCK_SPACE = 0x706c;
-const CHANNEL = 'paperlink_links';
 
 export interface Presence {
   /** This process's id, written into what it claims. */
   readonly id: number;
   /** The ids of every live process, this one included. */
   live(): Promise<number[]>;
-  /** Tells every process (this one too) that the link changed. */
-  linkChanged(linkId: string, change: string): Promise<void>;
-  /** What to do when a process says a link changed. */
-  onLinkChanged: (linkId: string, change: string) => void;
   /**
    * What to do when this process can no longer prove it is alive (its presence connection failed):
    * the others see it as dead and adopt its work, so it must stop running what it claimed.
@@ -38,28 +33,15 @@ export interface Presence {
   close(): Promise<void>;
 }
 
-/** SQLite: one server per data dir, so only this process is alive; changes are told in-process. */
+/** SQLite: one server per data dir, so only this process is alive. */
 export function localPresence(): Presence {
   const presence: Presence = {
     id: randomInt(1, 2 ** 31 - 1),
     live: async () => [presence.id],
-    linkChanged: async (linkId, change) => presence.onLinkChanged(linkId, change),
-    onLinkChanged: () => undefined,
     onLost: () => undefined,
     close: async () => undefined,
   };
   return presence;
-}
-
-/** A message between the processes of one cluster (relayed by the primary to every worker). */
-export interface ClusterMessage {
-  paperlink: 'link-changed';
-  linkId: string;
-  change: string;
-}
-
-export function isClusterMessage(m: unknown): m is ClusterMessage {
-  return typeof m === 'object' && m !== null && (m as ClusterMessage).paperlink === 'link-changed';
 }
 
 /** The folder where the processes of a cluster on one SQLite data dir say they are alive. */
@@ -68,7 +50,7 @@ export const presenceDir = (dataDir: string) => path.join(dataDir, 'presence');
 /**
  * A worker of `paperlink serve --processes N` on SQLite: its presence is a file holding its process
  * id (the primary, which holds the data dir's lock, empties the folder before it starts workers
- * and removes a dead worker's file); changes go to the primary, which tells every worker.
+ * and removes a dead worker's file).
  */
 export function clusterPresence(dataDir: string): Presence {
   const dir = presenceDir(dataDir);
@@ -76,10 +58,6 @@ export function clusterPresence(dataDir: string): Presence {
   const id = randomInt(1, 2 ** 31 - 1);
   const file = path.join(dir, String(id));
   fs.writeFileSync(file, String(process.pid));
-  const onMessage = (m: unknown) => {
-    if (isClusterMessage(m)) presence.onLinkChanged(m.linkId, m.change);
-  };
-  process.on('message', onMessage);
   const presence: Presence = {
     id,
     live: async () => {
@@ -90,13 +68,8 @@ export function clusterPresence(dataDir: string): Presence {
       }
       return ids;
     },
-    linkChanged: async (linkId, change) => {
-      process.send?.({ paperlink: 'link-changed', linkId, change } satisfies ClusterMessage);
-    },
-    onLinkChanged: () => undefined,
     onLost: () => undefined,
     close: async () => {
-      process.off('message', onMessage);
       fs.rmSync(file, { force: true });
     },
   };
@@ -107,14 +80,13 @@ export function clusterPresence(dataDir: string): Presence {
 export const HEARTBEAT_MS = 5_000;
 
 /**
- * PostgreSQL: an advisory lock per live process, and LISTEN/NOTIFY, on a connection of its own.
+ * PostgreSQL: an advisory lock per live process, on a connection of its own.
  * The connection is lost when it fails, closes, or does not answer a heartbeat within HEARTBEAT_MS:
  * then it is closed (PostgreSQL frees the lock, if it still can) and `onLost` is called once; this
  * presence is done, and the process opens a new one (a new id) to come back.
  */
 export async function postgresPresence(
   connectionString: string,
-  notifyVia: (channel: string, payload: string) => Promise<void>,
   log: (line: string) => void = () => undefined,
 ): Promise<Presence> {
   const client = new Client({
@@ -123,7 +95,7 @@ export async function postgresPresence(
     query_timeout: HEARTBEAT_MS,
     keepAlive: true,
   });
-  // until it is set up, a failure rejects what is being done (connect, the lock, LISTEN); after, lose()
+  // until it is set up, a failure rejects what is being done (connect, the lock); after, lose()
   let onError = (_err: Error) => undefined as void;
   client.on('error', (err) => onError(err));
   await client.connect();
@@ -138,7 +110,6 @@ export async function postgresPresence(
       if (rows[0].ok) id = candidate;
       else if (tries > 10) throw new Error('could not take a presence lock');
     }
-    await client.query(`LISTEN ${CHANNEL}`);
   } catch (err) {
     await client.end().catch(() => undefined);
     throw err;
@@ -172,8 +143,6 @@ export async function postgresPresence(
       );
       return rows.map((r) => Number(r.id));
     },
-    linkChanged: (linkId, change) => notifyVia(CHANNEL, `${linkId} ${change}`),
-    onLinkChanged: () => undefined,
     onLost: () => undefined,
     close: async () => {
       closed = true;
@@ -182,10 +151,5 @@ export async function postgresPresence(
       if (!lost) await client.end();
     },
   };
-  client.on('notification', (msg) => {
-    if (msg.channel !== CHANNEL || !msg.payload) return;
-    const [linkId, change] = msg.payload.split(' ');
-    presence.onLinkChanged(linkId, change);
-  });
   return presence;
 }

@@ -112,8 +112,12 @@ export interface MagicLinksTable {
   sending_until: string | null;
   /** The process (its presence id, src/db/presence.ts) sending it; its lease ends when that process does. */
   sending_by: number | null;
-  /** The process running the link's lifecycle (embedded engine); another adopts the link when it dies. */
+  /** The process running a step of the link's lifecycle now (embedded engine); free again when the step ends or that process dies. */
   claimed_by: number | null;
+  /** When the embedded engine next looks at the link (its deadline, a retry, a lease running out; now after a change); null: nothing to wait for. */
+  wake_at: string | null;
+  /** When the failed e-mail is tried again (planned by the lifecycle, cleared by each send's outcome). */
+  send_retry_at: string | null;
 }
 
 export interface LinkEventsTable {
@@ -166,8 +170,10 @@ export interface PostcardsTable {
   warnings: string;
   created_at: string;
   updated_at: string;
-  /** The process rendering it (embedded engine); another adopts it when that process dies. */
+  /** The process rendering it now (embedded engine); free again when that process dies. */
   claimed_by: number | null;
+  /** When the embedded engine renders it (received: at once; after an unexpected error, later); null once done. */
+  wake_at: string | null;
   /** Renders that failed for a passing reason (the render time limit under load); at RENDER_ATTEMPTS it is failed. */
   render_attempts: number;
 }

@@ -1,123 +1,160 @@
 /**
- * Background work of the embedded engine is claimed, so that several `paperlink serve` processes
- * on one PostgreSQL database do each job once: a link's lifecycle and a postcard's render are run
- * by the process whose presence id is in the row's `claimed_by`, a webhook delivery by the one in
- * `claimed_by` until `claimed_until` (src/webhooks), a link's e-mail by the one in `sending_by`.
- * What a dead process claimed is freed by the next sweep (every few seconds, and at start), and
- * the living adopt it.
+ * What the embedded engine's scheduler asks of the database. A link or postcard that waits holds
+ * nothing anywhere but its row: `wake_at` says when it is due (indexed where it is set). A process
+ * claims due rows in batches (`claimed_by` = its presence id, `wake_at` cleared; PostgreSQL skips
+ * rows another process is claiming), runs their step, and releases each with its next wake-up. A
+ * change marks the row due now. Claims last one step, so at any moment only a few rows are claimed,
+ * and the sweep, which frees what dead processes held (and this process's own when a release
+ * failed), reads only those, by a partial index. Webhook deliveries are claimed by the dispatcher
+ * (src/webhooks); their dead claims are freed here too. A link's e-mail is leased by its sender
+ * (`sending_by`); a dead sender's lease is freed and its link made due.
  */
-import type { ExpressionBuilder } from 'kysely';
-import type { Db, Schema } from '../db';
+import { sql } from 'kysely';
+import type { Db } from '../db';
 import type { Presence } from '../db/presence';
+import { iso } from '../clock';
 import { ACTIVE as ACTIVE_LINK } from '../links';
+
+/** The tables whose rows wait for their wake-up. */
+export type Waiting = 'magic_links' | 'postcards';
 
 export class Claims {
   constructor(
     private readonly db: Db,
     /** This process's presence: a new one after it was lost. */
     public presence: Presence,
+    /** PostgreSQL: rows being claimed by another process are skipped, not waited for. */
+    private readonly skipLocked = false,
   ) {}
 
   get owner(): number {
     return this.presence.id;
   }
 
-  /** Claims a link's lifecycle for this process unless a live process runs it; false when another does, or it has ended. */
-  link(id: string): Promise<boolean> {
-    return this.take('magic_links', id, ACTIVE_LINK);
-  }
-
-  /** Claims a received postcard's render for this process; false when another process has it, or it is done. */
-  postcard(id: string): Promise<boolean> {
-    return this.take('postcards', id, ['received']);
-  }
-
-  /** Claims the row for this process while its status is one of `open` and nobody else holds it. */
-  private async take(table: 'magic_links' | 'postcards', id: string, open: string[]): Promise<boolean> {
-    // made or accepted here, it is ours already: no write
-    const row = await this.db
+  /** Claims up to `limit` rows of `table` due at `now`, the longest due first; their ids. */
+  async due(table: Waiting, now: Date, limit: number): Promise<string[]> {
+    if (limit <= 0) return [];
+    const due = this.db
       .selectFrom(table)
-      .select(['claimed_by', 'status'])
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (row?.claimed_by === this.owner) return open.includes(row.status);
-    const r = await this.db
+      .select('id')
+      .where('wake_at', '<=', iso(now))
+      .where('claimed_by', 'is', null)
+      .orderBy('wake_at')
+      .limit(limit);
+    // PostgreSQL: one statement, rows another process is claiming skipped; SQLite (one writer): a
+    // read first, so that a pass with nothing due does not take the write lock
+    let ids: string[] | typeof due;
+    if (this.skipLocked) ids = due.forUpdate().skipLocked();
+    else if (!(ids = (await due.execute()).map((r) => r.id)).length) return [];
+    const rows = await this.db
       .updateTable(table)
-      .set({ claimed_by: this.owner })
-      .where('id', '=', id)
-      .where('status', 'in', open)
-      .where((e) => e.or([e('claimed_by', 'is', null), e('claimed_by', '=', this.owner)]))
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+      .set({ claimed_by: this.owner, wake_at: null })
+      .where('id', 'in', ids)
+      .where('claimed_by', 'is', null)
+      .where('wake_at', '<=', iso(now))
+      .returning('id')
+      .execute();
+    return rows.map((r) => r.id);
   }
 
   /**
-   * Frees what processes that are no longer alive claimed, and returns the links and postcards
-   * nobody runs now or this process claimed (it then claims and runs those it is not running), and
-   * the links whose send lease it freed (their lifecycles, wherever they run, are told).
+   * Ends this process's step on a row: it wakes at `at` (null: not before a change), or earlier if
+   * a change marked it due meanwhile. `also`: what else the step decided (a link's planned retry).
    */
-  async sweep(): Promise<{ links: string[]; postcards: string[]; unleased: string[] }> {
+  async release(table: Waiting, id: string, at: Date | null, also: { send_retry_at?: string | null } = {}) {
+    const wake =
+      at === null
+        ? sql<string | null>`wake_at`
+        : sql<string>`case when wake_at is not null and wake_at < ${iso(at)} then wake_at else ${iso(at)} end`;
+    await this.db
+      .updateTable(table)
+      .set({ wake_at: wake, ...also })
+      .set({ claimed_by: null })
+      .where('id', '=', id)
+      .where('claimed_by', '=', this.owner)
+      .execute();
+  }
+
+  /** A link changed: its step runs now (by whichever process claims it first). */
+  async linkDue(id: string, now: Date): Promise<void> {
+    await this.db
+      .updateTable('magic_links')
+      .set({ wake_at: iso(now) })
+      .where('id', '=', id)
+      .where('status', 'in', ACTIVE_LINK)
+      .where((e) => e.or([e('wake_at', 'is', null), e('wake_at', '>', iso(now))]))
+      .execute();
+  }
+
+  /** The earliest wake-up among the rows of `table` nobody holds, if any. */
+  async nextWake(table: Waiting): Promise<Date | undefined> {
+    const row = await this.db
+      .selectFrom(table)
+      .select('wake_at')
+      .where('wake_at', 'is not', null)
+      .where('claimed_by', 'is', null)
+      .orderBy('wake_at')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.wake_at ? new Date(row.wake_at) : undefined;
+  }
+
+  /**
+   * Frees what processes that are no longer alive claimed, and what this process claimed but is
+   * not running (`running`: the ids of its steps under way); what it frees is due `now`. Reads
+   * only claimed rows and e-mail leases, never the rows that merely wait. Returns how many rows it freed.
+   */
+  async sweep(now: Date, running: ReadonlySet<string>): Promise<number> {
     const live = await this.presence.live();
     if (!live.includes(this.owner)) live.push(this.owner);
+    const at = iso(now);
     await this.db
       .updateTable('deliveries')
       .set({ claimed_by: null, claimed_until: null })
       .where('claimed_by', 'is not', null)
       .where('claimed_by', 'not in', live)
       .execute();
-    // (a lease without a sender is from before leases named theirs: its sender is gone by now)
+    // a link whose sender died: its step sends it (a lease without a sender is from before leases
+    // named theirs: its sender is gone by now)
     const unleased = await this.db
       .updateTable('magic_links')
-      .set({ sending_by: null, sending_until: null })
+      .set({ sending_by: null, sending_until: null, wake_at: at })
       .where('sending_until', 'is not', null)
       .where((e) => e.or([e('sending_by', 'is', null), e('sending_by', 'not in', live)]))
-      .returning('id')
-      .execute();
-    await this.db
-      .updateTable('magic_links')
-      .set({ claimed_by: null })
-      .where('claimed_by', 'is not', null)
-      .where('claimed_by', 'not in', live)
-      .execute();
-    await this.db
-      .updateTable('postcards')
-      .set({ claimed_by: null })
-      .where('claimed_by', 'is not', null)
-      .where('claimed_by', 'not in', live)
-      .execute();
-    // this process's own too: a flow of ours that failed is started again (one running is left be)
-    const free = (e: ExpressionBuilder<Schema, 'magic_links' | 'postcards'>) =>
-      e.or([e('claimed_by', 'is', null), e('claimed_by', '=', this.owner)]);
-    const links = await this.db
-      .selectFrom('magic_links')
-      .select('id')
-      .where('status', 'in', ACTIVE_LINK)
-      .where(free)
-      .orderBy('id')
-      .execute();
-    const postcards = await this.db
-      .selectFrom('postcards')
-      .select('id')
-      .where('status', '=', 'received')
-      .where(free)
-      .orderBy('id')
-      .execute();
-    // unleased: links whose e-mail a dead process was sending; whoever runs them should send it now
-    return {
-      links: links.map((r) => r.id),
-      postcards: postcards.map((r) => r.id),
-      unleased: unleased.map((r) => r.id),
-    };
+      .executeTakeFirst();
+    let freed = Number(unleased.numUpdatedRows);
+    const mine = [...running];
+    for (const table of ['magic_links', 'postcards'] as const) {
+      const r = await this.db
+        .updateTable(table)
+        .set({ claimed_by: null, wake_at: sql<string>`coalesce(wake_at, ${at})` })
+        .where('claimed_by', 'is not', null)
+        .where((e) =>
+          e.or([
+            e('claimed_by', 'not in', live),
+            mine.length
+              ? e.and([e('claimed_by', '=', this.owner), e('id', 'not in', mine)])
+              : e('claimed_by', '=', this.owner),
+          ]),
+        )
+        .executeTakeFirst();
+      freed += Number(r.numUpdatedRows);
+    }
+    return freed;
   }
 
-  /** Gives up everything this process claimed (a clean stop): the others adopt it at their next sweep. */
-  async release(): Promise<void> {
+  /** Gives up everything this process claimed (a clean stop): the others take it at once. */
+  async releaseAll(now: Date): Promise<void> {
     await this.db
       .updateTable('deliveries')
       .set({ claimed_by: null, claimed_until: null })
       .where('claimed_by', '=', this.owner)
       .execute();
-    await this.db.updateTable('magic_links').set({ claimed_by: null }).where('claimed_by', '=', this.owner).execute();
-    await this.db.updateTable('postcards').set({ claimed_by: null }).where('claimed_by', '=', this.owner).execute();
+    for (const table of ['magic_links', 'postcards'] as const)
+      await this.db
+        .updateTable(table)
+        .set({ claimed_by: null, wake_at: sql<string>`coalesce(wake_at, ${iso(now)})` })
+        .where('claimed_by', '=', this.owner)
+        .execute();
   }
 }

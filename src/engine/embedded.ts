@@ -1,281 +1,275 @@
 /**
- * The embedded engine: runs flows in this process, against the service's own activities, with the
- * service's clock. Each flow is keyed by its business id (`link-<id>`); signals reach it by that id.
- * At start, `resumeLinks` re-drives every link whose lifecycle has not ended.
+ * The embedded engine: runs the flows in this process, with the service's clock. Generation runs in
+ * the request. A link's lifecycle and a postcard's render wait in the database, not in memory: each
+ * row says when it is next due (`wake_at`, ./claims.ts), and one scheduler per process takes what is
+ * due in batches, runs one step of each (src/flows: linkStep, the postcard render), and writes when
+ * it is due again. So a million links waiting for their deadlines cost an index and nothing else:
+ * no flow, no timer, no work at start. A change (a view, a revoke, a send) marks the link due now.
+ * Several processes on one database share the work by their claims; a dead one's are swept free.
  */
 import type { Clock } from '../clock';
 import type { GenerateResult } from '../documents';
 import { generateFlow, type GenerateActivities, type GenerateInput } from '../flows/generate';
-import { linkLifecycle, CHANGED, type LinkActivities } from '../flows/link';
-import { postcardIntake, type PostcardActivities } from '../flows/postcard';
+import { linkStep, type LinkActivities } from '../flows/link';
+import { RENDER_RETRY_MS, type PostcardActivities } from '../flows/postcard';
 import type { Ports } from '../flows/ports';
 import type { Engine } from '.';
+import type { Claims } from './claims';
 import { NO_LOAD, type Load } from './load';
 
-interface Running {
-  signal(name: string): void;
-  abort: AbortController;
-  done: Promise<unknown>;
-}
+/** How many link steps run at once (each is a few queries, and an e-mail now and then). */
+export const LINK_STEPS = 50;
+/** The longest the scheduler sleeps: how soon it sees what another process made due, and how often it sweeps. */
+export const POLL_MS = 5_000;
 
 export class EmbeddedEngine implements Engine {
   readonly kind = 'embedded';
-  private readonly running = new Map<string, Running>();
-  private readonly queued = new Set<string>();
-  private postcardsRunning = 0;
-  private stopped = false;
-  /** Lost its presence (fence()): runs nothing until unfence(). */
-  private fenced = false;
-  /** How many times it was fenced: a claim asked for before a fence is not acted on after it. */
-  private epoch = 0;
   /** Postcards rendered at once. */
   postcardConcurrency = 2;
   /** How busy requests keep this process: while they do, postcards render one at a time, each after a pause (./load.ts). */
   load: Load = NO_LOAD;
+  /** The steps under way here, by row id. */
+  private readonly steps = new Map<string, Promise<void>>();
+  private postcardsRunning = 0;
+  /** Unexpected render errors in a row, per postcard (for the back-off; gone once it renders). */
+  private readonly renderErrors = new Map<string, number>();
   private pausing = false;
+  private pausedOnce = false;
+  private stopped = false;
+  /** Lost its presence (fence()): runs nothing until unfence(). */
+  private fenced = false;
+  private started = false;
+  private loop: Promise<void> = Promise.resolve();
+  /** Ends the scheduler's sleep (a poke). */
+  private sleeping: AbortController | undefined;
+  private poked = false;
+  /** One pass at a time (the loop's and drain()'s). */
+  private passing: Promise<boolean> = Promise.resolve(false);
+  private lastSweep = -Infinity;
+  /** Whether the last pass had room for a link step, a render: if not, a step's end (or a pause's) pokes the scheduler, not the clock. */
+  private room = { links: true, postcards: true };
 
   constructor(
     private readonly clock: Clock,
-    private readonly links: LinkActivities,
+    private readonly activities: LinkActivities & PostcardActivities & GenerateActivities,
+    private readonly claims: Claims,
     private readonly onError: (id: string, err: unknown) => void = () => undefined,
-    private readonly postcards?: PostcardActivities,
-    private readonly generator?: GenerateActivities,
-    /** Takes a job for this process (several processes on one database); without it every job is this process's. */
-    private readonly claims: { link(id: string): Promise<boolean>; postcard(id: string): Promise<boolean> } = {
-      link: async () => true,
-      postcard: async () => true,
-    },
   ) {}
-  /** Jobs being claimed now: asked twice meanwhile, claimed once. */
-  private readonly claiming = new Set<string>();
-
-  /** Runs `then` once this process holds the job `key` (not when it runs already, or another process holds it). */
-  private claimThen(key: string, claim: () => Promise<boolean>, then: () => void): Promise<void> {
-    if (this.halted || this.running.has(key) || this.claiming.has(key)) return Promise.resolve();
-    this.claiming.add(key);
-    const epoch = this.epoch;
-    return claim().then(
-      (mine) => {
-        this.claiming.delete(key);
-        if (mine && epoch === this.epoch && !this.halted) then();
-      },
-      (err: unknown) => {
-        this.claiming.delete(key);
-        this.onError(key, err);
-      },
-    );
-  }
 
   /** Generation runs in the request: the caller waits for the document either way. */
   generate(input: GenerateInput): Promise<GenerateResult> {
-    if (!this.generator) throw new Error('this engine runs no generate flows');
-    const abort = new AbortController();
-    const { ports } = this.ports(this.generator, abort);
-    return generateFlow({ ...ports, startLinkLifecycle: (id) => this.startLink(id) }, input);
-  }
-
-  private ports<A>(activities: A, abort: AbortController): { ports: Ports<A>; signal: (name: string) => void } {
-    const handlers = new Map<string, () => void>();
-    const waiters = new Set<() => void>();
-    const ports: Ports<A> = {
-      activities,
+    const ports: Ports<GenerateActivities> = {
+      activities: this.activities,
       now: () => this.clock.now().getTime(),
-      sleep: (ms) => this.clock.sleep(ms, abort.signal),
-      onSignal: (name, handler) => handlers.set(name, handler),
-      // every embedded run starts from stored state with today's code
+      sleep: (ms) => this.clock.sleep(ms),
+      onSignal: () => undefined,
       patched: () => true,
       continueAsNewSuggested: () => false,
-      condition: (test, timeoutMs) =>
-        new Promise<boolean>((resolve, reject) => {
-          // a flow that comes back from an activity after stop() must not start a new wait
-          if (abort.signal.aborted) return reject(Object.assign(new Error('stopped'), { name: 'AbortError' }));
-          if (test()) return resolve(true);
-          const timer = new AbortController();
-          const stop = () => timer.abort();
-          abort.signal.addEventListener('abort', stop, { once: true });
-          const check = () => {
-            if (!test()) return;
-            waiters.delete(check);
-            timer.abort();
-            resolve(true);
-          };
-          waiters.add(check);
-          const finish = () => abort.signal.removeEventListener('abort', stop);
-          if (timeoutMs !== undefined) {
-            this.clock.sleep(Math.max(0, timeoutMs), timer.signal).then(
-              () => {
-                waiters.delete(check);
-                finish();
-                resolve(false);
-              },
-              (err: unknown) => {
-                finish();
-                if (abort.signal.aborted) {
-                  waiters.delete(check);
-                  reject(err);
-                }
-              },
-            );
-          } else {
-            abort.signal.addEventListener(
-              'abort',
-              () => reject(Object.assign(new Error('stopped'), { name: 'AbortError' })),
-              { once: true },
-            );
-          }
-        }),
+      condition: () => Promise.reject(new Error('generate waits for no signal')),
     };
-    return {
-      ports,
-      signal: (name) => {
-        handlers.get(name)?.();
-        for (const w of [...waiters]) w();
-      },
-    };
+    return generateFlow({ ...ports, startLinkLifecycle: async (id) => this.linkChanged(id) }, input);
   }
 
-  /** Starts the lifecycle of a link unless it is already running here or in another live process. */
-  startLink(id: string): Promise<void> {
-    const key = `link-${id}`;
-    return this.claimThen(
-      key,
-      () => this.claims.link(id),
-      () => void this.start(key, this.links, (ports) => linkLifecycle(ports, id)),
-    );
-  }
-
-  /**
-   * Queues the intake flow of a received postcard. At most `postcardConcurrency` run at once (they
-   * render, which is CPU work); the queue holds only ids, and the database holds the postcards, so
-   * a stop drops the queue and the next start picks the postcards up again.
-   */
-  startPostcard(id: string): Promise<void> {
-    this.postcardFlows();
-    if (this.queued.has(id)) return Promise.resolve();
-    return this.claimThen(
-      `postcard-${id}`,
-      () => this.claims.postcard(id),
-      () => this.enqueue(id),
-    );
-  }
-
-  private postcardFlows(): PostcardActivities {
-    if (!this.postcards) throw new Error('this engine runs no postcard flows');
-    return this.postcards;
-  }
-
-  /** Queues a postcard this process holds, unless it is queued or running already. */
-  private enqueue(id: string): void {
-    if (this.halted || this.queued.has(id) || this.running.has(`postcard-${id}`)) return;
-    this.queued.add(id);
-    this.pump();
-  }
-
-  private pump(): void {
-    while (!this.halted && this.postcardsRunning < this.postcardConcurrency && this.queued.size) {
-      if (this.load.busy()) return this.pauseThenRender();
-      this.renderNext();
-    }
-  }
-
-  /** While busy: once nothing renders, one render after a pause, whatever the load then. */
-  private pauseThenRender(): void {
-    if (this.pausing || this.postcardsRunning > 0) return; // the running one pumps when it ends
-    this.pausing = true;
-    void this.load.pause().then(() => {
-      this.pausing = false;
-      if (!this.halted && this.queued.size && this.postcardsRunning === 0) this.renderNext();
-      this.pump();
-    });
-  }
-
-  private renderNext(): void {
-    const id = this.queued.values().next().value as string;
-    this.queued.delete(id);
-    this.postcardsRunning++;
-    const done = this.start(`postcard-${id}`, this.postcardFlows(), (ports) =>
-      postcardIntake(ports, id, (err) => this.onError(`postcard-${id}`, err)),
-    );
-    void done.finally(() => {
-      this.postcardsRunning--;
-      this.pump();
-    });
-  }
-
-  private start<A>(key: string, activities: A, flow: (ports: Ports<A>) => Promise<unknown>): Promise<unknown> {
-    const existing = this.running.get(key);
-    if (existing) return existing.done;
-    if (this.halted) return Promise.resolve();
-    const abort = new AbortController();
-    const { ports, signal } = this.ports(activities, abort);
-    const entry: Running = { signal, abort, done: Promise.resolve() };
-    this.running.set(key, entry);
-    entry.done = flow(ports)
-      .then(
-        () => undefined,
-        (err: unknown) => {
-          if (!abort.signal.aborted) this.onError(key, err);
-        },
-      )
-      .finally(() => {
-        if (this.running.get(key) === entry) this.running.delete(key);
-      });
-    return entry.done;
-  }
-
-  /** Tells a link's flow that the link changed, starting it first if it is not running. */
+  /** A link changed (or was made): its step runs now, here or in whichever process claims it first. */
   linkChanged(id: string): void {
-    const running = this.running.get(`link-${id}`);
-    if (running) running.signal(CHANGED);
-    else void this.startLink(id);
+    void this.claims.linkDue(id, this.clock.now()).then(
+      () => this.poke(),
+      (err: unknown) => this.onError(`link-${id}`, err),
+    );
   }
 
-  /** A postcard this process just accepted: claimed for it in the same write (Postcards.owner), so it is queued as it is. */
-  postcardReceived(id: string): void {
-    this.postcardFlows();
-    this.enqueue(id);
+  /** A postcard was accepted (its row is due already): render it soon. */
+  postcardReceived(): void {
+    this.poke();
   }
 
-  /** Re-drives the flow of each link and postcard that has not ended. */
-  async resume(work: { links: string[]; postcards: string[] }): Promise<void> {
-    await Promise.all([
-      ...work.links.map((id) => this.startLink(id)),
-      ...work.postcards.map((id) => this.startPostcard(id)),
-    ]);
+  /** Starts the scheduler: no work per link or postcard, only what is due is taken. */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.loop = this.run();
   }
 
-  /** How many flows are running or queued, e.g. for tests and /healthz. */
-  get size(): number {
-    return this.running.size + this.queued.size;
+  /** Wakes the scheduler now. */
+  private poke(): void {
+    this.poked = true;
+    this.sleeping?.abort();
   }
 
   private get halted(): boolean {
     return this.stopped || this.fenced;
   }
 
-  /** Stops every flow; their state is in the database, so the next start resumes them. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.fence();
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      this.poked = false;
+      let more = false;
+      if (!this.fenced) {
+        try {
+          more = await this.pass();
+        } catch (err) {
+          this.onError('scheduler', err);
+        }
+      }
+      if (more || this.poked || this.stopped) continue;
+      const ms = this.fenced ? POLL_MS : await this.untilNext().catch(() => POLL_MS);
+      if (ms <= 0 || this.poked || this.stopped) continue;
+      this.sleeping = new AbortController();
+      await this.clock.sleep(ms, this.sleeping.signal).catch(() => undefined);
+      this.sleeping = undefined;
+    }
+  }
+
+  /** How long until the next row is due (at most POLL_MS; of the kinds the last pass had room for). */
+  private async untilNext(): Promise<number> {
+    const waits = [];
+    if (this.room.links) waits.push(this.claims.nextWake('magic_links'));
+    if (this.room.postcards) waits.push(this.claims.nextWake('postcards'));
+    const next = Math.min(Infinity, ...(await Promise.all(waits)).map((d) => d?.getTime() ?? Infinity));
+    return Math.min(POLL_MS, Math.max(0, next - this.clock.now().getTime()));
+  }
+
+  /** Claims and starts what is due and has room; whether a batch was full (there may be more). */
+  private pass(): Promise<boolean> {
+    const pass = this.passing.then(async () => {
+      if (this.halted) return false;
+      const now = this.clock.now();
+      if (now.getTime() - this.lastSweep >= POLL_MS) {
+        await this.claims.sweep(now, new Set(this.steps.keys()));
+        this.lastSweep = now.getTime();
+      }
+      const room = LINK_STEPS - (this.steps.size - this.postcardsRunning);
+      const links = await this.claims.due('magic_links', now, room);
+      if (!this.halted) for (const id of links) this.track(id, this.linkStep(id));
+      const take = this.postcardRoom();
+      this.room = { links: room > 0, postcards: take > 0 };
+      const postcards = await this.claims.due('postcards', now, take);
+      for (const id of postcards) {
+        this.postcardsRunning++;
+        this.track(
+          id,
+          this.render(id).finally(() => this.postcardsRunning--),
+        );
+      }
+      return (room > 0 && links.length === room) || (take > 0 && postcards.length === take);
+    });
+    this.passing = pass.catch(() => false);
+    return pass;
+  }
+
+  /** Renders to take now: all free slots, or while requests keep the process busy, one after a pause. */
+  private postcardRoom(): number {
+    const free = this.postcardConcurrency - this.postcardsRunning;
+    if (free <= 0 || this.halted) return 0;
+    if (!this.load.busy()) return free;
+    if (this.postcardsRunning > 0) return 0; // the running one pokes when it ends
+    if (this.pausedOnce) {
+      this.pausedOnce = false;
+      return 1;
+    }
+    if (!this.pausing) {
+      this.pausing = true;
+      void this.load.pause().then(() => {
+        this.pausing = false;
+        this.pausedOnce = true;
+        this.poke();
+      });
+    }
+    return 0;
+  }
+
+  private track(id: string, step: Promise<void>): void {
+    const done = step.then(
+      () => undefined,
+      (err: unknown) => this.onError(id, err),
+    );
+    this.steps.set(id, done);
+    void done.finally(() => {
+      this.steps.delete(id);
+      this.poke();
+    });
+  }
+
+  /** One step of the link's lifecycle; it is released with its next wake-up (a failed step: due again in a minute). */
+  private async linkStep(id: string): Promise<void> {
+    let wake;
+    try {
+      wake = await linkStep(this.activities, id, () => this.clock.now().getTime());
+    } catch (err) {
+      this.onError(`link-${id}`, err);
+      await this.claims.release('magic_links', id, new Date(this.clock.now().getTime() + 60_000));
+      return;
+    }
+    await this.claims.release('magic_links', id, wake.at === null ? null : new Date(wake.at), {
+      send_retry_at: wake.retryAt === null ? null : new Date(wake.retryAt).toISOString(),
+    });
   }
 
   /**
-   * This process lost its presence, so other processes adopt its work: stops every flow now and
-   * starts none until unfence() (an activity under way ends; every write a flow makes is
-   * conditional on the state it read, so one that ends after another process took over changes
-   * nothing). Resolves when every flow has stopped.
+   * Renders a received postcard. The render marks it `rendered` or `failed`; an unexpected error
+   * (the database down, a full disk) makes it due again after a back-off (RENDER_RETRY_MS), so
+   * nothing answered 202 is dropped.
+   */
+  private async render(id: string): Promise<void> {
+    try {
+      await this.activities.renderPostcard(id);
+    } catch (err) {
+      this.onError(`postcard-${id}`, err);
+      const n = this.renderErrors.get(id) ?? 0;
+      this.renderErrors.set(id, n + 1);
+      const wait = RENDER_RETRY_MS[Math.min(n, RENDER_RETRY_MS.length - 1)];
+      await this.claims.release('postcards', id, new Date(this.clock.now().getTime() + wait));
+      return;
+    }
+    this.renderErrors.delete(id);
+    await this.claims.release('postcards', id, null);
+  }
+
+  /**
+   * Runs what is due until nothing is (or only what waits for the clock): for tests and tools that
+   * drive the engine with a fake clock. Resolves when no step is under way.
+   */
+  async drain(): Promise<void> {
+    for (;;) {
+      const more = await this.pass();
+      if (this.steps.size) {
+        await Promise.all(this.steps.values());
+        continue;
+      }
+      if (!more) return;
+    }
+  }
+
+  /** How many steps are under way now (nothing waits in memory between them). */
+  get size(): number {
+    return this.steps.size;
+  }
+
+  /** Stops the scheduler; what is under way ends first (each step is short). The rows keep the rest. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.sleeping?.abort();
+    await this.loop;
+    await this.passing;
+    await Promise.all(this.steps.values());
+  }
+
+  /**
+   * This process lost its presence, so other processes take its work: it claims nothing until
+   * unfence(). Resolves when the steps under way have ended (every write a step makes is
+   * conditional on the state it read, and its release on its claim, so one that ends after
+   * another process took over changes nothing).
    */
   async fence(): Promise<void> {
     this.fenced = true;
-    this.epoch++;
-    this.queued.clear();
-    const all = [...this.running.values()];
-    for (const r of all) r.abort.abort();
-    await Promise.all(all.map((r) => r.done));
+    await this.passing;
+    await Promise.all(this.steps.values());
   }
 
-  /** Back with a new presence: flows may start again (resume() re-drives those this process claims). */
+  /** Back with a new presence: claims again. */
   unfence(): void {
     this.fenced = false;
+    this.lastSweep = -Infinity;
+    this.poke();
   }
 }

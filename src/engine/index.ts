@@ -27,8 +27,11 @@ export interface Engine {
    * the webhookDispatch workflow) have it; without it the service runs its dispatcher in-process.
    */
   eventsEmitted?(): void;
-  /** Re-drives the flows of records that have not ended (at start). */
-  resume(work: { links: string[]; postcards: string[] }): Promise<void>;
+  /**
+   * Temporal: makes sure every record that has not ended has its workflow (at start). The embedded
+   * engine has nothing to resume: what is due is in the database (src/engine/claims.ts).
+   */
+  resume?(work: { links: string[]; postcards: string[] }): Promise<void>;
   stop(): Promise<void>;
 }
 

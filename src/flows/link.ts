@@ -40,10 +40,32 @@ export const SEND_RETRY_MS = [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000]
 /** The signal every change of a link sends to its flow; Temporal also takes `opened` and `viewed`. */
 export const CHANGED = 'changed';
 
+/** What a link's lifecycle does next, from its stored state: both engines decide with this. */
+export type LinkPlan =
+  | { kind: 'ended'; status: 'expired' | 'revoked' }
+  | { kind: 'expire' }
+  /** E-mail it now (never sent, and nobody holds its send lease). */
+  | { kind: 'send' }
+  /** Wait for a change, or until `until` (ms; its deadline or the end of a send lease); `retry`: a failed e-mail is to be tried again. */
+  | { kind: 'wait'; until: number | undefined; retry: boolean };
+
+export function planLink(state: LinkState, now: number, sendUnsent = true): LinkPlan {
+  if (state.status === 'expired' || state.status === 'revoked') return { kind: 'ended', status: state.status };
+  const deadline = state.expiresAt === null ? undefined : Date.parse(state.expiresAt);
+  if (state.viewsLeft === 0 || (deadline !== undefined && deadline <= now)) return { kind: 'expire' };
+  const retry = !state.sent && state.sendAttempts > 0 && state.sendAttempts <= SEND_RETRY_MS.length;
+  const unsent = sendUnsent && !state.sent && state.sendAttempts === 0;
+  const leaseEnds = unsent && state.sendingUntil ? Date.parse(state.sendingUntil) : undefined;
+  if (unsent && (leaseEnds === undefined || leaseEnds <= now)) return { kind: 'send' };
+  const until = leaseEnds === undefined ? deadline : Math.min(deadline ?? Infinity, leaseEnds);
+  return { kind: 'wait', until, retry };
+}
+
 /**
- * Runs a link's lifecycle to its end: `expired` or `revoked`; or `continue` when the run should go
- * on as a new one (Temporal, a long history): the new run starts from the stored state like any
- * run, so nothing but the link id is carried.
+ * Runs a link's lifecycle to its end (the Temporal workflow): `expired` or `revoked`; or `continue`
+ * when the run should go on as a new one (a long history): the new run starts from the stored
+ * state like any run, so nothing but the link id is carried. The workflow's durable timer holds
+ * the wait; the embedded engine runs linkStep instead, at each wake-up.
  */
 export async function linkLifecycle(p: Ports<LinkActivities>, id: string): Promise<'expired' | 'revoked' | 'continue'> {
   let changed = false;
@@ -59,27 +81,23 @@ export async function linkLifecycle(p: Ports<LinkActivities>, id: string): Promi
   const mayContinue = p.patched('link-continue-as-new');
   let state = await p.activities.linkState(id);
   for (;;) {
-    if (state.status === 'expired' || state.status === 'revoked') return state.status;
-    const deadline = state.expiresAt === null ? undefined : Date.parse(state.expiresAt);
-    if (state.viewsLeft === 0 || (deadline !== undefined && deadline <= p.now())) {
+    const plan = planLink(state, p.now(), sendUnsent);
+    if (plan.kind === 'ended') return plan.status;
+    if (plan.kind === 'expire') {
       await p.activities.expireLink(id);
       return 'expired';
     }
-    let wait = deadline === undefined ? undefined : deadline - p.now();
-    const retry = !state.sent && state.sendAttempts > 0 && state.sendAttempts <= SEND_RETRY_MS.length;
-    const unsent = sendUnsent && !state.sent && state.sendAttempts === 0;
-    const leaseEnds = unsent && state.sendingUntil ? Date.parse(state.sendingUntil) : undefined;
-    if (unsent && (leaseEnds === undefined || leaseEnds <= p.now())) {
+    if (plan.kind === 'send') {
       await p.activities.deliverLink(id);
       state = await p.activities.linkState(id);
       continue;
     }
-    if (retry) wait = Math.min(wait ?? Infinity, SEND_RETRY_MS[state.sendAttempts - 1]);
-    if (leaseEnds !== undefined) wait = Math.min(wait ?? Infinity, leaseEnds - p.now());
+    let wait = plan.until === undefined ? undefined : plan.until - p.now();
+    if (plan.retry) wait = Math.min(wait ?? Infinity, SEND_RETRY_MS[state.sendAttempts - 1]);
     if (mayContinue && p.continueAsNewSuggested()) return 'continue';
     if (!clearBeforeRead) changed = false;
     const signalled = await p.condition(() => changed, wait);
-    if (!signalled && retry) {
+    if (!signalled && plan.retry) {
       const current = await p.activities.linkState(id);
       if (
         !current.sent &&
@@ -90,6 +108,51 @@ export async function linkLifecycle(p: Ports<LinkActivities>, id: string): Promi
     }
     if (clearBeforeRead) changed = false;
     state = await p.activities.linkState(id);
+  }
+}
+
+/** When the embedded engine looks at a link next (ms since the epoch; null: not before it changes), and the retry it planned. */
+export interface LinkWake {
+  at: number | null;
+  retryAt: number | null;
+}
+
+/**
+ * One step of a link's lifecycle in the embedded engine, run when the link is due (its wake-up
+ * time came, or it changed): does what is due now, as linkLifecycle would, and says when to look
+ * again. Nothing waits in memory meanwhile: the engine writes the answer into the link's row. A
+ * failed e-mail's retry is planned SEND_RETRY_MS after the step that found it failed, and kept in
+ * the row (`retryAt`) so a change meanwhile does not put it off.
+ */
+export async function linkStep(a: LinkActivities, id: string, now: () => number): Promise<LinkWake> {
+  let state = await a.linkState(id);
+  let sent = false;
+  for (;;) {
+    const t = now();
+    const plan = planLink(state, t);
+    if (plan.kind === 'ended') return { at: null, retryAt: null };
+    if (plan.kind === 'expire') {
+      await a.expireLink(id);
+      return { at: null, retryAt: null };
+    }
+    const retryAt =
+      plan.kind === 'wait' && plan.retry
+        ? state.retryAt
+          ? Date.parse(state.retryAt)
+          : t + SEND_RETRY_MS[state.sendAttempts - 1]
+        : null;
+    const due = plan.kind === 'send' || (retryAt !== null && retryAt <= t);
+    if (due && !sent) {
+      sent = true;
+      await a.deliverLink(id);
+      state = await a.linkState(id);
+      continue;
+    }
+    // still due after this step's send: another sender holds the lease; look again when it ends
+    if (due) return { at: state.sendingUntil ? Date.parse(state.sendingUntil) : t + SEND_RETRY_MS[0], retryAt };
+    const until = plan.kind === 'wait' ? plan.until : undefined;
+    const at = Math.min(until ?? Infinity, retryAt ?? Infinity);
+    return { at: at === Infinity ? null : at, retryAt };
   }
 }
 

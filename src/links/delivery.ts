@@ -146,6 +146,7 @@ export class LinkDelivery {
           send_attempts: e('send_attempts', '+', 1),
           sending_until: null,
           sending_by: null,
+          send_retry_at: null,
         }))
         .where('id', '=', id)
         .where('status', 'in', ACTIVE)

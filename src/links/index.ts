@@ -53,8 +53,6 @@ export class MagicLinks {
   onChange: (linkId: string, change: LinkChange) => void = () => undefined;
   /** This process's presence id (src/db/presence.ts), written beside a send lease it takes. */
   owner = 0;
-  /** Whether this process runs the lifecycles of the links it makes (`serve`, embedded engine): they are claimed as they are made. */
-  runsLifecycles = false;
 
   private readonly rows: LinkRows;
   private readonly tokens: LinkTokens;
@@ -149,8 +147,10 @@ export class MagicLinks {
         token_generation: 0,
         sending_until: null,
         sending_by: null,
-        // the process that makes it runs its lifecycle: claimed in the same write
-        claimed_by: this.runsLifecycles ? this.owner : null,
+        claimed_by: null,
+        // its lifecycle looks at it at once (src/engine/embedded.ts), then when it next has to
+        wake_at: iso(now),
+        send_retry_at: null,
       };
       try {
         await this.db.insertInto('magic_links').values(row).execute();
@@ -348,7 +348,7 @@ export class MagicLinks {
     const changed = await this.db.transaction().execute(async (trx) => {
       const r = await trx
         .updateTable('magic_links')
-        .set({ status, ended_at: this.now() })
+        .set({ status, ended_at: this.now(), wake_at: null })
         .where('id', '=', id)
         .where('status', 'in', ACTIVE)
         .returningAll()
@@ -371,7 +371,7 @@ export class MagicLinks {
   async endForDocument(trx: Db, documentId: string): Promise<string[]> {
     const ended = await trx
       .updateTable('magic_links')
-      .set({ status: 'expired', ended_at: this.now() })
+      .set({ status: 'expired', ended_at: this.now(), wake_at: null })
       .where('document_id', '=', documentId)
       .where('status', 'in', ACTIVE)
       .returningAll()
@@ -385,7 +385,7 @@ export class MagicLinks {
     for (const id of ids) this.onChange(id, 'ended');
   }
 
-  /** Ids of links whose lifecycle has not ended (the embedded runner re-drives them at start). */
+  /** Ids of links whose lifecycle has not ended (the Temporal engine starts their workflows at start). */
   async activeIds(): Promise<string[]> {
     return (await this.db.selectFrom('magic_links').select('id').where('status', 'in', ACTIVE).execute()).map(
       (r) => r.id,
@@ -401,6 +401,7 @@ export class MagicLinks {
       sent: row.sent_at !== null,
       sendAttempts: row.send_attempts,
       sendingUntil: row.sending_until,
+      retryAt: row.send_retry_at,
       expiresAt: info.expires_at,
       viewsLeft: info.views_left,
     };

@@ -8,6 +8,8 @@ export interface LinkState {
   sendAttempts: number;
   /** ISO time until which a sender holds the link's e-mail; null when nobody is sending. */
   sendingUntil?: string | null;
+  /** ISO time the failed e-mail is tried again, as the embedded engine planned it; null until planned (and under Temporal, whose timer holds it). */
+  retryAt?: string | null;
   /** ISO time, or null when only views end the link. */
   expiresAt: string | null;
   viewsLeft: number | null;

@@ -78,9 +78,6 @@ function info(row: PostcardRow): PostcardInfo {
 export class Postcards {
   /** Called with the id of each newly received postcard (the engine starts its flow). */
   onReceived: (id: string) => void = () => undefined;
-  /** This process's presence id (src/db/presence.ts) when it renders postcards; 0 when it does not. */
-  owner = 0;
-
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
@@ -106,6 +103,7 @@ export class Postcards {
         failure_reason: arg('failure_reason'),
         warnings: arg('warnings'),
         claimed_by: arg('claimed_by'),
+        wake_at: arg('wake_at'),
         render_attempts: arg('render_attempts'),
         created_at: arg('created_at'),
         updated_at: arg('updated_at'),
@@ -174,8 +172,9 @@ export class Postcards {
         custom: JSON.stringify(req.custom),
         token_id: key.id,
         idempotency_key: idempotencyKey ?? null,
-        // the process that accepts it renders it: claimed in the same write
-        claimed_by: this.owner || null,
+        claimed_by: null,
+        // due at once: a scheduler (of this process, told by onReceived, or of any other) renders it
+        wake_at: now,
         document_id: null,
         failure_reason: null,
         warnings: '[]',
@@ -251,7 +250,7 @@ export class Postcards {
     return toPage(await q.execute(), page.limit, info);
   }
 
-  /** Ids of postcards still to render (the engine picks them up again at start). */
+  /** Ids of postcards still to render (the Temporal engine starts their workflows at start). */
   async receivedIds(): Promise<string[]> {
     return (
       await this.db.selectFrom('postcards').select('id').where('status', '=', 'received').orderBy('id', 'asc').execute()

@@ -1,12 +1,11 @@
 /**
  * Who may take over what, with several processes on one PostgreSQL database: a process's presence
- * is an advisory lock PostgreSQL drops when the process's connection goes (as when it dies), and a
- * sweep frees and hands over only what processes that are gone had claimed.
+ * is an advisory lock PostgreSQL drops when the process's connection goes (as when it dies); a claim
+ * lasts one step, and a sweep frees only what processes that are gone held (due at once).
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sql } from 'kysely';
 import { loadConfig } from '../../src/config';
 import { postgresPresence, type Presence } from '../../src/db/presence';
 import { Claims } from '../../src/engine/claims';
@@ -20,11 +19,7 @@ describe('claims and presence on PostgreSQL', () => {
   let databaseUrl: string;
   const presences: Presence[] = [];
   const presence = async () => {
-    const p = await postgresPresence(
-      databaseUrl,
-      async (channel, payload) =>
-        void (await sql`select pg_notify(${channel}, ${payload})`.execute(service.database.db)),
-    );
+    const p = await postgresPresence(databaseUrl);
     presences.push(p);
     return p;
   };
@@ -43,6 +38,7 @@ describe('claims and presence on PostgreSQL', () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
+  const db = () => service.database.db;
   const link = async (to: string) => {
     const variables = (await service.templates.load(EXAMPLE_IDS.letter)).variables;
     const made = await service.documents.generate(
@@ -55,53 +51,73 @@ describe('claims and presence on PostgreSQL', () => {
     );
     return made.magic_link_piece_id!;
   };
+  const wake = (id: string, at: string | null) =>
+    db().updateTable('magic_links').set({ wake_at: at }).where('id', '=', id).execute();
+  const claim = (id: string) =>
+    db()
+      .selectFrom('magic_links')
+      .select(['claimed_by', 'wake_at', 'sending_by', 'sending_until'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
 
-  it('sees every live process, hands over only what a gone one claimed, and tells whose e-mail it was sending', async () => {
+  it('sees every live process, and a sweep frees only what a gone process held, its e-mail lease too', async () => {
     const a = await presence();
     const b = await presence();
     expect((await a.live()).sort()).toEqual([a.id, b.id].sort());
-    const claimsA = new Claims(service.database.db, a);
-    const claimsB = new Claims(service.database.db, b);
+    const claimsA = new Claims(db(), a, true);
+    const claimsB = new Claims(db(), b, true);
     const mine = await link('mine@example.com');
     const theirs = await link('theirs@example.com');
-    expect(await claimsA.link(mine)).toBe(true);
-    expect(await claimsB.link(theirs)).toBe(true);
-    // B holds it: A may not take it, and a sweep leaves it with B
-    expect(await claimsA.link(theirs)).toBe(false);
-    await service.database.db
+    const now = new Date();
+    const later = new Date(now.getTime() + 3_600_000).toISOString();
+    await wake(theirs, later);
+    expect(await claimsA.due('magic_links', now, 10)).toEqual([mine]);
+    await wake(theirs, now.toISOString());
+    expect(await claimsB.due('magic_links', now, 10)).toEqual([theirs]);
+    // B holds it: A may not take it
+    expect(await claimsA.due('magic_links', now, 10)).toEqual([]);
+    await db()
       .updateTable('magic_links')
-      .set({ sending_by: b.id, sending_until: new Date(Date.now() + 60_000).toISOString() })
+      .set({ sending_by: b.id, sending_until: later })
       .where('id', '=', theirs)
       .execute();
-    let swept = await claimsA.sweep();
-    expect(swept.links).toContain(mine); // its own, to start again if its flow is not running
-    expect(swept.links).not.toContain(theirs);
-    expect(swept.unleased).toEqual([]);
+    // A's own step under way is left be, and B's claim while B lives
+    expect(await claimsA.sweep(now, new Set([mine]))).toBe(0);
+    expect((await claim(mine)).claimed_by).toBe(a.id);
+    // A's own claim with no step under way (a release that failed) is freed, due now
+    expect(await claimsA.sweep(now, new Set())).toBe(1);
+    expect(await claim(mine)).toMatchObject({ claimed_by: null, wake_at: now.toISOString() });
 
     // B's connection goes, as when its process dies
     await b.close();
     expect(await a.live()).toEqual([a.id]);
-    swept = await claimsA.sweep();
-    expect(swept.links).toContain(theirs);
-    expect(swept.unleased).toEqual([theirs]);
-    const row = await service.database.db
-      .selectFrom('magic_links')
-      .select(['claimed_by', 'sending_by', 'sending_until'])
-      .where('id', '=', theirs)
-      .executeTakeFirstOrThrow();
-    expect(row).toEqual({ claimed_by: null, sending_by: null, sending_until: null });
-    expect(await claimsA.link(theirs)).toBe(true);
+    expect(await claimsA.sweep(now, new Set())).toBe(2); // its lease, and its claim
+    expect(await claim(theirs)).toEqual({
+      claimed_by: null,
+      wake_at: now.toISOString(),
+      sending_by: null,
+      sending_until: null,
+    });
+    expect((await claimsA.due('magic_links', now, 10)).sort()).toEqual([mine, theirs].sort());
   });
 
-  it('tells every process that a link changed', async () => {
+  it('releases a step with its next wake-up, unless a change made the link due meanwhile', async () => {
     const a = await presence();
-    const b = await presence();
-    const heard: string[] = [];
-    a.onLinkChanged = (id, change) => heard.push(`a ${id} ${change}`);
-    b.onLinkChanged = (id, change) => heard.push(`b ${id} ${change}`);
-    await a.linkChanged('ml_1', 'viewed');
-    const deadline = Date.now() + 10_000;
-    while (heard.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(heard.sort()).toEqual(['a ml_1 viewed', 'b ml_1 viewed']);
+    const claims = new Claims(db(), a, true);
+    const id = await link('released@example.com');
+    const now = new Date();
+    await db().updateTable('magic_links').set({ wake_at: null }).where('wake_at', 'is not', null).execute();
+    await wake(id, now.toISOString());
+    expect(await claims.due('magic_links', now, 10)).toEqual([id]);
+    const later = new Date(now.getTime() + 60_000);
+    await claims.release('magic_links', id, later);
+    expect(await claim(id)).toMatchObject({ claimed_by: null, wake_at: later.toISOString() });
+    expect(await claims.nextWake('magic_links')).toEqual(later);
+    await wake(id, now.toISOString());
+    expect(await claims.due('magic_links', now, 10)).toEqual([id]);
+    // a view while the step runs: the step's plan does not hide it
+    await claims.linkDue(id, now);
+    await claims.release('magic_links', id, later);
+    expect(await claim(id)).toMatchObject({ claimed_by: null, wake_at: now.toISOString() });
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Fencing (issue 44, case 2): a process whose PostgreSQL presence connection is cut is seen as dead
- * by the others, which may adopt its work; so it stops running what it claimed before anything else
- * happens, comes back with a new presence, and runs only what nobody else took meanwhile.
+ * by the others, which may take its work; so it stops claiming before anything else happens, comes
+ * back with a new presence, and runs only what nobody else took meanwhile.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,7 +13,6 @@ import { Claims } from '../../src/engine/claims';
 import type { EmbeddedEngine } from '../../src/engine/embedded';
 import { createService, type Service } from '../../src/service';
 import { EXAMPLE_IDS } from '../../src/templates/store';
-import { eventually } from '../support/eventually';
 import { freshPostgres } from '../support/service';
 
 describe('a process that loses its presence on PostgreSQL', () => {
@@ -35,7 +34,7 @@ describe('a process that loses its presence on PostgreSQL', () => {
     });
     await service.apps.magicLink.put({});
     // another process on the database
-    other = await postgresPresence(databaseUrl, async () => undefined);
+    other = await postgresPresence(databaseUrl);
   });
   afterAll(async () => {
     await other?.close();
@@ -58,12 +57,11 @@ describe('a process that loses its presence on PostgreSQL', () => {
     });
     return made.magic_link_piece_id!;
   };
-  const claimedBy = async (id: string) =>
-    (await db().selectFrom('magic_links').select('claimed_by').where('id', '=', id).executeTakeFirstOrThrow())
-      .claimed_by;
+  const row = async (id: string) =>
+    db().selectFrom('magic_links').select(['claimed_by', 'wake_at']).where('id', '=', id).executeTakeFirstOrThrow();
   /** Cuts the service's presence connection as a network fault or a PostgreSQL restart would. */
   const cut = async (): Promise<{ lostId: number; runningWhenLost: number; backId: number }> => {
-    const mine = await claimedBy((await db().selectFrom('magic_links').select('id').executeTakeFirstOrThrow()).id);
+    const mine = service.links.owner;
     let runningWhenLost = -1;
     let lostId = 0;
     const seen = new Promise<number>((resolve) => (back = resolve));
@@ -82,37 +80,48 @@ describe('a process that loses its presence on PostgreSQL', () => {
     return { lostId, runningWhenLost, backId };
   };
 
-  it('stops its flows at once, comes back with a new presence id, and runs again what nobody took', async () => {
+  it('stops claiming at once, comes back with a new presence id, and runs what is due again', async () => {
+    const before = service.links.owner;
     const id = await link('mine@example.com');
-    const before = await claimedBy(id);
-    expect(engine().size).toBe(1);
+    await engine().drain();
+    let dueWhileLost = '';
+    whileLost = async () => {
+      // a change while this process is cut off: it is not this process's to run now
+      dueWhileLost = new Date().toISOString();
+      await db().updateTable('magic_links').set({ wake_at: dueWhileLost }).where('id', '=', id).execute();
+      await engine().drain();
+      expect(await row(id)).toEqual({ claimed_by: null, wake_at: dueWhileLost });
+    };
     const { lostId, runningWhenLost, backId } = await cut();
     expect(lostId).toBe(before);
     expect(runningWhenLost).toBe(0);
     expect(backId).not.toBe(before);
-    // the old id is dead to everyone; the new one is live and holds the link again
+    expect(service.links.owner).toBe(backId);
+    // the old id is dead to everyone; the new one is live and runs the link's step again
     const live = await other.live();
     expect(live).toContain(backId);
     expect(live).not.toContain(before);
-    expect(await claimedBy(id)).toBe(backId);
-    expect(engine().size).toBe(1);
-    // and its flow hears the link's changes on the new connection: a revocation ends it
+    await engine().drain();
+    // stepped: it waits for its deadline (10 days at most with a view limit) again
+    expect((await row(id)).wake_at).toBe((await service.links.get(id)).expires_at);
+    // and a change reaches it: a revocation ends it
     await service.links.end(id, 'revoked');
-    await eventually(async () => engine().size === 0, "the revoked link's flow to end");
+    expect((await service.links.get(id)).status).toBe('revoked');
   });
 
-  it('leaves to the other process what it adopted while this one was cut off', async () => {
+  it('leaves to the other process what that one claimed while this one was cut off', async () => {
     const id = await link('adopted@example.com');
-    expect(engine().size).toBe(1);
-    const claims = new Claims(db(), other);
+    await engine().drain();
+    const claims = new Claims(db(), other, true);
     whileLost = async () => {
-      // the other process's sweep, between the cut and the reconnection: the link is free, and taken
-      const swept = await claims.sweep();
-      expect(swept.links).toContain(id);
-      expect(await claims.link(id)).toBe(true);
+      // the other process takes the link's step between the cut and the reconnection
+      const now = new Date();
+      await db().updateTable('magic_links').set({ wake_at: now.toISOString() }).where('id', '=', id).execute();
+      expect(await claims.due('magic_links', now, 10)).toEqual([id]);
     };
     await cut();
-    expect(await claimedBy(id)).toBe(other.id);
+    await engine().drain();
+    expect(await row(id)).toEqual({ claimed_by: other.id, wake_at: null });
     expect(engine().size).toBe(0);
   });
 });
