@@ -3,10 +3,11 @@
 // 100,000 postcards, on SQLite and on PostgreSQL. For each N: how long until /readyz answers, the
 // RSS and the idle CPU (ms of CPU per second) once ready, and how late the expiries come when
 // 10,000 of the links (all of them, when N is smaller) fall due in the same second: until each is
-// `expired` with its `magic_link.expired` event written. Beside them, the floor: the same server
+// `expired` with its `magic_link.expired` webhook queued (one subscriber, a local endpoint answering 204). Beside them, the floor: the same server
 // on an empty data dir, and one UPDATE statement expiring the same rows (no events, rolled back).
 'use strict';
 const fs = require('node:fs');
+const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
@@ -36,14 +37,22 @@ async function copyRows(db, table, seedId, count, expr) {
 }
 
 /** Makes the data dir: one link made and sent as the API makes it, one postcard, and their copies. */
-async function dataset(backend, n, pgUrl) {
+async function dataset(backend, n, pgUrl, receiver) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-bench-held-'));
-  const env = backend === 'postgres' ? { DATABASE_URL: await freshDatabase(pgUrl, 'paperlink_held') } : {};
-  const config = dist('config').loadConfig({}, { dataDir, databaseUrl: env.DATABASE_URL, logLevel: 'silent' });
+  const env = {
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    ...(backend === 'postgres' ? { DATABASE_URL: await freshDatabase(pgUrl, 'paperlink_held') } : {}),
+  };
+  const config = dist('config').loadConfig(
+    {},
+    { dataDir, databaseUrl: env.DATABASE_URL, logLevel: 'silent', webhookAllowPrivate: true },
+  );
   const service = await dist('service').createService(config, { log: () => undefined });
   const { db } = service.database;
   try {
     await service.apps.magicLink.put({});
+    // a subscriber, so that each expiry queues its webhook
+    await service.webhooks.create({ url: receiver, events: ['magic_link.expired'] });
     const letter = dist('templates/store').EXAMPLE_IDS.letter;
     const variables = (await service.templates.load(letter)).variables;
     const made = await service.documents.generate(
@@ -171,8 +180,10 @@ async function measure(set, n) {
     const rss = rssMb(server.child.pid);
     if (Date.now() > due.getTime()) throw new Error('the idle window ran into the burst: raise BURST_AFTER_S');
     let lateMs;
+    let burstCpu;
     if (burst) {
       await sleep(due.getTime() - Date.now());
+      const cpuBefore = cpuMs(server.child.pid);
       for (;;) {
         const left = await db
           .selectFrom('magic_links')
@@ -186,6 +197,7 @@ async function measure(set, n) {
         await sleep(50);
       }
       lateMs = Date.now() - due.getTime();
+      burstCpu = (cpuMs(server.child.pid) - cpuBefore) / burst;
       const events = await db
         .selectFrom('events')
         .select((e) => e.fn.countAll().as('n'))
@@ -193,7 +205,7 @@ async function measure(set, n) {
         .executeTakeFirstOrThrow();
       if (Number(events.n) < burst) throw new Error(`only ${events.n} magic_link.expired events for ${burst} expiries`);
     }
-    return { readyMs, rss, idle, burst, lateMs, floor };
+    return { readyMs, rss, idle, burst, lateMs, burstCpu, floor };
   } finally {
     await stop(server.child);
   }
@@ -202,11 +214,14 @@ async function measure(set, n) {
 async function run(report) {
   const pg = await startPostgres();
   const rows = [];
+  const receiver = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
+  await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
+  const receiverUrl = `http://127.0.0.1:${receiver.address().port}/hooks`;
   try {
     for (const backend of ['sqlite', 'postgres']) {
       for (const n of [0, ...SIZES]) {
         process.stderr.write(`  held work: ${backend}, ${n} links…\n`);
-        const set = await dataset(backend, n, pg.url);
+        const set = await dataset(backend, n, pg.url, receiverUrl);
         try {
           const m = await measure(set, n);
           rows.push([
@@ -216,7 +231,7 @@ async function run(report) {
             `${m.rss.toFixed(0)} MB`,
             m.idle.toFixed(1),
             m.burst
-              ? `${m.burst.toLocaleString('en-US')} in ${(m.lateMs / 1000).toFixed(2)} s (floor ${(m.floor / 1000).toFixed(2)} s)`
+              ? `${m.burst.toLocaleString('en-US')} in ${(m.lateMs / 1000).toFixed(2)} s · ${m.burstCpu.toFixed(2)} CPU ms each (floor ${(m.floor / 1000).toFixed(2)} s)`
               : '–',
           ]);
           process.stderr.write(`    ${rows[rows.length - 1].join(' | ')}\n`);
@@ -228,10 +243,11 @@ async function run(report) {
     }
   } finally {
     stopPostgres(pg);
+    receiver.close();
   }
   report.section('Held work: a server started on N waiting Magic Links and 100,000 postcards');
   report.line(
-    `\`serve --processes 1\`. Each link waits for a deadline 30 days away; ${POSTCARDS.toLocaleString('en-US')} postcards are stored. Ready: from spawning the server until /readyz answers. RSS and idle CPU (ms of CPU per second, server and workers) over ${IDLE_S} s once ready. Burst: ${BURST.toLocaleString('en-US')} of the links (all, when fewer) fall due in the same second; how long after it until every one is \`expired\` with its event written, beside one UPDATE statement expiring the same rows (no events, rolled back).`,
+    `\`serve --processes 1\`. Each link waits for a deadline 30 days away; ${POSTCARDS.toLocaleString('en-US')} postcards are stored. Ready: from spawning the server until /readyz answers. RSS and idle CPU (ms of CPU per second, server and workers) over ${IDLE_S} s once ready. Burst: ${BURST.toLocaleString('en-US')} of the links (all, when fewer) fall due in the same second; how long after it until every one is \`expired\` with its \`magic_link.expired\` webhook queued (one subscription, to a local endpoint answering 204), with the server's CPU ms per expiry (PostgreSQL's own CPU not counted), beside one UPDATE statement expiring the same rows (no events, rolled back).`,
   );
   report.line('');
   report.table(['database', 'links held', 'ready after', 'RSS', 'idle CPU ms/s', 'burst expired after'], rows);

@@ -174,7 +174,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
     return presence;
   };
   presence = await openPresence().catch(abandon);
-  const claims = new Claims(db, presence, database.dialect === 'postgres');
+  const claims =
+    database.dialect === 'postgres'
+      ? new Claims(db, presence, true)
+      : new Claims(db, presence, false, database.inTransaction);
   links.owner = presence.id;
   const dispatcher = new Dispatcher(db, clock, {
     ...webhookOptions,

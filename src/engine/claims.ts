@@ -25,6 +25,8 @@ export class Claims {
     public presence: Presence,
     /** PostgreSQL: rows being claimed by another process are skipped, not waited for. */
     private readonly skipLocked = false,
+    /** How a release is written: SQLite groups the releases of the moment into one commit (Database.inTransaction). */
+    private readonly write: <T>(work: (db: Db) => Promise<T>) => Promise<T> = (work) => work(db),
   ) {}
 
   get owner(): number {
@@ -66,13 +68,15 @@ export class Claims {
       at === null
         ? sql<string | null>`wake_at`
         : sql<string>`case when wake_at is not null and wake_at < ${iso(at)} then wake_at else ${iso(at)} end`;
-    await this.db
-      .updateTable(table)
-      .set({ wake_at: wake, ...also })
-      .set({ claimed_by: null })
-      .where('id', '=', id)
-      .where('claimed_by', '=', this.owner)
-      .execute();
+    await this.write((db) =>
+      db
+        .updateTable(table)
+        .set({ wake_at: wake, ...also })
+        .set({ claimed_by: null })
+        .where('id', '=', id)
+        .where('claimed_by', '=', this.owner)
+        .execute(),
+    );
   }
 
   /** A link changed: its step runs now (by whichever process claims it first). */

@@ -22,15 +22,15 @@ export interface LinkActivities {
  * own flow what it did: the flow reads the result (under Temporal a signal from an activity to its
  * own workflow only adds history, and after the workflow ends would start a new run).
  */
-export function activitiesForLinks(links: Pick<MagicLinks, 'state' | 'deliver' | 'end'>): LinkActivities {
+export function activitiesForLinks(links: Pick<MagicLinks, 'state' | 'deliver' | 'finish'>): LinkActivities {
   return {
     linkState: (id) => links.state(id),
     deliverLink: async (id) => (await links.deliver(id, false)).sent,
     expireLink: async (id) => {
-      await links.end(id, 'expired', false);
+      await links.finish(id, 'expired');
     },
     revokeLink: async (id) => {
-      await links.end(id, 'revoked', false);
+      await links.finish(id, 'revoked');
     },
   };
 }
