@@ -47,6 +47,14 @@ export function newId(prefix: string, now: Date = new Date()): string {
   return `${prefix}_${timePart(now.getTime())}${rand}`;
 }
 
+/**
+ * The least id of the type made at or after `at`: ids made before it sort below it, ids made at
+ * or after it sort at or above it (a time filter on a list becomes a range of its id index).
+ */
+export function firstIdAt(prefix: string, at: Date): string {
+  return `${prefix}_${timePart(Math.max(0, at.getTime()))}`;
+}
+
 /** Whether a string looks like an id of the given prefix (cheap check before a lookup). */
 export function isId(prefix: string, value: unknown): value is string {
   return (

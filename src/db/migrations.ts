@@ -377,11 +377,15 @@ export const MIGRATIONS: [string, Step][] = [
       await db.schema.alterTable('postcards').addColumn('wake_at', 'text').execute();
       // when a link whose e-mail failed is sent again (the scheduler plans it; a send outcome clears it)
       await db.schema.alterTable('magic_links').addColumn('send_retry_at', 'text').execute();
-      // a claim now lasts one step, not a lifecycle: what was claimed before is free, and every link
-      // and postcard not ended is due once (its first step writes when it next wakes)
-      await sql`update magic_links set claimed_by = null`.execute(db);
-      await sql`update magic_links set wake_at = created_at where status in ('active', 'send_failed')`.execute(db);
-      await sql`update postcards set claimed_by = null`.execute(db);
+      // a claim now lasts one step, not a lifecycle: what was claimed before is free. A link that was
+      // sent and has views left waits for its deadline (none: for a change); any other link not
+      // ended, and every postcard not rendered, is due once (its first step writes when it next wakes)
+      await sql`update magic_links set claimed_by = null where claimed_by is not null`.execute(db);
+      await sql`update magic_links set wake_at = case
+          when sent_at is not null and (max_views is null or views_used < max_views) then expires_at
+          else created_at end
+        where status in ('active', 'send_failed')`.execute(db);
+      await sql`update postcards set claimed_by = null where claimed_by is not null`.execute(db);
       await sql`update postcards set wake_at = created_at where status = 'received'`.execute(db);
       for (const table of ['magic_links', 'postcards']) {
         await sql`create index ${sql.raw(`${table}_wake`)} on ${sql.table(table)} (wake_at) where wake_at is not null`.execute(
@@ -398,6 +402,23 @@ export const MIGRATIONS: [string, Step][] = [
       );
       await sql`create index deliveries_claimed on deliveries (claimed_by) where claimed_by is not null`.execute(db);
       await db.schema.dropIndex('deliveries_claimed_by').execute();
+    },
+  ],
+  [
+    '0016_list_indexes',
+    async (db) => {
+      // every list filter answers a page from an index in id order, newest first, however many rows
+      // match: by status, by document, by recipient; a webhook's deliveries
+      await db.schema.dropIndex('magic_links_status').execute();
+      await db.schema.createIndex('magic_links_status').on('magic_links').columns(['status', 'id']).execute();
+      await db.schema.dropIndex('magic_links_document').execute();
+      await db.schema.createIndex('magic_links_document').on('magic_links').columns(['document_id', 'id']).execute();
+      await db.schema
+        .createIndex('magic_links_recipient')
+        .on('magic_links')
+        .columns(['recipient_email', 'id'])
+        .execute();
+      await db.schema.createIndex('deliveries_webhook').on('deliveries').columns(['webhook_id', 'id']).execute();
     },
   ],
 ];

@@ -36,24 +36,36 @@ export class Claims {
   /** Claims up to `limit` rows of `table` due at `now`, the longest due first; their ids. */
   async due(table: Waiting, now: Date, limit: number): Promise<string[]> {
     if (limit <= 0) return [];
-    const due = this.db
-      .selectFrom(table)
-      .select('id')
-      .where('wake_at', '<=', iso(now))
-      .where('claimed_by', 'is', null)
-      .orderBy('wake_at')
-      .limit(limit);
-    // PostgreSQL: one statement, rows another process is claiming skipped; SQLite (one writer): a
-    // read first, so that a pass with nothing due does not take the write lock
-    let ids: string[] | typeof due;
-    if (this.skipLocked) ids = due.forUpdate().skipLocked();
-    else if (!(ids = (await due.execute()).map((r) => r.id)).length) return [];
+    const at = iso(now);
+    if (this.skipLocked) {
+      // one statement; rows another process is claiming are skipped. The CTE is evaluated once:
+      // as `id in (subquery)` PostgreSQL may run the subquery again for each row it updates, and
+      // each run skips the rows the runs before it locked, so the claim takes every due row
+      const rows = await sql<{ id: string }>`with due as materialized (
+          select id from ${sql.table(table)} where wake_at <= ${at} and claimed_by is null
+          order by wake_at limit ${limit} for update skip locked)
+        update ${sql.table(table)} t set claimed_by = ${this.owner}, wake_at = null
+        from due where t.id = due.id returning t.id`.execute(this.db);
+      return rows.rows.map((r) => r.id);
+    }
+    // SQLite (one writer): a read first, so that a pass with nothing due does not take the write lock
+    const ids = (
+      await this.db
+        .selectFrom(table)
+        .select('id')
+        .where('wake_at', '<=', at)
+        .where('claimed_by', 'is', null)
+        .orderBy('wake_at')
+        .limit(limit)
+        .execute()
+    ).map((r) => r.id);
+    if (!ids.length) return [];
     const rows = await this.db
       .updateTable(table)
       .set({ claimed_by: this.owner, wake_at: null })
       .where('id', 'in', ids)
       .where('claimed_by', 'is', null)
-      .where('wake_at', '<=', iso(now))
+      .where('wake_at', '<=', at)
       .returning('id')
       .execute();
     return rows.map((r) => r.id);

@@ -22,6 +22,8 @@ export const LINK_STEPS = 50;
 /** The longest the scheduler sleeps: how soon it sees what another process made due, and how often it sweeps. */
 export const POLL_MS = 5_000;
 
+type Kind = 'links' | 'postcards';
+
 export class EmbeddedEngine implements Engine {
   readonly kind = 'embedded';
   /** Postcards rendered at once. */
@@ -43,6 +45,8 @@ export class EmbeddedEngine implements Engine {
   /** Ends the scheduler's sleep (a poke). */
   private sleeping: AbortController | undefined;
   private poked = false;
+  /** What the next pass looks for: what was poked for (a received postcard asks no link query), or both when the clock woke it. */
+  private wanted: Record<Kind, boolean> = { links: true, postcards: true };
   /** One pass at a time (the loop's and drain()'s). */
   private passing: Promise<boolean> = Promise.resolve(false);
   private lastSweep = -Infinity;
@@ -73,14 +77,14 @@ export class EmbeddedEngine implements Engine {
   /** A link changed (or was made): its step runs now, here or in whichever process claims it first. */
   linkChanged(id: string): void {
     void this.claims.linkDue(id, this.clock.now()).then(
-      () => this.poke(),
+      () => this.poke('links'),
       (err: unknown) => this.onError(`link-${id}`, err),
     );
   }
 
   /** A postcard was accepted (its row is due already): render it soon. */
   postcardReceived(): void {
-    this.poke();
+    this.poke('postcards');
   }
 
   /** Starts the scheduler: no work per link or postcard, only what is due is taken. */
@@ -90,8 +94,10 @@ export class EmbeddedEngine implements Engine {
     this.loop = this.run();
   }
 
-  /** Wakes the scheduler now. */
-  private poke(): void {
+  /** Wakes the scheduler now, to look for rows of `kind` (of both kinds when not said). */
+  private poke(kind?: Kind): void {
+    if (kind) this.wanted[kind] = true;
+    else this.wanted = { links: true, postcards: true };
     this.poked = true;
     this.sleeping?.abort();
   }
@@ -113,10 +119,14 @@ export class EmbeddedEngine implements Engine {
       }
       if (more || this.poked || this.stopped) continue;
       const ms = this.fenced ? POLL_MS : await this.untilNext().catch(() => POLL_MS);
-      if (ms <= 0 || this.poked || this.stopped) continue;
-      this.sleeping = new AbortController();
-      await this.clock.sleep(ms, this.sleeping.signal).catch(() => undefined);
-      this.sleeping = undefined;
+      if (this.poked || this.stopped) continue;
+      if (ms > 0) {
+        this.sleeping = new AbortController();
+        await this.clock.sleep(ms, this.sleeping.signal).catch(() => undefined);
+        this.sleeping = undefined;
+      }
+      // the clock woke it: what is due may be of either kind
+      if (!this.poked) this.wanted = { links: true, postcards: true };
     }
   }
 
@@ -133,25 +143,31 @@ export class EmbeddedEngine implements Engine {
   private pass(): Promise<boolean> {
     const pass = this.passing.then(async () => {
       if (this.halted) return false;
+      let want = this.wanted;
+      this.wanted = { links: false, postcards: false };
       const now = this.clock.now();
       if (now.getTime() - this.lastSweep >= POLL_MS) {
-        await this.claims.sweep(now, new Set(this.steps.keys()));
+        if (await this.claims.sweep(now, new Set(this.steps.keys()))) want = { links: true, postcards: true };
         this.lastSweep = now.getTime();
       }
       const room = LINK_STEPS - (this.steps.size - this.postcardsRunning);
-      const links = await this.claims.due('magic_links', now, room);
-      if (!this.halted) for (const id of links) this.track(id, this.linkStep(id));
+      const links = want.links ? await this.claims.due('magic_links', now, room) : [];
+      if (!this.halted) for (const id of links) this.track(id, 'links', this.linkStep(id));
       const take = this.postcardRoom();
       this.room = { links: room > 0, postcards: take > 0 };
-      const postcards = await this.claims.due('postcards', now, take);
+      const postcards = want.postcards ? await this.claims.due('postcards', now, take) : [];
       for (const id of postcards) {
         this.postcardsRunning++;
         this.track(
           id,
+          'postcards',
           this.render(id).finally(() => this.postcardsRunning--),
         );
       }
-      return (room > 0 && links.length === room) || (take > 0 && postcards.length === take);
+      // a full batch: there may be more
+      if (room > 0 && links.length === room) this.wanted.links = true;
+      if (take > 0 && postcards.length === take) this.wanted.postcards = true;
+      return this.wanted.links || this.wanted.postcards;
     });
     this.passing = pass.catch(() => false);
     return pass;
@@ -172,13 +188,13 @@ export class EmbeddedEngine implements Engine {
       void this.load.pause().then(() => {
         this.pausing = false;
         this.pausedOnce = true;
-        this.poke();
+        this.poke('postcards');
       });
     }
     return 0;
   }
 
-  private track(id: string, step: Promise<void>): void {
+  private track(id: string, kind: Kind, step: Promise<void>): void {
     const done = step.then(
       () => undefined,
       (err: unknown) => this.onError(id, err),
@@ -186,7 +202,7 @@ export class EmbeddedEngine implements Engine {
     this.steps.set(id, done);
     void done.finally(() => {
       this.steps.delete(id);
-      this.poke();
+      this.poke(kind);
     });
   }
 
@@ -231,6 +247,7 @@ export class EmbeddedEngine implements Engine {
    */
   async drain(): Promise<void> {
     for (;;) {
+      this.wanted = { links: true, postcards: true };
       const more = await this.pass();
       if (this.steps.size) {
         await Promise.all(this.steps.values());

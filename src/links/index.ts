@@ -16,7 +16,7 @@ import type { MagicLinkRow } from '../db/schema';
 import { ValidationError, type ErrorDetail } from '../errors';
 import type { Events } from '../events';
 import { isObject } from '../guards';
-import { newId } from '../ids';
+import { firstIdAt, newId } from '../ids';
 import type { Mailer } from '../mail';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import { sha256 } from '../secrets';
@@ -236,8 +236,9 @@ export class MagicLinks {
     if (filter.status) q = q.where('status', '=', filter.status);
     if (filter.document_id) q = q.where('document_id', '=', filter.document_id);
     if (filter.recipient_email) q = q.where('recipient_email', '=', filter.recipient_email);
-    if (after) q = q.where('created_at', '>=', after);
-    if (before) q = q.where('created_at', '<', before);
+    // a link's id begins with its creation time: the time filters are ranges of the id index too
+    if (after) q = q.where('created_at', '>=', after).where('id', '>=', firstIdAt('ml', new Date(after)));
+    if (before) q = q.where('created_at', '<', before).where('id', '<', firstIdAt('ml', new Date(before)));
     return toPage(await q.execute(), page.limit, linkInfo);
   }
 

@@ -4,6 +4,7 @@
  * holds nothing for them; the one that falls due is expired by the scheduler (fake clock) and its
  * `magic_link.expired` webhook delivered; on PostgreSQL two processes never both run one link's step.
  */
+import { sql } from 'kysely';
 import { FakeClock } from '../../src/clock';
 import type { MagicLinkRow } from '../../src/db/schema';
 import { postgresPresence } from '../../src/db/presence';
@@ -123,7 +124,16 @@ describe.each(BACKENDS)('links waiting on %s', (backend) => {
     it('runs each due link step in one process only, with two processes claiming at once', async () => {
       const row = await seed();
       const due = new Date(clock.now().getTime() - 1).toISOString();
-      await copies(row, 600, 'ml_race', { expires_at: due, wake_at: due });
+      // made to wait, the statistics taken, then due: PostgreSQL then expects few due rows, the
+      // plan in which a claim written as `id in (select … limit n for update skip locked)` took
+      // every due row, not n (the subquery ran again for each row updated)
+      await copies(row, 600, 'ml_race');
+      await sql`analyze magic_links`.execute(db());
+      await db()
+        .updateTable('magic_links')
+        .set({ expires_at: due, wake_at: due })
+        .where('id', 'like', 'ml_race%')
+        .execute();
       const stepped: string[][] = [[], []];
       const presences = [await postgresPresence(t.config.databaseUrl!), await postgresPresence(t.config.databaseUrl!)];
       const engines = presences.map(
@@ -142,6 +152,10 @@ describe.each(BACKENDS)('links waiting on %s', (backend) => {
       );
       // the service's own engine stands aside: only the two under test claim
       await engine().fence();
+      // a claim takes its batch and no more (each process runs at most LINK_STEPS at once)
+      const batch = new Claims(db(), presences[0], true);
+      expect(await batch.due('magic_links', clock.now(), 25)).toHaveLength(25);
+      await batch.releaseAll(clock.now());
       try {
         await Promise.all(engines.map((e) => e.drain()));
       } finally {
