@@ -10,9 +10,8 @@ const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
 const { sql } = require('kysely');
-const { serve, stop, cpuMs } = require('./processes');
+const { serve, stop, cpuMs, rssMb } = require('./processes');
 const { freshDatabase, startPostgres, stopPostgres } = require('../scripts/throwaway-pg');
 
 const dist = (p) => require(path.resolve(__dirname, '..', 'dist/src', p));
@@ -141,23 +140,6 @@ async function floorMs(database, count) {
     })
     .catch(() => undefined);
   return Number(process.hrtime.bigint() - started) / 1e6;
-}
-
-/** RSS (MB) of a process and its children. */
-function rssMb(pid) {
-  const pids = [
-    pid,
-    ...spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
-      .stdout.trim()
-      .split('\n')
-      .filter(Boolean),
-  ];
-  let kb = 0;
-  for (const p of pids) {
-    const m = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'));
-    if (m) kb += Number(m[1]);
-  }
-  return kb / 1024;
 }
 
 /** Starts the server on the data dir and measures it; the burst falls due BURST_AFTER_S after the start. */

@@ -49,9 +49,9 @@ function paperlink(args, dataDir, env = {}) {
   }).stdout.trim();
 }
 
-/** CPU time (ms) a process and its children (a cluster's workers) have used so far, from /proc (Linux). */
-function cpuMs(pid) {
-  const tree = [
+/** A process and its children (a cluster's workers). */
+function processTree(pid) {
+  return [
     pid,
     ...spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
       .stdout.trim()
@@ -59,8 +59,12 @@ function cpuMs(pid) {
       .filter(Boolean)
       .map(Number),
   ];
+}
+
+/** CPU time (ms) a process and its children have used so far, from /proc (Linux). */
+function cpuMs(pid) {
   let ticks = 0;
-  for (const p of tree) {
+  for (const p of processTree(pid)) {
     try {
       const fields = require('node:fs').readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
       ticks += Number(fields[11]) + Number(fields[12]);
@@ -69,6 +73,16 @@ function cpuMs(pid) {
     }
   }
   return ticks * 10; // USER_HZ is 100 on Linux
+}
+
+/** Resident memory (MB) of a process and its children, from /proc (Linux). */
+function rssMb(pid) {
+  let kb = 0;
+  for (const p of processTree(pid)) {
+    const m = /VmRSS:\s+(\d+)/.exec(require('node:fs').readFileSync(`/proc/${p}/status`, 'utf8'));
+    if (m) kb += Number(m[1]);
+  }
+  return kb / 1024;
 }
 
 /** Lets the server finish the requests in flight and waits for it to exit. */
@@ -114,4 +128,4 @@ async function paired(ours, baseline, rounds = 3) {
   return { ours: pick(runs.ours), baseline: pick(runs.baseline), ratios, ratio: median(ratios), all: runs };
 }
 
-module.exports = { start, serve, paperlink, stop, cpuMs, paired };
+module.exports = { start, serve, paperlink, stop, cpuMs, rssMb, paired };
