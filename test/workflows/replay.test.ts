@@ -22,11 +22,11 @@ type Bundle = { code: string };
 const bundle = (workflowsPath: string): Promise<Bundle> =>
   bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('ERROR') });
 
-/** Replays the named history files; returns each one's error (undefined when it replayed). */
-async function replay(code: Bundle, files: string[]): Promise<Map<string, Error | undefined>> {
+/** Replays the named history files (of `dir`); returns each one's error (undefined when it replayed). */
+async function replay(code: Bundle, files: string[], dir = DIR): Promise<Map<string, Error | undefined>> {
   const histories = files.map((f) => ({
     workflowId: f.replace(/\.json$/, ''),
-    history: JSON.parse(fs.readFileSync(path.join(DIR, f), 'utf8')) as unknown,
+    history: JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as unknown,
   }));
   const results = new Map<string, Error | undefined>();
   for await (const r of Worker.runReplayHistories({ workflowBundle: code, replayName: 'histories' }, histories))
@@ -52,6 +52,32 @@ describe('frozen histories', () => {
     expect([...results.keys()].sort()).toEqual(FILES.map((f) => f.replace(/\.json$/, '')));
     const failed = [...results].filter(([, err]) => err).map(([id, err]) => `${id}: ${err!.message}`);
     expect(failed).toEqual([]);
+  }, 120_000);
+});
+
+/**
+ * Histories a real Temporal server recorded (test/workflows/server.test.ts with
+ * PAPERLINK_EXPORT_HISTORIES=1 writes those missing; never rewritten): what the server really
+ * sends, which the hand-built ones imitate.
+ */
+describe('histories recorded by a real Temporal server', () => {
+  const dir = path.join(DIR, 'server');
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
+
+  it("replay against today's workflows without a determinism error", async () => {
+    expect(files).toEqual([
+      'generate.stored.json',
+      'link.expired-by-time.json',
+      'link.revoked-by-update.json',
+      'postcard.rendered.json',
+    ]);
+    const results = await replay(await bundle(path.join(ROOT, 'workflows/workflows.ts')), files, dir);
+    const failed = [...results].filter(([, err]) => err).map(([id, err]) => `${id}: ${err!.message}`);
+    expect(failed).toEqual([]);
+    expect(results.size).toBe(files.length);
   }, 120_000);
 });
 

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { loadConfig } from '../../src/config';
 import { buildApp } from '../../src/app';
@@ -90,7 +91,26 @@ suite(`on a real Temporal server${reason ? ` (skipped: ${reason})` : ''}`, () =>
     running = worker.run();
   }, 120_000);
 
+  /**
+   * The runs whose histories `PAPERLINK_EXPORT_HISTORIES=1` writes to test/workflows/histories/server
+   * (replayed in CI by replay.test.ts): a file that exists is kept as it was.
+   */
+  const runs = new Map<string, string>();
+  const exportHistories = async () => {
+    const dir = path.resolve(__dirname, 'histories/server');
+    fs.mkdirSync(dir, { recursive: true });
+    for (const [name, workflowId] of runs) {
+      const file = path.join(dir, `${name}.json`);
+      if (fs.existsSync(file)) continue;
+      const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+      const { events } = JSON.parse(historyToJSON(history)) as { events: unknown[] };
+      // one event per line, as the hand-built ones: a diff shows which event a change touched
+      fs.writeFileSync(file, `{"events": [\n${events.map((e) => JSON.stringify(e)).join(',\n')}\n]}\n`);
+    }
+  };
+
   afterAll(async () => {
+    if (process.env.PAPERLINK_EXPORT_HISTORIES === '1' && env) await exportHistories();
     worker?.shutdown();
     await running;
     await app?.close();
@@ -118,6 +138,7 @@ suite(`on a real Temporal server${reason ? ` (skipped: ${reason})` : ''}`, () =>
       status: 'completed',
       destinations: { inkit_storage: { name: 'Via Temporal' } },
     });
+    runs.set('generate.stored', `generate-${res.json().id}`);
     const run = await env.client.workflow.getHandle(`generate-${res.json().id}`).describe();
     expect(run.status.name).toBe('COMPLETED');
     const bad = await api('POST', '/v1/generate', { template_id: 'tmpl_nope', destinations: {} });
@@ -144,6 +165,7 @@ suite(`on a real Temporal server${reason ? ` (skipped: ${reason})` : ''}`, () =>
     );
     expect(res.statusCode).toBe(201);
     const id = res.json().magic_link_piece_id as string;
+    runs.set('link.expired-by-time', `link-${id}`);
     await eventually(
       async () => (await linkStatus(env.client, id)).state?.status === 'active',
       'the lifecycle read its link',
@@ -157,6 +179,7 @@ suite(`on a real Temporal server${reason ? ` (skipped: ${reason})` : ''}`, () =>
       expire_after_n_views: 3,
     });
     const otherId = other.json().id as string;
+    runs.set('link.revoked-by-update', `link-${otherId}`);
     await eventually(
       async () => (await linkStatus(env.client, otherId).catch(() => undefined))?.state?.status === 'active',
       'the API started the lifecycle',
@@ -190,6 +213,7 @@ suite(`on a real Temporal server${reason ? ` (skipped: ${reason})` : ''}`, () =>
       'the API started the postcard workflow',
     );
     expect(await postcardResult(env.client, res.json().id)).toBe('rendered');
+    runs.set('postcard.rendered', `postcard-${res.json().id}`);
     expect((await service.postcards.get(res.json().id)).status).toBe('rendered');
   }, 60_000);
 });
