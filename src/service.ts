@@ -174,10 +174,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     return presence;
   };
   presence = await openPresence().catch(abandon);
-  const claims =
-    database.dialect === 'postgres'
-      ? new Claims(db, presence, true)
-      : new Claims(db, presence, false, database.inTransaction);
+  const claims = new Claims(database, presence);
   links.owner = presence.id;
   const dispatcher = new Dispatcher(db, clock, {
     ...webhookOptions,

@@ -10,7 +10,7 @@
  * (`sending_by`); a dead sender's lease is freed and its link made due.
  */
 import { sql } from 'kysely';
-import type { Db } from '../db';
+import type { Database, Db } from '../db';
 import type { Presence } from '../db/presence';
 import { iso } from '../clock';
 import { ACTIVE as ACTIVE_LINK } from '../links';
@@ -19,15 +19,15 @@ import { ACTIVE as ACTIVE_LINK } from '../links';
 export type Waiting = 'magic_links' | 'postcards';
 
 export class Claims {
+  private readonly db: Db;
+
   constructor(
-    private readonly db: Db,
+    private readonly database: Database,
     /** This process's presence: a new one after it was lost. */
     public presence: Presence,
-    /** PostgreSQL: rows being claimed by another process are skipped, not waited for. */
-    private readonly skipLocked = false,
-    /** How a release is written: SQLite groups the releases of the moment into one commit (Database.inTransaction). */
-    private readonly write: <T>(work: (db: Db) => Promise<T>) => Promise<T> = (work) => work(db),
-  ) {}
+  ) {
+    this.db = database.db;
+  }
 
   get owner(): number {
     return this.presence.id;
@@ -37,7 +37,7 @@ export class Claims {
   async due(table: Waiting, now: Date, limit: number): Promise<string[]> {
     if (limit <= 0) return [];
     const at = iso(now);
-    if (this.skipLocked) {
+    if (this.database.dialect === 'postgres') {
       // one statement; rows another process is claiming are skipped. The CTE is evaluated once:
       // as `id in (subquery)` PostgreSQL may run the subquery again for each row it updates, and
       // each run skips the rows the runs before it locked, so the claim takes every due row
@@ -80,7 +80,11 @@ export class Claims {
       at === null
         ? sql<string | null>`wake_at`
         : sql<string>`case when wake_at is not null and wake_at < ${iso(at)} then wake_at else ${iso(at)} end`;
-    await this.write((db) =>
+    // SQLite groups the releases of the moment into one commit (Database.inTransaction); on
+    // PostgreSQL a transaction would add two round trips to one statement
+    const write =
+      this.database.dialect === 'sqlite' ? this.database.inTransaction : <T>(w: (db: Db) => Promise<T>) => w(this.db);
+    await write((db) =>
       db
         .updateTable(table)
         .set({ wake_at: wake, ...also })

@@ -64,8 +64,8 @@ describe('claims and presence on PostgreSQL', () => {
     const a = await presence();
     const b = await presence();
     expect((await a.live()).sort()).toEqual([a.id, b.id].sort());
-    const claimsA = new Claims(db(), a, true);
-    const claimsB = new Claims(db(), b, true);
+    const claimsA = new Claims(service.database, a);
+    const claimsB = new Claims(service.database, b);
     const mine = await link('mine@example.com');
     const theirs = await link('theirs@example.com');
     const now = new Date();
@@ -103,7 +103,7 @@ describe('claims and presence on PostgreSQL', () => {
 
   it('releases a step with its next wake-up, unless a change made the link due meanwhile', async () => {
     const a = await presence();
-    const claims = new Claims(db(), a, true);
+    const claims = new Claims(service.database, a);
     const id = await link('released@example.com');
     const now = new Date();
     await db().updateTable('magic_links').set({ wake_at: null }).where('wake_at', 'is not', null).execute();

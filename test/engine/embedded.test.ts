@@ -104,7 +104,7 @@ describe('the embedded engine', () => {
     new EmbeddedEngine(
       clock,
       { ...t.service.activities, ...activities, renderPostcard },
-      new Claims(db(), localPresence()),
+      new Claims(t.service.database, localPresence()),
     );
 
   it('expires a link at its deadline, not before, and holds nothing while it waits', async () => {

@@ -112,7 +112,7 @@ describe('a process that loses its presence on PostgreSQL', () => {
   it('leaves to the other process what that one claimed while this one was cut off', async () => {
     const id = await link('adopted@example.com');
     await engine().drain();
-    const claims = new Claims(db(), other, true);
+    const claims = new Claims(service.database, other);
     whileLost = async () => {
       // the other process takes the link's step between the cut and the reconnection
       const now = new Date();

@@ -147,13 +147,13 @@ describe.each(BACKENDS)('links waiting on %s', (backend) => {
                 return t.service.activities.linkState(id);
               },
             },
-            new Claims(db(), p, true),
+            new Claims(t.service.database, p),
           ),
       );
       // the service's own engine stands aside: only the two under test claim
       await engine().fence();
       // a claim takes its batch and no more (each process runs at most LINK_STEPS at once)
-      const batch = new Claims(db(), presences[0], true);
+      const batch = new Claims(t.service.database, presences[0]);
       expect(await batch.due('magic_links', clock.now(), 25)).toHaveLength(25);
       await batch.releaseAll(clock.now());
       try {
