@@ -240,4 +240,4 @@ async function run(report) {
   report.table(['database', 'links held', 'ready after', 'RSS', 'idle CPU ms/s', 'burst expired after'], rows);
 }
 
-module.exports = { run, dataset, burstAt, heldId };
+module.exports = { run };

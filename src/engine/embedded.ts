@@ -7,7 +7,7 @@
  * no flow, no timer, no work at start. A change (a view, a revoke, a send) marks the link due now.
  * Several processes on one database share the work by their claims; a dead one's are swept free.
  */
-import type { Clock } from '../clock';
+import { iso, type Clock } from '../clock';
 import type { GenerateResult } from '../documents';
 import { generateFlow, type GenerateActivities, type GenerateInput } from '../flows/generate';
 import { linkStep, type LinkActivities } from '../flows/link';
@@ -217,7 +217,7 @@ export class EmbeddedEngine implements Engine {
       return;
     }
     await this.claims.release('magic_links', id, wake.at === null ? null : new Date(wake.at), {
-      send_retry_at: wake.retryAt === null ? null : new Date(wake.retryAt).toISOString(),
+      send_retry_at: wake.retryAt === null ? null : iso(new Date(wake.retryAt)),
     });
   }
 

@@ -126,7 +126,8 @@ export interface LinkWake {
  */
 export async function linkStep(a: LinkActivities, id: string, now: () => number): Promise<LinkWake> {
   let state = await a.linkState(id);
-  let sent = false;
+  /** Whether this step has tried a send already (one try a step). */
+  let tried = false;
   for (;;) {
     const t = now();
     const plan = planLink(state, t);
@@ -142,8 +143,8 @@ export async function linkStep(a: LinkActivities, id: string, now: () => number)
           : t + SEND_RETRY_MS[state.sendAttempts - 1]
         : null;
     const due = plan.kind === 'send' || (retryAt !== null && retryAt <= t);
-    if (due && !sent) {
-      sent = true;
+    if (due && !tried) {
+      tried = true;
       await a.deliverLink(id);
       state = await a.linkState(id);
       continue;
