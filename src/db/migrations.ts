@@ -421,6 +421,19 @@ export const MIGRATIONS: [string, Step][] = [
       await db.schema.createIndex('deliveries_webhook').on('deliveries').columns(['webhook_id', 'id']).execute();
     },
   ],
+  [
+    '0017_storage_pending',
+    async (db) => {
+      // bytes outside the database (files, objects) that no record may name: written before their
+      // record commits, or left after it was deleted; housekeeping deletes those no document names
+      await db.schema
+        .createTable('storage_pending')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('since', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('storage_pending_since').on('storage_pending').column('since').execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

@@ -57,6 +57,12 @@ export interface BlobsTable {
   bytes: Uint8Array;
 }
 
+/** A key of file or object storage whose bytes no record may name yet (a save under way) or any more (a delete under way). */
+export interface StoragePendingTable {
+  key: string;
+  since: string;
+}
+
 export interface IdempotencyTable {
   /** Whose key it is and for which operation, e.g. `key_…:POST /v1/generate`. */
   scope: string;
@@ -271,6 +277,7 @@ export interface Schema {
   template_assets: TemplateAssetsTable;
   documents: DocumentsTable;
   blobs: BlobsTable;
+  storage_pending: StoragePendingTable;
   idempotency: IdempotencyTable;
   settings: SettingsTable;
 }

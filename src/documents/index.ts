@@ -6,7 +6,7 @@
 import type { Clock } from '../clock';
 import { sql } from 'kysely';
 import { iso } from '../clock';
-import { isUniqueViolation, type Db } from '../db';
+import { isUniqueViolation, PURGE_BATCH, type Db } from '../db';
 import type { DocumentRow } from '../db/schema';
 import { NotFoundError, PaperlinkError, ValidationError, type ErrorDetail } from '../errors';
 import { newId } from '../ids';
@@ -136,6 +136,9 @@ export function magicLinkDestination(link: LinkInfo, url: string): MagicLinkDest
     status: link.status,
   };
 }
+
+/** How old a note of pending bytes is before housekeeping deletes bytes no record names: far longer than any save. */
+export const UNREFERENCED_AFTER_MS = 60 * 60 * 1000;
 
 export class Documents {
   constructor(
@@ -349,23 +352,26 @@ export class Documents {
   }
 
   /**
-   * Stores an already rendered PDF as a document (postcards); returns its id. With a given id it is
-   * idempotent: when that document exists already (a retried render), nothing is written and its
-   * id is returned; the first render's bytes and record stay as they were.
+   * Stores an already rendered PDF as a document (postcards); returns its id. Idempotent by
+   * `renderId`: when a document of that render exists already (a retried render), nothing is
+   * written and its id is returned; the first render's bytes and record stay as they were.
    */
   async store(d: {
-    id?: string;
+    renderId: string;
     templateId: string;
     name: string;
     description: string | null;
     pdf: Uint8Array;
     caller: Caller;
   }): Promise<string> {
-    if (d.id && (await this.exists(d.id))) return d.id;
+    const stored = () =>
+      this.db.selectFrom('documents').select('id').where('render_id', '=', d.renderId).executeTakeFirst();
+    const before = await stored();
+    if (before) return before.id;
     const now = this.clock.now();
     const row: DocumentRow = {
-      id: d.id ?? newId('doc', now),
-      render_id: newId('rnd', now),
+      id: newId('doc', now),
+      render_id: d.renderId,
       name: d.name.slice(0, MAX_NAME),
       description: d.description,
       status: 'generated',
@@ -380,8 +386,9 @@ export class Documents {
     try {
       await this.save(row, d.pdf);
     } catch (err) {
-      // a given id that exists already: the same work was done before (a retried render)
-      if (!(d.id && isUniqueViolation(err))) throw err;
+      // the same render stored it meanwhile (the same work done twice at once)
+      if (!isUniqueViolation(err)) throw err;
+      return (await stored())!.id;
     }
     return row.id;
   }
@@ -391,28 +398,69 @@ export class Documents {
   }
 
   /**
-   * Bytes first, durably; then the record. A failure on the way leaves neither, but never takes
-   * bytes from a record that exists: a record with this id written meanwhile (the same work done
-   * twice at once) keeps its bytes.
+   * Bytes first, durably; then the record. Every save writes a key of its own (a new document id),
+   * so no two saves ever write the same bytes' key. Outside the database the key is noted as
+   * pending first and the note goes in the record's transaction: a crash on the way leaves a note,
+   * and housekeeping deletes the bytes no record names (`purgeUnreferenced`).
    */
   private async save(row: DocumentRow, pdf: Uint8Array): Promise<void> {
-    const commit = async (trx: Db) => {
-      await trx.insertInto('documents').values(row).execute();
-      await this.events.emit(trx, 'document.generated', row.id, () => ({ object: info(row) }));
-    };
     if (this.storage.kind === 'database') {
       await this.inTransaction(async (trx) => {
         await this.storage.put(row.id, pdf, trx);
-        await commit(trx);
+        await this.commit(trx, row);
       });
       return;
     }
+    await this.inTransaction((trx) =>
+      trx.insertInto('storage_pending').values({ key: row.id, since: row.created_at }).execute(),
+    );
     await this.storage.put(row.id, pdf);
     try {
-      await this.inTransaction(commit);
+      await this.inTransaction(async (trx) => {
+        const noted = await trx.deleteFrom('storage_pending').where('key', '=', row.id).executeTakeFirst();
+        // housekeeping took the note: this save took longer than UNREFERENCED_AFTER_MS, its bytes may be gone
+        if (noted.numDeletedRows !== 1n) throw new Error(`the save of document ${row.id} outlived its pending note`);
+        await this.commit(trx, row);
+      });
     } catch (err) {
-      if (!(await this.exists(row.id).catch(() => true))) await this.storage.delete(row.id).catch(() => undefined);
+      // tidy now what housekeeping would later, unless the commit went through after all
+      if (!(await this.exists(row.id).catch(() => true)))
+        await this.storage
+          .delete(row.id)
+          .then(() => this.db.deleteFrom('storage_pending').where('key', '=', row.id).execute())
+          .catch(() => undefined);
       throw err;
+    }
+  }
+
+  private async commit(trx: Db, row: DocumentRow): Promise<void> {
+    await trx.insertInto('documents').values(row).execute();
+    await this.events.emit(trx, 'document.generated', row.id, () => ({ object: info(row) }));
+  }
+
+  /**
+   * Deletes the bytes of saves that never committed (a crash between the bytes and the record) and
+   * of deletes that never finished, once their note is UNREFERENCED_AFTER_MS old: a batch at a time,
+   * through the notes' index, whatever the storage holds. How many notes it settled.
+   */
+  async purgeUnreferenced(): Promise<number> {
+    if (this.storage.kind === 'database') return 0;
+    const before = iso(new Date(this.clock.now().getTime() - UNREFERENCED_AFTER_MS));
+    let settled = 0;
+    for (;;) {
+      const notes = await this.db
+        .selectFrom('storage_pending')
+        .select('key')
+        .where('since', '<', before)
+        .orderBy('since')
+        .limit(PURGE_BATCH)
+        .execute();
+      for (const { key } of notes) {
+        if (!(await this.exists(key))) await this.storage.delete(key);
+        await this.db.deleteFrom('storage_pending').where('key', '=', key).execute();
+      }
+      settled += notes.length;
+      if (notes.length < PURGE_BATCH) return settled;
     }
   }
 
@@ -457,11 +505,11 @@ export class Documents {
     return toPage(await q.execute(), page.limit, info);
   }
 
-  /** Deletes the record first (so it is never listed without bytes), then the bytes. */
   /**
    * Deletes a document: its record, its links (each ends, reason `document_deleted`) and the
-   * events `document.deleted` and `magic_link.expired` commit together; then its bytes go. A crash
-   * between the two leaves bytes no record names, never a record without its bytes.
+   * events `document.deleted` and `magic_link.expired` commit together, with a note that its bytes
+   * are to go; then they go. A crash between the two leaves bytes no record names (never a record
+   * without its bytes), and the note, by which housekeeping deletes them.
    */
   async remove(id: string): Promise<void> {
     const ended = await this.db.transaction().execute(async (trx) => {
@@ -469,9 +517,15 @@ export class Documents {
       if (!row) throw new NotFoundError('document', id);
       const links = await this.links.endForDocument(trx, id);
       await this.events.emit(trx, 'document.deleted', id, () => ({ object: info(row) }));
+      if (this.storage.kind !== 'database')
+        await trx
+          .insertInto('storage_pending')
+          .values({ key: id, since: iso(this.clock.now()) })
+          .execute();
       return links;
     });
     this.links.ended(ended);
     await this.storage.delete(id);
+    await this.db.deleteFrom('storage_pending').where('key', '=', id).execute();
   }
 }

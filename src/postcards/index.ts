@@ -302,9 +302,9 @@ export class Postcards {
       });
     }
     const name = [p.contact.first_name, p.contact.last_name].filter(Boolean).join(' ');
-    // the document id follows from the postcard id, so a render that runs twice stores one document
+    // the render id follows from the postcard id, so a render that runs twice stores one document
     const docId = await this.documents.store({
-      id: `doc_${id}`,
+      renderId: `rnd_${id}`,
       templateId: p.template_id,
       name: `${templateName} for ${name}`,
       description: `postcard ${id}`,

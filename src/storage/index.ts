@@ -1,21 +1,41 @@
 /**
- * Document bytes. On disk in the data dir by default; in the database with STORAGE=database so
- * several machines can share them. A write returns only once the bytes are durable.
+ * Document bytes. On disk in the data dir by default; in the database (STORAGE=database) or in an
+ * S3-compatible bucket (STORAGE=s3) so several machines can share them. A write returns only once
+ * the bytes are durable.
  */
 import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { createHash } from 'node:crypto';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  PutObjectCommand,
+  S3Client,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
+import { ConfigError } from '../config';
 import type { Db } from '../db';
 
 export interface Storage {
-  readonly kind: 'filesystem' | 'database';
+  readonly kind: 'filesystem' | 'database' | 's3';
   /** Writes the bytes durably. With the database kind, `db` may be the caller's transaction. */
   put(key: string, bytes: Uint8Array, db?: Db): Promise<void>;
   get(key: string): Promise<Uint8Array | undefined>;
   delete(key: string): Promise<void>;
+  /** Throws, saying what to fix, when the storage cannot be used (checked once at start). */
+  check?(): Promise<void>;
+  close?(): void;
 }
 
 const SAFE_KEY = /^[A-Za-z0-9_.-]+$/;
+
+/** A key every kind stores as it is: no folder, no path step, no space (a document id is one). */
+function safe(key: string): string {
+  if (!SAFE_KEY.test(key) || key === '.' || key === '..') throw new Error(`unsafe storage key ${JSON.stringify(key)}`);
+  return key;
+}
 
 const { O_WRONLY, O_CREAT, O_EXCL } = fsConstants;
 
@@ -44,8 +64,7 @@ export class FileStorage implements Storage {
   constructor(private readonly dir: string) {}
 
   private file(key: string): string {
-    if (!SAFE_KEY.test(key)) throw new Error(`unsafe storage key ${JSON.stringify(key)}`);
-    return path.join(this.dir, key.slice(-2), key);
+    return path.join(this.dir, safe(key).slice(-2), key);
   }
 
   /**
@@ -100,7 +119,7 @@ export class DatabaseStorage implements Storage {
   async put(key: string, bytes: Uint8Array, db: Db = this.db): Promise<void> {
     await db
       .insertInto('blobs')
-      .values({ key, bytes: Buffer.from(bytes) })
+      .values({ key: safe(key), bytes: Buffer.from(bytes) })
       .execute();
   }
 
@@ -111,5 +130,94 @@ export class DatabaseStorage implements Storage {
 
   async delete(key: string): Promise<void> {
     await this.db.deleteFrom('blobs').where('key', '=', key).execute();
+  }
+}
+
+export interface S3Settings {
+  bucket: string;
+  /** Put before every key, e.g. `paperlink/` (default none). */
+  prefix: string;
+  region: string;
+  /** Another endpoint than AWS's, e.g. http://127.0.0.1:8333 (SeaweedFS, MinIO, s3proxy). */
+  endpoint?: string;
+  /** Bucket in the path (http://host/bucket/key) rather than the host name: what most servers other than AWS need. */
+  forcePathStyle: boolean;
+}
+
+/**
+ * Objects in an S3-compatible bucket, through the AWS SDK's own client; credentials come from
+ * where the SDK looks (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, an instance
+ * role). A PUT answered 200 is durable; its Content-MD5 makes the server refuse bytes that
+ * changed on the way.
+ */
+export class S3Storage implements Storage {
+  readonly kind = 's3' as const;
+  private readonly client: S3Client;
+
+  constructor(
+    private readonly settings: S3Settings,
+    client?: S3ClientConfig,
+  ) {
+    this.client = new S3Client({
+      region: settings.region,
+      endpoint: settings.endpoint,
+      forcePathStyle: settings.forcePathStyle,
+      // Content-MD5 checks every upload; the newer checksum headers are not understood by every
+      // S3-compatible server, so they are sent only where an operation requires them
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      ...client,
+    });
+  }
+
+  private key(key: string): string {
+    return this.settings.prefix + safe(key);
+  }
+
+  async put(key: string, bytes: Uint8Array): Promise<void> {
+    await this.client.send(
+      new PutObjectCommand({
+        Bucket: this.settings.bucket,
+        Key: this.key(key),
+        Body: bytes,
+        ContentType: 'application/pdf',
+        ContentMD5: createHash('md5').update(bytes).digest('base64'),
+      }),
+    );
+  }
+
+  async get(key: string): Promise<Uint8Array | undefined> {
+    try {
+      const answer = await this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: this.key(key) }));
+      return await answer.Body!.transformToByteArray();
+    } catch (err) {
+      if ((err as Error).name === 'NoSuchKey') return undefined;
+      throw err;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    // S3 answers 204 for a key that is not there too: a repeated delete is harmless
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: this.key(key) }));
+  }
+
+  async check(): Promise<void> {
+    const where = `bucket ${JSON.stringify(this.settings.bucket)} at ${this.settings.endpoint ?? `AWS ${this.settings.region}`}`;
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.settings.bucket }));
+    } catch (err) {
+      const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      const why =
+        status === 404
+          ? 'it does not exist: create it first'
+          : status === 403 || status === 401
+            ? 'these credentials may not use it: check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or the role)'
+            : `${(err as Error).name}: ${(err as Error).message || 'no answer'}: check S3_ENDPOINT, S3_REGION and S3_FORCE_PATH_STYLE`;
+      throw new ConfigError(`STORAGE=s3 cannot use ${where}: ${why}.`);
+    }
+  }
+
+  close(): void {
+    this.client.destroy();
   }
 }

@@ -125,8 +125,8 @@ describe.each(BACKENDS)('serve --processes 2 on %s', (backend) => {
       expect([...order.values()].filter((t) => t.join() !== 'postcard.received,postcard.rendered')).toEqual([]);
       expect(
         await count(
-          'SELECT count(*) AS n FROM documents WHERE id = ANY(?)',
-          ids.map((id) => `doc_${id}`),
+          'SELECT count(*) AS n FROM documents WHERE description = ANY(?)',
+          ids.map((id) => `postcard ${id}`),
         ),
       ).toBe(100);
 

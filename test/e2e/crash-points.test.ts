@@ -6,11 +6,13 @@
  * Idempotency-Key. Then what users rely on must hold: every acknowledged document has its bytes,
  * one document per render, one postcard per key, each event written once and delivered (again
  * only when the fault hit the write recording its delivery), each link e-mailed once (twice only
- * when the fault hit the write recording the send, with the same URL), and every URL opens.
+ * when the fault hit the write recording the send, with the same URL), and every URL opens; and
+ * once housekeeping has run, no file is left that no document names.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { FakeClock } from '../../src/clock';
+import { UNREFERENCED_AFTER_MS } from '../../src/documents';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { eventually } from '../support/eventually';
 import { root } from '../support/fixtures';
@@ -213,9 +215,14 @@ describe.each(BACKENDS)('a fault at every write, then a restart and a retry, on 
         `the postcard rendered and delivered after the fault at write ${k} (${hit.slice(0, 60)})`,
         60,
       );
+      const { document_id } = await db()
+        .selectFrom('postcards')
+        .select('document_id')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
       const pdf = await t.app.inject({
         method: 'GET',
-        url: `/v1/documents/doc_${id}/pdf`,
+        url: `/v1/documents/${document_id}/pdf`,
         headers: { 'x-service-api-token': t.key },
       });
       expect(pdf.statusCode).toBe(200);
@@ -240,4 +247,17 @@ describe.each(BACKENDS)('a fault at every write, then a restart and a retry, on 
     }
     expect(points).toBeGreaterThan(3);
   }, 300_000);
+
+  it('leaves, after all those faults, no bytes that no document names once housekeeping has run an hour on', async () => {
+    clock.advance(UNREFERENCED_AFTER_MS + 1_000);
+    await t.service.housekeeping();
+    const dir = path.join(t.config.dataDir, 'documents');
+    const files = fs
+      .readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((f) => f.isFile())
+      .map((f) => f.name);
+    const documents = await db().selectFrom('documents').select('id').execute();
+    expect(files.sort()).toEqual(documents.map((d) => d.id).sort());
+    expect(await db().selectFrom('storage_pending').selectAll().execute()).toEqual([]);
+  });
 });

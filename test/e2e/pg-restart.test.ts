@@ -120,8 +120,8 @@ describe('PostgreSQL restarted under load, two serve processes', () => {
       await eventually(async () => (await open()) === 0, 'every postcard answered 202 rendered', 180);
       // nothing more than what was answered: one postcard per key, one document per postcard
       expect(Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM postcards')).rows[0].n)).toBe(n);
-      const docs = await db.query<{ n: string }>('SELECT count(*) AS n FROM documents WHERE id = ANY($1)', [
-        ids.map((id) => `doc_${id}`),
+      const docs = await db.query<{ n: string }>('SELECT count(*) AS n FROM documents WHERE description = ANY($1)', [
+        ids.map((id) => `postcard ${id}`),
       ]);
       expect(Number(docs.rows[0].n)).toBe(n);
       // each postcard's events written once

@@ -99,8 +99,8 @@ describe('three serve processes on one PostgreSQL', () => {
       seen.set(String(r.event.data.object.id), [...(seen.get(String(r.event.data.object.id)) ?? []), r.event.type]);
     expect([...seen.values()].filter((types) => types.join() !== 'postcard.received,postcard.rendered')).toEqual([]);
     // one document per postcard; attempts as counted agree with the attempts recorded
-    const docs = await db.query<{ n: string }>('SELECT count(*) AS n FROM documents WHERE id = ANY($1)', [
-      ids.map((id) => `doc_${id}`),
+    const docs = await db.query<{ n: string }>('SELECT count(*) AS n FROM documents WHERE description = ANY($1)', [
+      ids.map((id) => `postcard ${id}`),
     ]);
     expect(Number(docs.rows[0].n)).toBe(300);
     const attempts = await db.query<{ id: string; attempts: number; rows: string }>(
@@ -132,8 +132,8 @@ describe('three serve processes on one PostgreSQL', () => {
     const repeated = [...perDelivery].filter(([, n]) => n > 1).map(([id]) => id);
     expect(repeated.filter((id) => !inFlight.has(id))).toEqual([]);
     expect(repeated.length).toBeLessThanOrEqual(inFlight.size);
-    const docs = await db.query<{ n: string }>('SELECT count(*) AS n FROM documents WHERE id = ANY($1)', [
-      ids.map((id) => `doc_${id}`),
+    const docs = await db.query<{ n: string }>('SELECT count(*) AS n FROM documents WHERE description = ANY($1)', [
+      ids.map((id) => `postcard ${id}`),
     ]);
     expect(Number(docs.rows[0].n)).toBe(60);
     const attempts = await db.query<{ id: string; attempts: number; rows: string }>(

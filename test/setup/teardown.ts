@@ -1,3 +1,3 @@
-import { teardown } from './postgres';
+import { teardown } from './servers';
 
 export default teardown;
