@@ -13,6 +13,8 @@ import { presenceDir } from './db/presence';
 import { buildApp } from './app';
 import { publicUrlMismatch } from './links/app';
 import { createService, type Service } from './service';
+import type { Activities } from './engine';
+import type { Marks } from './engine/marks';
 import { packageRoot } from './paths';
 import { EXAMPLE_IDS } from './templates/store';
 import { chromiumPath, CHROMIUM_MISSING } from './templates/html';
@@ -60,7 +62,11 @@ function serviceOptions(config: Config, log: (text: string) => void) {
     // loaded only in this mode: the Temporal SDK is an optional dependency
     engine:
       config.engine === 'temporal'
-        ? async () => (await import('../workflows/client')).TemporalEngine.connect(config.temporal, onFlowError)
+        ? async (_activities: Activities, marks: Marks) =>
+            (await import('../workflows/client')).TemporalEngine.connect(config.temporal, {
+              onError: onFlowError,
+              marks,
+            })
         : undefined,
   };
 }

@@ -16,6 +16,7 @@ import { Idempotency } from './idempotency';
 import { Keys } from './keys';
 import { activitiesOf, type Activities, type Engine } from './engine';
 import { Claims } from './engine/claims';
+import { Marks, markOnEngineChange } from './engine/marks';
 import { EmbeddedEngine } from './engine/embedded';
 import { eventLoopLoad, type Load } from './engine/load';
 import { Events } from './events';
@@ -76,8 +77,8 @@ export interface ServiceOptions {
   log?: (line: string) => void;
   /** Where flow errors are reported. */
   onFlowError?: (id: string, err: unknown) => void;
-  /** Another engine than the embedded one (`ENGINE=temporal`), made from the activities. */
-  engine?: (activities: Activities) => Engine | Promise<Engine>;
+  /** Another engine than the embedded one (`ENGINE=temporal`), made from the activities and where to mark what it has not been told of. */
+  engine?: (activities: Activities, marks: Marks) => Engine | Promise<Engine>;
   /** How busy requests keep this process; the embedded engine's postcard renders yield to them (default: the event loop's utilisation). */
   load?: Load;
   /**
@@ -196,7 +197,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const parts = { documents, links, postcards, dispatcher };
   const activities = activitiesOf(parts);
   const engine: Engine = options.engine
-    ? await (async () => options.engine!(activities))().catch(abandon)
+    ? await (async () => options.engine!(activities, new Marks(db)))().catch(abandon)
     : new EmbeddedEngine(clock, activities, claims, options.onFlowError);
   let housekeeping: NodeJS.Timeout | undefined;
   let tidying: Promise<void> = Promise.resolve();
@@ -266,13 +267,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
     }
     postcards.onReceived = (id) => engine.postcardReceived(id);
     links.onChange = (id, change) => engine.linkChanged(id, change);
-    if (engine instanceof EmbeddedEngine) {
-      engine.load = options.load ?? eventLoopLoad();
-      // nothing per link or postcard: the scheduler takes what is due, from an index
-      engine.start();
-    } else {
-      await engine.resume?.({ links: await links.activeIds(), postcards: await postcards.receivedIds() });
-    }
+    // what another engine left is due once for this one (a statement per kind, once per change)
+    await markOnEngineChange(db, engine.kind, clock.now()).catch(abandon);
+    if (engine instanceof EmbeddedEngine) engine.load = options.load ?? eventLoopLoad();
+    // nothing per link or postcard: what is due or marked is found through an index
+    engine.start();
   }
   return {
     config,

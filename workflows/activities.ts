@@ -24,7 +24,8 @@ export type ActivityDeps = Pick<Service, 'documents' | 'links' | 'postcards' | '
 export const HEARTBEAT_MS = 10_000;
 
 export function createActivities(deps: ActivityDeps, options: { heartbeatMs?: number } = {}): Activities {
-  const plain = activitiesOf(deps);
+  // the workflow's read of a link has seen what its mark stood for (src/engine/marks.ts)
+  const plain: Activities = { ...activitiesOf(deps), linkState: (id) => deps.links.state(id, true) };
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
   const wrapped = {} as Record<string, unknown>;
   for (const [name, fn] of Object.entries(plain) as [string, (...args: unknown[]) => Promise<unknown>][]) {

@@ -18,6 +18,7 @@ import { systemClock, type Clock } from '../src/clock';
 import type { TemporalConfig } from '../src/config';
 import type { GenerateResult } from '../src/documents';
 import type { Activities, Engine } from '../src/engine';
+import type { Marks } from '../src/engine/marks';
 import { PaperlinkError, reviveError, UnavailableError, type ErrorData } from '../src/errors';
 import type { GenerateInput } from '../src/flows/generate';
 import type { LinkChange, LinkState } from '../src/flows/link';
@@ -211,48 +212,125 @@ const SIGNAL_OF: Record<LinkChange, 'opened' | 'viewed' | 'changed'> = {
   ended: 'changed',
 };
 
+/** Options of the Temporal engine; `marks` is required to keep a failed start or signal for later. */
+export interface TemporalEngineOptions {
+  onError?: (id: string, err: unknown) => void;
+  /** Where the rows Temporal has not been told of are marked (src/engine/marks.ts). */
+  marks?: Marks;
+  /** How long one start or signal may take before it counts as failed (and is marked for later). */
+  callTimeoutMs?: number;
+  /** How long POST /v1/generate waits for its workflow before answering 503 engine_unavailable. */
+  resultTimeoutMs?: number;
+  clock?: Clock;
+}
+
 /**
  * ENGINE=temporal: the API hands its flows to Temporal workers. Generation waits for its workflow
  * (the API answers as before); link changes and received postcards start or signal their
- * workflows and do not wait: the database holds the truth, and a start or signal that fails is
- * retried every 30 s (and at the next start of the service, by resume).
+ * workflows and do not wait: the database holds the truth. What Temporal may not have heard of
+ * is marked in its row (src/engine/marks.ts): made while Temporal was unreachable, or by a process
+ * killed before its start. Each process hands the marked rows over at its start and every
+ * HANDOVER_MS after, a batch at a time, through an index: nothing per link or postcard held.
  */
 export class TemporalEngine implements Engine {
   readonly kind = 'temporal';
-  /** Starts and signals that failed (Temporal unreachable for a moment), retried every RETRY_MS. */
-  private readonly pending = new Map<string, () => Promise<void>>();
-  private readonly timer: NodeJS.Timeout;
+  private timer: NodeJS.Timeout | undefined;
   private wakeScheduled = false;
+  /** A wake of the webhook workflow failed: the next handover wakes it. */
+  private webhooksOwed = true;
   /** Generate calls still talking to Temporal (their answer may have gone already): stop() lets them end first. */
   private readonly calls = new Set<Promise<unknown>>();
   private readonly onError: (id: string, err: unknown) => void;
+  private readonly marks: Marks | undefined;
   private readonly callTimeoutMs: number;
   private readonly resultTimeoutMs: number;
   private readonly clock: Clock;
-  static RETRY_MS = 30_000;
+  private handing: Promise<number> | undefined;
+  /** How often marked rows are handed over, and how old a mark is before it is (a start or signal under way has its own answer first). */
+  static HANDOVER_MS = 15_000;
+  /** Rows one handover statement reads at most. */
+  static HANDOVER_BATCH = 200;
 
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string,
-    options: {
-      onError?: (id: string, err: unknown) => void;
-      /** How long one start or signal may take before it counts as failed (and is kept for later). */
-      callTimeoutMs?: number;
-      /** How long POST /v1/generate waits for its workflow before answering 503 engine_unavailable. */
-      resultTimeoutMs?: number;
-      clock?: Clock;
-    } = {},
+    options: TemporalEngineOptions = {},
   ) {
     this.onError = options.onError ?? (() => undefined);
+    this.marks = options.marks;
     this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
     this.resultTimeoutMs = options.resultTimeoutMs ?? 60_000;
     this.clock = options.clock ?? systemClock;
-    this.timer = setInterval(() => void this.retry(), TemporalEngine.RETRY_MS);
-    this.timer.unref();
   }
 
-  static async connect(t: TemporalConfig, onError?: (id: string, err: unknown) => void): Promise<TemporalEngine> {
-    return new TemporalEngine(await connectClient(t), t.taskQueue, { onError });
+  static async connect(t: TemporalConfig, options: TemporalEngineOptions = {}): Promise<TemporalEngine> {
+    return new TemporalEngine(await connectClient(t), t.taskQueue, options);
+  }
+
+  /** Hands over what is marked now, then every HANDOVER_MS; returns at once (the start of a process does not wait for it). */
+  start(): void {
+    if (this.timer) return;
+    const pass = () => void this.handOver().catch((err: unknown) => this.onError('handover', err));
+    this.timer = setInterval(pass, TemporalEngine.HANDOVER_MS);
+    this.timer.unref();
+    pass();
+  }
+
+  /**
+   * Tells Temporal of every row marked more than HANDOVER_MS ago (at once with `all`): a link's
+   * workflow is signalled with start, a postcard's started (one that runs already counts), a batch
+   * at a time; each mark goes once its call is answered. How many rows were handed over.
+   */
+  handOver(all = false): Promise<number> {
+    this.handing ??= this.handOverNow(all).finally(() => (this.handing = undefined));
+    return this.handing;
+  }
+
+  private async handOverNow(all: boolean): Promise<number> {
+    if (this.webhooksOwed) {
+      this.webhooksOwed = false;
+      await this.call(() => wakeWebhooks(this.client, { taskQueue: this.taskQueue })).catch((err: unknown) => {
+        this.webhooksOwed = true;
+        throw err;
+      });
+    }
+    const marks = this.marks;
+    if (!marks) return 0;
+    let handed = 0;
+    for (const table of ['magic_links', 'postcards'] as const) {
+      const tell =
+        table === 'magic_links'
+          ? (id: string) => signalLink(this.client, id, 'changed', { taskQueue: this.taskQueue })
+          : (id: string) => startPostcardIntake(this.client, id, { taskQueue: this.taskQueue });
+      for (;;) {
+        const now = this.clock.now();
+        const before = all ? now : new Date(now.getTime() - TemporalEngine.HANDOVER_MS);
+        const ids = await marks.due(table, before, TemporalEngine.HANDOVER_BATCH);
+        // each call's answer after `now`: the marks read (older than `now`) are covered by it
+        const told: string[] = [];
+        const failed: unknown[] = [];
+        await Promise.all(
+          ids.map((id) =>
+            this.call(() => tell(id)).then(
+              () => told.push(id),
+              (err: unknown) => failed.push(err),
+            ),
+          ),
+        );
+        await marks.clear(table, told, now);
+        handed += told.length;
+        // Temporal is not answering: the rest waits for the next pass
+        if (failed.length > 0)
+          throw new Error(`${failed.length} of ${ids.length} could not be handed to Temporal`, { cause: failed[0] });
+        if (ids.length < TemporalEngine.HANDOVER_BATCH) break;
+      }
+    }
+    return handed;
+  }
+
+  /** One start or signal, given callTimeoutMs. */
+  private call(fn: () => Promise<void>): Promise<void> {
+    return this.client.withDeadline(Date.now() + this.callTimeoutMs, fn);
   }
 
   /**
@@ -295,9 +373,7 @@ export class TemporalEngine implements Engine {
   }
 
   linkChanged(id: string, change: LinkChange): void {
-    this.attempt(workflowId.link(id), () =>
-      signalLink(this.client, id, SIGNAL_OF[change], { taskQueue: this.taskQueue }),
-    );
+    this.tell('magic_links', id, () => signalLink(this.client, id, SIGNAL_OF[change], { taskQueue: this.taskQueue }));
   }
 
   /** Wakes the webhook dispatcher workflow (starting it if needed), at most once per 200 ms. */
@@ -306,47 +382,33 @@ export class TemporalEngine implements Engine {
     this.wakeScheduled = true;
     setTimeout(() => {
       this.wakeScheduled = false;
-      this.attempt(workflowId.webhooks(this.taskQueue), () => wakeWebhooks(this.client, { taskQueue: this.taskQueue }));
+      this.call(() => wakeWebhooks(this.client, { taskQueue: this.taskQueue })).catch((err: unknown) => {
+        this.webhooksOwed = true;
+        this.onError(workflowId.webhooks(this.taskQueue), err);
+      });
     }, 200).unref();
   }
 
   postcardReceived(id: string): void {
-    this.attempt(workflowId.postcard(id), () => startPostcardIntake(this.client, id, { taskQueue: this.taskQueue }));
+    this.tell('postcards', id, () => startPostcardIntake(this.client, id, { taskQueue: this.taskQueue }));
   }
 
-  /** Runs it now; if Temporal cannot be reached, keeps it and tries again later (the database holds the record meanwhile). */
-  private attempt(key: string, call: () => Promise<void>): void {
-    const fn = () => this.client.withDeadline(Date.now() + this.callTimeoutMs, call);
-    fn().then(
-      () => this.pending.delete(key),
-      (err: unknown) => {
-        this.pending.set(key, fn);
-        this.onError(key, err);
-      },
-    );
-  }
-
-  /** Tries the failed starts and signals again; returns how many are still pending. */
-  async retry(): Promise<number> {
-    for (const [key, fn] of [...this.pending]) {
-      try {
-        await fn();
-        this.pending.delete(key);
-      } catch (err) {
-        this.onError(key, err);
-      }
-    }
-    return this.pending.size;
-  }
-
-  async resume(work: { links: string[]; postcards: string[] }): Promise<void> {
-    await wakeWebhooks(this.client, { taskQueue: this.taskQueue });
-    for (const id of work.links) await startLink(this.client, id, { taskQueue: this.taskQueue });
-    for (const id of work.postcards) await startPostcardIntake(this.client, id, { taskQueue: this.taskQueue });
+  /**
+   * Tells Temporal now. A row is made marked (src/engine/marks.ts), and the workflow's read of it
+   * clears that; a failed call marks it, for the next handover. So nothing is written when the call
+   * goes through, and nothing waits in memory when it does not.
+   */
+  private tell(table: 'magic_links' | 'postcards', id: string, fn: () => Promise<void>): void {
+    const key = table === 'magic_links' ? workflowId.link(id) : workflowId.postcard(id);
+    this.call(fn).catch(async (err: unknown) => {
+      this.onError(key, err);
+      await this.marks?.mark(table, id, this.clock.now()).catch((e: unknown) => this.onError(key, e));
+    });
   }
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    await this.handing?.catch(() => undefined);
     // the client's own retries of a call go on after it is cancelled (about 20 s against a server
     // that is down) and throw if the connection closes under them: close it once they have ended
     const close = () => this.client.connection.close();

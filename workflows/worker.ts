@@ -39,8 +39,9 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     service = await createService(config, {
       log,
       runFlows: true,
-      engine: () =>
+      engine: (_activities, marks) =>
         new TemporalEngine(client, t.taskQueue, {
+          marks,
           onError: (id, err) => log(`${id}: ${err instanceof Error ? err.message : String(err)}`),
         }),
     });

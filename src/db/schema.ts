@@ -120,7 +120,11 @@ export interface MagicLinksTable {
   sending_by: number | null;
   /** The process running a step of the link's lifecycle now (embedded engine); free again when the step ends or that process dies. */
   claimed_by: number | null;
-  /** When the embedded engine next looks at the link (its deadline, a retry, a lease running out; now after a change); null: nothing to wait for. */
+  /**
+   * When the embedded engine next looks at the link (its deadline, a retry, a lease running out;
+   * now after a change); null: nothing to wait for. Under Temporal: a change its workflow may not
+   * have seen, to hand over (src/engine/marks.ts).
+   */
   wake_at: string | null;
   /** When the failed e-mail is tried again (planned by the lifecycle, cleared by each send's outcome). */
   send_retry_at: string | null;

@@ -28,10 +28,11 @@ export interface Engine {
    */
   eventsEmitted?(): void;
   /**
-   * Temporal: makes sure every record that has not ended has its workflow (at start). The embedded
-   * engine has nothing to resume: what is due is in the database (src/engine/claims.ts).
+   * Begins the background work of a process that runs flows: the embedded scheduler, or Temporal's
+   * handover of what it has not heard of. Nothing per link or postcard: what is due or marked is
+   * found through an index (src/engine/claims.ts, src/engine/marks.ts).
    */
-  resume?(work: { links: string[]; postcards: string[] }): Promise<void>;
+  start(): void;
   stop(): Promise<void>;
 }
 

@@ -396,16 +396,20 @@ export class MagicLinks {
     for (const id of ids) this.onChange(id, 'ended');
   }
 
-  /** Ids of links whose lifecycle has not ended (the Temporal engine starts their workflows at start). */
-  async activeIds(): Promise<string[]> {
-    return (await this.db.selectFrom('magic_links').select('id').where('status', 'in', ACTIVE).execute()).map(
-      (r) => r.id,
-    );
-  }
-
-  /** What the lifecycle flow needs to know. */
-  async state(id: string): Promise<LinkState> {
+  /**
+   * What the lifecycle flow needs to know. `clearMark` (the Temporal workflow's read): the row's
+   * mark, set before this read (src/engine/marks.ts), goes: this read has seen its change.
+   */
+  async state(id: string, clearMark = false): Promise<LinkState> {
+    const before = iso(this.clock.now());
     const row = await this.row(id);
+    if (clearMark && row.wake_at !== null && row.wake_at < before)
+      await this.db
+        .updateTable('magic_links')
+        .set({ wake_at: null })
+        .where('id', '=', id)
+        .where('wake_at', '<', before)
+        .execute();
     const info = linkInfo(row);
     return {
       status: info.status,

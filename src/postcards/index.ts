@@ -250,13 +250,6 @@ export class Postcards {
     return toPage(await q.execute(), page.limit, info);
   }
 
-  /** Ids of postcards still to render (the Temporal engine starts their workflows at start). */
-  async receivedIds(): Promise<string[]> {
-    return (
-      await this.db.selectFrom('postcards').select('id').where('status', '=', 'received').orderBy('id', 'asc').execute()
-    ).map((r) => r.id);
-  }
-
   /**
    * Renders a received postcard and stores it as a document; marks it `rendered`, or `failed` with
    * the reason when the request cannot make a postcard (unknown template, unfilled merge fields).
@@ -329,7 +322,8 @@ export class Postcards {
     await this.inTransaction(async (trx) => {
       const row = await trx
         .updateTable('postcards')
-        .set({ ...set, updated_at: iso(this.clock.now()) })
+        // settled: nothing left to wake it for, and Temporal's mark (src/engine/marks.ts) goes
+        .set({ ...set, updated_at: iso(this.clock.now()), wake_at: null })
         .where('id', '=', id)
         .where('status', '=', 'received')
         .returningAll()

@@ -1,34 +1,71 @@
 /**
  * The Temporal engine in the API process when Temporal cannot be reached: a received postcard or
- * a changed link is not lost (the database holds it) and the start is kept to be tried again; a
- * generate request is answered 503 engine_unavailable at its deadline instead of hanging.
+ * a changed link is not lost (the database holds it, marked for the next handover); a generate
+ * request is answered 503 engine_unavailable at its deadline instead of hanging.
  */
 import { Client, Connection } from '@temporalio/client';
 import { FakeClock } from '../../src/clock';
 import { UnavailableError } from '../../src/errors';
 import { TemporalEngine } from '../../workflows/client';
+import type { Db } from '../../src/db';
+import { EXAMPLE_IDS } from '../../src/templates/store';
+import { eventually } from '../support/eventually';
 import { closedPort } from '../support/net';
+import { linkRow, sample } from '../support/rows';
+import { testService } from '../support/service';
+
+const markOf = async (db: Db, table: 'magic_links' | 'postcards', id: string) =>
+  (await db.selectFrom(table).select('wake_at').where('id', '=', id).executeTakeFirstOrThrow()).wake_at;
 
 describe('TemporalEngine without a reachable server', () => {
-  it('keeps failed starts and signals, reports them, and tries them again', async () => {
+  it('marks what it could not tell in its row (nothing held in memory), reports it, and keeps the marks when a handover fails', async () => {
     const errors: string[] = [];
+    const clock = new FakeClock('2026-11-26T10:00:00Z');
     const connection = Connection.lazy({ address: `127.0.0.1:${await closedPort()}` });
-    const engine = new TemporalEngine(new Client({ connection }), 'paperlink', {
-      onError: (id) => errors.push(id),
-      callTimeoutMs: 300,
+    let engine: TemporalEngine | undefined;
+    const t = await testService({
+      backend: 'postgres',
+      clock,
+      config: { engine: 'temporal' },
+      service: {
+        engine: (_activities, marks) =>
+          (engine = new TemporalEngine(new Client({ connection }), 'paperlink', {
+            onError: (id) => errors.push(id),
+            marks,
+            callTimeoutMs: 300,
+            clock,
+          })),
+      },
     });
     try {
-      engine.postcardReceived('pc_1');
-      engine.linkChanged('ml_1', 'opened');
-      const deadline = Date.now() + 25_000;
-      while (errors.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      expect(errors.sort()).toEqual(['link-ml_1', 'postcard-pc_1']);
-      expect(await engine.retry()).toBe(2);
-      expect(errors.filter((e) => e === 'postcard-pc_1')).toHaveLength(2);
+      const db = t.service.database.db;
+      const token = (await t.service.keys.create('postcard', 'engine test')).secret;
+      const card = await t.app.inject({
+        method: 'POST',
+        url: '/postcards',
+        payload: { ...sample, api_token: token, template_id: EXAMPLE_IDS.postcard },
+      });
+      expect(card.statusCode).toBe(202);
+      const postcard = card.json<{ id: string }>().id;
+      // a link Temporal had been told of (no mark) changes while it is unreachable
+      await db.insertInto('magic_links').values(linkRow('ml_told', clock.now())).execute();
+      clock.advance(1_000);
+      engine!.linkChanged('ml_told', 'opened');
+      await eventually(async () => errors.includes('link-ml_told'), 'the failed signal reported', 25);
+      await eventually(async () => (await markOf(db, 'magic_links', 'ml_told')) !== null, 'the link marked');
+      expect(await markOf(db, 'magic_links', 'ml_told')).toBe(clock.now().toISOString());
+      // the postcard was marked when it was received, and stays marked
+      expect(await markOf(db, 'postcards', postcard)).not.toBeNull();
+      await eventually(async () => errors.includes(`postcard-${postcard}`), 'the failed start reported', 25);
+      // a handover cannot reach Temporal either: it fails, and every mark stays for the next one
+      clock.advance(TemporalEngine.HANDOVER_MS + 1_000);
+      await expect(engine!.handOver()).rejects.toBeDefined();
+      expect(await markOf(db, 'magic_links', 'ml_told')).not.toBeNull();
+      expect(await markOf(db, 'postcards', postcard)).not.toBeNull();
     } finally {
-      await engine.stop();
+      await t.stop();
     }
-  }, 60_000);
+  }, 90_000);
 
   it('answers a generate 503 engine_unavailable with Retry-After once its deadline passes, not before', async () => {
     const clock = new FakeClock();

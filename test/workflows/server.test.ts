@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { Client, Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
@@ -29,6 +30,7 @@ import {
 } from '../../workflows/client';
 import { workflowsPath } from '../../workflows/worker';
 import { eventually } from '../support/eventually';
+import { linkRow, sample } from '../support/rows';
 import { freshPostgres } from '../support/service';
 
 /** The version scripts/temporal-install.sh builds (keep the two the same). */
@@ -58,6 +60,19 @@ suite(`on a real Temporal server${reason ? ` (skipped: ${reason})` : ''}`, () =>
   let key: string;
   let dataDir: string;
   const taskQueue = `paperlink-test-${process.pid}-${Date.now()}`;
+  let startService: () => Promise<Service>;
+  const calls: string[] = [];
+  const startWorker = async () => {
+    worker = await Worker.create({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      taskQueue,
+      workflowsPath,
+      activities: createActivities(service),
+    });
+    running = worker.run();
+  };
+  const statements: string[] = [];
 
   beforeAll(async () => {
     Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -73,22 +88,33 @@ suite(`on a real Temporal server${reason ? ` (skipped: ${reason})` : ''}`, () =>
       { dataDir, databaseUrl: await freshPostgres(), storage: 'database', logLevel: 'silent', engine: 'temporal' },
     );
     config.temporal.taskQueue = taskQueue;
-    service = await createService(config, {
-      runFlows: true,
-      log: () => undefined,
-      engine: () => new TemporalEngine(env.client, taskQueue),
-    });
+    // each service's engine has its own connection (and closes it), as `serve` does; every start
+    // and signal it sends is counted
+    startService = async () => {
+      const client = new Client({
+        connection: await Connection.connect({ address: env.connection.options.address }),
+        namespace: env.namespace ?? 'default',
+        interceptors: {
+          workflow: [
+            {
+              start: (input, next) => (calls.push(input.options.workflowId), next(input)),
+              signalWithStart: (input, next) => (calls.push(input.options.workflowId), next(input)),
+            },
+          ],
+        },
+      });
+      return createService(config, {
+        runFlows: true,
+        log: () => undefined,
+        beforeStatement: (sql) => void statements.push(sql),
+        engine: (_activities, marks) => new TemporalEngine(client, taskQueue, { marks }),
+      });
+    };
+    service = await startService();
     await service.apps.magicLink.put({});
     app = await buildApp(service, { logger: false });
     key = (await service.keys.create('api', 'temporal test')).secret;
-    worker = await Worker.create({
-      connection: env.nativeConnection,
-      namespace: env.namespace ?? 'default',
-      taskQueue,
-      workflowsPath,
-      activities: createActivities(service),
-    });
-    running = worker.run();
+    await startWorker();
   }, 120_000);
 
   /**
@@ -190,9 +216,6 @@ suite(`on a real Temporal server${reason ? ` (skipped: ${reason})` : ''}`, () =>
   }, 240_000);
 
   it('renders a postcard the API accepted in workflow postcard-<id>', async () => {
-    const sample = JSON.parse(
-      fs.readFileSync(path.resolve(__dirname, '../../examples/postcard/sample.json'), 'utf8'),
-    ) as Record<string, string>;
     const token = (await service.keys.create('postcard', 'temporal test')).secret;
     const res = await app.inject({
       method: 'POST',
@@ -216,4 +239,62 @@ suite(`on a real Temporal server${reason ? ` (skipped: ${reason})` : ''}`, () =>
     runs.set('postcard.rendered', `postcard-${res.json().id}`);
     expect((await service.postcards.get(res.json().id)).status).toBe('rendered');
   }, 60_000);
+
+  it('starts on 20,000 links Temporal has heard of by telling it only of what it has not', async () => {
+    const db = service.database.db;
+    const now = new Date();
+    const held = 20_000;
+    for (let i = 0; i < held; i += 1000)
+      await db
+        .insertInto('magic_links')
+        .values(Array.from({ length: 1000 }, (_, j) => linkRow(`ml_held${String(i + j).padStart(6, '0')}`, now)))
+        .execute();
+    // made while Temporal was unreachable, or by a process killed between its commit and its start:
+    // a link whose deadline has passed meanwhile, and a postcard received
+    const marked = new Date(now.getTime() - 60_000).toISOString();
+    await db
+      .insertInto('magic_links')
+      .values(linkRow('ml_unheard', now, { wake_at: marked, expires_at: marked }))
+      .execute();
+    const token = (await service.keys.create('postcard', 'handover test')).secret;
+    const card = await app.inject({
+      method: 'POST',
+      url: '/postcards',
+      payload: { api_token: token, template_id: EXAMPLE_IDS.postcard, ...sample },
+    });
+    expect(card.statusCode).toBe(202);
+    const postcard = card.json<{ id: string }>().id;
+    // as if the API had died before starting it: the postcard's workflow is not there
+    await env.client.workflow
+      .getHandle(`postcard-${postcard}`)
+      .terminate('as if never started')
+      .catch(() => undefined);
+    await db.updateTable('postcards').set({ wake_at: marked }).where('id', '=', postcard).execute();
+
+    worker.shutdown();
+    await running;
+    await app.close();
+    await service.close();
+    calls.length = 0;
+    statements.length = 0;
+    service = await startService();
+    app = await buildApp(service, { logger: false });
+    await startWorker();
+    // the start does not wait for its handover; this waits for it (and runs one more)
+    await (service.engine as TemporalEngine).handOver(true);
+    expect(calls.filter((id) => id.startsWith('link-ml_held'))).toEqual([]);
+    expect(calls).toEqual(expect.arrayContaining(['link-ml_unheard', `postcard-${postcard}`]));
+    expect(calls.length).toBeLessThan(10);
+    // reads of marked rows through their index, not of every link
+    expect(statements.filter((q) => /"magic_links"/.test(q)).length).toBeLessThan(20);
+    expect(statements.length).toBeLessThan(300);
+    expect(await linkResult(env.client, 'ml_unheard')).toBe('expired');
+    expect(await postcardResult(env.client, postcard)).toBe('rendered');
+    const left = await service.database.db
+      .selectFrom('magic_links')
+      .select('id')
+      .where('wake_at', 'is not', null)
+      .execute();
+    expect(left.map((r) => r.id).filter((id) => id.startsWith('ml_held') || id === 'ml_unheard')).toEqual([]);
+  }, 180_000);
 });
