@@ -1,25 +1,18 @@
 /**
- * End to end on a real Temporal server: the API with ENGINE=temporal, a worker running our
- * workflows and activities, PostgreSQL. The server is TEMPORAL_ADDRESS (an existing one), or the
- * official `temporal` CLI started as a local dev server: the one scripts/temporal-install.sh builds
- * from source through the Go module proxy into ~/.cache (CI does), or one on PATH. Without either it
- * is reported as skipped, with the reason in its name, in `npm test`'s summary; CI sets
- * PAPERLINK_REQUIRE_TEMPORAL=1, and there a missing server fails it instead.
+ * End to end on a real Temporal server (test/support/temporal.ts): the API with ENGINE=temporal, a
+ * worker running our workflows and activities, PostgreSQL; the workflow clients' own helpers; a
+ * restart that tells Temporal only of what it has not heard of.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { Client, Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { loadConfig } from '../../src/config';
 import { buildApp } from '../../src/app';
-import { createService, type Service } from '../../src/service';
+import type { Service } from '../../src/service';
 import { EXAMPLE_IDS } from '../../src/templates/store';
-import { createActivities } from '../../workflows/activities';
 import {
   expireLink,
   generateDocument,
@@ -28,93 +21,40 @@ import {
   postcardResult,
   TemporalEngine,
 } from '../../workflows/client';
-import { workflowsPath } from '../../workflows/worker';
 import { eventually } from '../support/eventually';
 import { linkRow, sample } from '../support/rows';
 import { freshPostgres } from '../support/service';
+import { serviceOnTemporal, startTemporal, TEMPORAL_MISSING, type OnTemporal } from '../support/temporal';
 
-/** The version scripts/temporal-install.sh builds (keep the two the same). */
-const CLI_VERSION = 'v1.5.1';
-const cli = (() => {
-  const cached = path.join(os.homedir(), '.cache', 'paperlink-temporal', CLI_VERSION);
-  if (fs.existsSync(path.join(cached, '.complete'))) return path.join(cached, 'temporal');
-  try {
-    return execFileSync('sh', ['-c', 'command -v temporal'], { encoding: 'utf8' }).trim() || undefined;
-  } catch {
-    return undefined;
-  }
-})();
-const address = process.env.TEMPORAL_ADDRESS;
-const reason =
-  address || cli ? undefined : `TEMPORAL_ADDRESS is not set and no temporal CLI (bash scripts/temporal-install.sh)`;
-if (reason && process.env.PAPERLINK_REQUIRE_TEMPORAL === '1')
-  throw new Error(`A real Temporal server is required here (PAPERLINK_REQUIRE_TEMPORAL=1): ${reason}`);
-const suite = reason ? describe.skip : describe;
+const suite = TEMPORAL_MISSING ? describe.skip : describe;
 
-suite(`on a real Temporal server${reason ? ` (skipped: ${reason})` : ''}`, () => {
+suite(`on a real Temporal server${TEMPORAL_MISSING ? ` (skipped: ${TEMPORAL_MISSING})` : ''}`, () => {
   let env: TestWorkflowEnvironment;
   let service: Service;
   let app: FastifyInstance;
-  let worker: Worker;
-  let running: Promise<void>;
   let key: string;
   let dataDir: string;
   const taskQueue = `paperlink-test-${process.pid}-${Date.now()}`;
-  let startService: () => Promise<Service>;
-  const calls: string[] = [];
-  const startWorker = async () => {
-    worker = await Worker.create({
-      connection: env.nativeConnection,
-      namespace: env.namespace ?? 'default',
-      taskQueue,
-      workflowsPath,
-      activities: createActivities(service),
-    });
-    running = worker.run();
-  };
+  let on: OnTemporal;
+  let startAll: () => Promise<void>;
   const statements: string[] = [];
 
   beforeAll(async () => {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
-    env = address
-      ? await TestWorkflowEnvironment.createFromExistingServer({
-          address,
-          namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
-        })
-      : await TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: cli! } } });
+    env = await startTemporal();
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-temporal-'));
     const config = loadConfig(
       {},
       { dataDir, databaseUrl: await freshPostgres(), storage: 'database', logLevel: 'silent', engine: 'temporal' },
     );
     config.temporal.taskQueue = taskQueue;
-    // each service's engine has its own connection (and closes it), as `serve` does; every start
-    // and signal it sends is counted
-    startService = async () => {
-      const client = new Client({
-        connection: await Connection.connect({ address: env.connection.options.address }),
-        namespace: env.namespace ?? 'default',
-        interceptors: {
-          workflow: [
-            {
-              start: (input, next) => (calls.push(input.options.workflowId), next(input)),
-              signalWithStart: (input, next) => (calls.push(input.options.workflowId), next(input)),
-            },
-          ],
-        },
-      });
-      return createService(config, {
-        runFlows: true,
-        log: () => undefined,
-        beforeStatement: (sql) => void statements.push(sql),
-        engine: (_activities, marks) => new TemporalEngine(client, taskQueue, { marks }),
-      });
+    startAll = async () => {
+      on = await serviceOnTemporal(env, config, { beforeStatement: (sql) => void statements.push(sql) });
+      service = on.service;
+      app = await buildApp(service, { logger: false });
     };
-    service = await startService();
+    await startAll();
     await service.apps.magicLink.put({});
-    app = await buildApp(service, { logger: false });
     key = (await service.keys.create('api', 'temporal test')).secret;
-    await startWorker();
   }, 120_000);
 
   /**
@@ -137,10 +77,8 @@ suite(`on a real Temporal server${reason ? ` (skipped: ${reason})` : ''}`, () =>
 
   afterAll(async () => {
     if (process.env.PAPERLINK_EXPORT_HISTORIES === '1' && env) await exportHistories();
-    worker?.shutdown();
-    await running;
     await app?.close();
-    await service?.close();
+    await on?.stop();
     await env?.teardown();
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   }, 60_000);
@@ -271,15 +209,11 @@ suite(`on a real Temporal server${reason ? ` (skipped: ${reason})` : ''}`, () =>
       .catch(() => undefined);
     await db.updateTable('postcards').set({ wake_at: marked }).where('id', '=', postcard).execute();
 
-    worker.shutdown();
-    await running;
     await app.close();
-    await service.close();
-    calls.length = 0;
+    await on.stop();
     statements.length = 0;
-    service = await startService();
-    app = await buildApp(service, { logger: false });
-    await startWorker();
+    await startAll();
+    const calls = on.calls;
     // the start does not wait for its handover; this waits for it (and runs one more)
     await (service.engine as TemporalEngine).handOver(true);
     expect(calls.filter((id) => id.startsWith('link-ml_held'))).toEqual([]);

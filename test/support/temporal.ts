@@ -1,0 +1,105 @@
+/**
+ * A real Temporal server for the tests: TEMPORAL_ADDRESS (an existing one), or the official
+ * `temporal` CLI started as a local dev server: the one scripts/temporal-install.sh builds from
+ * source through the Go module proxy into ~/.cache (CI does), or one on PATH. Without either the
+ * suites that need it are reported as skipped, with the reason in their name; CI sets
+ * PAPERLINK_REQUIRE_TEMPORAL=1, and there a missing server fails them instead.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import type { Config } from '../../src/config';
+import { createService, type Service, type ServiceOptions } from '../../src/service';
+import { createActivities } from '../../workflows/activities';
+import { TemporalEngine } from '../../workflows/client';
+import { workflowsPath } from '../../workflows/worker';
+
+/** The version scripts/temporal-install.sh builds (keep the two the same). */
+export const CLI_VERSION = 'v1.5.1';
+
+const cli = (() => {
+  const cached = path.join(os.homedir(), '.cache', 'paperlink-temporal', CLI_VERSION);
+  if (fs.existsSync(path.join(cached, '.complete'))) return path.join(cached, 'temporal');
+  try {
+    return execFileSync('sh', ['-c', 'command -v temporal'], { encoding: 'utf8' }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+})();
+const address = process.env.TEMPORAL_ADDRESS;
+
+/** Why there is no Temporal server for this run; undefined when there is one. */
+export const TEMPORAL_MISSING =
+  address || cli ? undefined : `TEMPORAL_ADDRESS is not set and no temporal CLI (bash scripts/temporal-install.sh)`;
+if (TEMPORAL_MISSING && process.env.PAPERLINK_REQUIRE_TEMPORAL === '1')
+  throw new Error(`A real Temporal server is required here (PAPERLINK_REQUIRE_TEMPORAL=1): ${TEMPORAL_MISSING}`);
+
+/** The server: TEMPORAL_ADDRESS, or a dev server of the CLI started for this test file. */
+export async function startTemporal(): Promise<TestWorkflowEnvironment> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  return address
+    ? TestWorkflowEnvironment.createFromExistingServer({
+        address,
+        namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+      })
+    : TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: cli! } } });
+}
+
+export interface OnTemporal {
+  service: Service;
+  /** Every workflow id the engine started or signalled, in order. */
+  calls: string[];
+  /** Stops the worker, then the service (its engine closes its own connection). */
+  stop(): Promise<void>;
+}
+
+/**
+ * `serve` with ENGINE=temporal and one `worker` beside it, as an operator runs them: the service's
+ * engine has a connection of its own (and closes it); every start and signal it sends is counted.
+ */
+export async function serviceOnTemporal(
+  env: TestWorkflowEnvironment,
+  config: Config,
+  options: ServiceOptions = {},
+): Promise<OnTemporal> {
+  const calls: string[] = [];
+  const client = new Client({
+    connection: await Connection.connect({ address: env.connection.options.address }),
+    namespace: env.namespace ?? 'default',
+    interceptors: {
+      workflow: [
+        {
+          start: (input, next) => (calls.push(input.options.workflowId), next(input)),
+          signalWithStart: (input, next) => (calls.push(input.options.workflowId), next(input)),
+        },
+      ],
+    },
+  });
+  const service = await createService(config, {
+    runFlows: true,
+    log: () => undefined,
+    ...options,
+    engine: (_activities, marks) => new TemporalEngine(client, config.temporal.taskQueue, { marks }),
+  });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue: config.temporal.taskQueue,
+    workflowsPath,
+    activities: createActivities(service),
+  });
+  const running = worker.run();
+  return {
+    service,
+    calls,
+    stop: async () => {
+      worker.shutdown();
+      await running;
+      await service.close();
+    },
+  };
+}
