@@ -267,7 +267,7 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     )
     .addHelpText(
       'after',
-      '\nEnvironment: PORT, HOST, DATA_DIR, DATABASE_URL (postgres://…), STORAGE (filesystem|database), BODY_LIMIT (e.g. 10mb), PUBLIC_URL, LOG_LEVEL, SMTP_URL, MAIL_FROM, POSTCARD_PATH, PROCESSES, SHUTDOWN_TIMEOUT_MS, ENGINE (embedded|temporal; temporal needs DATABASE_URL and the TEMPORAL_* settings of `paperlink worker --help`). See the README.',
+      '\nEnvironment: PORT, HOST, DATA_DIR, DATABASE_URL (postgres://…), STORAGE (filesystem|database|s3; s3 with S3_BUCKET, S3_PREFIX, S3_REGION, S3_ENDPOINT, S3_FORCE_PATH_STYLE and the AWS credentials), BODY_LIMIT (e.g. 10mb), PUBLIC_URL, LOG_LEVEL, SMTP_URL, MAIL_FROM, POSTCARD_PATH, PROCESSES, SHUTDOWN_TIMEOUT_MS, ENGINE (embedded|temporal; temporal needs DATABASE_URL and the TEMPORAL_* settings of `paperlink worker --help`). See the README.',
     )
     .action(async (opts: { port?: number; host?: string; dataDir?: string; processes?: number }) => {
       const processes = opts.processes ?? Number(process.env.PROCESSES || os.availableParallelism());
@@ -312,7 +312,7 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     .option('-q, --task-queue <name>', 'task queue to poll (env TEMPORAL_TASK_QUEUE, default paperlink)')
     .addHelpText(
       'after',
-      '\nEnvironment: DATABASE_URL (postgres://…, required), STORAGE, TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default default), TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY, TEMPORAL_TLS (true|false), TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY (mTLS), TEMPORAL_TLS_CA, SMTP_URL, MAIL_FROM, PUBLIC_URL. See the README, "Running on Temporal".',
+      '\nEnvironment: DATABASE_URL (postgres://…, required), STORAGE (database or s3 with S3_BUCKET, S3_ENDPOINT…, or one DATA_DIR every machine mounts), TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default default), TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY, TEMPORAL_TLS (true|false), TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY (mTLS), TEMPORAL_TLS_CA, SMTP_URL, MAIL_FROM, PUBLIC_URL. See the README, "Running on Temporal".',
     )
     .action(async (opts: { dataDir?: string; taskQueue?: string }) => {
       const config = loadConfig(process.env, { dataDir: opts.dataDir });

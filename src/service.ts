@@ -188,6 +188,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   presence = await openPresence().catch(abandon);
   const claims = new Claims(database, presence);
   links.owner = presence.id;
+  links.live = () => presence.live();
   const dispatcher = new Dispatcher(db, clock, {
     ...webhookOptions,
     log: options.log,

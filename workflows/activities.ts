@@ -4,8 +4,8 @@
  * cannot succeed: 422, 404, 409) becomes a non-retryable ApplicationFailure carrying the error as
  * data, so the API can answer exactly as the embedded engine would. Everything else (SMTP down,
  * storage full, the database restarting) is thrown as is and retried by the workflow's policy.
- * Every activity heartbeats while it runs, so one with a heartbeat timeout (the webhook round)
- * is retried elsewhere soon after its worker dies.
+ * Every activity heartbeats while it runs, so one whose worker died is retried on another soon
+ * after (the heartbeat timeouts of workflows/workflows.ts).
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -20,8 +20,8 @@ import { REQUEST_FAILURE } from './common';
  */
 export type ActivityDeps = Pick<Service, 'documents' | 'links' | 'postcards' | 'dispatcher'>;
 
-/** How often a running activity tells the server it is alive (well inside the 1-minute heartbeat timeout). */
-export const HEARTBEAT_MS = 10_000;
+/** How often a running activity tells the server it is alive (well inside the 20-second heartbeat timeout). */
+export const HEARTBEAT_MS = 5_000;
 
 export function createActivities(deps: ActivityDeps, options: { heartbeatMs?: number } = {}): Activities {
   // the workflow's read of a link has seen what its mark stood for (src/engine/marks.ts)

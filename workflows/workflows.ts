@@ -30,9 +30,15 @@ import type { Ports } from '../src/flows/ports';
 import { WAKE, webhookDispatch as dispatchFlow, type WebhookActivities } from '../src/flows/webhooks';
 import { LINK, REQUEST_FAILURE, workflowId } from './common';
 
+// Every activity heartbeats while it runs (workflows/activities.ts): one whose worker died (kill -9,
+// a lost machine) is retried on another worker this long after, not at its start-to-close timeout.
+// Activity options are not part of a workflow's history checks: changing them needs no patch.
+const HEARTBEAT_TIMEOUT = '20 seconds';
+
 // Rendering is CPU work of seconds; storage and the database are retried with back-off, a broken
 // request (422, 409, 404) is not retried at all.
 const generateActivities = proxyActivities<GenerateActivities>({
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
   startToCloseTimeout: '2 minutes',
   retry: {
     initialInterval: '1 second',
@@ -45,6 +51,7 @@ const generateActivities = proxyActivities<GenerateActivities>({
 // Sending mail and reading a link: SMTP outages are retried by the activity for about 2 hours, and
 // the flow itself resends later (SEND_RETRY_MS) when the link is still unsent.
 const linkActivities = proxyActivities<LinkActivities>({
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
   startToCloseTimeout: '1 minute',
   retry: {
     initialInterval: '5 seconds',
@@ -58,6 +65,7 @@ const linkActivities = proxyActivities<LinkActivities>({
 // server keeps one event for all attempts); a postcard that cannot be made ends `failed` without
 // an error, and a request failure (the postcard is gone) is not retried.
 const postcardActivities = proxyActivities<PostcardActivities>({
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
   startToCloseTimeout: '2 minutes',
   retry: {
     initialInterval: '1 second',
@@ -69,6 +77,7 @@ const postcardActivities = proxyActivities<PostcardActivities>({
 // Runs recorded before 'postcard-retry-policy' retried 5 times here, then waited in workflow code
 // (RENDER_RETRY_MS) and tried again: they replay with these options and the flow's loop.
 const postcardActivitiesBefore = proxyActivities<PostcardActivities>({
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 5 },
 });

@@ -17,24 +17,19 @@ import { ACTIVE } from '../links/model';
 
 export type Marked = 'magic_links' | 'postcards';
 
-/**
- * Marks at `at` the open rows of `table` (a link until it ends, a postcard until it is rendered or
- * failed): the one `id` if it is not marked already, or every one.
- */
-async function markOpen(db: Db, table: Marked, at: Date, id?: string): Promise<number> {
+/** Marks at `at` every open row of `table`: a link until it ends, a postcard until it is rendered or failed. */
+async function markOpen(db: Db, table: Marked, at: Date): Promise<number> {
   const r =
     table === 'magic_links'
       ? await db
           .updateTable('magic_links')
           .set({ wake_at: iso(at) })
           .where('status', 'in', ACTIVE)
-          .$if(id !== undefined, (q) => q.where('id', '=', id!).where('wake_at', 'is', null))
           .executeTakeFirst()
       : await db
           .updateTable('postcards')
           .set({ wake_at: iso(at) })
           .where('status', '=', 'received')
-          .$if(id !== undefined, (q) => q.where('id', '=', id!).where('wake_at', 'is', null))
           .executeTakeFirst();
   return Number(r.numUpdatedRows);
 }
@@ -68,9 +63,17 @@ export class Marks {
       .execute();
   }
 
-  /** A start or signal failed: the row is marked (unless it is already, from earlier), to be told later. */
+  /**
+   * A start or signal failed: the row is marked (unless it is already, from earlier), to be told
+   * later; an ended link too (its revocation is what the workflow has to hear).
+   */
   async mark(table: Marked, id: string, at: Date): Promise<void> {
-    await markOpen(this.db, table, at, id);
+    await this.db
+      .updateTable(table)
+      .set({ wake_at: iso(at) })
+      .where('id', '=', id)
+      .where('wake_at', 'is', null)
+      .execute();
   }
 }
 

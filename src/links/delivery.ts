@@ -27,6 +27,8 @@ export class LinkDelivery {
     private readonly apps: MagicLinkApps,
     /** This process's presence id, written beside a send lease it takes. */
     private readonly owner: () => number,
+    /** The presence ids of the processes alive now. */
+    private readonly live: () => Promise<number[]>,
     /** Tells the link's flow what happened. */
     private readonly changed: (id: string, change: LinkChange) => void,
   ) {}
@@ -48,20 +50,33 @@ export class LinkDelivery {
     // an error: the link's flow reads the state next and ends as the link did
     if (row.sent_at !== null || !ACTIVE.includes(row.status)) return { sent: row.sent_at !== null, url };
     const now = this.rows.clock.now();
-    const claimed = await this.rows.db
-      .updateTable('magic_links')
-      .set({
-        sending_until: iso(new Date(now.getTime() + SEND_LEASE_MS)),
-        sending_by: this.owner(),
-        token_hash: sha256(token),
-      })
-      .where('id', '=', id)
-      .where('sent_at', 'is', null)
-      .where('token_generation', '=', row.token_generation)
-      .where((e) => e.or([e('sending_until', 'is', null), e('sending_until', '<', iso(now))]))
-      .executeTakeFirst();
-    // sent meanwhile, or another sender holds the lease: that send is the one
-    if (!Number(claimed.numUpdatedRows)) return { sent: (await this.rows.row(id)).sent_at !== null, url };
+    const lease = (holder?: number | null) =>
+      this.rows.db
+        .updateTable('magic_links')
+        .set({
+          sending_until: iso(new Date(now.getTime() + SEND_LEASE_MS)),
+          sending_by: this.owner(),
+          token_hash: sha256(token),
+        })
+        .where('id', '=', id)
+        .where('sent_at', 'is', null)
+        .where('token_generation', '=', row.token_generation)
+        .where((e) =>
+          holder === undefined
+            ? e.or([e('sending_until', 'is', null), e('sending_until', '<', iso(now))])
+            : e('sending_by', '=', holder),
+        )
+        .executeTakeFirst();
+    let claimed = Number((await lease()).numUpdatedRows) > 0;
+    if (!claimed) {
+      // another sender holds the lease: if its process has died (a worker killed mid-send), this
+      // attempt takes it over now rather than when it runs out
+      const held = await this.rows.row(id);
+      if (held.sent_at === null && held.sending_by !== null && !(await this.live()).includes(held.sending_by))
+        claimed = Number((await lease(held.sending_by)).numUpdatedRows) > 0;
+      // sent meanwhile, or a live sender holds it: that send is the one
+      if (!claimed) return { sent: (await this.rows.row(id)).sent_at !== null, url };
+    }
     return this.send(row, app, url, tell);
   }
 

@@ -53,6 +53,8 @@ export class MagicLinks {
   onChange: (linkId: string, change: LinkChange) => void = () => undefined;
   /** This process's presence id (src/db/presence.ts), written beside a send lease it takes. */
   owner = 0;
+  /** The presence ids of the processes alive now (src/db/presence.ts): a send lease of another is free once its holder is gone. */
+  live: () => Promise<number[]> = async () => [this.owner];
 
   private readonly rows: LinkRows;
   private readonly tokens: LinkTokens;
@@ -75,7 +77,15 @@ export class MagicLinks {
     const changed = (id: string, change: LinkChange) => this.onChange(id, change);
     this.rows = new LinkRows(db, clock, events);
     this.tokens = new LinkTokens(keyring);
-    this.delivery = new LinkDelivery(this.rows, this.tokens, mailer, apps, () => this.owner, changed);
+    this.delivery = new LinkDelivery(
+      this.rows,
+      this.tokens,
+      mailer,
+      apps,
+      () => this.owner,
+      () => this.live(),
+      changed,
+    );
     this.sessions = new LinkSessions(this.rows);
     this.codes = new LinkCodes(this.rows, mailer, this.sessions);
     this.views = new LinkViews(this.rows, apps, this.sessions, inTransaction, (id) => this.end(id, 'expired'), changed);

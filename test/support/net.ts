@@ -8,3 +8,4 @@ export async function closedPort(): Promise<number> {
   await new Promise((r) => server.close(r));
   return port;
 }
+

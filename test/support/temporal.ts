@@ -5,7 +5,7 @@
  * suites that need it are reported as skipped, with the reason in their name; CI sets
  * PAPERLINK_REQUIRE_TEMPORAL=1, and there a missing server fails them instead.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,11 +15,15 @@ import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { Config } from '../../src/config';
 import { createService, type Service, type ServiceOptions } from '../../src/service';
 import { createActivities } from '../../workflows/activities';
-import { TemporalEngine } from '../../workflows/client';
+import { TemporalEngine, type TemporalEngineOptions } from '../../workflows/client';
 import { workflowsPath } from '../../workflows/worker';
+import { cliJs } from './serve';
 
 /** The version scripts/temporal-install.sh builds (keep the two the same). */
 export const CLI_VERSION = 'v1.5.1';
+
+/** The temporal CLI this run uses (when not TEMPORAL_ADDRESS). */
+export const temporalCli = () => cli;
 
 const cli = (() => {
   const cached = path.join(os.homedir(), '.cache', 'paperlink-temporal', CLI_VERSION);
@@ -65,6 +69,7 @@ export async function serviceOnTemporal(
   env: TestWorkflowEnvironment,
   config: Config,
   options: ServiceOptions = {},
+  more: { worker?: boolean; engine?: TemporalEngineOptions } = {},
 ): Promise<OnTemporal> {
   const calls: string[] = [];
   const client = new Client({
@@ -83,8 +88,9 @@ export async function serviceOnTemporal(
     runFlows: true,
     log: () => undefined,
     ...options,
-    engine: (_activities, marks) => new TemporalEngine(client, config.temporal.taskQueue, { marks }),
+    engine: (_activities, marks) => new TemporalEngine(client, config.temporal.taskQueue, { ...more.engine, marks }),
   });
+  if (more.worker === false) return { service, calls, stop: () => service.close() };
   const worker = await Worker.create({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
@@ -102,4 +108,25 @@ export async function serviceOnTemporal(
       await service.close();
     },
   };
+}
+
+/** `paperlink worker` as its own process (the built CLI), as an operator runs it; resolves once it polls. */
+export function workerProcess(
+  dataDir: string,
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; output: () => string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cliJs, 'worker', '--data-dir', dataDir], {
+      env: { ...process.env, ...env, NODE_OPTIONS: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const read = (c: Buffer) => {
+      out += c.toString();
+      if (out.includes('paperlink worker: polling')) resolve({ child, output: () => out });
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', read);
+    child.on('exit', (code, signal) => reject(new Error(`worker exited (${code ?? signal}): ${out}`)));
+  });
 }
