@@ -8,4 +8,3 @@ export async function closedPort(): Promise<number> {
   await new Promise((r) => server.close(r));
   return port;
 }
-

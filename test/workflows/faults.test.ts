@@ -109,7 +109,8 @@ suite(`faults on a real Temporal server${TEMPORAL_MISSING ? ` (skipped: ${TEMPOR
       query: `WorkflowType = 'generate' AND ExecutionStatus = 'Running'`,
     })) {
       const d = await env.client.workflow.getHandle(w.workflowId).describe();
-      n += d.raw.pendingActivities?.filter((a) => String(a.state).includes('STARTED') || a.state === 2).length ?? 0;
+      // PENDING_ACTIVITY_STATE_STARTED
+      n += d.raw.pendingActivities?.filter((a) => Number(a.state) === 2).length ?? 0;
     }
     return n;
   };
