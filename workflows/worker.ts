@@ -6,7 +6,7 @@
  * To register our workflows in a worker of your own:
  *   Worker.create({ workflowsPath, activities: createActivities(await createService(loadConfig())), taskQueue: 'paperlink' })
  */
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import { requirePostgres, type Config } from '../src/config';
 import { createService } from '../src/service';
 import { createActivities } from './activities';
@@ -29,6 +29,22 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
   const log = options.log ?? ((line: string) => console.error(line));
   requirePostgres(config, 'paperlink worker');
   const t = config.temporal;
+  // the SDK's own log at LOG_LEVEL, but its start-up chatter (the workflow bundle's build report)
+  // only at debug: `paperlink worker: polling …` says it is up
+  const level: Record<Config['logLevel'], LogLevel> = {
+    trace: 'TRACE',
+    debug: 'DEBUG',
+    info: 'WARN',
+    warn: 'WARN',
+    error: 'ERROR',
+    fatal: 'ERROR',
+    silent: 'ERROR',
+  };
+  try {
+    Runtime.install({ logger: new DefaultLogger(level[config.logLevel]) });
+  } catch {
+    // installed already (a worker of one's own in the same process): its logger stays
+  }
   const connection = await NativeConnection.connect(connectionOptions(t)).catch((err: unknown) => {
     throw unreachable(t, err);
   });

@@ -7,14 +7,7 @@ import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadBucketCommand,
-  PutObjectCommand,
-  S3Client,
-  type S3ClientConfig,
-} from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { ConfigError } from '../config';
 import type { Db } from '../db';
 
@@ -152,22 +145,26 @@ export interface S3Settings {
  */
 export class S3Storage implements Storage {
   readonly kind = 's3' as const;
-  private readonly client: S3Client;
+  /** The SDK is loaded only where STORAGE=s3 (every other process starts without it). */
+  private readonly s3: Promise<{ sdk: typeof import('@aws-sdk/client-s3'); client: S3Client }>;
 
   constructor(
     private readonly settings: S3Settings,
     client?: S3ClientConfig,
   ) {
-    this.client = new S3Client({
-      region: settings.region,
-      endpoint: settings.endpoint,
-      forcePathStyle: settings.forcePathStyle,
-      // Content-MD5 checks every upload; the newer checksum headers are not understood by every
-      // S3-compatible server, so they are sent only where an operation requires them
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-      ...client,
-    });
+    this.s3 = import('@aws-sdk/client-s3').then((sdk) => ({
+      sdk,
+      client: new sdk.S3Client({
+        region: settings.region,
+        endpoint: settings.endpoint,
+        forcePathStyle: settings.forcePathStyle,
+        // Content-MD5 checks every upload; the newer checksum headers are not understood by every
+        // S3-compatible server, so they are sent only where an operation requires them
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        responseChecksumValidation: 'WHEN_REQUIRED',
+        ...client,
+      }),
+    }));
   }
 
   private key(key: string): string {
@@ -175,8 +172,9 @@ export class S3Storage implements Storage {
   }
 
   async put(key: string, bytes: Uint8Array): Promise<void> {
-    await this.client.send(
-      new PutObjectCommand({
+    const { sdk, client } = await this.s3;
+    await client.send(
+      new sdk.PutObjectCommand({
         Bucket: this.settings.bucket,
         Key: this.key(key),
         Body: bytes,
@@ -187,8 +185,9 @@ export class S3Storage implements Storage {
   }
 
   async get(key: string): Promise<Uint8Array | undefined> {
+    const { sdk, client } = await this.s3;
     try {
-      const answer = await this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: this.key(key) }));
+      const answer = await client.send(new sdk.GetObjectCommand({ Bucket: this.settings.bucket, Key: this.key(key) }));
       return await answer.Body!.transformToByteArray();
     } catch (err) {
       if ((err as Error).name === 'NoSuchKey') return undefined;
@@ -198,13 +197,15 @@ export class S3Storage implements Storage {
 
   async delete(key: string): Promise<void> {
     // S3 answers 204 for a key that is not there too: a repeated delete is harmless
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: this.key(key) }));
+    const { sdk, client } = await this.s3;
+    await client.send(new sdk.DeleteObjectCommand({ Bucket: this.settings.bucket, Key: this.key(key) }));
   }
 
   async check(): Promise<void> {
     const where = `bucket ${JSON.stringify(this.settings.bucket)} at ${this.settings.endpoint ?? `AWS ${this.settings.region}`}`;
+    const { sdk, client } = await this.s3;
     try {
-      await this.client.send(new HeadBucketCommand({ Bucket: this.settings.bucket }));
+      await client.send(new sdk.HeadBucketCommand({ Bucket: this.settings.bucket }));
     } catch (err) {
       const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
       const why =
@@ -218,6 +219,6 @@ export class S3Storage implements Storage {
   }
 
   close(): void {
-    this.client.destroy();
+    void this.s3.then(({ client }) => client.destroy());
   }
 }
