@@ -98,6 +98,14 @@ export interface TemporalConfig {
   tlsCertPath?: string;
   tlsKeyPath?: string;
   tlsCaPath?: string;
+  /**
+   * Worker Versioning (TEMPORAL_WORKER_VERSIONING, default true where the server has Worker
+   * Deployments): workers register as build `buildId` (TEMPORAL_BUILD_ID, default the package
+   * version) of deployment `deploymentName` (TEMPORAL_DEPLOYMENT_NAME, default paperlink).
+   */
+  versioning: boolean;
+  deploymentName: string;
+  buildId?: string;
 }
 
 export class ConfigError extends PaperlinkError {
@@ -347,6 +355,9 @@ function temporalConfig(env: Env): TemporalConfig {
   if (tlsFlag !== undefined && tlsFlag !== '' && !['true', 'false'].includes(tlsFlag))
     throw new ConfigError(`TEMPORAL_TLS must be true or false, not ${JSON.stringify(tlsFlag)}.`);
   const taskQueue = env.TEMPORAL_TASK_QUEUE || 'paperlink';
+  const versioning = env.TEMPORAL_WORKER_VERSIONING || 'true';
+  if (!['true', 'false'].includes(versioning))
+    throw new ConfigError(`TEMPORAL_WORKER_VERSIONING must be true or false, not ${JSON.stringify(versioning)}.`);
   return {
     address: env.TEMPORAL_ADDRESS || 'localhost:7233',
     namespace: env.TEMPORAL_NAMESPACE || 'default',
@@ -356,6 +367,9 @@ function temporalConfig(env: Env): TemporalConfig {
     tlsCertPath,
     tlsKeyPath,
     tlsCaPath: env.TEMPORAL_TLS_CA || undefined,
+    versioning: versioning === 'true',
+    deploymentName: env.TEMPORAL_DEPLOYMENT_NAME || 'paperlink',
+    buildId: env.TEMPORAL_BUILD_ID || undefined,
   };
 }
 

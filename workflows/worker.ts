@@ -13,6 +13,86 @@ import { createActivities } from './activities';
 import { Client } from '@temporalio/client';
 import type { Service } from '../src/service';
 import { connectionOptions, TemporalEngine, unreachable } from './client';
+import { packageVersion } from '../src/service';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
+
+/**
+ * Worker Versioning: a worker registers as one build of the deployment, and the server sends each
+ * workflow's tasks to the build it belongs to. A Magic Link's lifecycle, which may run for years,
+ * and the webhook dispatcher move to the current build at their next task (AUTO_UPGRADE: a change
+ * to them still goes behind patched()); a render and a postcard, which last seconds, finish on
+ * the build they started on (PINNED, set in workflows.ts).
+ */
+export function deploymentOptions(version: WorkerDeploymentVersion) {
+  return { version, useWorkerVersioning: true as const, defaultVersioningBehavior: 'AUTO_UPGRADE' as const };
+}
+
+/** Whether the server has Worker Deployments (Temporal Server 1.27 and later, Temporal Cloud). */
+export async function hasWorkerDeployments(client: Client, namespace: string): Promise<boolean> {
+  try {
+    await client.workflowService.listWorkerDeployments({ namespace, pageSize: 1 });
+    return true;
+  } catch (err) {
+    // UNIMPLEMENTED, or FAILED_PRECONDITION where the feature is turned off
+    if ([12, 9].includes((err as { code?: number }).code ?? -1)) return false;
+    throw err;
+  }
+}
+
+/** The build new workflows go to now (none before the first is made current). */
+export async function currentBuild(
+  client: Client,
+  namespace: string,
+  deploymentName: string,
+): Promise<string | undefined> {
+  try {
+    const { workerDeploymentInfo } = await client.workflowService.describeWorkerDeployment({
+      namespace,
+      deploymentName,
+    });
+    return workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId || undefined;
+  } catch (err) {
+    if ((err as { code?: number }).code === 5) return undefined; // NOT_FOUND: no worker has polled yet
+    throw err;
+  }
+}
+
+/** Sends new workflows (and the next tasks of AUTO_UPGRADE ones) to `version`: a rollout's last step. */
+export async function makeCurrent(client: Client, namespace: string, version: WorkerDeploymentVersion): Promise<void> {
+  await client.workflowService.setWorkerDeploymentCurrentVersion({
+    namespace,
+    deploymentName: version.deploymentName,
+    buildId: version.buildId,
+    identity: 'paperlink worker',
+  });
+}
+
+/**
+ * The first build of a deployment is made current by its worker (nothing runs until one is); a
+ * later one waits beside the current one for the operator to make it current. Says what it did.
+ */
+export async function adoptVersion(
+  client: Client,
+  namespace: string,
+  version: WorkerDeploymentVersion,
+  tries = 30,
+): Promise<string> {
+  for (let i = 0; ; i++) {
+    const current = await currentBuild(client, namespace, version.deploymentName);
+    if (current === version.buildId)
+      return `build ${version.buildId} is the current build of ${version.deploymentName}`;
+    if (current)
+      return `build ${current} is current; this build ${version.buildId} waits beside it until you make it current: temporal worker deployment set-current-version --deployment-name ${version.deploymentName} --build-id ${version.buildId}`;
+    try {
+      await makeCurrent(client, namespace, version);
+      return `build ${version.buildId} made current: the first build of deployment ${version.deploymentName}`;
+    } catch (err) {
+      // the server has not seen this build's pollers yet
+      if (i + 1 >= tries) throw err;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
 
 /** The workflow file to give `Worker.create({ workflowsPath })` (or `bundleWorkflowCode`). */
 export const workflowsPath = require.resolve('./workflows');
@@ -61,12 +141,19 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
           onError: (id, err) => log(`${id}: ${err instanceof Error ? err.message : String(err)}`),
         }),
     });
+    const version = { deploymentName: t.deploymentName, buildId: t.buildId ?? packageVersion() };
+    const versioned = t.versioning && (await hasWorkerDeployments(client, t.namespace));
+    if (t.versioning && !versioned)
+      log(
+        'paperlink worker: this Temporal server has no Worker Deployments: running unversioned (a workflow change then relies on patched() alone; docs/temporal.md)',
+      );
     const worker = await Worker.create({
       connection,
       namespace: t.namespace,
       taskQueue: t.taskQueue,
       workflowsPath,
       activities: createActivities(service),
+      workerDeploymentOptions: versioned ? deploymentOptions(version) : undefined,
     });
     const stop = () => {
       log('paperlink worker: stopping (running activities finish first)');
@@ -75,9 +162,18 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
     options.signal?.addEventListener('abort', stop, { once: true });
-    log(`paperlink worker: polling task queue "${t.taskQueue}" in namespace "${t.namespace}" at ${t.address}`);
+    log(
+      `paperlink worker: polling task queue "${t.taskQueue}" in namespace "${t.namespace}" at ${t.address}${versioned ? ` as build ${version.buildId} of deployment ${version.deploymentName}` : ''}`,
+    );
+    const running = worker.run();
+    if (versioned)
+      void adoptVersion(client, t.namespace, version).then(
+        (said) => log(`paperlink worker: ${said}`),
+        (err: unknown) =>
+          log(`paperlink worker: could not read deployment ${version.deploymentName}: ${(err as Error).message}`),
+      );
     try {
-      await worker.run();
+      await running;
     } finally {
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
