@@ -18,10 +18,11 @@ import type { WorkerDeploymentVersion } from '@temporalio/common';
 
 /**
  * Worker Versioning: a worker registers as one build of the deployment, and the server sends each
- * workflow's tasks to the build it belongs to. A Magic Link's lifecycle, which may run for years,
- * and the webhook dispatcher move to the current build at their next task (AUTO_UPGRADE: a change
- * to them still goes behind patched()); a render and a postcard, which last seconds, finish on
- * the build they started on (PINNED, set in workflows.ts).
+ * workflow's tasks to the build it belongs to. Every workflow auto-upgrades: it moves to the
+ * current build at its next task, so a change to a workflow still goes behind patched() (replay
+ * tests prove it). No workflow is pinned: a behavior named in workflow code makes the server
+ * refuse the tasks of an unversioned worker (a server without Worker Deployments, a worker of
+ * one's own), and our workflows must run on both.
  */
 export function deploymentOptions(version: WorkerDeploymentVersion) {
   return { version, useWorkerVersioning: true as const, defaultVersioningBehavior: 'AUTO_UPGRADE' as const };

@@ -18,7 +18,6 @@ import {
   patched,
   proxyActivities,
   setHandler,
-  setWorkflowOptions,
   sleep,
   startChild,
   workflowInfo,
@@ -107,8 +106,6 @@ function ports<A>(activities: A, handlers: Map<string, () => void> = new Map()):
 // ---- generate ------------------------------------------------------------------------------
 
 /** Renders, stores and shares one document; starts the lifecycle of the Magic Link it made. */
-// A render lasts seconds: under Worker Versioning it finishes on the build it started on.
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, generate);
 export async function generate(input: GenerateInput): Promise<GenerateResult> {
   return generateFlow(
     {
@@ -209,8 +206,6 @@ export async function linkLifecycle(linkId: string): Promise<'expired' | 'revoke
  * storage down) are retried by the activity's policy, not by a loop here: no history grows while a
  * postcard waits for the database to come back.
  */
-// As a render: a postcard's intake finishes on the build it started on.
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, postcardIntake);
 export async function postcardIntake(postcardId: string): Promise<PostcardStatus> {
   if (patched('postcard-retry-policy')) return postcardActivities.renderPostcard(postcardId);
   return intakeFlow(ports(postcardActivitiesBefore), postcardId, (err) =>

@@ -23,7 +23,13 @@ import { sample } from '../support/rows';
 import { freshBucket, S3_MISSING } from '../support/s3';
 import { freshPostgres, testService, type TestService } from '../support/service';
 import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
-import { serviceOnTemporal, startTemporal, TEMPORAL_MISSING, type OnTemporal } from '../support/temporal';
+import {
+  exportHistories,
+  serviceOnTemporal,
+  startTemporal,
+  TEMPORAL_MISSING,
+  type OnTemporal,
+} from '../support/temporal';
 
 const ENGINES = ['embedded', 'temporal'] as const;
 type Kind = (typeof ENGINES)[number];
@@ -50,6 +56,8 @@ describe.each(ENGINES)('the API on the %s engine', (kind) => {
   let dataDir: string | undefined;
   /** The scenario's name for each resource id. */
   const names = new Map<string, string>();
+  /** On Temporal, the runs whose histories PAPERLINK_EXPORT_HISTORIES=1 writes (replayed in CI). */
+  const runs = new Map<string, string>();
 
   beforeAll(async () => {
     if (skip) return;
@@ -95,6 +103,7 @@ describe.each(ENGINES)('the API on the %s engine', (kind) => {
   afterAll(async () => {
     if (t) await t.stop();
     else {
+      if (env) await exportHistories(env, runs);
       await app?.close();
       await on?.stop();
       await env?.teardown();
@@ -173,6 +182,8 @@ describe.each(ENGINES)('the API on the %s engine', (kind) => {
     documentId = body.document_id;
     names.set(documentId, 'document');
     names.set(body.magic_link_piece_id, 'viewer');
+    runs.set('generate.with-link', `generate-${body.id}`);
+    runs.set('link.expired-by-views', `link-${body.magic_link_piece_id}`);
     const pdf = await api('GET', `/v1/documents/${documentId}/pdf`);
     expect(pdf.statusCode).toBe(200);
     expect(pdf.rawPayload.length).toBe(body.destinations.inkit_storage.size);
@@ -188,11 +199,13 @@ describe.each(ENGINES)('the API on the %s engine', (kind) => {
 
   test('revokes a link, and resends another to a new URL that works where the old one no longer does', async () => {
     const revoked = await share('revoked', documentId, { expire_after_n_views: 3 });
+    runs.set('link.revoked-by-api', `link-${revoked.id}`);
     const answer = await api('POST', `/v1/magic_links/${revoked.id}/expire`);
     expect(answer.json().status).toBe('revoked');
     expect((await view(revoked.path)).statusCode).toBe(404);
 
     const resent = await share('resent', documentId, { expire_after_n_views: 3 });
+    runs.set('link.resent', `link-${resent.id}`);
     const before = mail.messages.length;
     expect((await api('POST', `/v1/magic_links/${resent.id}/resend`)).statusCode).toBe(200);
     const again = await e_mailed('resent', before);
@@ -207,6 +220,7 @@ describe.each(ENGINES)('the API on the %s engine', (kind) => {
     const opened = await share('opened', documentId, { retain_from_opened: { minutes: 1 } });
     expect((await view(opened.path, await signIn('opened', opened.path))).statusCode).toBe(200);
     const untouched = await share('untouched', documentId, { retain_from_created: { days: 2 } });
+    runs.set('link.expired-from-opening', `link-${opened.id}`);
     await passes(61_000);
     for (const link of [made, opened])
       await eventually(async () => (await status(link.id)) === 'expired', `${names.get(link.id)} ended by time`, 30);
@@ -239,6 +253,7 @@ describe.each(ENGINES)('the API on the %s engine', (kind) => {
     expect(rendered.status).toBe('rendered');
     names.set(rendered.document_id, 'postcard document');
     expect((await api('GET', `/v1/documents/${rendered.document_id}/pdf`)).statusCode).toBe(200);
+    runs.set('postcard.failed', `postcard-${bad}`);
     const failed = await settled(bad);
     expect(failed).toMatchObject({ status: 'failed', document_id: null });
     expect(failed.failure_reason).toContain('unsupported_character');
@@ -271,6 +286,7 @@ describe.each(ENGINES)('the API on the %s engine', (kind) => {
       (transcript.mail[address.replace(`.${kind}@`, '@')] ??= []).push(m.subject ?? '');
     }
     transcripts[kind] = transcript;
+    if (on) runs.set('webhooks.rounds', `webhooks-${on.service.config.temporal.taskQueue}`);
     // what the scenarios above did, as a user sees it
     expect(transcript.events.viewer).toContain('magic_link.expired');
     expect(transcript.events.postcard).toEqual(['postcard.received', 'postcard.rendered']);

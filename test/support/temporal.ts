@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { Config } from '../../src/config';
@@ -129,4 +130,23 @@ export function workerProcess(
     child.stderr.on('data', read);
     child.on('exit', (code, signal) => reject(new Error(`worker exited (${code ?? signal}): ${out}`)));
   });
+}
+
+/**
+ * With PAPERLINK_EXPORT_HISTORIES=1: writes the history of each run (`name` → workflow id) to
+ * test/workflows/histories/server/<name>.json, replayed in CI by replay.test.ts; a file that exists
+ * is kept as it was (histories are never rewritten).
+ */
+export async function exportHistories(env: TestWorkflowEnvironment, runs: Map<string, string>): Promise<void> {
+  if (process.env.PAPERLINK_EXPORT_HISTORIES !== '1') return;
+  const dir = path.resolve(__dirname, '../workflows/histories/server');
+  fs.mkdirSync(dir, { recursive: true });
+  for (const [name, workflowId] of runs) {
+    const file = path.join(dir, `${name}.json`);
+    if (fs.existsSync(file)) continue;
+    const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+    const { events } = JSON.parse(historyToJSON(history)) as { events: unknown[] };
+    // one event per line, as the hand-built ones: a diff shows which event a change touched
+    fs.writeFileSync(file, `{"events": [\n${events.map((e) => JSON.stringify(e)).join(',\n')}\n]}\n`);
+  }
 }

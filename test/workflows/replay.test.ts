@@ -56,9 +56,9 @@ describe('frozen histories', () => {
 });
 
 /**
- * Histories a real Temporal server recorded (test/workflows/server.test.ts with
- * PAPERLINK_EXPORT_HISTORIES=1 writes those missing; never rewritten): what the server really
- * sends, which the hand-built ones imitate.
+ * Histories a real Temporal server recorded (test/workflows/server.test.ts and
+ * test/e2e/engines.test.ts with PAPERLINK_EXPORT_HISTORIES=1 write those missing; never
+ * rewritten): what the server really sends, which the hand-built ones imitate.
  */
 describe('histories recorded by a real Temporal server', () => {
   const dir = path.join(DIR, 'server');
@@ -68,11 +68,19 @@ describe('histories recorded by a real Temporal server', () => {
     .sort();
 
   it("replay against today's workflows without a determinism error", async () => {
+    // every path the dev server can record in a test's time (the ten-day cap is hand-built only)
     expect(files).toEqual([
       'generate.stored.json',
+      'generate.with-link.json',
       'link.expired-by-time.json',
+      'link.expired-by-views.json',
+      'link.expired-from-opening.json',
+      'link.resent.json',
+      'link.revoked-by-api.json',
       'link.revoked-by-update.json',
+      'postcard.failed.json',
       'postcard.rendered.json',
+      'webhooks.rounds.json',
     ]);
     const results = await replay(await bundle(path.join(ROOT, 'workflows/workflows.ts')), files, dir);
     const failed = [...results].filter(([, err]) => err).map(([id, err]) => `${id}: ${err!.message}`);

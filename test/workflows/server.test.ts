@@ -8,7 +8,6 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { loadConfig } from '../../src/config';
 import { buildApp } from '../../src/app';
 import type { Service } from '../../src/service';
@@ -24,7 +23,13 @@ import {
 import { eventually } from '../support/eventually';
 import { linkRow, sample } from '../support/rows';
 import { freshPostgres } from '../support/service';
-import { serviceOnTemporal, startTemporal, TEMPORAL_MISSING, type OnTemporal } from '../support/temporal';
+import {
+  exportHistories,
+  serviceOnTemporal,
+  startTemporal,
+  TEMPORAL_MISSING,
+  type OnTemporal,
+} from '../support/temporal';
 
 const suite = TEMPORAL_MISSING ? describe.skip : describe;
 
@@ -57,26 +62,11 @@ suite(`on a real Temporal server${TEMPORAL_MISSING ? ` (skipped: ${TEMPORAL_MISS
     key = (await service.keys.create('api', 'temporal test')).secret;
   }, 120_000);
 
-  /**
-   * The runs whose histories `PAPERLINK_EXPORT_HISTORIES=1` writes to test/workflows/histories/server
-   * (replayed in CI by replay.test.ts): a file that exists is kept as it was.
-   */
+  /** The runs whose histories `PAPERLINK_EXPORT_HISTORIES=1` writes (test/support/temporal.ts). */
   const runs = new Map<string, string>();
-  const exportHistories = async () => {
-    const dir = path.resolve(__dirname, 'histories/server');
-    fs.mkdirSync(dir, { recursive: true });
-    for (const [name, workflowId] of runs) {
-      const file = path.join(dir, `${name}.json`);
-      if (fs.existsSync(file)) continue;
-      const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
-      const { events } = JSON.parse(historyToJSON(history)) as { events: unknown[] };
-      // one event per line, as the hand-built ones: a diff shows which event a change touched
-      fs.writeFileSync(file, `{"events": [\n${events.map((e) => JSON.stringify(e)).join(',\n')}\n]}\n`);
-    }
-  };
 
   afterAll(async () => {
-    if (process.env.PAPERLINK_EXPORT_HISTORIES === '1' && env) await exportHistories();
+    if (env) await exportHistories(env, runs);
     await app?.close();
     await on?.stop();
     await env?.teardown();
