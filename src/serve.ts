@@ -12,9 +12,8 @@ import { lockDataDir } from './db/lock';
 import { presenceDir } from './db/presence';
 import { buildApp } from './app';
 import { publicUrlMismatch } from './links/app';
-import { createService, type Service } from './service';
+import { createService, type EngineParts, type Service } from './service';
 import type { Activities } from './engine';
-import type { Marks } from './engine/marks';
 import { packageRoot } from './paths';
 import { EXAMPLE_IDS } from './templates/store';
 import { chromiumPath, CHROMIUM_MISSING } from './templates/html';
@@ -62,10 +61,10 @@ function serviceOptions(config: Config, log: (text: string) => void) {
     // loaded only in this mode: the Temporal SDK is an optional dependency
     engine:
       config.engine === 'temporal'
-        ? async (_activities: Activities, marks: Marks) =>
+        ? async (_activities: Activities, parts: EngineParts) =>
             (await import('../workflows/client')).TemporalEngine.connect(config.temporal, {
               onError: onFlowError,
-              marks,
+              ...parts,
             })
         : undefined,
   };

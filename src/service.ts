@@ -67,6 +67,14 @@ export interface Service {
   close(): Promise<void>;
 }
 
+/** What an engine of another kind (Temporal) is given of the service. */
+export interface EngineParts {
+  /** Where the rows the engine has not told its server of are marked (src/engine/marks.ts). */
+  marks: Marks;
+  /** A Magic Link's URL, derived again: it is kept out of the engine's history. */
+  linkUrl: (linkId: string) => Promise<string>;
+}
+
 export interface ServiceOptions {
   clock?: Clock;
   /** Load the example templates on the first start (default true). */
@@ -77,8 +85,8 @@ export interface ServiceOptions {
   log?: (line: string) => void;
   /** Where flow errors are reported. */
   onFlowError?: (id: string, err: unknown) => void;
-  /** Another engine than the embedded one (`ENGINE=temporal`), made from the activities and where to mark what it has not been told of. */
-  engine?: (activities: Activities, marks: Marks) => Engine | Promise<Engine>;
+  /** Another engine than the embedded one (`ENGINE=temporal`), made from the activities and what it needs of the service. */
+  engine?: (activities: Activities, parts: EngineParts) => Engine | Promise<Engine>;
   /** How busy requests keep this process; the embedded engine's postcard renders yield to them (default: the event loop's utilisation). */
   load?: Load;
   /**
@@ -198,7 +206,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const parts = { documents, links, postcards, dispatcher };
   const activities = activitiesOf(parts);
   const engine: Engine = options.engine
-    ? await (async () => options.engine!(activities, new Marks(db)))().catch(abandon)
+    ? await (async () => options.engine!(activities, { marks: new Marks(db), linkUrl: (id) => links.url(id) }))().catch(abandon)
     : new EmbeddedEngine(clock, activities, claims, options.onFlowError);
   let housekeeping: NodeJS.Timeout | undefined;
   let tidying: Promise<void> = Promise.resolve();

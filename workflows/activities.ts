@@ -24,8 +24,19 @@ export type ActivityDeps = Pick<Service, 'documents' | 'links' | 'postcards' | '
 export const HEARTBEAT_MS = 5_000;
 
 export function createActivities(deps: ActivityDeps, options: { heartbeatMs?: number } = {}): Activities {
-  // the workflow's read of a link has seen what its mark stood for (src/engine/marks.ts)
-  const plain: Activities = { ...activitiesOf(deps), linkState: (id) => deps.links.state(id, true) };
+  const own = activitiesOf(deps);
+  const plain: Activities = {
+    ...own,
+    // the workflow's read of a link has seen what its mark stood for (src/engine/marks.ts)
+    linkState: (id) => deps.links.state(id, true),
+    // a Magic Link's URL is a secret: it never enters Temporal's history (the result is kept
+    // there); the API derives it again for its answer (TemporalEngine.generate)
+    generateDocument: async (input) => {
+      const result = await own.generateDocument(input);
+      if (result.destinations.magic_link) result.destinations.magic_link.url = '';
+      return result;
+    },
+  };
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
   const wrapped = {} as Record<string, unknown>;
   for (const [name, fn] of Object.entries(plain) as [string, (...args: unknown[]) => Promise<unknown>][]) {

@@ -217,6 +217,8 @@ export interface TemporalEngineOptions {
   onError?: (id: string, err: unknown) => void;
   /** Where the rows Temporal has not been told of are marked (src/engine/marks.ts). */
   marks?: Marks;
+  /** A Magic Link's URL, derived again (it is kept out of Temporal's history): generate answers carry it. */
+  linkUrl?: (linkId: string) => Promise<string>;
   /** How long one start or signal may take before it counts as failed (and is marked for later). */
   callTimeoutMs?: number;
   /** How long POST /v1/generate waits for its workflow before answering 503 engine_unavailable. */
@@ -242,6 +244,7 @@ export class TemporalEngine implements Engine {
   private readonly calls = new Set<Promise<unknown>>();
   private readonly onError: (id: string, err: unknown) => void;
   private readonly marks: Marks | undefined;
+  private readonly linkUrl: ((linkId: string) => Promise<string>) | undefined;
   private readonly callTimeoutMs: number;
   private readonly resultTimeoutMs: number;
   private readonly clock: Clock;
@@ -258,6 +261,7 @@ export class TemporalEngine implements Engine {
   ) {
     this.onError = options.onError ?? (() => undefined);
     this.marks = options.marks;
+    this.linkUrl = options.linkUrl;
     this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
     this.resultTimeoutMs = options.resultTimeoutMs ?? 60_000;
     this.clock = options.clock ?? systemClock;
@@ -365,7 +369,10 @@ export class TemporalEngine implements Engine {
       );
     });
     try {
-      return await Promise.race([work, deadline]);
+      const result = await Promise.race([work, deadline]);
+      const link = result.destinations.magic_link;
+      if (link && !link.url && this.linkUrl) link.url = await this.linkUrl(link.id);
+      return result;
     } finally {
       abort.abort();
       deadline.catch(() => undefined);

@@ -136,9 +136,9 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     service = await createService(config, {
       log,
       runFlows: true,
-      engine: (_activities, marks) =>
+      engine: (_activities, parts) =>
         new TemporalEngine(client, t.taskQueue, {
-          marks,
+          ...parts,
           onError: (id, err) => log(`${id}: ${err instanceof Error ? err.message : String(err)}`),
         }),
     });

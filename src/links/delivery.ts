@@ -16,6 +16,11 @@ import { limitsForRecipient } from './policy';
 import type { LinkRows } from './rows';
 import type { LinkTokens } from './tokens';
 
+/** The address a recipient opens: the app's public URL and the link's token. */
+export function urlOf(app: MagicLinkApp, token: string): string {
+  return `${app.public_url}/l/${token}`;
+}
+
 /** How long one sender holds a link's e-mail: longer than the mailer may take (its timeouts are a minute). */
 export const SEND_LEASE_MS = 2 * 60 * 1000;
 
@@ -45,7 +50,7 @@ export class LinkDelivery {
     const row = await this.rows.row(id);
     const app = await this.apps.require();
     const token = this.tokens.token(id, row.token_generation, row.token_key);
-    const url = `${app.public_url}/l/${token}`;
+    const url = urlOf(app, token);
     // sent already, or ended meanwhile (revoked while its e-mail was due): nothing to send, and not
     // an error: the link's flow reads the state next and ends as the link did
     if (row.sent_at !== null || !ACTIVE.includes(row.status)) return { sent: row.sent_at !== null, url };
@@ -105,7 +110,7 @@ export class LinkDelivery {
     return this.send(
       { ...row, token_generation: generation, token_key: key },
       app,
-      `${app.public_url}/l/${token}`,
+      urlOf(app, token),
       true,
     );
   }

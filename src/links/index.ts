@@ -22,7 +22,7 @@ import { toPage, type Page, type PageQuery } from '../pagination';
 import { sha256 } from '../secrets';
 import type { MagicLinkApp, MagicLinkApps } from './app';
 import { LinkCodes } from './codes';
-import { LinkDelivery } from './delivery';
+import { LinkDelivery, urlOf } from './delivery';
 import type { LinkChange, LinkState } from './lifecycle';
 import { ACTIVE, expiryReason, LINK_STATUSES, linkInfo, type LinkInfo, type OpenLink, type Visitor } from './model';
 import { deadlineAtCreation, type LinkSettings } from './policy';
@@ -173,6 +173,15 @@ export class MagicLinks {
     }
     const { url } = await this.deliver(id, !renderId);
     return { link: await this.get(id), url };
+  }
+
+  /**
+   * The link's current URL, derived again from its id, generation and key (nothing stores it): what
+   * the Temporal engine puts into a generate answer, so the URL never enters Temporal's history.
+   */
+  async url(id: string): Promise<string> {
+    const row = await this.row(id);
+    return urlOf(await this.apps.require(), this.tokens.token(id, row.token_generation, row.token_key));
   }
 
   /** E-mails the link unless it was e-mailed already (delivery.ts); `tell`: whether its flow hears of the outcome. */

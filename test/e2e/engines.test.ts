@@ -25,6 +25,7 @@ import { freshPostgres, testService, type TestService } from '../support/service
 import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
 import {
   exportHistories,
+  historyText,
   serviceOnTemporal,
   startTemporal,
   TEMPORAL_MISSING,
@@ -189,7 +190,13 @@ describe.each(ENGINES)('the API on the %s engine', (kind) => {
     expect(pdf.rawPayload.length).toBe(body.destinations.inkit_storage.size);
     expect(pdf.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
     const linkPath = await e_mailed('viewer', before);
-    expect(body.destinations.magic_link.url).toContain(linkPath);
+    expect(body.destinations.magic_link.url).toBe(`http://docs.acme.example${linkPath}`);
+    if (env) {
+      // the URL is a secret: Temporal keeps the render's input and result, never the URL
+      const kept = await historyText(env, `generate-${body.id}`);
+      expect(kept).toContain(body.document_id);
+      expect(kept).not.toContain(linkPath.split('/').pop());
+    }
 
     // its two views, each in a sign-in of its own, end it
     for (let i = 0; i < 2; i++) expect((await view(linkPath, await signIn('viewer', linkPath))).statusCode).toBe(200);

@@ -89,7 +89,7 @@ export async function serviceOnTemporal(
     runFlows: true,
     log: () => undefined,
     ...options,
-    engine: (_activities, marks) => new TemporalEngine(client, config.temporal.taskQueue, { ...more.engine, marks }),
+    engine: (_activities, parts) => new TemporalEngine(client, config.temporal.taskQueue, { ...more.engine, ...parts }),
   });
   if (more.worker === false) return { service, calls, stop: () => service.close() };
   const worker = await Worker.create({
@@ -149,4 +149,20 @@ export async function exportHistories(env: TestWorkflowEnvironment, runs: Map<st
     // one event per line, as the hand-built ones: a diff shows which event a change touched
     fs.writeFileSync(file, `{"events": [\n${events.map((e) => JSON.stringify(e)).join(',\n')}\n]}\n`);
   }
+}
+
+/** Every payload of a workflow's history, decoded: what anyone who can read Temporal sees of it. */
+export async function historyText(env: TestWorkflowEnvironment, workflowId: string): Promise<string> {
+  const history = JSON.parse(historyToJSON(await env.client.workflow.getHandle(workflowId).fetchHistory())) as unknown;
+  const texts: string[] = [];
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') {
+      const o = v as Record<string, unknown>;
+      if (typeof o.data === 'string' && o.metadata) texts.push(Buffer.from(o.data, 'base64').toString('utf8'));
+      Object.values(o).forEach(walk);
+    }
+  };
+  walk(history);
+  return texts.join('\n');
 }

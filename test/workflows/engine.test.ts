@@ -28,7 +28,7 @@ describe('TemporalEngine without a reachable server', () => {
       clock,
       config: { engine: 'temporal' },
       service: {
-        engine: (_activities, marks) =>
+        engine: (_activities, { marks }) =>
           (engine = new TemporalEngine(new Client({ connection }), 'paperlink', {
             onError: (id) => errors.push(id),
             marks,
