@@ -206,7 +206,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const parts = { documents, links, postcards, dispatcher };
   const activities = activitiesOf(parts);
   const engine: Engine = options.engine
-    ? await (async () => options.engine!(activities, { marks: new Marks(db), linkUrl: (id) => links.url(id) }))().catch(abandon)
+    ? await (async () => options.engine!(activities, { marks: new Marks(db), linkUrl: (id) => links.url(id) }))().catch(
+        abandon,
+      )
     : new EmbeddedEngine(clock, activities, claims, options.onFlowError);
   let housekeeping: NodeJS.Timeout | undefined;
   let tidying: Promise<void> = Promise.resolve();

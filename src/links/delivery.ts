@@ -107,12 +107,7 @@ export class LinkDelivery {
       })
       .where('id', '=', id)
       .execute();
-    return this.send(
-      { ...row, token_generation: generation, token_key: key },
-      app,
-      urlOf(app, token),
-      true,
-    );
+    return this.send({ ...row, token_generation: generation, token_key: key }, app, urlOf(app, token), true);
   }
 
   private async send(
