@@ -23,6 +23,7 @@ async function main() {
     ['postcards', require('./postcards')],
     ['scale', require('./scale')],
     ['webhooks', require('./webhooks')],
+    ['temporal', require('./temporal')],
   ];
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   lines.push(
