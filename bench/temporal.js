@@ -11,7 +11,7 @@ const path = require('node:path');
 const net = require('node:net');
 const { spawn } = require('node:child_process');
 const { cpuMs, paperlink, serve, stop } = require('./processes');
-const { freshDatabase, startPostgres, stopPostgres } = require('../scripts/throwaway-pg');
+const { freePort, freshDatabase, startPostgres, stopPostgres } = require('../scripts/throwaway-pg');
 
 const CLI_VERSION = 'v1.5.1';
 const temporalCli = path.join(os.homedir(), '.cache', 'paperlink-temporal', CLI_VERSION, 'temporal');
@@ -19,15 +19,6 @@ const cliJs = path.resolve(__dirname, '..', 'dist/src/cli.js');
 const DOCUMENTS = Number(process.env.BENCH_TEMPORAL_DOCUMENTS ?? 200);
 const POSTCARDS = Number(process.env.BENCH_TEMPORAL_POSTCARDS ?? 300);
 const CLIENTS = 4;
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function startTemporal() {
   const port = await freePort();

@@ -7,9 +7,9 @@
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const http = require('node:http');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
+const { freePort } = require('./throwaway-pg');
 
 const VERSION = process.env.S3PROXY_VERSION || '4.1.0';
 const ACCESS_KEY = 'paperlink-test';
@@ -21,17 +21,6 @@ function s3proxyJars() {
   if (!fs.existsSync(path.join(dir, '.complete')))
     return { reason: `s3proxy ${VERSION} is not in ${dir}: run bash scripts/s3proxy-install.sh (Maven and Java 17)` };
   return { lib: path.join(dir, 'lib') };
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Any HTTP answer (anonymous requests get 403) means it is up. */

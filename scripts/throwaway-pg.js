@@ -136,4 +136,4 @@ async function freshDatabase(server, prefix = 'paperlink') {
   return u.toString();
 }
 
-module.exports = { startPostgres, restartPostgres, stopPostgres, freshDatabase };
+module.exports = { startPostgres, restartPostgres, stopPostgres, freshDatabase, freePort };

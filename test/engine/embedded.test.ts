@@ -12,6 +12,7 @@ import type { Load } from '../../src/engine/load';
 import type { LinkActivities, LinkState } from '../../src/flows/link';
 import type { PostcardStatus } from '../../src/flows/postcard';
 import { testService, type TestService } from '../support/service';
+import { linkRow } from '../support/rows';
 
 /** Lets the engine's promises and database calls run until `done()` holds (a bounded number of turns, no wall clock). */
 async function until(done: () => boolean, what: string): Promise<void> {
@@ -63,38 +64,9 @@ describe('the embedded engine', () => {
     return { states, calls, activities };
   }
   const row = async (id: string, wakeAt: string | null) => {
-    const now = clock.now().toISOString();
-    const doc = `doc_${id}`;
     await db()
       .insertInto('magic_links')
-      .values({
-        id,
-        document_id: doc,
-        token_hash: `hash-${id}`,
-        token_key: null,
-        recipient_email: 'a@example.com',
-        auth_email: 'a@example.com',
-        auth_type: 'email',
-        settings: '{}',
-        max_views: null,
-        views_used: 0,
-        status: 'active',
-        send_error: null,
-        send_attempts: 1,
-        created_by_key_id: null,
-        created_at: now,
-        sent_at: now,
-        opened_at: null,
-        expires_at: null,
-        ended_at: null,
-        render_id: null,
-        token_generation: 0,
-        sending_until: null,
-        sending_by: null,
-        claimed_by: null,
-        wake_at: wakeAt,
-        send_retry_at: null,
-      })
+      .values(linkRow(id, clock.now(), { document_id: `doc_${id}`, expires_at: null, wake_at: wakeAt }))
       .execute();
   };
   const engineFor = (

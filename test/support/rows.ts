@@ -19,7 +19,7 @@ export function linkRow(id: string, now: Date, patch: Partial<MagicLinkRow> = {}
     token_key: null,
     recipient_email: 'a@example.com',
     auth_email: 'a@example.com',
-    auth_type: 'none',
+    auth_type: 'email',
     settings: '{}',
     max_views: null,
     views_used: 0,
