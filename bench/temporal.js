@@ -19,6 +19,7 @@ const cliJs = path.resolve(__dirname, '..', 'dist/src/cli.js');
 const DOCUMENTS = Number(process.env.BENCH_TEMPORAL_DOCUMENTS ?? 200);
 const POSTCARDS = Number(process.env.BENCH_TEMPORAL_POSTCARDS ?? 300);
 const CLIENTS = 4;
+const HELD = Number(process.env.BENCH_TEMPORAL_HELD ?? 100_000);
 
 async function startTemporal() {
   const port = await freePort();
@@ -152,6 +153,44 @@ async function side(label, pg, temporal) {
   return rows;
 }
 
+/** How long `ENGINE=temporal paperlink serve` takes to answer /readyz 200, from its spawn. */
+async function readyIn(dataDir, env) {
+  const t = performance.now();
+  const api = await serve(dataDir, { env });
+  for (;;) {
+    const res = await fetch(`${api.url}/readyz`).catch(() => undefined);
+    if (res?.status === 200) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const ms = performance.now() - t;
+  await stop(api.child);
+  return ms;
+}
+
+/** A start of the API on Temporal with none and with HELD links Temporal has heard of (nothing marked). */
+async function start(pg, temporal) {
+  const { Client } = require('pg');
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-bench-start-'));
+  const url = await freshDatabase(pg.url, 'paperlink_bench_start');
+  const env = { DATABASE_URL: url, STORAGE: 'database', ENGINE: 'temporal', TEMPORAL_ADDRESS: temporal.address };
+  await readyIn(dataDir, env); // migrates, makes its keys
+  const none = await readyIn(dataDir, env);
+  const db = new Client({ connectionString: url });
+  await db.connect();
+  await db.query(
+    `INSERT INTO magic_links (id, document_id, token_hash, recipient_email, auth_email, auth_type, settings,
+       views_used, status, send_attempts, created_at, sent_at, expires_at, token_generation)
+     SELECT 'ml_held' || lpad(i::text, 7, '0'), 'doc_none', 'hash-' || i, 'a@example.com', 'a@example.com', 'email',
+       '{}', 0, 'active', 1, '2026-11-26T00:00:00.000Z', '2026-11-26T00:00:00.000Z', '2026-12-06T00:00:00.000Z', 0
+     FROM generate_series(1, $1) AS i`,
+    [HELD],
+  );
+  await db.end();
+  const held = await readyIn(dataDir, env);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  return { none, held };
+}
+
 async function run(report) {
   if (!fs.existsSync(temporalCli))
     throw new Error(`no Temporal CLI at ${temporalCli}: bash scripts/temporal-install.sh`);
@@ -163,6 +202,8 @@ async function run(report) {
     const embedded = await side('embedded', pg);
     process.stderr.write('  temporal…\n');
     const onTemporal = await side('temporal', pg, temporal);
+    process.stderr.write('  a start on held links…\n');
+    const ready = await start(pg, temporal);
     report.section('Temporal beside the embedded engine');
     report.line(
       `${DOCUMENTS} letters by POST /v1/generate (stored, ${CLIENTS} clients at once), then ${POSTCARDS} postcards posted by ${CLIENTS} clients and rendered; PostgreSQL (one throwaway server, documents in it) and one service process on each side, \`paperlink worker\` and the CLI's dev server (Temporal Server 1.29.1, its own SQLite) on Temporal's. CPU ms per document from /proc, per part; the dev server is one process, a production cluster spreads the same work over its services.`,
@@ -179,6 +220,9 @@ async function run(report) {
         r.temporal,
         r.postgres,
       ]),
+    );
+    report.line(
+      `A start of \`ENGINE=temporal paperlink serve\` until \`/readyz\` answers 200: ${(ready.none / 1000).toFixed(2)} s on a database with no link, ${(ready.held / 1000).toFixed(2)} s with ${HELD.toLocaleString('en')} active links Temporal has heard of (before this change: one workflow start per active link, in turn, before the first answer).`,
     );
   } finally {
     temporal.child.kill('SIGTERM');
