@@ -19,7 +19,7 @@ import { EXAMPLE_IDS } from '../../src/templates/store';
 import { checkAnswers } from '../support/contract';
 import { eventually } from '../support/eventually';
 import { startReceiver, type Receiver } from '../support/receiver';
-import { sample } from '../support/rows';
+import { linkRow, sample } from '../support/rows';
 import { freshBucket, S3_MISSING } from '../support/s3';
 import { freshPostgres, testService, type TestService } from '../support/service';
 import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
@@ -222,15 +222,44 @@ describe.each(ENGINES)('the API on the %s engine', (kind) => {
     expect(await status(resent.id)).toBe('active');
   }, 60_000);
 
-  test('ends links by time: a minute from their making, and a minute from their first opening', async () => {
+  test('ends links by time: a minute from their making, a minute from their first opening, and at the ten-day cap', async () => {
     const made = await share('timed', documentId, { retain_from_created: { minutes: 1 } });
     const opened = await share('opened', documentId, { retain_from_opened: { minutes: 1 } });
     expect((await view(opened.path, await signIn('opened', opened.path))).statusCode).toBe(200);
     const untouched = await share('untouched', documentId, { retain_from_created: { days: 2 } });
+    // a link with a view limit made ten days ago less a minute, as it is then: e-mailed, its
+    // deadline the ten-day cap, due to be looked at (so both engines take it up)
+    const now = (clock ?? { now: () => new Date() }).now().getTime();
+    const created = new Date(now - 240 * 3_600_000 + 60_000).toISOString();
+    await service.database.db
+      .insertInto('magic_links')
+      .values(
+        linkRow('ml_capped', new Date(created), {
+          document_id: documentId,
+          max_views: 5,
+          settings: JSON.stringify({ recipientEmail: to('capped'), maxViews: 5 }),
+          expires_at: new Date(now + 60_000).toISOString(),
+          wake_at: new Date(now).toISOString(),
+        }),
+      )
+      .execute();
+    names.set('ml_capped', 'capped');
+    runs.set('link.expired-by-ten-day-cap', 'link-ml_capped');
     runs.set('link.expired-from-opening', `link-${opened.id}`);
     await passes(61_000);
-    for (const link of [made, opened])
-      await eventually(async () => (await status(link.id)) === 'expired', `${names.get(link.id)} ended by time`, 30);
+    for (const link of [made, opened, { id: 'ml_capped' }])
+      await eventually(async () => (await status(link.id)) === 'expired', `${names.get(link.id)} ended by time`, 45);
+    const reasons = await service.database.db
+      .selectFrom('events')
+      .select(['resource_id', 'data'])
+      .where('type', '=', 'magic_link.expired')
+      .where('resource_id', 'in', [made.id, opened.id, 'ml_capped'])
+      .execute();
+    expect(Object.fromEntries(reasons.map((e) => [names.get(e.resource_id), JSON.parse(e.data).reason]))).toEqual({
+      timed: 'time',
+      opened: 'time',
+      capped: 'ten_day_cap',
+    });
     expect(await status(untouched.id)).toBe('active');
   }, 120_000);
 

@@ -68,10 +68,11 @@ describe('histories recorded by a real Temporal server', () => {
     .sort();
 
   it("replay against today's workflows without a determinism error", async () => {
-    // every path the dev server can record in a test's time (the ten-day cap is hand-built only)
+    // every path a run can take
     expect(files).toEqual([
       'generate.stored.json',
       'generate.with-link.json',
+      'link.expired-by-ten-day-cap.json',
       'link.expired-by-time.json',
       'link.expired-by-views.json',
       'link.expired-from-opening.json',
