@@ -147,12 +147,7 @@ async function greet(
     service.database.dialect === 'sqlite'
       ? `SQLite at ${service.database.location}`
       : `PostgreSQL at ${service.database.location}`;
-  const docs =
-    service.storage.kind === 'filesystem'
-      ? `files in ${path.join(config.dataDir, 'documents')}`
-      : service.storage.kind === 's3'
-        ? `S3 bucket ${config.s3!.bucket}${config.s3!.prefix ? ` under ${config.s3!.prefix}` : ''} at ${config.s3!.endpoint ?? `AWS ${config.s3!.region}`}`
-        : 'the database';
+  const docs = service.storage.location;
   const chromium = await chromiumPath();
   const office = officePaths();
   const formats = [

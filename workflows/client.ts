@@ -161,19 +161,6 @@ export async function signalLink(
   });
 }
 
-/**
- * Starts a link's lifecycle unless it runs: nothing is added to a running one's history (a
- * signal would be). For resuming at start; a change to tell goes through signalLink.
- */
-export async function startLink(client: Client, linkId: string, options: StartOptions = {}): Promise<void> {
-  await client.workflow.start<(id: string) => Promise<'expired' | 'revoked'>>('linkLifecycle', {
-    workflowId: workflowId.link(linkId),
-    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    args: [linkId],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-  });
-}
-
 /** Starts or wakes the webhook dispatcher workflow of the task queue. */
 export async function wakeWebhooks(client: Client, options: StartOptions = {}): Promise<void> {
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;

@@ -8,12 +8,10 @@
  */
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import { requirePostgres, type Config } from '../src/config';
-import { createService } from '../src/service';
+import { createService, packageVersion, type Service } from '../src/service';
 import { createActivities } from './activities';
 import { Client } from '@temporalio/client';
-import type { Service } from '../src/service';
 import { connectionOptions, TemporalEngine, unreachable } from './client';
-import { packageVersion } from '../src/service';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 
 /**

@@ -455,10 +455,13 @@ export class Documents {
         .orderBy('since')
         .limit(PURGE_BATCH)
         .execute();
-      for (const { key } of notes) {
-        if (!(await this.exists(key))) await this.storage.delete(key);
-        await this.db.deleteFrom('storage_pending').where('key', '=', key).execute();
-      }
+      if (notes.length === 0) return settled;
+      const keys = notes.map((n) => n.key);
+      const named = new Set(
+        (await this.db.selectFrom('documents').select('id').where('id', 'in', keys).execute()).map((d) => d.id),
+      );
+      for (const key of keys) if (!named.has(key)) await this.storage.delete(key);
+      await this.db.deleteFrom('storage_pending').where('key', 'in', keys).execute();
       settled += notes.length;
       if (notes.length < PURGE_BATCH) return settled;
     }

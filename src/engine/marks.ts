@@ -89,9 +89,8 @@ export async function markOnEngineChange(db: Db, engine: 'embedded' | 'temporal'
   const before = recorded?.value ?? 'embedded';
   if (recorded && before === engine) return 0;
   let marked = 0;
-  for (const table of before === engine ? [] : (['magic_links', 'postcards'] as const)) {
-    marked += await markOpen(db, table, now);
-  }
+  if (before !== engine)
+    for (const table of ['magic_links', 'postcards'] as const) marked += await markOpen(db, table, now);
   await db
     .insertInto('settings')
     .values({ key: ENGINE_KEY, value: engine })

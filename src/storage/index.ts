@@ -13,6 +13,8 @@ import type { Db } from '../db';
 
 export interface Storage {
   readonly kind: 'filesystem' | 'database' | 's3';
+  /** Where the bytes are, as the greeting and errors name it. */
+  readonly location: string;
   /** Writes the bytes durably. With the database kind, `db` may be the caller's transaction. */
   put(key: string, bytes: Uint8Array, db?: Db): Promise<void>;
   get(key: string): Promise<Uint8Array | undefined>;
@@ -55,6 +57,10 @@ async function writeDurably(handle: fs.FileHandle, bytes: Uint8Array): Promise<v
 export class FileStorage implements Storage {
   readonly kind = 'filesystem' as const;
   constructor(private readonly dir: string) {}
+
+  get location(): string {
+    return `files in ${this.dir}`;
+  }
 
   private file(key: string): string {
     return path.join(this.dir, safe(key).slice(-2), key);
@@ -107,6 +113,7 @@ export class FileStorage implements Storage {
 
 export class DatabaseStorage implements Storage {
   readonly kind = 'database' as const;
+  readonly location = 'the database';
   constructor(private readonly db: Db) {}
 
   async put(key: string, bytes: Uint8Array, db: Db = this.db): Promise<void> {
@@ -167,6 +174,11 @@ export class S3Storage implements Storage {
     }));
   }
 
+  get location(): string {
+    const { bucket, prefix, endpoint, region } = this.settings;
+    return `S3 bucket ${bucket}${prefix ? ` under ${prefix}` : ''} at ${endpoint ?? `AWS ${region}`}`;
+  }
+
   private key(key: string): string {
     return this.settings.prefix + safe(key);
   }
@@ -202,7 +214,6 @@ export class S3Storage implements Storage {
   }
 
   async check(): Promise<void> {
-    const where = `bucket ${JSON.stringify(this.settings.bucket)} at ${this.settings.endpoint ?? `AWS ${this.settings.region}`}`;
     const { sdk, client } = await this.s3;
     try {
       await client.send(new sdk.HeadBucketCommand({ Bucket: this.settings.bucket }));
@@ -214,7 +225,7 @@ export class S3Storage implements Storage {
           : status === 403 || status === 401
             ? 'these credentials may not use it: check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or the role)'
             : `${(err as Error).name}: ${(err as Error).message || 'no answer'}: check S3_ENDPOINT, S3_REGION and S3_FORCE_PATH_STYLE`;
-      throw new ConfigError(`STORAGE=s3 cannot use ${where}: ${why}.`);
+      throw new ConfigError(`STORAGE=s3 cannot use the ${this.location}: ${why}.`);
     }
   }
 
