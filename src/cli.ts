@@ -267,7 +267,7 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     )
     .addHelpText(
       'after',
-      '\nEnvironment: PORT, HOST, DATA_DIR, DATABASE_URL (postgres://…), STORAGE (filesystem|database|s3; s3 with S3_BUCKET, S3_PREFIX, S3_REGION, S3_ENDPOINT, S3_FORCE_PATH_STYLE and the AWS credentials), BODY_LIMIT (e.g. 10mb), PUBLIC_URL, LOG_LEVEL, SMTP_URL, MAIL_FROM, POSTCARD_PATH, PROCESSES, SHUTDOWN_TIMEOUT_MS, ENGINE (embedded|temporal; temporal needs DATABASE_URL and the TEMPORAL_* settings of `paperlink worker --help`). See the README.',
+      '\nEnvironment: PORT, HOST, DATA_DIR, DATABASE_URL (postgres://…), STORAGE (filesystem|database|s3; s3 with S3_BUCKET, S3_PREFIX, S3_REGION, S3_ENDPOINT, S3_FORCE_PATH_STYLE and the AWS credentials), BODY_LIMIT (e.g. 10mb), PUBLIC_URL, LOG_LEVEL, LOG_FORMAT (json|pretty), SMTP_URL, MAIL_FROM, POSTCARD_PATH, PROCESSES, SHUTDOWN_TIMEOUT_MS, ENGINE (embedded|temporal; temporal needs DATABASE_URL and the TEMPORAL_* settings of `paperlink worker --help`). See the README.',
     )
     .action(async (opts: { port?: number; host?: string; dataDir?: string; processes?: number }) => {
       const processes = opts.processes ?? Number(process.env.PROCESSES || os.availableParallelism());
@@ -337,7 +337,7 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     const withKind = (c: Command) => (fixed ? c : c.option('-k, --kind <kind>', 'postcard or api', 'postcard'));
     const kind = (opts: { kind?: string }) => fixed ?? kindOf(opts.kind ?? 'postcard');
     const createHint = (k: KeyKind) =>
-      fixed ? 'paperlink keys create --name NAME' : `paperlink tokens create --kind ${k} --name NAME`;
+      fixed ? 'npx paperlink keys create --name NAME' : `npx paperlink tokens create --kind ${k} --name NAME`;
     withKind(parent.command('create'))
       .description(`Make a new ${what} and print it. It is shown only this once; only its hash is stored.`)
       .requiredOption('-n, --name <name>', 'who or what uses it, e.g. "n8n production" or "website form"')
@@ -589,16 +589,16 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     .requiredOption('-o, --out <dir>', 'folder for row-0001.pdf, row-0002.pdf, …')
     .option(
       '-c, --concurrency <n>',
-      'documents rendered at once, each on a render thread (default: the number of cores)',
+      `documents rendered at once, each on a render thread (default: the number of cores, here ${os.availableParallelism()})`,
       (v) => Number(v),
-      os.availableParallelism(),
     )
     .option('-d, --data-dir <dir>', DATA_DIR_HELP)
     .addHelpText(
       'after',
       '\nExample:\n  paperlink generate --template tmpl_example_letter --data people.csv --out letters\n\nExit codes: 0 every row written, 2 some rows failed (the others are written), 1 other failures.',
     )
-    .action(async (opts: { template: string; data: string; out: string; concurrency: number; dataDir?: string }) => {
+    .action(async (opts: { template: string; data: string; out: string; concurrency?: number; dataDir?: string }) => {
+      opts.concurrency ??= os.availableParallelism();
       if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1 || opts.concurrency > 64) {
         throw new ValidationError('--concurrency must be a whole number from 1 to 64.', [
           { field: '--concurrency', message: 'must be 1 to 64' },

@@ -44,6 +44,8 @@ export interface Config {
   /** The address people use to reach this service; links in e-mails and the printed examples use it. */
   publicUrl: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** `json`: a JSON line per message (for log collectors); `pretty`: short readable lines (a person at a terminal). */
+  logFormat: 'json' | 'pretty';
   /** smtp(s)://user:pass@host:port to send e-mail; unset: messages are written to DATA_DIR/outbox as .eml files. */
   smtpUrl?: string;
   /** The sender of e-mails, e.g. `Acme Documents <docs@acme.example>`. */
@@ -149,6 +151,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     );
   const logLevel = overrides.logLevel ?? ((env.LOG_LEVEL ?? 'info') as Config['logLevel']);
   if (!LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LEVELS.join(', ')}.`);
+  // readable lines for a person at a terminal, JSON lines for everything else (a log collector, a file)
+  const logFormat =
+    overrides.logFormat ?? ((env.LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json')) as Config['logFormat']);
+  if (logFormat !== 'json' && logFormat !== 'pretty')
+    throw new ConfigError(`LOG_FORMAT must be "json" or "pretty", not ${JSON.stringify(logFormat)}.`);
   const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
   const publicUrl = (overrides.publicUrl ?? env.PUBLIC_URL ?? `http://${shownHost}:${port}`).replace(/\/+$/, '');
   if (!/^https?:\/\/[^\s/]+/.test(publicUrl))
@@ -279,6 +286,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     bodyLimit,
     publicUrl,
     logLevel,
+    logFormat,
     smtpUrl,
     mailFrom,
     postcardPath,

@@ -164,7 +164,7 @@ async function greet(
     // the embedded default: links point here (and follow PUBLIC_URL), e-mails go to the outbox (or SMTP_URL)
     await service.apps.magicLink.put({});
     log(
-      `  Magic Link app set up for ${url}; e-mails go to ${service.mailer.destination} (change: PUT /v1/apps/magic_link or paperlink apps magic-link setup)\n`,
+      `  Magic Link app set up for ${url}; e-mails go to ${service.mailer.destination} (change: PUT /v1/apps/magic_link or npx paperlink apps magic-link setup)\n`,
     );
   } else {
     const warning = publicUrlMismatch(app, url);
@@ -188,7 +188,7 @@ async function greet(
         'Then download it, with the document_id from the answer:',
         `  curl -sS -OJ -H ${header} ${url}/v1/documents/DOCUMENT_ID/pdf`,
         '',
-        'More keys: paperlink keys create --name NAME   (paperlink --help lists every command)',
+        'More keys: npx paperlink keys create --name NAME   (npx paperlink --help lists every command)',
         '',
       ].join('\n'),
     );

@@ -434,6 +434,15 @@ export const MIGRATIONS: [string, Step][] = [
       await db.schema.createIndex('storage_pending_since').on('storage_pending').column('since').execute();
     },
   ],
+  [
+    '0018_templates_by_time_and_view_numbers',
+    async (db) => {
+      // templates list newest first by when they were made (the examples' fixed ids do not sort by time)
+      await db.schema.createIndex('templates_created').on('templates').columns(['created_at', 'id']).execute();
+      // a reload within a view shows that view's number, not the link's count since
+      await db.schema.alterTable('link_sessions').addColumn('view_number', 'integer').execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

@@ -158,6 +158,8 @@ export interface LinkSessionsTable {
   expires_at: string;
   /** Until when the PDF of the last counted view may be fetched. */
   view_until: string | null;
+  /** Which view of the link this session's last counted view was (a reload within it shows the same number). */
+  view_number: number | null;
 }
 
 export interface PostcardsTable {

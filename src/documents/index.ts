@@ -13,7 +13,7 @@ import { newId } from '../ids';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import { sha256 } from '../secrets';
 import type { Storage } from '../storage';
-import type { RenderWarning, TemplateSummary } from '../templates';
+import { missingVariables, type RenderWarning, type TemplateSummary } from '../templates';
 import type { Renderer } from '../templates/pool';
 import type { TemplateStore } from '../templates/store';
 import type { Events } from '../events';
@@ -203,10 +203,9 @@ export class Documents {
     }
     const given = isObject(body.merge_parameters) ? body.merge_parameters : {};
     if (template && isObject(body.merge_parameters)) {
-      for (const v of template.variables) {
-        if (!Object.prototype.hasOwnProperty.call(given, v))
-          details.push({ field: `merge_parameters.${v}`, message: 'is required by the template', code: 'required' });
-      }
+      // an optional variable (one with a default) may be left out: it takes its default
+      for (const v of missingVariables(template, given))
+        details.push({ field: `merge_parameters.${v}`, message: 'is required by the template', code: 'required' });
     }
 
     let storageName: string | undefined;

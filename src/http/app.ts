@@ -6,6 +6,7 @@
  */
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import secureJson from 'secure-json-parse';
 import type { Service } from '../service';
 import { AuthenticationError } from '../errors';
 import type { KeyInfo } from '../keys';
@@ -14,6 +15,7 @@ import { documentRoutes } from './documents';
 import { errorAnswer, errorBody, errorHandler, isPagePath, sendError, type ErrorBody } from './errors';
 import { generateRoutes } from './generate';
 import { healthRoutes } from './health';
+import { prettyLog } from './logformat';
 import { keyRoutes } from './key';
 import { linkRoutes, redactUrl } from './links';
 import { registerOpenApi } from './openapi';
@@ -72,7 +74,11 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
         ? false
         : {
             level: config.logLevel,
-            ...(options.logStream ? { stream: options.logStream } : {}),
+            ...(config.logFormat === 'pretty'
+              ? { stream: prettyLog(options.logStream ?? process.stdout) }
+              : options.logStream
+                ? { stream: options.logStream }
+                : {}),
             redact: [`req.headers["${API_KEY_HEADER}"]`, 'req.headers.authorization', 'req.headers.cookie'],
             // link tokens are in URLs: never log them
             serializers: {
@@ -182,6 +188,19 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
 
   // Only JSON, XML, HTML, Word and PDF bodies exist in this API; anything else is a 415.
   app.removeContentTypeParser('text/plain');
+  // JSON as Fastify reads it (a "__proto__" or "constructor.prototype" key is refused), but an
+  // empty body is no body: many clients send Content-Type: application/json on every call,
+  // a DELETE too; and a broken body's error says where it broke
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+    } catch (err) {
+      done(Object.assign(err as Error, { statusCode: 400 }), undefined);
+    }
+  });
   app.addContentTypeParser(
     ['application/xml', 'text/xml', 'text/html', 'application/pdf', DOCX_TYPE],
     { parseAs: 'buffer' },

@@ -79,19 +79,13 @@ function fromFramework(err: FastifyError, limit: number, serverLimit: number): [
             : `The request body is larger than this server accepts (${limit} bytes). Send less, or raise BODY_LIMIT.`,
         ),
       ];
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return [400, errorBody('malformed_json', 'The body is empty but Content-Type says JSON. Send a JSON object.')];
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return [
-        400,
-        errorBody('malformed_json', `The body is not valid JSON: ${err.message}. Check quotes, commas and brackets.`),
-      ];
     default:
   }
+  // from the JSON parser (src/http/app.ts): JSON.parse's own words say where it broke
   if (err instanceof SyntaxError && err.statusCode === 400) {
     return [
       400,
-      errorBody('malformed_json', `The body is not valid JSON: ${err.message}. Check quotes, commas and brackets.`),
+      errorBody('malformed_json', `The body is not valid JSON (${err.message}). Check quotes, commas and brackets.`),
     ];
   }
   if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {

@@ -252,7 +252,12 @@ export const linkRoutes =
       if (!session) return show(reply, 200, signIn(link, token, { codeSent: req.query.sent === '1' }));
       // a reload while this session's view runs is the same view
       const view = links.viewing(session)
-        ? { ok: true, viewsUsed: link.row.views_used, maxViews: link.row.max_views, expiresAt: link.row.expires_at }
+        ? {
+            ok: true,
+            viewsUsed: session.viewNumber ?? link.row.views_used,
+            maxViews: link.row.max_views,
+            expiresAt: link.row.expires_at,
+          }
         : await links.countView(link, session, visitor(req));
       if (!view.ok) return gone(reply);
       return show(

@@ -283,7 +283,7 @@ export class MagicLinkApps {
     if (!app) {
       throw new ConflictError(
         'app_not_configured',
-        'Set up the Magic Link app before making links: PUT /v1/apps/magic_link with at least {"public_url", "sender_email", "organization_name"}, or run `paperlink apps magic-link setup`.',
+        'Set up the Magic Link app before making links: PUT /v1/apps/magic_link with at least {"public_url", "sender_email", "organization_name"}, or run `npx paperlink apps magic-link setup`.',
       );
     }
     return app;

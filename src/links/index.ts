@@ -354,7 +354,7 @@ export class MagicLinks {
       .selectFrom('magic_links')
       .selectAll()
       .where('document_id', '=', documentId)
-      .orderBy('id', 'asc')
+      .orderBy('id', 'desc')
       .execute();
     return rows.map(linkInfo);
   }

@@ -128,7 +128,7 @@ export class LinkKeyring {
       this.keys = parse(fs.readFileSync(this.source.file, 'utf8'), this.source.file);
       this.readAt = stat.mtimeMs;
     }
-    if (!this.keys.length) throw new ConfigError(`${this.source.file} holds no key. Run paperlink secrets rotate.`);
+    if (!this.keys.length) throw new ConfigError(`${this.source.file} holds no key. Run npx paperlink secrets rotate.`);
     return this.keys;
   }
 

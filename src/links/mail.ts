@@ -33,7 +33,8 @@ function logo(app: MagicLinkApp): { img: Html | ''; inline: NonNullable<Message[
 
 function footer(app: MagicLinkApp, to: string, why: string): { text: string; html: Html } {
   const lines = [
-    `Sent by ${senderOf(app)} through Paperlink, to ${to}, because ${why}.`,
+    // "through Paperlink" says what sent it, unless the sender already says so (the default organisation name)
+    `Sent by ${senderOf(app)}${/\bpaperlink\b/i.test(senderOf(app)) ? '' : ' through Paperlink'}, to ${to}, because ${why}.`,
     `Questions? Reply to this e-mail or write to ${app.sender_email}.`,
   ];
   return {

@@ -16,14 +16,14 @@ export class LinkSessions {
   /** A session by its token's hash, compiled once (see PreparedQuery): every view reads it. */
   private readonly query: PreparedQuery<
     { hash: string; linkId: string },
-    Pick<LinkSessionsTable, 'email' | 'expires_at' | 'view_until'>
+    Pick<LinkSessionsTable, 'email' | 'expires_at' | 'view_until' | 'view_number'>
   >;
 
   constructor(private readonly rows: LinkRows) {
     this.query = new PreparedQuery(rows.db, (d, arg) =>
       d
         .selectFrom('link_sessions')
-        .select(['email', 'expires_at', 'view_until'])
+        .select(['email', 'expires_at', 'view_until', 'view_number'])
         .where('token_hash', '=', arg('hash'))
         .where('link_id', '=', arg('linkId')),
     );
@@ -55,12 +55,12 @@ export class LinkSessions {
   async find(
     link: OpenLink,
     token: string | undefined,
-  ): Promise<{ email: string; viewUntil: string | null; hash: string } | undefined> {
+  ): Promise<{ email: string; viewUntil: string | null; viewNumber: number | null; hash: string } | undefined> {
     if (!token || token.length > 100) return undefined;
     const hash = sha256(token);
     const row = await this.query.first(this.rows.db, { hash, linkId: link.row.id });
     if (!row || row.expires_at <= this.rows.now()) return undefined;
-    return { email: row.email, viewUntil: row.view_until, hash };
+    return { email: row.email, viewUntil: row.view_until, viewNumber: row.view_number, hash };
   }
 
   /**

@@ -74,6 +74,12 @@ function viewQueries(db: Db) {
           .where((w) => w.or([w('view_until', 'is', null), w('view_until', '<=', arg('at'))]))
           .returning(['view_until']),
     ),
+    numberView: new PreparedQuery<{ n: number; hash: string }, never>(db, (d, arg) =>
+      d
+        .updateTable('link_sessions')
+        .set({ view_number: arg('n') })
+        .where('token_hash', '=', arg('hash')),
+    ),
     endView: new PreparedQuery<{ until: string | null; hash: string }, never>(db, (d, arg) =>
       d
         .updateTable('link_sessions')
@@ -160,10 +166,16 @@ export class LinkViews {
         at,
       });
       if (!started) {
+        // another request of this session started its view a moment ago: that view's number
         const current = await this.rows.row(link.row.id, trx);
+        const own = await trx
+          .selectFrom('link_sessions')
+          .select('view_number')
+          .where('token_hash', '=', session.hash)
+          .executeTakeFirst();
         return {
           ok: true,
-          viewsUsed: current.views_used,
+          viewsUsed: own?.view_number ?? current.views_used,
           maxViews: current.max_views,
           expiresAt: current.expires_at,
           ended: false,
@@ -197,6 +209,7 @@ export class LinkViews {
           }
         }
       }
+      await this.q.numberView.execute(trx, { n: row.views_used, hash: session.hash });
       await this.q.logView.execute(trx, {
         id: newId('ev', now),
         linkId: link.row.id,

@@ -76,8 +76,12 @@ const LIQUID_MEMORY = 50_000_000;
 const FILE_TAGS = new Set(['include', 'render', 'layout']);
 
 const DEFAULT = /\{\{-?\s*([A-Za-z_][\w]*)\s*\|\s*default:\s*(?:"([^"]*)"|'([^']*)')\s*-?\}\}/g;
-/** Relative addresses the page names: src="…", href="…", url(…). */
-const REFERENCES = /(?:src|href)\s*=\s*["']([^"'#?]+)[^"']*["']|url\(\s*["']?([^"')#?]+)[^"')]*["']?\s*\)/gi;
+/**
+ * Relative addresses the printed page loads: src="…", a <link>'s href="…" (a stylesheet, a font),
+ * url(…). A link's href (<a href="terms.html">) is not loaded, so it names no asset.
+ */
+const REFERENCES =
+  /(?:(?<![\w-])src|<link\b[^>]*?\shref)\s*=\s*["']([^"'#?]+)[^"']*["']|url\(\s*["']?([^"')#?]+)[^"')]*["']?\s*\)/gi;
 
 /** Parses the template, lists its variables and reads the assets it names. */
 export async function compileHtml(

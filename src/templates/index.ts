@@ -133,7 +133,14 @@ async function compile(source: string | Uint8Array, options: LoadOptions): Promi
       'The template is neither a PDF, a Word document (.docx) nor UTF-8 text. Save XML and HTML templates as UTF-8.',
     );
   }
-  return isHtml(text) ? compileHtml(text, options) : compileXml(text, options);
+  if (isHtml(text)) return compileHtml(text, options);
+  const start = /^[\s\uFEFF]*(.)/u.exec(text)?.[1];
+  if (start !== '<') {
+    throw new TemplateError(
+      `This is not a template: it starts with ${start ? JSON.stringify(start) : 'nothing'}. A template is an XML layout (<document …>), an HTML page (<!doctype html>), a Word document (.docx) or a fillable PDF form; docs/templates.md shows each.`,
+    );
+  }
+  return compileXml(text, options);
 }
 
 /** Reads assets from a folder, refusing paths that leave it. */

@@ -9,7 +9,7 @@ import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { isUniqueViolation, PreparedQuery, type Db } from '../db';
 import type { TemplateRow } from '../db/schema';
-import { NotFoundError, ValidationError } from '../errors';
+import { NotFoundError, TemplateError, ValidationError } from '../errors';
 import { newId } from '../ids';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import { packageRoot } from '../paths';
@@ -109,15 +109,33 @@ export class TemplateStore {
     }
     const bytes = typeof input.source === 'string' ? new TextEncoder().encode(input.source) : input.source;
     const assets = new Map<string, Uint8Array>();
+    const missing = new Set<string>();
     const resolve = input.assets;
     const template = await renderer.load(input.source, {
       name: input.name,
       assets: async (p) => {
         const found = resolve ? await resolve(p) : undefined;
         if (found) assets.set(p, found);
+        else missing.add(p);
         return found;
       },
     });
+    // an XML template refuses a missing image as it compiles; an HTML page would print a broken
+    // one, so it is refused here, at upload, rather than found at the first generate
+    if (template.kind === 'html' && missing.size) {
+      const names = [...missing];
+      throw new TemplateError(
+        `The template loads ${names.map((n) => JSON.stringify(n)).join(', ')}, which ${names.length === 1 ? 'was' : 'were'} not uploaded with it. Upload ${names.length === 1 ? 'it' : 'them'} beside the template (the assets of the upload), or put it into the page as a data: URI.`,
+        undefined,
+        {
+          details: names.map((n) => ({
+            field: `assets.${n}`,
+            message: 'is loaded by the template but was not uploaded',
+            code: 'not_found',
+          })),
+        },
+      );
+    }
     // an HTML or Word template is refused where it could not be printed
     if (template.kind === 'html') await requireChromium();
     if (template.kind === 'docx') requireOffice();
@@ -150,13 +168,38 @@ export class TemplateStore {
     return info(row);
   }
 
+  /**
+   * Newest first, by when each was made: the bundled examples have fixed ids (`tmpl_example_…`)
+   * that do not sort by time as other ids do, so this list pages by (created_at, id).
+   */
   async list(page: PageQuery): Promise<Page<TemplateInfo>> {
     let q = this.db
       .selectFrom('templates')
       .selectAll()
+      .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .limit(page.limit + 1);
-    if (page.startingAfter) q = q.where('id', '<', page.startingAfter);
+    if (page.startingAfter) {
+      const after = await this.db
+        .selectFrom('templates')
+        .select(['id', 'created_at'])
+        .where('id', '=', page.startingAfter)
+        .executeTakeFirst();
+      if (!after)
+        throw new ValidationError('The paging parameters are not valid.', [
+          {
+            field: 'starting_after',
+            message: 'no template has this id (was it deleted?); start again from the first page',
+            code: 'not_found',
+          },
+        ]);
+      q = q.where((eb) =>
+        eb.or([
+          eb('created_at', '<', after.created_at),
+          eb.and([eb('created_at', '=', after.created_at), eb('id', '<', after.id)]),
+        ]),
+      );
+    }
     return toPage(await q.execute(), page.limit, info);
   }
 

@@ -35,9 +35,25 @@ export const generateSection: WebSection = (service) => async (web) => {
     if (chosen) {
       const store = o.error ? one(form, 'store') === 'on' : true;
       const share = one(form, 'share') === 'on';
-      const vars = chosen.variables.map((v) =>
-        field({ name: `var:${v}`, label: v, value: one(form, `var:${v}`), errors, textarea: true }),
-      );
+      // a required variable is marked so (the browser asks for it); an optional one says what it reads when left empty
+      const defaults = new Map(chosen.optional_variables.map((o) => [o.name, o.default]));
+      const vars = chosen.variables.map((v) => {
+        const fallback = defaults.get(v);
+        return field({
+          name: `var:${v}`,
+          label: fallback === undefined ? v : `${v} (optional)`,
+          value: one(form, `var:${v}`),
+          errors,
+          textarea: true,
+          required: fallback === undefined,
+          hint:
+            fallback === undefined
+              ? undefined
+              : fallback
+                ? `Left empty, it reads “${fallback}”.`
+                : 'May be left empty.',
+        });
+      });
       const destinationsError = errors.get('destinations');
       main = html`<form method="post" action="/app/generate">
         ${csrfField(req.admin!.csrf)}<input type="hidden" name="template_id" value="${chosen.id}" />
@@ -87,8 +103,12 @@ export const generateSection: WebSection = (service) => async (web) => {
   web.post('/generate', async (req, reply) => {
     const form = req.body as Form;
     const merge: Record<string, string> = {};
-    for (const [k, v] of Object.entries(form))
-      if (k.startsWith('var:')) merge[k.slice(4)] = Array.isArray(v) ? v.join('') : (v ?? '');
+    // a field left empty is not sent, so an optional variable takes its template's default and a
+    // required one is named as missing (the API itself takes "" as a value)
+    for (const [k, v] of Object.entries(form)) {
+      const value = Array.isArray(v) ? v.join('') : (v ?? '');
+      if (k.startsWith('var:') && value !== '') merge[k.slice(4)] = value;
+    }
     const destinations: Record<string, unknown> = {};
     if (one(form, 'store') === 'on') destinations.inkit_storage = { name: one(form, 'store_name').trim() || undefined };
     if (one(form, 'share') === 'on') destinations.magic_link = linkSettingsFrom(form);

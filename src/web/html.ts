@@ -129,7 +129,8 @@ export function errorNotice(
 ): Html | '' {
   if (!e) return '';
   const lines = e.details
-    .filter((d) => d.message !== e.message)
+    // a detail the headline already says (a template error names its line in both) is not said twice
+    .filter((d) => !e.message.includes(d.message))
     .map((d) => html`<li><strong>${label(d.field)}</strong> ${d.message}</li>`);
   return html`<div class="notice error" role="alert">
     <strong>${e.message}</strong>${

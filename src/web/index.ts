@@ -80,7 +80,7 @@ export function webApp(service: Service) {
           ${o.error && html`<div class="notice error" role="alert">${o.error}</div>`}
           <form method="post" action="/app/signin" class="gap-above">
             ${csrfField(token)}<input type="hidden" name="next" value="${o.next}" />
-            ${field({ name: 'secret', label: o.hasPassword ? 'API key or operator password' : 'API key', type: 'password', required: true, hint: o.hasPassword ? 'An API key (plk_…) or the password set with paperlink admin set-password.' : 'An API key (plk_…): the first start of the service printed one; paperlink keys create makes more.', attrs: raw('autocomplete="current-password" autofocus') })}
+            ${field({ name: 'secret', label: o.hasPassword ? 'API key or operator password' : 'API key', type: 'password', required: true, hint: o.hasPassword ? 'An API key (plk_…) or the password set with npx paperlink admin set-password.' : 'An API key (plk_…): the first start of the service printed one; npx paperlink keys create makes more.', attrs: raw('autocomplete="current-password" autofocus') })}
             <button type="submit">Sign in</button>
           </form>`,
       ),

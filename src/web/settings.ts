@@ -71,7 +71,48 @@ function credentialTable(kind: KeyKind, keys: KeyInfo[], csrf: string, s: Settin
     </form>`;
 }
 
+/**
+ * A secret made by a form (a key, a token, a webhook's signing secret) is shown once, after a
+ * redirect: the POST answers 303 with it in a short-lived cookie only this page reads, and the
+ * page clears the cookie as it shows it. Reloading the page then makes nothing and shows it no
+ * more (a page answered to the POST would make another on every reload).
+ */
+const SECRET_COOKIE = 'plk_new_secret';
+const SECRET_PATH = '/app/settings';
+
 export const settingsSection: WebSection = (service) => async (web) => {
+  const secure = service.config.publicUrl.startsWith('https://');
+  const redirectWithSecret = (
+    reply: FastifyReply,
+    section: NonNullable<SettingsState['section']>,
+    secret: NonNullable<SettingsState['secret']>,
+    anchor: string,
+  ) => {
+    void reply.setCookie(SECRET_COOKIE, Buffer.from(JSON.stringify({ section, ...secret })).toString('base64url'), {
+      path: SECRET_PATH,
+      httpOnly: true,
+      sameSite: 'strict',
+      secure,
+      maxAge: 300,
+    });
+    return reply.redirect(`${SECRET_PATH}#${anchor}`, 303);
+  };
+  const takeSecret = (req: FastifyRequest, reply: FastifyReply): SettingsState => {
+    const cookie = req.cookies[SECRET_COOKIE];
+    if (!cookie) return {};
+    void reply.clearCookie(SECRET_COOKIE, { path: SECRET_PATH });
+    try {
+      const { section, title, value, hint } = JSON.parse(Buffer.from(cookie, 'base64url').toString('utf8')) as Record<
+        string,
+        string
+      >;
+      if (![section, title, value, hint].every((x) => typeof x === 'string')) return {};
+      return { section: section as SettingsState['section'], secret: { title, value, hint } };
+    } catch {
+      return {};
+    }
+  };
+
   const intakeUrl = async () =>
     `${(await service.apps.magicLink.get())?.public_url ?? service.config.publicUrl}${service.config.postcardPath}`;
 
@@ -240,22 +281,23 @@ export const settingsSection: WebSection = (service) => async (web) => {
     return page(req, reply, { section: 'settings', title: 'Settings', body, status: s.status });
   }
 
-  web.get('/settings', async (req, reply) => settingsPage(req, reply));
+  web.get('/settings', async (req, reply) => settingsPage(req, reply, takeSecret(req, reply)));
   web.post('/settings/credentials', async (req, reply) => {
     const form = req.body as Form;
     const kind: KeyKind = one(form, 'kind') === 'postcard' ? 'postcard' : 'api';
     try {
       const { secret, key } = await service.keys.create(kind, one(form, 'name'));
       const what = kind === 'api' ? 'API key' : 'postcard token';
-      return settingsPage(req, reply, {
-        section: 'credentials',
-        form,
-        secret: {
+      return redirectWithSecret(
+        reply,
+        'credentials',
+        {
           title: `New ${what} "${key.name}"`,
           value: secret,
           hint: `Copy it now: it is shown only this once. Only its hash is kept.`,
         },
-      });
+        'credentials',
+      );
     } catch (err) {
       return settingsPage(req, reply, { section: 'credentials', form, error: failureOf(err), status: 422 });
     }
@@ -322,14 +364,16 @@ export const settingsSection: WebSection = (service) => async (web) => {
         events: events.includes('*') ? '*' : events,
         description: one(form, 'description').trim() || undefined,
       });
-      return settingsPage(req, reply, {
-        section: 'webhooks',
-        secret: {
-          title: `Webhook for ${hook.url} created. Its signing secret:`,
+      return redirectWithSecret(
+        reply,
+        'webhooks',
+        {
+          title: `Webhook ${hook.id} created. Its signing secret:`,
           value: hook.secret!,
           hint: 'Copy it now: verify the Paperlink-Signature header of each delivery with it. It is not shown again.',
         },
-      });
+        'webhooks',
+      );
     } catch (err) {
       return settingsPage(req, reply, { section: 'webhooks', form, error: failureOf(err), status: 422 });
     }

@@ -177,6 +177,69 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
     expect(await countDocuments()).toBe(before);
   });
 
+  it('lets optional variables be left out: they take their defaults, and only the required are missing', async () => {
+    const greeting = (
+      await t.service.templates.create({
+        source:
+          '<document name="Greeting" size="a5"><body><p>{{salutation | default: "Welcome"}}, {{name}}!</p></body></document>',
+      })
+    ).id;
+    const listed = (await get(`/v1/templates/${greeting}`)).json();
+    expect(listed.optional_variables).toEqual([{ name: 'salutation', default: 'Welcome' }]);
+    const res = await generate({
+      template_id: greeting,
+      merge_parameters: { name: 'Ann' },
+      destinations: { inkit_storage: {} },
+    });
+    expect(res.statusCode).toBe(201);
+    const pdf = await get(`/v1/documents/${res.json().document_id}/pdf`);
+    expect((await readPdf(pdf.rawPayload)).text).toContain('Welcome, Ann!');
+    const none = await generate({ template_id: greeting, merge_parameters: {}, destinations: { inkit_storage: {} } });
+    expect(none.statusCode).toBe(422);
+    expect(none.json().error.code).toBe('missing_variables');
+    expect(none.json().error.details.map((d: { field: string }) => d.field)).toEqual(['merge_parameters.name']);
+
+    // the example postcard: what its optional_variables list may be left out
+    const postcard = (await get(`/v1/templates/${EXAMPLE_IDS.postcard}`)).json<{
+      variables: string[];
+      optional_variables: { name: string }[];
+    }>();
+    const optional = new Set(postcard.optional_variables.map((o) => o.name));
+    const required = postcard.variables.filter((v) => !optional.has(v));
+    expect(optional.size).toBeGreaterThan(0);
+    const bare = await generate({
+      template_id: EXAMPLE_IDS.postcard,
+      merge_parameters: Object.fromEntries(required.map((v) => [v, 'x'])),
+      destinations: { inkit_storage: {} },
+    });
+    expect(bare.statusCode).toBe(201);
+  });
+
+  it('takes an empty body sent with Content-Type: application/json as no body', async () => {
+    const made = await generate({
+      template_id: noteId,
+      merge_parameters: { name: 'A', amount: '1', paid: 'no' },
+      destinations: { inkit_storage: {} },
+    });
+    const id = made.json().document_id as string;
+    const del = await t.app.inject({
+      method: 'DELETE',
+      url: `/v1/documents/${id}`,
+      headers: { 'content-type': 'application/json', 'x-service-api-token': t.key },
+    });
+    expect(del.statusCode).toBeLessThan(300);
+    expect((await get(`/v1/documents/${id}`)).statusCode).toBe(404);
+    // a POST without its body is told what the body lacks, not that it is broken JSON
+    const empty = await t.app.inject({
+      method: 'POST',
+      url: '/v1/generate',
+      headers: { 'content-type': 'application/json', 'x-service-api-token': t.key },
+      payload: '',
+    });
+    expect(empty.statusCode).toBe(422);
+    expect(empty.json().error.code).toBe('validation_failed');
+  });
+
   it('refuses objects, arrays and null as values, one detail each', async () => {
     const res = await generate({
       template_id: noteId,
@@ -258,6 +321,9 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
     });
     expect(broken.statusCode).toBe(400);
     expect(broken.json().error.code).toBe('malformed_json');
+    // said once, with where it broke
+    expect(broken.json().error.message.match(/not valid JSON/g)).toHaveLength(1);
+    expect(broken.json().error.message).toMatch(/position|end of/i);
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
       const res = await t.app.inject({
         method: 'POST',

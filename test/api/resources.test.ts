@@ -70,6 +70,39 @@ describe.each(BACKENDS)('templates and documents on %s', (backend) => {
     );
   });
 
+  it('lists templates newest first, the one just uploaded above the examples, page by page', async () => {
+    const made: string[] = [];
+    for (const n of [1, 2, 3]) {
+      await new Promise((r) => setTimeout(r, 2)); // created_at has millisecond precision
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/v1/templates',
+        headers: { ...auth(), 'content-type': 'application/xml' },
+        payload: `<document name="Order ${n}"><body><p>{{x}}</p></body></document>`,
+      });
+      made.push(res.json().id);
+    }
+    const first = (await get('/v1/templates?limit=2')).json();
+    expect(first.data.map((x: { id: string }) => x.id)).toEqual([made[2], made[1]]);
+    const all: { id: string; created_at: string }[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { data: { id: string; created_at: string }[]; next_cursor: string | null } = (
+        await get(`/v1/templates?limit=3${cursor ? `&starting_after=${cursor}` : ''}`)
+      ).json();
+      all.push(...page.data);
+      cursor = page.next_cursor;
+    } while (cursor);
+    expect(new Set(all.map((x) => x.id)).size).toBe(all.length);
+    expect(all.map((x) => x.id)).toEqual(expect.arrayContaining([...made, ...Object.values(EXAMPLE_IDS)]));
+    const times = all.map((x) => x.created_at);
+    expect(times).toEqual([...times].sort().reverse());
+    expect(all.findIndex((x) => x.id === made[0])).toBeLessThan(all.findIndex((x) => x.id === EXAMPLE_IDS.letter));
+    const gone = await get('/v1/templates?starting_after=tmpl_nosuch');
+    expect(gone.statusCode).toBe(422);
+    expect(gone.json().error.details[0]).toMatchObject({ field: 'starting_after', code: 'not_found' });
+  });
+
   it('stores an XML template sent as application/xml and renders it', async () => {
     const res = await t.app.inject({
       method: 'POST',
@@ -95,6 +128,29 @@ describe.each(BACKENDS)('templates and documents on %s', (backend) => {
     });
     expect(res.statusCode).toBe(201);
     expect(res.json().variables).toEqual(['who']);
+  });
+
+  it('refuses at upload an HTML template without the images and CSS its page loads', async () => {
+    const page = (body: string) =>
+      `<!doctype html><html><head><link rel="stylesheet" href="style.css"></head><body>${body}<p>{{who}}</p></body></html>`;
+    const upload = (source: string, assets?: Record<string, string>) =>
+      t.app.inject({ method: 'POST', url: '/v1/templates', headers: auth(), payload: { source, assets } });
+    const missing = await upload(page('<img src="logo.png" alt="Logo"><a href="terms.html">Terms</a>'));
+    expect(missing.statusCode).toBe(422);
+    expect(missing.json().error.code).toBe('template_invalid');
+    // what the page loads; a link's target (terms.html) is not loaded
+    expect(
+      missing
+        .json()
+        .error.details.map((d: { field: string }) => d.field)
+        .sort(),
+    ).toEqual(['assets.logo.png', 'assets.style.css']);
+    const whole = await upload(page('<img src="logo.png" alt="Logo"><a href="terms.html">Terms</a>'), {
+      'logo.png': Buffer.from(png).toString('base64'),
+      'style.css': Buffer.from('p { color: #333 }').toString('base64'),
+    });
+    expect(whole.statusCode).toBe(201);
+    expect(whole.json().format).toBe('html');
   });
 
   it('stores a fillable PDF uploaded as application/pdf; its fields are the variables', async () => {

@@ -109,6 +109,21 @@ describe('paperlink --help', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/Usage: paperlink/);
   });
+
+  it('describes every command, each option with its default said once', async () => {
+    const root = (await cli(['--help'])).stdout;
+    const commands = [...root.slice(root.indexOf('Commands:')).matchAll(/^ {2}([a-z-]+) /gm)]
+      .map((m) => m[1])
+      .filter((c) => c !== 'help');
+    expect(commands).toEqual(expect.arrayContaining(['serve', 'generate', 'keys', 'worker']));
+    for (const c of commands) {
+      const r = await cli([c, '--help']);
+      expect(r.code).toBe(0);
+      // an option's text, folded over lines, ends before the next option starts
+      const options = r.stdout.split(/\n(?= {2}-)/);
+      for (const o of options) expect(`${c}: ${o}`).not.toMatch(/\(default:[\s\S]*\(default:/);
+    }
+  });
 });
 
 describe('the installed paperlink binary', () => {

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { cli } from '../support/cli';
+import { eventually } from '../support/eventually';
 import { root } from '../support/fixtures';
 import { readPdf } from '../support/pdf';
 import { cliJs, serveProcess } from '../support/serve';
@@ -347,6 +348,20 @@ describe('npm start, the way a new user meets it', () => {
     expect(pdf.text).toContain('Dr. Eleanor Vance');
   });
 
+  it('prints a "More keys" command that runs where npm install left it', async () => {
+    server?.kill('SIGTERM');
+    await new Promise((r) => server!.once('exit', r));
+    const banner = await start(path.join(dir, 'more'));
+    const line = banner.split('\n').find((l) => l.startsWith('More keys:'))!;
+    const command = /^More keys: (.+?) {2,}/.exec(line)![1].replace('NAME', 'second');
+    const made = spawnSync('bash', ['-c', `${command} --data-dir ${path.join(dir, 'more')}`], {
+      encoding: 'utf8',
+      cwd: root,
+    });
+    expect(made.status).toBe(0);
+    expect(made.stdout.trim()).toMatch(/^plk_/);
+  });
+
   it('does not make another key on the next start', async () => {
     server?.kill('SIGTERM');
     await new Promise((r) => server!.once('exit', r));
@@ -366,6 +381,71 @@ describe('npm start, the way a new user meets it', () => {
     });
     expect(banner).not.toContain('plk_');
     expect(banner).not.toContain('curl');
+  });
+});
+
+describe('paperlink serve logs', () => {
+  const dirs = tempDir();
+  let runs = 0;
+  /**
+   * `paperlink serve` on a terminal (a pty, through util-linux `script`) or not, with LOG_FORMAT
+   * unset or set: what it wrote by the time its answer to GET /healthz was logged.
+   */
+  async function logsOfOneRequest(o: { terminal: boolean; format?: string }): Promise<string> {
+    const dataDir = path.join(dirs, String(++runs));
+    const args = [
+      path.join(root, 'dist/src/cli.js'),
+      'serve',
+      '--port',
+      '0',
+      '--processes',
+      '1',
+      '--data-dir',
+      dataDir,
+    ];
+    const env = { ...process.env, LOG_LEVEL: 'info', LOG_FORMAT: o.format };
+    if (!o.format) delete env.LOG_FORMAT;
+    const quoted = [process.execPath, ...args].map((a) => `'${a}'`).join(' ');
+    const child = o.terminal
+      ? spawn('script', ['-qfec', quoted, '/dev/null'], { env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] })
+      : spawn(process.execPath, args, { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    try {
+      await eventually(async () => /listening on http:\/\/127\.0\.0\.1:\d+/.test(out), `serve started:\n${out}`, 30);
+      const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1];
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      await eventually(
+        async () => /healthz[^\n]*(200|statusCode)|"statusCode":200/.test(out),
+        `request logged:\n${out}`,
+      );
+      return out.replace(/\r\n/g, '\n');
+    } finally {
+      process.kill(-child.pid!, 'SIGTERM');
+    }
+  }
+
+  it('at a terminal, are one readable line per request', async () => {
+    const out = await logsOfOneRequest({ terminal: true });
+    expect(out).toMatch(/^\d\d:\d\d:\d\d {2}GET \/healthz → 200 in \d+ ms$/m);
+    expect(out.split('\n').filter((l) => l.startsWith('{'))).toEqual([]);
+    expect(out.match(/\/healthz/g)).toHaveLength(1);
+  });
+
+  it('elsewhere, or with LOG_FORMAT=json, are JSON lines; LOG_FORMAT=pretty wins over the default', async () => {
+    for (const logs of [
+      await logsOfOneRequest({ terminal: false }),
+      await logsOfOneRequest({ terminal: true, format: 'json' }),
+    ]) {
+      const json = logs
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { msg?: string; req?: { url?: string } });
+      expect(json.find((l) => l.req?.url === '/healthz')).toBeDefined();
+    }
+    const pretty = await logsOfOneRequest({ terminal: false, format: 'pretty' });
+    expect(pretty).toMatch(/^\d\d:\d\d:\d\d {2}GET \/healthz → 200 in \d+ ms$/m);
   });
 });
 

@@ -407,6 +407,13 @@ describe('the operator web app in a browser', () => {
     await page.getByRole('button', { name: 'Create postcard token' }).click();
     const token = (await page.locator('[data-secret]').textContent())!;
     expect(token).toMatch(/^plp_/);
+    // the form's POST answered with a redirect: a reload shows the settings, makes no second token
+    // and no longer shows the secret
+    const tokens = async () => (await t.service.keys.list()).filter((k) => k.kind === 'postcard').length;
+    const made = await tokens();
+    await page.reload();
+    expect(await tokens()).toBe(made);
+    expect(await page.content()).not.toContain(token);
     const sent = await t.app.inject({
       method: 'POST',
       url: '/postcards',

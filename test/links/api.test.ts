@@ -313,6 +313,21 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     expect(doc.magic_links.map((l: { id: string }) => l.id)).toEqual([res.magic_link_piece_id]);
   });
 
+  it("a reload within a view shows that view's number, whatever views others started since", async () => {
+    const { to, path: linkPath } = await share({ expire_after_n_views: 3 });
+    const cookies: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      cookies.push(await signIn(linkPath, to));
+      expect((await view(linkPath, cookies[i])).body).toContain(`View ${i + 1} of 3`);
+    }
+    clock.advance(60_000);
+    const again = await view(linkPath, cookies[0]);
+    expect(again.statusCode).toBe(200);
+    expect(again.body).toContain('View 1 of 3');
+    expect(again.body).not.toContain('(the last)');
+    expect((await view(linkPath, cookies[2])).body).toContain('View 3 of 3 (the last)');
+  });
+
   it('a mail scanner fetching the link neither opens it nor starts its timer; the first view does', async () => {
     const { res, to, path: linkPath } = await share({ retain_from_opened: { minutes: 45 } });
     const scanned = await t.app.inject({
@@ -661,6 +676,9 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
       await api('GET', `/v1/magic_links?document_id=${doc.document_id}&limit=2&starting_after=${first.next_cursor}`)
     ).json();
     expect(second.data.map((l: { id: string }) => l.id)).toEqual([made[0]]);
+    // the document lists its links in the same order: the one just shared first
+    const withLinks = (await api('GET', `/v1/documents/${doc.document_id}`)).json();
+    expect(withLinks.magic_links.map((l: { id: string }) => l.id)).toEqual([...made].reverse());
     const bad = await api('GET', '/v1/magic_links?status=lost');
     expect(bad.statusCode).toBe(422);
     expect(bad.json().error.details[0]).toMatchObject({ field: 'status', code: 'invalid' });

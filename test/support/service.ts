@@ -82,7 +82,10 @@ async function start(
 export async function testService(options: TestOptions = {}): Promise<TestService> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-api-'));
   const databaseUrl = options.backend === 'postgres' ? await freshPostgres() : undefined;
-  const config = loadConfig({}, { dataDir, databaseUrl, logLevel: 'silent', port: 0, ...options.config });
+  const config = loadConfig(
+    {},
+    { dataDir, databaseUrl, logLevel: 'silent', logFormat: 'json', port: 0, ...options.config },
+  );
   return start(config, options.clock, undefined, options.service);
 }
 
