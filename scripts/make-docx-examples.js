@@ -72,15 +72,19 @@ function footer(text) {
 <w:ftr xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:p><w:pPr><w:pBdr><w:top w:val="single" w:sz="4" w:space="4" w:color="C9D4DF"/></w:pBdr><w:tabs><w:tab w:val="right" w:pos="9360"/></w:tabs></w:pPr>${run(text, small)}<w:r><w:tab/></w:r>${run('Page ', small)}${field('PAGE')}${run(' of ', small)}${field('NUMPAGES')}</w:p></w:ftr>`;
 }
 
-function documentXml(body, withFooter) {
+/** US Letter for the letters (their sender is in Portland, OR); A4, as the XML and HTML invoices, for the invoice. */
+const LETTER = { width: 12240, height: 15840, side: 1440 };
+const A4 = { width: 11906, height: 16838, side: 1273 }; // the same 9360 twips of text width as Letter
+
+function documentXml(body, withFooter, page) {
   return `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"><w:body>${body}<w:sectPr>${withFooter ? '<w:footerReference w:type="default" r:id="rIdFooter"/>' : ''}<w:pgSz w:w="12240" w:h="15840"/><w:pgMar w:top="1296" w:right="1440" w:bottom="1296" w:left="1440" w:header="720" w:footer="576" w:gutter="0"/></w:sectPr></w:body></w:document>`;
+<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"><w:body>${body}<w:sectPr>${withFooter ? '<w:footerReference w:type="default" r:id="rIdFooter"/>' : ''}<w:pgSz w:w="${page.width}" w:h="${page.height}"/><w:pgMar w:top="1296" w:right="${page.side}" w:bottom="1296" w:left="${page.side}" w:header="720" w:footer="576" w:gutter="0"/></w:sectPr></w:body></w:document>`;
 }
 
 const STYLES = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <w:styles xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:docDefaults><w:rPrDefault><w:rPr><w:rFonts w:ascii="DejaVu Serif" w:hAnsi="DejaVu Serif" w:cs="DejaVu Serif"/><w:color w:val="222222"/><w:sz w:val="22"/><w:szCs w:val="22"/><w:lang w:val="en-US"/></w:rPr></w:rPrDefault><w:pPrDefault><w:pPr><w:spacing w:after="0" w:line="288" w:lineRule="auto"/></w:pPr></w:pPrDefault></w:docDefaults><w:style w:type="paragraph" w:default="1" w:styleId="Normal"><w:name w:val="Normal"/></w:style></w:styles>`;
 
-function write(file, title, body, footerText) {
+function write(file, title, body, footerText, page = LETTER) {
   const zip = new PizZip();
   zip.file(
     '[Content_Types].xml',
@@ -111,7 +115,7 @@ function write(file, title, body, footerText) {
   }
   if (footerText) zip.file('word/footer1.xml', footer(footerText));
   zip.file('word/media/logo.png', fs.readFileSync(path.join(root, 'letter', 'logo.png')));
-  zip.file('word/document.xml', documentXml(body, Boolean(footerText)));
+  zip.file('word/document.xml', documentXml(body, Boolean(footerText), page));
   fs.mkdirSync(path.dirname(file), { recursive: true });
   // a fixed date inside the archive, so that running this again without changes changes nothing
   const bytes = zip.generate({ type: 'nodebuffer', compression: 'DEFLATE', date: new Date('2026-11-25T00:00:00Z') });
@@ -138,6 +142,7 @@ write(
     para('{recipient_address}', { after: 20 }),
     para(r('Re: {subject}', { ...sans, bold: true, color: BLUE, size: 11.5 }), { after: 12 }),
     para('Dear {salutation},', { after: 10 }),
+    // not kept with the closing: LibreOffice would move the whole body (one paragraph) to the next page
     para('{body}', { after: 10 }),
     para('Kind regards,', { before: 8, after: 36, keepNext: true }),
     para(r('{sender_name}', { bold: true }), { keepNext: true }),
@@ -270,6 +275,7 @@ write(
     ),
   ].join(''),
   'Payable to Northwind Studio LLC · IBAN US00 NWND 0000 4242 1234 · billing@northwind.example',
+  A4,
 );
 copySample('invoice-html', 'invoice-docx');
 

@@ -80,7 +80,7 @@ for (const select of document.querySelectorAll('select[data-autosubmit]')) {
 }
 `;
 
-const CSS = `:root { --accent: #1F6FEB; --ink: #16181d; --muted: #5b6270; --line: #e2e5ea; --bg: #f5f6f8; --card: #fff; --danger: #b42318; --ok: #067647; --warn: #b54708; color-scheme: light; }
+const CSS = `:root { --accent: #1a63d6; --ink: #16181d; --muted: #5b6270; --line: #e2e5ea; --bg: #f5f6f8; --card: #fff; --danger: #b42318; --ok: #067647; --warn: #b54708; color-scheme: light; }
 * { box-sizing: border-box; }
 html { -webkit-text-size-adjust: 100%; }
 body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", sans-serif; color: var(--ink); background: var(--bg); }
@@ -95,6 +95,7 @@ a { color: var(--accent); }
 .side nav a { color: #c9d1dc; text-decoration: none; padding: 8px 10px; border-radius: 6px; font-weight: 500; }
 .side nav a:hover { background: #1c222c; color: #fff; }
 .side nav a[aria-current="page"] { background: var(--accent); color: #fff; }
+.side .muted, .side .hide-sm, .who span { color: #a7b0bd; }
 .who { margin-top: auto; padding: 12px 10px 0; border-top: 1px solid #262d38; font-size: .85rem; }
 .who strong { display: block; color: #fff; font-weight: 600; overflow: hidden; text-overflow: ellipsis; }
 .who button { background: none; border: 1px solid #3a4250; color: #c9d1dc; margin-top: 8px; padding: 5px 10px; font-size: .85rem; }
@@ -198,6 +199,14 @@ dl.facts dd { margin: 0; min-width: 0; overflow-wrap: anywhere; }
   main { padding: 18px 14px 40px; }
   .grid2 { grid-template-columns: 1fr; }
   .hide-sm { display: none; }
+  /* a table of many columns becomes one block per row, each cell named by its column */
+  .stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  .stack tbody tr { display: block; padding: 8px 0; border-bottom: 1px solid var(--line); position: relative; }
+  .stack tbody tr:last-child { border-bottom: 0; }
+  .stack td { display: block; border: 0; padding: 3px 10px; }
+  .stack td.hide-sm { display: none; }
+  .stack td:first-child:not([data-label]) { position: absolute; right: 0; top: 8px; }
+  .stack td[data-label]::before { content: attr(data-label); display: inline-block; min-width: 80px; color: var(--muted); font-size: .78rem; font-weight: 600; text-transform: uppercase; letter-spacing: .04em; }
 }
 `;
 

@@ -302,7 +302,9 @@ while True:
         # LibreOffice's own options too: never update links, never run macros (MacroExecMode and UpdateDocMode NEVER/NO = 0)
         doc = desktop.loadComponentFromURL(uno.systemPathToFileUrl(job["in"]), "_blank", 0, (prop("Hidden", True), prop("ReadOnly", True), prop("MacroExecutionMode", 0), prop("UpdateDocMode", 0)))
         if doc is None: raise Exception("LibreOffice could not open the document")
-        try: doc.storeToURL(uno.systemPathToFileUrl(job["out"]), (prop("FilterName", "writer_pdf_Export"),))
+        # a tagged PDF (its structure for screen readers) with the document's headings as bookmarks
+        data = uno.Any("[]com.sun.star.beans.PropertyValue", (prop("UseTaggedPDF", True), prop("ExportBookmarks", True)))
+        try: uno.invoke(doc, "storeToURL", (uno.systemPathToFileUrl(job["out"]), (prop("FilterName", "writer_pdf_Export"), prop("FilterData", data))))
         finally: doc.close(True)
         say({"ok": True})
     except Exception as e:

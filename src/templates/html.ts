@@ -195,6 +195,9 @@ export async function printHtml(
     page.pdf({
       preferCSSPageSize: true,
       printBackground: true,
+      // tagged: the page's structure (headings, paragraphs, tables, images' alt text) for screen readers
+      tagged: true,
+      outline: true,
       displayHeaderFooter: header !== undefined || footer !== undefined,
       headerTemplate: header ?? '<span></span>',
       footerTemplate: footer ?? '<span></span>',

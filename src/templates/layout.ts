@@ -332,13 +332,17 @@ interface Ctx {
   t: XmlTemplate;
   b: Bound;
   warnings?: RenderWarning[];
+  /** A paragraph's last this many lines start a new page (a paragraph kept with what follows it). */
+  holdBack?: number;
 }
 
 /**
  * Lays blocks out one after another. Paragraphs and images kept with the next block
  * (`keep-with-next`, on by default for headings) are remembered; when the block after them starts on a later page than they
  * end, they are taken back and laid out again from the top of a new page with it, unless they
- * already started at the top of one.
+ * already started at the top of one. A kept paragraph of many lines is not moved whole: its last
+ * `widows` lines go to the new page, as a typesetter keeps a letter's closing with the end of its
+ * body, so no page holds the closing alone.
  */
 function layoutBlocks(blocks: Block[], flow: Flow, ctx: Ctx): void {
   let kept: { start: Mark; warnings: number; items: number; blocks: [BlockLeaf, Bound][] } | undefined;
@@ -356,8 +360,14 @@ function layoutBlocks(blocks: Block[], flow: Flow, ctx: Ctx): void {
       flow.restore(kept.start);
       if (ctx.warnings) ctx.warnings.length = kept.warnings;
       b.expanded.n = kept.items;
-      flow.newPage(true);
-      for (const [k, kb] of kept.blocks) layoutBlock(k, flow, { ...ctx, b: kb });
+      const [[head, hb], ...rest] = kept.blocks;
+      // a paragraph splits where its page would end, less its last lines (or moves whole when too short)
+      if (head.kind === 'p') layoutBlock(head, flow, { ...ctx, b: hb, holdBack: ctx.t.widows });
+      else {
+        flow.newPage(true);
+        layoutBlock(head, flow, { ...ctx, b: hb });
+      }
+      for (const [k, kb] of rest) layoutBlock(k, flow, { ...ctx, b: kb });
       layoutBlock(block, flow, { ...ctx, b });
     }
     if ((block.kind === 'p' || block.kind === 'image') && block.keepWithNext && !block.at) {
@@ -430,12 +440,24 @@ function placeBlock(block: BlockLeaf, flow: Flow, ctx: Ctx): void {
         }
         return;
       }
+      // kept with what follows (see layoutBlocks): its last `hold` lines start a new page; one too
+      // short to leave `orphans` lines behind moves whole
+      let hold = ctx.holdBack ?? 0;
+      if (hold && lines.length - hold < Math.max(1, t.orphans)) {
+        if (flow.used) flow.newPage(true);
+        hold = 0;
+      }
       flow.space(block.spaceBefore);
       // page by page: as many lines as fit, less where that would leave fewer than `orphans` lines of
       // the paragraph at the bottom of its first page or fewer than `widows` at the top of its last
       for (let i = 0; i < lines.length;) {
         const left = lines.length - i;
         let take = flow.linesFitting(lines, i);
+        // the page the held lines would have ended on stops before them
+        if (hold && i < lines.length - hold && i + take > lines.length - hold) {
+          take = lines.length - hold - i;
+          hold = 0;
+        }
         if (take < left) {
           const first = i === 0;
           const short = t.widows - (left - take); // lines the next page lacks to hold no widow

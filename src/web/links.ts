@@ -89,12 +89,12 @@ export const linksSection: WebSection = (service) => async (web) => {
           >${l.auth_email !== l.recipient_email && html`<div class="muted small">signs in as ${l.auth_email}</div>`}
           <div class="muted small">sent ${when(l.sent_at ?? l.created_at)}</div>
         </td>
-        <td>
+        <td data-label="Document">
           <a href="/app/documents/${l.document_id}#links">${documentNames.get(l.document_id) ?? l.document_id}</a>
         </td>
-        <td>${badge(l.status)}</td>
-        <td data-rule>${isLive(l) ? ruleInWords(l) : html`<span class="muted">ended</span>`}</td>
-        <td data-views>${views}</td>
+        <td data-status data-label="Status">${badge(l.status)}</td>
+        <td data-rule data-label="Ends">${isLive(l) ? ruleInWords(l) : html`<span class="muted">ended</span>`}</td>
+        <td data-views data-label="Views">${views}</td>
         <td class="hide-sm">${when(lastViewed.get(l.id), 'never')}</td>
       </tr>`;
     });
@@ -127,7 +127,7 @@ export const linksSection: WebSection = (service) => async (web) => {
         data-confirm="Expire the selected links now? Their recipients can no longer open them."
       >
         ${csrfField(req.admin!.csrf)}
-        <div class="card scroll">
+        <div class="card scroll stack">
           ${table([html`<th><span class="sr-only">Select</span></th>`, 'Recipient', 'Document', 'Status', 'Ends', 'Views', html`<th class="hide-sm">Last viewed</th>`], rows, recipient || status ? 'No link matches.' : 'No links yet: share a document from its page.')}
           ${more}
         </div>

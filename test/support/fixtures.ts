@@ -35,5 +35,6 @@ export async function renderExample(folder: string) {
     string,
     string
   >;
-  return { t, values, pdf: await readPdf(await renderTemplate(t, values)) };
+  const bytes = await renderTemplate(t, values);
+  return { t, values, bytes, pdf: await readPdf(bytes) };
 }

@@ -9,6 +9,7 @@ import {
 } from '../../src/templates';
 import type { StructElem } from '../../src/templates/layout';
 import { root } from '../support/fixtures';
+import { expectClosingWithBody, expectInvoice, expectLetter } from '../support/examples';
 import { find, readPdf } from '../support/pdf';
 
 async function example(name: string, file: string) {
@@ -21,6 +22,11 @@ async function example(name: string, file: string) {
 }
 
 describe('the example templates', () => {
+  it('business letter and invoice: what every format of them prints (support/examples.ts)', async () => {
+    expectClosingWithBody(await expectLetter('letter', 'xml'));
+    await expectInvoice('invoice');
+  });
+
   it('business letter: letterhead on page one, running head and page numbers after', async () => {
     const { pdf, values } = await example('letter', 'letter.xml');
     expect(pdf.pages.length).toBe(2);

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadTemplate, renderTemplate, type RenderWarning } from '../../src/templates';
-import { expectInvoice, expectLetter } from '../support/examples';
+import { expectClosingWithBody, expectInvoice, expectLetter } from '../support/examples';
 import { withEnv } from '../support/env';
 import { printer } from '../../src/templates/html';
 import { readPdf } from '../support/pdf';
@@ -205,11 +205,18 @@ describe('the HTML examples', () => {
   afterAll(() => printer.close());
 
   it('letter: the sample of the XML letter fills it, on US Letter, a footer with page numbers on each page', async () => {
-    await expectLetter('letter-html', 'html');
+    const r = await expectLetter('letter-html', 'html');
+    expectClosingWithBody(r);
+    // ragged right: Chromium justifies by stretching spaces (it has no hyphenation dictionary), so
+    // the body's lines end where their words end, not all at the right margin
+    const first = r.pdf.pages[0];
+    const bodyLines = first.items.filter((i) => i.str.length > 60);
+    expect(bodyLines.length).toBeGreaterThan(5);
+    expect(new Set(bodyLines.map((i) => Math.round(i.x + i.width))).size).toBeGreaterThan(bodyLines.length / 2);
   });
 
   it('invoice: every line item, the header row on each page, and the totals, on A4', async () => {
-    await expectInvoice('invoice-html', [595, 842]);
+    await expectInvoice('invoice-html');
   });
 });
 

@@ -167,6 +167,34 @@ describe('renderTemplate() text', () => {
     expect(await split(first === 'Heading Here' ? '' : 'keep-with-next="true"')).toBe(0);
   });
 
+  it('keeps the last lines of a long paragraph with what it is kept with, and leaves the rest where it was', async () => {
+    const body = words(120, 'pp'); // about ten lines on a 5 in page
+    const pageOf = (pdf: Awaited<ReturnType<typeof render>>, needle: string) =>
+      pdf.pages.findIndex((p) => p.text.includes(needle));
+    let apart = 0;
+    for (let n = 0; n < 40; n++) {
+      const filler = Array.from({ length: n }, (_, i) => `<p>Filler line ${i}</p>`).join('');
+      const tail = (keep: string) =>
+        `<p ${keep}>${body}</p><p keep-with-next="true">Kind regards,</p><p>Signer Name</p>`;
+      const loose = await render(doc(filler + tail('keep-with-next="false"'), 'size="5in 7in"'));
+      const kept = await render(doc(filler + tail('keep-with-next="true"'), 'size="5in 7in"'));
+      const closing = pageOf(kept, 'Kind regards,');
+      // the closing's page holds lines of the paragraph before it, never the closing alone
+      const page = kept.pages[closing].text;
+      expect({ n, before: page.indexOf('pp') >= 0 && page.indexOf('pp') < page.indexOf('Kind regards,') }).toEqual({
+        n,
+        before: true,
+      });
+      // the paragraph starts where it did without the keep: it is not moved whole
+      expect({ n, start: pageOf(kept, 'pp0 ') }).toEqual({ n, start: pageOf(loose, 'pp0 ') });
+      // nothing lost or drawn twice
+      const all = kept.pages.map((p) => p.text).join(' ');
+      expect(all.split('pp119').length - 1).toBe(1);
+      if (pageOf(loose, 'Kind regards,') !== pageOf(loose, 'pp119')) apart++;
+    }
+    expect(apart).toBeGreaterThan(0); // without the keep, some amount of filler leaves the closing alone
+  });
+
   it('leaves no single line of a paragraph alone at the bottom or top of a page (orphans and widows, 2 by default)', async () => {
     // the paragraph's lines on each page it is on, for every start 5 pt lower than the last
     const splits = async (attrs: string) => {
