@@ -121,7 +121,7 @@ export const templateRoutes =
         schema: {
           operationId: 'listTemplates',
           tags: ['Templates'],
-          summary: 'List templates, newest first',
+          summary: 'List templates, newest first (by created_at)',
           querystring: PageQuery,
           response: {
             200: described(
