@@ -27,7 +27,7 @@ export class PaperlinkApi implements ICredentialType {
 
   icon: Icon = { light: 'file:paperlink.svg', dark: 'file:paperlink.dark.svg' };
 
-  documentationUrl = 'https://github.com/paperlink/n8n-nodes-paperlink#n8n';
+  documentationUrl = 'https://github.com/paperlink/n8n-nodes-paperlink/blob/main/docs/n8n/credentials.md';
 
   properties: INodeProperties[] = [
     {

@@ -2,7 +2,8 @@
 // Builds the n8n package (packages/n8n-nodes-paperlink) from nodes/ and credentials/: each node and
 // credential becomes one self-contained CommonJS file (esbuild), so the package has no runtime
 // dependencies and loads nothing of the service. Only n8n-workflow (a peer, provided by n8n) and
-// Node's built-ins stay outside. Icons and codex files are copied beside the bundles.
+// Node's built-ins stay outside. Icons and codex files are copied beside the bundles; the README
+// (docs/n8n.md, its links made absolute) and the LICENSE go beside package.json.
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -16,6 +17,8 @@ const manifest = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), '
 const entries = [...manifest.n8n.nodes, ...manifest.n8n.credentials].map((file) =>
   file.replace(/^dist\//, '').replace(/\.js$/, ''),
 );
+/** Where docs/ is read on the web (the repository the package names). */
+const DOCS = 'https://github.com/paperlink/n8n-nodes-paperlink/blob/main/docs/';
 const allowed = new Set(['n8n-workflow', ...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 
 async function main() {
@@ -45,7 +48,12 @@ async function main() {
       fs.copyFileSync(path.join(root, dir, file), path.join(out, dir, file));
     }
   }
-  fs.copyFileSync(path.join(root, 'docs/n8n.md'), path.join(pkgDir, 'README.md'));
+  // npm shows the README away from the repository: its links to other docs become absolute
+  const readme = fs
+    .readFileSync(path.join(root, 'docs/n8n.md'), 'utf8')
+    .replace(/\]\((?!https?:|#|mailto:)([^)\s]+)\)/g, (_, link) => `](${new URL(link, DOCS).href})`);
+  fs.writeFileSync(path.join(pkgDir, 'README.md'), readme);
+  fs.copyFileSync(path.join(root, 'LICENSE'), path.join(pkgDir, 'LICENSE'));
 }
 
 main().catch((err) => {

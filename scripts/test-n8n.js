@@ -220,7 +220,7 @@ async function n8nPackage(work) {
       {
         id: 'plcred000000002',
         name: 'Postcards',
-        type: 'paperlinkPostcardToken',
+        type: 'paperlinkPostcardTokenApi',
         data: { token: postcardToken, intakeUrl: `${service.url}/postcards` },
       },
     ];
@@ -336,7 +336,7 @@ async function n8nPackage(work) {
             position: [0, 0],
             webhookId: '5b0d1c0e-4a53-4f4e-9d43-0c5bd2a1e002',
             parameters: { path: 'postcards', templateIds: '' },
-            credentials: { paperlinkPostcardToken: { id: 'plcred000000002', name: 'Postcards' } },
+            credentials: { paperlinkPostcardTokenApi: { id: 'plcred000000002', name: 'Postcards' } },
           },
         ],
       },
@@ -391,6 +391,12 @@ async function n8nPackage(work) {
     server = spawn(node24, [n8nBin, 'start'], { env, stdio: ['ignore', log, log] });
     const up = await until(async () => (await fetch(`http://127.0.0.1:${n8nPort}/healthz/readiness`)).ok, 180_000);
     check('n8n starts with the package', up, fs.readFileSync(path.join(work, 'n8n-start.txt'), 'utf8'));
+    // each node's codex file (what the node panel's search reads) was found
+    const noCodex = fs
+      .readFileSync(path.join(work, 'n8n-start.txt'), 'utf8')
+      .split('\n')
+      .filter((l) => /No codex available for: .*(paperlink|postcardIntake)/i.test(l));
+    check('n8n found a codex file for every node of the package', noCodex.length === 0, noCodex.join('\n'));
     const hook = await until(
       async () =>
         (await call('GET', '/v1/webhooks')).body.data.find((h) =>

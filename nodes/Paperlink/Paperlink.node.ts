@@ -29,7 +29,7 @@ export class Paperlink implements INodeType {
     credentials: [
       { name: 'paperlinkApi', required: true },
       {
-        name: 'paperlinkPostcardToken',
+        name: 'paperlinkPostcardTokenApi',
         required: true,
         displayOptions: { show: { resource: ['postcard'], operation: ['submit'] } },
       },

@@ -1,6 +1,7 @@
 import {
   NodeConnectionTypes,
   type IDataObject,
+  type IHookFunctions,
   type INodeType,
   type INodeTypeDescription,
   type IWebhookFunctions,
@@ -10,6 +11,7 @@ import { errorBody } from '../../src/errors';
 import { checkPostcard } from '../../src/postcards/rules';
 import { sameHash, sha256 } from '../../src/secrets';
 import { text } from '../Paperlink/text';
+import { apiError } from '../Paperlink/transport';
 
 interface RawRequest {
   rawBody?: Buffer;
@@ -28,8 +30,6 @@ async function jsonBody(req: RawRequest, parsed: () => unknown): Promise<unknown
  * checked against the credential, the request is checked with the service's own rules, and the
  * answer is 202 with no body, or the error the service would give.
  */
-// This node is the webhook itself: nothing is registered elsewhere, so it has no webhookMethods.
-// eslint-disable-next-line @n8n/community-nodes/webhook-lifecycle-complete
 export class PostcardIntakeTrigger implements INodeType {
   description: INodeTypeDescription = {
     displayName: 'Postcard Intake Trigger',
@@ -43,7 +43,7 @@ export class PostcardIntakeTrigger implements INodeType {
     defaults: { name: 'Postcard Intake Trigger' },
     inputs: [],
     outputs: [NodeConnectionTypes.Main],
-    credentials: [{ name: 'paperlinkPostcardToken', required: true }],
+    credentials: [{ name: 'paperlinkPostcardTokenApi', required: true }],
     webhooks: [{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: '={{$parameter["path"]}}' }],
     properties: [
       {
@@ -67,6 +67,43 @@ export class PostcardIntakeTrigger implements INodeType {
       // which answers in the service's error shape
       { displayName: 'Body', name: 'options', type: 'hidden', default: { binaryData: true } },
     ],
+  };
+
+  /**
+   * Nothing is registered elsewhere (this workflow is the webhook), but activation checks the
+   * credential's token with the service (`POST <intake>/token`): a token revoked in Paperlink, or
+   * mistyped, fails activation with the service's reason rather than taking postcards Paperlink
+   * would refuse. n8n checks again at every activation and start (checkExists is false).
+   */
+  webhookMethods = {
+    default: {
+      async checkExists(this: IHookFunctions): Promise<boolean> {
+        return false;
+      },
+      async create(this: IHookFunctions): Promise<boolean> {
+        const { intakeUrl } = await this.getCredentials<{ intakeUrl: string }>('paperlinkPostcardTokenApi');
+        const url = `${text(intakeUrl).replace(/\/+$/, '')}/token`;
+        try {
+          // the credential's authenticate block adds api_token to the body
+          await this.helpers.httpRequestWithAuthentication.call(this, 'paperlinkPostcardTokenApi', {
+            method: 'POST',
+            url,
+            body: {},
+            json: true,
+          });
+        } catch (err) {
+          const failure = apiError(this, err);
+          failure.message = `Paperlink did not accept the credential's postcard token at ${url}: ${failure.message}`;
+          failure.description =
+            'Check the token (npx paperlink tokens list) and the Intake URL of the Paperlink Postcard Token API credential.';
+          throw failure;
+        }
+        return true;
+      },
+      async delete(this: IHookFunctions): Promise<boolean> {
+        return true;
+      },
+    },
   };
 
   async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
@@ -98,7 +135,7 @@ export class PostcardIntakeTrigger implements INodeType {
       return refuse(400, 'malformed_json', 'The body must be a JSON object.');
 
     // the credential first: without it, say nothing about the rest
-    const { token } = await this.getCredentials('paperlinkPostcardToken');
+    const { token } = await this.getCredentials('paperlinkPostcardTokenApi');
     const given = (body as IDataObject).api_token;
     if (typeof given !== 'string' || !token || !sameHash(sha256(given), sha256(text(token)))) {
       return refuse(401, 'unauthorized', 'A valid postcard token is required in the api_token field of the body.');

@@ -4,6 +4,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Service } from '../service';
 import { EXAMPLE_IDS } from '../templates/store';
+import { AuthenticationError } from '../errors';
+import { isObject } from '../guards';
 import { requireJson } from './errors';
 import {
   answer,
@@ -79,6 +81,45 @@ export const postcardRoutes =
         const result = await service.postcards.accept(req.body, req.headers['idempotency-key']);
         if (result.replayed) void reply.header('Idempotent-Replayed', 'true');
         return reply.status(202).send({ id: result.id, status: result.status });
+      },
+    );
+    // what the n8n credential's Test asks: is this a live postcard token? (no postcard is made)
+    api.post(
+      `${service.config.postcardPath}/token`,
+      {
+        bodyLimit: 4096,
+        schema: {
+          operationId: 'checkPostcardToken',
+          tags,
+          summary: 'Check a postcard token without submitting a postcard',
+          description:
+            "The token is the body field `api_token`, as in a postcard request. Answers 200 with the token's name and prefix when it is a live postcard token, 401 otherwise. Rate-limited with the intake.",
+          security: [],
+          body: described(Type.Object({ api_token: Type.String({ maxLength: 200 }) }), { api_token: 'plp_…' }),
+          response: {
+            200: Type.Object(
+              {
+                object: Type.Literal('postcard_token'),
+                name: Type.String(),
+                prefix: Type.String({ description: 'The first characters of the token, as lists show it.' }),
+              },
+              {
+                additionalProperties: false,
+                description: 'A live postcard token.',
+                examples: [{ object: 'postcard_token', name: 'website form', prefix: 'plp_3xK9mQ2v' }],
+              },
+            ),
+            ...errors(400, 401, 413, 415, 422),
+          },
+        },
+      },
+      async (req) => {
+        requireJson(req);
+        // as the intake: whatever the body is, no live token is a 401 before anything else
+        const body: unknown = req.body;
+        const token = await service.keys.authenticate('postcard', isObject(body) ? body.api_token : undefined);
+        if (!token) throw new AuthenticationError('api_token is not a live postcard token.');
+        return { object: 'postcard_token' as const, name: token.name, prefix: token.prefix };
       },
     );
     api.get(

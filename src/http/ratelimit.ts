@@ -32,7 +32,7 @@ const MAX_ADDRESSES = 100_000;
 /** Which group a route is in (`url` as registered), or undefined for one with no per-address limit. */
 export function rateGroupOf(method: string, url: string | undefined, postcardPath: string): RateGroup | undefined {
   if (url === undefined) return undefined;
-  if (url === postcardPath && method === 'POST') return 'postcards';
+  if ((url === postcardPath || url === `${postcardPath}/token`) && method === 'POST') return 'postcards';
   if (url === '/l/:token/code') return 'codes';
   if (url.startsWith('/l/')) return 'pages';
   return undefined;

@@ -9,6 +9,8 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Expression, NodeHelpers, type ICredentialDataDecryptedObject } from 'n8n-workflow';
 import { PaperlinkApi } from '../../credentials/PaperlinkApi.credentials';
+import { PaperlinkPostcardTokenApi } from '../../credentials/PaperlinkPostcardTokenApi.credentials';
+import { templateLabel } from '../../nodes/Paperlink/methods/listSearch';
 import { ALL_SCOPES } from '../../src/keys';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { makeDocx } from '../support/docx';
@@ -41,7 +43,7 @@ beforeAll(async () => {
   postcardToken = (await t.service.keys.create('postcard', 'n8n')).secret;
   creds = {
     paperlinkApi: { baseUrl: `${base}/`, apiKey: t.key },
-    paperlinkPostcardToken: { token: postcardToken, intakeUrl: `${base}/postcards` },
+    paperlinkPostcardTokenApi: { token: postcardToken, intakeUrl: `${base}/postcards` },
   };
 }, 30_000);
 afterAll(async () => {
@@ -907,5 +909,120 @@ describe('Paperlink API credential: Test', () => {
       ALL_SCOPES.length - 1,
     );
     expect((await credentialTest('plk_not_a_key_at_all_0000000000')).status).toBe(401);
+  });
+});
+
+describe('Paperlink Postcard Token API credential: Test, and the intake trigger on activation', () => {
+  /** n8n's Test: the test request, its expressions resolved, the body the authenticate block makes. */
+  async function credentialTest(token: string): Promise<{ status: number; body: { error?: { code: string } } }> {
+    const credential = new PaperlinkPostcardTokenApi();
+    const { request } = credential.test;
+    const url = Expression.resolveWithoutWorkflow(request.url!.replace(/^=/, ''), {
+      $credentials: { intakeUrl: `${base}/postcards/` },
+    });
+    expect(credential.authenticate.properties.body).toEqual({ api_token: '={{$credentials.token}}' });
+    const res = await fetch(String(url), {
+      method: request.method,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...(request.body as object), api_token: token }),
+    });
+    return { status: res.status, body: (await res.json()) as { error?: { code: string } } };
+  }
+
+  it('passes for a live postcard token and fails for a revoked one, an API key or anything else', async () => {
+    const before = (await t.service.postcards.list({ limit: 100 })).data.length;
+    const live = await credentialTest(postcardToken);
+    expect(live).toMatchObject({ status: 200, body: { object: 'postcard_token', name: 'n8n' } });
+    const revoked = await t.service.keys.create('postcard', 'revoked');
+    await t.service.keys.revoke(revoked.key.id);
+    for (const token of [revoked.secret, t.key, 'plp_nothing_like_a_token_000000000']) {
+      const failed = await credentialTest(token);
+      expect({ status: failed.status, code: failed.body.error?.code }).toEqual({ status: 401, code: 'unauthorized' });
+    }
+    // no postcard was made by any of it
+    expect((await t.service.postcards.list({ limit: 100 })).data.length).toBe(before);
+  });
+
+  it('activates with a live token, and refuses activation with the service reason for a revoked one', async () => {
+    const ok = await serveTrigger('postcardIntakeTrigger', { path: 'postcards', templateIds: '' }, creds);
+    try {
+      expect(await ok.hook('checkExists')).toBe(false);
+      expect(await ok.hook('create')).toBe(true);
+      expect(await ok.hook('delete')).toBe(true);
+    } finally {
+      await ok.close();
+    }
+    const revoked = await t.service.keys.create('postcard', 'revoked at activation');
+    await t.service.keys.revoke(revoked.key.id);
+    const bad = await serveTrigger(
+      'postcardIntakeTrigger',
+      { path: 'postcards', templateIds: '' },
+      { ...creds, paperlinkPostcardTokenApi: { token: revoked.secret, intakeUrl: `${base}/postcards` } },
+    );
+    try {
+      const refusal = await bad.hook('create').then(
+        () => undefined,
+        (e: unknown) => e as { name: string; message: string; httpCode: string },
+      );
+      expect(refusal).toMatchObject({ name: 'NodeApiError', httpCode: '401' });
+      expect(refusal!.message).toContain(`${base}/postcards/token`);
+    } finally {
+      await bad.close();
+    }
+  });
+});
+
+describe('the n8n package as the node panel and the Docs links show it', () => {
+  const pkgDir = path.join(root, 'packages/n8n-nodes-paperlink');
+  const manifest = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8')) as {
+    n8n: { nodes: string[]; credentials: string[] };
+  };
+
+  it('has a codex file beside every node, found by searching "Paperlink", its docs linked without a fragment', async () => {
+    for (const file of manifest.n8n.nodes) {
+      const codexFile = path.join(pkgDir, file.replace(/\.js$/, '.json'));
+      expect(fs.existsSync(codexFile)).toBe(true);
+      const codex = JSON.parse(fs.readFileSync(codexFile, 'utf8')) as {
+        node: string;
+        alias: string[];
+        resources: Record<string, { url: string }[]>;
+      };
+      const loaded = (await import(path.join(pkgDir, file))) as Record<
+        string,
+        new () => { description: { name: string } }
+      >;
+      const name = Object.values(loaded)[0] ? new (Object.values(loaded)[0])().description.name : '';
+      expect(codex.node).toBe(`n8n-nodes-paperlink.${name}`);
+      expect(codex.alias).toContain('Paperlink');
+      const urls = Object.values(codex.resources)
+        .flat()
+        .map((r) => r.url);
+      expect(urls.length).toBeGreaterThan(0);
+      // n8n appends its tracking after '#': a fragment would be lost
+      for (const url of urls) {
+        expect(url).not.toContain('#');
+        const doc = url.replace('https://github.com/paperlink/n8n-nodes-paperlink/blob/main/', '');
+        expect(fs.existsSync(path.join(root, doc))).toBe(true);
+      }
+    }
+    for (const credential of [new PaperlinkApi(), new PaperlinkPostcardTokenApi()]) {
+      expect(credential.documentationUrl).not.toContain('#');
+      expect(fs.existsSync(path.join(root, credential.documentationUrl.replace(/^.*\/blob\/main\//, '')))).toBe(true);
+    }
+  });
+
+  it('ships a README whose links work on npm (absolute) and a LICENSE', () => {
+    const readme = fs.readFileSync(path.join(pkgDir, 'README.md'), 'utf8');
+    const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]);
+    expect(links.length).toBeGreaterThan(3);
+    expect(links.filter((l) => !/^(https:\/\/|#|mailto:)/.test(l))).toEqual([]);
+    expect(fs.readFileSync(path.join(pkgDir, 'LICENSE'), 'utf8')).toContain('MIT License');
+  });
+
+  it('names a template once with its format, unless its name already says it', () => {
+    expect(templateLabel({ name: 'Business letter (HTML)', format: 'html' })).toBe('Business letter (HTML)');
+    expect(templateLabel({ name: 'Business letter (Word)', format: 'docx' })).toBe('Business letter (Word)');
+    expect(templateLabel({ name: 'Business letter', format: 'xml' })).toBe('Business letter (XML)');
+    expect(templateLabel({ name: 'Membership', format: 'pdf' })).toBe('Membership (PDF form)');
   });
 });

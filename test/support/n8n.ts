@@ -39,7 +39,7 @@ import {
   type IWorkflowExecuteAdditionalData,
 } from 'n8n-workflow';
 import { PaperlinkApi } from '../../credentials/PaperlinkApi.credentials';
-import { PaperlinkPostcardToken } from '../../credentials/PaperlinkPostcardToken.credentials';
+import { PaperlinkPostcardTokenApi } from '../../credentials/PaperlinkPostcardTokenApi.credentials';
 import { Paperlink } from '../../nodes/Paperlink/Paperlink.node';
 import { PaperlinkTrigger } from '../../nodes/PaperlinkTrigger/PaperlinkTrigger.node';
 import { PostcardIntakeTrigger } from '../../nodes/PostcardIntakeTrigger/PostcardIntakeTrigger.node';
@@ -86,7 +86,10 @@ const TYPES: Record<string, INodeType> = {
   'n8n-nodes-paperlink.paperlinkTrigger': new PaperlinkTrigger(),
   'n8n-nodes-paperlink.postcardIntakeTrigger': new PostcardIntakeTrigger(),
 };
-const CREDENTIAL_TYPES = { paperlinkApi: new PaperlinkApi(), paperlinkPostcardToken: new PaperlinkPostcardToken() };
+const CREDENTIAL_TYPES = {
+  paperlinkApi: new PaperlinkApi(),
+  paperlinkPostcardTokenApi: new PaperlinkPostcardTokenApi(),
+};
 
 class NodeTypes implements INodeTypes {
   getByName(name: string): INodeType {
@@ -197,7 +200,7 @@ function additionalData(credentials: Credentials, hooks?: ExecutionLifecycleHook
 let executions = 0;
 const credentialRefs = {
   paperlinkApi: { id: '1', name: 'Paperlink' },
-  paperlinkPostcardToken: { id: '2', name: 'Postcard token' },
+  paperlinkPostcardTokenApi: { id: '2', name: 'Postcard token' },
 };
 
 export interface RunResult {

@@ -39,12 +39,22 @@ async function search(
   };
 }
 
+/** What each format is called where people see it. */
+const FORMATS: Record<string, string> = { xml: 'XML', html: 'HTML', docx: 'Word', pdf: 'PDF form' };
+
+/** A template's name, and its format unless the name already says it ("Business letter (HTML)"). */
+export function templateLabel(t: IDataObject): string {
+  const name = text(t.name);
+  const format = FORMATS[text(t.format ?? '')] ?? text(t.format ?? '');
+  return !format || name.toLowerCase().includes(format.toLowerCase()) ? name : `${name} (${format})`;
+}
+
 export async function searchTemplates(
   this: ILoadOptionsFunctions,
   filter?: string,
   paginationToken?: string,
 ): Promise<INodeListSearchResult> {
-  return search(this, 'template', (t) => `${text(t.name)} (${text(t.format ?? '')})`, filter, paginationToken);
+  return search(this, 'template', templateLabel, filter, paginationToken);
 }
 
 export async function searchDocuments(

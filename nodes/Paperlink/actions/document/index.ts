@@ -21,6 +21,8 @@ export const description: INodeProperties[] = [
     noDataExpression: true,
     displayOptions: { show: { resource: ['document'] } },
     options: [
+      { name: 'Delete', value: 'delete', action: 'Delete a document' },
+      { name: 'Download', value: 'download', action: 'Download a document', description: 'The PDF as binary data' },
       {
         name: 'Generate',
         value: 'generate',
@@ -28,9 +30,7 @@ export const description: INodeProperties[] = [
         description: 'Fill a template, store the PDF and/or share it by Magic Link',
       },
       { name: 'Get', value: 'get', action: 'Get a document', description: 'A document with its Magic Links' },
-      { name: 'Download', value: 'download', action: 'Download a document', description: 'The PDF as binary data' },
       { name: 'List', value: 'list', action: 'List documents', description: 'Documents, newest first' },
-      { name: 'Delete', value: 'delete', action: 'Delete a document' },
     ],
     default: 'generate',
   },

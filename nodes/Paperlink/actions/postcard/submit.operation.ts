@@ -82,7 +82,7 @@ export const description: INodeProperties[] = [
  * merge fields, so a request that could only fail later is refused here, with every field to fix.
  */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
-  const { intakeUrl } = await this.getCredentials<{ intakeUrl: string }>('paperlinkPostcardToken');
+  const { intakeUrl } = await this.getCredentials<{ intakeUrl: string }>('paperlinkPostcardTokenApi');
   const p = (name: string) => text(this.getNodeParameter(name, i, '')).trim();
   const body: IDataObject = {};
   for (const { name, value } of (
@@ -128,7 +128,7 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   }
   try {
     // the credential's authenticate block adds api_token to the body
-    const answer = (await this.helpers.httpRequestWithAuthentication.call(this, 'paperlinkPostcardToken', {
+    const answer = (await this.helpers.httpRequestWithAuthentication.call(this, 'paperlinkPostcardTokenApi', {
       method: 'POST',
       url: intakeUrl,
       body,

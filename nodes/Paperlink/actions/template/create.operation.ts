@@ -36,7 +36,7 @@ export const description: INodeProperties[] = [
     placeholder: 'Add Asset',
     default: {},
     description:
-      'The images, fonts and CSS an XML or HTML template names (e.g. <image src="images/logo.png"/>), each from a binary field',
+      'The images, fonts and CSS an XML or HTML template names (e.g. &lt;image src="images/logo.png"/&gt;), each from a binary field',
     displayOptions: { show },
     options: [
       {

@@ -1,22 +1,24 @@
-import type { IAuthenticateGeneric, ICredentialType, INodeProperties, Icon } from 'n8n-workflow';
+import type {
+  IAuthenticateGeneric,
+  ICredentialTestRequest,
+  ICredentialType,
+  INodeProperties,
+  Icon,
+} from 'n8n-workflow';
 
-// The token cannot be checked without submitting a postcard (the intake only answers requests
-// that make one), so this credential has no test request; a wrong token shows as a 401 on the
-// first Submit, with the service's message.
 /**
  * A postcard token (`paperlink tokens create --kind postcard`). The Postcard Submit operation sends
  * it in the body to the service's intake; the Postcard Intake Trigger checks incoming requests
  * against it.
  */
-// eslint-disable-next-line @n8n/community-nodes/credential-test-required
-export class PaperlinkPostcardToken implements ICredentialType {
-  name = 'paperlinkPostcardToken';
+export class PaperlinkPostcardTokenApi implements ICredentialType {
+  name = 'paperlinkPostcardTokenApi';
 
-  displayName = 'Paperlink Postcard Token';
+  displayName = 'Paperlink Postcard Token API';
 
   icon: Icon = { light: 'file:paperlink.svg', dark: 'file:paperlink.dark.svg' };
 
-  documentationUrl = 'https://github.com/paperlink/n8n-nodes-paperlink#n8n';
+  documentationUrl = 'https://github.com/paperlink/n8n-nodes-paperlink/blob/main/docs/n8n/credentials.md';
 
   properties: INodeProperties[] = [
     {
@@ -34,7 +36,7 @@ export class PaperlinkPostcardToken implements ICredentialType {
       type: 'string',
       default: 'http://localhost:3000/postcards',
       description:
-        'Where Postcard Submit posts requests (the service URL and its POSTCARD_PATH). Not used by the Postcard Intake Trigger.',
+        'The service URL and its POSTCARD_PATH: where Postcard Submit posts requests, and where the credential test and the Postcard Intake Trigger check the token',
     },
   ];
 
@@ -42,5 +44,15 @@ export class PaperlinkPostcardToken implements ICredentialType {
   authenticate: IAuthenticateGeneric = {
     type: 'generic',
     properties: { body: { api_token: '={{$credentials.token}}' } },
+  };
+
+  /** The intake's token check (`POST <intake>/token`): 200 for a live postcard token, 401 otherwise; no postcard is made. */
+  test: ICredentialTestRequest = {
+    request: {
+      method: 'POST',
+      url: '={{$credentials.intakeUrl.replace(/\\/+$/, "")}}/token',
+      headers: { 'content-type': 'application/json' },
+      body: {},
+    },
   };
 }
