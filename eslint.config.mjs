@@ -19,7 +19,7 @@ const noBuiltins = {
   })),
 };
 
-// The n8n package is cut from this repository (scripts/build-n8n.js): its manifest is
+// The n8n package is cut from this repository (gulpfile.js): its manifest is
 // packages/n8n-nodes-paperlink/package.json, while its sources stay in nodes/ and credentials/.
 // n8n's rules that check a node against "its" package.json look for the nearest one above the
 // file, which here is the service's; these rules are shown the file as if it lived in the package
