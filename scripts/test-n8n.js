@@ -98,6 +98,24 @@ async function receiver() {
   return { got, url: `http://127.0.0.1:${server.address().port}/`, close: () => server.close() };
 }
 
+/** A workflow's trigger status as n8n 2.x's publication stores it (what the editor shows), from n8n's SQLite database. */
+function triggerStatus(userFolder, workflowId) {
+  // the better-sqlite3 that runs on this Node (src/db/sqlite-module.ts)
+  const Database = require(path.join(root, 'dist/src/db/sqlite-module.js')).default;
+  const file = path.join(userFolder, '.n8n', 'database.sqlite');
+  if (!fs.existsSync(file)) return undefined;
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return db
+      .prepare('SELECT status, errorMessage FROM workflow_publication_trigger_status WHERE workflowId = ?')
+      .get(workflowId);
+  } catch {
+    return undefined;
+  } finally {
+    db.close();
+  }
+}
+
 async function n8nPackage(work) {
   const install = spawnSync('bash', [path.join(__dirname, 'n8n-install.sh')], {
     encoding: 'utf8',
@@ -191,6 +209,18 @@ async function n8nPackage(work) {
   ]).stdout.trim();
   const service = await startService(cli, dataDir, { WEBHOOK_ALLOW_PRIVATE: 'true' });
   const call = api(service, key);
+  // a second service, as most run: it refuses to send events to a private address such as n8n's here
+  const strictDir = path.join(work, 'strict-data');
+  const strictKey = run(process.execPath, [
+    cli,
+    'keys',
+    'create',
+    '--name',
+    'n8n',
+    '--data-dir',
+    strictDir,
+  ]).stdout.trim();
+  const strict = await startService(cli, strictDir);
   const back = await receiver();
   const n8nPort = await freePort();
   const env = {
@@ -217,6 +247,12 @@ async function n8nPackage(work) {
   try {
     const credentials = [
       { id: 'plcred000000001', name: 'Paperlink', type: 'paperlinkApi', data: { baseUrl: service.url, apiKey: key } },
+      {
+        id: 'plcred000000003',
+        name: 'Paperlink (no private addresses)',
+        type: 'paperlinkApi',
+        data: { baseUrl: strict.url, apiKey: strictKey },
+      },
       {
         id: 'plcred000000002',
         name: 'Postcards',
@@ -340,6 +376,25 @@ async function n8nPackage(work) {
           },
         ],
       },
+      {
+        id: 'plwf00000000004',
+        name: 'Refused subscription',
+        active: false,
+        settings: { executionOrder: 'v1' },
+        connections: {},
+        nodes: [
+          {
+            id: 'h',
+            name: 'Refused Trigger',
+            type: 'n8n-nodes-paperlink.paperlinkTrigger',
+            typeVersion: 1,
+            position: [0, 0],
+            webhookId: '5b0d1c0e-4a53-4f4e-9d43-0c5bd2a1e004',
+            parameters: { events: ['document.generated'] },
+            credentials: { paperlinkApi: { id: 'plcred000000003', name: 'Paperlink (no private addresses)' } },
+          },
+        ],
+      },
     ];
     const wfFile = path.join(work, 'workflows.json');
     fs.writeFileSync(wfFile, JSON.stringify(workflows));
@@ -383,7 +438,7 @@ async function n8nPackage(work) {
       JSON.stringify(downloaded ?? null),
     );
 
-    for (const id of ['plwf00000000002', 'plwf00000000003']) {
+    for (const id of ['plwf00000000002', 'plwf00000000003', 'plwf00000000004']) {
       const published = n8n(['publish:workflow', `--id=${id}`]);
       check(`n8n publishes workflow ${id}`, published.status === 0, published.stdout);
     }
@@ -397,6 +452,16 @@ async function n8nPackage(work) {
       .split('\n')
       .filter((l) => /No codex available for: .*(paperlink|postcardIntake)/i.test(l));
     check('n8n found a codex file for every node of the package', noCodex.length === 0, noCodex.join('\n'));
+    // what the editor shows for a trigger that failed to activate is the trigger's stored status:
+    // it must carry the service's reason and what to do, not only the node's name
+    const refused = await until(async () => triggerStatus(userFolder, 'plwf00000000004'), 60_000);
+    check(
+      "a trigger the service refused is shown with the service's reason and what to do",
+      refused?.status === 'failed' &&
+        /Paperlink refused to send events to/.test(refused.errorMessage ?? '') &&
+        /WEBHOOK_ALLOW_PRIVATE/.test(refused.errorMessage ?? ''),
+      `${JSON.stringify(refused ?? null)}\n${fs.readFileSync(path.join(work, 'n8n-start.txt'), 'utf8').slice(-4000)}`,
+    );
     const hook = await until(
       async () =>
         (await call('GET', '/v1/webhooks')).body.data.find((h) =>
@@ -451,6 +516,7 @@ async function n8nPackage(work) {
     server?.kill('SIGTERM');
     if (server) await new Promise((r) => (server.exitCode !== null ? r() : server.once('exit', r)));
     service.child.kill('SIGTERM');
+    strict.child.kill('SIGTERM');
     back.close();
   }
 }
