@@ -101,11 +101,18 @@ export default tseslint.config(
   },
   // n8n's rules for community node packages, every one on, on the nodes, the credentials and the
   // n8n package's manifest (which must have no runtime dependencies: the nodes are bundled)
+  // (recommended, which holds recommendedWithoutN8nCloudSupport, and the one rule outside both)
   {
     ...n8nCommunityNodesPlugin.configs.recommended,
     plugins: { '@n8n/community-nodes': n8nPlugin },
     files: ['nodes/**/*.ts', 'credentials/**/*.ts', 'packages/n8n-nodes-paperlink/package.json'],
     languageOptions: { parser: tseslint.parser },
+    rules: {
+      ...Object.fromEntries(
+        Object.keys(n8nCommunityNodesPlugin.rules).map((r) => [`@n8n/community-nodes/${r}`, 'error']),
+      ),
+      ...n8nCommunityNodesPlugin.configs.recommended.rules,
+    },
   },
   {
     files: ['src/flows/**/*.ts', 'workflows/workflows.ts', 'workflows/common.ts'],

@@ -127,6 +127,24 @@ async function n8nPackage(work) {
   const n8nBin = path.join(cache, 'node_modules/n8n/bin/n8n');
   const PATH = `${path.dirname(node24)}:${process.env.PATH}`;
 
+  // the docs name the field mapper's modes as this n8n's editor labels them
+  const assets = path.join(cache, 'node_modules/n8n-editor-ui/dist/assets');
+  const labels = [];
+  for (const file of fs.readdirSync(assets).filter((f) => f.endsWith('.js'))) {
+    const js = fs.readFileSync(path.join(assets, file), 'utf8');
+    for (const mode of ['defineBelow', 'autoMapInputData']) {
+      const m = new RegExp(`"resourceMapper\\.mappingMode\\.${mode}\\.name":\\s*[\`"]([^\`"]+)[\`"]`).exec(js);
+      if (m && !labels.includes(m[1])) labels.push(m[1]);
+    }
+    if (labels.length === 2) break;
+  }
+  const nodeDoc = fs.readFileSync(path.join(root, 'docs/n8n/paperlink.md'), 'utf8');
+  check(
+    `the docs name the mapper's modes as n8n's editor does (${labels.join(', ')})`,
+    labels.length === 2 && labels.every((l) => nodeDoc.includes(`**${l}**`)),
+    `editor: ${JSON.stringify(labels)}`,
+  );
+
   const tarball = pack(path.join(root, 'packages/n8n-nodes-paperlink'), work);
   check(
     'the n8n package holds its bundles and no build artefacts',

@@ -863,6 +863,46 @@ describe('Paperlink Trigger: options and refusals (issue 23)', () => {
   });
 });
 
+describe('Paperlink Trigger: every failure of its lifecycle says the service reason (issue 48)', () => {
+  it('fails checkExists and delete with the service message and code, not a generic text', async () => {
+    const trigger = await serveTrigger('paperlinkTrigger', { events: ['*'] }, creds);
+    try {
+      expect(await trigger.hook('create')).toBe(true);
+      const subscription = String(trigger.staticData.webhookId);
+      // the key is revoked while the workflow is published: n8n's next check and the removal both fail
+      const revoked = await t.service.keys.create('api', 'revoked while published');
+      const withRevoked = await serveTrigger(
+        'paperlinkTrigger',
+        { events: ['*'] },
+        { ...creds, paperlinkApi: { baseUrl: `${base}/`, apiKey: revoked.secret } },
+      );
+      try {
+        // the node's static data exists once a hook has run; then it holds the live subscription
+        expect(await withRevoked.hook('checkExists')).toBe(false);
+        Object.assign(withRevoked.staticData, { webhookId: subscription, webhookSecret: 'x' });
+        await t.service.keys.revoke(revoked.key.id);
+        for (const method of ['checkExists', 'delete'] as const) {
+          const failure = await withRevoked.hook(method).then(
+            () => undefined,
+            (e: unknown) => e as { name: string; message: string; httpCode: string },
+          );
+          expect({ method, name: failure?.name, httpCode: failure?.httpCode }).toEqual({
+            method,
+            name: 'NodeApiError',
+            httpCode: '401',
+          });
+          expect(failure!.message).toContain('(unauthorized)');
+        }
+      } finally {
+        await withRevoked.close();
+      }
+      expect(await trigger.hook('delete')).toBe(true);
+    } finally {
+      await trigger.close();
+    }
+  });
+});
+
 describe('Postcard Intake Trigger: malformed JSON (issue 23)', () => {
   it('answers malformed JSON in the service error shape', async () => {
     const trigger = await serveTrigger('postcardIntakeTrigger', { path: 'postcards', templateIds: '' }, creds);
