@@ -868,7 +868,7 @@ describe('Paperlink Trigger: every failure of its lifecycle says the service rea
     const trigger = await serveTrigger('paperlinkTrigger', { events: ['*'] }, creds);
     try {
       expect(await trigger.hook('create')).toBe(true);
-      const subscription = String(trigger.staticData.webhookId);
+      const subscription = trigger.staticData.webhookId as string;
       // the key is revoked while the workflow is published: n8n's next check and the removal both fail
       const revoked = await t.service.keys.create('api', 'revoked while published');
       const withRevoked = await serveTrigger(
