@@ -19,13 +19,12 @@ const out = path.join(pkgDir, 'dist');
 /** Where docs/ is read on the web (the repository the package names). */
 const DOCS = 'https://github.com/paperlink/n8n-nodes-paperlink/blob/main/docs/';
 
-function service() {
+async function service() {
   const tsc = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'], {
     cwd: root,
     stdio: 'inherit',
   });
   if (tsc.status !== 0) throw new Error('tsc failed: see above');
-  return Promise.resolve();
 }
 
 async function n8nBundle() {

@@ -54,6 +54,8 @@ export const registeredRoutes = new WeakMap<FastifyInstance, { method: string; u
 export async function buildApi(service: Service, options: AppOptions = {}): Promise<FastifyInstance> {
   const { config } = service;
   const { trustProxy } = config;
+  // LOG_FORMAT=pretty: readable lines, to the given stream or standard output; json: pino's own lines
+  const logStream = config.logFormat === 'pretty' ? prettyLog(options.logStream ?? process.stdout) : options.logStream;
   const app = Fastify({
     bodyLimit: config.bodyLimit,
     // a client has REQUEST_TIMEOUT_MS to send a whole request, headers and body (a slow sender
@@ -74,11 +76,7 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
         ? false
         : {
             level: config.logLevel,
-            ...(config.logFormat === 'pretty'
-              ? { stream: prettyLog(options.logStream ?? process.stdout) }
-              : options.logStream
-                ? { stream: options.logStream }
-                : {}),
+            ...(logStream ? { stream: logStream } : {}),
             redact: [`req.headers["${API_KEY_HEADER}"]`, 'req.headers.authorization', 'req.headers.cookie'],
             // link tokens are in URLs: never log them
             serializers: {

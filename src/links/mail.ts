@@ -32,9 +32,10 @@ function logo(app: MagicLinkApp): { img: Html | ''; inline: NonNullable<Message[
 }
 
 function footer(app: MagicLinkApp, to: string, why: string): { text: string; html: Html } {
+  const sender = senderOf(app);
   const lines = [
     // "through Paperlink" says what sent it, unless the sender already says so (the default organisation name)
-    `Sent by ${senderOf(app)}${/\bpaperlink\b/i.test(senderOf(app)) ? '' : ' through Paperlink'}, to ${to}, because ${why}.`,
+    `Sent by ${sender}${/\bpaperlink\b/i.test(sender) ? '' : ' through Paperlink'}, to ${to}, because ${why}.`,
     `Questions? Reply to this e-mail or write to ${app.sender_email}.`,
   ];
   return {

@@ -86,7 +86,6 @@ export const settingsSection: WebSection = (service) => async (web) => {
     reply: FastifyReply,
     section: NonNullable<SettingsState['section']>,
     secret: NonNullable<SettingsState['secret']>,
-    anchor: string,
   ) => {
     void reply.setCookie(SECRET_COOKIE, Buffer.from(JSON.stringify({ section, ...secret })).toString('base64url'), {
       path: SECRET_PATH,
@@ -95,7 +94,8 @@ export const settingsSection: WebSection = (service) => async (web) => {
       secure,
       maxAge: 300,
     });
-    return reply.redirect(`${SECRET_PATH}#${anchor}`, 303);
+    // the section's id on the page is its name
+    return reply.redirect(`${SECRET_PATH}#${section}`, 303);
   };
   const takeSecret = (req: FastifyRequest, reply: FastifyReply): SettingsState => {
     const cookie = req.cookies[SECRET_COOKIE];
@@ -288,16 +288,11 @@ export const settingsSection: WebSection = (service) => async (web) => {
     try {
       const { secret, key } = await service.keys.create(kind, one(form, 'name'));
       const what = kind === 'api' ? 'API key' : 'postcard token';
-      return redirectWithSecret(
-        reply,
-        'credentials',
-        {
-          title: `New ${what} "${key.name}"`,
-          value: secret,
-          hint: `Copy it now: it is shown only this once. Only its hash is kept.`,
-        },
-        'credentials',
-      );
+      return redirectWithSecret(reply, 'credentials', {
+        title: `New ${what} "${key.name}"`,
+        value: secret,
+        hint: `Copy it now: it is shown only this once. Only its hash is kept.`,
+      });
     } catch (err) {
       return settingsPage(req, reply, { section: 'credentials', form, error: failureOf(err), status: 422 });
     }
@@ -364,16 +359,11 @@ export const settingsSection: WebSection = (service) => async (web) => {
         events: events.includes('*') ? '*' : events,
         description: one(form, 'description').trim() || undefined,
       });
-      return redirectWithSecret(
-        reply,
-        'webhooks',
-        {
-          title: `Webhook ${hook.id} created. Its signing secret:`,
-          value: hook.secret!,
-          hint: 'Copy it now: verify the Paperlink-Signature header of each delivery with it. It is not shown again.',
-        },
-        'webhooks',
-      );
+      return redirectWithSecret(reply, 'webhooks', {
+        title: `Webhook ${hook.id} created. Its signing secret:`,
+        value: hook.secret!,
+        hint: 'Copy it now: verify the Paperlink-Signature header of each delivery with it. It is not shown again.',
+      });
     } catch (err) {
       return settingsPage(req, reply, { section: 'webhooks', form, error: failureOf(err), status: 422 });
     }
