@@ -28,7 +28,7 @@ import { renderLimits, RenderLimitError } from './limits';
 import { programFiles, sandboxed, sandboxInUse, shellQuote } from './sandbox';
 import { Slots } from './slots';
 import { scopeOf } from './values';
-import { childrenWith, watchMemory } from './watch';
+import { childrenWith, treeMemory, watchMemory } from './watch';
 
 export interface HtmlTemplate {
   kind: 'html';
@@ -263,6 +263,15 @@ interface Job {
 
 /** Renders one browser prints before it is replaced by a fresh one (what one document left behind goes with it). */
 export const RENDERS_PER_BROWSER = 100;
+/**
+ * What a browser may hold between documents, all its processes together (HTML_BROWSER_MEMORY_MB,
+ * default 300): Chromium keeps some of what each document used (a fresh one holds ~150 MB, ~450
+ * MB after 100 letters), so one found over it is replaced before its next document, as one that
+ * has printed RENDERS_PER_BROWSER documents is. It is measured every MEMORY_CHECK_EVERY documents
+ * (reading a browser's memory costs a few ms: a tenth of a letter).
+ */
+const keepBytes = () => (Number(process.env.HTML_BROWSER_MEMORY_MB) || 300) * MB;
+export const MEMORY_CHECK_EVERY = 10;
 
 /**
  * One headless Chromium with one page, printing one document at a time: in the sandbox
@@ -274,6 +283,8 @@ class Browser {
   readonly ready: Promise<{ context: BrowserContext; page: Page; pid?: number }>;
   renders = 0;
   gone = false;
+  /** The root of its processes, once started. */
+  pid?: number;
   private dir?: string;
 
   constructor(private readonly jobs: Map<Page, Job>) {
@@ -328,16 +339,15 @@ class Browser {
     await page.route('**/*', async (route) => {
       const job = this.jobs.get(page);
       const url = route.request().url();
-      if (job && url === job.base)
-        return route.fulfill({ contentType: 'text/html; charset=utf-8', body: job.html, headers: NO_STORE });
       const bytes =
         job && url.startsWith(job.base) ? job.assets.get(decodeURIComponent(url.slice(job.base.length))) : undefined;
-      if (bytes) return route.fulfill({ body: Buffer.from(bytes), contentType: typeOf(url), headers: NO_STORE });
+      if (bytes) return route.fulfill({ body: Buffer.from(bytes), contentType: typeOf(url), headers: ASSET_HEADERS });
       job?.refused.add(url);
       return route.abort('blockedbyclient');
     });
     // the process playwright started (the browser, or the sandbox around it): the root of its tree
     const pid = childrenWith(profile)[0];
+    this.pid = pid;
     return { context, page, pid };
   }
 
@@ -364,6 +374,17 @@ class Browser {
   }
 }
 
+/**
+ * The page with a <base> saying where its relative addresses are served from (a new address per
+ * document: nothing one document loaded is another's), put right after its doctype: the parser
+ * puts it into the head it makes, ahead of any <base> of the template's own, and the page keeps
+ * its mode and its own <html> and <head> attributes.
+ */
+export function withBase(html: string, base: string): string {
+  const at = /^\s*(?:<!--[\s\S]*?-->\s*)*<!doctype[^>]*>/i.exec(html)?.[0].length ?? 0;
+  return `${html.slice(0, at)}<base href="${base}">${html.slice(at)}`;
+}
+
 /** Ends a browser's first process: the sandbox takes its tree with it, an unsandboxed browser's children see their parent go. */
 function kill(pid: number): void {
   try {
@@ -384,6 +405,8 @@ class Printer {
   /** What each page is printing: its route handler answers from it. */
   readonly jobs = new Map<Page, Job>();
   private readonly slots = new Slots(size);
+  /** Browsers started so far. */
+  launched = 0;
 
   /** Prints the job's page with `print`, within the time and memory budgets. */
   async print(job: Job, timeoutMs: number, print: (page: Page) => Promise<Buffer>): Promise<Buffer> {
@@ -402,7 +425,10 @@ class Printer {
       const unwatch = pid ? watchMemory(pid, printMemoryBytes(), () => stop('memory')) : () => undefined;
       this.jobs.set(page, job);
       try {
-        await page.goto(job.base, { waitUntil: 'load', timeout: timeoutMs });
+        // written into the kept page (a navigation per document costs more than printing it)
+        await page.setContent(withBase(job.html, job.base), { waitUntil: 'load', timeout: timeoutMs });
+        // and printed once its web fonts are in (the load event does not wait for a font a stylesheet names)
+        await page.evaluate('document.fonts.ready.then(() => undefined)');
         const pdf = await print(page);
         if (over) throw new Error(over);
         return pdf;
@@ -438,14 +464,23 @@ class Printer {
       this.retire(kept);
     }
     const browser = new Browser(this.jobs);
+    this.launched++;
     this.all.add(browser);
     return browser;
   }
 
-  /** Keeps a browser warm for the next document, or ends it (stopped, or done its share of documents). */
+  /**
+   * Keeps a browser warm for the next document, or ends it: stopped, done its share of documents,
+   * or holding more than a browser may keep.
+   */
   private giveBack(browser: Browser): void {
     browser.renders++;
-    if (!browser.gone && browser.renders < RENDERS_PER_BROWSER && this.idle.length < size()) this.idle.push(browser);
+    const keep =
+      !browser.gone &&
+      browser.renders < RENDERS_PER_BROWSER &&
+      this.idle.length < size() &&
+      !(browser.renders % MEMORY_CHECK_EVERY === 0 && browser.pid && treeMemory(browser.pid) > keepBytes());
+    if (keep) this.idle.push(browser);
     else this.retire(browser);
   }
 
@@ -464,7 +499,11 @@ class Printer {
 }
 
 const MB = 1024 * 1024;
-const NO_STORE = { 'cache-control': 'no-store' };
+/**
+ * An asset is never kept for another document, and may be read by the page (web fonts are fetched
+ * with CORS, and the page's own origin is not the assets' one).
+ */
+const ASSET_HEADERS = { 'cache-control': 'no-store', 'access-control-allow-origin': '*' };
 /** Documents printing at once, each in a browser of its own: HTML_PAGES, default 2. */
 const size = () => Math.max(1, Number(process.env.HTML_PAGES) || 2);
 /** The most a browser with its document may hold: RENDER_PROCESS_MEMORY_MB. */

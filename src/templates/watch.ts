@@ -7,32 +7,6 @@ import fs from 'node:fs';
 
 const PAGE = 4096;
 
-/** Every process's parent, read once from /proc. */
-function parents(): Map<number, number[]> {
-  const children = new Map<number, number[]>();
-  let entries: string[];
-  try {
-    entries = fs.readdirSync('/proc');
-  } catch {
-    return children;
-  }
-  for (const name of entries) {
-    if (!/^\d+$/.test(name)) continue;
-    let stat: string;
-    try {
-      stat = fs.readFileSync(`/proc/${name}/stat`, 'latin1');
-    } catch {
-      continue; // it ended meanwhile
-    }
-    // "pid (comm) state ppid …": comm may hold spaces and parentheses, so read after the last ')'
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    const list = children.get(ppid);
-    if (list) list.push(Number(name));
-    else children.set(ppid, [Number(name)]);
-  }
-  return children;
-}
-
 /** A process's memory in bytes: its proportional share (PSS) where readable, else what is resident. */
 function memoryOf(pid: number): number {
   try {
@@ -49,9 +23,31 @@ function memoryOf(pid: number): number {
   }
 }
 
-/** The memory of a process and of every process under it, in bytes (0 where /proc is not). */
+/** The processes started by `pid` (by any of its threads: LibreOffice's launcher starts it from a thread of its own). */
+function childrenOf(pid: number): number[] {
+  const kids: number[] = [];
+  let tasks: string[];
+  try {
+    tasks = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return kids; // it ended meanwhile, or there is no /proc
+  }
+  for (const task of tasks) {
+    try {
+      for (const kid of fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'latin1').split(' '))
+        if (kid.trim()) kids.push(Number(kid));
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return kids;
+}
+
+/**
+ * The memory of a process and of every process under it, in bytes (0 where /proc is not). Walks
+ * the tree down from `root` (a few files per process of it), not every process of the machine.
+ */
 export function treeMemory(root: number): number {
-  const children = parents();
   let total = 0;
   const stack = [root];
   const seen = new Set<number>();
@@ -60,14 +56,14 @@ export function treeMemory(root: number): number {
     if (seen.has(pid)) continue;
     seen.add(pid);
     total += memoryOf(pid);
-    stack.push(...(children.get(pid) ?? []));
+    stack.push(...childrenOf(pid));
   }
   return total;
 }
 
 /** The processes directly under this one whose command line holds `marker`. */
 export function childrenWith(marker: string, parent = process.pid): number[] {
-  return (parents().get(parent) ?? []).filter((pid) => {
+  return childrenOf(parent).filter((pid) => {
     try {
       return fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(marker);
     } catch {

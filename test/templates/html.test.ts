@@ -3,12 +3,14 @@
  * CHROMIUM_PATH): values filled and escaped, lists from JSON arrays, print CSS, the template's own
  * files used and nothing fetched from elsewhere, scripts off, and the same API as XML templates.
  */
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { loadTemplate, renderTemplate, type RenderWarning } from '../../src/templates';
+import { loadTemplate, renderTemplate, type RenderWarning, type Template } from '../../src/templates';
 import { expectClosingWithBody, expectInvoice, expectLetter } from '../support/examples';
 import { withEnv } from '../support/env';
-import { printer } from '../../src/templates/html';
+import { MEMORY_CHECK_EVERY, printer, withBase } from '../../src/templates/html';
 import { readPdf } from '../support/pdf';
 import { testService, type TestService } from '../support/service';
 
@@ -236,4 +238,70 @@ describe('an HTML template that does not finish', () => {
     const fine = await loadTemplate('<!doctype html><html><body><p>{{ name }}</p></body></html>');
     expect((await readPdf(await renderTemplate(fine, { name: 'after the stop' }))).text).toContain('after the stop');
   });
+});
+
+describe('the page a document is printed from', () => {
+  afterAll(() => printer.close());
+
+  it("uses the template's own web font and stylesheet", async () => {
+    const dejavu = (f: string) =>
+      fs.readFileSync(path.join(path.dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf', f));
+    const files: Record<string, Uint8Array> = {
+      'fonts/serif.ttf': dejavu('DejaVuSerif-Bold.ttf'),
+      'style.css': new TextEncoder().encode('h1 { font-family: Own }'),
+    };
+    const t = await loadTemplate(
+      '<!doctype html><html lang="en"><head><style>@font-face { font-family: Own; src: url("fonts/serif.ttf") }</style><link rel="stylesheet" href="style.css"></head><body><h1>{{ title }}</h1></body></html>',
+      { assets: async (p) => files[p] },
+    );
+    const warnings: RenderWarning[] = [];
+    const pdf = await readPdf(await renderTemplate(t, { title: 'In its own font' }, { warnings }));
+    expect(warnings).toEqual([]);
+    expect(pdf.text).toContain('In its own font');
+    expect(new Set(pdf.pages[0].runs.map((r) => r.font))).toEqual(new Set(['DejaVuSerif-Bold']));
+  });
+
+  it('says where its files are right after the doctype, so the page keeps its mode and its own attributes', () => {
+    const base = 'https://template.paperlink.invalid/7/';
+    expect(withBase('<!-- a --><!DOCTYPE html><html lang="de"><p>x', base)).toBe(
+      `<!-- a --><!DOCTYPE html><base href="${base}"><html lang="de"><p>x`,
+    );
+    expect(withBase('<html><p>x', base)).toBe(`<base href="${base}"><html><p>x`);
+  });
+});
+
+describe('a browser that holds more than it may keep between documents', () => {
+  afterAll(() => printer.close());
+  const page = '<!doctype html><html><body><p>Document {{ n }}</p></body></html>';
+  const texts = async (t: Template, ns: number[]) =>
+    Promise.all(ns.map(async (n) => (await readPdf(await renderTemplate(t, { n: String(n) }))).text));
+  const from = (first: number, count: number) => Array.from({ length: count }, (_, i) => first + i);
+
+  it('is replaced once its memory is found over the budget, and no document is lost, one at a time or two at once', async () => {
+    const t = await loadTemplate(page);
+    await printer.close();
+    const before = printer.launched;
+    // a budget below what any browser holds: each is replaced when it is next measured
+    await withEnv('HTML_BROWSER_MEMORY_MB', '1', async () => {
+      const ns = from(1, MEMORY_CHECK_EVERY + 2);
+      for (const n of ns) expect((await texts(t, [n]))[0]).toContain(`Document ${n}`);
+      expect(printer.launched - before).toBe(2);
+      // two at a time (HTML_PAGES): the browsers are replaced between documents, none in the middle of one
+      for (let k = 0; k < MEMORY_CHECK_EVERY; k++) {
+        const pair = [100 + 2 * k, 101 + 2 * k];
+        (await texts(t, pair)).forEach((text, i) => expect(text).toContain(`Document ${pair[i]}`));
+      }
+      expect(printer.launched - before).toBeGreaterThan(2);
+    });
+  }, 120_000);
+
+  it('is kept warm while it holds less', async () => {
+    const t = await loadTemplate(page);
+    await printer.close();
+    const before = printer.launched;
+    await withEnv('HTML_BROWSER_MEMORY_MB', '100000', async () => {
+      for (const n of from(1, MEMORY_CHECK_EVERY + 2)) expect((await texts(t, [n]))[0]).toContain(`Document ${n}`);
+    });
+    expect(printer.launched - before).toBe(1);
+  }, 120_000);
 });
