@@ -61,7 +61,7 @@ def prop(name, value):
 soffice, profile, pipe, folder = sys.argv[1:5]
 office = subprocess.Popen([soffice, "--headless", "--invisible", "--nologo", "--norestore", "--nodefault", "--nolockcheck",
     "-env:UserInstallation=" + uno.systemPathToFileUrl(profile), "--accept=pipe,name=%s;urp;StarOffice.ComponentContext" % pipe],
-    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 local = uno.getComponentContext()
 resolver = local.ServiceManager.createInstanceWithContext("com.sun.star.bridge.UnoUrlResolver", local)
 while True:
@@ -78,7 +78,7 @@ for line in sys.stdin:
     uno.invoke(doc, "storeToURL", (uno.systemPathToFileUrl(os.path.join(folder, "out.pdf")), (prop("FilterName", "writer_pdf_Export"), prop("FilterData", data))))
     doc.close(True)
     print("ok", flush=True)
-os.kill(office.pid, 9)
+os.killpg(office.pid, 9)
 `;
 
 /** The warm LibreOffice converting the filled documents in turn, one per `convert()`. */

@@ -295,6 +295,9 @@ while True:
         if time.time() > deadline: say({"error": "LibreOffice did not start: %s" % e}); stop()
         time.sleep(0.05)
 desktop = ctx.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", ctx)
+def alive():
+    try: desktop.getCurrentComponent(); return True
+    except Exception: return False
 say({"ready": True})
 while True:
     job = jobs.get()
@@ -308,7 +311,10 @@ while True:
         finally: doc.close(True)
         say({"ok": True})
     except Exception as e:
-        say({"error": str(e)})
+        # LibreOffice gone (crashed, or killed) is not the document's fault: "stopped" says so
+        gone = not alive()
+        say({"error": str(e), "stopped": gone})
+        if gone: stop()
 `;
 
 interface Running {
@@ -325,7 +331,12 @@ interface Said {
   ready?: boolean;
   ok?: boolean;
   error?: string;
+  /** LibreOffice itself ended while converting. */
+  stopped?: boolean;
 }
+
+/** LibreOffice ended while converting: the conversion is tried once more on a fresh one. */
+class OfficeStopped extends Error {}
 
 /** The one warm LibreOffice of this process; documents are converted one after another. */
 class Converter {
@@ -358,9 +369,11 @@ class Converter {
         () => undefined,
       );
     });
+    const job = { over: false };
     try {
-      const done = await Promise.race([this.convertNow(docx), late, overMemory]);
+      const done = await Promise.race([this.convertNow(docx, job), late, overMemory]);
       if (done instanceof Uint8Array) return done;
+      job.over = true;
       await this.close();
       if (done === 'memory')
         throw new RenderLimitError(
@@ -377,7 +390,28 @@ class Converter {
     }
   }
 
-  private async convertNow(docx: Uint8Array): Promise<Uint8Array> {
+  /**
+   * Converts on the warm LibreOffice. One that ends while converting (it crashed, or was killed) is
+   * replaced, and the document converted again on the new one: it fails only if that one ends too.
+   * One stopped for this document's budget (`job.over`) is not tried again.
+   */
+  private async convertNow(docx: Uint8Array, job: { over: boolean }): Promise<Uint8Array> {
+    try {
+      return await this.convertOnce(docx);
+    } catch (err) {
+      if (!(err instanceof OfficeStopped) || job.over) throw err;
+      try {
+        return await this.convertOnce(docx);
+      } catch (again) {
+        if (!(again instanceof OfficeStopped)) throw again;
+        throw new TemplateError(
+          `LibreOffice stopped while converting this Word template, twice (${again.message}): something in the document stops it. Open it in Word or LibreOffice and save it again, or simplify it.`,
+        );
+      }
+    }
+  }
+
+  private async convertOnce(docx: Uint8Array): Promise<Uint8Array> {
     const office = await this.start();
     const n = ++this.count;
     const input = path.join(office.dir, `${n}.docx`);
@@ -388,12 +422,13 @@ class Converter {
       const answer = await office.answers.next();
       if (answer.done) {
         this.retire(office);
-        throw new Error('LibreOffice stopped while converting a Word template; the next render starts it again.');
+        throw new OfficeStopped('the bridge to LibreOffice exited');
       }
       const said = JSON.parse(answer.value) as Said;
       if (!said.ok) {
         // whatever went wrong may have left LibreOffice unusable: the next conversion starts a new one
         this.retire(office);
+        if (said.stopped) throw new OfficeStopped(said.error);
         throw new TemplateError(`LibreOffice could not convert the Word template: ${said.error}`);
       }
       return new Uint8Array(fs.readFileSync(output));

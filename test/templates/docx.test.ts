@@ -148,6 +148,67 @@ describe('a LibreOffice that does not answer', () => {
   });
 });
 
+describe('a LibreOffice that ends while it converts', () => {
+  afterAll(() => converter.close());
+
+  /** The running LibreOffice's pid (its soffice.bin, as the host sees it, sandbox or not). */
+  const office = () =>
+    fs
+      .readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .find((p) => {
+        try {
+          const cmd = fs.readFileSync(`/proc/${p}/cmdline`, 'latin1');
+          return cmd.includes('soffice.bin') && cmd.includes('paperlink-office-');
+        } catch {
+          return false;
+        }
+      });
+
+  /** Kills LibreOffice as each of the next `times` documents is handed to it. */
+  const killAtHandOver = (times: number) => {
+    const write = fs.writeFileSync;
+    let left = times;
+    return jest.spyOn(fs, 'writeFileSync').mockImplementation((file, ...rest) => {
+      if (left > 0 && /paperlink-office-.*\.docx$/.test(String(file))) {
+        left--;
+        const pid = office();
+        if (pid) process.kill(Number(pid), 'SIGKILL');
+      }
+      return write(file, ...rest);
+    });
+  };
+
+  it('is replaced, the document in flight converted on the new one, and the ones queued behind it too', async () => {
+    const t = await loadTemplate(makeDocx(['Hello {name}']));
+    await renderTemplate(t, { name: 'warm' });
+    const first = office();
+    const spy = killAtHandOver(1);
+    try {
+      const texts = await Promise.all(
+        ['in flight', 'queued'].map(async (name) => (await readPdf(await renderTemplate(t, { name }))).text),
+      );
+      expect(texts[0]).toContain('Hello in flight');
+      expect(texts[1]).toContain('Hello queued');
+    } finally {
+      spy.mockRestore();
+    }
+    expect(office()).not.toBe(first);
+  });
+
+  it('fails the document cleanly when the new one ends too, and the next document converts', async () => {
+    const t = await loadTemplate(makeDocx(['Hello {name}']));
+    await renderTemplate(t, { name: 'warm' });
+    const spy = killAtHandOver(2);
+    try {
+      await expect(renderTemplate(t, { name: 'twice' })).rejects.toMatchObject({ code: 'template_invalid' });
+    } finally {
+      spy.mockRestore();
+    }
+    expect((await readPdf(await renderTemplate(t, { name: 'after' }))).text).toContain('Hello after');
+  });
+});
+
 describe('Word templates through the API', () => {
   let t: TestService;
   beforeAll(async () => {
