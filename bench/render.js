@@ -138,17 +138,34 @@ async function floorLetter() {
 }
 
 /**
- * CPU µs this process and every process under it have used (threads, and Chromium's processes,
- * with the children they have reaped), from /proc (Linux).
+ * Counts the CPU this process and every process under it use from now on, in µs: threads, and
+ * Chromium's and LibreOffice's processes, from /proc (Linux). A browser is replaced every some
+ * documents, and the CPU of a process that ended is not counted by any process left (a sandbox's
+ * processes are reaped inside it), so the tree is read every 50 ms and each process's last reading
+ * kept: one that ends loses at most its last 50 ms.
  */
-function treeCpuUs() {
-  const own = process.cpuUsage();
-  let ticks = 0;
-  descendants(process.pid, (kid) => {
-    const f = fs.readFileSync(`/proc/${kid}/stat`, 'utf8').split(') ')[1].split(' ');
-    ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-  });
-  return own.user + own.system + ticks * 10_000; // USER_HZ is 100 on Linux
+function cpuCounter() {
+  const own0 = process.cpuUsage();
+  const first = new Map();
+  const last = new Map();
+  const read = (seed) =>
+    descendants(process.pid, (kid) => {
+      const f = fs.readFileSync(`/proc/${kid}/stat`, 'utf8').split(') ')[1].split(' ');
+      const key = `${kid}:${f[19]}`; // pid and start time: a pid used again is another process
+      const us = (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10_000; // USER_HZ is 100
+      if (!first.has(key)) first.set(key, seed ? us : 0);
+      last.set(key, us);
+    });
+  read(true);
+  const timer = setInterval(() => read(false), 50);
+  return () => {
+    clearInterval(timer);
+    read(false);
+    const own = process.cpuUsage(own0);
+    let kids = 0;
+    for (const [key, us] of last) kids += us - first.get(key);
+    return own.user + own.system + kids;
+  };
 }
 
 /**
@@ -210,7 +227,7 @@ async function measure(label, fn, { seconds = 2, rounds = 3, per = 1 } = {}) {
   while (Date.now() - warm < 500) out = await fn();
   const rates = [];
   let calls = 0;
-  const cpu0 = treeCpuUs();
+  const cpuUsed = cpuCounter();
   for (let r = 0; r < rounds; r++) {
     let n = 0;
     const start = process.hrtime.bigint();
@@ -224,7 +241,7 @@ async function measure(label, fn, { seconds = 2, rounds = 3, per = 1 } = {}) {
     rates.push(n / (elapsed / 1e9));
     process.stderr.write(`  ${label}: round ${r + 1}/${rounds}, ${rates[r].toFixed(1)}/s\n`);
   }
-  const cpuUs = treeCpuUs() - cpu0;
+  const cpuUs = cpuUsed();
   const mem = treeMemoryMb();
   rates.sort((a, b) => a - b);
   out = [out].flat()[0];

@@ -265,12 +265,12 @@ interface Job {
 export const RENDERS_PER_BROWSER = 100;
 /**
  * What a browser may hold between documents, all its processes together (HTML_BROWSER_MEMORY_MB,
- * default 300): Chromium keeps some of what each document used (a fresh one holds ~150 MB, ~450
- * MB after 100 letters), so one found over it is replaced before its next document, as one that
- * has printed RENDERS_PER_BROWSER documents is. It is measured every MEMORY_CHECK_EVERY documents
- * (reading a browser's memory costs a few ms: a tenth of a letter).
+ * default 200; as watch.ts measures it): Chromium keeps some of what each document used (a fresh one
+ * holds ~90 MB, ~280 MB after 100 letters), so one found over it is replaced before its next
+ * document, as one that has printed RENDERS_PER_BROWSER documents is. It is measured every
+ * MEMORY_CHECK_EVERY documents (reading it costs about a millisecond).
  */
-const keepBytes = () => (Number(process.env.HTML_BROWSER_MEMORY_MB) || 300) * MB;
+const keepBytes = () => (Number(process.env.HTML_BROWSER_MEMORY_MB) || 200) * MB;
 export const MEMORY_CHECK_EVERY = 10;
 
 /**
