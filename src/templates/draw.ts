@@ -1,28 +1,5 @@
 /** Draws laid-out pages with pdf-lib. Fonts are embedded as subsets, each face and image once per document. */
-import {
-  beginText,
-  degrees,
-  drawImage,
-  endText as endTextOp,
-  PDFDict,
-  PDFDocument,
-  PDFFont,
-  PDFName,
-  PDFNumber,
-  PDFHexString,
-  PDFObjectCopier,
-  PDFOperator,
-  PDFOperatorNames,
-  PDFRef,
-  PDFString,
-  popGraphicsState,
-  pushGraphicsState,
-  rgb,
-  setFillingRgbColor,
-  setFontAndSize,
-  setGraphicsState,
-  setTextMatrix,
-} from 'pdf-lib';
+import { PDFDict, PDFDocument, PDFFont, PDFName, PDFNumber, PDFObjectCopier, PDFRef, PDFString } from 'pdf-lib';
 import { embeddingFontkit, LAYOUT_FEATURES, type FontFace } from './fonts';
 import { imageSource, type ImageAsset } from './images';
 import type { PageLayout, StructElem, Tag } from './layout';
@@ -53,6 +30,26 @@ export async function drawPages(pages: PageLayout[], info: DocumentInfo): Promis
   }
 }
 
+/**
+ * A page's content stream written as text, one operator a line. pdf-lib's operators are objects
+ * (a PDFNumber for every coordinate, an array for every line of words) that its writer turns into
+ * the same text again: for running text, most of the time of drawing a page.
+ */
+class Content {
+  text = '';
+  line(op: string): void {
+    this.text += `${op}\n`;
+  }
+}
+
+/** A number as a PDF writes it: to a thousandth, never with an exponent (a page is far under 10^21). */
+function num(x: number): string {
+  const r = Math.round(x * 1000) / 1000;
+  return r === 0 ? '0' : String(r);
+}
+
+const rgbOf = (c: { r: number; g: number; b: number }) => `${num(c.r)} ${num(c.g)} ${num(c.b)}`;
+
 async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): Promise<Uint8Array> {
   doc.registerFontkit(embeddingFontkit);
   const fonts = new Map<FontFace, PDFFont>();
@@ -78,7 +75,7 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
   };
 
   // a word's glyphs as the document's font subset numbers them: the same text, the same string
-  const encoded = new Map<PDFFont, Map<string, PDFHexString>>();
+  const encoded = new Map<PDFFont, Map<string, string>>();
   const encode = (f: PDFFont, t: string) => {
     let known = encoded.get(f);
     if (!known) {
@@ -87,7 +84,7 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
     }
     let hex = known.get(t);
     if (!hex) {
-      hex = f.encodeText(t);
+      hex = f.encodeText(t).toString();
       known.set(t, hex);
     }
     return hex;
@@ -113,21 +110,23 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
     const page = doc.addPage([layout.width, layout.height]);
     const marks = structure?.page(page.ref);
     const H = layout.height;
-    const fontKeys = new Map<PDFFont, PDFName>();
+    const fontKeys = new Map<PDFFont, string>();
+    // the page's content stream, written as text (see Content)
+    const out = new Content();
     // consecutive text ops share one text object: the font, size and colour are set when they change,
     // and the words of a line are one TJ (show text with adjustments): the line is placed once, each
     // gap between words is a number (pdf-lib's drawText would wrap every word in its own text object
     // and add a font resource per call)
     let text:
       { font?: PDFFont; size?: number; color?: string; invisible: boolean; y?: number; endX?: number } | undefined;
-    let shown: (PDFHexString | number)[] = [];
+    let shown = '';
     const show = () => {
-      if (shown.length) page.pushOperators(PDFOperator.of(PDFOperatorNames.ShowTextAdjusted, [doc.context.obj(shown)]));
-      shown = [];
+      if (shown) out.line(`[${shown}] TJ`);
+      shown = '';
     };
     const endText = () => {
       show();
-      if (text) page.pushOperators(endTextOp(), popGraphicsState());
+      if (text) out.line('ET Q');
       text = undefined;
     };
     // the tag whose marked-content sequence is open: text objects (BT…ET) nest inside it
@@ -135,17 +134,9 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
     const enter = (tag: Tag) => {
       if (tag === open) return;
       endText();
-      if (open !== undefined) page.pushOperators(PDFOperator.of(PDFOperatorNames.EndMarkedContent));
+      if (open !== undefined) out.line('EMC');
       open = tag;
-      page.pushOperators(
-        tag === 'artifact'
-          ? PDFOperator.of(PDFOperatorNames.BeginMarkedContent, [PDFName.of('Artifact')])
-          : PDFOperator.of(PDFOperatorNames.BeginMarkedContentSequence, [
-              PDFName.of(tag.role),
-              // an inline property list: pdf-lib's types leave dictionaries out, its writer takes them
-              doc.context.obj({ MCID: marks!.content(tag) }) as unknown as PDFName,
-            ]),
-      );
+      out.line(tag === 'artifact' ? '/Artifact BMC' : `/${tag.role} <</MCID ${marks!.content(tag)}>> BDC`);
     };
     for (const op of layout.ops) {
       if (marks) enter(op.tag ?? 'artifact');
@@ -156,15 +147,15 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
           const hidden = Boolean(op.invisible);
           if (text && text.invisible !== hidden) endText();
           if (!text) {
-            page.pushOperators(pushGraphicsState());
+            out.line('q');
             if (hidden) {
               invisible ??= doc.context.register(doc.context.obj({ Type: 'ExtGState', ca: 0 }));
-              page.pushOperators(setGraphicsState(page.node.newExtGState('GS', invisible)));
+              out.line(`${page.node.newExtGState('GS', invisible).asString()} gs`);
             }
-            page.pushOperators(beginText());
+            out.line('BT');
             text = { invisible: hidden };
           }
-          const color = `${op.color.r} ${op.color.g} ${op.color.b}`;
+          const color = `${num(op.color.r)} ${num(op.color.g)} ${num(op.color.b)}`;
           const sameLine =
             text.font === f &&
             text.size === op.size &&
@@ -175,69 +166,55 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
           if (sameLine) {
             // in thousandths of the font size, to a tenth: the line ends where the layout put it
             const gap = Math.round(((op.x - text.endX!) * 10_000) / op.size) / 10;
-            if (gap !== 0) shown.push(-gap);
+            if (gap !== 0) shown += ` ${num(-gap)} `;
           } else {
             show();
             if (text.font !== f || text.size !== op.size) {
               let key = fontKeys.get(f);
               if (!key) {
-                key = page.node.newFontDictionary(f.name, f.ref);
+                key = page.node.newFontDictionary(f.name, f.ref).asString();
                 fontKeys.set(f, key);
               }
-              page.pushOperators(setFontAndSize(key, op.size));
+              out.line(`${key} ${num(op.size)} Tf`);
               text.font = f;
               text.size = op.size;
             }
             if (text.color !== color) {
-              page.pushOperators(setFillingRgbColor(op.color.r, op.color.g, op.color.b));
+              out.line(`${color} rg`);
               text.color = color;
             }
-            page.pushOperators(setTextMatrix(1, 0, 0, 1, op.x, H - op.y));
+            out.line(`1 0 0 1 ${num(op.x)} ${num(H - op.y)} Tm`);
             text.y = op.y;
           }
-          shown.push(encode(f, op.text));
+          shown += encode(f, op.text);
           text.endX = op.x + op.width;
           break;
         }
         case 'line':
-          page.drawLine({
-            start: { x: op.x1, y: H - op.y1 },
-            end: { x: op.x2, y: H - op.y2 },
-            thickness: op.thickness,
-            color: rgb(op.color.r, op.color.g, op.color.b),
-          });
+          out.line(
+            `q ${rgbOf(op.color)} RG ${num(op.thickness)} w ${num(op.x1)} ${num(H - op.y1)} m ${num(op.x2)} ${num(H - op.y2)} l S Q`,
+          );
           break;
-        case 'rect':
-          page.drawRectangle({
-            x: op.x,
-            y: H - op.y - op.height,
-            width: op.width,
-            height: op.height,
-            ...(op.fill ? { color: rgb(op.fill.r, op.fill.g, op.fill.b) } : {}),
-            ...(op.border && op.borderWidth > 0
-              ? { borderColor: rgb(op.border.r, op.border.g, op.border.b), borderWidth: op.borderWidth }
-              : { borderWidth: 0 }),
-          });
+        case 'rect': {
+          const stroke = op.border && op.borderWidth > 0;
+          if (!op.fill && !stroke) break;
+          out.line(
+            `q ${op.fill ? `${rgbOf(op.fill)} rg ` : ''}${stroke ? `${rgbOf(op.border!)} RG ${num(op.borderWidth)} w ` : ''}${num(op.x)} ${num(H - op.y - op.height)} ${num(op.width)} ${num(op.height)} re ${op.fill ? (stroke ? 'B' : 'f') : 'S'} Q`,
+          );
           break;
+        }
         case 'image': {
-          const name = page.node.newXObject('Image', await image(op.image));
-          page.pushOperators(
-            ...drawImage(name, {
-              x: op.x,
-              y: H - op.y - op.height,
-              width: op.width,
-              height: op.height,
-              rotate: degrees(0),
-              xSkew: degrees(0),
-              ySkew: degrees(0),
-            }),
+          const name = page.node.newXObject('Image', await image(op.image)).asString();
+          out.line(
+            `q ${num(op.width)} 0 0 ${num(op.height)} ${num(op.x)} ${num(H - op.y - op.height)} cm ${name} Do Q`,
           );
           break;
         }
       }
     }
     endText();
-    if (open !== undefined) page.pushOperators(PDFOperator.of(PDFOperatorNames.EndMarkedContent));
+    if (open !== undefined) out.line('EMC');
+    page.node.set(PDFName.of('Contents'), doc.context.register(doc.context.flateStream(out.text)));
   }
   if (structure) {
     structure.write(doc);
