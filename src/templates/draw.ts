@@ -49,6 +49,16 @@ function num(x: number): string {
 }
 
 const rgbOf = (c: { r: number; g: number; b: number }) => `${num(c.r)} ${num(c.g)} ${num(c.b)}`;
+/** A colour's operands, made once per colour object (a style's colour is one object for all its words). */
+const colors = new WeakMap<object, string>();
+function colorOf(c: { r: number; g: number; b: number }): string {
+  let known = colors.get(c);
+  if (known === undefined) {
+    known = rgbOf(c);
+    colors.set(c, known);
+  }
+  return known;
+}
 
 async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): Promise<Uint8Array> {
   doc.registerFontkit(embeddingFontkit);
@@ -143,7 +153,8 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
       if (op.kind !== 'text') endText();
       switch (op.kind) {
         case 'text': {
-          const f = await font(op.face);
+          // every face with text was embedded before drawing (no await per word)
+          const f = fonts.get(op.face) ?? (await font(op.face));
           const hidden = Boolean(op.invisible);
           if (text && text.invisible !== hidden) endText();
           if (!text) {
@@ -155,7 +166,7 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
             out.line('BT');
             text = { invisible: hidden };
           }
-          const color = `${num(op.color.r)} ${num(op.color.g)} ${num(op.color.b)}`;
+          const color = colorOf(op.color);
           const sameLine =
             text.font === f &&
             text.size === op.size &&
@@ -214,7 +225,11 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
     }
     endText();
     if (open !== undefined) out.line('EMC');
-    page.node.set(PDFName.of('Contents'), doc.context.register(doc.context.flateStream(out.text)));
+    // as bytes: pdf-lib would convert the text a character at a time
+    page.node.set(
+      PDFName.of('Contents'),
+      doc.context.register(doc.context.flateStream(Buffer.from(out.text, 'latin1'))),
+    );
   }
   if (structure) {
     structure.write(doc);
