@@ -152,7 +152,9 @@ function cpuCounter() {
     descendants(process.pid, (kid) => {
       const f = fs.readFileSync(`/proc/${kid}/stat`, 'utf8').split(') ')[1].split(' ');
       const key = `${kid}:${f[19]}`; // pid and start time: a pid used again is another process
-      const us = (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10_000; // USER_HZ is 100
+      // its own threads only: what its children used is theirs, read from them (a parent's count of
+      // the children it reaped would count an ended renderer twice)
+      const us = (Number(f[11]) + Number(f[12])) * 10_000; // USER_HZ is 100
       if (!first.has(key)) first.set(key, seed ? us : 0);
       last.set(key, us);
     });

@@ -198,6 +198,7 @@ async function run(report) {
   const rows = [];
   let worst = Infinity;
   let maxRss = 0;
+  let overhead = 0;
   for (const threads of [1, 2]) {
     const s = await server(threads);
     try {
@@ -246,6 +247,7 @@ async function run(report) {
         const free = Math.max(0, Math.min(threads, os.cpus().length - otherCores));
         const expected = single.rate * free;
         if (connections === 16) worst = Math.min(worst, rate / expected);
+        if (connections === 16) overhead = Math.max(overhead, (sum.render + sum.other) / sum.render);
         const rss = peakRss(s.child.pid);
         maxRss = Math.max(maxRss, rss);
         rows.push([
@@ -254,6 +256,7 @@ async function run(report) {
           rate.toFixed(1),
           `${single.rate.toFixed(0)}/s (${ref.slowest.toFixed(0)}–${ref.fastest.toFixed(0)}), ${single.cpuMs.toFixed(2)} ms`,
           (sum.render / sum.ok).toFixed(2),
+          `${((sum.render + sum.other) / sum.ok).toFixed(2)} (${((sum.render + sum.other) / sum.render).toFixed(2)}×)`,
           `${percentile(latencies, 0.5).toFixed(0)} ms`,
           `${percentile(latencies, 0.99).toFixed(0)} ms`,
           free.toFixed(2),
@@ -271,7 +274,7 @@ async function run(report) {
   }
   report.section('End to end: POST /v1/generate with storage (SQLite), by render threads and clients');
   report.line(
-    `The bench letter uploaded as a template, a different recipient each request; autocannon posts to \`paperlink serve\` in its own process, after a warm-up, in ${CYCLES} slices of about ${LOAD_SECONDS} s per row (a number of requests, each answered before the slice ends). "Free cores": the cores left to the render threads during the row, the machine's ${os.cpus().length} less what the server's other threads (the HTTP thread, V8's and libuv's helpers) and the load generator used, at most RENDER_THREADS. "Reference": the rate and CPU ms per letter of one thread rendering in the bench's own process, measured for ${REFERENCE_SECONDS} s right before each slice of load, so that both see the machine at the same speed (in brackets its slowest and fastest slice: on this shared machine one second can render twice as many letters as the next); "÷ expected" divides the row's documents/s by that rate times the free cores. "Render CPU ms/doc": what the render threads themselves used per document (V8's helper threads, which collect their garbage, are counted with the other threads), beside the reference's CPU ms per letter (its process, helpers included). Render threads' CPU: what they used, in % of one core. /healthz p99: a GET every 20 ms during the load, from a process of its own, beside the same on the idle server. Load generator CPU: what autocannon and the probe used of one core, on the same 2-core machine.`,
+    `The bench letter uploaded as a template, a different recipient each request; autocannon posts to \`paperlink serve\` in its own process, after a warm-up, in ${CYCLES} slices of about ${LOAD_SECONDS} s per row (a number of requests, each answered before the slice ends). "Free cores": the cores left to the render threads during the row, the machine's ${os.cpus().length} less what the server's other threads (the HTTP thread, V8's and libuv's helpers) and the load generator used, at most RENDER_THREADS. "Reference": the rate and CPU ms per letter of one thread rendering in the bench's own process, measured for ${REFERENCE_SECONDS} s right before each slice of load, so that both see the machine at the same speed (in brackets its slowest and fastest slice: on this shared machine one second can render twice as many letters as the next); "÷ expected" divides the row's documents/s by that rate times the free cores. "Render CPU ms/doc": what the render threads themselves used per document (V8's helper threads, which collect their garbage, are counted with the other threads), beside the reference's CPU ms per letter (its process, helpers included). "Server CPU ms/doc": what every thread of the server used per document (the HTTP thread, the render threads, V8's and libuv's helpers), and in brackets that ÷ the render threads' own. Render threads' CPU: what they used, in % of one core. /healthz p99: a GET every 20 ms during the load, from a process of its own, beside the same on the idle server. Load generator CPU: what autocannon and the probe used of one core, on the same 2-core machine.`,
   );
   report.line('');
   report.table(
@@ -281,6 +284,7 @@ async function run(report) {
       'documents/s',
       'reference',
       'render CPU ms/doc',
+      'server CPU ms/doc (÷ render)',
       'p50',
       'p99',
       'free cores',
@@ -297,9 +301,9 @@ async function run(report) {
   );
   report.line('');
   report.line(
-    `16 clients, worst ÷ expected: **${worst.toFixed(2)}** (target ≥ 0.6 of the render threads the machine leaves free); peak RSS **${(maxRss / 2 ** 20).toFixed(0)} MB** (target ≤ 300 MB).`,
+    `16 clients, worst ÷ expected: **${worst.toFixed(2)}** (target ≥ 0.6 of the render threads the machine leaves free); peak RSS **${(maxRss / 2 ** 20).toFixed(0)} MB** (target ≤ 300 MB); the server's CPU per letter ÷ its render threads', worst: **${overhead.toFixed(2)}** (target ≤ 1.3).`,
   );
-  return { worst, maxRss };
+  return { worst, maxRss, overhead };
 }
 
-module.exports = { run };
+module.exports = { run, server, load };

@@ -261,35 +261,65 @@ interface Job {
   refused: Set<string>;
 }
 
-/** Renders one browser prints before it is replaced by a fresh one (what one document left behind goes with it). */
-export const RENDERS_PER_BROWSER = 100;
 /**
  * What a browser may hold between documents, all its processes together (HTML_BROWSER_MEMORY_MB,
- * default 200; as watch.ts measures it): Chromium keeps some of what each document used (a fresh one
- * holds ~90 MB, ~280 MB after 100 letters), so one found over it is replaced before its next
- * document, as one that has printed RENDERS_PER_BROWSER documents is. It is measured every
- * MEMORY_CHECK_EVERY documents (reading it costs about a millisecond).
+ * default 200; as watch.ts measures it). Chromium's page keeps some of what each document used
+ * (its renderer grows by one to two MB a letter, more with a running header or footer), so a
+ * browser found over it gets a new page before its next document: a new renderer process, at a
+ * few tens of ms of CPU where a new browser costs several times that. A browser still over it at
+ * the next check (its own processes grew) is replaced, as one that has printed RENDERS_PER_BROWSER
+ * documents is. Memory is measured every MEMORY_CHECK_EVERY documents (reading it costs about a
+ * millisecond).
  */
 const keepBytes = () => (Number(process.env.HTML_BROWSER_MEMORY_MB) || 200) * MB;
 export const MEMORY_CHECK_EVERY = 10;
+/** Documents one browser prints before it is replaced by a fresh one. */
+export const RENDERS_PER_BROWSER = 1000;
 
 /**
- * One headless Chromium with one page, printing one document at a time: in the sandbox
+ * One headless Chromium with one page at a time, printing one document at a time: in the sandbox
  * (sandbox.ts) with Chromium's own sandbox on inside it, or, without bubblewrap, with Chromium's
  * sandbox on where this process is not root. Its memory, all its processes counted, is watched
  * while it prints.
  */
 class Browser {
-  readonly ready: Promise<{ context: BrowserContext; page: Page; pid?: number }>;
+  readonly ready: Promise<{ context: BrowserContext; pid?: number }>;
+  /** The page documents are written into: replaced by renew(). */
+  page: Promise<Page>;
+  /** The document it is printing: the route answers from it. */
+  job?: Job;
   renders = 0;
+  /** Pages opened so far. */
+  pages = 0;
+  /** Whether its page was renewed at the last memory check. */
+  renewed = false;
   gone = false;
   /** The root of its processes, once started. */
   pid?: number;
   private dir?: string;
 
-  constructor(private readonly jobs: Map<Page, Job>) {
+  constructor() {
     this.ready = this.launch();
     this.ready.catch(() => this.close());
+    this.page = this.ready.then(({ context }) => this.open(context));
+    this.page.catch(() => undefined);
+  }
+
+  /** The page the browser started with, the first time; a new one after that. */
+  private async open(context: BrowserContext): Promise<Page> {
+    this.pages++;
+    return (this.pages === 1 && context.pages()[0]) || context.newPage();
+  }
+
+  /** A new page (a new renderer process) for the next document; the old one is closed. */
+  renew(): void {
+    const old = this.page;
+    this.page = this.ready.then(async ({ context }) => {
+      const page = await this.open(context);
+      await (await old).close();
+      return page;
+    });
+    this.page.catch(() => undefined);
   }
 
   private async launch() {
@@ -335,9 +365,8 @@ class Browser {
     context.on('close', () => {
       this.gone = true;
     });
-    const page = context.pages()[0] ?? (await context.newPage());
-    await page.route('**/*', async (route) => {
-      const job = this.jobs.get(page);
+    await context.route('**/*', async (route) => {
+      const job = this.job;
       const url = route.request().url();
       const bytes =
         job && url.startsWith(job.base) ? job.assets.get(decodeURIComponent(url.slice(job.base.length))) : undefined;
@@ -348,7 +377,7 @@ class Browser {
     // the process playwright started (the browser, or the sandbox around it): the root of its tree
     const pid = childrenWith(profile)[0];
     this.pid = pid;
-    return { context, page, pid };
+    return { context, pid };
   }
 
   private closing?: Promise<void>;
@@ -402,11 +431,11 @@ function kill(pid: number): void {
 class Printer {
   private idle: Browser[] = [];
   private readonly all = new Set<Browser>();
-  /** What each page is printing: its route handler answers from it. */
-  readonly jobs = new Map<Page, Job>();
   private readonly slots = new Slots(size);
   /** Browsers started so far. */
   launched = 0;
+  /** Pages opened by browsers that have ended, beside the live ones' own count (see pagesOpened). */
+  private pagesOfEnded = 0;
 
   /** Prints the job's page with `print`, within the time and memory budgets. */
   async print(job: Job, timeoutMs: number, print: (page: Page) => Promise<Buffer>): Promise<Buffer> {
@@ -414,7 +443,8 @@ class Printer {
     let browser: Browser | undefined;
     try {
       browser = this.take();
-      const { page, pid } = await browser.ready;
+      const { pid } = await browser.ready;
+      const page = await browser.page;
       const used = browser;
       let over: 'time' | 'memory' | undefined;
       const stop = (why: 'time' | 'memory') => {
@@ -423,7 +453,7 @@ class Printer {
       };
       const timer = setTimeout(() => stop('time'), timeoutMs);
       const unwatch = pid ? watchMemory(pid, printMemoryBytes(), () => stop('memory')) : () => undefined;
-      this.jobs.set(page, job);
+      used.job = job;
       try {
         // written into the kept page (a navigation per document costs more than printing it)
         await page.setContent(withBase(job.html, job.base), { waitUntil: 'load', timeout: timeoutMs });
@@ -447,7 +477,7 @@ class Printer {
       } finally {
         clearTimeout(timer);
         unwatch();
-        this.jobs.delete(page);
+        used.job = undefined;
         // a stopped browser is gone, with its memory, before the render answers
         if (over) await used.close(true);
       }
@@ -463,35 +493,46 @@ class Printer {
       if (!kept.gone) return kept;
       this.retire(kept);
     }
-    const browser = new Browser(this.jobs);
+    const browser = new Browser();
     this.launched++;
     this.all.add(browser);
     return browser;
   }
 
   /**
-   * Keeps a browser warm for the next document, or ends it: stopped, done its share of documents,
-   * or holding more than a browser may keep.
+   * Keeps a browser warm for the next document (with a new page when it holds more than it may
+   * keep), or ends it: stopped, done its share of documents, or still holding too much with a
+   * page renewed at the last check.
    */
   private giveBack(browser: Browser): void {
     browser.renders++;
-    const keep =
-      !browser.gone &&
-      browser.renders < RENDERS_PER_BROWSER &&
-      this.idle.length < size() &&
-      !(browser.renders % MEMORY_CHECK_EVERY === 0 && browser.pid && treeMemory(browser.pid) > keepBytes());
+    let keep = !browser.gone && browser.renders < RENDERS_PER_BROWSER && this.idle.length < size();
+    if (keep && browser.renders % MEMORY_CHECK_EVERY === 0 && browser.pid) {
+      const over = treeMemory(browser.pid) > keepBytes();
+      if (over && browser.renewed) keep = false;
+      else if (over) browser.renew();
+      browser.renewed = over;
+    }
     if (keep) this.idle.push(browser);
     else this.retire(browser);
   }
 
+  /** Pages opened so far, by every browser. */
+  get pagesOpened(): number {
+    let n = this.pagesOfEnded;
+    for (const b of this.all) n += b.pages;
+    return n;
+  }
+
   private retire(browser: Browser): void {
-    this.all.delete(browser);
+    if (this.all.delete(browser)) this.pagesOfEnded += browser.pages;
     void browser.close();
   }
 
   /** Ends every browser (the next document starts one again). */
   async close(): Promise<void> {
     const all = [...this.all];
+    for (const b of all) this.pagesOfEnded += b.pages;
     this.all.clear();
     this.idle = [];
     await Promise.all(all.map((b) => b.close()));
