@@ -1,10 +1,10 @@
 /** Draws laid-out pages with pdf-lib. Fonts are embedded as subsets, each face and image once per document. */
-import { PDFDict, PDFDocument, PDFFont, PDFName, PDFNumber, PDFObjectCopier, PDFRef, PDFString } from 'pdf-lib';
-import { embeddingFontkit, LAYOUT_FEATURES, type FontFace } from './fonts';
+import { PDFDict, PDFDocument, PDFName, PDFNumber, PDFObjectCopier, PDFRef, PDFString } from 'pdf-lib';
+import { DocumentFonts } from './embed';
+import type { FontFace } from './fonts';
 import { imageSource, type ImageAsset } from './images';
 import type { PageLayout, StructElem, Tag } from './layout';
 import { release } from './release';
-import { prepareSubset } from './subsets';
 import { useNodeZlib } from './zlib';
 
 useNodeZlib();
@@ -61,17 +61,7 @@ function colorOf(c: { r: number; g: number; b: number }): string {
 }
 
 async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): Promise<Uint8Array> {
-  doc.registerFontkit(embeddingFontkit);
-  const fonts = new Map<FontFace, PDFFont>();
   const images = new Map<ImageAsset, PDFRef>();
-  const font = async (face: FontFace) => {
-    let f = fonts.get(face);
-    if (!f) {
-      f = await doc.embedFont(face.bytes, { subset: true, features: LAYOUT_FEATURES });
-      fonts.set(face, f);
-    }
-    return f;
-  };
   const image = async (asset: ImageAsset) => {
     let ref = images.get(asset);
     if (!ref) {
@@ -84,35 +74,10 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
     return ref;
   };
 
-  // a word's glyphs as the document's font subset numbers them: the same text, the same string
-  const encoded = new Map<PDFFont, Map<string, string>>();
-  const encode = (f: PDFFont, t: string) => {
-    let known = encoded.get(f);
-    if (!known) {
-      known = new Map();
-      encoded.set(f, known);
-    }
-    let hex = known.get(t);
-    if (!hex) {
-      hex = f.encodeText(t).toString();
-      known.set(t, hex);
-    }
-    return hex;
-  };
-  // every face's glyphs go into its subset before any text is drawn, in glyph order (subsets.ts)
-  const textsOf = new Map<FontFace, Set<string>>();
-  for (const layout of pages) {
-    for (const op of layout.ops) {
-      if (op.kind !== 'text') continue;
-      let texts = textsOf.get(op.face);
-      if (!texts) {
-        texts = new Set();
-        textsOf.set(op.face, texts);
-      }
-      texts.add(op.text);
-    }
-  }
-  for (const [face, texts] of textsOf) prepareSubset(face, await font(face), texts);
+  // every face's subset goes into the document before any text is drawn (embed.ts)
+  const fonts = new DocumentFonts();
+  for (const layout of pages) for (const op of layout.ops) if (op.kind === 'text') fonts.add(op.face, op.text);
+  await fonts.embed(doc);
   // invisible text (an image's alt text) is drawn with fill opacity 0, through one graphics state
   let invisible: PDFRef | undefined;
   const structure = info.tagged ? new Structure() : undefined;
@@ -120,7 +85,7 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
     const page = doc.addPage([layout.width, layout.height]);
     const marks = structure?.page(page.ref);
     const H = layout.height;
-    const fontKeys = new Map<PDFFont, string>();
+    const fontKeys = new Map<FontFace, string>();
     // the page's content stream, written as text (see Content)
     const out = new Content();
     // consecutive text ops share one text object: the font, size and colour are set when they change,
@@ -128,7 +93,7 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
     // gap between words is a number (pdf-lib's drawText would wrap every word in its own text object
     // and add a font resource per call)
     let text:
-      { font?: PDFFont; size?: number; color?: string; invisible: boolean; y?: number; endX?: number } | undefined;
+      { font?: FontFace; size?: number; color?: string; invisible: boolean; y?: number; endX?: number } | undefined;
     let shown = '';
     const show = () => {
       if (shown) out.line(`[${shown}] TJ`);
@@ -153,8 +118,7 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
       if (op.kind !== 'text') endText();
       switch (op.kind) {
         case 'text': {
-          // every face with text was embedded before drawing (no await per word)
-          const f = fonts.get(op.face) ?? (await font(op.face));
+          const f = op.face;
           const hidden = Boolean(op.invisible);
           if (text && text.invisible !== hidden) endText();
           if (!text) {
@@ -183,7 +147,7 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
             if (text.font !== f || text.size !== op.size) {
               let key = fontKeys.get(f);
               if (!key) {
-                key = page.node.newFontDictionary(f.name, f.ref).asString();
+                key = page.node.newFontDictionary(f.font.postscriptName || 'Font', fonts.ref(f)).asString();
                 fontKeys.set(f, key);
               }
               out.line(`${key} ${num(op.size)} Tf`);
@@ -197,7 +161,7 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
             out.line(`1 0 0 1 ${num(op.x)} ${num(H - op.y)} Tm`);
             text.y = op.y;
           }
-          shown += encode(f, op.text);
+          shown += fonts.codes(f, op.text);
           text.endX = op.x + op.width;
           break;
         }

@@ -3,15 +3,16 @@
  * shipped with a template, text measurement, and the glyph fallback that turns an uncovered
  * character into a clear error.
  *
- * Each face is parsed once for measuring text, and once more as the base of what documents embed.
- * A parsed font caches glyph objects with the code points they were first created for, and
- * subsetting creates composite-part glyphs with none (the "o" in "ó"): shared across documents,
- * a later document's text layer would lose characters. So each document embeds through its own
- * view of the base: the decoded tables (the costly part: cmap, hmtx, GSUB, GPOS) are shared,
- * the glyph cache and layout engine are the document's own. This relies on fontkit's internals
- * (`_glyphs`, tables decoded into `_tables`), so @pdf-lib/fontkit is pinned to an exact version and
- * test/templates/fonts-shared.test.ts renders many documents, one after another and concurrently,
- * and checks every text layer.
+ * Each face is parsed once for measuring text, and once more as the base of views: objects that
+ * share the base's decoded tables (the costly part: cmap, hmtx, GSUB, GPOS) but have a glyph cache
+ * and layout engine of their own. A parsed font caches glyph objects with the code points they
+ * were first created for, and subsetting creates composite-part glyphs with none (the "o" in "ó"):
+ * a font that texts are laid out with and subsets are made with would lose characters from later
+ * text layers. So texts are laid out through one view per face (glyphRun), and each subset is made
+ * with a view of its own (embed.ts; a fillable PDF embeds through pdf-lib, one view per document).
+ * This relies on fontkit's internals (`_glyphs`, tables decoded into `_tables`), so
+ * @pdf-lib/fontkit is pinned to an exact version and test/templates/fonts-shared.test.ts renders
+ * many documents, one after another and concurrently, and checks every text layer.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -125,6 +126,33 @@ function layoutOnce(view: Font, base: Font, runs: GlyphRuns): Font['layout'] {
     runs.glyphs += laid.glyphs.length;
     return laid;
   };
+}
+
+/** A glyph a text lays out to, and the characters it stands for. */
+export interface RunGlyph {
+  id: number;
+  codePoints: number[];
+}
+
+const layoutViews = new WeakMap<FontFace, Font>();
+
+/**
+ * The glyphs `text` lays out to in `face`, laid out once per face and text (through a view of the
+ * face kept for laying out: no document's subset is made with it).
+ */
+export function glyphRun(face: FontFace, text: string): readonly RunGlyph[] {
+  const runs = glyphRuns(face);
+  let run = runs.byText.get(text);
+  if (!run) {
+    let view = layoutViews.get(face);
+    if (!view) {
+      view = embeddingFontkit.create(face.bytes);
+      layoutViews.set(face, view);
+    }
+    view.layout(text, LAYOUT_FEATURES); // laid out by layoutOnce, which keeps the run
+    run = runs.byText.get(text)!;
+  }
+  return run;
 }
 
 let faceCounter = 0;

@@ -22,31 +22,6 @@ const pako = require(require.resolve('pako', { paths: [pdfLibDir] })) as {
 };
 
 let installed = false;
-const compressed = new WeakMap<Uint8Array, Uint8Array>();
-
-/**
- * Marks bytes that are kept and embedded again (a font subset): the first time pdf-lib deflates
- * them, the result is kept with them, and later documents get it without compressing again.
- */
-export function deflateOnce(bytes: Uint8Array): Uint8Array {
-  compressed.set(bytes, undefined as unknown as Uint8Array);
-  return bytes;
-}
-
-/**
- * What a cache of bytes marked with deflateOnce keeps once they have been compressed: an empty
- * stand-in that the deflate below answers with the compressed bytes, so the uncompressed ones (a
- * font subset: ~2.5 times the size) can go. pdf-lib reads a font subset's bytes only to deflate them
- * (`embedFontStream` → `flateStream`); the subset tests read every embedded font back. Before its
- * first compression, the bytes themselves.
- */
-export function compressedOnly(bytes: Uint8Array): Uint8Array {
-  const known = compressed.get(bytes);
-  if (!known) return bytes;
-  const standIn = new Uint8Array(0);
-  compressed.set(standIn, known);
-  return standIn;
-}
 
 // the gate's one cell: open with the thread outside zlib, the thread inside, shut for good
 const OPEN = 0;
@@ -96,11 +71,5 @@ export function stopOutsideZlib(own: Int32Array, stop: () => void): void {
 export function useNodeZlib(): void {
   if (installed) return;
   installed = true;
-  pako.deflate = (data, options) => {
-    const known = compressed.get(data);
-    if (known) return known;
-    const out = deflate(data, options?.level);
-    if (compressed.has(data)) compressed.set(data, out);
-    return out;
-  };
+  pako.deflate = (data, options) => deflate(data, options?.level);
 }

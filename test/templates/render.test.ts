@@ -716,7 +716,7 @@ describe('font subsets made once and reused', () => {
       expect([0x00010000, 0x74727565]).toContain(program.readUInt32BE(0)); // a TrueType font (1.0 or 'true')
       expect(program.length).toBeGreaterThan(1000);
     }
-    // the second takes the kept subset, the third its compressed bytes alone
+    // every later one embeds the kept subset
     for (let i = 0; i < 2; i++) expect(await fontPrograms(await renderTemplate(t, {}))).toEqual(first);
   });
 });

@@ -1,0 +1,205 @@
+/**
+ * Fonts embedded in a document as subsets, made once per glyph set. Everything a subset's PDF
+ * objects hold is a function of the glyphs it holds and the characters each stands for: the
+ * subset's font program, its widths, its ToUnicode map (which characters each glyph stands for,
+ * for copying and search) and the codes each text is drawn with. So a subset is made once per face
+ * and glyph set and kept (a bounded number per face), compressed; a document whose glyphs of a face
+ * are a set met before embeds it by reference to the kept bytes, and lays out, measures or subsets
+ * nothing of that face. Documents of one template mostly are: the recipient's name changes, the
+ * letters it uses mostly do not.
+ *
+ * A subset is made with a view of the face of its own (fonts.ts): subsetting creates glyph objects
+ * for the parts of composite glyphs (the "o" in "ó"), which must not enter the glyphs texts are
+ * laid out with. Glyphs are put into a subset in glyph-id order, so the subset, and the codes of
+ * each text, depend on the glyph set alone. The objects are those pdf-lib writes for a subset
+ * (Type0 font, Identity-H, one CIDFont, CIDToGIDMap Identity), and the subset's name is tagged as
+ * PDF asks (six capital letters, from the glyph set, a plus, the font's PostScript name).
+ */
+import { createHash } from 'node:crypto';
+import { PDFDocument, PDFRef, PDFString } from 'pdf-lib';
+import { createCmap } from 'pdf-lib/cjs/core/embedders/CMap';
+import { deriveFontFlags } from 'pdf-lib/cjs/core/embedders/FontFlags';
+import type { Font, Glyph } from 'pdf-lib/cjs/types/fontkit';
+import { embeddingFontkit, glyphRun, type FontFace } from './fonts';
+import { deflate } from './zlib';
+
+interface Subset {
+  name: string;
+  cff: boolean;
+  /** The font program, deflated. */
+  program: Uint8Array;
+  /** The ToUnicode CMap, deflated. */
+  toUnicode: Uint8Array;
+  /** The CIDFont's widths: [0 [w0 w1 …]], each glyph's advance in 1/1000 em, in CID order. */
+  widths: (number | number[])[];
+  /** Each glyph's code (its CID) in the subset, by glyph id. */
+  cids: Map<number, number>;
+  /** Each text's codes as a hex string (`<…>`), by text: the same in every document using this subset. */
+  codes: Map<string, string>;
+}
+
+/** Subsets kept per face; the least recently used goes first. */
+const MAX_SUBSETS_PER_FACE = 256;
+/** Texts whose codes a subset keeps (a few hundred bytes each). */
+const MAX_CODES_PER_SUBSET = 20_000;
+const subsets = new WeakMap<FontFace, Map<string, Promise<Subset>>>();
+
+/** The faces and glyphs one document draws with; `embed()` puts their subsets into the document. */
+export class DocumentFonts {
+  /** Per face: the characters each glyph stands for, by glyph id. */
+  private readonly glyphs = new Map<FontFace, Map<number, readonly number[]>>();
+  private readonly embedded = new Map<FontFace, { ref: PDFRef; subset: Subset }>();
+
+  /** Notes the glyphs of a text drawn in a face. Call for every text before embed(). */
+  add(face: FontFace, text: string): void {
+    let glyphs = this.glyphs.get(face);
+    if (!glyphs) {
+      glyphs = new Map();
+      this.glyphs.set(face, glyphs);
+    }
+    for (const g of glyphRun(face, text)) if (!glyphs.has(g.id)) glyphs.set(g.id, g.codePoints);
+  }
+
+  /** Embeds each face's subset into the document. */
+  async embed(doc: PDFDocument): Promise<void> {
+    for (const [face, glyphs] of this.glyphs) {
+      const subset = await subsetOf(face, glyphs);
+      this.embedded.set(face, { ref: register(doc, face, subset), subset });
+    }
+  }
+
+  /** The font object of an embedded face. */
+  ref(face: FontFace): PDFRef {
+    return this.embedded.get(face)!.ref;
+  }
+
+  /** The codes a text of an embedded face is drawn with, as a hex string. */
+  codes(face: FontFace, text: string): string {
+    const { subset } = this.embedded.get(face)!;
+    let hex = subset.codes.get(text);
+    if (hex === undefined) {
+      hex = '<';
+      for (const g of glyphRun(face, text)) hex += subset.cids.get(g.id)!.toString(16).padStart(4, '0');
+      hex += '>';
+      if (subset.codes.size >= MAX_CODES_PER_SUBSET) subset.codes.clear();
+      subset.codes.set(text, hex);
+    }
+    return hex;
+  }
+}
+
+/** The face's subset for a glyph set: kept, or made and kept. */
+function subsetOf(face: FontFace, glyphs: Map<number, readonly number[]>): Promise<Subset> {
+  const ids = [...glyphs.keys()].sort((a, b) => a - b);
+  // the glyphs and the characters each stands for: what the subset's objects are made of
+  const key = ids.map((id) => `${id}:${glyphs.get(id)!.join('.')}`).join(',');
+  let store = subsets.get(face);
+  if (!store) {
+    store = new Map();
+    subsets.set(face, store);
+  }
+  let subset = store.get(key);
+  if (subset) store.delete(key);
+  else {
+    subset = makeSubset(face, ids, glyphs, key);
+    subset.catch(() => store.delete(key));
+  }
+  store.set(key, subset);
+  if (store.size > MAX_SUBSETS_PER_FACE) store.delete(store.keys().next().value!);
+  return subset;
+}
+
+/** fontkit's subsets, as far as this uses them (pdf-lib's types leave them out). */
+interface FontkitSubset {
+  /** Glyph ids, in the subset's order (each one's index is its CID). */
+  glyphs: number[];
+  includeGlyph(id: number): number;
+  encodeStream(): NodeJS.EventEmitter;
+}
+
+async function makeSubset(
+  face: FontFace,
+  ids: number[],
+  glyphs: Map<number, readonly number[]>,
+  key: string,
+): Promise<Subset> {
+  // a view of the face of its own: subsetting creates glyphs (composite glyphs' parts) in it
+  const font = embeddingFontkit.create(face.bytes) as Font & { cff?: unknown };
+  const subset = (font as unknown as { createSubset(): FontkitSubset }).createSubset();
+  for (const id of ids) subset.includeGlyph(id);
+  const program = await new Promise<Uint8Array>((resolve, reject) => {
+    const parts: Uint8Array[] = [];
+    subset
+      .encodeStream()
+      .on('data', (bytes: Uint8Array) => parts.push(bytes))
+      .on('end', () => resolve(Buffer.concat(parts)))
+      .on('error', reject);
+  });
+  // after encoding, the subset's glyphs include the parts of its composite glyphs, in CID order
+  const cids = new Map(subset.glyphs.map((id, cid) => [id, cid]));
+  const widths = subset.glyphs.map((id) => font.getGlyph(id).advanceWidth * face.scale);
+  const drawn = ids.map((id) => ({ id, codePoints: [...glyphs.get(id)!] }) as unknown as Glyph);
+  const cmap = createCmap(drawn, (g) => (g ? cids.get(g.id)! : -1));
+  const tag = [...createHash('sha256').update(key).digest().subarray(0, 6)]
+    .map((b) => String.fromCharCode(65 + (b % 26)))
+    .join('');
+  return {
+    name: `${tag}+${font.postscriptName || 'Font'}`,
+    cff: Boolean(font.cff),
+    program: deflate(program),
+    toUnicode: deflate(Buffer.from(cmap, 'latin1')),
+    widths: [0, widths],
+    cids,
+    codes: new Map(),
+  };
+}
+
+/** Writes a subset's objects into a document: its Type0 font, as pdf-lib writes one. */
+function register(doc: PDFDocument, face: FontFace, subset: Subset): PDFRef {
+  const ctx = doc.context;
+  const { font, scale } = face;
+  const program = ctx.register(
+    ctx.stream(subset.program, {
+      Filter: 'FlateDecode',
+      ...(subset.cff ? { Subtype: 'CIDFontType0C' } : {}),
+    }),
+  );
+  const { minX, minY, maxX, maxY } = font.bbox;
+  const descriptor = ctx.register(
+    ctx.obj({
+      Type: 'FontDescriptor',
+      FontName: subset.name,
+      Flags: deriveFontFlags(font),
+      FontBBox: [minX * scale, minY * scale, maxX * scale, maxY * scale],
+      ItalicAngle: font.italicAngle,
+      Ascent: font.ascent * scale,
+      Descent: font.descent * scale,
+      CapHeight: (font.capHeight || font.ascent) * scale,
+      XHeight: (font.xHeight || 0) * scale,
+      StemV: 0,
+      [subset.cff ? 'FontFile3' : 'FontFile2']: program,
+    }),
+  );
+  const cidFont = ctx.register(
+    ctx.obj({
+      Type: 'Font',
+      Subtype: subset.cff ? 'CIDFontType0' : 'CIDFontType2',
+      CIDToGIDMap: 'Identity',
+      BaseFont: subset.name,
+      CIDSystemInfo: { Registry: PDFString.of('Adobe'), Ordering: PDFString.of('Identity'), Supplement: 0 },
+      FontDescriptor: descriptor,
+      W: subset.widths,
+    }),
+  );
+  const toUnicode = ctx.register(ctx.stream(subset.toUnicode, { Filter: 'FlateDecode' }));
+  return ctx.register(
+    ctx.obj({
+      Type: 'Font',
+      Subtype: 'Type0',
+      BaseFont: subset.name,
+      Encoding: 'Identity-H',
+      DescendantFonts: [cidFont],
+      ToUnicode: toUnicode,
+    }),
+  );
+}
