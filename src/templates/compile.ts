@@ -337,7 +337,7 @@ class Compiler {
   }
 
   checkGlyphs(text: string, style: TextStyle, loc: SourceLocation): void {
-    const chain = this.fonts.chain(style.family, style.bold, style.italic);
+    const chain = this.fonts.chain(style);
     for (const ch of text) {
       const cp = ch.codePointAt(0)!;
       if (cp <= 32) continue;

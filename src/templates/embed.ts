@@ -2,7 +2,7 @@
  * Fonts embedded in a document as subsets, made once per glyph set. Everything a subset's PDF
  * objects hold is a function of the glyphs it holds and the characters each stands for: the
  * subset's font program, its widths, its ToUnicode map (which characters each glyph stands for,
- * for copying and search) and the codes each text is drawn with. So a subset is made once per face
+ * for copying and search) and each glyph's code. So a subset is made once per face
  * and glyph set and kept (a bounded number per face), compressed; a document whose glyphs of a face
  * are a set met before embeds it by reference to the kept bytes, and lays out, measures or subsets
  * nothing of that face. Documents of one template mostly are: the recipient's name changes, the
@@ -32,23 +32,19 @@ interface Subset {
   toUnicode: Uint8Array;
   /** The CIDFont's widths: [0 [w0 w1 …]], each glyph's advance in 1/1000 em, in CID order. */
   widths: (number | number[])[];
-  /** Each glyph's code (its CID) in the subset, by glyph id. */
-  cids: Map<number, number>;
-  /** Each text's codes as a hex string (`<…>`), by text: the same in every document using this subset. */
-  codes: Map<string, string>;
+  /** Each glyph's code (its CID) in the subset as 4 hex digits, by glyph id. */
+  cids: Map<number, string>;
 }
 
 /** Subsets kept per face; the least recently used goes first. */
 const MAX_SUBSETS_PER_FACE = 256;
-/** Texts whose codes a subset keeps (a few hundred bytes each). */
-const MAX_CODES_PER_SUBSET = 20_000;
 const subsets = new WeakMap<FontFace, Map<string, Promise<Subset>>>();
 
 /** The faces and glyphs one document draws with; `embed()` puts their subsets into the document. */
 export class DocumentFonts {
   /** Per face: the characters each glyph stands for, by glyph id. */
   private readonly glyphs = new Map<FontFace, Map<number, readonly number[]>>();
-  private readonly embedded = new Map<FontFace, { ref: PDFRef; subset: Subset }>();
+  private readonly embedded = new Map<FontFace, { ref: PDFRef; subset: Subset; codes: Map<string, string> }>();
 
   /** Notes the glyphs of a text drawn in a face. Call for every text before embed(). */
   add(face: FontFace, text: string): void {
@@ -64,7 +60,7 @@ export class DocumentFonts {
   async embed(doc: PDFDocument): Promise<void> {
     for (const [face, glyphs] of this.glyphs) {
       const subset = await subsetOf(face, glyphs);
-      this.embedded.set(face, { ref: register(doc, face, subset), subset });
+      this.embedded.set(face, { ref: register(doc, face, subset), subset, codes: new Map() });
     }
   }
 
@@ -73,16 +69,15 @@ export class DocumentFonts {
     return this.embedded.get(face)!.ref;
   }
 
-  /** The codes a text of an embedded face is drawn with, as a hex string. */
+  /** The codes a text of an embedded face is drawn with, as a hex string (made once per text and document). */
   codes(face: FontFace, text: string): string {
-    const { subset } = this.embedded.get(face)!;
-    let hex = subset.codes.get(text);
+    const { subset, codes } = this.embedded.get(face)!;
+    let hex = codes.get(text);
     if (hex === undefined) {
       hex = '<';
-      for (const g of glyphRun(face, text)) hex += subset.cids.get(g.id)!.toString(16).padStart(4, '0');
+      for (const g of glyphRun(face, text)) hex += subset.cids.get(g.id)!;
       hex += '>';
-      if (subset.codes.size >= MAX_CODES_PER_SUBSET) subset.codes.clear();
-      subset.codes.set(text, hex);
+      codes.set(text, hex);
     }
     return hex;
   }
@@ -140,6 +135,7 @@ async function makeSubset(
   const widths = subset.glyphs.map((id) => font.getGlyph(id).advanceWidth * face.scale);
   const drawn = ids.map((id) => ({ id, codePoints: [...glyphs.get(id)!] }) as unknown as Glyph);
   const cmap = createCmap(drawn, (g) => (g ? cids.get(g.id)! : -1));
+  const hex = new Map([...cids].map(([id, cid]) => [id, cid.toString(16).padStart(4, '0')]));
   const tag = [...createHash('sha256').update(key).digest().subarray(0, 6)]
     .map((b) => String.fromCharCode(65 + (b % 26)))
     .join('');
@@ -149,8 +145,7 @@ async function makeSubset(
     program: deflate(program),
     toUnicode: deflate(Buffer.from(cmap, 'latin1')),
     widths: [0, widths],
-    cids,
-    codes: new Map(),
+    cids: hex,
   };
 }
 

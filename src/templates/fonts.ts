@@ -282,11 +282,11 @@ export const BUILTIN_FAMILY_NAMES = [...BUILTINS.keys()];
 /** The fonts a template can use: the built-in families plus the template's own. */
 export class FontSet {
   private readonly custom = new Map<string, FontFamily>();
-  private readonly chains = new Map<string, FontFace[]>();
+  private chains = new WeakMap<object, FontFace[]>();
 
   add(family: FontFamily): void {
     this.custom.set(family.name.toLowerCase(), family);
-    this.chains.clear();
+    this.chains = new WeakMap();
   }
 
   /** The canonical family name for what a template wrote, or undefined if there is no such family. */
@@ -316,17 +316,17 @@ export class FontSet {
 
   /**
    * Faces to try, in order, for a character: the style's own face, then built-in sans in the same
-   * style. Made once per style (it is asked for every word laid out).
+   * style. Made once per style object (it is asked for every word laid out).
    */
-  chain(family: string, bold: boolean, italic: boolean): FontFace[] {
-    const key = `${family}\0${bold}\0${italic}`;
-    let chain = this.chains.get(key);
+  chain(style: { family: string; bold: boolean; italic: boolean }): FontFace[] {
+    let chain = this.chains.get(style);
     if (!chain) {
+      const { family, bold, italic } = style;
       const own = this.face(family, bold, italic);
       const sans = BUILTINS.get('sans')!;
       const fallback = bold && italic ? sans.boldItalic : bold ? sans.bold : italic ? sans.italic : sans.regular;
       chain = own === fallback ? [own] : [own, fallback];
-      this.chains.set(key, chain);
+      this.chains.set(style, chain);
     }
     return chain;
   }

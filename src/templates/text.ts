@@ -46,7 +46,7 @@ export interface Line {
 }
 
 function splitByFace(text: string, style: TextStyle, fonts: FontSet, source: Source): Piece[] {
-  const chain = fonts.chain(style.family, style.bold, style.italic);
+  const chain = fonts.chain(style);
   const out: Piece[] = [];
   let current: FontFace | undefined;
   // the run drawn by `current` starts here; runs are cut out of `text`, not built a character at a
@@ -173,6 +173,7 @@ export function breakLines(
       continue;
     }
     lastStyle = frag.style;
+    let glue: typeof pendingGlue;
     SPLIT.lastIndex = 0;
     for (let m = SPLIT.exec(frag.text); m; m = SPLIT.exec(frag.text)) {
       if (m[1]) {
@@ -181,8 +182,12 @@ export function breakLines(
         endLine(true);
       } else if (m[2]) {
         finishWord();
-        const face = fonts.face(frag.style.family, frag.style.bold, frag.style.italic);
-        pendingGlue = { style: frag.style, face, width: measure(face, ' ', frag.style.size) };
+        // a space in the style's own face (the first of its chain), made once per fragment
+        if (!glue) {
+          const face = fonts.chain(frag.style)[0];
+          glue = { style: frag.style, face, width: measure(face, ' ', frag.style.size) };
+        }
+        pendingGlue = glue;
       } else {
         let text = m[3];
         let soft: number[] | undefined;
@@ -210,7 +215,8 @@ export function breakLines(
           const at = word.text.length;
           (word.soft ??= []).push(...soft.map((o) => o + at));
         }
-        word.pieces.push(...pieces);
+        if (pieces.length === 1) word.pieces.push(pieces[0]);
+        else word.pieces.push(...pieces);
         word.text += text;
         word.width += w;
       }
