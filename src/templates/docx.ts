@@ -210,7 +210,8 @@ export function fillDocx(template: DocxTemplate, values: Record<string, string>)
   }
   const zip = doc.getZip() as PizZip;
   checkDocxParts(zip);
-  return zip.generate({ type: 'uint8array', compression: 'DEFLATE' });
+  // stored, not compressed: it is only written for LibreOffice to read, and pizzip deflates in JavaScript
+  return zip.generate({ type: 'uint8array', compression: 'STORE' });
 }
 
 /** Has LibreOffice convert a filled .docx to PDF, within the time and memory budgets. */
