@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const readline = require('node:readline');
-const { fillHtml, chromiumPath } = require('../dist/src/templates/html');
+const { fillHtml, chromiumPath, pdfOptions } = require('../dist/src/templates/html');
 const { fillDocx, officePaths } = require('../dist/src/templates/docx');
 
 /**
@@ -36,17 +36,9 @@ async function htmlFloor(template, valuesList) {
   let n = 0;
   return {
     print: async () => {
-      const { html, header, footer } = filled[n++ % filled.length];
-      await page.setContent(html, { waitUntil: 'load' });
-      return page.pdf({
-        preferCSSPageSize: true,
-        printBackground: true,
-        tagged: true,
-        outline: true,
-        displayHeaderFooter: header !== undefined || footer !== undefined,
-        headerTemplate: header ?? '<span></span>',
-        footerTemplate: footer ?? '<span></span>',
-      });
+      const next = filled[n++ % filled.length];
+      await page.setContent(next.html, { waitUntil: 'load' });
+      return page.pdf(pdfOptions(next));
     },
     close: () => browser.close(),
   };

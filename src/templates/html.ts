@@ -179,6 +179,20 @@ export interface HtmlPrintOptions {
 }
 
 const ORIGIN = 'https://template.paperlink.invalid/';
+
+/** How a filled page is printed: its @page size and backgrounds, tagged, its running header and footer in the margins. */
+export function pdfOptions({ header, footer }: FilledHtml) {
+  return {
+    preferCSSPageSize: true,
+    printBackground: true,
+    // tagged: the page's structure (headings, paragraphs, tables, images' alt text) for screen readers
+    tagged: true,
+    outline: true,
+    displayHeaderFooter: header !== undefined || footer !== undefined,
+    headerTemplate: header ?? '<span></span>',
+    footerTemplate: footer ?? '<span></span>',
+  };
+}
 let renders = 0;
 
 /** Prints a filled page to PDF, with the template's own files beside it and nothing else. */
@@ -187,21 +201,12 @@ export async function printHtml(
   assets: Map<string, Uint8Array>,
   options: HtmlPrintOptions,
 ): Promise<Uint8Array> {
-  const { html, header, footer } = filled;
+  const { html } = filled;
   const refused = new Set<string>();
   // each render at an address of its own: nothing one template's page loaded is another's
   const base = `${ORIGIN}${++renders}/`;
   const pdf = await printer.print({ base, html, assets, refused }, options.timeoutMs, (page) =>
-    page.pdf({
-      preferCSSPageSize: true,
-      printBackground: true,
-      // tagged: the page's structure (headings, paragraphs, tables, images' alt text) for screen readers
-      tagged: true,
-      outline: true,
-      displayHeaderFooter: header !== undefined || footer !== undefined,
-      headerTemplate: header ?? '<span></span>',
-      footerTemplate: footer ?? '<span></span>',
-    }),
+    page.pdf(pdfOptions(filled)),
   );
   for (const url of refused)
     options.warnings?.push({
