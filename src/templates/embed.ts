@@ -20,7 +20,7 @@ import { PDFDocument, PDFRef, PDFString } from 'pdf-lib';
 import { createCmap } from 'pdf-lib/cjs/core/embedders/CMap';
 import { deriveFontFlags } from 'pdf-lib/cjs/core/embedders/FontFlags';
 import type { Font, Glyph } from 'pdf-lib/cjs/types/fontkit';
-import { embeddingFontkit, glyphRun, type FontFace } from './fonts';
+import { advance, embeddingFontkit, glyphRun, type FontFace } from './fonts';
 import { deflate } from './zlib';
 
 interface Subset {
@@ -132,7 +132,7 @@ async function makeSubset(
   });
   // after encoding, the subset's glyphs include the parts of its composite glyphs, in CID order
   const cids = new Map(subset.glyphs.map((id, cid) => [id, cid]));
-  const widths = subset.glyphs.map((id) => font.getGlyph(id).advanceWidth * face.scale);
+  const widths = subset.glyphs.map((id) => advance(face, id));
   const drawn = ids.map((id) => ({ id, codePoints: [...glyphs.get(id)!] }) as unknown as Glyph);
   const cmap = createCmap(drawn, (g) => (g ? cids.get(g.id)! : -1));
   const hex = new Map([...cids].map(([id, cid]) => [id, cid.toString(16).padStart(4, '0')]));

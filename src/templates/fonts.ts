@@ -184,13 +184,32 @@ export function createFace(bytes: Uint8Array, label: string): FontFace {
   return face;
 }
 
-/** Width of `text` in points at `size`, the same sum of glyph advances pdf-lib draws with. */
+const advances = new WeakMap<FontFace, Map<number, number>>();
+
+/** A glyph's advance in 1/1000 em, read once per face and glyph. */
+export function advance(face: FontFace, id: number): number {
+  let known = advances.get(face);
+  if (!known) {
+    known = new Map();
+    advances.set(face, known);
+  }
+  let a = known.get(id);
+  if (a === undefined) {
+    a = face.font.getGlyph(id).advanceWidth * face.scale;
+    known.set(id, a);
+  }
+  return a;
+}
+
+/**
+ * Width of `text` in points at `size`: the sum of the advances of the glyphs it is drawn with (its
+ * glyph run, the same one embed.ts encodes it from, so a text is laid out once for both).
+ */
 export function measure(face: FontFace, text: string, size: number): number {
   let w = face.widths.get(text);
   if (w === undefined) {
     w = 0;
-    const { glyphs } = face.font.layout(text, LAYOUT_FEATURES);
-    for (const g of glyphs) w += g.advanceWidth * face.scale;
+    for (const g of glyphRun(face, text)) w += advance(face, g.id);
     if (face.widths.size > 50_000) face.widths.clear();
     face.widths.set(text, w);
   }
