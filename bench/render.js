@@ -11,6 +11,7 @@ const { NodeCompiler } = require('@myriaddreamin/typst-ts-node-compiler');
 const { loadTemplate, renderTemplate, folderAssets } = require('../dist/src/templates');
 const { printer } = require('../dist/src/templates/html');
 const { converter, officePaths } = require('../dist/src/templates/docx');
+const { processTree } = require('../dist/src/templates/watch');
 const { htmlFloor, wordFloor } = require('./printfloor');
 
 const root = path.resolve(__dirname, '..');
@@ -195,25 +196,13 @@ function treeMemoryMb() {
 
 /** Calls `each` with the pid of every process below `root` (one that went away meanwhile is skipped). */
 function descendants(root, each) {
-  const walk = (pid) => {
-    // the children of every thread: LibreOffice's launcher starts it from a thread of its own
-    let kids = [];
+  for (const kid of processTree(root).slice(1)) {
     try {
-      for (const task of fs.readdirSync(`/proc/${pid}/task`))
-        kids.push(...fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean));
+      each(kid);
     } catch {
-      return;
+      // gone meanwhile
     }
-    for (const kid of kids) {
-      try {
-        each(kid);
-      } catch {
-        // gone meanwhile
-      }
-      walk(kid);
-    }
-  };
-  walk(root);
+  }
 }
 
 /**

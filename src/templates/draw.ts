@@ -48,13 +48,12 @@ function num(x: number): string {
   return r === 0 ? '0' : String(r);
 }
 
-const rgbOf = (c: { r: number; g: number; b: number }) => `${num(c.r)} ${num(c.g)} ${num(c.b)}`;
 /** A colour's operands, made once per colour object (a style's colour is one object for all its words). */
 const colors = new WeakMap<object, string>();
 function colorOf(c: { r: number; g: number; b: number }): string {
   let known = colors.get(c);
   if (known === undefined) {
-    known = rgbOf(c);
+    known = `${num(c.r)} ${num(c.g)} ${num(c.b)}`;
     colors.set(c, known);
   }
   return known;
@@ -167,14 +166,14 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
         }
         case 'line':
           out.line(
-            `q ${rgbOf(op.color)} RG ${num(op.thickness)} w ${num(op.x1)} ${num(H - op.y1)} m ${num(op.x2)} ${num(H - op.y2)} l S Q`,
+            `q ${colorOf(op.color)} RG ${num(op.thickness)} w ${num(op.x1)} ${num(H - op.y1)} m ${num(op.x2)} ${num(H - op.y2)} l S Q`,
           );
           break;
         case 'rect': {
           const stroke = op.border && op.borderWidth > 0;
           if (!op.fill && !stroke) break;
           out.line(
-            `q ${op.fill ? `${rgbOf(op.fill)} rg ` : ''}${stroke ? `${rgbOf(op.border!)} RG ${num(op.borderWidth)} w ` : ''}${num(op.x)} ${num(H - op.y - op.height)} ${num(op.width)} ${num(op.height)} re ${op.fill ? (stroke ? 'B' : 'f') : 'S'} Q`,
+            `q ${op.fill ? `${colorOf(op.fill)} rg ` : ''}${stroke ? `${colorOf(op.border!)} RG ${num(op.borderWidth)} w ` : ''}${num(op.x)} ${num(H - op.y - op.height)} ${num(op.width)} ${num(op.height)} re ${op.fill ? (stroke ? 'B' : 'f') : 'S'} Q`,
           );
           break;
         }

@@ -288,14 +288,14 @@ export const RENDERS_PER_BROWSER = 1000;
  * while it prints.
  */
 class Browser {
-  readonly ready: Promise<{ context: BrowserContext; pid?: number }>;
+  readonly ready: Promise<BrowserContext>;
   /** The page documents are written into: replaced by renew(). */
   page: Promise<Page>;
   /** The document it is printing: the route answers from it. */
   job?: Job;
   renders = 0;
   /** Pages opened so far. */
-  pages = 0;
+  private pages = 0;
   /** Whether its page was renewed at the last memory check. */
   renewed = false;
   gone = false;
@@ -303,23 +303,25 @@ class Browser {
   pid?: number;
   private dir?: string;
 
-  constructor() {
+  /** `opened` is told of each page it opens. */
+  constructor(private readonly opened: () => void) {
     this.ready = this.launch();
     this.ready.catch(() => this.close());
-    this.page = this.ready.then(({ context }) => this.open(context));
+    this.page = this.ready.then((context) => this.open(context));
     this.page.catch(() => undefined);
   }
 
   /** The page the browser started with, the first time; a new one after that. */
   private async open(context: BrowserContext): Promise<Page> {
     this.pages++;
+    this.opened();
     return (this.pages === 1 && context.pages()[0]) || context.newPage();
   }
 
   /** A new page (a new renderer process) for the next document; the old one is closed. */
   renew(): void {
     const old = this.page;
-    this.page = this.ready.then(async ({ context }) => {
+    this.page = this.ready.then(async (context) => {
       const page = await this.open(context);
       await (await old).close();
       return page;
@@ -380,9 +382,8 @@ class Browser {
       return route.abort('blockedbyclient');
     });
     // the process playwright started (the browser, or the sandbox around it): the root of its tree
-    const pid = childrenWith(profile)[0];
-    this.pid = pid;
-    return { context, pid };
+    this.pid = childrenWith(profile)[0];
+    return context;
   }
 
   private closing?: Promise<void>;
@@ -397,13 +398,13 @@ class Browser {
   }
 
   private async end(now: boolean): Promise<void> {
-    const ready = await this.ready.catch(() => undefined);
-    if (now && ready?.pid) kill(ready.pid);
+    const context = await this.ready.catch(() => undefined);
+    if (now && this.pid) kill(this.pid);
     const closed = await Promise.race([
-      ready?.context.close().then(() => true),
+      context?.close().then(() => true),
       new Promise<boolean>((r) => setTimeout(() => r(false), 5_000).unref()),
     ]).catch(() => false);
-    if (!closed && ready?.pid) kill(ready.pid);
+    if (!closed && this.pid) kill(this.pid);
     if (this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }
@@ -439,8 +440,8 @@ class Printer {
   private readonly slots = new Slots(size);
   /** Browsers started so far. */
   launched = 0;
-  /** Pages opened by browsers that have ended, beside the live ones' own count (see pagesOpened). */
-  private pagesOfEnded = 0;
+  /** Pages opened so far, by every browser. */
+  pagesOpened = 0;
 
   /** Prints the job's page with `print`, within the time and memory budgets. */
   async print(job: Job, timeoutMs: number, print: (page: Page) => Promise<Buffer>): Promise<Buffer> {
@@ -448,9 +449,9 @@ class Printer {
     let browser: Browser | undefined;
     try {
       browser = this.take();
-      const { pid } = await browser.ready;
       const page = await browser.page;
       const used = browser;
+      const { pid } = used;
       let over: 'time' | 'memory' | undefined;
       const stop = (why: 'time' | 'memory') => {
         over ??= why;
@@ -498,7 +499,7 @@ class Printer {
       if (!kept.gone) return kept;
       this.retire(kept);
     }
-    const browser = new Browser();
+    const browser = new Browser(() => this.pagesOpened++);
     this.launched++;
     this.all.add(browser);
     return browser;
@@ -522,22 +523,14 @@ class Printer {
     else this.retire(browser);
   }
 
-  /** Pages opened so far, by every browser. */
-  get pagesOpened(): number {
-    let n = this.pagesOfEnded;
-    for (const b of this.all) n += b.pages;
-    return n;
-  }
-
   private retire(browser: Browser): void {
-    if (this.all.delete(browser)) this.pagesOfEnded += browser.pages;
+    this.all.delete(browser);
     void browser.close();
   }
 
   /** Ends every browser (the next document starts one again). */
   async close(): Promise<void> {
     const all = [...this.all];
-    for (const b of all) this.pagesOfEnded += b.pages;
     this.all.clear();
     this.idle = [];
     await Promise.all(all.map((b) => b.close()));

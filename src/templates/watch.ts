@@ -52,21 +52,26 @@ function childrenOf(pid: number): number[] {
 }
 
 /**
- * The memory of a process and of every process under it, in bytes (0 where /proc is not). Walks
- * the tree down from `root` (a few files per process of it), not every process of the machine.
+ * A process and every process under it, found by walking down from `root` (a few files per process
+ * of it), not by reading every process of the machine. Empty where there is no /proc.
  */
-export function treeMemory(root: number): number {
-  let total = 0;
+export function processTree(root: number): number[] {
+  const tree: number[] = [];
   const stack = [root];
   const seen = new Set<number>();
   while (stack.length) {
     const pid = stack.pop()!;
     if (seen.has(pid)) continue;
     seen.add(pid);
-    total += memoryOf(pid);
+    tree.push(pid);
     stack.push(...childrenOf(pid));
   }
-  return total;
+  return tree;
+}
+
+/** The memory of a process and of every process under it, in bytes (0 where /proc is not). */
+export function treeMemory(root: number): number {
+  return processTree(root).reduce((total, pid) => total + memoryOf(pid), 0);
 }
 
 /** The processes directly under this one whose command line holds `marker`. */

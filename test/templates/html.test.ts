@@ -276,6 +276,10 @@ describe('a browser that holds more than it may keep between documents', () => {
   const texts = async (t: Template, ns: number[]) =>
     Promise.all(ns.map(async (n) => (await readPdf(await renderTemplate(t, { n: String(n) }))).text));
   const from = (first: number, count: number) => Array.from({ length: count }, (_, i) => first + i);
+  /** Renders documents `first`… one after another, each saying its own number. */
+  const inTurn = async (t: Template, first: number, count: number) => {
+    for (const n of from(first, count)) expect((await texts(t, [n]))[0]).toContain(`Document ${n}`);
+  };
 
   it('gets a new page once found over the budget, is replaced if still over, and no document is lost', async () => {
     const t = await loadTemplate(page);
@@ -284,11 +288,10 @@ describe('a browser that holds more than it may keep between documents', () => {
     const pages = printer.pagesOpened;
     // a budget below what any browser holds: found over it at each check
     await withEnv('HTML_BROWSER_MEMORY_MB', '1', async () => {
-      const ns = from(1, MEMORY_CHECK_EVERY + 2);
-      for (const n of ns) expect((await texts(t, [n]))[0]).toContain(`Document ${n}`);
+      await inTurn(t, 1, MEMORY_CHECK_EVERY + 2);
       // the first check renewed the page, in the same browser
       expect([printer.launched - browsers, printer.pagesOpened - pages]).toEqual([1, 2]);
-      for (const n of from(100, MEMORY_CHECK_EVERY)) expect((await texts(t, [n]))[0]).toContain(`Document ${n}`);
+      await inTurn(t, 100, MEMORY_CHECK_EVERY);
       // the second found it over again: a new browser (with its first page)
       expect([printer.launched - browsers, printer.pagesOpened - pages]).toEqual([2, 3]);
       // two at a time (HTML_PAGES): pages and browsers are replaced between documents, none in the middle of one
@@ -306,7 +309,7 @@ describe('a browser that holds more than it may keep between documents', () => {
     const browsers = printer.launched;
     const pages = printer.pagesOpened;
     await withEnv('HTML_BROWSER_MEMORY_MB', '100000', async () => {
-      for (const n of from(1, MEMORY_CHECK_EVERY * 2 + 1)) expect((await texts(t, [n]))[0]).toContain(`Document ${n}`);
+      await inTurn(t, 1, MEMORY_CHECK_EVERY * 2 + 1);
     });
     expect([printer.launched - browsers, printer.pagesOpened - pages]).toEqual([1, 1]);
   }, 120_000);
