@@ -1,5 +1,5 @@
 // The build (`npm run build` runs `gulp build`), as n8n node packages have long been built:
-//   service      the service, its CLI and library, compiled by tsc into dist/
+//   service      the service, its CLI and library, compiled by tsc into dist/ (the bin executable)
 //   n8nBundle    each n8n node and credential (nodes/, credentials/) as one self-contained
 //                CommonJS file (esbuild) in packages/n8n-nodes-paperlink/dist: no runtime
 //                dependencies, nothing of the service loaded; only n8n-workflow (a peer, provided
@@ -25,6 +25,10 @@ async function service() {
     stdio: 'inherit',
   });
   if (tsc.status !== 0) throw new Error('tsc failed: see above');
+  // tsc writes 0644; npm makes a bin executable only when it links it, so a clean clone built at a
+  // path npx has linked before (its cache keeps the link) would find the command not executable
+  for (const bin of Object.values(JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).bin))
+    fs.chmodSync(path.join(root, bin), 0o755);
 }
 
 async function n8nBundle() {
