@@ -8,6 +8,7 @@ import { parse } from 'csv-parse/sync';
 import { PaperlinkError, ValidationError } from './errors';
 import type { TemplateSummary } from './templates';
 import { inProcessRenderer, type Renderer } from './templates/pool';
+import type { PdfStandard } from './templates/standards';
 import { normalizeValues } from './templates/values';
 
 export interface Row {
@@ -78,7 +79,7 @@ export async function renderBatch(
   template: TemplateSummary,
   rows: Row[],
   outDir: string,
-  options: { concurrency?: number; onRow?: () => void; renderer?: Renderer } = {},
+  options: { concurrency?: number; onRow?: () => void; renderer?: Renderer; standard?: PdfStandard } = {},
 ): Promise<BatchResult> {
   const renderer = options.renderer ?? inProcessRenderer;
   await fs.mkdir(outDir, { recursive: true });
@@ -90,7 +91,7 @@ export async function renderBatch(
       const r = rows[next++];
       try {
         if (r.error) throw new Error(r.error);
-        const pdf = await renderer.render(template, normalizeValues(r.values, 'row'));
+        const pdf = await renderer.render(template, normalizeValues(r.values, 'row'), { standard: options.standard });
         const file = path.join(outDir, `row-${String(r.row).padStart(width, '0')}.pdf`);
         await fs.writeFile(file, pdf);
         result.written.push(file);

@@ -7,7 +7,7 @@ import cluster from 'node:cluster';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { MIN_PASSWORD } from './admin';
 import { PaperlinkError, ValidationError } from './errors';
 import { packageRoot } from './paths';
@@ -31,6 +31,7 @@ import {
 import { createRenderer } from './templates/pool';
 import { printer } from './templates/html';
 import { converter } from './templates/docx';
+import { checkAvailable, PDF_STANDARDS, type PdfStandard } from './templates/standards';
 import { normalizeValues } from './templates/values';
 
 export interface Io {
@@ -137,15 +138,16 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
     )
     .option('-d, --data <file>', 'JSON object of merge values ("-" reads standard input)')
     .option('-o, --out <file>', 'where to write the PDF (default: the template name with .pdf, in the current folder)')
+    .addOption(standardOption())
     .addHelpText(
       'after',
       '\nExample:\n  paperlink render examples/letter/letter.xml --data examples/letter/sample.json --out letter.pdf\n\nExit codes: 0 written, 2 the template or the data is wrong (all missing variables are listed), 1 other failures.',
     )
-    .action(async (template: string, opts: { data?: string; out?: string }) => {
+    .action(async (template: string, opts: { data?: string; out?: string; pdfStandard?: PdfStandard }) => {
       const t = await loadTemplateFile(template);
       const values = await readData(opts.data, io);
       const warnings: RenderWarning[] = [];
-      const pdf = await renderTemplate(t, values, { warnings });
+      const pdf = await renderTemplate(t, values, { warnings, standard: opts.pdfStandard });
       for (const w of warnings) io.stderr(`warning: ${w.code}: ${w.message}\n`);
       const out = opts.out ?? `${path.basename(template).replace(/\.[^.]+$/, '')}.pdf`;
       fs.mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
@@ -213,6 +215,14 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
 
   addServiceCommands(program, io, setExit);
   return program;
+}
+
+/** --pdf-standard, as `pdf_standard` of a generate request. */
+function standardOption(): Option {
+  return new Option(
+    '--pdf-standard <standard>',
+    'make the PDF meet a standard: PDF/A (archiving) and/or PDF/UA (accessibility); XML templates meet all, HTML and Word the PDF/A levels',
+  ).choices(PDF_STANDARDS);
 }
 
 const DATA_DIR_HELP = 'folder of the SQLite database and stored documents (env DATA_DIR, default ./data)';
@@ -593,53 +603,65 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
       (v) => Number(v),
     )
     .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+    .addOption(standardOption())
     .addHelpText(
       'after',
       '\nExample:\n  paperlink generate --template tmpl_example_letter --data people.csv --out letters\n\nExit codes: 0 every row written, 2 some rows failed (the others are written), 1 other failures.',
     )
-    .action(async (opts: { template: string; data: string; out: string; concurrency?: number; dataDir?: string }) => {
-      opts.concurrency ??= os.availableParallelism();
-      if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1 || opts.concurrency > 64) {
-        throw new ValidationError('--concurrency must be a whole number from 1 to 64.', [
-          { field: '--concurrency', message: 'must be 1 to 64' },
-        ]);
-      }
-      const rows = await readRows(opts.data);
-      const template = fs.existsSync(opts.template)
-        ? await loadTemplateFile(opts.template)
-        : await withService(opts, (s) => s.templates.load(opts.template));
-      const started = Date.now();
-      const bar = new SingleBar(
-        {
-          format: 'Rendering [{bar}] {value}/{total} rows | {eta_formatted} left',
-          stream: process.stderr,
-          noTTYOutput: !process.stderr.isTTY,
-          notTTYSchedule: 2000,
-        },
-        Presets.shades_classic,
-      );
-      bar.start(rows.length, 0);
-      const renderer = createRenderer({ threads: Math.min(opts.concurrency, rows.length || 1) });
-      let result;
-      try {
-        result = await renderBatch(template, rows, opts.out, {
-          concurrency: opts.concurrency,
-          onRow: () => bar.increment(),
-          renderer,
-        });
-      } finally {
-        bar.stop();
-        await renderer.close();
-      }
-      io.stdout(
-        `${result.written.length} of ${rows.length} rows rendered into ${opts.out} in ${((Date.now() - started) / 1000).toFixed(1)} s.\n`,
-      );
-      if (result.failures.length) {
-        io.stdout(`${result.failures.length} failed:\n`);
-        for (const f of result.failures) io.stdout(`  row ${f.row}: ${f.reason}\n`);
-      }
-      setExit(result.failures.length ? EXIT_INPUT : EXIT_OK);
-    });
+    .action(
+      async (opts: {
+        template: string;
+        data: string;
+        out: string;
+        concurrency?: number;
+        dataDir?: string;
+        pdfStandard?: PdfStandard;
+      }) => {
+        opts.concurrency ??= os.availableParallelism();
+        if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1 || opts.concurrency > 64) {
+          throw new ValidationError('--concurrency must be a whole number from 1 to 64.', [
+            { field: '--concurrency', message: 'must be 1 to 64' },
+          ]);
+        }
+        const rows = await readRows(opts.data);
+        const template = fs.existsSync(opts.template)
+          ? await loadTemplateFile(opts.template)
+          : await withService(opts, (s) => s.templates.load(opts.template));
+        checkAvailable(template.kind, opts.pdfStandard);
+        const started = Date.now();
+        const bar = new SingleBar(
+          {
+            format: 'Rendering [{bar}] {value}/{total} rows | {eta_formatted} left',
+            stream: process.stderr,
+            noTTYOutput: !process.stderr.isTTY,
+            notTTYSchedule: 2000,
+          },
+          Presets.shades_classic,
+        );
+        bar.start(rows.length, 0);
+        const renderer = createRenderer({ threads: Math.min(opts.concurrency, rows.length || 1) });
+        let result;
+        try {
+          result = await renderBatch(template, rows, opts.out, {
+            concurrency: opts.concurrency,
+            onRow: () => bar.increment(),
+            renderer,
+            standard: opts.pdfStandard,
+          });
+        } finally {
+          bar.stop();
+          await renderer.close();
+        }
+        io.stdout(
+          `${result.written.length} of ${rows.length} rows rendered into ${opts.out} in ${((Date.now() - started) / 1000).toFixed(1)} s.\n`,
+        );
+        if (result.failures.length) {
+          io.stdout(`${result.failures.length} failed:\n`);
+          for (const f of result.failures) io.stdout(`  row ${f.row}: ${f.reason}\n`);
+        }
+        setExit(result.failures.length ? EXIT_INPUT : EXIT_OK);
+      },
+    );
 }
 
 /** Runs the CLI with the given arguments (without `node` and the script) and returns the exit code. */

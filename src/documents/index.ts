@@ -19,6 +19,7 @@ import type { TemplateStore } from '../templates/store';
 import type { Events } from '../events';
 import type { LinkInfo, MagicLinks } from '../links';
 import { parseLinkSettings, type LinkSettings } from '../links/policy';
+import { parseStandard, unavailableError, unavailableReason } from '../templates/standards';
 import { normalizeValues } from '../templates/values';
 import { isObject } from '../guards';
 
@@ -123,6 +124,7 @@ function failure(details: ErrorDetail[]): ValidationError {
       'missing_variables',
     );
   }
+  if (details.length === 1 && details[0].code === 'standard_unavailable') return unavailableError(details[0].message);
   return new ValidationError('The generate request is not valid; see details for each field to fix.', details);
 }
 
@@ -242,6 +244,9 @@ export class Documents {
         }
       }
     }
+    const standard = parseStandard(body.pdf_standard, 'pdf_standard', details);
+    const unavailable = template && standard && unavailableReason(template.kind, standard);
+    if (unavailable) details.push({ field: 'pdf_standard', message: unavailable, code: 'standard_unavailable' });
     const name = optionalText(body, 'name', 'name', MAX_NAME, details);
     const description = optionalText(body, 'description', 'description', MAX_DESCRIPTION, details) ?? null;
     if (details.length || !template) throw failure(details);
@@ -257,7 +262,7 @@ export class Documents {
       const now = this.clock.now();
       let pdf: Uint8Array;
       try {
-        pdf = await this.renderer.render(template, values, { now, warnings: drawn });
+        pdf = await this.renderer.render(template, values, { now, warnings: drawn, standard });
       } catch (err) {
         // errors about a value name the variable; in the API it lives under merge_parameters
         if (err instanceof PaperlinkError && err instanceof ValidationError) {

@@ -8,6 +8,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { EVENT_TYPES } from '../events/types';
 import { EXAMPLE_IDS } from '../templates/store';
+import { PDF_STANDARDS } from '../templates/standards';
 import { ALL_SCOPES } from '../keys';
 import { DEFAULT_PAGE, MAX_CURSOR, MAX_PAGE, type PageQuery as Page } from '../pagination';
 
@@ -115,6 +116,12 @@ export const GenerateRequestSchema = shared('GenerateRequest', {
     },
     name: { type: 'string', maxLength: 200 },
     description: { type: 'string', maxLength: 2000 },
+    pdf_standard: {
+      type: 'string',
+      enum: [...PDF_STANDARDS],
+      description:
+        'The standard the PDF must meet, checked by veraPDF in our tests: PDF/A (archiving) and/or PDF/UA (accessibility). XML templates meet all; HTML and Word templates the PDF/A levels; fillable PDFs none (422 standard_unavailable). Default: none claimed.',
+    },
   },
 });
 

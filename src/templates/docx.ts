@@ -24,6 +24,7 @@ import { InvalidValueError, TemplateError, ValidationError } from '../errors';
 import { checkDocxParts } from './docxparts';
 import { checkImagePixels } from './images';
 import { renderLimits, RenderLimitError } from './limits';
+import type { Conformance } from './standards';
 import { programFiles, sandboxed, sandboxInUse } from './sandbox';
 import { asList, scopeOf } from './values';
 import { watchMemory } from './watch';
@@ -214,9 +215,16 @@ export function fillDocx(template: DocxTemplate, values: Record<string, string>)
   return zip.generate({ type: 'uint8array', compression: 'STORE' });
 }
 
-/** Has LibreOffice convert a filled .docx to PDF, within the time and memory budgets. */
-export function convertDocx(docx: Uint8Array, options: { timeoutMs: number }): Promise<Uint8Array> {
-  return converter.convert(docx, options.timeoutMs);
+/**
+ * Has LibreOffice convert a filled .docx to PDF, within the time and memory budgets; to the PDF/A
+ * level and PDF/UA asked for, by its own export (which embeds fonts, writes the output intent,
+ * the XMP metadata and the tags).
+ */
+export function convertDocx(
+  docx: Uint8Array,
+  options: { timeoutMs: number; standard?: Conformance; title?: string },
+): Promise<Uint8Array> {
+  return converter.convert(docx, options.timeoutMs, { ...(options.standard ?? { ua: false }), title: options.title });
 }
 
 /** Where LibreOffice and a Python that can talk to it are; undefined when either is missing. */
@@ -307,7 +315,12 @@ while True:
         doc = desktop.loadComponentFromURL(uno.systemPathToFileUrl(job["in"]), "_blank", 0, (prop("Hidden", True), prop("ReadOnly", True), prop("MacroExecutionMode", 0), prop("UpdateDocMode", 0)))
         if doc is None: raise Exception("LibreOffice could not open the document")
         # a tagged PDF (its structure for screen readers) with the document's headings as bookmarks
-        data = uno.Any("[]com.sun.star.beans.PropertyValue", (prop("UseTaggedPDF", True), prop("ExportBookmarks", True)))
+        # SelectPdfVersion: 0 plain, 2 PDF/A-2b, 3 PDF/A-3b; PDFUACompliance: PDF/UA-1 (which needs a title: the document's, else its first heading's, else the file's)
+        settings = [prop("UseTaggedPDF", True), prop("ExportBookmarks", True), prop("SelectPdfVersion", int(job.get("pdfa") or 0))]
+        if job.get("ua"):
+            settings.append(prop("PDFUACompliance", True))
+            if not doc.getDocumentProperties().Title: doc.getDocumentProperties().Title = job.get("title") or "Untitled"
+        data = uno.Any("[]com.sun.star.beans.PropertyValue", tuple(settings))
         try: uno.invoke(doc, "storeToURL", (uno.systemPathToFileUrl(job["out"]), (prop("FilterName", "writer_pdf_Export"), prop("FilterData", data))))
         finally: doc.close(True)
         say({"ok": True})
@@ -336,6 +349,9 @@ interface Said {
   stopped?: boolean;
 }
 
+/** What a conversion exports: the standard asked for, and the title PDF/UA needs when the document has none. */
+type Export = Conformance & { title?: string };
+
 /** LibreOffice ended while converting: the conversion is tried once more on a fresh one. */
 class OfficeStopped extends Error {}
 
@@ -348,14 +364,14 @@ class Converter {
   private count = 0;
 
   /** Converts a .docx to PDF, after the conversions already asked for. */
-  convert(docx: Uint8Array, timeoutMs: number): Promise<Uint8Array> {
-    const next = this.tail.then(() => this.run(docx, timeoutMs));
+  convert(docx: Uint8Array, timeoutMs: number, standard: Export): Promise<Uint8Array> {
+    const next = this.tail.then(() => this.run(docx, timeoutMs, standard));
     this.tail = next.catch(() => undefined);
     return next;
   }
 
   /** Starts LibreOffice if it is not running, and converts; both within the time budget, or LibreOffice is stopped. */
-  private async run(docx: Uint8Array, timeoutMs: number): Promise<Uint8Array> {
+  private async run(docx: Uint8Array, timeoutMs: number, standard: Export): Promise<Uint8Array> {
     let timer: NodeJS.Timeout | undefined;
     let unwatch = () => {};
     const late = new Promise<'time'>((r) => (timer = setTimeout(() => r('time'), timeoutMs)));
@@ -372,7 +388,7 @@ class Converter {
     });
     const job = { over: false };
     try {
-      const done = await Promise.race([this.convertNow(docx, job), late, overMemory]);
+      const done = await Promise.race([this.convertNow(docx, job, standard), late, overMemory]);
       if (done instanceof Uint8Array) return done;
       job.over = true;
       await this.close();
@@ -396,13 +412,13 @@ class Converter {
    * replaced, and the document converted again on the new one: it fails only if that one ends too.
    * One stopped for this document's budget (`job.over`) is not tried again.
    */
-  private async convertNow(docx: Uint8Array, job: { over: boolean }): Promise<Uint8Array> {
+  private async convertNow(docx: Uint8Array, job: { over: boolean }, standard: Export): Promise<Uint8Array> {
     try {
-      return await this.convertOnce(docx);
+      return await this.convertOnce(docx, standard);
     } catch (err) {
       if (!(err instanceof OfficeStopped) || job.over) throw err;
       try {
-        return await this.convertOnce(docx);
+        return await this.convertOnce(docx, standard);
       } catch (again) {
         if (!(again instanceof OfficeStopped)) throw again;
         throw new TemplateError(
@@ -412,23 +428,23 @@ class Converter {
     }
   }
 
-  private async convertOnce(docx: Uint8Array): Promise<Uint8Array> {
+  private async convertOnce(docx: Uint8Array, standard: Export): Promise<Uint8Array> {
     const office = await this.start();
     const n = ++this.count;
     const input = path.join(office.dir, `${n}.docx`);
     const output = path.join(office.dir, `${n}.pdf`);
     fs.writeFileSync(input, docx);
     try {
-      office.bridge.stdin!.write(JSON.stringify({ in: input, out: output }) + '\n');
+      office.bridge.stdin!.write(JSON.stringify({ in: input, out: output, ...standard }) + '\n');
       const answer = await office.answers.next();
       if (answer.done) {
-        this.retire(office);
+        await this.retire(office);
         throw new OfficeStopped('the bridge to LibreOffice exited');
       }
       const said = JSON.parse(answer.value) as Said;
       if (!said.ok) {
         // whatever went wrong may have left LibreOffice unusable: the next conversion starts a new one
-        this.retire(office);
+        await this.retire(office);
         if (said.stopped) throw new OfficeStopped(said.error);
         throw new TemplateError(`LibreOffice could not convert the Word template: ${said.error}`);
       }
@@ -470,28 +486,33 @@ class Converter {
     if (!inSandbox) running.office = started.office;
     const ready = started.office ? await next() : started;
     if (!ready.ready) {
-      this.retire(running);
+      await this.retire(running);
       throw new Error(`LibreOffice could not be started: ${ready.error}. Check that ${soffice} runs.`);
     }
     return running;
   }
 
-  /** Stops LibreOffice (the next conversion starts it again). */
+  /** Stops LibreOffice (the next conversion starts it again); resolves once its bridge has exited. */
   async close(): Promise<void> {
-    if (this.current) this.retire(this.current);
+    if (this.current) await this.retire(this.current);
   }
 
   /** Stops one LibreOffice; when it is this process's current one, the next conversion starts another. */
-  private retire(r: Running): void {
+  private retire(r: Running): Promise<void> {
     if (this.current === r) {
       this.current = undefined;
       this.running = undefined;
     }
-    stop(r);
+    return stop(r);
   }
 }
 
-function stop(r: Running): void {
+/** Kills the bridge (or its sandbox) and LibreOffice's group; resolves when the bridge has exited (a kill is not instant). */
+function stop(r: Running): Promise<void> {
+  const exited =
+    r.bridge.exitCode !== null || r.bridge.signalCode !== null
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => r.bridge.once('exit', () => resolve()));
   // the bridge stops LibreOffice itself when its input ends; killed, it could not
   r.bridge.stdin?.end();
   r.bridge.kill('SIGKILL');
@@ -501,6 +522,7 @@ function stop(r: Running): void {
     // already gone
   }
   fs.rmSync(r.dir, { recursive: true, force: true });
+  return exited;
 }
 
 export const converter = new Converter();

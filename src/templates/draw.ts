@@ -5,6 +5,7 @@ import type { FontFace } from './fonts';
 import { imageSource, type ImageAsset } from './images';
 import type { PageLayout, StructElem, Tag } from './layout';
 import { release } from './release';
+import { claimStandard, type Conformance } from './standards';
 import { useNodeZlib } from './zlib';
 
 useNodeZlib();
@@ -15,8 +16,11 @@ export interface DocumentInfo {
   subject?: string;
   /** The document's language (the catalog's /Lang). */
   lang?: string;
+  keywords?: string;
   /** Writes the structure tree the ops' tags describe (a tagged PDF); untagged otherwise. */
   tagged?: boolean;
+  /** The PDF/A level and PDF/UA the document claims (standards.ts); none by default. */
+  standard?: Conformance;
   /** Creation and modification date written into the PDF. */
   now: Date;
 }
@@ -77,8 +81,6 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
   const fonts = new DocumentFonts();
   for (const layout of pages) for (const op of layout.ops) if (op.kind === 'text') fonts.add(op.face, op.text);
   await fonts.embed(doc);
-  // invisible text (an image's alt text) is drawn with fill opacity 0, through one graphics state
-  let invisible: PDFRef | undefined;
   const structure = info.tagged ? new Structure() : undefined;
   for (const layout of pages) {
     const page = doc.addPage([layout.width, layout.height]);
@@ -121,12 +123,8 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
           const hidden = Boolean(op.invisible);
           if (text && text.invisible !== hidden) endText();
           if (!text) {
-            out.line('q');
-            if (hidden) {
-              invisible ??= doc.context.register(doc.context.obj({ Type: 'ExtGState', ca: 0 }));
-              out.line(`${page.node.newExtGState('GS', invisible).asString()} gs`);
-            }
-            out.line('BT');
+            // invisible text (an image's alt text) in text rendering mode 3, neither filled nor stroked
+            out.line(hidden ? 'q BT 3 Tr' : 'q BT');
             text = { invisible: hidden };
           }
           const color = colorOf(op.color);
@@ -203,10 +201,12 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
   if (info.title) doc.setTitle(info.title);
   if (info.author) doc.setAuthor(info.author);
   if (info.subject) doc.setSubject(info.subject);
+  if (info.keywords) doc.setKeywords([info.keywords]);
   doc.setCreator('Paperlink');
   doc.setProducer('Paperlink (pdf-lib)');
   doc.setCreationDate(info.now);
   doc.setModificationDate(info.now);
+  if (info.standard) claimStandard(doc, info.standard, { lang: info.lang ?? 'en' });
   // pdf-lib yields to the event loop every 50 objects by default; a render runs on a render thread, where yielding only adds latency
   return doc.save({ objectsPerTick: Infinity });
 }

@@ -19,6 +19,7 @@ import { compileHtml, fillHtml, isHtml, printHtml, type FilledHtml, type HtmlTem
 import { compileDocx, convertDocx, fillDocx, isZip, type DocxTemplate } from './docx';
 import { DEFAULT_RENDER_TIMEOUT_MS } from '../config';
 import { checkLimit } from './limits';
+import { checkAvailable, claimStandard, conformanceOf, type PdfStandard } from './standards';
 
 export type Template = XmlTemplate | PdfTemplate | HtmlTemplate | DocxTemplate;
 export type { AssetResolver, DocxTemplate, FilledHtml, HtmlTemplate, PdfTemplate, XmlTemplate };
@@ -50,6 +51,8 @@ export interface RenderOptions {
   warnings?: RenderWarning[];
   /** HTML and Word templates: the longest the browser or LibreOffice may take to print one (the render pool's budget). */
   timeoutMs?: number;
+  /** The PDF standard the document must meet (standards.ts); none by default. */
+  standard?: PdfStandard;
 }
 
 /** Something drawn that a person should look at; the document is still made. */
@@ -206,7 +209,7 @@ export function missingVariables(template: TemplateSummary, values: Record<strin
  * template's own code (Liquid, docxtemplater, the layout), so a render pool does it on a render
  * thread; printing happens in the browser's or LibreOffice's own processes.
  */
-export type Filled = { pdf: Uint8Array } | { html: FilledHtml } | { docx: Uint8Array };
+export type Filled = { pdf: Uint8Array } | { html: FilledHtml } | { docx: Uint8Array; title: string };
 
 /**
  * Checks the values and fills the template. Every required variable needs a value (an empty
@@ -218,6 +221,7 @@ export async function fillTemplate(
   given: Record<string, string>,
   options: RenderOptions = {},
 ): Promise<Filled> {
+  checkAvailable(template.kind, options.standard);
   const missing = missingVariables(template, given);
   // an optional variable without a value takes its default
   const values = { ...template.defaults, ...given };
@@ -236,7 +240,8 @@ export async function fillTemplate(
   const timeoutMs = options.timeoutMs ?? DEFAULT_RENDER_TIMEOUT_MS;
   if (template.kind === 'pdf') return { pdf: await renderPdfTemplate(template, values, now) };
   if (template.kind === 'html') return { html: await fillHtml(template, values, { timeoutMs }) };
-  if (template.kind === 'docx') return { docx: fillDocx(template, values) };
+  if (template.kind === 'docx') return { docx: fillDocx(template, values), title: template.name };
+  const standard = options.standard && conformanceOf(options.standard);
   const pages = layoutTemplate(template, values, options.warnings);
   const pdf = await drawPages(pages, {
     now,
@@ -244,7 +249,9 @@ export async function fillTemplate(
     author: metadataText(template.metadata.author, values),
     subject: metadataText(template.metadata.subject, values),
     lang: template.lang,
-    tagged: template.tagged,
+    // PDF/UA is a tagged PDF whatever the template says
+    tagged: template.tagged || standard?.ua,
+    standard,
   });
   return { pdf };
 }
@@ -262,12 +269,30 @@ export async function printFilled(
   const timeoutMs = options.timeoutMs ?? DEFAULT_RENDER_TIMEOUT_MS;
   if ('pdf' in filled) return filled.pdf;
   if ('html' in filled) return printHtml(filled.html, assets, { timeoutMs, warnings: options.warnings });
-  return convertDocx(filled.docx, { timeoutMs });
+  return convertDocx(filled.docx, {
+    timeoutMs,
+    standard: options.standard && conformanceOf(options.standard),
+    title: filled.title,
+  });
 }
 
-/** Refuses a printed document over the page limit (RENDER_MAX_PAGES). */
-export async function checkPages(pdf: Uint8Array): Promise<void> {
-  const pages = (await PDFDocument.load(pdf, { updateMetadata: false })).getPageCount();
+/**
+ * A printed PDF's page count, and the PDF as it is stored: Chromium's, made to claim the PDF/A
+ * level asked for (standards.ts; LibreOffice claims its own). Runs on a render thread in a pool.
+ */
+export async function finishPrinted(
+  pdf: Uint8Array,
+  standard?: PdfStandard,
+): Promise<{ pdf: Uint8Array; pages: number }> {
+  const doc = await PDFDocument.load(pdf, { updateMetadata: false });
+  const pages = doc.getPageCount();
+  if (!standard) return { pdf, pages };
+  claimStandard(doc, conformanceOf(standard), {});
+  return { pdf: await doc.save({ objectsPerTick: Infinity }), pages };
+}
+
+/** Refuses a document over the page limit (RENDER_MAX_PAGES). */
+export function checkPages(pages: number): void {
   checkLimit('pages', pages, `The document (${pages} pages)`);
 }
 
@@ -283,12 +308,13 @@ export async function renderTemplate(
   const compiled = await compiledOf(template);
   const filled = await fillTemplate(compiled, given, options);
   if ('pdf' in filled) return filled.pdf;
-  const pdf = await printFilled(
+  const printed = await printFilled(
     filled,
     compiled.kind === 'html' ? compiled.assets : new Map<string, Uint8Array>(),
     options,
   );
-  await checkPages(pdf);
+  const { pdf, pages } = await finishPrinted(printed, compiled.kind === 'html' ? options.standard : undefined);
+  checkPages(pages);
   return pdf;
 }
 

@@ -19,6 +19,7 @@ import { Piscina } from 'piscina';
 import { DEFAULT_RENDER_MEMORY_MB, DEFAULT_RENDER_TIMEOUT_MS, defaultRenderThreads } from '../config';
 import { PaperlinkError, reviveError, TemplateError } from '../errors';
 import {
+  checkPages,
   loadTemplate,
   originOf,
   printFilled,
@@ -29,7 +30,7 @@ import {
   type TemplateOrigin,
   type TemplateSummary,
 } from './index';
-import { checkLimit, renderLimits, RenderLimitError, type RenderLimits } from './limits';
+import { renderLimits, RenderLimitError, type RenderLimits } from './limits';
 import { Slots } from './slots';
 import type { RenderReply, RenderTask } from './worker';
 import { stopOutsideZlib, zlibGate } from './zlib';
@@ -141,6 +142,7 @@ export class RenderPool implements Renderer {
       values,
       now: (options.now ?? new Date()).getTime(),
       timeoutMs: this.timeoutMs,
+      standard: options.standard,
     };
     let reply = await this.run(task);
     if ('missing' in reply) {
@@ -154,9 +156,11 @@ export class RenderPool implements Renderer {
     if ('pdf' in filled) return filled.pdf;
     // printed by Chromium or LibreOffice in their own processes, then counted on a thread
     const assets = template.kind === 'html' ? new Map(originOf(template)?.assets) : new Map<string, Uint8Array>();
-    const pdf = await printFilled(filled, assets, { ...options, timeoutMs: this.timeoutMs });
-    const { pages } = answer(await this.run({ op: 'pages', pdf }), 'pages');
-    checkLimit('pages', pages, `The document (${pages} pages)`);
+    const printed = await printFilled(filled, assets, { ...options, timeoutMs: this.timeoutMs });
+    // LibreOffice claims the standard itself; Chromium's PDF is made to on the thread
+    const standard = template.kind === 'html' ? options.standard : undefined;
+    const { pages, pdf } = answer(await this.run({ op: 'pages', pdf: printed, standard }), 'pages');
+    checkPages(pages);
     return pdf;
   }
 

@@ -8,14 +8,15 @@
  */
 import os from 'node:os';
 import type { MessagePort } from 'node:worker_threads';
-import { PDFDocument } from 'pdf-lib';
 import { errorData, PaperlinkError, type ErrorData } from '../errors';
 import { workerData } from 'node:worker_threads';
 import { builtinSans } from './fonts';
 import { setRenderLimits, type RenderLimits } from './limits';
+import type { PdfStandard } from './standards';
 import { useZlibGate } from './zlib';
 import {
   fillTemplate,
+  finishPrinted,
   loadTemplate,
   summaryOf,
   type Filled,
@@ -56,12 +57,14 @@ export interface FillTask extends TaskBase {
   now: number;
   /** The time budget, for the template engine's own limit (Liquid's). */
   timeoutMs: number;
+  standard?: PdfStandard;
 }
 
-/** Count the pages of a printed PDF. */
+/** Count the pages of a printed PDF, and make an HTML template's claim the standard asked for (finishPrinted). */
 export interface PagesTask extends TaskBase {
   op: 'pages';
   pdf: Uint8Array;
+  standard?: PdfStandard;
 }
 
 export type RenderTask = LoadTask | FillTask | PagesTask;
@@ -70,7 +73,7 @@ export type RenderReply =
   | { loaded: TemplateSummary }
   | { wants: string[] }
   | { filled: Filled; warnings: RenderWarning[] }
-  | { pages: number }
+  | { pages: number; pdf: Uint8Array }
   | { missing: true }
   | { error: ErrorData }
   | { failure: string };
@@ -147,8 +150,7 @@ async function load(task: LoadTask): Promise<RenderReply> {
 
 async function run(task: RenderTask): Promise<RenderReply> {
   if (task.op === 'load') return load(task);
-  if (task.op === 'pages')
-    return { pages: (await PDFDocument.load(task.pdf, { updateMetadata: false })).getPageCount() };
+  if (task.op === 'pages') return finishPrinted(task.pdf, task.standard);
   const t = template(task);
   if (!t) return { missing: true };
   const warnings: RenderWarning[] = [];
@@ -156,6 +158,7 @@ async function run(task: RenderTask): Promise<RenderReply> {
     now: new Date(task.now),
     warnings,
     timeoutMs: task.timeoutMs,
+    standard: task.standard,
   });
   return { filled, warnings };
 }

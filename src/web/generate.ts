@@ -2,7 +2,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { caller, failureOf, page, type Failure, type WebSection } from './context';
 import { fieldErrors, formLabel, linkFieldset, linkSettingsFrom, one, type Form } from './forms';
-import { csrfField, errorNotice, field, html, type Html } from './html';
+import { csrfField, errorNotice, field, html, select, type Html } from './html';
+import { PDF_STANDARDS, unavailableReason } from '../templates/standards';
 
 export const generateSection: WebSection = (service) => async (web) => {
   async function generatePage(
@@ -55,6 +56,8 @@ export const generateSection: WebSection = (service) => async (web) => {
         });
       });
       const destinationsError = errors.get('destinations');
+      // only the standards this template's format can meet (standards.ts)
+      const standards = PDF_STANDARDS.filter((s) => !unavailableReason(chosen.format, s));
       main = html`<form method="post" action="/app/generate">
         ${csrfField(req.admin!.csrf)}<input type="hidden" name="template_id" value="${chosen.id}" />
         <div class="card">
@@ -83,6 +86,17 @@ export const generateSection: WebSection = (service) => async (web) => {
             <legend>Magic Link</legend>
             ${linkFieldset(form, errors, 'link-settings', authTypes)}
           </fieldset>
+          ${
+            standards.length
+              ? select({
+                  name: 'pdf_standard',
+                  label: 'PDF standard',
+                  options: [['', 'None'], ...standards.map((s): [string, string] => [s, s.replace('+', ' and ')])],
+                  value: one(form, 'pdf_standard'),
+                  errors,
+                })
+              : ''
+          }
           <button type="submit">Generate document</button>
         </div>
       </form>`;
@@ -114,7 +128,12 @@ export const generateSection: WebSection = (service) => async (web) => {
     if (one(form, 'share') === 'on') destinations.magic_link = linkSettingsFrom(form);
     try {
       const result = await service.engine.generate({
-        body: { template_id: one(form, 'template_id'), merge_parameters: merge, destinations },
+        body: {
+          template_id: one(form, 'template_id'),
+          merge_parameters: merge,
+          destinations,
+          pdf_standard: one(form, 'pdf_standard') || undefined,
+        },
         caller: caller(req),
       });
       return reply.redirect(`/app/documents/${encodeURIComponent(result.document_id)}?done=generated`, 303);

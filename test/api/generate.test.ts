@@ -8,7 +8,8 @@ import { sha256 } from '../../src/secrets';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { eventually } from '../support/eventually';
 import { readPdf } from '../support/pdf';
-import { root } from '../support/fixtures';
+import { fillableForm, root } from '../support/fixtures';
+import { PDFDocument, PDFName, PDFRawStream } from 'pdf-lib';
 import { BACKENDS, testService, type TestService } from '../support/service';
 
 const letterValues = JSON.parse(fs.readFileSync(path.join(root, 'examples/letter/sample.json'), 'utf8')) as Record<
@@ -279,6 +280,48 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
     const res = await generate(body);
     expect(res.statusCode).toBe(422);
     expect(res.json().error.details).toContainEqual(expect.objectContaining({ field, code }));
+  });
+
+  it('makes a document that claims the pdf_standard asked for: its output intent and its XMP packet say so', async () => {
+    const res = await generate({
+      template_id: noteId,
+      merge_parameters: { name: 'A', amount: '1', paid: 'y' },
+      destinations: { inkit_storage: {} },
+      pdf_standard: 'PDF/A-3b+PDF/UA-1',
+    });
+    expect(res.statusCode).toBe(201);
+    const pdf = (await get(`/v1/documents/${res.json().document_id}/pdf`)).rawPayload;
+    const doc = await PDFDocument.load(pdf, { updateMetadata: false });
+    expect(doc.catalog.has(PDFName.of('OutputIntents'))).toBe(true);
+    const xmp = Buffer.from((doc.catalog.lookup(PDFName.of('Metadata')) as PDFRawStream).contents).toString();
+    expect(xmp).toContain('<pdfaid:part>3</pdfaid:part>');
+    expect(xmp).toContain('<pdfuaid:part>1</pdfuaid:part>');
+    // veraPDF checks the same renders in test/templates/standards.test.ts
+  });
+
+  it('refuses a pdf_standard the template cannot meet with 422 standard_unavailable, and an unknown one, storing nothing', async () => {
+    const form = await t.service.templates.create({ source: await fillableForm() });
+    const before = await countDocuments();
+    const unavailable = await generate({
+      template_id: form.id,
+      merge_parameters: { member_name: 'A', member_number: '1' },
+      destinations: { inkit_storage: {} },
+      pdf_standard: 'PDF/A-2b',
+    });
+    expect(unavailable.statusCode).toBe(422);
+    expect(unavailable.json().error).toMatchObject({
+      code: 'standard_unavailable',
+      details: [{ field: 'pdf_standard', code: 'standard_unavailable' }],
+    });
+    const unknown = await generate({
+      template_id: noteId,
+      merge_parameters: { name: 'A', amount: '1', paid: 'y' },
+      destinations: { inkit_storage: {} },
+      pdf_standard: 'PDF/A-1b',
+    });
+    expect(unknown.statusCode).toBe(422);
+    expect(unknown.json().error.details).toContainEqual(expect.objectContaining({ field: 'pdf_standard' }));
+    expect(await countDocuments()).toBe(before);
   });
 
   it('refuses magic_link with 409 app_not_configured before the Magic Link app is set up, and stores nothing', async () => {

@@ -20,6 +20,32 @@ describe('paperlink render', () => {
     expect(pdf.text).toContain('Dr. Eleanor Vance');
   });
 
+  it('makes the PDF meet --pdf-standard, and refuses one the template cannot meet or that does not exist', async () => {
+    const out = path.join(dir, 'archived.pdf');
+    const r = await cli(['render', letter, '--data', sample, '--out', out, '--pdf-standard', 'PDF/A-3b+PDF/UA-1']);
+    expect(r.code).toBe(0);
+    const xmp = fs.readFileSync(out).toString('latin1');
+    expect(xmp).toContain('<pdfaid:part>3</pdfaid:part>');
+    expect(xmp).toContain('<pdfuaid:part>1</pdfuaid:part>');
+    const html = path.join(root, 'examples/letter-html/letter.html');
+    const htmlSample = path.join(root, 'examples/letter-html/sample.json');
+    const refused = await cli([
+      'render',
+      html,
+      '--data',
+      htmlSample,
+      '--out',
+      path.join(dir, 'x.pdf'),
+      '--pdf-standard',
+      'PDF/UA-1',
+    ]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('standard_unavailable');
+    const unknown = await cli(['render', letter, '--data', sample, '--pdf-standard', 'PDF/A-1b']);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toMatch(/PDF\/A-2b/);
+  });
+
   it('reads the data from standard input with --data -', async () => {
     const out = path.join(dir, 'stdin.pdf');
     const tpl = path.join(dir, 'hello.xml');

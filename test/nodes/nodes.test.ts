@@ -66,6 +66,11 @@ async function makeDocument(name: string): Promise<string> {
   return r.document_id;
 }
 
+const letterSample = JSON.parse(fs.readFileSync(path.join(root, 'examples/letter-html/sample.json'), 'utf8')) as Record<
+  string,
+  string
+>;
+
 describe('Paperlink node: Document', () => {
   it('generates with a Magic Link from mapped merge fields and returns the PDF as binary', async () => {
     const variables = (await t.service.templates.load(EXAMPLE_IDS.postcard)).variables;
@@ -119,6 +124,41 @@ describe('Paperlink node: Document', () => {
     expect(binary).toMatchObject({ mimeType: 'application/pdf', fileName: 'From n8n.pdf' });
     const text = (await readPdf(await binaryBytes(binary))).text;
     expect(text).toContain(values.first_name);
+  });
+
+  it('generates to the PDF standard chosen in its options, and shows standard_unavailable as the service says it', async () => {
+    const base = {
+      resource: 'document',
+      operation: 'generate',
+      mergeFields: { mappingMode: 'defineBelow', value: postcardValues() },
+      store: true,
+      documentName: '',
+      shareByMagicLink: false,
+    };
+    const { items, error } = await runPaperlink(
+      {
+        ...base,
+        templateId: { __rl: true, mode: 'list', value: EXAMPLE_IDS.postcard },
+        options: { pdfStandard: 'PDF/A-2b', returnBinary: true },
+      },
+      [{}],
+      creds,
+    );
+    expect(error).toBeUndefined();
+    const xmp = (await binaryBytes(items[0].binary!.data)).toString('latin1');
+    expect(xmp).toContain('<pdfaid:part>2</pdfaid:part>');
+    const html = await runPaperlink(
+      {
+        ...base,
+        templateId: { __rl: true, mode: 'list', value: EXAMPLE_IDS.letter_html },
+        mergeFields: { mappingMode: 'defineBelow', value: letterSample },
+        options: { pdfStandard: 'PDF/UA-1' },
+      },
+      [{}],
+      creds,
+    );
+    expect(html.error?.message).toMatch(/standard_unavailable/);
+    expect((html.error as unknown as { description: string }).description).toMatch(/pdf_standard: /);
   });
 
   it('gets, downloads, lists and deletes documents', async () => {

@@ -29,6 +29,8 @@ export interface TextRun {
   color: string;
   /** Fill opacity (1 unless drawn transparent). */
   alpha: number;
+  /** Drawn so that it is not seen: fully transparent, or in a text rendering mode that neither fills nor strokes. */
+  invisible: boolean;
 }
 
 /** A box on the page, in points from the top-left corner. */
@@ -106,8 +108,24 @@ export async function readPdf(bytes: Uint8Array): Promise<PdfRead> {
     const runs: TextRun[] = [];
     const images: Box[] = [];
     const shapes: Shape[] = [];
-    type State = { color: string; stroke: string; alpha: number; font: string; size: number; ctm: number[] };
-    let st: State = { color: '#000000', stroke: '#000000', alpha: 1, font: '', size: 0, ctm: [1, 0, 0, 1, 0, 0] };
+    type State = {
+      color: string;
+      stroke: string;
+      alpha: number;
+      mode: number;
+      font: string;
+      size: number;
+      ctm: number[];
+    };
+    let st: State = {
+      color: '#000000',
+      stroke: '#000000',
+      alpha: 1,
+      mode: 0,
+      font: '',
+      size: 0,
+      ctm: [1, 0, 0, 1, 0, 0],
+    };
     const stack: State[] = [];
     const apply = (m: number[], x: number, y: number) => [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]];
     const box = (x0: number, y0: number, x1: number, y1: number): Box => {
@@ -145,11 +163,14 @@ export async function readPdf(bytes: Uint8Array): Promise<PdfRead> {
         st.size = args[1];
       } else if (fn === lib.OPS.setFillRGBColor) st.color = typeof args[0] === 'string' ? args[0] : rgbHex(args);
       else if (fn === lib.OPS.setStrokeRGBColor) st.stroke = typeof args[0] === 'string' ? args[0] : rgbHex(args);
+      else if (fn === lib.OPS.setTextRenderingMode) st.mode = Number(args[0]);
       else if (fn === lib.OPS.setGState) {
         for (const [k, v] of args[0] as [string, unknown][]) if (k === 'ca') st.alpha = Number(v);
       } else if (fn === lib.OPS.showText) {
         const str = (args[0] as any[]).map((g) => (g && typeof g === 'object' ? (g.unicode ?? '') : '')).join('');
-        runs.push({ text: str, font: st.font, size: st.size, color: st.color, alpha: st.alpha });
+        // modes 3 and 7 neither fill nor stroke (7 only adds the text to the clip)
+        const invisible = st.alpha === 0 || st.mode === 3 || st.mode === 7;
+        runs.push({ text: str, font: st.font, size: st.size, color: st.color, alpha: st.alpha, invisible });
       } else if (fn === lib.OPS.paintImageXObject || fn === lib.OPS.paintInlineImageXObject) {
         images.push(box(0, 0, 1, 1));
       } else if (fn === lib.OPS.constructPath && args[2]) {

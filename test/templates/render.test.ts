@@ -348,7 +348,7 @@ describe('renderTemplate() images, lines and rectangles', () => {
       company: 'Ωmega Ltd',
     });
     expect(pdf.pages[0].text).toContain('Logo of Ωmega Ltd');
-    expect(run(pdf.pages[0], 'Logo of').alpha).toBe(0);
+    expect(run(pdf.pages[0], 'Logo of').invisible).toBe(true);
   });
 
   it('draws a rule across the flow, a placed line, and filled and bordered rectangles', async () => {

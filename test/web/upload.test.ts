@@ -2,11 +2,21 @@
  * The web app's template upload and generate form, as a browser posts them: a file part without a
  * file name is a template like any other (it answered 500 before; issue 53); a file that is no
  * template is refused once, as what it is; the form marks each merge field required or optional,
- * and an optional one left empty takes its default (issue 47).
+ * and an optional one left empty takes its default (issue 47); it offers the PDF standards the
+ * template's format can meet (issue 50).
  */
+import fs from 'node:fs';
+import path from 'node:path';
+import { PDF_STANDARDS } from '../../src/templates/standards';
 import { EXAMPLE_IDS } from '../../src/templates/store';
+import { root } from '../support/fixtures';
 import { readPdf } from '../support/pdf';
 import { signInToWebApp, testService, type TestService } from '../support/service';
+
+const postcardSample = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<
+  string,
+  string
+>;
 
 describe('the web app template upload and generate form', () => {
   let t: TestService;
@@ -113,5 +123,41 @@ describe('the web app template upload and generate form', () => {
     const empty = await generate({ 'var:name': '' });
     expect(empty.statusCode).toBe(422);
     expect(empty.body).toMatch(/id="f-var_name"[^>]*aria-invalid="true"/);
+  });
+
+  it('offers the PDF standards the template can meet, and makes the document to the one chosen', async () => {
+    const standardsOf = (body: string) =>
+      [
+        ...(/<select id="f-pdf_standard"[^>]*>([\s\S]*?)<\/select/.exec(body)?.[1] ?? '').matchAll(/value="([^"]*)"/g),
+      ].map((m) => m[1]);
+    const xml = (await pageOf(`/app/generate?template_id=${EXAMPLE_IDS.postcard}`)).body;
+    expect(standardsOf(xml)).toEqual(['', ...PDF_STANDARDS]);
+    expect(standardsOf((await pageOf(`/app/generate?template_id=${EXAMPLE_IDS.letter_html}`)).body)).toEqual([
+      '',
+      'PDF/A-2b',
+      'PDF/A-3b',
+    ]);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/app/generate',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({
+        _csrf: csrfOf(xml),
+        template_id: EXAMPLE_IDS.postcard,
+        store: 'on',
+        pdf_standard: 'PDF/A-2b+PDF/UA-1',
+        ...Object.fromEntries(Object.entries(postcardSample).map(([k, v]) => [`var:${k}`, v])),
+      }).toString(),
+    });
+    expect(res.statusCode).toBe(303);
+    const documentId = /\/app\/documents\/([^?]+)/.exec(res.headers.location as string)![1];
+    const pdf = await t.app.inject({
+      method: 'GET',
+      url: `/v1/documents/${documentId}/pdf`,
+      headers: { 'x-service-api-token': t.key },
+    });
+    const xmp = pdf.rawPayload.toString('latin1');
+    expect(xmp).toContain('<pdfaid:part>2</pdfaid:part>');
+    expect(xmp).toContain('<pdfuaid:part>1</pdfuaid:part>');
   });
 });

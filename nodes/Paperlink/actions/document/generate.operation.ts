@@ -83,6 +83,22 @@ export const description: INodeProperties[] = [
         default: '',
         description: 'Kept with the document',
       },
+      {
+        displayName: 'PDF Standard',
+        name: 'pdfStandard',
+        type: 'options',
+        default: '',
+        description:
+          'A standard the PDF must meet: PDF/A for archives and e-invoicing, PDF/UA for screen readers. XML templates meet all; HTML and Word templates the PDF/A levels.',
+        options: [
+          { name: 'None', value: '' },
+          { name: 'PDF/A-2b', value: 'PDF/A-2b' },
+          { name: 'PDF/A-2b and PDF/UA-1', value: 'PDF/A-2b+PDF/UA-1' },
+          { name: 'PDF/A-3b', value: 'PDF/A-3b' },
+          { name: 'PDF/A-3b and PDF/UA-1', value: 'PDF/A-3b+PDF/UA-1' },
+          { name: 'PDF/UA-1', value: 'PDF/UA-1' },
+        ],
+      },
     ],
   },
 ];
@@ -129,6 +145,7 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
     returnBinary?: boolean;
     binaryPropertyName?: string;
     description?: string;
+    pdfStandard?: string;
   };
   const variablesOf = async (id: string) =>
     ((await apiRequest.call(this, 'GET', pathOf('template', id))) as { variables?: string[] }).variables ?? [];
@@ -138,6 +155,7 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
     destinations,
   };
   if (options.description) body.description = options.description;
+  if (options.pdfStandard) body.pdf_standard = options.pdfStandard;
   // one key per execution, node, run and item: n8n's Retry On Fail gets the first answer again, never a second document
   const idempotencyKey = `n8n:${this.getExecutionId()}:${this.getNode().id}:${String(this.getWorkflowDataProxy(i).$runIndex)}:${i}`;
   const result = (await apiRequest.call(this, 'POST', '/v1/generate', body, undefined, {

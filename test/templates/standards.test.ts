@@ -1,0 +1,121 @@
+/**
+ * `pdf_standard`: every example template, in every format, rendered to each standard its format
+ * offers and checked by veraPDF against what the file claims (zero failed rules); the same text as
+ * without a standard; and a clear standard_unavailable where a format cannot meet one.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PDFDocument, PDFName } from 'pdf-lib';
+import { ValidationError } from '../../src/errors';
+import { loadTemplate, loadTemplateFile, renderTemplate } from '../../src/templates';
+import { PDF_STANDARDS, unavailableReason, type PdfStandard } from '../../src/templates/standards';
+import { fillableForm, root } from '../support/fixtures';
+import { readPdf } from '../support/pdf';
+import { validate, verapdfMissing, type Verdict } from '../support/verapdf';
+
+const EXAMPLES = ['letter', 'invoice', 'postcard', 'letter-html', 'invoice-html', 'letter-docx', 'invoice-docx'];
+
+/** The veraPDF profiles a file claiming the standard is checked against. */
+function profilesOf(standard: PdfStandard): string[] {
+  return standard.split('+').map((s) => `${s.replace(/b$/, 'B')} validation profile`);
+}
+
+async function render(folder: string, standard?: PdfStandard) {
+  const t = await loadTemplateFile(path.join(root, 'examples', folder));
+  const values = JSON.parse(fs.readFileSync(path.join(root, 'examples', folder, 'sample.json'), 'utf8')) as Record<
+    string,
+    string
+  >;
+  return { kind: t.kind, bytes: await renderTemplate(t, values, { standard }) };
+}
+
+const withVerapdf = verapdfMissing ? describe.skip : describe;
+if (verapdfMissing) process.stdout.write(`skipping the veraPDF checks: ${verapdfMissing}\n`);
+
+withVerapdf('PDF standards, checked by veraPDF', () => {
+  const made = new Map<string, { folder: string; standard: PdfStandard; bytes: Uint8Array }>();
+  const plain = new Map<string, Uint8Array>();
+  let verdicts: Record<string, Verdict[]>;
+
+  beforeAll(async () => {
+    for (const folder of EXAMPLES) {
+      const { kind, bytes } = await render(folder);
+      plain.set(folder, bytes);
+      for (const standard of PDF_STANDARDS)
+        if (!unavailableReason(kind, standard))
+          made.set(`${folder} as ${standard}`, { folder, standard, bytes: (await render(folder, standard)).bytes });
+    }
+    // PDF/UA is a tagged PDF whatever the template says
+    const untagged = await loadTemplate(
+      '<document name="Untagged" tagged="false"><body><h1>Notice</h1><p>Hello {{name}}.</p></body></document>',
+    );
+    made.set('untagged as PDF/UA-1', {
+      folder: 'untagged',
+      standard: 'PDF/UA-1',
+      bytes: await renderTemplate(untagged, { name: 'Ann' }, { standard: 'PDF/UA-1' }),
+    });
+    plain.set('untagged', await renderTemplate(untagged, { name: 'Ann' }));
+    verdicts = await validate(Object.fromEntries([...made].map(([name, m]) => [name, m.bytes])));
+  }, 600_000);
+
+  it('every example meets each standard its format offers, with no rule failed', () => {
+    // XML: all five; HTML and Word: the two PDF/A levels
+    expect([...made.keys()].filter((n) => n.startsWith('letter as '))).toHaveLength(PDF_STANDARDS.length);
+    expect([...made.keys()].filter((n) => n.startsWith('letter-html as '))).toHaveLength(2);
+    expect([...made.keys()].filter((n) => n.startsWith('letter-docx as '))).toHaveLength(2);
+    for (const [name, { standard }] of made)
+      expect({ name, verdicts: verdicts[name] }).toEqual({
+        name,
+        verdicts: profilesOf(standard).map((profile) => ({ profile, compliant: true, failed: [] })),
+      });
+  });
+
+  it('prints the same text as without a standard, titled and in its language', async () => {
+    for (const [name, { folder, bytes }] of made) {
+      const [claimed, unclaimed] = [await readPdf(bytes), await readPdf(plain.get(folder)!)];
+      expect({ name, text: claimed.text }).toEqual({ name, text: unclaimed.text });
+      expect({ name, title: claimed.info.Title, lang: claimed.info.Language }).toEqual({
+        name,
+        title: expect.stringMatching(/\S/),
+        lang: expect.stringMatching(/^[a-z]{2}/),
+      });
+    }
+  });
+
+  it('claims nothing when no standard is asked for: no XMP packet, no output intent', async () => {
+    for (const [folder, bytes] of plain) {
+      if (folder.endsWith('-docx')) continue; // LibreOffice writes its own XMP packet always
+      const doc = await PDFDocument.load(bytes, { updateMetadata: false });
+      expect({ folder, intents: doc.catalog.has(PDFName.of('OutputIntents')) }).toEqual({ folder, intents: false });
+      const metadata = doc.catalog.lookup(PDFName.of('Metadata'));
+      const xmp = metadata ? Buffer.from((metadata as unknown as { contents: Uint8Array }).contents).toString() : '';
+      expect({ folder, claims: /pdfaid|pdfuaid/.test(xmp) }).toEqual({ folder, claims: false });
+    }
+  });
+});
+
+describe('standards a format cannot meet', () => {
+  async function refusal(t: Awaited<ReturnType<typeof loadTemplateFile>>, standard: PdfStandard, values = {}) {
+    const err = await renderTemplate(t, values, { standard }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    return { code: (err as ValidationError).code, fields: (err as ValidationError).details.map((d) => d.code) };
+  }
+
+  it('a fillable PDF meets none, HTML and Word no PDF/UA: 422 standard_unavailable before anything is drawn', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'std-'));
+    fs.writeFileSync(path.join(dir, 'form.pdf'), await fillableForm());
+    const form = await loadTemplateFile(path.join(dir, 'form.pdf'));
+    for (const standard of PDF_STANDARDS)
+      expect(await refusal(form, standard, { member_name: 'A', member_number: '1' })).toEqual({
+        code: 'standard_unavailable',
+        fields: ['standard_unavailable'],
+      });
+    for (const folder of ['letter-html', 'letter-docx']) {
+      const t = await loadTemplateFile(path.join(root, 'examples', folder));
+      for (const standard of PDF_STANDARDS.filter((s) => s.includes('UA')))
+        expect(await refusal(t, standard)).toEqual({ code: 'standard_unavailable', fields: ['standard_unavailable'] });
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
