@@ -13,6 +13,7 @@ const { printer } = require('../dist/src/templates/html');
 const { converter, officePaths } = require('../dist/src/templates/docx');
 const { processTree } = require('../dist/src/templates/watch');
 const { htmlFloor, wordFloor } = require('./printfloor');
+const { PDF_STANDARDS } = require('../dist/src/templates/standards');
 
 const root = path.resolve(__dirname, '..');
 const dejavu = (f) =>
@@ -244,6 +245,49 @@ async function measure(label, fn, { seconds = 2, rounds = 3, per = 1 } = {}) {
     size: out.length,
     out,
   };
+}
+
+/**
+ * Variants of the same work measured in turns (four rounds of 0.75 s each, each round starting
+ * from another variant), so that none pays alone for warming up or for a busy moment of the
+ * machine. Each run is `{ what, fn }`; it gets `calls`, `cpuUs` (this process and the processes
+ * under it: Chromium, LibreOffice) and its last output `out`.
+ */
+async function inTurns(label, runs) {
+  for (const run of runs) {
+    Object.assign(run, { calls: 0, cpuUs: 0 });
+    const warm = Date.now();
+    while (Date.now() - warm < 500) run.out = await run.fn();
+  }
+  for (let round = 0; round < 4; round++) {
+    for (let k = 0; k < runs.length; k++) {
+      const run = runs[(k + round) % runs.length];
+      const cpuUsed = cpuCounter();
+      const start = Date.now();
+      while (Date.now() - start < 750) {
+        run.out = await run.fn();
+        run.calls++;
+      }
+      run.cpuUs += cpuUsed();
+    }
+    process.stderr.write(`  ${label}: round ${round + 1}/4 of ${runs.length} variants\n`);
+  }
+  return runs;
+}
+
+/** Rows of variants beside the first: CPU ms and size per page, and how much each differs from the first. */
+async function costRowsOf(label, runs) {
+  const pages = (await PDFDocument.load(runs[0].out)).getPageCount();
+  const cpuMs = (run) => run.cpuUs / 1000 / run.calls;
+  const base = runs[0];
+  return runs.map((run) => [
+    label,
+    run.what,
+    (cpuMs(run) / pages).toFixed(3),
+    `${(run.out.length / 1024 / pages).toFixed(1)} KB`,
+    run === base ? '–' : `${(((cpuMs(run) - cpuMs(base)) / cpuMs(base)) * 100).toFixed(0)} %`,
+    run === base ? '–' : `${(((run.out.length - base.out.length) / base.out.length) * 100).toFixed(0)} %`,
+  ]);
 }
 
 async function pdfText(bytes) {
@@ -485,42 +529,12 @@ async function run(report) {
       ['letter.xml', 'one-page letter', () => nextValues()],
       ['flowing.xml', '10-page flowing text', () => ({ paragraphs: paragraphs(oursTen) })],
     ]) {
-      // the four variants in turns, each round in another order, so that none pays alone for
-      // warming up or for a busy moment of the machine; CPU per document over all its rounds
       const runs = [];
       for (const [tagged, hyphenate, what] of VARIANTS) {
         const t = await variant(file, tagged, hyphenate);
-        const run = { what, fn: () => renderTemplate(t, values()), calls: 0, cpuUs: 0, out: undefined };
-        const warm = Date.now();
-        while (Date.now() - warm < 500) run.out = await run.fn();
-        runs.push(run);
+        runs.push({ what, fn: () => renderTemplate(t, values()) });
       }
-      for (let round = 0; round < 4; round++) {
-        for (let k = 0; k < runs.length; k++) {
-          const run = runs[(k + round) % runs.length];
-          const cpu0 = process.cpuUsage();
-          const start = Date.now();
-          while (Date.now() - start < 750) {
-            run.out = await run.fn();
-            run.calls++;
-          }
-          const cpu = process.cpuUsage(cpu0);
-          run.cpuUs += cpu.user + cpu.system;
-        }
-        process.stderr.write(`  ${label}: round ${round + 1}/4 of the four variants\n`);
-      }
-      const pages = (await PDFDocument.load(runs[0].out)).getPageCount();
-      const cpuMs = (run) => run.cpuUs / 1000 / run.calls;
-      const base = runs[0];
-      for (const run of runs)
-        costRows.push([
-          label,
-          run.what,
-          (cpuMs(run) / pages).toFixed(3),
-          `${(run.out.length / 1024 / pages).toFixed(1)} KB`,
-          run === base ? '–' : `${(((cpuMs(run) - cpuMs(base)) / cpuMs(base)) * 100).toFixed(0)} %`,
-          run === base ? '–' : `${(((run.out.length - base.out.length) / base.out.length) * 100).toFixed(0)} %`,
-        ]);
+      costRows.push(...(await costRowsOf(label, await inTurns(label, runs))));
     }
     report.section('What tagging and hyphenation cost');
     report.line(
@@ -528,6 +542,27 @@ async function run(report) {
     );
     report.line('');
     report.table(['document', 'rendered', 'CPU ms/page', 'size/page', 'CPU vs neither', 'size vs neither'], costRows);
+
+    // what each PDF standard costs beside plain output, per format
+    const standardRows = [];
+    for (const [label, t, values, standards] of [
+      ['one-page letter (XML)', letter, () => nextValues(), PDF_STANDARDS],
+      ['10-page flowing text (XML)', flowing, () => ({ paragraphs: paragraphs(oursTen) }), ['PDF/A-2b+PDF/UA-1']],
+      ['one-page letter (HTML)', html, () => nextValues(), ['PDF/A-2b']],
+      ...(docx ? [['one-page letter (Word)', docx, () => nextValues(), ['PDF/A-2b']]] : []),
+    ]) {
+      const runs = [undefined, ...standards].map((standard) => ({
+        what: standard ?? 'no standard',
+        fn: () => renderTemplate(t, values(), { standard }),
+      }));
+      standardRows.push(...(await costRowsOf(label, await inTurns(label, runs))));
+    }
+    report.section('What each PDF standard costs');
+    report.line(
+      'The same documents rendered with each `pdf_standard` beside none, measured as above (in turns; CPU of this process and of Chromium and LibreOffice). XML: the XMP packet, the output intent (a 2 KB sRGB profile) and, for PDF/UA, the tags (on by default anyway). HTML: Chromium’s PDF read and written again by pdf-lib to add them. Word: LibreOffice’s own PDF/A export. Every output of these rows is a kind that test/templates/standards.test.ts checks with veraPDF.',
+    );
+    report.line('');
+    report.table(['document', 'rendered', 'CPU ms/page', 'size/page', 'CPU vs none', 'size vs none'], standardRows);
     return { letter: rows.ours.rate / rows.typst.rate, ten: rows.ours10.rate / rows.typst10.rate };
   } finally {
     typst.cleanup();

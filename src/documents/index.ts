@@ -19,7 +19,14 @@ import type { TemplateStore } from '../templates/store';
 import type { Events } from '../events';
 import type { LinkInfo, MagicLinks } from '../links';
 import { parseLinkSettings, type LinkSettings } from '../links/policy';
-import { parseStandard, unavailableError, unavailableReason } from '../templates/standards';
+import {
+  attachmentsUnavailable,
+  parseAttachments,
+  parseMetadata,
+  parseStandard,
+  unavailableError,
+  unavailableReason,
+} from '../templates/standards';
 import { normalizeValues } from '../templates/values';
 import { isObject } from '../guards';
 
@@ -245,6 +252,10 @@ export class Documents {
       }
     }
     const standard = parseStandard(body.pdf_standard, 'pdf_standard', details);
+    const metadata = parseMetadata(body.pdf_metadata, 'pdf_metadata', details);
+    const attachments = parseAttachments(body.attachments, 'attachments', details);
+    const cannotAttach = attachmentsUnavailable(standard, attachments ?? []);
+    if (cannotAttach) details.push({ field: 'attachments', message: cannotAttach, code: 'not_allowed' });
     const unavailable = template && standard && unavailableReason(template.kind, standard);
     if (unavailable) details.push({ field: 'pdf_standard', message: unavailable, code: 'standard_unavailable' });
     const name = optionalText(body, 'name', 'name', MAX_NAME, details);
@@ -262,7 +273,7 @@ export class Documents {
       const now = this.clock.now();
       let pdf: Uint8Array;
       try {
-        pdf = await this.renderer.render(template, values, { now, warnings: drawn, standard });
+        pdf = await this.renderer.render(template, values, { now, warnings: drawn, standard, metadata, attachments });
       } catch (err) {
         // errors about a value name the variable; in the API it lives under merge_parameters
         if (err instanceof PaperlinkError && err instanceof ValidationError) {

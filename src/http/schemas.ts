@@ -8,7 +8,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { EVENT_TYPES } from '../events/types';
 import { EXAMPLE_IDS } from '../templates/store';
-import { PDF_STANDARDS } from '../templates/standards';
+import { MAX_ATTACHMENTS, MAX_METADATA, METADATA_KEYS, PDF_STANDARDS, RELATIONSHIPS } from '../templates/standards';
 import { ALL_SCOPES } from '../keys';
 import { DEFAULT_PAGE, MAX_CURSOR, MAX_PAGE, type PageQuery as Page } from '../pagination';
 
@@ -121,6 +121,36 @@ export const GenerateRequestSchema = shared('GenerateRequest', {
       enum: [...PDF_STANDARDS],
       description:
         'The standard the PDF must meet, checked by veraPDF in our tests: PDF/A (archiving) and/or PDF/UA (accessibility). XML templates meet all; HTML and Word templates the PDF/A levels; fillable PDFs none (422 standard_unavailable). Default: none claimed.',
+    },
+    pdf_metadata: {
+      type: 'object',
+      description:
+        "What the PDF says about itself (its document properties), over the template's own: an XML template's title, author, subject and keywords attributes, an HTML template's <title>, a Word document's properties. Empty texts are left out.",
+      properties: Object.fromEntries(METADATA_KEYS.map((k) => [k, { type: 'string', maxLength: MAX_METADATA }])),
+      additionalProperties: false,
+    },
+    attachments: {
+      type: 'array',
+      maxItems: MAX_ATTACHMENTS,
+      description:
+        'Files embedded in the PDF, e.g. an e-invoice: with pdf_standard PDF/A-3b and a file named factur-x.xml holding a Factur-X invoice, the PDF is a Factur-X (ZUGFeRD 2) invoice. PDF/A-2b allows none (422).',
+      items: {
+        type: 'object',
+        required: ['name', 'content'],
+        additionalProperties: false,
+        properties: {
+          name: { type: 'string', minLength: 1, maxLength: 255, description: 'The file name, without a path' },
+          content: { type: 'string', contentEncoding: 'base64', description: "The file's bytes in base64" },
+          mime_type: { type: 'string', description: 'Default: text/xml for .xml files, else application/octet-stream' },
+          description: { type: 'string', maxLength: MAX_METADATA },
+          relationship: {
+            type: 'string',
+            enum: [...RELATIONSHIPS],
+            description:
+              'How the file relates to the document (PDF/A-3 AFRelationship). Default: Alternative for factur-x.xml, else Unspecified',
+          },
+        },
+      },
     },
   },
 });

@@ -764,6 +764,7 @@ export async function compileXml(source: string, options: CompileOptions = {}): 
     title: a.tokens('title', scope),
     author: a.tokens('author', scope),
     subject: a.tokens('subject', scope),
+    keywords: a.tokens('keywords', scope),
   };
   a.done();
 

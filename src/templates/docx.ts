@@ -24,7 +24,7 @@ import { InvalidValueError, TemplateError, ValidationError } from '../errors';
 import { checkDocxParts } from './docxparts';
 import { checkImagePixels } from './images';
 import { renderLimits, RenderLimitError } from './limits';
-import type { Conformance } from './standards';
+import type { Conformance, PdfMetadata } from './standards';
 import { programFiles, sandboxed, sandboxInUse } from './sandbox';
 import { asList, scopeOf } from './values';
 import { watchMemory } from './watch';
@@ -222,9 +222,13 @@ export function fillDocx(template: DocxTemplate, values: Record<string, string>)
  */
 export function convertDocx(
   docx: Uint8Array,
-  options: { timeoutMs: number; standard?: Conformance; title?: string },
+  options: { timeoutMs: number; standard?: Conformance; title?: string; metadata?: PdfMetadata },
 ): Promise<Uint8Array> {
-  return converter.convert(docx, options.timeoutMs, { ...(options.standard ?? { ua: false }), title: options.title });
+  return converter.convert(docx, options.timeoutMs, {
+    ...(options.standard ?? { ua: false }),
+    title: options.title,
+    metadata: options.metadata,
+  });
 }
 
 /** Where LibreOffice and a Python that can talk to it are; undefined when either is missing. */
@@ -314,6 +318,13 @@ while True:
         # LibreOffice's own options too: never update links, never run macros (MacroExecMode and UpdateDocMode NEVER/NO = 0)
         doc = desktop.loadComponentFromURL(uno.systemPathToFileUrl(job["in"]), "_blank", 0, (prop("Hidden", True), prop("ReadOnly", True), prop("MacroExecutionMode", 0), prop("UpdateDocMode", 0)))
         if doc is None: raise Exception("LibreOffice could not open the document")
+        # the request's metadata over the document's own properties (what the PDF's Info and XMP say)
+        given = job.get("metadata") or {}
+        props = doc.getDocumentProperties()
+        if "title" in given: props.Title = given["title"]
+        if "author" in given: props.Author = given["author"]
+        if "subject" in given: props.Subject = given["subject"]
+        if "keywords" in given: props.Keywords = (given["keywords"],)
         # a tagged PDF (its structure for screen readers) with the document's headings as bookmarks
         # SelectPdfVersion: 0 plain, 2 PDF/A-2b, 3 PDF/A-3b; PDFUACompliance: PDF/UA-1 (which needs a title: the document's, else its first heading's, else the file's)
         settings = [prop("UseTaggedPDF", True), prop("ExportBookmarks", True), prop("SelectPdfVersion", int(job.get("pdfa") or 0))]
@@ -349,8 +360,11 @@ interface Said {
   stopped?: boolean;
 }
 
-/** What a conversion exports: the standard asked for, and the title PDF/UA needs when the document has none. */
-type Export = Conformance & { title?: string };
+/**
+ * What a conversion exports: the standard asked for, the title PDF/UA needs when the document has
+ * none, and the request's metadata over the document's own properties.
+ */
+type Export = Conformance & { title?: string; metadata?: PdfMetadata };
 
 /** LibreOffice ended while converting: the conversion is tried once more on a fresh one. */
 class OfficeStopped extends Error {}

@@ -5,7 +5,7 @@ import type { FontFace } from './fonts';
 import { imageSource, type ImageAsset } from './images';
 import type { PageLayout, StructElem, Tag } from './layout';
 import { release } from './release';
-import { claimStandard, type Conformance } from './standards';
+import { finishDocument, type Attachment, type Conformance } from './standards';
 import { useNodeZlib } from './zlib';
 
 useNodeZlib();
@@ -21,6 +21,8 @@ export interface DocumentInfo {
   tagged?: boolean;
   /** The PDF/A level and PDF/UA the document claims (standards.ts); none by default. */
   standard?: Conformance;
+  /** Files embedded in the document. */
+  attachments?: Attachment[];
   /** Creation and modification date written into the PDF. */
   now: Date;
 }
@@ -206,7 +208,12 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
   doc.setProducer('Paperlink (pdf-lib)');
   doc.setCreationDate(info.now);
   doc.setModificationDate(info.now);
-  if (info.standard) claimStandard(doc, info.standard, { lang: info.lang ?? 'en' });
+  await finishDocument(doc, {
+    standard: info.standard,
+    props: info.standard ? { lang: info.lang ?? 'en' } : undefined,
+    attachments: info.attachments,
+    now: info.now,
+  });
   // pdf-lib yields to the event loop every 50 objects by default; a render runs on a render thread, where yielding only adds latency
   return doc.save({ objectsPerTick: Infinity });
 }

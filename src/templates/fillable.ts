@@ -21,6 +21,7 @@ import { InvalidValueError, PaperlinkError, TemplateError, UnsupportedCharacterE
 import { builtinSans, embeddingFontkit, FontSet, hasGlyph } from './fonts';
 import { boundedDecoding, checkPageTree, stripActions } from './pdfsafe';
 import { release } from './release';
+import { finishDocument, type Attachment, type PdfMetadata } from './standards';
 import { breakLines } from './text';
 import { useNodeZlib } from './zlib';
 
@@ -145,9 +146,11 @@ export async function renderPdfTemplate(
   t: PdfTemplate,
   values: Record<string, string>,
   now: Date,
+  finish: { metadata?: PdfMetadata; attachments?: Attachment[] } = {},
 ): Promise<Uint8Array> {
   const doc = await open(t.bytes);
   try {
+    await finishDocument(doc, { props: finish.metadata, attachments: finish.attachments, now });
     return await fill(doc, t, values, now);
   } finally {
     release(doc);

@@ -19,7 +19,15 @@ import { compileHtml, fillHtml, isHtml, printHtml, type FilledHtml, type HtmlTem
 import { compileDocx, convertDocx, fillDocx, isZip, type DocxTemplate } from './docx';
 import { DEFAULT_RENDER_TIMEOUT_MS } from '../config';
 import { checkLimit } from './limits';
-import { checkAvailable, claimStandard, conformanceOf, type PdfStandard } from './standards';
+import {
+  attachmentsUnavailable,
+  checkAvailable,
+  conformanceOf,
+  finishDocument,
+  type Attachment,
+  type PdfMetadata,
+  type PdfStandard,
+} from './standards';
 
 export type Template = XmlTemplate | PdfTemplate | HtmlTemplate | DocxTemplate;
 export type { AssetResolver, DocxTemplate, FilledHtml, HtmlTemplate, PdfTemplate, XmlTemplate };
@@ -53,6 +61,10 @@ export interface RenderOptions {
   timeoutMs?: number;
   /** The PDF standard the document must meet (standards.ts); none by default. */
   standard?: PdfStandard;
+  /** Title, author, subject and keywords of the document, over the template's own. */
+  metadata?: PdfMetadata;
+  /** Files embedded in the document (standards.ts). */
+  attachments?: Attachment[];
 }
 
 /** Something drawn that a person should look at; the document is still made. */
@@ -222,6 +234,11 @@ export async function fillTemplate(
   options: RenderOptions = {},
 ): Promise<Filled> {
   checkAvailable(template.kind, options.standard);
+  const cannotAttach = attachmentsUnavailable(options.standard, options.attachments ?? []);
+  if (cannotAttach)
+    throw new ValidationError(`These attachments cannot go into this document: ${cannotAttach}.`, [
+      { field: 'attachments', message: cannotAttach, code: 'not_allowed' },
+    ]);
   const missing = missingVariables(template, given);
   // an optional variable without a value takes its default
   const values = { ...template.defaults, ...given };
@@ -238,20 +255,22 @@ export async function fillTemplate(
   checkLimit('text', text, 'The text of all merge values of this document');
   const now = options.now ?? new Date();
   const timeoutMs = options.timeoutMs ?? DEFAULT_RENDER_TIMEOUT_MS;
-  if (template.kind === 'pdf') return { pdf: await renderPdfTemplate(template, values, now) };
+  if (template.kind === 'pdf') return { pdf: await renderPdfTemplate(template, values, now, options) };
   if (template.kind === 'html') return { html: await fillHtml(template, values, { timeoutMs }) };
   if (template.kind === 'docx') return { docx: fillDocx(template, values), title: template.name };
   const standard = options.standard && conformanceOf(options.standard);
   const pages = layoutTemplate(template, values, options.warnings);
   const pdf = await drawPages(pages, {
     now,
-    title: metadataText(template.metadata.title, values) ?? template.name,
-    author: metadataText(template.metadata.author, values),
-    subject: metadataText(template.metadata.subject, values),
+    title: options.metadata?.title ?? metadataText(template.metadata.title, values) ?? template.name,
+    author: options.metadata?.author ?? metadataText(template.metadata.author, values),
+    subject: options.metadata?.subject ?? metadataText(template.metadata.subject, values),
+    keywords: options.metadata?.keywords ?? metadataText(template.metadata.keywords, values),
     lang: template.lang,
     // PDF/UA is a tagged PDF whatever the template says
     tagged: template.tagged || standard?.ua,
     standard,
+    attachments: options.attachments,
   });
   return { pdf };
 }
@@ -273,22 +292,42 @@ export async function printFilled(
     timeoutMs,
     standard: options.standard && conformanceOf(options.standard),
     title: filled.title,
+    metadata: options.metadata,
   });
 }
 
 /**
- * A printed PDF's page count, and the PDF as it is stored: Chromium's, made to claim the PDF/A
- * level asked for (standards.ts; LibreOffice claims its own). Runs on a render thread in a pool.
+ * A printed PDF's page count, and the PDF as it is stored: Chromium's, with the metadata given and
+ * made to claim the PDF/A level asked for (standards.ts; LibreOffice does both itself). Runs on a
+ * render thread in a pool.
  */
-export async function finishPrinted(
-  pdf: Uint8Array,
-  standard?: PdfStandard,
-): Promise<{ pdf: Uint8Array; pages: number }> {
+export async function finishPrinted(pdf: Uint8Array, finish: Finish = {}): Promise<{ pdf: Uint8Array; pages: number }> {
   const doc = await PDFDocument.load(pdf, { updateMetadata: false });
   const pages = doc.getPageCount();
-  if (!standard) return { pdf, pages };
-  claimStandard(doc, conformanceOf(standard), {});
+  if (!finish.standard && !finish.metadata && !finish.attachments?.length) return { pdf, pages };
+  await finishDocument(doc, {
+    standard: finish.standard ? conformanceOf(finish.standard) : undefined,
+    props: finish.metadata,
+    attachments: finish.attachments,
+    now: doc.getModificationDate() ?? new Date(),
+  });
   return { pdf: await doc.save({ objectsPerTick: Infinity }), pages };
+}
+
+/** What finishPrinted adds to a printed PDF. */
+export type Finish = Pick<RenderOptions, 'standard' | 'metadata' | 'attachments'>;
+
+/**
+ * What is left to add to a printed PDF, by format: Chromium's gets the standard, the metadata and
+ * the attachments; LibreOffice's only the attachments (it writes the rest itself), and with them
+ * the standard again, so its XMP packet says what was attached (Factur-X).
+ */
+export function finishOf(kind: string, options: RenderOptions): Finish {
+  if (kind === 'html')
+    return { standard: options.standard, metadata: options.metadata, attachments: options.attachments };
+  if (kind === 'docx' && options.attachments?.length)
+    return { standard: options.standard, attachments: options.attachments };
+  return {};
 }
 
 /** Refuses a document over the page limit (RENDER_MAX_PAGES). */
@@ -313,7 +352,7 @@ export async function renderTemplate(
     compiled.kind === 'html' ? compiled.assets : new Map<string, Uint8Array>(),
     options,
   );
-  const { pdf, pages } = await finishPrinted(printed, compiled.kind === 'html' ? options.standard : undefined);
+  const { pdf, pages } = await finishPrinted(printed, finishOf(compiled.kind, options));
   checkPages(pages);
   return pdf;
 }

@@ -196,7 +196,7 @@ export interface XmlTemplate {
   pageWidth: number;
   pageHeight: number;
   margin: Box;
-  metadata: { title?: Token[]; author?: Token[]; subject?: Token[] };
+  metadata: { title?: Token[]; author?: Token[]; subject?: Token[]; keywords?: Token[] };
   fonts: FontSet;
   headers: Region[];
   footers: Region[];

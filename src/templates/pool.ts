@@ -20,6 +20,7 @@ import { DEFAULT_RENDER_MEMORY_MB, DEFAULT_RENDER_TIMEOUT_MS, defaultRenderThrea
 import { PaperlinkError, reviveError, TemplateError } from '../errors';
 import {
   checkPages,
+  finishOf,
   loadTemplate,
   originOf,
   printFilled,
@@ -143,6 +144,8 @@ export class RenderPool implements Renderer {
       now: (options.now ?? new Date()).getTime(),
       timeoutMs: this.timeoutMs,
       standard: options.standard,
+      metadata: options.metadata,
+      attachments: options.attachments,
     };
     let reply = await this.run(task);
     if ('missing' in reply) {
@@ -157,9 +160,11 @@ export class RenderPool implements Renderer {
     // printed by Chromium or LibreOffice in their own processes, then counted on a thread
     const assets = template.kind === 'html' ? new Map(originOf(template)?.assets) : new Map<string, Uint8Array>();
     const printed = await printFilled(filled, assets, { ...options, timeoutMs: this.timeoutMs });
-    // LibreOffice claims the standard itself; Chromium's PDF is made to on the thread
-    const standard = template.kind === 'html' ? options.standard : undefined;
-    const { pages, pdf } = answer(await this.run({ op: 'pages', pdf: printed, standard }), 'pages');
+    // what is left to add to the printed PDF (finishOf) is added on the thread
+    const { pages, pdf } = answer(
+      await this.run({ op: 'pages', pdf: printed, ...finishOf(template.kind, options) }),
+      'pages',
+    );
     checkPages(pages);
     return pdf;
   }

@@ -7,7 +7,7 @@
  * What each format can meet is in `unavailableReason`; docs/templates.md ("PDF standards") says why.
  */
 import { randomBytes } from 'node:crypto';
-import { PDFDocument, PDFHexString, PDFName, PDFString } from 'pdf-lib';
+import { PDFDocument, PDFHexString, PDFName, PDFString, type AFRelationship } from 'pdf-lib';
 import type { ErrorDetail } from '../errors';
 import { ValidationError } from '../errors';
 
@@ -68,14 +68,214 @@ export function checkAvailable(format: string, standard: PdfStandard | undefined
   if (reason) throw unavailableError(reason);
 }
 
-/** What the document says about itself: the Info dictionary and the XMP metadata, the same in both. */
-export interface DocumentProperties {
+/** What a document says about itself (its Info dictionary), as a generate request's `pdf_metadata` sets it. */
+export interface PdfMetadata {
   title?: string;
   author?: string;
   subject?: string;
   keywords?: string;
+}
+
+export const METADATA_KEYS = ['title', 'author', 'subject', 'keywords'] as const;
+export const MAX_METADATA = 1000;
+
+/** `pdf_metadata` as given: up to four texts, or 422 details for what is wrong. Empty texts are left out. */
+export function parseMetadata(value: unknown, field: string, details: ErrorDetail[]): PdfMetadata | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    details.push({ field, message: `must be an object with any of ${METADATA_KEYS.join(', ')}`, code: 'type' });
+    return undefined;
+  }
+  const out: PdfMetadata = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (!(METADATA_KEYS as readonly string[]).includes(k))
+      details.push({
+        field: `${field}.${k}`,
+        message: `is not one of ${METADATA_KEYS.join(', ')}`,
+        code: 'unknown_field',
+      });
+    else if (typeof v !== 'string' || v.length > MAX_METADATA)
+      details.push({
+        field: `${field}.${k}`,
+        message: `must be text of up to ${MAX_METADATA} characters`,
+        code: 'invalid',
+      });
+    else if (v.trim()) out[k as keyof PdfMetadata] = v.trim();
+  }
+  return out;
+}
+
+/** A file embedded in the PDF (`attachments` on a generate request), e.g. an e-invoice's XML. */
+export interface Attachment {
+  name: string;
+  bytes: Uint8Array;
+  mimeType: string;
+  description?: string;
+  /** How it relates to the document (ISO 32000-2 AFRelationship): PDF/A-3 asks for one. */
+  relationship: (typeof RELATIONSHIPS)[number];
+}
+
+export const RELATIONSHIPS = ['Source', 'Data', 'Alternative', 'Supplement', 'Unspecified'] as const;
+export const MAX_ATTACHMENTS = 20;
+/** The e-invoice a Factur-X (ZUGFeRD 2) PDF carries, under this name (Factur-X 1.0, 6.2.2). */
+export const FACTURX_NAME = 'factur-x.xml';
+
+const MIME = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** `attachments` as given: files to embed, or 422 details for each one that is wrong. */
+export function parseAttachments(value: unknown, field: string, details: ErrorDetail[]): Attachment[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value) || value.length > MAX_ATTACHMENTS) {
+    details.push({ field, message: `must be a list of up to ${MAX_ATTACHMENTS} files`, code: 'type' });
+    return undefined;
+  }
+  const out: Attachment[] = [];
+  const names = new Set<string>();
+  value.forEach((a: unknown, i) => {
+    const at = `${field}[${i}]`;
+    if (typeof a !== 'object' || a === null || Array.isArray(a)) {
+      details.push({ field: at, message: 'must be an object with name and content (base64)', code: 'type' });
+      return;
+    }
+    const { name, content, mime_type, description, relationship, ...rest } = a as Record<string, unknown>;
+    const before = details.length;
+    for (const k of Object.keys(rest))
+      details.push({ field: `${at}.${k}`, message: 'is not a field of an attachment', code: 'unknown_field' });
+    // a file name, not a path: what a viewer shows and saves it as
+    if (
+      typeof name !== 'string' ||
+      !/^[^/\\\x00-\x1f]{1,255}$/.test(name) ||
+      name.trim() !== name ||
+      name === '.' ||
+      name === '..'
+    )
+      details.push({
+        field: `${at}.name`,
+        message: 'must be a file name of 1 to 255 characters, without / or \\',
+        code: 'invalid',
+      });
+    else if (names.has(name.toLowerCase()))
+      details.push({ field: `${at}.name`, message: 'is the name of another attachment', code: 'duplicate' });
+    if (typeof content !== 'string' || !BASE64.test(content))
+      details.push({ field: `${at}.content`, message: "must be the file's bytes in base64", code: 'invalid' });
+    if (mime_type !== undefined && (typeof mime_type !== 'string' || !MIME.test(mime_type)))
+      details.push({ field: `${at}.mime_type`, message: 'must be a media type, e.g. text/xml', code: 'invalid' });
+    if (description !== undefined && (typeof description !== 'string' || description.length > MAX_METADATA))
+      details.push({
+        field: `${at}.description`,
+        message: `must be text of up to ${MAX_METADATA} characters`,
+        code: 'invalid',
+      });
+    if (relationship !== undefined && !(RELATIONSHIPS as readonly unknown[]).includes(relationship))
+      details.push({
+        field: `${at}.relationship`,
+        message: `must be one of ${RELATIONSHIPS.join(', ')}`,
+        code: 'enum',
+      });
+    const file = name as string;
+    if (
+      details.length === before &&
+      file.toLowerCase() === FACTURX_NAME &&
+      !facturxLevel(Buffer.from(content as string, 'base64'))
+    )
+      details.push({
+        field: `${at}.content`,
+        message:
+          'is not a Factur-X invoice: its GuidelineSpecifiedDocumentContextParameter names none of the Factur-X profiles (MINIMUM, BASIC WL, BASIC, EN 16931, EXTENDED)',
+        code: 'invalid',
+      });
+    if (details.length > before) return;
+    names.add(file.toLowerCase());
+    const facturx = file.toLowerCase() === FACTURX_NAME;
+    out.push({
+      name: file,
+      bytes: new Uint8Array(Buffer.from(content as string, 'base64')),
+      // Factur-X names text/xml whatever a client's guess (application/xml) was
+      mimeType: facturx
+        ? 'text/xml'
+        : ((mime_type as string | undefined) ?? (/\.xml$/i.test(file) ? 'text/xml' : 'application/octet-stream')),
+      description: (description as string | undefined) || undefined,
+      // Factur-X's own choice for an invoice whose XML says what the PDF shows
+      relationship:
+        (relationship as Attachment['relationship'] | undefined) ?? (facturx ? 'Alternative' : 'Unspecified'),
+    });
+  });
+  return out;
+}
+
+/** Why these attachments cannot go into a PDF of this standard, or undefined when they can. */
+export function attachmentsUnavailable(
+  standard: PdfStandard | undefined,
+  attachments: Attachment[],
+): string | undefined {
+  if (attachments.length && standard && conformanceOf(standard).pdfa === 2)
+    return 'PDF/A-2b allows no attached files but PDF/A ones; ask for PDF/A-3b, which allows any';
+  return undefined;
+}
+
+/** Embeds the files, each listed in the catalog's /AF (PDF/A-3) with its relationship and dates. */
+export function attach(doc: PDFDocument, attachments: Attachment[], now: Date): Promise<void> {
+  return Promise.all(
+    attachments.map((a) =>
+      doc.attach(a.bytes, a.name, {
+        mimeType: a.mimeType,
+        description: a.description ?? a.name,
+        creationDate: now,
+        modificationDate: now,
+        afRelationship: a.relationship as AFRelationship,
+      }),
+    ),
+  ).then(() => undefined);
+}
+
+/**
+ * What is done to a PDF after its content is drawn or printed: the files attached, the metadata
+ * given, the standard claimed (with Factur-X's XMP properties when a PDF/A-3 carries factur-x.xml).
+ */
+export async function finishDocument(
+  doc: PDFDocument,
+  o: { standard?: Conformance; props?: DocumentProperties; attachments?: Attachment[]; now: Date },
+): Promise<void> {
+  if (o.attachments?.length) await attach(doc, o.attachments, o.now);
+  const invoice =
+    o.standard?.pdfa === 3 ? o.attachments?.find((a) => a.name.toLowerCase() === FACTURX_NAME) : undefined;
+  const level = invoice && facturxLevel(invoice.bytes);
+  if (o.standard) claimStandard(doc, o.standard, o.props ?? {}, level ? { level } : undefined);
+  else if (o.props) setProperties(doc, o.props);
+}
+
+/**
+ * Factur-X's conformance level, from the guideline the invoice's XML names (its
+ * GuidelineSpecifiedDocumentContextParameter), as the XMP packet says it; undefined when it names
+ * none Factur-X knows.
+ */
+export function facturxLevel(xml: Uint8Array): string | undefined {
+  const text = Buffer.from(xml).toString('utf8');
+  const guideline = /GuidelineSpecifiedDocumentContextParameter>\s*<(?:\w+:)?ID>([^<]+)</.exec(text)?.[1].trim();
+  const levels: Record<string, string> = {
+    'urn:factur-x.eu:1p0:minimum': 'MINIMUM',
+    'urn:factur-x.eu:1p0:basicwl': 'BASIC WL',
+    'urn:cen.eu:en16931:2017#compliant#urn:factur-x.eu:1p0:basic': 'BASIC',
+    'urn:cen.eu:en16931:2017': 'EN 16931',
+    'urn:cen.eu:en16931:2017#conformant#urn:factur-x.eu:1p0:extended': 'EXTENDED',
+  };
+  return guideline === undefined ? undefined : levels[guideline];
+}
+
+/** What the document says about itself: the Info dictionary and the XMP metadata, the same in both. */
+export interface DocumentProperties extends PdfMetadata {
   /** The document's language (BCP 47): the catalog's /Lang and the XMP's dc:language. */
   lang?: string;
+}
+
+/** Writes what is given into the Info dictionary (and the language into the catalog). */
+export function setProperties(doc: PDFDocument, props: DocumentProperties, showTitle = false): void {
+  if (props.title !== undefined) doc.setTitle(props.title, { showInWindowTitleBar: showTitle });
+  if (props.author !== undefined) doc.setAuthor(props.author);
+  if (props.subject !== undefined) doc.setSubject(props.subject);
+  if (props.keywords !== undefined) doc.setKeywords([props.keywords]);
+  if (props.lang !== undefined) doc.setLanguage(props.lang);
 }
 
 /**
@@ -84,15 +284,16 @@ export interface DocumentProperties {
  * file identifier, and for PDF/A an output intent (sRGB, so the document's DeviceRGB colours are
  * defined). What the standard asks of the content (embedded fonts, tags) is the drawing's part.
  */
-export function claimStandard(doc: PDFDocument, c: Conformance, props: DocumentProperties): void {
-  if (props.title !== undefined) doc.setTitle(props.title, { showInWindowTitleBar: c.ua });
-  if (props.author !== undefined) doc.setAuthor(props.author);
-  if (props.subject !== undefined) doc.setSubject(props.subject);
-  if (props.keywords !== undefined) doc.setKeywords([props.keywords]);
-  if (props.lang !== undefined) doc.setLanguage(props.lang);
+export function claimStandard(
+  doc: PDFDocument,
+  c: Conformance,
+  props: DocumentProperties,
+  facturx?: { level: string },
+): void {
+  setProperties(doc, props, c.ua);
   if (c.ua && !doc.getTitle()) throw new Error('a PDF/UA document needs a title');
   const ctx = doc.context;
-  const xmp = xmpPacket(doc, c, props.lang);
+  const xmp = xmpPacket(doc, c, props.lang, facturx);
   const metadata = ctx.stream(Buffer.from(xmp, 'utf8'), { Type: 'Metadata', Subtype: 'XML' });
   doc.catalog.set(PDFName.of('Metadata'), ctx.register(metadata));
   if (c.pdfa) {
@@ -126,7 +327,12 @@ function xmpDate(d: Date): string {
 }
 
 /** The XMP packet (ISO 16684-1) whose properties match the Info dictionary's, as PDF/A 6.6.2.3 requires. */
-function xmpPacket(doc: PDFDocument, c: Conformance, lang: string | undefined): string {
+function xmpPacket(
+  doc: PDFDocument,
+  c: Conformance,
+  lang: string | undefined,
+  facturx: { level: string } | undefined,
+): string {
   const title = doc.getTitle();
   const author = doc.getAuthor();
   const subject = doc.getSubject();
@@ -152,7 +358,18 @@ function xmpPacket(doc: PDFDocument, c: Conformance, lang: string | undefined): 
     c.ua ? '<pdfuaid:part>1</pdfuaid:part>' : '',
   ].filter(Boolean);
   // PDF/A allows only the schemas it predefines unless the packet describes the others (6.6.2.3.2)
-  const extensions = c.pdfa && c.ua ? [PDFUA_SCHEMA] : [];
+  const extensions = [...(c.pdfa && c.ua ? [PDFUA_SCHEMA] : []), ...(facturx ? [FACTURX_SCHEMA] : [])];
+  // Factur-X 1.0, 6.2.2: the invoice's file, its type, the schema's version and the profile
+  const invoice = facturx
+    ? [
+        `<rdf:Description rdf:about="" xmlns:fx="${FACTURX_SCHEMA.namespace}">`,
+        '<fx:DocumentType>INVOICE</fx:DocumentType>',
+        `<fx:DocumentFileName>${FACTURX_NAME}</fx:DocumentFileName>`,
+        '<fx:Version>1.0</fx:Version>',
+        `<fx:ConformanceLevel>${escapeXml(facturx.level)}</fx:ConformanceLevel>`,
+        '</rdf:Description>',
+      ]
+    : [];
   return [
     '<?xpacket begin="\uFEFF" id="W5M0MpCehiHzreSzNTczkc9d"?>',
     '<x:xmpmeta xmlns:x="adobe:ns:meta/">',
@@ -160,6 +377,7 @@ function xmpPacket(doc: PDFDocument, c: Conformance, lang: string | undefined): 
     '<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:pdf="http://ns.adobe.com/pdf/1.3/" xmlns:xmp="http://ns.adobe.com/xap/1.0/" xmlns:pdfaid="http://www.aiim.org/pdfa/ns/id/" xmlns:pdfuaid="http://www.aiim.org/pdfua/ns/id/">',
     ...lines,
     '</rdf:Description>',
+    ...invoice,
     ...(extensions.length ? [extensionSchemas(extensions)] : []),
     '</rdf:RDF>',
     '</x:xmpmeta>',
@@ -172,7 +390,7 @@ interface ExtensionSchema {
   name: string;
   namespace: string;
   prefix: string;
-  properties: { name: string; valueType: string; description: string }[];
+  properties: { name: string; valueType: string; description: string; category?: 'internal' | 'external' }[];
 }
 
 const PDFUA_SCHEMA: ExtensionSchema = {
@@ -180,6 +398,28 @@ const PDFUA_SCHEMA: ExtensionSchema = {
   namespace: 'http://www.aiim.org/pdfua/ns/id/',
   prefix: 'pdfuaid',
   properties: [{ name: 'part', valueType: 'Integer', description: 'Part of ISO 14289 the document conforms to' }],
+};
+
+const FACTURX_SCHEMA: ExtensionSchema = {
+  name: 'Factur-X PDFA Extension Schema',
+  namespace: 'urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#',
+  prefix: 'fx',
+  properties: [
+    {
+      name: 'DocumentFileName',
+      valueType: 'Text',
+      category: 'external',
+      description: 'The name of the embedded XML invoice file',
+    },
+    { name: 'DocumentType', valueType: 'Text', category: 'external', description: 'INVOICE' },
+    { name: 'Version', valueType: 'Text', category: 'external', description: 'The version of the Factur-X XML schema' },
+    {
+      name: 'ConformanceLevel',
+      valueType: 'Text',
+      category: 'external',
+      description: 'The conformance level of the embedded invoice',
+    },
+  ],
 };
 
 function extensionSchemas(schemas: ExtensionSchema[]): string {
@@ -192,7 +432,7 @@ function extensionSchemas(schemas: ExtensionSchema[]): string {
       '<pdfaSchema:property><rdf:Seq>',
       ...x.properties.map(
         (p) =>
-          `<rdf:li rdf:parseType="Resource"><pdfaProperty:name>${p.name}</pdfaProperty:name><pdfaProperty:valueType>${p.valueType}</pdfaProperty:valueType><pdfaProperty:category>internal</pdfaProperty:category><pdfaProperty:description>${escapeXml(p.description)}</pdfaProperty:description></rdf:li>`,
+          `<rdf:li rdf:parseType="Resource"><pdfaProperty:name>${p.name}</pdfaProperty:name><pdfaProperty:valueType>${p.valueType}</pdfaProperty:valueType><pdfaProperty:category>${p.category ?? 'internal'}</pdfaProperty:category><pdfaProperty:description>${escapeXml(p.description)}</pdfaProperty:description></rdf:li>`,
       ),
       '</rdf:Seq></pdfaSchema:property>',
       '</rdf:li>',

@@ -12,7 +12,7 @@ import { errorData, PaperlinkError, type ErrorData } from '../errors';
 import { workerData } from 'node:worker_threads';
 import { builtinSans } from './fonts';
 import { setRenderLimits, type RenderLimits } from './limits';
-import type { PdfStandard } from './standards';
+import type { Attachment, PdfMetadata, PdfStandard } from './standards';
 import { useZlibGate } from './zlib';
 import {
   fillTemplate,
@@ -58,6 +58,8 @@ export interface FillTask extends TaskBase {
   /** The time budget, for the template engine's own limit (Liquid's). */
   timeoutMs: number;
   standard?: PdfStandard;
+  metadata?: PdfMetadata;
+  attachments?: Attachment[];
 }
 
 /** Count the pages of a printed PDF, and make an HTML template's claim the standard asked for (finishPrinted). */
@@ -65,6 +67,8 @@ export interface PagesTask extends TaskBase {
   op: 'pages';
   pdf: Uint8Array;
   standard?: PdfStandard;
+  metadata?: PdfMetadata;
+  attachments?: Attachment[];
 }
 
 export type RenderTask = LoadTask | FillTask | PagesTask;
@@ -150,7 +154,7 @@ async function load(task: LoadTask): Promise<RenderReply> {
 
 async function run(task: RenderTask): Promise<RenderReply> {
   if (task.op === 'load') return load(task);
-  if (task.op === 'pages') return finishPrinted(task.pdf, task.standard);
+  if (task.op === 'pages') return finishPrinted(task.pdf, task);
   const t = template(task);
   if (!t) return { missing: true };
   const warnings: RenderWarning[] = [];
@@ -159,6 +163,8 @@ async function run(task: RenderTask): Promise<RenderReply> {
     warnings,
     timeoutMs: task.timeoutMs,
     standard: task.standard,
+    metadata: task.metadata,
+    attachments: task.attachments,
   });
   return { filled, warnings };
 }

@@ -7,7 +7,7 @@ import { canonicalJson, renderIdFor, TAKEOVER_MS } from '../../src/idempotency';
 import { sha256 } from '../../src/secrets';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { eventually } from '../support/eventually';
-import { readPdf } from '../support/pdf';
+import { readAttachments, readPdf } from '../support/pdf';
 import { fillableForm, root } from '../support/fixtures';
 import { PDFDocument, PDFName, PDFRawStream } from 'pdf-lib';
 import { BACKENDS, testService, type TestService } from '../support/service';
@@ -288,6 +288,7 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
       merge_parameters: { name: 'A', amount: '1', paid: 'y' },
       destinations: { inkit_storage: {} },
       pdf_standard: 'PDF/A-3b+PDF/UA-1',
+      pdf_metadata: { title: 'Note for A', keywords: 'note, a', subject: '' },
     });
     expect(res.statusCode).toBe(201);
     const pdf = (await get(`/v1/documents/${res.json().document_id}/pdf`)).rawPayload;
@@ -296,6 +297,7 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
     const xmp = Buffer.from((doc.catalog.lookup(PDFName.of('Metadata')) as PDFRawStream).contents).toString();
     expect(xmp).toContain('<pdfaid:part>3</pdfaid:part>');
     expect(xmp).toContain('<pdfuaid:part>1</pdfuaid:part>');
+    expect([doc.getTitle(), doc.getKeywords(), doc.getSubject()]).toEqual(['Note for A', 'note, a', undefined]);
     // veraPDF checks the same renders in test/templates/standards.test.ts
   });
 
@@ -321,6 +323,78 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
     });
     expect(unknown.statusCode).toBe(422);
     expect(unknown.json().error.details).toContainEqual(expect.objectContaining({ field: 'pdf_standard' }));
+    const badMetadata = await generate({
+      template_id: noteId,
+      merge_parameters: { name: 'A', amount: '1', paid: 'y' },
+      destinations: { inkit_storage: {} },
+      pdf_metadata: { title: 7, creator: 'x' },
+    });
+    expect(badMetadata.statusCode).toBe(422);
+    expect(
+      Object.fromEntries(
+        badMetadata.json().error.details.map((d: { field: string; code: string }) => [d.field, d.code]),
+      ),
+    ).toEqual({ 'pdf_metadata.title': 'invalid', 'pdf_metadata.creator': 'unknown_field' });
+    expect(await countDocuments()).toBe(before);
+  });
+
+  it('embeds attachments, and makes a Factur-X invoice of the example with factur-x.xml as PDF/A-3b', async () => {
+    const facturx = fs.readFileSync(path.join(root, 'examples/invoice/attachments/factur-x.xml'));
+    const invoice = JSON.parse(fs.readFileSync(path.join(root, 'examples/invoice/sample.json'), 'utf8')) as Record<
+      string,
+      string
+    >;
+    const res = await generate({
+      template_id: EXAMPLE_IDS.invoice,
+      merge_parameters: invoice,
+      destinations: { inkit_storage: {} },
+      pdf_standard: 'PDF/A-3b',
+      // a client's guess of the media type: Factur-X's own (text/xml) is written
+      attachments: [{ name: 'factur-x.xml', content: facturx.toString('base64'), mime_type: 'application/xml' }],
+    });
+    expect(res.statusCode).toBe(201);
+    const pdf = (await get(`/v1/documents/${res.json().document_id}/pdf`)).rawPayload;
+    expect(Buffer.from((await readAttachments(pdf))['factur-x.xml']).equals(facturx)).toBe(true);
+    const doc = await PDFDocument.load(pdf, { updateMetadata: false });
+    const xmp = Buffer.from((doc.catalog.lookup(PDFName.of('Metadata')) as PDFRawStream).contents).toString();
+    expect(xmp).toContain('<fx:ConformanceLevel>EN 16931</fx:ConformanceLevel>');
+    expect(pdf.toString('latin1')).toMatch(/\/Subtype\s*\/text#2Fxml/);
+    // Mustang's validator and veraPDF check the same render in test/templates/standards.test.ts
+  });
+
+  it('refuses attachments that are broken, and any with PDF/A-2b, one detail each, storing nothing', async () => {
+    const before = await countDocuments();
+    const note = { template_id: noteId, merge_parameters: { name: 'A', amount: '1', paid: 'y' } };
+    const broken = await generate({
+      ...note,
+      destinations: { inkit_storage: {} },
+      attachments: [
+        { name: '../etc/passwd', content: 'aGk=' },
+        { name: 'a.txt', content: 'not base64!' },
+        { name: 'b.txt', content: 'aGk=', relationship: 'Friend', color: 'red' },
+        { name: 'factur-x.xml', content: Buffer.from('<invoice/>').toString('base64') },
+      ],
+    });
+    expect(broken.statusCode).toBe(422);
+    expect(
+      Object.fromEntries(broken.json().error.details.map((d: { field: string; code: string }) => [d.field, d.code])),
+    ).toEqual({
+      'attachments[0].name': 'invalid',
+      'attachments[1].content': 'invalid',
+      'attachments[2].relationship': 'enum',
+      'attachments[2].color': 'unknown_field',
+      'attachments[3].content': 'invalid',
+    });
+    const archived = await generate({
+      ...note,
+      destinations: { inkit_storage: {} },
+      pdf_standard: 'PDF/A-2b',
+      attachments: [{ name: 'a.txt', content: 'aGk=' }],
+    });
+    expect(archived.statusCode).toBe(422);
+    expect(archived.json().error.details).toEqual([
+      expect.objectContaining({ field: 'attachments', code: 'not_allowed' }),
+    ]);
     expect(await countDocuments()).toBe(before);
   });
 

@@ -18,7 +18,7 @@ import { sign } from '../../src/webhooks/signature';
 import { eventually } from '../support/eventually';
 import { root } from '../support/fixtures';
 import { binaryBytes, loadOptionsContext, runPaperlink, serveTrigger } from '../support/n8n';
-import { readPdf } from '../support/pdf';
+import { readAttachments, readPdf } from '../support/pdf';
 import { testService, type TestService } from '../support/service';
 import { linkIn, startSmtp, type Mailbox } from '../support/smtp';
 import { text } from '../../nodes/Paperlink/text';
@@ -139,7 +139,11 @@ describe('Paperlink node: Document', () => {
       {
         ...base,
         templateId: { __rl: true, mode: 'list', value: EXAMPLE_IDS.postcard },
-        options: { pdfStandard: 'PDF/A-2b', returnBinary: true },
+        options: {
+          pdfStandard: 'PDF/A-2b',
+          pdfMetadata: { properties: { title: 'From n8n', author: '' } },
+          returnBinary: true,
+        },
       },
       [{}],
       creds,
@@ -147,6 +151,8 @@ describe('Paperlink node: Document', () => {
     expect(error).toBeUndefined();
     const xmp = (await binaryBytes(items[0].binary!.data)).toString('latin1');
     expect(xmp).toContain('<pdfaid:part>2</pdfaid:part>');
+    // the title given; the author left empty is not sent
+    expect((await readPdf(await binaryBytes(items[0].binary!.data))).info).toMatchObject({ Title: 'From n8n' });
     const html = await runPaperlink(
       {
         ...base,
@@ -159,6 +165,38 @@ describe('Paperlink node: Document', () => {
     );
     expect(html.error?.message).toMatch(/standard_unavailable/);
     expect((html.error as unknown as { description: string }).description).toMatch(/pdf_standard: /);
+  });
+
+  it('attaches the binary fields named in its options: the example invoice as a Factur-X e-invoice', async () => {
+    const facturx = fs.readFileSync(path.join(root, 'examples/invoice/attachments/factur-x.xml'));
+    const invoice = JSON.parse(fs.readFileSync(path.join(root, 'examples/invoice/sample.json'), 'utf8')) as Record<
+      string,
+      string
+    >;
+    const { items, error } = await runPaperlink(
+      {
+        resource: 'document',
+        operation: 'generate',
+        templateId: { __rl: true, mode: 'list', value: EXAMPLE_IDS.invoice },
+        mergeFields: { mappingMode: 'defineBelow', value: invoice },
+        store: true,
+        documentName: '',
+        shareByMagicLink: false,
+        options: { pdfStandard: 'PDF/A-3b', attachBinary: ' invoiceXml ', returnBinary: true },
+      },
+      [
+        {
+          $binary: {
+            invoiceXml: { base64: facturx.toString('base64'), fileName: 'factur-x.xml', mimeType: 'application/xml' },
+          },
+        },
+      ],
+      creds,
+    );
+    expect(error).toBeUndefined();
+    const pdf = await binaryBytes(items[0].binary!.data);
+    expect(Buffer.from((await readAttachments(pdf))['factur-x.xml']).equals(facturx)).toBe(true);
+    expect(pdf.toString('latin1')).toContain('<fx:ConformanceLevel>EN 16931</fx:ConformanceLevel>');
   });
 
   it('gets, downloads, lists and deletes documents', async () => {

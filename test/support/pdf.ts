@@ -234,6 +234,13 @@ export interface PdfStructure {
 }
 
 /** The structure a screen reader gets from a PDF: pdf.js's structure tree, joined to the text of each marked-content id. */
+/** The files embedded in a PDF, by name, as a viewer's attachments panel lists them (pdf.js). */
+export async function readAttachments(bytes: Uint8Array): Promise<Record<string, Uint8Array>> {
+  const { doc } = await openPdf(bytes);
+  const found = ((await doc.getAttachments()) ?? {}) as Record<string, { filename: string; content: Uint8Array }>;
+  return Object.fromEntries(Object.values(found).map((a) => [a.filename, a.content]));
+}
+
 export async function readStructure(bytes: Uint8Array): Promise<PdfStructure> {
   const { doc } = await openPdf(bytes);
   try {

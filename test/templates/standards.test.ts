@@ -9,9 +9,16 @@ import path from 'node:path';
 import { PDFDocument, PDFName } from 'pdf-lib';
 import { ValidationError } from '../../src/errors';
 import { loadTemplate, loadTemplateFile, renderTemplate } from '../../src/templates';
-import { PDF_STANDARDS, unavailableReason, type PdfStandard } from '../../src/templates/standards';
+import {
+  PDF_STANDARDS,
+  unavailableReason,
+  type Attachment,
+  type PdfMetadata,
+  type PdfStandard,
+} from '../../src/templates/standards';
 import { fillableForm, root } from '../support/fixtures';
-import { readPdf } from '../support/pdf';
+import { readAttachments, readPdf } from '../support/pdf';
+import { checkFacturx, mustangMissing } from '../support/facturx';
 import { validate, verapdfMissing, type Verdict } from '../support/verapdf';
 
 const EXAMPLES = ['letter', 'invoice', 'postcard', 'letter-html', 'invoice-html', 'letter-docx', 'invoice-docx'];
@@ -21,13 +28,29 @@ function profilesOf(standard: PdfStandard): string[] {
   return standard.split('+').map((s) => `${s.replace(/b$/, 'B')} validation profile`);
 }
 
-async function render(folder: string, standard?: PdfStandard) {
+/** Metadata with what XML escapes and what is not ASCII, as a request may give it. */
+const METADATA: PdfMetadata = {
+  title: 'Zoë & <Co> "Report"',
+  author: 'Ann Ödegaard',
+  subject: 'Quarterly figures',
+  keywords: 'report, 2026, Zoë',
+};
+
+/** The Factur-X invoice of the example (scripts/make-facturx-example.js), as a request attaches it. */
+const FACTURX: Attachment = {
+  name: 'factur-x.xml',
+  bytes: fs.readFileSync(path.join(root, 'examples/invoice/attachments/factur-x.xml')),
+  mimeType: 'text/xml',
+  relationship: 'Alternative',
+};
+
+async function render(folder: string, standard?: PdfStandard, metadata?: PdfMetadata, attachments?: Attachment[]) {
   const t = await loadTemplateFile(path.join(root, 'examples', folder));
   const values = JSON.parse(fs.readFileSync(path.join(root, 'examples', folder, 'sample.json'), 'utf8')) as Record<
     string,
     string
   >;
-  return { kind: t.kind, bytes: await renderTemplate(t, values, { standard }) };
+  return { kind: t.kind, bytes: await renderTemplate(t, values, { standard, metadata, attachments }) };
 }
 
 const withVerapdf = verapdfMissing ? describe.skip : describe;
@@ -46,6 +69,24 @@ withVerapdf('PDF standards, checked by veraPDF', () => {
         if (!unavailableReason(kind, standard))
           made.set(`${folder} as ${standard}`, { folder, standard, bytes: (await render(folder, standard)).bytes });
     }
+    // the request's metadata, in the Info dictionary and the XMP packet alike
+    for (const [folder, standard] of [
+      ['letter', 'PDF/A-2b+PDF/UA-1'],
+      ['letter-html', 'PDF/A-2b'],
+      ['letter-docx', 'PDF/A-3b'],
+    ] as const)
+      made.set(`${folder} with metadata as ${standard}`, {
+        folder,
+        standard,
+        bytes: (await render(folder, standard, METADATA)).bytes,
+      });
+    // the invoice as Factur-X (PDF/A-3b with factur-x.xml), in every format that meets PDF/A-3b
+    for (const folder of ['invoice', 'invoice-html', 'invoice-docx'])
+      made.set(`${folder} with factur-x.xml as PDF/A-3b`, {
+        folder,
+        standard: 'PDF/A-3b',
+        bytes: (await render(folder, 'PDF/A-3b', undefined, [FACTURX])).bytes,
+      });
     // PDF/UA is a tagged PDF whatever the template says
     const untagged = await loadTemplate(
       '<document name="Untagged" tagged="false"><body><h1>Notice</h1><p>Hello {{name}}.</p></body></document>',
@@ -74,6 +115,16 @@ withVerapdf('PDF standards, checked by veraPDF', () => {
   it('prints the same text as without a standard, titled and in its language', async () => {
     for (const [name, { folder, bytes }] of made) {
       const [claimed, unclaimed] = [await readPdf(bytes), await readPdf(plain.get(folder)!)];
+      if (name.includes(' with metadata '))
+        expect({ name, info: claimed.info }).toMatchObject({
+          name,
+          info: {
+            Title: METADATA.title,
+            Author: METADATA.author,
+            Subject: METADATA.subject,
+            Keywords: METADATA.keywords,
+          },
+        });
       expect({ name, text: claimed.text }).toEqual({ name, text: unclaimed.text });
       expect({ name, title: claimed.info.Title, lang: claimed.info.Language }).toEqual({
         name,
@@ -82,6 +133,26 @@ withVerapdf('PDF standards, checked by veraPDF', () => {
       });
     }
   });
+
+  const withFacturx = mustangMissing ? it.skip : it;
+  withFacturx(
+    "is a Factur-X invoice with factur-x.xml attached: Mustang's validator passes the file, its XMP and the invoice's XML",
+    async () => {
+      for (const folder of ['invoice', 'invoice-html', 'invoice-docx']) {
+        const { bytes } = made.get(`${folder} with factur-x.xml as PDF/A-3b`)!;
+        const verdict = await checkFacturx(bytes);
+        expect({ folder, valid: verdict.valid, report: verdict.valid ? '' : verdict.report }).toEqual({
+          folder,
+          valid: true,
+          report: '',
+        });
+        // the attached file is the one given, byte for byte
+        const attached = await readAttachments(bytes);
+        expect(Buffer.from(attached['factur-x.xml']).equals(Buffer.from(FACTURX.bytes))).toBe(true);
+      }
+    },
+    120_000,
+  );
 
   it('claims nothing when no standard is asked for: no XMP packet, no output intent', async () => {
     for (const [folder, bytes] of plain) {
@@ -92,6 +163,72 @@ withVerapdf('PDF standards, checked by veraPDF', () => {
       const xmp = metadata ? Buffer.from((metadata as unknown as { contents: Uint8Array }).contents).toString() : '';
       expect({ folder, claims: /pdfaid|pdfuaid/.test(xmp) }).toEqual({ folder, claims: false });
     }
+  });
+});
+
+describe('pdf_metadata without a standard', () => {
+  it("is what every format's PDF says about itself, over the template's own", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'meta-'));
+    fs.writeFileSync(path.join(dir, 'form.pdf'), await fillableForm());
+    const form = await loadTemplateFile(path.join(dir, 'form.pdf'));
+    const rendered = {
+      xml: (await render('invoice', undefined, METADATA)).bytes,
+      html: (await render('invoice-html', undefined, METADATA)).bytes,
+      docx: (await render('invoice-docx', undefined, METADATA)).bytes,
+      pdf: await renderTemplate(form, { member_name: 'A', member_number: '1' }, { metadata: METADATA }),
+    };
+    for (const [format, bytes] of Object.entries(rendered))
+      expect({ format, info: (await readPdf(bytes)).info }).toMatchObject({
+        format,
+        info: {
+          Title: METADATA.title,
+          Author: METADATA.author,
+          Subject: METADATA.subject,
+          Keywords: METADATA.keywords,
+        },
+      });
+    // a property not given keeps the template's: the XML invoice's title
+    const titled = await readPdf((await render('invoice', undefined, { author: 'Someone' })).bytes);
+    expect(titled.info).toMatchObject({ Author: 'Someone', Title: expect.stringMatching(/\S/) });
+    expect(titled.info.Title).not.toBe(METADATA.title);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('attachments', () => {
+  const files: Attachment[] = [
+    { name: 'data.json', bytes: Buffer.from('{"a":1}'), mimeType: 'application/json', relationship: 'Data' },
+    { name: 'Zoë notes.txt', bytes: Buffer.from('plain text\n'), mimeType: 'text/plain', relationship: 'Supplement' },
+  ];
+
+  it('are embedded byte for byte in every format', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attach-'));
+    fs.writeFileSync(path.join(dir, 'form.pdf'), await fillableForm());
+    const form = await loadTemplateFile(path.join(dir, 'form.pdf'));
+    const rendered = {
+      xml: (await render('letter', undefined, undefined, files)).bytes,
+      html: (await render('letter-html', undefined, undefined, files)).bytes,
+      docx: (await render('letter-docx', undefined, undefined, files)).bytes,
+      pdf: await renderTemplate(form, { member_name: 'A', member_number: '1' }, { attachments: files }),
+    };
+    for (const [format, bytes] of Object.entries(rendered)) {
+      const attached = await readAttachments(bytes);
+      expect({ format, names: Object.keys(attached).sort() }).toEqual({
+        format,
+        names: ['Zoë notes.txt', 'data.json'],
+      });
+      for (const f of files) expect(Buffer.from(attached[f.name]).equals(Buffer.from(f.bytes))).toBe(true);
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('are refused with PDF/A-2b, which allows none: 422 not_allowed before anything is drawn', async () => {
+    const t = await loadTemplateFile(path.join(root, 'examples/letter'));
+    const err = await renderTemplate(t, {}, { standard: 'PDF/A-2b', attachments: files }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).details).toEqual([
+      expect.objectContaining({ field: 'attachments', code: 'not_allowed' }),
+    ]);
   });
 });
 

@@ -63,6 +63,15 @@ export const description: INodeProperties[] = [
     displayOptions: { show },
     options: [
       {
+        displayName: 'Attach Files From Binary Fields',
+        name: 'attachBinary',
+        type: 'string',
+        default: '',
+        placeholder: 'e.g. invoiceXml, receipt',
+        description:
+          "The input item's binary fields to embed in the PDF, comma-separated, each under its file name. A file named factur-x.xml with PDF Standard PDF/A-3b makes a Factur-X e-invoice.",
+      },
+      {
         displayName: 'Return PDF as Binary',
         name: 'returnBinary',
         type: 'boolean',
@@ -82,6 +91,26 @@ export const description: INodeProperties[] = [
         type: 'string',
         default: '',
         description: 'Kept with the document',
+      },
+      {
+        displayName: 'PDF Properties',
+        name: 'pdfMetadata',
+        type: 'fixedCollection',
+        default: {},
+        placeholder: 'Add Property',
+        description: "What the PDF says about itself, over the template's own",
+        options: [
+          {
+            displayName: 'Properties',
+            name: 'properties',
+            values: [
+              { displayName: 'Author', name: 'author', type: 'string', default: '' },
+              { displayName: 'Keywords', name: 'keywords', type: 'string', default: '' },
+              { displayName: 'Subject', name: 'subject', type: 'string', default: '' },
+              { displayName: 'Title', name: 'title', type: 'string', default: '' },
+            ],
+          },
+        ],
       },
       {
         displayName: 'PDF Standard',
@@ -146,6 +175,8 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
     binaryPropertyName?: string;
     description?: string;
     pdfStandard?: string;
+    pdfMetadata?: { properties?: IDataObject };
+    attachBinary?: string;
   };
   const variablesOf = async (id: string) =>
     ((await apiRequest.call(this, 'GET', pathOf('template', id))) as { variables?: string[] }).variables ?? [];
@@ -156,6 +187,24 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   };
   if (options.description) body.description = options.description;
   if (options.pdfStandard) body.pdf_standard = options.pdfStandard;
+  // empty properties are left out, so the template's own stay
+  const properties = Object.entries(options.pdfMetadata?.properties ?? {}).filter(([, v]) => text(v).trim());
+  if (properties.length) body.pdf_metadata = Object.fromEntries(properties);
+  const fields = (options.attachBinary ?? '')
+    .split(',')
+    .map((f) => f.trim())
+    .filter(Boolean);
+  if (fields.length)
+    body.attachments = await Promise.all(
+      fields.map(async (field) => {
+        const file = this.helpers.assertBinaryData(i, field);
+        return {
+          name: file.fileName || field,
+          content: (await this.helpers.getBinaryDataBuffer(i, field)).toString('base64'),
+          ...(file.mimeType ? { mime_type: file.mimeType } : {}),
+        };
+      }),
+    );
   // one key per execution, node, run and item: n8n's Retry On Fail gets the first answer again, never a second document
   const idempotencyKey = `n8n:${this.getExecutionId()}:${this.getNode().id}:${String(this.getWorkflowDataProxy(i).$runIndex)}:${i}`;
   const result = (await apiRequest.call(this, 'POST', '/v1/generate', body, undefined, {
