@@ -8,18 +8,21 @@ import { sql } from 'kysely';
 import { iso } from '../clock';
 import { isUniqueViolation, PURGE_BATCH, type Db } from '../db';
 import type { DocumentRow } from '../db/schema';
-import { NotFoundError, PaperlinkError, ValidationError, type ErrorDetail } from '../errors';
+import { NotFoundError, ValidationError, type ErrorDetail } from '../errors';
 import { newId } from '../ids';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import { sha256 } from '../secrets';
 import type { Storage } from '../storage';
-import { missingVariables, type RenderWarning, type TemplateSummary } from '../templates';
+import { isPdf, missingVariables, type RenderOptions, type RenderWarning, type TemplateSummary } from '../templates';
 import type { Renderer } from '../templates/pool';
 import type { TemplateStore } from '../templates/store';
 import type { Events } from '../events';
 import type { LinkInfo, MagicLinks } from '../links';
 import { parseLinkSettings, type LinkSettings } from '../links/policy';
 import {
+  BASE64,
+  conformanceOf,
+  type PdfStandard,
   attachmentsUnavailable,
   parseAttachments,
   parseMetadata,
@@ -121,6 +124,38 @@ function optionalText(
   return v.trim();
 }
 
+/** Most parts one generate request may append to its template. */
+export const MAX_APPEND = 20;
+
+/** A part of a merged document: a template with its values, or an uploaded PDF. */
+interface AppendPart {
+  template?: TemplateSummary;
+  values?: Record<string, string>;
+  pdf?: Uint8Array;
+  /** Its entry in the document's outline. */
+  title: string;
+  /** Where the request gave it, for errors. */
+  field: string;
+  /** Where its values are, for errors and warnings about them (`append[0].merge_parameters`). */
+  prefix: string;
+  /** The keys of its merge_parameters, for unused_parameter warnings. */
+  given: string[];
+}
+
+/** Why a merged document cannot meet the standard, or undefined. */
+function mergeUnavailable(standard: PdfStandard, parts: AppendPart[]): string | undefined {
+  if (!parts.length) return undefined;
+  if (conformanceOf(standard).ua)
+    return "a merged document keeps no tags (its parts' structure trees are not merged), so it cannot meet PDF/UA-1";
+  if (parts.some((p) => p.pdf))
+    return 'an uploaded PDF is merged as it is, and its fonts and colours are not ours to vouch for';
+  for (const p of parts) {
+    const reason = unavailableReason(p.template!.kind, standard);
+    if (reason) return `${p.field}: ${reason}`;
+  }
+  return undefined;
+}
+
 /** The top-level code says what kind of fix the caller needs; the details say where. */
 function failure(details: ErrorDetail[]): ValidationError {
   const codes = new Set(details.map((d) => d.code));
@@ -162,6 +197,158 @@ export class Documents {
     private readonly inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T> = (work) =>
       db.transaction().execute(work),
   ) {}
+
+  /**
+   * `append`: the templates (each with its merge parameters) and uploaded PDFs merged after the
+   * request's template, in order; each broken one reported under its place (`append[1].template_id`).
+   */
+  private async parseAppend(value: unknown, details: ErrorDetail[]): Promise<AppendPart[]> {
+    if (value === undefined || value === null) return [];
+    if (!Array.isArray(value) || value.length === 0 || value.length > MAX_APPEND) {
+      details.push({
+        field: 'append',
+        message: `must be a list of 1 to ${MAX_APPEND} parts, each {template_id, merge_parameters} or {pdf}`,
+        code: 'type',
+      });
+      return [];
+    }
+    const parts: AppendPart[] = [];
+    for (const [i, item] of value.entries()) {
+      const at = `append[${i}]`;
+      if (!isObject(item)) {
+        details.push({
+          field: at,
+          message: 'must be an object: {template_id, merge_parameters} or {pdf}',
+          code: 'type',
+        });
+        continue;
+      }
+      const before = details.length;
+      for (const k of Object.keys(item))
+        if (!['template_id', 'merge_parameters', 'pdf', 'title'].includes(k))
+          details.push({ field: `${at}.${k}`, message: 'is not a field of a part', code: 'unknown_field' });
+      const title = optionalText(item, 'title', `${at}.title`, MAX_NAME, details);
+      if ((item.template_id === undefined) === (item.pdf === undefined)) {
+        details.push({
+          field: at,
+          message: 'needs either template_id (with merge_parameters) or pdf',
+          code: 'required',
+        });
+        continue;
+      }
+      if (item.pdf !== undefined) {
+        const pdf = typeof item.pdf === 'string' && BASE64.test(item.pdf) ? Buffer.from(item.pdf, 'base64') : undefined;
+        if (!pdf || !isPdf(pdf))
+          details.push({ field: `${at}.pdf`, message: 'must be a PDF file in base64', code: 'invalid' });
+        else if (details.length === before)
+          parts.push({
+            pdf: new Uint8Array(pdf),
+            title: title ?? `Part ${i + 2}`,
+            field: `${at}.pdf`,
+            prefix: at,
+            given: [],
+          });
+        continue;
+      }
+      let template: TemplateSummary | undefined;
+      if (typeof item.template_id !== 'string' || item.template_id === '')
+        details.push({ field: `${at}.template_id`, message: 'must be the id of a template', code: 'type' });
+      else
+        template = await this.templates.load(item.template_id).catch((err: unknown) => {
+          if (!(err instanceof NotFoundError)) throw err;
+          details.push({
+            field: `${at}.template_id`,
+            message: `no template has the id ${JSON.stringify(item.template_id)}`,
+            code: 'not_found',
+          });
+          return undefined;
+        });
+      let values: Record<string, string> = {};
+      try {
+        values = normalizeValues(item.merge_parameters ?? {}, `${at}.merge_parameters`);
+      } catch (err) {
+        if (!(err instanceof ValidationError)) throw err;
+        details.push(...err.details);
+      }
+      const given = isObject(item.merge_parameters) ? item.merge_parameters : {};
+      if (template)
+        for (const v of missingVariables(template, given))
+          details.push({
+            field: `${at}.merge_parameters.${v}`,
+            message: 'is required by the template',
+            code: 'required',
+          });
+      if (template && details.length === before)
+        parts.push({
+          template,
+          values,
+          title: title ?? template.name,
+          field: `${at}.template_id`,
+          prefix: `${at}.merge_parameters`,
+          given: Object.keys(given),
+        });
+    }
+    return parts;
+  }
+
+  /**
+   * Renders one template. Errors and warnings about a value name it where the request gave it
+   * (`merge_parameters.name`, `append[0].merge_parameters.name`).
+   */
+  private async renderOne(
+    template: TemplateSummary,
+    values: Record<string, string>,
+    prefix: string,
+    options: RenderOptions,
+    warnings: Warning[],
+  ): Promise<Uint8Array> {
+    const drawn: RenderWarning[] = [];
+    try {
+      return await this.renderer.render(template, values, { ...options, warnings: drawn });
+    } catch (err) {
+      if (err instanceof ValidationError) {
+        const fixed = err.details.map((d) =>
+          template.variables.includes(d.field) ? { ...d, field: `${prefix}.${d.field}` } : d,
+        );
+        throw new ValidationError(err.message, fixed, err.code);
+      }
+      throw err;
+    } finally {
+      const where = prefix === 'merge_parameters' ? 'template' : prefix.replace(/\.merge_parameters$/, '');
+      for (const w of drawn)
+        warnings.push({ code: w.code, field: w.variable ? `${prefix}.${w.variable}` : where, message: w.message });
+    }
+  }
+
+  /**
+   * Renders every part and merges them into one document (merge.ts): the XML templates a second
+   * time with their place in the whole, so their page numbers run across it.
+   */
+  private async renderMerged(
+    parts: AppendPart[],
+    whole: Pick<RenderOptions, 'standard' | 'metadata' | 'attachments'> & { now: Date },
+    warnings: Warning[],
+  ): Promise<Uint8Array> {
+    const pdfs: Uint8Array[] = [];
+    for (const p of parts)
+      pdfs.push(
+        p.template ? await this.renderOne(p.template, p.values!, p.prefix, { now: whole.now }, warnings) : p.pdf!,
+      );
+    const counts = await Promise.all(
+      parts.map((p, i) => this.renderer.pages(pdfs[i], p.template ? undefined : p.field)),
+    );
+    const total = counts.reduce((a, b) => a + b, 0);
+    let first = 1;
+    for (const [i, p] of parts.entries()) {
+      if (p.template?.kind === 'xml')
+        pdfs[i] = await this.renderer.render(p.template, p.values!, { now: whole.now, numbering: { first, total } });
+      first += counts[i];
+    }
+    return this.renderer.merge(
+      parts.map((p, i) => ({ pdf: pdfs[i], title: p.title, field: p.template ? undefined : p.field })),
+      whole,
+    );
+  }
 
   /**
    * `POST /v1/generate`: checks the whole request and reports every broken field at once, renders
@@ -256,7 +443,9 @@ export class Documents {
     const attachments = parseAttachments(body.attachments, 'attachments', details);
     const cannotAttach = attachmentsUnavailable(standard, attachments ?? []);
     if (cannotAttach) details.push({ field: 'attachments', message: cannotAttach, code: 'not_allowed' });
-    const unavailable = template && standard && unavailableReason(template.kind, standard);
+    const parts = await this.parseAppend(body.append, details);
+    const unavailable =
+      template && standard && (unavailableReason(template.kind, standard) ?? mergeUnavailable(standard, parts));
     if (unavailable) details.push({ field: 'pdf_standard', message: unavailable, code: 'standard_unavailable' });
     const name = optionalText(body, 'name', 'name', MAX_NAME, details);
     const description = optionalText(body, 'description', 'description', MAX_DESCRIPTION, details) ?? null;
@@ -268,22 +457,20 @@ export class Documents {
     let row = renderId
       ? await this.db.selectFrom('documents').selectAll().where('render_id', '=', renderId).executeTakeFirst()
       : undefined;
-    const drawn: RenderWarning[] = [];
+    const drawn: Warning[] = [];
     if (!row) {
       const now = this.clock.now();
-      let pdf: Uint8Array;
-      try {
-        pdf = await this.renderer.render(template, values, { now, warnings: drawn, standard, metadata, attachments });
-      } catch (err) {
-        // errors about a value name the variable; in the API it lives under merge_parameters
-        if (err instanceof PaperlinkError && err instanceof ValidationError) {
-          const fixed = err.details.map((d) =>
-            template.variables.includes(d.field) ? { ...d, field: `merge_parameters.${d.field}` } : d,
-          );
-          throw new ValidationError(err.message, fixed, err.code);
-        }
-        throw err;
-      }
+      const whole = { now, standard, metadata, attachments };
+      const pdf = parts.length
+        ? await this.renderMerged(
+            [
+              { template, values, prefix: 'merge_parameters', title: template.name, field: 'template_id', given: [] },
+              ...parts,
+            ],
+            whole,
+            drawn,
+          )
+        : await this.renderOne(template, values, 'merge_parameters', whole, drawn);
       row = {
         id: newId('doc', now),
         render_id: renderId ?? newId('rnd', now),
@@ -312,19 +499,19 @@ export class Documents {
       }
     }
 
-    const unused = Object.keys(given).filter((k) => !template.variables.includes(k));
-    const warnings: Warning[] = [
-      ...unused.map((k) => ({
-        code: 'unused_parameter',
-        field: `merge_parameters.${k}`,
-        message: `the template has no variable ${JSON.stringify(k)}; the value was not used`,
-      })),
-      ...drawn.map((w) => ({
-        code: w.code,
-        field: w.variable ? `merge_parameters.${w.variable}` : 'template',
-        message: w.message,
-      })),
-    ];
+    const unused = [
+      { prefix: 'merge_parameters', template, given: Object.keys(given) },
+      ...parts.flatMap((p) => (p.template ? [{ prefix: p.prefix, template: p.template, given: p.given }] : [])),
+    ].flatMap((p) =>
+      p.given
+        .filter((k) => !p.template.variables.includes(k))
+        .map((k) => ({
+          code: 'unused_parameter',
+          field: `${p.prefix}.${k}`,
+          message: `the template has no variable ${JSON.stringify(k)}; the value was not used`,
+        })),
+    );
+    const warnings: Warning[] = [...unused, ...drawn];
     // an answer stays small whatever was sent: the first warnings, then how many more of each code
     if (warnings.length > MAX_WARNINGS) {
       const rest = warnings.splice(MAX_WARNINGS);

@@ -129,6 +129,27 @@ export const GenerateRequestSchema = shared('GenerateRequest', {
       properties: Object.fromEntries(METADATA_KEYS.map((k) => [k, { type: 'string', maxLength: MAX_METADATA }])),
       additionalProperties: false,
     },
+    append: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 20,
+      description:
+        "Parts merged after the template, in order, into one document with one outline (an entry per part): more templates, each with its merge parameters, or PDFs uploaded as base64. XML templates' page numbers run across the whole. A merged document cannot claim PDF/UA-1, nor PDF/A with an uploaded PDF in it (422 standard_unavailable).",
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          template_id: { type: 'string' },
+          merge_parameters: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
+          pdf: { type: 'string', contentEncoding: 'base64', description: 'A PDF to merge as it is' },
+          title: {
+            type: 'string',
+            maxLength: 200,
+            description: "Its outline entry. Default: the template's name, or Part N",
+          },
+        },
+      },
+    },
     attachments: {
       type: 'array',
       maxItems: MAX_ATTACHMENTS,

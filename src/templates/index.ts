@@ -13,7 +13,7 @@ import { MissingVariablesError, TemplateError, ValidationError } from '../errors
 import { compileXml, type AssetResolver } from './compile';
 import { drawPages } from './draw';
 import { loadPdfTemplate, renderPdfTemplate, type PdfTemplate } from './fillable';
-import { layoutTemplate, metadataText } from './layout';
+import { layoutTemplate, metadataText, type Numbering } from './layout';
 import type { XmlTemplate } from './model';
 import { compileHtml, fillHtml, isHtml, printHtml, type FilledHtml, type HtmlTemplate } from './html';
 import { compileDocx, convertDocx, fillDocx, isZip, type DocxTemplate } from './docx';
@@ -65,6 +65,8 @@ export interface RenderOptions {
   metadata?: PdfMetadata;
   /** Files embedded in the document (standards.ts). */
   attachments?: Attachment[];
+  /** XML templates: page numbers as a part of a merged document ({{page}} from `first`, {{pages}} the whole's). */
+  numbering?: Numbering;
 }
 
 /** Something drawn that a person should look at; the document is still made. */
@@ -259,7 +261,7 @@ export async function fillTemplate(
   if (template.kind === 'html') return { html: await fillHtml(template, values, { timeoutMs }) };
   if (template.kind === 'docx') return { docx: fillDocx(template, values), title: template.name };
   const standard = options.standard && conformanceOf(options.standard);
-  const pages = layoutTemplate(template, values, options.warnings);
+  const pages = layoutTemplate(template, values, options.warnings, options.numbering);
   const pdf = await drawPages(pages, {
     now,
     title: options.metadata?.title ?? metadataText(template.metadata.title, values) ?? template.name,

@@ -909,11 +909,18 @@ function overflowed(
   });
 }
 
+/** Page numbers of a document that is part of a larger one (a merge): its first page's number and the whole's count. */
+export interface Numbering {
+  first: number;
+  total: number;
+}
+
 /** Lays out a template with values already checked for presence. */
 export function layoutTemplate(
   t: XmlTemplate,
   values: Record<string, string>,
   warnings?: RenderWarning[],
+  numbering?: Numbering,
 ): PageLayout[] {
   const b: Bound = { expanded: { n: 0 }, values, items: new Map(), lists: new Map() };
   const width = t.pageWidth - t.margin.left - t.margin.right;
@@ -936,7 +943,7 @@ export function layoutTemplate(
   const pages = body.pages;
   // Headers are drawn before the body and footers after it, so the text reads in page order.
   pages.forEach((page, i) => {
-    const pb: Bound = { ...b, page: i + 1, pages: pages.length };
+    const pb: Bound = { ...b, page: (numbering?.first ?? 1) + i, pages: numbering?.total ?? pages.length };
     const header = regionFor(t.headers, i);
     const footer = regionFor(t.footers, i);
     page.ops = [

@@ -33,6 +33,8 @@ import {
 } from './index';
 import { renderLimits, RenderLimitError, type RenderLimits } from './limits';
 import { Slots } from './slots';
+import { PDFDocument } from 'pdf-lib';
+import { mergeParts, readUploadedPdf, type MergeOptions, type Part } from './merge';
 import type { RenderReply, RenderTask } from './worker';
 import { stopOutsideZlib, zlibGate } from './zlib';
 
@@ -41,6 +43,10 @@ export interface Renderer {
   /** Compiles a template (an upload, or one read from the database) and says what it is. */
   load(source: string | Uint8Array, options?: LoadOptions): Promise<TemplateSummary>;
   render(template: TemplateSummary, values: Record<string, string>, options?: RenderOptions): Promise<Uint8Array>;
+  /** The page count of a rendered PDF, or of an uploaded one (`field` names where it came from; read with merge.ts's guards). */
+  pages(pdf: Uint8Array, field?: string): Promise<number>;
+  /** Rendered and uploaded PDFs as one document (merge.ts), within the page limit. */
+  merge(parts: Part[], options: MergeOptions): Promise<Uint8Array>;
   close(): Promise<void>;
 }
 
@@ -57,6 +63,13 @@ export interface RendererOptions {
 export const inProcessRenderer: Renderer = {
   load: loadTemplate,
   render: renderTemplate,
+  pages: async (pdf, field) =>
+    (field ? await readUploadedPdf(pdf, field) : await PDFDocument.load(pdf, { updateMetadata: false })).getPageCount(),
+  merge: async (parts, options) => {
+    const { pdf, pages } = await mergeParts(parts, options);
+    checkPages(pages);
+    return pdf;
+  },
   close: async () => undefined,
 };
 
@@ -146,6 +159,7 @@ export class RenderPool implements Renderer {
       standard: options.standard,
       metadata: options.metadata,
       attachments: options.attachments,
+      numbering: options.numbering,
     };
     let reply = await this.run(task);
     if ('missing' in reply) {
@@ -167,6 +181,19 @@ export class RenderPool implements Renderer {
     );
     checkPages(pages);
     return pdf;
+  }
+
+  async pages(pdf: Uint8Array, field?: string): Promise<number> {
+    return answer(await this.run({ op: 'pages', pdf, field }), 'pages').pages;
+  }
+
+  async merge(parts: Part[], options: MergeOptions): Promise<Uint8Array> {
+    const { merged, count } = answer(
+      await this.run({ op: 'merge', parts, options: { ...options, now: options.now.getTime() } }),
+      'merged',
+    );
+    checkPages(count);
+    return merged;
   }
 
   /**

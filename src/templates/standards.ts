@@ -121,7 +121,7 @@ export const MAX_ATTACHMENTS = 20;
 export const FACTURX_NAME = 'factur-x.xml';
 
 const MIME = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+export const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** `attachments` as given: files to embed, or 422 details for each one that is wrong. */
 export function parseAttachments(value: unknown, field: string, details: ErrorDetail[]): Attachment[] | undefined {

@@ -12,6 +12,8 @@ import { errorData, PaperlinkError, type ErrorData } from '../errors';
 import { workerData } from 'node:worker_threads';
 import { builtinSans } from './fonts';
 import { setRenderLimits, type RenderLimits } from './limits';
+import type { Numbering } from './layout';
+import { mergeParts, readUploadedPdf, type MergeOptions, type Part } from './merge';
 import type { Attachment, PdfMetadata, PdfStandard } from './standards';
 import { useZlibGate } from './zlib';
 import {
@@ -60,24 +62,38 @@ export interface FillTask extends TaskBase {
   standard?: PdfStandard;
   metadata?: PdfMetadata;
   attachments?: Attachment[];
+  numbering?: Numbering;
 }
 
-/** Count the pages of a printed PDF, and make an HTML template's claim the standard asked for (finishPrinted). */
+/**
+ * Count the pages of a printed PDF, and make an HTML template's claim the standard asked for
+ * (finishPrinted); or of a PDF a client uploaded (`field` says where it came from), read with the
+ * guards of merge.ts.
+ */
 export interface PagesTask extends TaskBase {
   op: 'pages';
   pdf: Uint8Array;
+  field?: string;
   standard?: PdfStandard;
   metadata?: PdfMetadata;
   attachments?: Attachment[];
 }
 
-export type RenderTask = LoadTask | FillTask | PagesTask;
+/** Merge rendered and uploaded PDFs into one (merge.ts). */
+export interface MergeTask extends TaskBase {
+  op: 'merge';
+  parts: Part[];
+  options: Omit<MergeOptions, 'now'> & { now: number };
+}
+
+export type RenderTask = LoadTask | FillTask | PagesTask | MergeTask;
 
 export type RenderReply =
   | { loaded: TemplateSummary }
   | { wants: string[] }
   | { filled: Filled; warnings: RenderWarning[] }
   | { pages: number; pdf: Uint8Array }
+  | { merged: Uint8Array; count: number }
   | { missing: true }
   | { error: ErrorData }
   | { failure: string };
@@ -154,7 +170,14 @@ async function load(task: LoadTask): Promise<RenderReply> {
 
 async function run(task: RenderTask): Promise<RenderReply> {
   if (task.op === 'load') return load(task);
-  if (task.op === 'pages') return finishPrinted(task.pdf, task);
+  if (task.op === 'pages')
+    return task.field
+      ? { pages: (await readUploadedPdf(task.pdf, task.field)).getPageCount(), pdf: task.pdf }
+      : finishPrinted(task.pdf, task);
+  if (task.op === 'merge') {
+    const { pdf, pages } = await mergeParts(task.parts, { ...task.options, now: new Date(task.options.now) });
+    return { merged: pdf, count: pages };
+  }
   const t = template(task);
   if (!t) return { missing: true };
   const warnings: RenderWarning[] = [];
@@ -165,6 +188,7 @@ async function run(task: RenderTask): Promise<RenderReply> {
     standard: task.standard,
     metadata: task.metadata,
     attachments: task.attachments,
+    numbering: task.numbering,
   });
   return { filled, warnings };
 }

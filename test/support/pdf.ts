@@ -234,6 +234,18 @@ export interface PdfStructure {
 }
 
 /** The structure a screen reader gets from a PDF: pdf.js's structure tree, joined to the text of each marked-content id. */
+/** The outline's top-level entries as a viewer's bookmarks panel shows them: title and the page (from 0) each opens. */
+export async function readOutline(bytes: Uint8Array): Promise<{ title: string; page: number }[]> {
+  const { doc } = await openPdf(bytes);
+  const outline = ((await doc.getOutline()) ?? []) as { title: string; dest: unknown }[];
+  return Promise.all(
+    outline.map(async (o) => {
+      const dest = (typeof o.dest === 'string' ? await doc.getDestination(o.dest) : o.dest) as [unknown];
+      return { title: o.title, page: await doc.getPageIndex(dest[0] as never) };
+    }),
+  );
+}
+
 /** The files embedded in a PDF, by name, as a viewer's attachments panel lists them (pdf.js). */
 export async function readAttachments(bytes: Uint8Array): Promise<Record<string, Uint8Array>> {
   const { doc } = await openPdf(bytes);

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { PDFDocument, PDFName } from 'pdf-lib';
 import { ValidationError } from '../../src/errors';
 import { loadTemplate, loadTemplateFile, renderTemplate } from '../../src/templates';
+import { mergeParts } from '../../src/templates/merge';
 import {
   PDF_STANDARDS,
   unavailableReason,
@@ -87,6 +88,16 @@ withVerapdf('PDF standards, checked by veraPDF', () => {
         standard: 'PDF/A-3b',
         bytes: (await render(folder, 'PDF/A-3b', undefined, [FACTURX])).bytes,
       });
+    // a merged document (append) of every format, as PDF/A-3b: the parts rendered plain, the whole claimed
+    const merged = await mergeParts(
+      ['letter', 'letter-html', 'letter-docx'].map((folder) => ({ pdf: plain.get(folder)!, title: folder })),
+      { standard: 'PDF/A-3b', now: new Date() },
+    );
+    made.set('letter, letter-html and letter-docx merged as PDF/A-3b', {
+      folder: 'merged',
+      standard: 'PDF/A-3b',
+      bytes: merged.pdf,
+    });
     // PDF/UA is a tagged PDF whatever the template says
     const untagged = await loadTemplate(
       '<document name="Untagged" tagged="false"><body><h1>Notice</h1><p>Hello {{name}}.</p></body></document>',
@@ -114,6 +125,7 @@ withVerapdf('PDF standards, checked by veraPDF', () => {
 
   it('prints the same text as without a standard, titled and in its language', async () => {
     for (const [name, { folder, bytes }] of made) {
+      if (!plain.has(folder)) continue; // a merge: its text is its parts', checked in test/api/merge.test.ts
       const [claimed, unclaimed] = [await readPdf(bytes), await readPdf(plain.get(folder)!)];
       if (name.includes(' with metadata '))
         expect({ name, info: claimed.info }).toMatchObject({
