@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { PDFDocument } from 'pdf-lib';
 import { Expression, NodeHelpers, type ICredentialDataDecryptedObject } from 'n8n-workflow';
 import { PaperlinkApi } from '../../credentials/PaperlinkApi.credentials';
 import { PaperlinkPostcardTokenApi } from '../../credentials/PaperlinkPostcardTokenApi.credentials';
@@ -18,7 +19,7 @@ import { sign } from '../../src/webhooks/signature';
 import { eventually } from '../support/eventually';
 import { root } from '../support/fixtures';
 import { binaryBytes, loadOptionsContext, runPaperlink, serveTrigger } from '../support/n8n';
-import { readAttachments, readPdf } from '../support/pdf';
+import { readAttachments, readOutline, readPdf } from '../support/pdf';
 import { testService, type TestService } from '../support/service';
 import { linkIn, startSmtp, type Mailbox } from '../support/smtp';
 import { text } from '../../nodes/Paperlink/text';
@@ -197,6 +198,67 @@ describe('Paperlink node: Document', () => {
     const pdf = await binaryBytes(items[0].binary!.data);
     expect(Buffer.from((await readAttachments(pdf))['factur-x.xml']).equals(facturx)).toBe(true);
     expect(pdf.toString('latin1')).toContain('<fx:ConformanceLevel>EN 16931</fx:ConformanceLevel>');
+  });
+
+  it('merges the parts of its Append Parts option: a template with JSON parameters, then a PDF from a binary field', async () => {
+    const invoice = JSON.parse(fs.readFileSync(path.join(root, 'examples/invoice/sample.json'), 'utf8')) as Record<
+      string,
+      string
+    >;
+    const terms = await PDFDocument.create();
+    terms.addPage([300, 300]).drawText('Terms and conditions', { x: 20, y: 150 });
+    const base = {
+      resource: 'document',
+      operation: 'generate',
+      templateId: { __rl: true, mode: 'list', value: EXAMPLE_IDS.postcard },
+      mergeFields: { mappingMode: 'defineBelow', value: postcardValues() },
+      store: true,
+      documentName: '',
+      shareByMagicLink: false,
+    };
+    const input = [
+      {
+        $binary: {
+          terms: {
+            base64: Buffer.from(await terms.save()).toString('base64'),
+            fileName: 't.pdf',
+            mimeType: 'application/pdf',
+          },
+        },
+      },
+    ];
+    const { items, error } = await runPaperlink(
+      {
+        ...base,
+        options: {
+          returnBinary: true,
+          append: {
+            part: [
+              {
+                templateId: EXAMPLE_IDS.invoice,
+                mergeParameters: JSON.stringify(invoice),
+                binaryPropertyName: '',
+                title: '',
+              },
+              { templateId: '', mergeParameters: '{}', binaryPropertyName: 'terms', title: 'Terms' },
+            ],
+          },
+        },
+      },
+      input,
+      creds,
+    );
+    expect(error).toBeUndefined();
+    const bytes = await binaryBytes(items[0].binary!.data);
+    const outline = await readOutline(bytes);
+    expect(outline.map((o) => o.title)).toEqual(['Postcard 6x4', 'Invoice', 'Terms']);
+    expect((await readPdf(bytes)).pages.at(-1)!.text).toBe('Terms and conditions');
+    const broken = await runPaperlink(
+      { ...base, options: { append: { part: [{ templateId: EXAMPLE_IDS.invoice, mergeParameters: '{oops' }] } } },
+      input,
+      creds,
+    );
+    expect(broken.error?.message).toMatch(/Merge Parameters of part 1/);
   });
 
   it('gets, downloads, lists and deletes documents', async () => {
