@@ -215,7 +215,7 @@ export function attachmentsUnavailable(
 }
 
 /** Embeds the files, each listed in the catalog's /AF (PDF/A-3) with its relationship and dates. */
-export function attach(doc: PDFDocument, attachments: Attachment[], now: Date): Promise<void> {
+function attach(doc: PDFDocument, attachments: Attachment[], now: Date): Promise<void> {
   return Promise.all(
     attachments.map((a) =>
       doc.attach(a.bytes, a.name, {
@@ -250,7 +250,7 @@ export async function finishDocument(
  * GuidelineSpecifiedDocumentContextParameter), as the XMP packet says it; undefined when it names
  * none Factur-X knows.
  */
-export function facturxLevel(xml: Uint8Array): string | undefined {
+function facturxLevel(xml: Uint8Array): string | undefined {
   const text = Buffer.from(xml).toString('utf8');
   const guideline = /GuidelineSpecifiedDocumentContextParameter>\s*<(?:\w+:)?ID>([^<]+)</.exec(text)?.[1].trim();
   const levels: Record<string, string> = {
@@ -270,7 +270,7 @@ export interface DocumentProperties extends PdfMetadata {
 }
 
 /** Writes what is given into the Info dictionary (and the language into the catalog). */
-export function setProperties(doc: PDFDocument, props: DocumentProperties, showTitle = false): void {
+function setProperties(doc: PDFDocument, props: DocumentProperties, showTitle = false): void {
   if (props.title !== undefined) doc.setTitle(props.title, { showInWindowTitleBar: showTitle });
   if (props.author !== undefined) doc.setAuthor(props.author);
   if (props.subject !== undefined) doc.setSubject(props.subject);
@@ -284,12 +284,7 @@ export function setProperties(doc: PDFDocument, props: DocumentProperties, showT
  * file identifier, and for PDF/A an output intent (sRGB, so the document's DeviceRGB colours are
  * defined). What the standard asks of the content (embedded fonts, tags) is the drawing's part.
  */
-export function claimStandard(
-  doc: PDFDocument,
-  c: Conformance,
-  props: DocumentProperties,
-  facturx?: { level: string },
-): void {
+function claimStandard(doc: PDFDocument, c: Conformance, props: DocumentProperties, facturx?: { level: string }): void {
   setProperties(doc, props, c.ua);
   if (c.ua && !doc.getTitle()) throw new Error('a PDF/UA document needs a title');
   const ctx = doc.context;
@@ -452,7 +447,7 @@ let srgb: Uint8Array | undefined;
  * An ICC v2 display profile of sRGB (IEC 61966-2-1): the D50-adapted primaries and the sRGB tone
  * curve as a 1024-entry table, written here rather than shipped as a file. Made once per process.
  */
-export function srgbProfile(): Uint8Array {
+function srgbProfile(): Uint8Array {
   if (srgb) return srgb;
   const tags: [string, Buffer][] = [];
   const sig = (s: string) => Buffer.from(s, 'latin1');
@@ -528,14 +523,4 @@ export function srgbProfile(): Uint8Array {
   s15(0.8249).copy(header, 76);
   srgb = new Uint8Array(Buffer.concat([header, ...table, ...data]));
   return srgb;
-}
-
-/**
- * Makes a finished PDF (Chromium's) claim a PDF/A level: loaded, given the output intent, XMP and
- * file identifier, written again. Its Info dictionary is kept as the printer wrote it.
- */
-export async function claimStandardOf(pdf: Uint8Array, c: Conformance, props: DocumentProperties): Promise<Uint8Array> {
-  const doc = await PDFDocument.load(pdf, { updateMetadata: false });
-  claimStandard(doc, c, props);
-  return doc.save({ objectsPerTick: Infinity });
 }
