@@ -79,6 +79,13 @@ export class NotFoundError extends PaperlinkError {
 /** The request conflicts with the current state (HTTP 409). */
 export class ConflictError extends PaperlinkError {}
 
+/** The request is larger than what has to carry it takes (HTTP 413). */
+export class TooLargeError extends PaperlinkError {
+  constructor(message: string) {
+    super('body_too_large', message);
+  }
+}
+
 /** Too many attempts (HTTP 429). */
 export class RateLimitError extends PaperlinkError {
   readonly retryAfterSeconds: number;

@@ -19,7 +19,7 @@ import type { TemporalConfig } from '../src/config';
 import type { GenerateResult } from '../src/documents';
 import type { Activities, Engine } from '../src/engine';
 import type { Marks } from '../src/engine/marks';
-import { PaperlinkError, reviveError, UnavailableError, type ErrorData } from '../src/errors';
+import { PaperlinkError, reviveError, TooLargeError, UnavailableError, type ErrorData } from '../src/errors';
 import type { GenerateInput } from '../src/flows/generate';
 import type { LinkChange, LinkState } from '../src/flows/link';
 import type { PostcardStatus } from '../src/flows/postcard';
@@ -210,6 +210,8 @@ export interface TemporalEngineOptions {
   callTimeoutMs?: number;
   /** How long POST /v1/generate waits for its workflow before answering 503 engine_unavailable. */
   resultTimeoutMs?: number;
+  /** The largest generate input sent to Temporal, in bytes (its payload limit, 2 MB by default). */
+  maxPayloadBytes?: number;
   clock?: Clock;
 }
 
@@ -221,6 +223,9 @@ export interface TemporalEngineOptions {
  * killed before its start. Each process hands the marked rows over at its start and every
  * HANDOVER_MS after, a batch at a time, through an index: nothing per link or postcard held.
  */
+/** Temporal's default payload limit (limit.blobSize.error, 2 MiB), less room for the payload's own envelope. */
+export const MAX_PAYLOAD_BYTES = 2 * 1024 * 1024 - 4096;
+
 export class TemporalEngine implements Engine {
   readonly kind = 'temporal';
   private timer: NodeJS.Timeout | undefined;
@@ -234,6 +239,7 @@ export class TemporalEngine implements Engine {
   private readonly linkUrl: ((linkId: string) => Promise<string>) | undefined;
   private readonly callTimeoutMs: number;
   private readonly resultTimeoutMs: number;
+  private readonly maxPayloadBytes: number;
   private readonly clock: Clock;
   private handing: Promise<number> | undefined;
   /** How often marked rows are handed over, and how old a mark is before it is (a start or signal under way has its own answer first). */
@@ -251,6 +257,7 @@ export class TemporalEngine implements Engine {
     this.linkUrl = options.linkUrl;
     this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
     this.resultTimeoutMs = options.resultTimeoutMs ?? 60_000;
+    this.maxPayloadBytes = options.maxPayloadBytes ?? MAX_PAYLOAD_BYTES;
     this.clock = options.clock ?? systemClock;
   }
 
@@ -331,6 +338,13 @@ export class TemporalEngine implements Engine {
    * same Idempotency-Key waits for the same execution.
    */
   async generate(input: GenerateInput): Promise<GenerateResult> {
+    // the input travels in the workflow's history: one over Temporal's payload limit would fail at
+    // its start, and again at every retry (a 503 would send the client round in circles)
+    const size = Buffer.byteLength(JSON.stringify(input));
+    if (size > this.maxPayloadBytes)
+      throw new TooLargeError(
+        `This request is ${size} bytes; with ENGINE=temporal a generate request travels in its workflow's history, which Temporal limits to ${this.maxPayloadBytes} bytes. Store large images with the template, send fewer or smaller attachments and appended PDFs, or split the document.`,
+      );
     const abort = new AbortController();
     const retry = 'send the same request with the same Idempotency-Key again';
     // a request the API refuses is that answer; anything else is Temporal's or the worker's trouble

@@ -6,6 +6,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import {
   AuthenticationError,
   ConflictError,
+  TooLargeError,
   ForbiddenError,
   MalformedRequestError,
   NotFoundError,
@@ -47,6 +48,7 @@ function statusOf(err: PaperlinkError): number {
   if (err instanceof ForbiddenError) return 403;
   if (err instanceof NotFoundError) return 404;
   if (err instanceof ConflictError) return 409;
+  if (err instanceof TooLargeError) return 413;
   if (err instanceof RateLimitError) return 429;
   if (err instanceof UnavailableError) return 503;
   return 400;

@@ -5,8 +5,8 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { FakeClock } from '../../src/clock';
-import { UnavailableError } from '../../src/errors';
-import { TemporalEngine } from '../../workflows/client';
+import { TooLargeError, UnavailableError } from '../../src/errors';
+import { MAX_PAYLOAD_BYTES, TemporalEngine } from '../../workflows/client';
 import type { Db } from '../../src/db';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { eventually } from '../support/eventually';
@@ -66,6 +66,40 @@ describe('TemporalEngine without a reachable server', () => {
       await t.stop();
     }
   }, 90_000);
+
+  it("refuses a generate over Temporal's payload limit with 413 body_too_large, without calling Temporal", async () => {
+    const clock = new FakeClock();
+    const connection = Connection.lazy({ address: `127.0.0.1:${await closedPort()}` });
+    const engine = new TemporalEngine(new Client({ connection }), 'paperlink', { clock });
+    try {
+      const body = {
+        template_id: EXAMPLE_IDS.letter,
+        attachments: [{ name: 'big.bin', content: 'A'.repeat(MAX_PAYLOAD_BYTES) }],
+      };
+      // the clock never moves: an answer at all means it did not wait on the unreachable server
+      const err = await engine.generate({ body, caller: { keyId: null, name: 'test' } }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TooLargeError);
+      expect((err as TooLargeError).code).toBe('body_too_large');
+      // just under the limit is handed on (and here waits for the unreachable server)
+      let outcome: unknown;
+      const pending = engine
+        .generate({
+          body: { template_id: 'x', pad: 'A'.repeat(MAX_PAYLOAD_BYTES - 200) },
+          caller: { keyId: null, name: 'test' },
+        })
+        .then(
+          () => (outcome = 'answered'),
+          (e: unknown) => (outcome = e),
+        );
+      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+      expect(outcome).toBeUndefined();
+      clock.advance(60_000);
+      await pending;
+      expect(outcome).toBeInstanceOf(UnavailableError);
+    } finally {
+      await engine.stop();
+    }
+  }, 30_000);
 
   it('answers a generate 503 engine_unavailable with Retry-After once its deadline passes, not before', async () => {
     const clock = new FakeClock();
