@@ -13,7 +13,14 @@ import { newId } from '../ids';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import { sha256 } from '../secrets';
 import type { Storage } from '../storage';
-import { isPdf, missingVariables, type RenderOptions, type RenderWarning, type TemplateSummary } from '../templates';
+import {
+  checkPages,
+  isPdf,
+  missingVariables,
+  type RenderOptions,
+  type RenderWarning,
+  type TemplateSummary,
+} from '../templates';
 import type { Renderer } from '../templates/pool';
 import type { TemplateStore } from '../templates/store';
 import type { Events } from '../events';
@@ -338,6 +345,8 @@ export class Documents {
       parts.map((p, i) => this.renderer.pages(pdfs[i], p.template ? undefined : p.field)),
     );
     const total = counts.reduce((a, b) => a + b, 0);
+    // parts that add up to more pages than one document may have are refused before any is copied
+    checkPages(total);
     let first = 1;
     for (const [i, p] of parts.entries()) {
       if (p.template?.kind === 'xml')

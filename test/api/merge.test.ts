@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PDFDocument } from 'pdf-lib';
+import { DEFAULT_LIMITS, setRenderLimits } from '../../src/templates/limits';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
 import { readOutline, readPdf } from '../support/pdf';
@@ -82,6 +83,27 @@ describe.each(BACKENDS)('merging with append on %s', (backend) => {
     ]);
     // the upload's JavaScript did not come along
     expect(Buffer.from(bytes).toString('latin1')).not.toMatch(/\/JavaScript|app\.alert/);
+  });
+
+  it('refuses parts that add up to more pages than a document may have, before merging any', async () => {
+    setRenderLimits({ ...DEFAULT_LIMITS, pages: 4 });
+    const merge = jest.spyOn(t.service.renderer, 'merge');
+    try {
+      const before = await count();
+      const res = await generate({
+        template_id: EXAMPLE_IDS.letter,
+        merge_parameters: sample('letter'),
+        destinations: { inkit_storage: {} },
+        append: [{ pdf: upload.toString('base64') }, { pdf: upload.toString('base64') }],
+      });
+      expect(res.statusCode).toBe(422);
+      expect(res.json().error.code).toBe('render_limit_exceeded');
+      expect(merge).not.toHaveBeenCalled();
+      expect(await count()).toBe(before);
+    } finally {
+      merge.mockRestore();
+      setRenderLimits(DEFAULT_LIMITS);
+    }
   });
 
   it('names each broken part where it is, stores nothing, and refuses a standard the merge cannot meet', async () => {
