@@ -28,5 +28,7 @@ module.exports = {
   forceExit: true,
   // one throwaway PostgreSQL cluster for the whole run (Debian's postgresql package)
   globalSetup: '<rootDir>/test/setup/servers.ts',
+  // every suite's browser and LibreOffice closed after it (test/setup/close-renderers.ts)
+  setupFilesAfterEnv: ['<rootDir>/test/setup/close-renderers.ts'],
   globalTeardown: '<rootDir>/test/setup/teardown.ts',
 };
