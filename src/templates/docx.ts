@@ -217,18 +217,11 @@ export function fillDocx(template: DocxTemplate, values: Record<string, string>)
 
 /**
  * Has LibreOffice convert a filled .docx to PDF, within the time and memory budgets; to the PDF/A
- * level and PDF/UA asked for, by its own export (which embeds fonts, writes the output intent,
- * the XMP metadata and the tags).
+ * level asked for, by its own export (which embeds fonts, writes the output intent and the XMP
+ * metadata). PDF/UA is never asked of it (standards.ts says why).
  */
-export function convertDocx(
-  docx: Uint8Array,
-  options: { timeoutMs: number; standard?: Conformance; title?: string; metadata?: PdfMetadata },
-): Promise<Uint8Array> {
-  return converter.convert(docx, options.timeoutMs, {
-    ...(options.standard ?? { ua: false }),
-    title: options.title,
-    metadata: options.metadata,
-  });
+export function convertDocx(docx: Uint8Array, options: { timeoutMs: number } & Export): Promise<Uint8Array> {
+  return converter.convert(docx, options.timeoutMs, { pdfa: options.pdfa, metadata: options.metadata });
 }
 
 /** Where LibreOffice and a Python that can talk to it are; undefined when either is missing. */
@@ -326,12 +319,8 @@ while True:
         if "subject" in given: props.Subject = given["subject"]
         if "keywords" in given: props.Keywords = (given["keywords"],)
         # a tagged PDF (its structure for screen readers) with the document's headings as bookmarks
-        # SelectPdfVersion: 0 plain, 2 PDF/A-2b, 3 PDF/A-3b; PDFUACompliance: PDF/UA-1 (which needs a title: the document's, else its first heading's, else the file's)
-        settings = [prop("UseTaggedPDF", True), prop("ExportBookmarks", True), prop("SelectPdfVersion", int(job.get("pdfa") or 0))]
-        if job.get("ua"):
-            settings.append(prop("PDFUACompliance", True))
-            if not doc.getDocumentProperties().Title: doc.getDocumentProperties().Title = job.get("title") or "Untitled"
-        data = uno.Any("[]com.sun.star.beans.PropertyValue", tuple(settings))
+        # SelectPdfVersion: 0 plain, 2 PDF/A-2b, 3 PDF/A-3b
+        data = uno.Any("[]com.sun.star.beans.PropertyValue", (prop("UseTaggedPDF", True), prop("ExportBookmarks", True), prop("SelectPdfVersion", int(job.get("pdfa") or 0))))
         try: uno.invoke(doc, "storeToURL", (uno.systemPathToFileUrl(job["out"]), (prop("FilterName", "writer_pdf_Export"), prop("FilterData", data))))
         finally: doc.close(True)
         say({"ok": True})
@@ -360,11 +349,8 @@ interface Said {
   stopped?: boolean;
 }
 
-/**
- * What a conversion exports: the standard asked for, the title PDF/UA needs when the document has
- * none, and the request's metadata over the document's own properties.
- */
-type Export = Conformance & { title?: string; metadata?: PdfMetadata };
+/** What a conversion exports: the PDF/A level asked for, and the request's metadata over the document's own properties. */
+type Export = Pick<Conformance, 'pdfa'> & { metadata?: PdfMetadata };
 
 /** LibreOffice ended while converting: the conversion is tried once more on a fresh one. */
 class OfficeStopped extends Error {}

@@ -223,7 +223,7 @@ export function missingVariables(template: TemplateSummary, values: Record<strin
  * template's own code (Liquid, docxtemplater, the layout), so a render pool does it on a render
  * thread; printing happens in the browser's or LibreOffice's own processes.
  */
-export type Filled = { pdf: Uint8Array } | { html: FilledHtml } | { docx: Uint8Array; title: string };
+export type Filled = { pdf: Uint8Array } | { html: FilledHtml } | { docx: Uint8Array };
 
 /**
  * Checks the values and fills the template. Every required variable needs a value (an empty
@@ -259,7 +259,7 @@ export async function fillTemplate(
   const timeoutMs = options.timeoutMs ?? DEFAULT_RENDER_TIMEOUT_MS;
   if (template.kind === 'pdf') return { pdf: await renderPdfTemplate(template, values, now, options) };
   if (template.kind === 'html') return { html: await fillHtml(template, values, { timeoutMs }) };
-  if (template.kind === 'docx') return { docx: fillDocx(template, values), title: template.name };
+  if (template.kind === 'docx') return { docx: fillDocx(template, values) };
   const standard = options.standard && conformanceOf(options.standard);
   const pages = layoutTemplate(template, values, options.warnings, options.numbering);
   const pdf = await drawPages(pages, {
@@ -292,8 +292,7 @@ export async function printFilled(
   if ('html' in filled) return printHtml(filled.html, assets, { timeoutMs, warnings: options.warnings });
   return convertDocx(filled.docx, {
     timeoutMs,
-    standard: options.standard && conformanceOf(options.standard),
-    title: filled.title,
+    pdfa: options.standard && conformanceOf(options.standard).pdfa,
     metadata: options.metadata,
   });
 }
