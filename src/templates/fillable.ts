@@ -5,7 +5,6 @@
  * the document are stripped from it (pdfsafe.ts).
  */
 import {
-  EncryptedPDFError,
   PDFCheckBox,
   PDFDocument,
   PDFDropdown,
@@ -19,7 +18,7 @@ import {
 } from 'pdf-lib';
 import { InvalidValueError, PaperlinkError, TemplateError, UnsupportedCharacterError } from '../errors';
 import { builtinSans, embeddingFontkit, FontSet, hasGlyph } from './fonts';
-import { boundedDecoding, checkPageTree, stripActions } from './pdfsafe';
+import { checkPageTree, openUntrusted, stripActions } from './pdfsafe';
 import { release } from './release';
 import { finishDocument, type Attachment, type PdfMetadata } from './standards';
 import { breakLines } from './text';
@@ -56,17 +55,12 @@ function describe(field: PDFField): PdfField | undefined {
   return undefined; // buttons and signatures take no value
 }
 
-async function open(bytes: Uint8Array): Promise<PDFDocument> {
-  try {
-    return await boundedDecoding(() => PDFDocument.load(bytes, { updateMetadata: false }));
-  } catch (err) {
-    if (err instanceof PaperlinkError) throw err;
-    if (err instanceof EncryptedPDFError)
-      throw new TemplateError('The PDF is encrypted. Save an unencrypted copy of the form and upload that.');
-    throw new TemplateError(`The PDF cannot be read: ${err instanceof Error ? err.message : String(err)}`, undefined, {
-      cause: err,
-    });
-  }
+function open(bytes: Uint8Array): Promise<PDFDocument> {
+  return openUntrusted(bytes, ({ encrypted, reason, cause }) =>
+    encrypted
+      ? new TemplateError('The PDF is encrypted. Save an unencrypted copy of the form and upload that.')
+      : new TemplateError(`The PDF cannot be read: ${reason}`, undefined, { cause }),
+  );
 }
 
 export async function loadPdfTemplate(bytes: Uint8Array, name = 'Untitled form'): Promise<PdfTemplate> {

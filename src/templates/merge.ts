@@ -5,10 +5,10 @@
  * attachments, a PDF/A level). XML parts are numbered across the whole (Documents renders them
  * again with their place: RenderOptions.numbering).
  */
-import { EncryptedPDFError, PDFDocument, PDFHexString, PDFName, PDFRef, PDFString } from 'pdf-lib';
-import { PaperlinkError, ValidationError } from '../errors';
+import { PDFDocument, PDFHexString, PDFName, PDFRef, PDFString } from 'pdf-lib';
+import { ValidationError } from '../errors';
 import { RenderLimitError } from './limits';
-import { boundedDecoding, checkPageTree, stripActions } from './pdfsafe';
+import { checkPageTree, openUntrusted, stripActions } from './pdfsafe';
 import { release } from './release';
 import { conformanceOf, finishDocument, type Attachment, type PdfMetadata, type PdfStandard } from './standards';
 
@@ -28,17 +28,12 @@ export interface MergeOptions {
 }
 
 /** A PDF a client uploaded, read with the same guards as a fillable form's (pdfsafe.ts). */
-export async function readUploadedPdf(bytes: Uint8Array, field: string): Promise<PDFDocument> {
+async function readUploadedPdf(bytes: Uint8Array, field: string): Promise<PDFDocument> {
   const refuse = (message: string) =>
     new ValidationError(`${field} is not a PDF that can be merged: ${message}.`, [{ field, message, code: 'invalid' }]);
-  let doc: PDFDocument;
-  try {
-    doc = await boundedDecoding(() => PDFDocument.load(bytes, { updateMetadata: false }));
-  } catch (err) {
-    if (err instanceof PaperlinkError) throw err;
-    if (err instanceof EncryptedPDFError) throw refuse('it is encrypted; send an unencrypted copy');
-    throw refuse(`it cannot be read (${err instanceof Error ? err.message : String(err)})`);
-  }
+  const doc = await openUntrusted(bytes, ({ encrypted, reason }) =>
+    refuse(encrypted ? 'it is encrypted; send an unencrypted copy' : `it cannot be read (${reason})`),
+  );
   try {
     checkPageTree(doc);
     if (doc.getPageCount() === 0) throw refuse('it has no pages');
@@ -50,16 +45,19 @@ export async function readUploadedPdf(bytes: Uint8Array, field: string): Promise
   return doc;
 }
 
-/** The parts as one PDF; also its page count, and each part's. */
+/** A part as pdf-lib opens it: one uploaded (it has a `field`) with the guards above, one we rendered as it is. */
+export async function openPart(pdf: Uint8Array, field?: string): Promise<PDFDocument> {
+  return field ? readUploadedPdf(pdf, field) : PDFDocument.load(pdf, { updateMetadata: false });
+}
+
+/** The parts as one PDF, and its page count. */
 export async function mergeParts(parts: Part[], options: MergeOptions): Promise<{ pdf: Uint8Array; pages: number }> {
   const doc = await PDFDocument.create();
   try {
     const entries: { title: string; page: PDFRef }[] = [];
     let first: PDFDocument | undefined;
     for (const part of parts) {
-      const source = part.field
-        ? await readUploadedPdf(part.pdf, part.field)
-        : await PDFDocument.load(part.pdf, { updateMetadata: false });
+      const source = await openPart(part.pdf, part.field);
       first ??= source;
       const pages = await doc.copyPages(source, source.getPageIndices());
       for (const page of pages) doc.addPage(page);

@@ -12,17 +12,18 @@
  *   its pages are counted against RENDER_MAX_PAGES before anything walks it.
  */
 import {
+  EncryptedPDFError,
   PDFArray,
   PDFDict,
+  PDFDocument,
   PDFHexString,
   PDFName,
   PDFRef,
   PDFStream,
   PDFString,
-  type PDFDocument,
   type PDFObject,
 } from 'pdf-lib';
-import { TemplateError } from '../errors';
+import { PaperlinkError, TemplateError } from '../errors';
 import { checkLimit, RenderLimitError } from './limits';
 
 /** The most one stream of a PDF template may unpack to. */
@@ -49,6 +50,27 @@ DecodeStream.prototype.ensureBuffer = function (this: unknown, requested: number
   }
   return ensureBuffer.call(this, requested);
 };
+
+/**
+ * Opens a PDF from outside (a fillable form, a PDF to merge) with its decoding bounded. One that is
+ * encrypted or cannot be read is refused through `refuse`, which says it in the caller's words;
+ * our own errors (a stream over MAX_DECODED) pass as they are.
+ */
+export async function openUntrusted(
+  bytes: Uint8Array,
+  refuse: (why: { encrypted: boolean; reason: string; cause: unknown }) => Error,
+): Promise<PDFDocument> {
+  try {
+    return await boundedDecoding(() => PDFDocument.load(bytes, { updateMetadata: false }));
+  } catch (err) {
+    if (err instanceof PaperlinkError) throw err;
+    throw refuse({
+      encrypted: err instanceof EncryptedPDFError,
+      reason: err instanceof Error ? err.message : String(err),
+      cause: err,
+    });
+  }
+}
 
 /**
  * Runs `read` (pdf-lib opening or filling a PDF) and refuses the PDF when a stream was stopped at

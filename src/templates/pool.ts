@@ -33,8 +33,7 @@ import {
 } from './index';
 import { renderLimits, RenderLimitError, type RenderLimits } from './limits';
 import { Slots } from './slots';
-import { PDFDocument } from 'pdf-lib';
-import { mergeParts, readUploadedPdf, type MergeOptions, type Part } from './merge';
+import { mergeParts, openPart, type MergeOptions, type Part } from './merge';
 import type { RenderReply, RenderTask } from './worker';
 import { stopOutsideZlib, zlibGate } from './zlib';
 
@@ -63,8 +62,7 @@ export interface RendererOptions {
 export const inProcessRenderer: Renderer = {
   load: loadTemplate,
   render: renderTemplate,
-  pages: async (pdf, field) =>
-    (field ? await readUploadedPdf(pdf, field) : await PDFDocument.load(pdf, { updateMetadata: false })).getPageCount(),
+  pages: async (pdf, field) => (await openPart(pdf, field)).getPageCount(),
   merge: async (parts, options) => {
     const { pdf, pages } = await mergeParts(parts, options);
     checkPages(pages);

@@ -13,7 +13,7 @@ import { workerData } from 'node:worker_threads';
 import { builtinSans } from './fonts';
 import { setRenderLimits, type RenderLimits } from './limits';
 import type { Numbering } from './layout';
-import { mergeParts, readUploadedPdf, type MergeOptions, type Part } from './merge';
+import { mergeParts, openPart, type MergeOptions, type Part } from './merge';
 import type { Attachment, PdfMetadata, PdfStandard } from './standards';
 import { useZlibGate } from './zlib';
 import {
@@ -172,7 +172,7 @@ async function run(task: RenderTask): Promise<RenderReply> {
   if (task.op === 'load') return load(task);
   if (task.op === 'pages')
     return task.field
-      ? { pages: (await readUploadedPdf(task.pdf, task.field)).getPageCount(), pdf: task.pdf }
+      ? { pages: (await openPart(task.pdf, task.field)).getPageCount(), pdf: task.pdf }
       : finishPrinted(task.pdf, task);
   if (task.op === 'merge') {
     const { pdf, pages } = await mergeParts(task.parts, { ...task.options, now: new Date(task.options.now) });
