@@ -206,6 +206,55 @@ export class Documents {
   ) {}
 
   /**
+   * A template and its values as a request gives them (`template_id`, `merge_parameters`), the
+   * request's own (`at` empty) or a part's (`append[0].`): each broken field is a detail.
+   */
+  private async templateAndValues(source: Record<string, unknown>, at: string, details: ErrorDetail[]) {
+    let template: TemplateSummary | undefined;
+    const templateId = source.template_id;
+    if (typeof templateId !== 'string' || templateId === '') {
+      details.push({
+        field: `${at}template_id`,
+        message: 'is required: the id of a template, e.g. tmpl_example_letter',
+        code: 'required',
+      });
+    } else {
+      try {
+        template = await this.templates.load(templateId);
+      } catch (err) {
+        if (!(err instanceof NotFoundError)) throw err;
+        details.push({
+          field: `${at}template_id`,
+          message: `no template has the id ${JSON.stringify(templateId)}; GET /v1/templates lists them`,
+          code: 'not_found',
+        });
+      }
+    }
+    const field = `${at}merge_parameters`;
+    let values: Record<string, string> = {};
+    if (source.merge_parameters === undefined) {
+      details.push({
+        field,
+        message: 'is required: an object with a value for each variable of the template',
+        code: 'required',
+      });
+    } else {
+      try {
+        values = normalizeValues(source.merge_parameters, field);
+      } catch (err) {
+        if (!(err instanceof ValidationError)) throw err;
+        details.push(...err.details);
+      }
+    }
+    const given = isObject(source.merge_parameters) ? source.merge_parameters : {};
+    // an optional variable (one with a default) may be left out: it takes its default
+    if (template && isObject(source.merge_parameters))
+      for (const v of missingVariables(template, given))
+        details.push({ field: `${field}.${v}`, message: 'is required by the template', code: 'required' });
+    return { template, values, given };
+  }
+
+  /**
    * `append`: the templates (each with its merge parameters) and uploaded PDFs merged after the
    * request's template, in order; each broken one reported under its place (`append[1].template_id`).
    */
@@ -257,34 +306,12 @@ export class Documents {
           });
         continue;
       }
-      let template: TemplateSummary | undefined;
-      if (typeof item.template_id !== 'string' || item.template_id === '')
-        details.push({ field: `${at}.template_id`, message: 'must be the id of a template', code: 'type' });
-      else
-        template = await this.templates.load(item.template_id).catch((err: unknown) => {
-          if (!(err instanceof NotFoundError)) throw err;
-          details.push({
-            field: `${at}.template_id`,
-            message: `no template has the id ${JSON.stringify(item.template_id)}`,
-            code: 'not_found',
-          });
-          return undefined;
-        });
-      let values: Record<string, string> = {};
-      try {
-        values = normalizeValues(item.merge_parameters ?? {}, `${at}.merge_parameters`);
-      } catch (err) {
-        if (!(err instanceof ValidationError)) throw err;
-        details.push(...err.details);
-      }
-      const given = isObject(item.merge_parameters) ? item.merge_parameters : {};
-      if (template)
-        for (const v of missingVariables(template, given))
-          details.push({
-            field: `${at}.merge_parameters.${v}`,
-            message: 'is required by the template',
-            code: 'required',
-          });
+      // a part's merge_parameters may be left out (a template without variables needs none)
+      const { template, values, given } = await this.templateAndValues(
+        { ...item, merge_parameters: item.merge_parameters ?? {} },
+        `${at}.`,
+        details,
+      );
       if (template && details.length === before)
         parts.push({
           template,
@@ -370,48 +397,8 @@ export class Documents {
       ]);
     const details: ErrorDetail[] = [];
 
-    let template: TemplateSummary | undefined;
     const templateId = body.template_id;
-    if (typeof templateId !== 'string' || templateId === '') {
-      details.push({
-        field: 'template_id',
-        message: 'is required: the id of a template, e.g. tmpl_example_letter',
-        code: 'required',
-      });
-    } else {
-      try {
-        template = await this.templates.load(templateId);
-      } catch (err) {
-        if (!(err instanceof NotFoundError)) throw err;
-        details.push({
-          field: 'template_id',
-          message: `no template has the id ${JSON.stringify(templateId)}; GET /v1/templates lists them`,
-          code: 'not_found',
-        });
-      }
-    }
-
-    let values: Record<string, string> = {};
-    if (body.merge_parameters === undefined) {
-      details.push({
-        field: 'merge_parameters',
-        message: 'is required: an object with a value for each variable of the template',
-        code: 'required',
-      });
-    } else {
-      try {
-        values = normalizeValues(body.merge_parameters);
-      } catch (err) {
-        if (!(err instanceof ValidationError)) throw err;
-        details.push(...err.details);
-      }
-    }
-    const given = isObject(body.merge_parameters) ? body.merge_parameters : {};
-    if (template && isObject(body.merge_parameters)) {
-      // an optional variable (one with a default) may be left out: it takes its default
-      for (const v of missingVariables(template, given))
-        details.push({ field: `merge_parameters.${v}`, message: 'is required by the template', code: 'required' });
-    }
+    const { template, values, given } = await this.templateAndValues(body, '', details);
 
     let storageName: string | undefined;
     let stored = false;
