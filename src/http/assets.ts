@@ -25,7 +25,25 @@ const VIEWER = `${LOCAL_TIMES}import * as pdfjs from '/assets/pdfjs/pdf.min.mjs'
 pdfjs.GlobalWorkerOptions.workerSrc = '/assets/pdfjs/pdf.worker.min.mjs';
 const holder = document.getElementById('pages');
 const status = document.getElementById('status');
-try {
+const plural = (n) => n + (n === 1 ? ' page' : ' pages');
+if (holder.dataset.images) {
+  // a link without downloads: the server draws each page as an image; no PDF reaches the browser
+  const count = Number(holder.dataset.count);
+  const loads = [];
+  for (let n = 1; n <= count; n++) {
+    const img = document.createElement('img');
+    img.alt = 'Page ' + n + ' of ' + count;
+    img.dataset.page = String(n);
+    img.decoding = 'async';
+    loads.push(new Promise((resolve, reject) => { img.onload = resolve; img.onerror = reject; }));
+    img.src = holder.dataset.images + '/' + n;
+    holder.appendChild(img);
+  }
+  Promise.all(loads).then(() => {
+    status.textContent = plural(count);
+    document.body.dataset.rendered = 'true';
+  }, () => { status.textContent = 'The document could not be shown. Reload the page to try again.'; });
+} else try {
   const doc = await pdfjs.getDocument({ url: holder.dataset.pdf, withCredentials: true }).promise;
   for (let n = 1; n <= doc.numPages; n++) {
     const p = await doc.getPage(n);
@@ -37,7 +55,7 @@ try {
     holder.appendChild(canvas);
     await p.render({ canvasContext: canvas.getContext('2d'), viewport }).promise;
   }
-  status.textContent = doc.numPages + (doc.numPages === 1 ? ' page' : ' pages');
+  status.textContent = plural(doc.numPages);
   document.body.dataset.rendered = 'true';
 } catch (e) {
   status.textContent = 'The document could not be shown here. Use the download button.';

@@ -5,8 +5,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { RateLimitError } from '../errors';
-import type { OpenLink, Visitor } from '../links';
+import { PaperlinkError, RateLimitError } from '../errors';
+import type { Grant, OpenLink, Visitor } from '../links';
+import { watermarkText, type LinkSettings } from '../links/policy';
+import type { Stamp } from '../templates/viewcopy';
 import { publicView } from '../links/app';
 import { SocialLogin } from '../links/oidc';
 import { guardedFetch } from '../webhooks/guard';
@@ -260,6 +262,15 @@ export const linkRoutes =
           }
         : await links.countView(link, session, visitor(req));
       if (!view.ok) return gone(reply);
+      const settings = JSON.parse(link.row.settings) as LinkSettings;
+      // without downloads the page shows images of the pages: it needs to know how many
+      const images =
+        settings.allowDownload === false
+          ? {
+              url: `/l/${token}/pages`,
+              pages: await service.renderer.pages((await service.documents.pdf(link.document.id)).bytes),
+            }
+          : undefined;
       return show(
         reply,
         200,
@@ -267,6 +278,7 @@ export const linkRoutes =
           brand: brandOf(link.app),
           documentName: link.document.name,
           pdfUrl: `/l/${token}/document.pdf`,
+          images,
           viewsUsed: view.viewsUsed,
           maxViews: view.maxViews,
           expiresAt: view.expiresAt,
@@ -446,19 +458,57 @@ export const linkRoutes =
       return reply.redirect(`/l/${pending.t}`, 303);
     });
 
+    /** The watermark of a grant, filled in for this viewing session; none when the link has none. */
+    const stampOf = (grant: Grant, req: FastifyRequest): Stamp | undefined => {
+      const w = grant.settings.watermark;
+      if (!w) return undefined;
+      const text = watermarkText(w.text, {
+        email: grant.email,
+        viewed_at: `${grant.viewedAt.toISOString().replace('T', ' ').slice(0, 16)} UTC`,
+        ip: req.ip,
+        link_id: grant.linkId,
+      });
+      return { ...w, text };
+    };
+
+    // the PDF, for pdf.js and the download button: only when the link allows downloads
     app.get<{ Params: { token: string }; Querystring: { download?: string } }>(
       '/l/:token/document.pdf',
       async (req, reply) => {
         const { token } = req.params;
-        const documentId = await links.granted(token, req.cookies[COOKIE]);
-        if (!documentId) return gone(reply);
-        const { document, bytes } = await service.documents.pdf(documentId);
+        const grant = await links.granted(token, req.cookies[COOKIE]);
+        if (!grant || grant.settings.allowDownload === false) return gone(reply);
+        const { document, bytes } = await service.documents.pdf(grant.documentId);
+        const stamp = stampOf(grant, req);
+        const shown = stamp ? (await service.renderer.view(bytes, { stamp })).bytes : bytes;
         const download = req.query.download === '1';
         return reply
           .type('application/pdf')
           .header('Cache-Control', 'no-store')
           .header('Content-Disposition', contentDisposition(document.name, download ? 'attachment' : 'inline'))
-          .send(Buffer.from(bytes));
+          .send(Buffer.from(shown));
       },
     );
+
+    // one page as an image (what a link without downloads shows), watermarked like the PDF
+    app.get<{ Params: { token: string; page: string } }>('/l/:token/pages/:page', async (req, reply) => {
+      const { token } = req.params;
+      const grant = await links.granted(token, req.cookies[COOKIE]);
+      const page = /^[1-9]\d{0,4}$/.test(req.params.page) ? Number(req.params.page) : 0;
+      if (!grant || !page) return gone(reply);
+      const { bytes } = await service.documents.pdf(grant.documentId);
+      let image;
+      try {
+        image = await service.renderer.view(bytes, { stamp: stampOf(grant, req), page });
+      } catch (err) {
+        // past the document's last page
+        if (err instanceof PaperlinkError && err.code === 'not_found') return gone(reply);
+        throw err;
+      }
+      return reply
+        .type('image/png')
+        .header('Cache-Control', 'no-store')
+        .header('Content-Disposition', 'inline')
+        .send(Buffer.from(image.bytes));
+    });
   };

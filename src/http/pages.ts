@@ -40,7 +40,7 @@ const STYLE = raw(`  * { box-sizing: border-box; }
   .error { color: #b00020; font-weight: 600; }
   .muted { color: #5f6368; font-size: .9rem; }
   .toolbar { display: flex; justify-content: space-between; align-items: center; gap: 12px; flex-wrap: wrap; margin-bottom: 16px; }
-  #pages canvas { display: block; width: 100%; height: auto; margin: 0 auto 16px; background: #fff; box-shadow: 0 1px 4px rgba(0,0,0,.15); }`);
+  #pages canvas, #pages img { display: block; width: 100%; height: auto; margin: 0 auto 16px; background: #fff; box-shadow: 0 1px 4px rgba(0,0,0,.15); }`);
 
 function page(brand: Brand, title: string, body: Html, script?: Html): string {
   return htmlPage({
@@ -191,6 +191,8 @@ export function viewerPage(o: {
   brand: Brand;
   documentName: string;
   pdfUrl: string;
+  /** Without downloads: the URL of page images (`${pagesUrl}/1`…) and how many pages; no PDF, no download button. */
+  images?: { url: string; pages: number };
   viewsUsed: number;
   maxViews: number | null;
   expiresAt: string | null;
@@ -215,9 +217,13 @@ export function viewerPage(o: {
             ${shown}${limits.length ? SEPARATOR : ''}<span id="status" aria-live="polite">Loading&hellip;</span>
           </p>
         </div>
-        <a class="button" href="${o.pdfUrl}?download=1" download>Download PDF</a>
+        ${o.images ? '' : html`<a class="button" href="${o.pdfUrl}?download=1" download>Download PDF</a>`}
       </div>
-      <div id="pages" data-pdf="${o.pdfUrl}"></div>`,
+      ${
+        o.images
+          ? html`<div id="pages" data-images="${o.images.url}" data-count="${String(o.images.pages)}"></div>`
+          : html`<div id="pages" data-pdf="${o.pdfUrl}"></div>`
+      }`,
     VIEWER_SCRIPT,
   );
 }

@@ -329,6 +329,31 @@ export const DurationSchema = shared('Duration', {
   additionalProperties: false,
 });
 
+export const WatermarkSchema = shared('Watermark', {
+  type: 'object',
+  required: ['text'],
+  description:
+    'A watermark; its text may use {{email}} (the address the viewer proved), {{viewed_at}} (when their view started, UTC), {{ip}} and {{link_id}}.',
+  properties: {
+    text: { type: 'string', minLength: 1, maxLength: 200, examples: ['Shared with {{email}} · {{viewed_at}}'] },
+    position: { enum: ['center', 'top', 'bottom', 'tiled'], default: 'center' },
+    opacity: { type: 'number', minimum: 0.05, maximum: 1, default: 0.2 },
+    size: {
+      type: ['number', 'null'],
+      minimum: 6,
+      maximum: 144,
+      description: 'Points; null or left out: as large as fits (center), 10 (top, bottom), 18 (tiled).',
+    },
+    rotation: {
+      type: ['number', 'null'],
+      minimum: -90,
+      maximum: 90,
+      description: 'Degrees counter-clockwise; null or left out: 45 in the center and tiled, 0 at the top and bottom.',
+    },
+  },
+  additionalProperties: false,
+});
+
 export const MagicLinkSettingsSchema = shared('MagicLinkSettings', {
   type: 'object',
   required: ['recipient_email'],
@@ -345,6 +370,16 @@ export const MagicLinkSettingsSchema = shared('MagicLinkSettings', {
     expire_after_n_views: { type: 'integer', minimum: 1 },
     retain_from_created: ref('Duration'),
     retain_from_opened: ref('Duration'),
+    watermark: {
+      oneOf: [ref('Watermark'), { type: 'null' }],
+      description: 'Drawn over every page the recipient sees or downloads, filled in per viewing session.',
+    },
+    allow_download: {
+      type: 'boolean',
+      default: true,
+      description:
+        'false: the recipient sees the pages as images in the browser; no download button, and no route serves them the PDF (screenshots remain possible).',
+    },
   },
   additionalProperties: false,
 });
@@ -375,6 +410,8 @@ export const MagicLinkSchema = shared('MagicLink', {
     expire_after_n_views: { type: ['integer', 'null'] },
     retain_from_created: { oneOf: [ref('Duration'), { type: 'null' }] },
     retain_from_opened: { oneOf: [ref('Duration'), { type: 'null' }] },
+    watermark: { oneOf: [ref('Watermark'), { type: 'null' }] },
+    allow_download: { type: 'boolean' },
     created_at: { type: 'string', format: 'date-time' },
     sent_at: { type: ['string', 'null'], format: 'date-time' },
     opened_at: { type: ['string', 'null'], format: 'date-time' },
@@ -544,6 +581,7 @@ export const SHARED_SCHEMAS: TSchema[] = [
   TemplateSchema,
   DocumentSchema,
   DurationSchema,
+  WatermarkSchema,
   MagicLinkSettingsSchema,
   MagicLinkSchema,
   MagicLinkAppSchema,

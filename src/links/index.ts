@@ -27,7 +27,7 @@ import type { LinkChange, LinkState } from './lifecycle';
 import { ACTIVE, expiryReason, LINK_STATUSES, linkInfo, type LinkInfo, type OpenLink, type Visitor } from './model';
 import { deadlineAtCreation, type LinkSettings } from './policy';
 import { LinkRows } from './rows';
-import { LinkSessions } from './sessions';
+import { LinkSessions, type Grant } from './sessions';
 import type { LinkKeyring } from './keyring';
 import { LinkTokens } from './tokens';
 import { LinkViews } from './views';
@@ -46,7 +46,7 @@ export {
 } from './model';
 export { CODE_TRIES, CODE_TTL_MS, CODES_PER_HOUR } from './codes';
 export { SEND_LEASE_MS } from './delivery';
-export { SESSION_TTL_MS } from './sessions';
+export { SESSION_TTL_MS, type Grant } from './sessions';
 
 export class MagicLinks {
   /** Called whenever a link changes in a way its lifecycle flow should look at. */
@@ -471,8 +471,8 @@ export class MagicLinks {
     return this.sessions.find(link, token);
   }
 
-  /** The document a session may download right now (sessions.ts). */
-  granted(token: string, sessionToken: string | undefined): Promise<string | undefined> {
+  /** What a session may be shown right now (sessions.ts). */
+  granted(token: string, sessionToken: string | undefined): Promise<Grant | undefined> {
     return this.sessions.granted(token, sessionToken);
   }
 

@@ -5,7 +5,7 @@
 import type { LinkEventsTable, MagicLinkRow } from '../db/schema';
 import type { ExpiryReason } from '../events';
 import type { MagicLinkApp } from './app';
-import { VIEW_LIMIT_CAP, type LinkSettings } from './policy';
+import { VIEW_LIMIT_CAP, type LinkSettings, type Watermark } from './policy';
 
 export const LINK_STATUSES = ['active', 'send_failed', 'expired', 'revoked'] as const;
 export type LinkStatus = (typeof LINK_STATUSES)[number];
@@ -30,6 +30,8 @@ export interface LinkInfo {
   expire_after_n_views: number | null;
   retain_from_created: Record<string, number> | null;
   retain_from_opened: Record<string, number> | null;
+  watermark: Watermark | null;
+  allow_download: boolean;
   created_at: string;
   sent_at: string | null;
   opened_at: string | null;
@@ -56,6 +58,7 @@ export const OPEN_COLUMNS = [
   'opened_at',
   'auth_type',
   'auth_email',
+  'settings',
 ] as const;
 export type OpenRow = Pick<MagicLinkRow, (typeof OPEN_COLUMNS)[number]>;
 
@@ -84,6 +87,8 @@ export function linkInfo(row: MagicLinkRow): LinkInfo {
     expire_after_n_views: row.max_views,
     retain_from_created: s.retention?.from === 'created' ? retain : null,
     retain_from_opened: s.retention?.from === 'opened' ? retain : null,
+    watermark: s.watermark ?? null,
+    allow_download: s.allowDownload ?? true,
     created_at: row.created_at,
     sent_at: row.sent_at,
     opened_at: row.opened_at,

@@ -5,6 +5,7 @@
 import { DateTime, Duration } from 'luxon';
 import { ValidationError, type ErrorDetail } from '../errors';
 import { isEmail, isObject } from '../guards';
+import { WATERMARK_POSITIONS, type WatermarkPosition } from '../templates/viewcopy';
 
 export type AuthType = 'email' | 'social';
 export type Unit = 'minutes' | 'hours' | 'days';
@@ -29,12 +30,92 @@ export interface Retention {
   amount: number;
 }
 
+/** The placeholders a watermark's text may use, filled in per viewing session. */
+export const WATERMARK_PLACEHOLDERS = ['email', 'viewed_at', 'ip', 'link_id'] as const;
+export const WATERMARK_MAX_TEXT = 200;
+
+/** A link's watermark as its settings hold it: `text` still has its placeholders. */
+export interface Watermark {
+  text: string;
+  position: WatermarkPosition;
+  opacity: number;
+  size: number | null;
+  rotation: number | null;
+}
+
 export interface LinkSettings {
   recipientEmail: string;
   authEmail: string;
   authType: AuthType;
   maxViews: number | null;
   retention: Retention | null;
+  /** Drawn over every page the recipient sees; absent in links made before watermarks. */
+  watermark?: Watermark | null;
+  /** Whether the recipient may have the PDF (absent: true, as before). Without it, they see page images. */
+  allowDownload?: boolean;
+}
+
+function watermarkOf(value: unknown, field: string, details: ErrorDetail[]): Watermark | null {
+  if (value === undefined || value === null) return null;
+  if (!isObject(value)) {
+    details.push({ field, message: 'must be an object like {"text": "{{email}}"}', code: 'type' });
+    return null;
+  }
+  const start = details.length;
+  const { text, position = 'center', opacity = 0.2, size = null, rotation = null } = value;
+  if (typeof text !== 'string' || !text.trim() || text.length > WATERMARK_MAX_TEXT)
+    details.push({
+      field: `${field}.text`,
+      message: `must be text of 1 to ${WATERMARK_MAX_TEXT} characters`,
+      code: 'invalid',
+    });
+  else
+    for (const m of text.matchAll(/{{\s*([^}]*?)\s*}}/g))
+      if (!(WATERMARK_PLACEHOLDERS as readonly string[]).includes(m[1]))
+        details.push({
+          field: `${field}.text`,
+          message: `{{${m[1]}}} is not a placeholder; use ${WATERMARK_PLACEHOLDERS.map((p) => `{{${p}}}`).join(', ')}`,
+          code: 'unknown_placeholder',
+        });
+  if (typeof position !== 'string' || !(WATERMARK_POSITIONS as readonly string[]).includes(position))
+    details.push({
+      field: `${field}.position`,
+      message: `must be one of ${WATERMARK_POSITIONS.join(', ')}`,
+      code: 'invalid',
+    });
+  if (typeof opacity !== 'number' || !(opacity >= 0.05 && opacity <= 1))
+    details.push({ field: `${field}.opacity`, message: 'must be a number from 0.05 to 1', code: 'range' });
+  if (size !== null && (typeof size !== 'number' || !(size >= 6 && size <= 144)))
+    details.push({
+      field: `${field}.size`,
+      message: 'must be a size in points from 6 to 144, or null to fit',
+      code: 'range',
+    });
+  if (rotation !== null && (typeof rotation !== 'number' || !(rotation >= -90 && rotation <= 90)))
+    details.push({ field: `${field}.rotation`, message: 'must be degrees from -90 to 90, or null', code: 'range' });
+  for (const k of Object.keys(value))
+    if (!['text', 'position', 'opacity', 'size', 'rotation'].includes(k))
+      details.push({ field: `${field}.${k}`, message: 'is not a watermark setting', code: 'unknown_field' });
+  if (details.length > start) return null;
+  return {
+    text: (text as string).trim(),
+    position: position as WatermarkPosition,
+    opacity: opacity as number,
+    size: size as number | null,
+    rotation: rotation as number | null,
+  };
+}
+
+/** The watermark's text for one viewing session: each placeholder filled in, control characters dropped. */
+export function watermarkText(
+  text: string,
+  values: { email: string; viewed_at: string; ip: string; link_id: string },
+): string {
+  return text
+    .replace(/{{\s*([a-z_]+)\s*}}/g, (whole, name: string) =>
+      Object.hasOwn(values, name) ? values[name as keyof typeof values] : whole,
+    )
+    .replace(/[\p{Cc}\p{Cf}]/gu, ' ');
 }
 
 function retentionOf(value: unknown, field: string, from: Retention['from'], details: ErrorDetail[]): Retention | null {
@@ -146,6 +227,11 @@ export function parseLinkSettings(input: unknown, prefix: string): LinkSettings 
       code: 'no_limit',
     });
 
+  const watermark = watermarkOf(input.watermark, at('watermark'), details);
+  const allowDownload = input.allow_download ?? true;
+  if (typeof allowDownload !== 'boolean')
+    details.push({ field: at('allow_download'), message: 'must be true or false', code: 'type' });
+
   const known = new Set([
     'recipient_email',
     'auth_email',
@@ -153,6 +239,8 @@ export function parseLinkSettings(input: unknown, prefix: string): LinkSettings 
     'expire_after_n_views',
     'retain_from_created',
     'retain_from_opened',
+    'watermark',
+    'allow_download',
   ]);
   for (const k of Object.keys(input))
     if (!known.has(k)) details.push({ field: at(k), message: 'is not a Magic Link setting', code: 'unknown_field' });
@@ -164,6 +252,8 @@ export function parseLinkSettings(input: unknown, prefix: string): LinkSettings 
     authType: authType as AuthType,
     maxViews,
     retention,
+    watermark,
+    allowDownload: allowDownload as boolean,
   };
 }
 

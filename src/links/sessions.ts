@@ -7,7 +7,19 @@ import { iso } from '../clock';
 import { PreparedQuery } from '../db';
 import type { LinkSessionsTable } from '../db/schema';
 import { randomToken, sha256 } from '../secrets';
-import type { OpenLink } from './model';
+import { VIEW_MS, type OpenLink } from './model';
+import type { LinkSettings } from './policy';
+
+/** What a signed-in recipient may be shown now (LinkSessions.granted). */
+export interface Grant {
+  linkId: string;
+  documentId: string;
+  settings: LinkSettings;
+  /** The address the viewer proved. */
+  email: string;
+  /** When their current view started. */
+  viewedAt: Date;
+}
 import type { LinkRows } from './rows';
 
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
@@ -64,26 +76,34 @@ export class LinkSessions {
   }
 
   /**
-   * The document a session may download right now: within VIEW_MS of a counted view, so the
-   * last allowed view can still load its PDF after that view ended the link. Never for a revoked
-   * link, nor after the link's time.
+   * What a session may be shown right now: within VIEW_MS of a counted view, so the last allowed
+   * view can still load its pages after that view ended the link. Never for a revoked link, nor
+   * after the link's time. With it, what the link allows (a download, a watermark) and who is
+   * viewing since when, for the watermark.
    */
-  async granted(token: string, sessionToken: string | undefined): Promise<string | undefined> {
+  async granted(token: string, sessionToken: string | undefined): Promise<Grant | undefined> {
     if (!/^[0-9A-Za-z]{20,100}$/.test(token) || !sessionToken || sessionToken.length > 100) return undefined;
     const row = await this.rows.db
       .selectFrom('magic_links')
-      .select(['id', 'document_id', 'status', 'expires_at'])
+      .select(['id', 'document_id', 'status', 'expires_at', 'settings'])
       .where('token_hash', '=', sha256(token))
       .executeTakeFirst();
     if (!row || row.status === 'revoked' || (row.expires_at !== null && row.expires_at <= this.rows.now()))
       return undefined;
     const s = await this.rows.db
       .selectFrom('link_sessions')
-      .selectAll()
+      .select(['email', 'view_until'])
       .where('token_hash', '=', sha256(sessionToken))
       .where('link_id', '=', row.id)
       .executeTakeFirst();
-    return s?.view_until && s.view_until > this.rows.now() ? row.document_id : undefined;
+    if (!s?.view_until || s.view_until <= this.rows.now()) return undefined;
+    return {
+      linkId: row.id,
+      documentId: row.document_id,
+      settings: JSON.parse(row.settings) as LinkSettings,
+      email: s.email,
+      viewedAt: new Date(Date.parse(s.view_until) - VIEW_MS),
+    };
   }
 
   /** Whether this session's view is still running (counted less than VIEW_MS ago). */

@@ -34,6 +34,7 @@ import {
 import { renderLimits, RenderLimitError, type RenderLimits } from './limits';
 import { Slots } from './slots';
 import { mergeParts, openPart, type MergeOptions, type Part } from './merge';
+import { viewCopy, type ViewOptions } from './viewcopy';
 import type { RenderReply, RenderTask } from './worker';
 import { stopOutsideZlib, zlibGate } from './zlib';
 
@@ -46,6 +47,8 @@ export interface Renderer {
   pages(pdf: Uint8Array, field?: string): Promise<number>;
   /** Rendered and uploaded PDFs as one document (merge.ts), within the page limit. */
   merge(parts: Part[], options: MergeOptions): Promise<Uint8Array>;
+  /** What a Magic Link's recipient is shown of a stored document: stamped with a watermark, or one page as a PNG (viewcopy.ts). */
+  view(pdf: Uint8Array, options: ViewOptions): Promise<{ bytes: Uint8Array; pages: number }>;
   close(): Promise<void>;
 }
 
@@ -68,6 +71,7 @@ export const inProcessRenderer: Renderer = {
     checkPages(pages);
     return pdf;
   },
+  view: viewCopy,
   close: async () => undefined,
 };
 
@@ -192,6 +196,10 @@ export class RenderPool implements Renderer {
     );
     checkPages(count);
     return merged;
+  }
+
+  async view(pdf: Uint8Array, options: ViewOptions): Promise<{ bytes: Uint8Array; pages: number }> {
+    return answer(await this.run({ op: 'view', pdf, options }), 'view').view;
   }
 
   /**

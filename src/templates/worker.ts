@@ -15,6 +15,7 @@ import { setRenderLimits, type RenderLimits } from './limits';
 import type { Numbering } from './layout';
 import { mergeParts, openPart, type MergeOptions, type Part } from './merge';
 import type { Attachment, PdfMetadata, PdfStandard } from './standards';
+import { viewCopy, type ViewOptions } from './viewcopy';
 import { useZlibGate } from './zlib';
 import {
   fillTemplate,
@@ -86,7 +87,14 @@ export interface MergeTask extends TaskBase {
   options: Omit<MergeOptions, 'now'> & { now: number };
 }
 
-export type RenderTask = LoadTask | FillTask | PagesTask | MergeTask;
+/** What a Magic Link's recipient is shown of a stored document (viewcopy.ts). */
+export interface ViewTask extends TaskBase {
+  op: 'view';
+  pdf: Uint8Array;
+  options: ViewOptions;
+}
+
+export type RenderTask = LoadTask | FillTask | PagesTask | MergeTask | ViewTask;
 
 export type RenderReply =
   | { loaded: TemplateSummary }
@@ -94,6 +102,7 @@ export type RenderReply =
   | { filled: Filled; warnings: RenderWarning[] }
   | { pages: number; pdf: Uint8Array }
   | { merged: Uint8Array; count: number }
+  | { view: { bytes: Uint8Array; pages: number } }
   | { missing: true }
   | { error: ErrorData }
   | { failure: string };
@@ -174,6 +183,9 @@ async function run(task: RenderTask): Promise<RenderReply> {
     return task.field
       ? { pages: (await openPart(task.pdf, task.field)).getPageCount(), pdf: task.pdf }
       : finishPrinted(task.pdf, task);
+  if (task.op === 'view') {
+    return { view: await viewCopy(task.pdf, task.options) };
+  }
   if (task.op === 'merge') {
     const { pdf, pages } = await mergeParts(task.parts, { ...task.options, now: new Date(task.options.now) });
     return { merged: pdf, count: pages };

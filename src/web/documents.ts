@@ -59,6 +59,12 @@ function linkCard(l: LinkInfo, csrf: string): Html {
       <dd data-rule>${live ? ruleInWords(l) : `${l.status}: it no longer opens`}</dd>
       <dt>Sign-in</dt>
       <dd>${l.auth_type === 'social' ? 'Social sign-in' : 'E-mailed code'} as ${l.auth_email}</dd>
+      <dt>Shown</dt>
+      <dd data-shown>
+        ${l.allow_download ? 'In the browser, with a download button' : 'As page images only: no download'}${
+          l.watermark ? html`, watermarked <q>${l.watermark.text}</q>` : ''
+        }
+      </dd>
       <dt>Sent</dt>
       <dd>${when(l.sent_at, l.status === 'send_failed' ? 'not yet: the e-mail failed and is retried' : '—')}</dd>
       <dt>Opened</dt>

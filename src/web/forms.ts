@@ -45,6 +45,9 @@ export function linkSettingsFrom(form: Form): Record<string, unknown> {
     };
   const views = one(form, 'expire_views').trim();
   if (views) settings.expire_after_n_views = amount(views);
+  const watermark = one(form, 'watermark_text').trim();
+  if (watermark) settings.watermark = { text: watermark, position: one(form, 'watermark_position') || 'center' };
+  if (one(form, 'download') === 'off') settings.allow_download = false;
   return settings;
 }
 
@@ -53,7 +56,8 @@ function isLinkPath(path: string): boolean {
   return (
     path.includes('magic_link') ||
     path === 'body' ||
-    /^(recipient_email|auth_email|auth_type|expire_after_n_views|retain_from_)/.test(path)
+    path.startsWith('body.') ||
+    /^(recipient_email|auth_email|auth_type|expire_after_n_views|retain_from_|watermark|allow_download)/.test(path)
   );
 }
 
@@ -69,6 +73,8 @@ function linkField(path: string): string | undefined {
       'expire_after_n_views',
       'retain_from_created',
       'retain_from_opened',
+      'watermark',
+      'allow_download',
     ].includes(k),
   );
   if (!key) return undefined;
@@ -79,6 +85,8 @@ function linkField(path: string): string | undefined {
     expire_after_n_views: 'expire_views',
     retain_from_created: 'expire_amount',
     retain_from_opened: 'expire_amount',
+    watermark: 'watermark_text',
+    allow_download: 'download',
   }[key];
 }
 
@@ -114,6 +122,8 @@ export function formLabel(field: string): string {
       auth_type: 'Authentication Type',
       expire_views: 'Expire after N views',
       expire_amount: 'Expire after',
+      watermark_text: 'Watermark',
+      download: 'Download',
     }[f]!;
   if (/^destinations\.magic_link$|^body$/.test(field)) return 'Magic Link';
   if (field === 'destinations.inkit_storage.name') return 'Document name';
@@ -135,6 +145,8 @@ export function formMessage(d: ErrorDetail): string {
   if (f === 'expire_amount' && d.code === 'range')
     return 'Enter a whole number of minutes, hours or days: at least 1, at most 10 years.';
   if (f === 'expire_amount' && d.code === 'conflict') return 'Choose one timer: from sending or from opening.';
+  if (f === 'watermark_text' && d.code === 'unknown_placeholder')
+    return 'Use only the placeholders {{email}}, {{viewed_at}}, {{ip}} and {{link_id}}.';
   if (f === 'auth_type' && d.code === 'not_allowed')
     return 'That sign-in is not allowed by the Magic Link settings: choose one of those offered.';
   return d.message;
@@ -192,5 +204,28 @@ export function linkFieldset(
       Set a time limit, a number of views, or both: whichever comes first ends the link. A link with a view limit also
       ends 10 days after it is made.
     </p>
+    <div class="row">
+      ${field({ name: 'watermark_text', label: 'Watermark', value: value('watermark_text'), errors, hint: 'Drawn over every page the recipient sees, e.g. Shared with {{email}} on {{viewed_at}}. Also {{ip}} and {{link_id}}. Empty: none.', attrs: raw('maxlength="200"') })}
+      ${select({
+        name: 'watermark_position',
+        label: 'Watermark position',
+        options: [
+          ['center', 'Across the middle'],
+          ['tiled', 'Tiled over the page'],
+          ['top', 'At the top'],
+          ['bottom', 'At the bottom'],
+        ],
+        value: value('watermark_position', 'center'),
+      })}
+      ${select({
+        name: 'download',
+        label: 'Download',
+        options: [
+          ['allowed', 'Allowed'],
+          ['off', 'Off: pages shown as images'],
+        ],
+        value: value('download', 'allowed'),
+      })}
+    </div>
   </div>`;
 }

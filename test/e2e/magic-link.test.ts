@@ -14,6 +14,8 @@ import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
 import { testService, type TestService } from '../support/service';
 import { FakeClock } from '../../src/clock';
 import { VIEW_MS } from '../../src/links';
+import { PAGE_IMAGE_WIDTH } from '../../src/templates/viewcopy';
+import { readPdf } from '../support/pdf';
 
 const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<
   string,
@@ -41,7 +43,7 @@ describe('a recipient in a browser', () => {
     await mail?.close();
   });
 
-  async function share(to: string, views: number): Promise<string> {
+  async function share(to: string, views: number, more: Record<string, unknown> = {}): Promise<string> {
     const res = await t.app.inject({
       method: 'POST',
       url: '/v1/generate',
@@ -51,7 +53,7 @@ describe('a recipient in a browser', () => {
         merge_parameters: postcard,
         destinations: {
           inkit_storage: { name: 'Your postcard proof' },
-          magic_link: { recipient_email: to, expire_after_n_views: views },
+          magic_link: { recipient_email: to, expire_after_n_views: views, ...more },
         },
       },
     });
@@ -156,6 +158,61 @@ describe('a recipient in a browser', () => {
       expect(await time.getAttribute('title')).toBe(`${iso.replace('T', ' ').slice(0, 16)} UTC`);
     } finally {
       await context.close();
+    }
+  });
+
+  /** Opens the link in a fresh page and signs in with the e-mailed code, up to the drawn document. */
+  async function signedIn(url: string, to: string) {
+    const page = await browser.newPage();
+    await page.goto(url);
+    const before = mail.messages.length;
+    await page.getByRole('button', { name: 'E-mail me a code' }).click();
+    await page.getByLabel('Code').fill(codeIn(await mail.next(to, before)));
+    await page.getByRole('button', { name: 'Show the document' }).click();
+    await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
+    return page;
+  }
+
+  it('reads the watermark, filled in for the viewer, in the PDF the viewer draws and downloads', async () => {
+    const url = await share('wanda@example.com', 2, { watermark: { text: 'Confidential: {{email}}' } });
+    const page = await signedIn(url, 'wanda@example.com');
+    try {
+      // what pdf.js drew and what the download button gets: the PDF the browser fetched, with the page's cookie
+      const href = await page.getByRole('link', { name: 'Download PDF' }).getAttribute('href');
+      const bytes = await page.evaluate(async (u) => [...new Uint8Array(await (await fetch(u)).arrayBuffer())], href!);
+      const read = await readPdf(new Uint8Array(bytes));
+      expect(read.pages.map((p) => p.text.includes('Confidential: wanda@example.com'))).toEqual([true, true]);
+    } finally {
+      await closePage(page);
+    }
+  });
+
+  it('without downloads shows the pages as images, with no download button and no PDF to fetch', async () => {
+    const url = await share('dora@example.com', 2, { allow_download: false, watermark: { text: '{{email}}' } });
+    const page = await signedIn(url, 'dora@example.com');
+    const pdfs: string[] = [];
+    page.on('response', (r) => {
+      if (r.headers()['content-type']?.includes('application/pdf')) pdfs.push(r.url());
+    });
+    try {
+      await page.reload();
+      await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
+      const images = page.locator('#pages img');
+      expect(await images.count()).toBe(2);
+      await expect(page.getByRole('img', { name: 'Page 2 of 2' }).isVisible()).resolves.toBe(true);
+      // drawn: the images have their size
+      expect(await images.first().evaluate((i: HTMLImageElement) => i.naturalWidth)).toBe(PAGE_IMAGE_WIDTH);
+      expect(await page.getByRole('link', { name: 'Download PDF' }).count()).toBe(0);
+      const status = await page.evaluate(async () => {
+        const at = location.pathname;
+        return Promise.all(
+          [`${at}/document.pdf`, `${at}/document.pdf?download=1`].map(async (u) => (await fetch(u)).status),
+        );
+      });
+      expect(status).toEqual([404, 404]);
+      expect(pdfs).toEqual([]);
+    } finally {
+      await closePage(page);
     }
   });
 

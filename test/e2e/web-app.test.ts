@@ -297,9 +297,20 @@ describe('the operator web app in a browser', () => {
     await form.getByLabel('Expire after', { exact: true }).fill('90');
     await form.getByLabel('Unit').selectOption('minutes');
     await form.getByLabel('Timer starts').selectOption('opened');
+    // a watermark with a placeholder that does not exist: the form says which to use, and keeps what was typed
+    await form.getByLabel('Watermark', { exact: true }).fill('For {{name}}');
+    await form.getByLabel('Watermark position').selectOption('tiled');
+    await form.getByLabel('Download').selectOption('off');
     await form.getByRole('button', { name: 'Share' }).click();
+    await expect(page.locator('#share .err').first().textContent()).resolves.toContain('{{email}}');
+    await expect(page.locator('#share').getByLabel('Download').inputValue()).resolves.toBe('off');
+    await page.locator('#share').getByLabel('Watermark', { exact: true }).fill('For {{email}}');
+    await page.locator('#share').getByRole('button', { name: 'Share' }).click();
     await page.waitForURL((u) => u.searchParams.get('done') === 'shared');
     await expect(page.locator('.link-card').count()).resolves.toBe(2);
+    await expect(
+      page.locator('.link-card', { hasText: 'dana@example.com' }).locator('[data-shown]').textContent(),
+    ).resolves.toMatch(/page images only[\s\S]*For \{\{email\}\}/);
     const message = await mail.next('dana@example.com');
     expect(linkIn(message)).toContain(`${base}/l/`);
     const links = (await api('GET', `/v1/documents/${documentUrl.split('/').pop()}`)).json().magic_links;
@@ -307,6 +318,8 @@ describe('the operator web app in a browser', () => {
       auth_email: 'dana.auth@example.com',
       retain_from_opened: { minutes: 90 },
       expire_after_n_views: null,
+      watermark: { text: 'For {{email}}', position: 'tiled' },
+      allow_download: false,
     });
   });
 

@@ -10,6 +10,8 @@ import { root } from '../support/fixtures';
 import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
 import { eventually } from '../support/eventually';
 import { BACKENDS, testService, type TestService } from '../support/service';
+import { readPdf } from '../support/pdf';
+import { PAGE_IMAGE_WIDTH } from '../../src/templates/viewcopy';
 
 const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<
   string,
@@ -804,6 +806,127 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     clock.advance(1);
     await engine.drain();
     expect((await t.service.links.get(res.magic_link_piece_id)).status).toBe('expired');
+  });
+
+  describe('watermarks and downloads', () => {
+    /** Shares the postcard with these settings, signs in and starts a view: the link's path, cookie and id. */
+    async function viewing(settings: Record<string, unknown>) {
+      const shared = await share({ expire_after_n_views: 3, ...settings });
+      const cookie = await signIn(shared.path, shared.to);
+      const page = await view(shared.path, cookie);
+      expect(page.statusCode).toBe(200);
+      return { ...shared, cookie, page, id: shared.res.magic_link_piece_id as string };
+    }
+    const get = (url: string, cookie: string) => t.app.inject({ method: 'GET', url, headers: { cookie } });
+
+    it('draws the watermark, filled in for the viewer, into every page of the PDF they get; the stored one stays clean', async () => {
+      const {
+        path: linkPath,
+        cookie,
+        to,
+        id,
+        res,
+      } = await viewing({
+        watermark: { text: 'For {{email}} · {{link_id}} · {{ip}} · {{viewed_at}}', opacity: 0.3 },
+      });
+      const served = await get(`${linkPath}/document.pdf`, cookie);
+      expect(served.statusCode).toBe(200);
+      const read = await readPdf(served.rawPayload);
+      expect(read.pages).toHaveLength(2);
+      const stamped = `For ${to} · ${id} · 127.0.0.1 · ${clock.now().toISOString().replace('T', ' ').slice(0, 16)} UTC`;
+      // on every page, as one line of text, drawn see-through
+      for (const p of read.pages) {
+        expect(p.text.replace(/\s+/g, ' ')).toContain(stamped);
+        expect(p.runs.find((r) => r.text.includes(to))?.alpha).toBeCloseTo(0.3, 2);
+      }
+      const stored = await readPdf((await api('GET', `/v1/documents/${res.document_id}/pdf`)).rawPayload);
+      expect(stored.text).not.toContain(to);
+      // the link shows its settings
+      expect((await api('GET', `/v1/magic_links/${id}`)).json()).toMatchObject({
+        watermark: { text: 'For {{email}} · {{link_id}} · {{ip}} · {{viewed_at}}', position: 'center', opacity: 0.3 },
+        allow_download: true,
+      });
+    });
+
+    it('without downloads, shows page images (watermarked) and no route serves the PDF', async () => {
+      const plain = await viewing({ allow_download: false });
+      const marked = await viewing({ allow_download: false, watermark: { text: '{{email}}', position: 'tiled' } });
+      for (const { page, path: linkPath } of [plain, marked]) {
+        expect(page.body).not.toContain('Download PDF');
+        expect(page.body).toContain(`data-images="${linkPath}/pages"`);
+        expect(page.body).toContain('data-count="2"');
+        for (const url of [`${linkPath}/document.pdf`, `${linkPath}/document.pdf?download=1`])
+          expect((await get(url, plain.cookie)).statusCode).toBe(404);
+      }
+      for (const url of [`${plain.path}/document.pdf`, `${plain.path}/document.pdf?download=1`])
+        expect((await get(url, plain.cookie)).statusCode).toBe(404);
+      const images = [];
+      for (const { path: linkPath, cookie } of [plain, marked]) {
+        const image = await get(`${linkPath}/pages/1`, cookie);
+        expect(image.statusCode).toBe(200);
+        expect(image.headers['content-type']).toBe('image/png');
+        expect(image.headers['cache-control']).toBe('no-store');
+        expect(image.rawPayload.subarray(1, 4).toString()).toBe('PNG');
+        expect(image.rawPayload.readUInt32BE(16)).toBe(PAGE_IMAGE_WIDTH);
+        images.push(image.rawPayload);
+        // past the last page, without a session, with another link's session: nothing
+        expect((await get(`${linkPath}/pages/3`, cookie)).statusCode).toBe(404);
+        expect((await get(`${linkPath}/pages/0`, cookie)).statusCode).toBe(404);
+        expect((await view(`${linkPath}/pages/1`)).statusCode).toBe(404);
+      }
+      expect((await get(`${marked.path}/pages/1`, plain.cookie)).statusCode).toBe(404);
+      // the watermark is drawn into the image
+      expect(images[0].equals(images[1])).toBe(false);
+      expect((await api('GET', `/v1/magic_links/${plain.id}`)).json()).toMatchObject({
+        allow_download: false,
+        watermark: null,
+      });
+    });
+
+    it('refuses a broken watermark or download setting, naming each field', async () => {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/v1/generate',
+        headers: auth(),
+        payload: {
+          template_id: EXAMPLE_IDS.postcard,
+          merge_parameters: postcard,
+          destinations: {
+            magic_link: {
+              recipient_email: 'w@example.com',
+              expire_after_n_views: 1,
+              watermark: {
+                text: 'For {{name}}',
+                opacity: 2,
+                position: 'left',
+                size: 1000,
+                rotation: 180,
+                colour: 'red',
+              },
+              allow_download: 'no',
+            },
+          },
+        },
+      });
+      expect(res.statusCode).toBe(422);
+      const at = 'destinations.magic_link';
+      expect(
+        res
+          .json()
+          .error.details.map((d: { field: string; code: string }) => `${d.field} ${d.code}`)
+          .sort(),
+      ).toEqual(
+        [
+          `${at}.allow_download type`,
+          `${at}.watermark.colour unknown_field`,
+          `${at}.watermark.opacity range`,
+          `${at}.watermark.position invalid`,
+          `${at}.watermark.rotation range`,
+          `${at}.watermark.size range`,
+          `${at}.watermark.text unknown_placeholder`,
+        ].sort(),
+      );
+    });
   });
 });
 

@@ -118,6 +118,9 @@ describe('Paperlink node: Document', () => {
       retain_from_created: null,
       expire_after_n_views: 3,
       auth_email: 'ada@example.com',
+      // no sharing options: no watermark, downloads allowed
+      watermark: null,
+      allow_download: true,
     });
     expect(linkIn(await mail.next('ada@example.com'))).toContain('/l/');
     const binary = item.binary!.pdf;
@@ -339,6 +342,7 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
         expireUnit: 'minutes',
         timerStarts: 'created',
         expireAfterViews: 0,
+        sharing: { watermarkText: 'For {{email}}', watermarkPosition: 'bottom', allowDownload: false },
       },
       [{}],
       creds,
@@ -350,6 +354,8 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
       auth_email: 'boss@example.com',
       retain_from_created: { minutes: 30 },
       expire_after_n_views: null,
+      watermark: { text: 'For {{email}}', position: 'bottom' },
+      allow_download: false,
     });
     const got = await runPaperlink({ resource: 'magicLink', operation: 'get', magicLinkId: id }, [{}], creds);
     expect(got.items[0].json).toMatchObject({ id, status: 'active', access_log: [] });

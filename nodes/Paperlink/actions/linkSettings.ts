@@ -77,6 +77,45 @@ export function linkFields(show: NonNullable<IDisplayOptions['show']>): INodePro
         'How many views the link allows; 0 for no view limit. With a view limit the link also ends 10 days after it was sent.',
       displayOptions,
     },
+    {
+      displayName: 'Sharing Options',
+      name: 'sharing',
+      type: 'collection',
+      placeholder: 'Add Option',
+      default: {},
+      displayOptions,
+      options: [
+        {
+          displayName: 'Allow Download',
+          name: 'allowDownload',
+          type: 'boolean',
+          default: true,
+          description:
+            'Whether the recipient may download the PDF. Off: they see the pages as images in the browser, and no address serves them the PDF (screenshots remain possible).',
+        },
+        {
+          displayName: 'Watermark Position',
+          name: 'watermarkPosition',
+          type: 'options',
+          options: [
+            { name: 'Across the Middle', value: 'center' },
+            { name: 'At the Bottom', value: 'bottom' },
+            { name: 'At the Top', value: 'top' },
+            { name: 'Tiled Over the Page', value: 'tiled' },
+          ],
+          default: 'center',
+        },
+        {
+          displayName: 'Watermark Text',
+          name: 'watermarkText',
+          type: 'string',
+          default: '',
+          placeholder: 'Shared with {{email}} on {{viewed_at}}',
+          description:
+            'Drawn over every page the recipient sees or downloads, filled in for each viewer: {{email}}, {{viewed_at}}, {{ip}}, {{link_id}}',
+        },
+      ],
+    },
   ];
 }
 
@@ -97,5 +136,9 @@ export function linkSettings(ctx: IExecuteFunctions, i: number): IDataObject {
   }
   const views = Number(ctx.getNodeParameter('expireAfterViews', i, 0));
   if (views > 0) settings.expire_after_n_views = views;
+  const sharing = ctx.getNodeParameter('sharing', i, {}) as IDataObject;
+  const watermark = text(sharing.watermarkText ?? '').trim();
+  if (watermark) settings.watermark = { text: watermark, position: sharing.watermarkPosition ?? 'center' };
+  if (sharing.allowDownload === false) settings.allow_download = false;
   return settings;
 }
