@@ -443,6 +443,25 @@ export const MIGRATIONS: [string, Step][] = [
       await db.schema.alterTable('link_sessions').addColumn('view_number', 'integer').execute();
     },
   ],
+  [
+    '0019_link_codes_per_person',
+    async (db) => {
+      // a link may be opened by several people (allowed_viewers), each with a code of their own: a
+      // code is kept per link and address. Codes live ten minutes, so those in flight at the upgrade
+      // are dropped rather than moved (their recipients ask for a new one)
+      await db.schema.dropTable('link_codes').execute();
+      await db.schema
+        .createTable('link_codes')
+        .addColumn('link_id', 'text', (c) => c.notNull())
+        .addColumn('email', 'text', (c) => c.notNull())
+        .addColumn('code_hash', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('link_codes_pkey', ['link_id', 'email'])
+        .execute();
+      await db.schema.createIndex('link_codes_expires').on('link_codes').column('expires_at').execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

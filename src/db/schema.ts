@@ -144,6 +144,8 @@ export interface LinkEventsTable {
 
 export interface LinkCodesTable {
   link_id: string;
+  /** The address the code was sent to (the link's auth_email, or one its allowed_viewers allow). */
+  email: string;
   code_hash: string;
   attempts: number;
   expires_at: string;

@@ -7,6 +7,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { PaperlinkError, RateLimitError } from '../errors';
 import type { Grant, OpenLink, Visitor } from '../links';
+import { allows, hasList } from '../links/model';
+import { isEmail } from '../guards';
 import { watermarkText, type LinkSettings } from '../links/policy';
 import type { Stamp } from '../templates/viewcopy';
 import { publicView } from '../links/app';
@@ -234,75 +236,116 @@ export const linkRoutes =
     const show = (reply: FastifyReply, status: number, body: string) =>
       reply.status(status).type('text/html; charset=utf-8').headers(pageHeaders('recipient')).send(body);
     const gone = async (reply: FastifyReply) => show(reply, 404, unavailablePage(await brand()));
-    const signIn = (link: OpenLink, token: string, extra: { error?: string; codeSent?: boolean } = {}) =>
+    /**
+     * Who a recipient says they are: a link for one address is proved by its auth_email; a link that
+     * allows others (allowed_viewers) by the address they type, which must be one it allows.
+     * Undefined: the typed text is not an address (or none was typed).
+     */
+    const claimed = (link: OpenLink, typed: unknown): { email: string; allowed: boolean } | undefined => {
+      if (!hasList(link.row)) return { email: link.row.auth_email, allowed: true };
+      const email = typeof typed === 'string' ? typed.trim().toLowerCase() : '';
+      if (!isEmail(email)) return undefined;
+      // the address as the sender wrote it, when it is the link's own
+      if (email === link.row.auth_email.toLowerCase()) return { email: link.row.auth_email, allowed: true };
+      return { email, allowed: allows(link.row, email) };
+    };
+    /** The sign-in page; `sentTo`: a code was sent to this address, the page asks for it. */
+    const signIn = (link: OpenLink, token: string, extra: { error?: string; sentTo?: string } = {}) =>
       signInPage({
         brand: brandOf(link.app),
         documentName: link.document.name,
         authType: link.row.auth_type as 'email' | 'social',
         maskedEmail: maskEmail(link.row.auth_email),
+        askEmail: hasList(link.row),
         action: `/l/${token}`,
         providers: link.app.oidc_providers.map((p) => ({ id: p.id, name: p.name })),
         viewsLeft: link.row.max_views === null ? null : link.row.max_views - link.row.views_used,
         ...extra,
       });
 
-    app.get<{ Params: { token: string }; Querystring: { sent?: string } }>('/l/:token', async (req, reply) => {
-      const { token } = req.params;
-      const link = await links.open(token, visitor(req), req.cookies[COOKIE]);
-      if (!link) return gone(reply);
-      const session = await links.session(link, req.cookies[COOKIE]);
-      if (!session) return show(reply, 200, signIn(link, token, { codeSent: req.query.sent === '1' }));
-      // a reload while this session's view runs is the same view
-      const view = links.viewing(session)
-        ? {
-            ok: true,
-            viewsUsed: session.viewNumber ?? link.row.views_used,
-            maxViews: link.row.max_views,
-            expiresAt: link.row.expires_at,
-          }
-        : await links.countView(link, session, visitor(req));
-      if (!view.ok) return gone(reply);
-      const settings = JSON.parse(link.row.settings) as LinkSettings;
-      // without downloads the page shows images of the pages: it needs to know how many
-      const images =
-        settings.allowDownload === false
+    app.get<{ Params: { token: string }; Querystring: { sent?: string; as?: string } }>(
+      '/l/:token',
+      async (req, reply) => {
+        const { token } = req.params;
+        const link = await links.open(token, visitor(req), req.cookies[COOKIE]);
+        if (!link) return gone(reply);
+        const session = await links.session(link, req.cookies[COOKIE]);
+        if (!session) {
+          // after a code was sent: to whom (a link for several people names the address in `as`)
+          const who = req.query.sent === '1' ? claimed(link, req.query.as) : undefined;
+          return show(reply, 200, signIn(link, token, { sentTo: who?.allowed ? who.email : undefined }));
+        }
+        // a reload while this session's view runs is the same view
+        const view = links.viewing(session)
           ? {
-              url: `/l/${token}/pages`,
-              pages: await service.renderer.pages((await service.documents.pdf(link.document.id)).bytes),
+              ok: true,
+              viewsUsed: session.viewNumber ?? link.row.views_used,
+              maxViews: link.row.max_views,
+              expiresAt: link.row.expires_at,
             }
-          : undefined;
-      return show(
-        reply,
-        200,
-        viewerPage({
-          brand: brandOf(link.app),
-          documentName: link.document.name,
-          pdfUrl: `/l/${token}/document.pdf`,
-          images,
-          viewsUsed: view.viewsUsed,
-          maxViews: view.maxViews,
-          expiresAt: view.expiresAt,
-        }),
-      );
-    });
+          : await links.countView(link, session, visitor(req));
+        if (!view.ok) return gone(reply);
+        const settings = JSON.parse(link.row.settings) as LinkSettings;
+        // without downloads the page shows images of the pages: it needs to know how many
+        const images =
+          settings.allowDownload === false
+            ? {
+                url: `/l/${token}/pages`,
+                pages: await service.renderer.pages((await service.documents.pdf(link.document.id)).bytes),
+              }
+            : undefined;
+        return show(
+          reply,
+          200,
+          viewerPage({
+            brand: brandOf(link.app),
+            documentName: link.document.name,
+            pdfUrl: `/l/${token}/document.pdf`,
+            images,
+            viewsUsed: view.viewsUsed,
+            maxViews: view.maxViews,
+            expiresAt: view.expiresAt,
+          }),
+        );
+      },
+    );
 
-    app.post<{ Params: { token: string } }>('/l/:token/code', async (req, reply) => {
-      const { token } = req.params;
-      const link = await links.open(token, visitor(req));
-      if (!link || link.row.auth_type !== 'email') return gone(reply);
-      try {
-        await links.sendCode(link, visitor(req));
-      } catch (err) {
-        if (err instanceof RateLimitError)
+    app.post<{ Params: { token: string }; Body: Record<string, unknown> | undefined }>(
+      '/l/:token/code',
+      async (req, reply) => {
+        const { token } = req.params;
+        const link = await links.open(token, visitor(req));
+        if (!link || link.row.auth_type !== 'email') return gone(reply);
+        const who = claimed(link, req.body?.email);
+        if (!who)
+          return show(reply, 422, signIn(link, token, { error: 'Enter your e-mail address, like name@example.com.' }));
+        if (!who.allowed) {
+          await links.record(link.row.id, 'code_requested', 'not_allowed', visitor(req), who.email);
           return show(
-            reply.header('Retry-After', String(err.retryAfterSeconds)),
-            429,
-            messagePage(brandOf(link.app), 'Too many codes', err.message),
+            reply,
+            403,
+            signIn(link, token, {
+              error: `${who.email} cannot open this document. Use the address it was shared with, or ask the sender to add yours.`,
+            }),
           );
-        throw err;
-      }
-      return reply.redirect(`/l/${token}?sent=1`, 303);
-    });
+        }
+        try {
+          await links.sendCode(link, visitor(req), who.email);
+        } catch (err) {
+          if (err instanceof RateLimitError)
+            return show(
+              reply.header('Retry-After', String(err.retryAfterSeconds)),
+              429,
+              messagePage(brandOf(link.app), 'Too many codes', err.message),
+            );
+          throw err;
+        }
+        return reply.redirect(
+          `/l/${token}?sent=1${hasList(link.row) ? `&as=${encodeURIComponent(who.email)}` : ''}`,
+          303,
+        );
+      },
+    );
 
     app.post<{ Params: { token: string }; Body: Record<string, unknown> | undefined }>(
       '/l/:token/verify',
@@ -312,7 +355,11 @@ export const linkRoutes =
         if (!link || link.row.auth_type !== 'email') return gone(reply);
         const given = req.body?.code;
         const code = typeof given === 'string' ? given : '';
-        const result = await links.checkCode(link, code, visitor(req));
+        const who = claimed(link, req.body?.email);
+        // no code was sent to an address the link does not allow
+        const result = who?.allowed
+          ? await links.checkCode(link, code, visitor(req), who.email)
+          : { error: 'expired' as const };
         if ('error' in result) {
           const message = {
             wrong: 'That code is not right. Check the e-mail and try again.',
@@ -322,7 +369,7 @@ export const linkRoutes =
           return show(
             reply,
             result.error === 'wrong' ? 401 : 410,
-            signIn(link, token, { error: message, codeSent: result.error === 'wrong' }),
+            signIn(link, token, { error: message, sentTo: result.error === 'wrong' ? who?.email : undefined }),
           );
         }
         void sessionCookie(reply, token, result.session);
@@ -426,7 +473,7 @@ export const linkRoutes =
           signIn(link, pending.t, { error: `Signing in with ${p.name} did not complete. Try again.` }),
         );
       }
-      if (!result.ok || result.email.toLowerCase() !== link.row.auth_email.toLowerCase()) {
+      if (!result.ok || !allows(link.row, result.email)) {
         const email = result.ok ? result.email : result.email;
         await links.record(
           link.row.id,
@@ -440,7 +487,9 @@ export const linkRoutes =
             ? `${p.name} has not verified the address ${email}.`
             : !result.ok
               ? `${p.name} did not tell us your e-mail address.`
-              : `You signed in as ${email}, but this document was shared with ${maskEmail(link.row.auth_email)}.`;
+              : hasList(link.row)
+                ? `You signed in as ${email}, which this document was not shared with.`
+                : `You signed in as ${email}, but this document was shared with ${maskEmail(link.row.auth_email)}.`;
         const another = { url: `/l/${pending.t}/signin/${p.id}?another=1`, label: `Use another ${p.name} account` };
         return show(
           reply,

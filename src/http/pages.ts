@@ -78,10 +78,13 @@ export function signInPage(o: {
   documentName: string;
   authType: 'email' | 'social';
   maskedEmail: string;
+  /** The link allows several people: the recipient types their own address. */
+  askEmail?: boolean;
   action: string;
   providers: { id: string; name: string }[];
   error?: string;
-  codeSent?: boolean;
+  /** A code was sent to this address: ask for it. */
+  sentTo?: string;
   viewsLeft?: number | null;
 }): string {
   const error = o.error && html`<p class="error" role="alert">${o.error}</p>`;
@@ -100,12 +103,20 @@ export function signInPage(o: {
           <button type="submit">Sign in with ${p.name}</button>
         </form>`,
     );
-    body = html`<p>To see it, sign in as <strong>${o.maskedEmail}</strong>.</p>
-      ${error}${buttons.length ? buttons : html`<p class="error">No sign-in provider is set up. Ask the sender for help.</p>`}`;
-  } else if (o.codeSent) {
-    body = html`<p>We e-mailed a 6-digit code to <strong>${o.maskedEmail}</strong>. It works for 10 minutes.</p>
+    body = html`${
+      o.askEmail
+        ? html`<p>To see it, sign in with the account of an address it was shared with.</p>`
+        : html`<p>To see it, sign in as <strong>${o.maskedEmail}</strong>.</p>`
+    }
+    ${error}${buttons.length ? buttons : html`<p class="error">No sign-in provider is set up. Ask the sender for help.</p>`}`;
+  } else if (o.sentTo) {
+    // a typed address is the recipient's own: shown whole; the link's own address masked
+    const to = o.askEmail ? o.sentTo : o.maskedEmail;
+    const who = o.askEmail && html`<input type="hidden" name="email" value="${o.sentTo}" />`;
+    body = html`<p>We e-mailed a 6-digit code to <strong>${to}</strong>. It works for 10 minutes.</p>
       ${error}
       <form method="post" action="${o.action}/verify">
+        ${who}
         <label for="code">Code</label>
         <input
           id="code"
@@ -123,7 +134,15 @@ export function signInPage(o: {
         <button type="submit">Show the document</button>
       </form>
       <form method="post" action="${o.action}/code">
-        <button type="submit" class="secondary">Send a new code</button>
+        ${who}<button type="submit" class="secondary">Send a new code</button>
+      </form>`;
+  } else if (o.askEmail) {
+    body = html`<p>To see it, confirm your e-mail address: we send a 6-digit code there.</p>
+      ${error}
+      <form method="post" action="${o.action}/code">
+        <label for="email">Your e-mail address</label>
+        <input id="email" name="email" type="email" autocomplete="email" maxlength="254" required autofocus />
+        <button type="submit">E-mail me a code</button>
       </form>`;
   } else {
     body = html`<p>

@@ -374,6 +374,14 @@ export const MagicLinkSettingsSchema = shared('MagicLinkSettings', {
       oneOf: [ref('Watermark'), { type: 'null' }],
       description: 'Drawn over every page the recipient sees or downloads, filled in per viewing session.',
     },
+    allowed_viewers: {
+      type: 'array',
+      maxItems: 100,
+      items: { type: 'string', maxLength: 254 },
+      examples: [['ann@acme.example', '@acme.example']],
+      description:
+        'Who may open the link besides auth_email: addresses, and domains written @acme.example (that domain exactly). Each person proves their own address (a code e-mailed to it, or a social sign-in); the view limit counts everyone.',
+    },
     allow_download: {
       type: 'boolean',
       default: true,
@@ -412,6 +420,20 @@ export const MagicLinkSchema = shared('MagicLink', {
     retain_from_opened: { oneOf: [ref('Duration'), { type: 'null' }] },
     watermark: { oneOf: [ref('Watermark'), { type: 'null' }] },
     allow_download: { type: 'boolean' },
+    allowed_viewers: { type: 'array', items: { type: 'string' } },
+    viewers: {
+      type: 'array',
+      description: 'With the access log: each person who viewed it, most views first.',
+      items: {
+        type: 'object',
+        required: ['email', 'views', 'last_viewed_at'],
+        properties: {
+          email: { type: 'string' },
+          views: { type: 'integer' },
+          last_viewed_at: { type: 'string', format: 'date-time' },
+        },
+      },
+    },
     created_at: { type: 'string', format: 'date-time' },
     sent_at: { type: ['string', 'null'], format: 'date-time' },
     opened_at: { type: ['string', 'null'], format: 'date-time' },

@@ -124,8 +124,13 @@ export class LinkDelivery {
       VIEW_MS / 60_000,
       row.opened_at !== null,
     );
-    const confirm =
-      row.auth_type === 'email'
+    // a link for several people: each proves their own address (it may be forwarded to them)
+    const several = Boolean(settingsOf(row).allowedViewers?.length);
+    const confirm = several
+      ? row.auth_type === 'email'
+        ? `your e-mail address with a code we e-mail to it; others it was shared with can open it the same way with theirs`
+        : `who you are by signing in with the account of an address it was shared with`
+      : row.auth_type === 'email'
         ? `the address ${row.auth_email} with a code we e-mail to it`
         : `that you are ${row.auth_email} by signing in`;
     try {

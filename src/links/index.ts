@@ -24,7 +24,16 @@ import type { MagicLinkApp, MagicLinkApps } from './app';
 import { LinkCodes } from './codes';
 import { LinkDelivery, urlOf } from './delivery';
 import type { LinkChange, LinkState } from './lifecycle';
-import { ACTIVE, expiryReason, LINK_STATUSES, linkInfo, type LinkInfo, type OpenLink, type Visitor } from './model';
+import {
+  ACTIVE,
+  expiryReason,
+  LINK_STATUSES,
+  linkInfo,
+  type LinkInfo,
+  type OpenLink,
+  type Viewer,
+  type Visitor,
+} from './model';
 import { deadlineAtCreation, type LinkSettings } from './policy';
 import { LinkRows } from './rows';
 import { LinkSessions, type Grant } from './sessions';
@@ -208,8 +217,25 @@ export class MagicLinks {
         .orderBy('id', 'asc')
         .execute();
       info.access_log = log;
+      info.viewers = await this.viewers(id);
     }
     return info;
+  }
+
+  /** Each person who viewed the link: how many views they started and when the last one began, most views first. */
+  async viewers(id: string): Promise<Viewer[]> {
+    const rows = await this.db
+      .selectFrom('link_events')
+      .select((e) => ['email', e.fn.countAll<string | number>().as('views'), e.fn.max('at').as('last')])
+      .where('link_id', '=', id)
+      .where('kind', '=', 'viewed')
+      .where('outcome', '=', 'ok')
+      .where('email', 'is not', null)
+      .groupBy('email')
+      .execute();
+    return rows
+      .map((r) => ({ email: r.email!, views: Number(r.views), last_viewed_at: String(r.last) }))
+      .sort((a, b) => b.views - a.views || a.email.localeCompare(b.email));
   }
 
   /**
@@ -288,9 +314,11 @@ export class MagicLinks {
         (
           await this.db
             .deleteFrom('link_codes')
+            // the links with expired codes; of those, only the expired codes (a link has one per person)
             .where('link_id', 'in', (eb) =>
               eb.selectFrom('link_codes').select('link_id').where('expires_at', '<=', now).limit(limit),
             )
+            .where('expires_at', '<=', now)
             .executeTakeFirst()
         ).numDeletedRows,
     );
@@ -451,14 +479,14 @@ export class MagicLinks {
     return this.views.open(token, v, sessionToken);
   }
 
-  /** E-mails a 6-digit code to the link's auth_email (codes.ts). */
-  sendCode(link: OpenLink, v: Visitor): Promise<void> {
-    return this.codes.send(link, v);
+  /** E-mails a 6-digit code to `email`, an address the link allows (codes.ts). */
+  sendCode(link: OpenLink, v: Visitor, email: string): Promise<void> {
+    return this.codes.send(link, v, email);
   }
 
-  /** Checks a code: right, a session token for the cookie; wrong, why (codes.ts). */
-  checkCode(link: OpenLink, code: string, v: Visitor): ReturnType<LinkCodes['check']> {
-    return this.codes.check(link, code, v);
+  /** Checks the code sent to `email`: right, a session token for the cookie; wrong, why (codes.ts). */
+  checkCode(link: OpenLink, code: string, v: Visitor, email: string): ReturnType<LinkCodes['check']> {
+    return this.codes.check(link, code, v, email);
   }
 
   /** A signed-in recipient: the session token for the cookie (sessions.ts). */

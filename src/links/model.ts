@@ -5,7 +5,7 @@
 import type { LinkEventsTable, MagicLinkRow } from '../db/schema';
 import type { ExpiryReason } from '../events';
 import type { MagicLinkApp } from './app';
-import { VIEW_LIMIT_CAP, type LinkSettings, type Watermark } from './policy';
+import { mayOpen, VIEW_LIMIT_CAP, type LinkSettings, type Watermark } from './policy';
 
 export const LINK_STATUSES = ['active', 'send_failed', 'expired', 'revoked'] as const;
 export type LinkStatus = (typeof LINK_STATUSES)[number];
@@ -32,6 +32,7 @@ export interface LinkInfo {
   retain_from_opened: Record<string, number> | null;
   watermark: Watermark | null;
   allow_download: boolean;
+  allowed_viewers: string[];
   created_at: string;
   sent_at: string | null;
   opened_at: string | null;
@@ -40,6 +41,14 @@ export interface LinkInfo {
   views_left: number | null;
   send_error: string | null;
   access_log?: AccessEntry[];
+  /** Each person who viewed it: their views and the last one (with the access log). */
+  viewers?: Viewer[];
+}
+
+export interface Viewer {
+  email: string;
+  views: number;
+  last_viewed_at: string;
 }
 
 export interface Visitor {
@@ -62,6 +71,16 @@ export const OPEN_COLUMNS = [
 ] as const;
 export type OpenRow = Pick<MagicLinkRow, (typeof OPEN_COLUMNS)[number]>;
 
+/** Whether someone who proved `email` may open this link (policy.ts mayOpen). */
+export function allows(row: OpenRow, email: string): boolean {
+  return mayOpen(row.auth_email, settingsOf(row).allowedViewers, email);
+}
+
+/** Whether anyone besides auth_email may open the link: then the recipient says who they are. */
+export function hasList(row: OpenRow): boolean {
+  return Boolean(settingsOf(row).allowedViewers?.length);
+}
+
 /** What a recipient's request found: a usable link, or nothing to say about it. */
 export interface OpenLink {
   row: OpenRow;
@@ -69,7 +88,7 @@ export interface OpenLink {
   app: MagicLinkApp;
 }
 
-export function settingsOf(row: MagicLinkRow): LinkSettings {
+export function settingsOf(row: Pick<MagicLinkRow, 'settings'>): LinkSettings {
   return JSON.parse(row.settings) as LinkSettings;
 }
 
@@ -89,6 +108,7 @@ export function linkInfo(row: MagicLinkRow): LinkInfo {
     retain_from_opened: s.retention?.from === 'opened' ? retain : null,
     watermark: s.watermark ?? null,
     allow_download: s.allowDownload ?? true,
+    allowed_viewers: s.allowedViewers ?? [],
     created_at: row.created_at,
     sent_at: row.sent_at,
     opened_at: row.opened_at,

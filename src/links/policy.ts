@@ -53,6 +53,48 @@ export interface LinkSettings {
   watermark?: Watermark | null;
   /** Whether the recipient may have the PDF (absent: true, as before). Without it, they see page images. */
   allowDownload?: boolean;
+  /** Who else may open it besides authEmail: addresses and `@domain`s, in lower case (absent: nobody). */
+  allowedViewers?: string[];
+}
+
+/** The most entries `allowed_viewers` may have. */
+export const MAX_ALLOWED_VIEWERS = 100;
+const DOMAIN = /^@(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+
+function allowedViewersOf(value: unknown, field: string, details: ErrorDetail[]): string[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value) || value.length > MAX_ALLOWED_VIEWERS) {
+    details.push({
+      field,
+      message: `must be a list of up to ${MAX_ALLOWED_VIEWERS} e-mail addresses and domains (@example.com)`,
+      code: 'invalid',
+    });
+    return [];
+  }
+  const out: string[] = [];
+  value.forEach((v: unknown, i) => {
+    const entry = typeof v === 'string' ? v.trim().toLowerCase() : '';
+    if (DOMAIN.test(entry) || isEmail(entry)) {
+      if (!out.includes(entry)) out.push(entry);
+    } else
+      details.push({
+        field: `${field}[${i}]`,
+        message: 'must be an e-mail address, or a domain written @example.com',
+        code: 'invalid_email',
+      });
+  });
+  return out;
+}
+
+/**
+ * Whether someone who proved `email` may open a link: its auth_email, an address on its list, or
+ * an address at a domain on its list (that domain exactly, not its subdomains). Letter case aside.
+ */
+export function mayOpen(authEmail: string, allowed: readonly string[] | undefined, email: string): boolean {
+  const e = email.trim().toLowerCase();
+  if (e === authEmail.toLowerCase()) return true;
+  if (!allowed?.length) return false;
+  return allowed.includes(e) || allowed.includes(e.slice(e.lastIndexOf('@')));
 }
 
 function watermarkOf(value: unknown, field: string, details: ErrorDetail[]): Watermark | null {
@@ -228,6 +270,7 @@ export function parseLinkSettings(input: unknown, prefix: string): LinkSettings 
     });
 
   const watermark = watermarkOf(input.watermark, at('watermark'), details);
+  const allowedViewers = allowedViewersOf(input.allowed_viewers, at('allowed_viewers'), details);
   const allowDownload = input.allow_download ?? true;
   if (typeof allowDownload !== 'boolean')
     details.push({ field: at('allow_download'), message: 'must be true or false', code: 'type' });
@@ -241,6 +284,7 @@ export function parseLinkSettings(input: unknown, prefix: string): LinkSettings 
     'retain_from_opened',
     'watermark',
     'allow_download',
+    'allowed_viewers',
   ]);
   for (const k of Object.keys(input))
     if (!known.has(k)) details.push({ field: at(k), message: 'is not a Magic Link setting', code: 'unknown_field' });
@@ -254,6 +298,7 @@ export function parseLinkSettings(input: unknown, prefix: string): LinkSettings 
     retention,
     watermark,
     allowDownload: allowDownload as boolean,
+    allowedViewers,
   };
 }
 

@@ -59,6 +59,20 @@ function linkCard(l: LinkInfo, csrf: string): Html {
       <dd data-rule>${live ? ruleInWords(l) : `${l.status}: it no longer opens`}</dd>
       <dt>Sign-in</dt>
       <dd>${l.auth_type === 'social' ? 'Social sign-in' : 'E-mailed code'} as ${l.auth_email}</dd>
+      ${
+        l.allowed_viewers.length > 0 &&
+        html`<dt>Also allowed</dt>
+          <dd data-allowed>${l.allowed_viewers.join(', ')}</dd>`
+      }
+      ${
+        (l.viewers?.length ?? 0) > 0 &&
+        html`<dt>Viewed by</dt>
+          <dd>
+            <ul data-viewers>
+              ${l.viewers!.map((v) => html`<li>${v.email}: ${v.views} view${v.views === 1 ? '' : 's'}, last ${when(v.last_viewed_at)}</li>`)}
+            </ul>
+          </dd>`
+      }
       <dt>Shown</dt>
       <dd data-shown>
         ${l.allow_download ? 'In the browser, with a download button' : 'As page images only: no download'}${

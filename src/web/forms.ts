@@ -48,6 +48,11 @@ export function linkSettingsFrom(form: Form): Record<string, unknown> {
   const watermark = one(form, 'watermark_text').trim();
   if (watermark) settings.watermark = { text: watermark, position: one(form, 'watermark_position') || 'center' };
   if (one(form, 'download') === 'off') settings.allow_download = false;
+  // addresses and domains, one per line or separated by commas or spaces
+  const others = one(form, 'allowed_viewers')
+    .split(/[\s,;]+/)
+    .filter(Boolean);
+  if (others.length) settings.allowed_viewers = others;
   return settings;
 }
 
@@ -57,7 +62,9 @@ function isLinkPath(path: string): boolean {
     path.includes('magic_link') ||
     path === 'body' ||
     path.startsWith('body.') ||
-    /^(recipient_email|auth_email|auth_type|expire_after_n_views|retain_from_|watermark|allow_download)/.test(path)
+    /^(recipient_email|auth_email|auth_type|expire_after_n_views|retain_from_|watermark|allow_download|allowed_viewers)/.test(
+      path,
+    )
   );
 }
 
@@ -75,9 +82,11 @@ function linkField(path: string): string | undefined {
       'retain_from_opened',
       'watermark',
       'allow_download',
-    ].includes(k),
+      'allowed_viewers',
+    ].includes(k.replace(/\[\d+\]$/, '')),
   );
   if (!key) return undefined;
+  if (key.startsWith('allowed_viewers')) return 'allowed_viewers';
   return {
     recipient_email: 'recipient_email',
     auth_email: 'auth_email',
@@ -124,6 +133,7 @@ export function formLabel(field: string): string {
       expire_amount: 'Expire after',
       watermark_text: 'Watermark',
       download: 'Download',
+      allowed_viewers: 'Also allowed',
     }[f]!;
   if (/^destinations\.magic_link$|^body$/.test(field)) return 'Magic Link';
   if (field === 'destinations.inkit_storage.name') return 'Document name';
@@ -145,6 +155,8 @@ export function formMessage(d: ErrorDetail): string {
   if (f === 'expire_amount' && d.code === 'range')
     return 'Enter a whole number of minutes, hours or days: at least 1, at most 10 years.';
   if (f === 'expire_amount' && d.code === 'conflict') return 'Choose one timer: from sending or from opening.';
+  if (f === 'allowed_viewers' && d.code === 'invalid_email')
+    return 'Enter e-mail addresses and domains written @example.com, separated by commas.';
   if (f === 'watermark_text' && d.code === 'unknown_placeholder')
     return 'Use only the placeholders {{email}}, {{viewed_at}}, {{ip}} and {{link_id}}.';
   if (f === 'auth_type' && d.code === 'not_allowed')
@@ -165,6 +177,7 @@ export function linkFieldset(
       ${field({ name: 'recipient_email', label: 'Recipient Email', type: 'email', value: value('recipient_email'), errors, hint: 'The link is e-mailed here.' })}
       ${field({ name: 'auth_email', label: 'Authorization Email Address', type: 'email', value: value('auth_email'), errors, hint: 'The address the recipient must prove; empty: the recipient email.' })}
     </div>
+    ${field({ name: 'allowed_viewers', label: 'Also allowed', value: value('allowed_viewers'), errors, hint: 'Others who may open it, each proving their own address: e-mail addresses and whole domains written @example.com, separated by commas. The view limit counts everyone.', attrs: raw('placeholder="ann@example.com, @example.com"') })}
     ${radios({
       name: 'auth_type',
       legend: 'Authentication Type',

@@ -222,6 +222,45 @@ describe.each(ENGINES)('the API on the %s engine', (kind) => {
     expect(await status(resent.id)).toBe('active');
   }, 60_000);
 
+  test('shares for a team without downloads, watermarked per person: page images from the stored document, no PDF', async () => {
+    const { id, path: linkPath } = await share('lead', documentId, {
+      expire_after_n_views: 3,
+      allowed_viewers: ['@team.example'],
+      allow_download: false,
+      watermark: { text: 'For {{email}}', position: 'tiled' },
+    });
+    const member = `kim.${kind}@team.example`;
+    const before = mail.messages.length;
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const asked = await app.inject({
+      method: 'POST',
+      url: `${linkPath}/code`,
+      headers: form,
+      payload: `email=${member}`,
+    });
+    expect(asked.statusCode).toBe(303);
+    const code = codeIn(await mail.next(member, before));
+    const ok = await app.inject({
+      method: 'POST',
+      url: `${linkPath}/verify`,
+      headers: form,
+      payload: `email=${member}&code=${code}`,
+    });
+    expect(ok.statusCode).toBe(303);
+    const cookie = `paperlink_link=${ok.cookies.find((c) => c.name === 'paperlink_link')!.value}`;
+    const page = await view(linkPath, cookie);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('data-count="2"');
+    const image = await app.inject({ method: 'GET', url: `${linkPath}/pages/2`, headers: { cookie } });
+    expect(image.statusCode).toBe(200);
+    expect(image.headers['content-type']).toBe('image/png');
+    expect((await app.inject({ method: 'GET', url: `${linkPath}/document.pdf`, headers: { cookie } })).statusCode).toBe(
+      404,
+    );
+    const link = (await api('GET', `/v1/magic_links/${id}`)).json();
+    expect(link).toMatchObject({ views_used: 1, viewers: [{ email: member, views: 1 }] });
+  }, 60_000);
+
   test('ends links by time: a minute from their making, a minute from their first opening, and at the ten-day cap', async () => {
     const made = await share('timed', documentId, { retain_from_created: { minutes: 1 } });
     const opened = await share('opened', documentId, { retain_from_opened: { minutes: 1 } });

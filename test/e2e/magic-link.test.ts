@@ -216,6 +216,27 @@ describe('a recipient in a browser', () => {
     }
   });
 
+  it('lets a colleague the link allows sign in with their own address', async () => {
+    const url = await share('lead@example.com', 2, { allowed_viewers: ['@studio.example'] });
+    const page = await browser.newPage();
+    try {
+      await page.goto(url);
+      await page.getByLabel('Your e-mail address').fill('someone@elsewhere.example');
+      await page.getByRole('button', { name: 'E-mail me a code' }).click();
+      await expect(page.getByRole('alert').textContent()).resolves.toContain('cannot open this document');
+      const before = mail.messages.length;
+      await page.getByLabel('Your e-mail address').fill('Kim@Studio.example');
+      await page.getByRole('button', { name: 'E-mail me a code' }).click();
+      await expect(page.getByText('We e-mailed a 6-digit code to kim@studio.example').isVisible()).resolves.toBe(true);
+      await page.getByLabel('Code').fill(codeIn(await mail.next('kim@studio.example', before)));
+      await page.getByRole('button', { name: 'Show the document' }).click();
+      await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
+      await expect(page.getByText('View 1 of 2', { exact: false }).isVisible()).resolves.toBe(true);
+    } finally {
+      await closePage(page);
+    }
+  });
+
   it('fits a phone screen and tells the recipient when the code is wrong', async () => {
     const url = await share('sam@example.com', 1);
     const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });

@@ -83,7 +83,7 @@ describe('social sign-in through an OpenID Connect provider', () => {
     await mail?.close();
   });
 
-  async function share(authEmail: string): Promise<{ url: string; id: string }> {
+  async function share(authEmail: string, more: Record<string, unknown> = {}): Promise<{ url: string; id: string }> {
     const to = `social${++n}@example.com`;
     const res = await t.app.inject({
       method: 'POST',
@@ -93,7 +93,13 @@ describe('social sign-in through an OpenID Connect provider', () => {
         template_id: EXAMPLE_IDS.postcard,
         merge_parameters: postcard,
         destinations: {
-          magic_link: { recipient_email: to, auth_email: authEmail, auth_type: 'social', expire_after_n_views: 3 },
+          magic_link: {
+            recipient_email: to,
+            auth_email: authEmail,
+            auth_type: 'social',
+            expire_after_n_views: 3,
+            ...more,
+          },
         },
       },
     });
@@ -157,6 +163,31 @@ describe('social sign-in through an OpenID Connect provider', () => {
         await context.close();
       }
     }
+  });
+
+  it('lets in the accounts of the addresses and domains a link allows, and no others', async () => {
+    const { url, id } = await share('pat@example.com', { allowed_viewers: ['@partner.example'] });
+    for (const [login, opens] of [
+      ['sam@partner.example', true],
+      ['eve@sub.partner.example', false],
+    ] as const) {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      try {
+        await signInAs(page, url, login);
+        if (opens) await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
+        else
+          await expect(page.textContent('main')).resolves.toContain(
+            `You signed in as ${login}, which this document was not shared with`,
+          );
+      } finally {
+        await context.close();
+      }
+    }
+    const link = (
+      await t.app.inject({ method: 'GET', url: `/v1/magic_links/${id}`, headers: { 'x-service-api-token': t.key } })
+    ).json();
+    expect(link.viewers).toEqual([expect.objectContaining({ email: 'sam@partner.example', views: 1 })]);
   });
 
   it('offers another account after the wrong one, and the provider then shows its account chooser', async () => {

@@ -268,6 +268,10 @@ describe('the operator web app in a browser', () => {
       ]);
       await card.locator('summary').click();
       await expect(card.locator('details table').textContent()).resolves.toContain('robin@example.com');
+      // who viewed it, per person
+      await expect(card.locator('[data-viewers] li').allTextContents()).resolves.toEqual([
+        expect.stringMatching(/^robin@example\.com: 1 view, last \S/),
+      ]);
       // the browser in words, not the raw user agent (which is the cell's tooltip)
       const log = (await card.locator('details table').textContent())!;
       expect(log).toMatch(/Chrome[\w ]* \d+ on Linux/);
@@ -301,6 +305,7 @@ describe('the operator web app in a browser', () => {
     await form.getByLabel('Watermark', { exact: true }).fill('For {{name}}');
     await form.getByLabel('Watermark position').selectOption('tiled');
     await form.getByLabel('Download').selectOption('off');
+    await form.getByLabel('Also allowed').fill('kim@studio.example, @partner.example');
     await form.getByRole('button', { name: 'Share' }).click();
     await expect(page.locator('#share .err').first().textContent()).resolves.toContain('{{email}}');
     await expect(page.locator('#share').getByLabel('Download').inputValue()).resolves.toBe('off');
@@ -311,6 +316,9 @@ describe('the operator web app in a browser', () => {
     await expect(
       page.locator('.link-card', { hasText: 'dana@example.com' }).locator('[data-shown]').textContent(),
     ).resolves.toMatch(/page images only[\s\S]*For \{\{email\}\}/);
+    await expect(
+      page.locator('.link-card', { hasText: 'dana@example.com' }).locator('[data-allowed]').textContent(),
+    ).resolves.toBe('kim@studio.example, @partner.example');
     const message = await mail.next('dana@example.com');
     expect(linkIn(message)).toContain(`${base}/l/`);
     const links = (await api('GET', `/v1/documents/${documentUrl.split('/').pop()}`)).json().magic_links;
@@ -320,6 +328,7 @@ describe('the operator web app in a browser', () => {
       expire_after_n_views: null,
       watermark: { text: 'For {{email}}', position: 'tiled' },
       allow_download: false,
+      allowed_viewers: ['kim@studio.example', '@partner.example'],
     });
   });
 

@@ -808,6 +808,112 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     expect((await t.service.links.get(res.magic_link_piece_id)).status).toBe('expired');
   });
 
+  describe('links for several people (allowed_viewers)', () => {
+    /** Asks for a code as `email` (typed on the sign-in page); the answer, and the code when one was sent. */
+    async function askCode(linkPath: string, email: string) {
+      const before = mail.messages.length;
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `${linkPath}/code`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `email=${encodeURIComponent(email)}`,
+      });
+      const code = res.statusCode === 303 ? codeIn(await mail.next(email.toLowerCase(), before)) : undefined;
+      return { res, code };
+    }
+    const verify = (linkPath: string, email: string, code: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: `${linkPath}/verify`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `email=${encodeURIComponent(email)}&code=${code}`,
+      });
+    /** Signs in as `email` and starts a view: the view page. */
+    async function viewAs(linkPath: string, email: string) {
+      const { res, code } = await askCode(linkPath, email);
+      expect(res.statusCode).toBe(303);
+      expect(res.headers.location).toBe(`${linkPath}?sent=1&as=${encodeURIComponent(email.toLowerCase())}`);
+      // the page the redirect leads to asks for the code sent to that address
+      const asked = await view(res.headers.location as string);
+      expect(asked.body).toContain(`name="email" value="${email.toLowerCase()}"`);
+      const ok = await verify(linkPath, email, code!);
+      expect(ok.statusCode).toBe(303);
+      const cookie = ok.cookies.find((c) => c.name === 'paperlink_link')!;
+      return view(linkPath, `paperlink_link=${cookie.value}`);
+    }
+
+    it('lets each allowed person prove their own address; the view limit counts them all; views are per person', async () => {
+      const {
+        path: linkPath,
+        to,
+        res,
+      } = await share({
+        expire_after_n_views: 2,
+        allowed_viewers: ['Colleague@Acme.example', '@partner.example'],
+      });
+      const id = res.magic_link_piece_id as string;
+      // the sign-in page asks who they are
+      const first = await view(linkPath);
+      expect(first.body).toContain('name="email"');
+      // nobody else: another address, a subdomain, not an address at all; no code is sent
+      const before = mail.messages.length;
+      for (const stranger of ['someone@else.example', 'ann@sub.partner.example'])
+        expect((await askCode(linkPath, stranger)).res.statusCode).toBe(403);
+      expect((await askCode(linkPath, 'partner.example')).res.statusCode).toBe(422);
+      expect(mail.messages.length).toBe(before);
+      // one person's code is not another's
+      const bob = await askCode(linkPath, 'Bob@Partner.example');
+      expect([401, 410]).toContain((await verify(linkPath, 'colleague@acme.example', bob.code!)).statusCode);
+      expect((await verify(linkPath, 'someone@else.example', bob.code!)).statusCode).toBe(410);
+
+      expect((await viewAs(linkPath, 'bob@partner.example')).body).toContain('View 1 of 2');
+      expect((await viewAs(linkPath, 'colleague@acme.example')).body).toContain('View 2 of 2');
+      // the views are used up, whoever comes next (the link's own recipient too)
+      expect((await view(linkPath)).statusCode).toBe(404);
+
+      const link = (await api('GET', `/v1/magic_links/${id}`)).json();
+      expect(link).toMatchObject({
+        allowed_viewers: ['colleague@acme.example', '@partner.example'],
+        views_used: 2,
+        status: 'expired',
+      });
+      expect(link.viewers.map((v: { email: string; views: number }) => `${v.email} ${v.views}`).sort()).toEqual([
+        'bob@partner.example 1',
+        'colleague@acme.example 1',
+      ]);
+      const refused = link.access_log.filter((e: { outcome: string }) => e.outcome === 'not_allowed');
+      expect(refused.map((e: { email: string }) => e.email).sort()).toEqual([
+        'ann@sub.partner.example',
+        'someone@else.example',
+      ]);
+      expect(to).not.toBe('bob@partner.example');
+    });
+
+    it("keeps codes per person: one asking again does not cancel another's", async () => {
+      const { path: linkPath } = await share({ expire_after_n_views: 5, allowed_viewers: ['@team.example'] });
+      const a = await askCode(linkPath, 'a@team.example');
+      const b = await askCode(linkPath, 'b@team.example');
+      // a asks again: their first code is replaced, b's still works
+      const a2 = await askCode(linkPath, 'a@team.example');
+      expect((await verify(linkPath, 'b@team.example', b.code!)).statusCode).toBe(303);
+      if (a2.code !== a.code) expect((await verify(linkPath, 'a@team.example', a.code!)).statusCode).toBe(401);
+      expect((await verify(linkPath, 'a@team.example', a2.code!)).statusCode).toBe(303);
+    });
+
+    it('refuses a list that is not addresses and domains, naming each entry', async () => {
+      const res = await api('POST', `/v1/documents/${(await storedDocument()).document_id}/magic_links`, {
+        recipient_email: 'x@example.com',
+        expire_after_n_views: 1,
+        allowed_viewers: ['ok@example.com', 'nope', '@', '@example.com'],
+      });
+      expect(res.statusCode).toBe(422);
+      expect(res.json().error.details.map((d: { field: string; code: string }) => `${d.field} ${d.code}`)).toEqual([
+        'body.allowed_viewers[1] invalid_email',
+        'body.allowed_viewers[2] invalid_email',
+      ]);
+    });
+  });
+
   describe('watermarks and downloads', () => {
     /** Shares the postcard with these settings, signs in and starts a view: the link's path, cookie and id. */
     async function viewing(settings: Record<string, unknown>) {

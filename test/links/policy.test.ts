@@ -1,5 +1,12 @@
 import { ValidationError } from '../../src/errors';
-import { deadlineAtCreation, deadlineAtOpening, limitsForRecipient, parseLinkSettings } from '../../src/links/policy';
+import {
+  deadlineAtCreation,
+  deadlineAtOpening,
+  limitsForRecipient,
+  mayOpen,
+  parseLinkSettings,
+  watermarkText,
+} from '../../src/links/policy';
 
 const created = new Date('2026-11-22T10:00:00Z');
 const parse = (s: unknown) => parseLinkSettings(s, 'magic_link');
@@ -27,6 +34,10 @@ describe('Magic Link settings', () => {
       authType: 'email',
       maxViews: 3,
       retention: { from: 'created', unit: 'hours', amount: 24 },
+      // the sharing settings the spec does not name: none, downloads allowed, nobody else
+      watermark: null,
+      allowDownload: true,
+      allowedViewers: [],
     });
     expect(parse({ recipient_email: 'to@example.com', expire_after_n_views: 1 })).toMatchObject({
       authEmail: 'to@example.com',
@@ -171,5 +182,31 @@ describe('Magic Link deadlines', () => {
     );
     // resent after its opening: its timer has become a date
     expect(words({ retain_from_opened: { hours: 1 } }, true)).toBe('The link works until Mon 23 Nov 2026, 11:00 UTC.');
+  });
+});
+
+describe('who may open a link', () => {
+  it("allows its own address, the listed addresses and the listed domains' addresses, in any letter case", () => {
+    const list = ['ann@acme.example', '@partner.example'];
+    for (const email of ['Pat@Example.com', 'ann@acme.example', 'ANN@ACME.EXAMPLE', 'bob@partner.example'])
+      expect(mayOpen('pat@example.com', list, email)).toBe(true);
+    // a domain is that domain exactly; an address does not stand for its domain
+    for (const email of ['bob@sub.partner.example', 'bob@partner.example.evil', 'eve@acme.example', 'x@example.com'])
+      expect(mayOpen('pat@example.com', list, email)).toBe(false);
+    expect(mayOpen('pat@example.com', undefined, 'bob@partner.example')).toBe(false);
+  });
+});
+
+describe('watermark text', () => {
+  it('fills each placeholder, leaves other braces alone and drops control characters', () => {
+    expect(
+      watermarkText('{{email}} {{ viewed_at }} {{ip}} {{link_id}} {x}', {
+        email: 'a@b.example',
+        viewed_at: '2026-11-26 10:00 UTC',
+        ip: '203.0.113.9',
+        link_id: 'ml_1',
+      }),
+    ).toBe('a@b.example 2026-11-26 10:00 UTC 203.0.113.9 ml_1 {x}');
+    expect(watermarkText('{{email}}', { email: 'a\u202e\nb', viewed_at: '', ip: '', link_id: '' })).toBe('a  b');
   });
 });

@@ -342,7 +342,12 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
         expireUnit: 'minutes',
         timerStarts: 'created',
         expireAfterViews: 0,
-        sharing: { watermarkText: 'For {{email}}', watermarkPosition: 'bottom', allowDownload: false },
+        sharing: {
+          watermarkText: 'For {{email}}',
+          watermarkPosition: 'bottom',
+          allowDownload: false,
+          allowedViewers: 'ann@example.com, @partner.example',
+        },
       },
       [{}],
       creds,
@@ -356,6 +361,7 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
       expire_after_n_views: null,
       watermark: { text: 'For {{email}}', position: 'bottom' },
       allow_download: false,
+      allowed_viewers: ['ann@example.com', '@partner.example'],
     });
     const got = await runPaperlink({ resource: 'magicLink', operation: 'get', magicLinkId: id }, [{}], creds);
     expect(got.items[0].json).toMatchObject({ id, status: 'active', access_log: [] });

@@ -94,6 +94,15 @@ export function linkFields(show: NonNullable<IDisplayOptions['show']>): INodePro
             'Whether the recipient may download the PDF. Off: they see the pages as images in the browser, and no address serves them the PDF (screenshots remain possible).',
         },
         {
+          displayName: 'Also Allowed',
+          name: 'allowedViewers',
+          type: 'string',
+          default: '',
+          placeholder: 'ann@example.com, @example.com',
+          description:
+            'Others who may open the link, each proving their own address: e-mail addresses and whole domains written @example.com, separated by commas. The view limit counts everyone.',
+        },
+        {
           displayName: 'Watermark Position',
           name: 'watermarkPosition',
           type: 'options',
@@ -140,5 +149,9 @@ export function linkSettings(ctx: IExecuteFunctions, i: number): IDataObject {
   const watermark = text(sharing.watermarkText ?? '').trim();
   if (watermark) settings.watermark = { text: watermark, position: sharing.watermarkPosition ?? 'center' };
   if (sharing.allowDownload === false) settings.allow_download = false;
+  const others = text(sharing.allowedViewers ?? '')
+    .split(/[\s,;]+/)
+    .filter(Boolean);
+  if (others.length) settings.allowed_viewers = others;
   return settings;
 }
