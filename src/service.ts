@@ -23,6 +23,7 @@ import { Events } from './events';
 import { MagicLinks } from './links';
 import { linkKeyring } from './links/keyring';
 import { checkKeys, moveLegacyKey } from './links/tokens';
+import { RETENTION_SWEEP_MS, type StorageApps } from './documents/retention';
 import { MagicLinkApps } from './links/app';
 import { createMailer, type Mailer } from './mail';
 import { Postcards } from './postcards';
@@ -56,7 +57,7 @@ export interface Service {
   events: Events;
   /** Sends webhook deliveries (started by runFlows under the embedded engine). */
   dispatcher: Dispatcher;
-  apps: { magicLink: MagicLinkApps };
+  apps: { magicLink: MagicLinkApps; storage: StorageApps };
   engine: Engine;
   /** The operations flows call (what a Temporal worker registers). */
   activities: Activities;
@@ -212,6 +213,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
     : new EmbeddedEngine(clock, activities, claims, options.onFlowError);
   let housekeeping: NodeJS.Timeout | undefined;
   let tidying: Promise<void> = Promise.resolve();
+  let retention: NodeJS.Timeout | undefined;
+  let sweeping: Promise<void> = Promise.resolve();
   const idempotency = new Idempotency(db, clock);
   const keepHouse = async () => {
     const { sessions, codes } = await links.purgeExpired();
@@ -270,6 +273,15 @@ export async function createService(config: Config, options: ServiceOptions = {}
     tidy();
     housekeeping = setInterval(tidy, HOUSEKEEPING_MS);
     housekeeping.unref();
+    // documents whose retention ran out: deleted within a minute of their time, by whichever process looks first
+    const sweep = () => {
+      sweeping = documents.expireDue().then(
+        () => undefined,
+        (err: unknown) => options.onFlowError?.('retention', err),
+      );
+    };
+    retention = setInterval(() => void sweeping.then(sweep), RETENTION_SWEEP_MS);
+    retention.unref();
     if (engine.eventsEmitted) {
       events.onEmitted = () => engine.eventsEmitted!();
     } else {
@@ -301,7 +313,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     webhooks,
     events,
     dispatcher,
-    apps: { magicLink },
+    apps: { magicLink, storage: documents.apps },
     engine,
     activities,
     version: packageVersion(),
@@ -313,7 +325,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
       closing = true;
       clearTimeout(retry);
       clearInterval(housekeeping);
+      clearInterval(retention);
       await tidying;
+      await sweeping;
       await engine.stop();
       await dispatcher.stop();
       // what this process still had goes to the others now, not when they notice it is gone

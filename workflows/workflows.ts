@@ -172,6 +172,7 @@ export async function linkLifecycle(linkId: string): Promise<'expired' | 'revoke
     deliverLink: (id) => linkActivities.deliverLink(id),
     expireLink: (id) => linkActivities.expireLink(id),
     revokeLink: (id) => linkActivities.revokeLink(id),
+    notifyLink: (id) => linkActivities.notifyLink(id),
   };
   setHandler(
     expireUpdate,

@@ -462,6 +462,42 @@ export const MIGRATIONS: [string, Step][] = [
       await db.schema.createIndex('link_codes_expires').on('link_codes').column('expires_at').execute();
     },
   ],
+  [
+    '0020_document_retention',
+    async (db) => {
+      // retain_for: when the retention sweep deletes a document; the sweep reads the index in time order
+      await db.schema.alterTable('documents').addColumn('expires_at', 'text').execute();
+      await sql`create index documents_expires on documents (expires_at) where expires_at is not null`.execute(db);
+    },
+  ],
+  [
+    '0021_link_page_times',
+    async (db, d) => {
+      // how long each person looked at each page of a link: one row per link, address and page,
+      // added to by the viewer's reports (bounded by the pages a document has and the people it allows)
+      await db.schema
+        .createTable('link_page_times')
+        .addColumn('link_id', 'text', (c) => c.notNull())
+        .addColumn('email', 'text', (c) => c.notNull())
+        .addColumn('page', 'integer', (c) => c.notNull())
+        .addColumn('ms', d === 'postgres' ? 'bigint' : 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('link_page_times_pkey', ['link_id', 'email', 'page'])
+        .execute();
+      // what a sign-in has reported so far: never more than the time since it began
+      await db.schema
+        .alterTable('link_sessions')
+        .addColumn('reported_ms', d === 'postgres' ? 'bigint' : 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+    },
+  ],
+  [
+    '0022_link_notices',
+    async (db) => {
+      // the e-mails a link's lifecycle sends besides the link (to the sender on the first view and
+      // at the end, a reminder to the recipient): JSON of when each went, so each goes once
+      await db.schema.alterTable('magic_links').addColumn('notices', 'text').execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

@@ -50,6 +50,8 @@ export interface DocumentsTable {
   sha256: string;
   storage: string;
   created_at: string;
+  /** When the retention sweep deletes it (retain_for, or the storage app's default); null: kept until deleted. */
+  expires_at: string | null;
 }
 
 export interface BlobsTable {
@@ -105,6 +107,8 @@ export interface MagicLinksTable {
   expires_at: string | null;
   /** When it was marked expired or revoked. */
   ended_at: string | null;
+  /** JSON: when each notice went (`first_view`, `ended`, `reminder`); null: none yet. */
+  notices: string | null;
   /** The render (POST /v1/generate) that made the link: one link per render, however often it runs. */
   render_id: string | null;
   /**
@@ -162,6 +166,17 @@ export interface LinkSessionsTable {
   view_until: string | null;
   /** Which view of the link this session's last counted view was (a reload within it shows the same number). */
   view_number: number | null;
+  /** Milliseconds of page time this sign-in has reported (never more than the time since it began). */
+  reported_ms: Generated<number | string>;
+}
+
+/** How long one person looked at one page of a link, summed over their views. */
+export interface LinkPageTimesTable {
+  link_id: string;
+  email: string;
+  page: number;
+  /** A bigint on PostgreSQL (read as text). */
+  ms: number | string;
 }
 
 export interface PostcardsTable {
@@ -280,6 +295,7 @@ export interface Schema {
   link_events: LinkEventsTable;
   link_codes: LinkCodesTable;
   link_sessions: LinkSessionsTable;
+  link_page_times: LinkPageTimesTable;
   api_keys: ApiKeysTable;
   templates: TemplatesTable;
   template_assets: TemplateAssetsTable;

@@ -25,7 +25,8 @@ import type { Renderer } from '../templates/pool';
 import type { TemplateStore } from '../templates/store';
 import type { Events } from '../events';
 import type { LinkInfo, MagicLinks } from '../links';
-import { parseLinkSettings, type LinkSettings } from '../links/policy';
+import { parseLinkSettings, type LinkSettings, type Span } from '../links/policy';
+import { deleteAt, requestedRetention, StorageApps } from './retention';
 import {
   BASE64,
   conformanceOf,
@@ -51,6 +52,8 @@ export interface DocumentInfo {
   created_by: { name: string | null };
   size: number;
   sha256: string;
+  /** When it is deleted, with its bytes and links (retain_for, or the storage app's default); null: kept until deleted. */
+  expires_at: string | null;
   /** The document's Magic Links (only on GET /v1/documents/:id). */
   magic_links?: LinkInfo[];
 }
@@ -83,7 +86,7 @@ export interface GenerateResult {
   status: 'completed';
   template_id: string;
   destinations: {
-    inkit_storage?: { document_id: string; name: string; size: number; sha256: string };
+    inkit_storage?: { document_id: string; name: string; size: number; sha256: string; expires_at: string | null };
     magic_link?: MagicLinkDestination;
   };
   warnings: Warning[];
@@ -112,6 +115,7 @@ function info(row: DocumentRow): DocumentInfo {
     created_by: { name: row.created_by_name },
     size: row.size,
     sha256: row.sha256,
+    expires_at: row.expires_at,
   };
 }
 
@@ -203,7 +207,18 @@ export class Documents {
     /** Runs a small write (SQLite: committed with the others of the same moment, see Database). */
     private readonly inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T> = (work) =>
       db.transaction().execute(work),
-  ) {}
+  ) {
+    this.apps = new StorageApps(db, clock);
+  }
+
+  /** The storage app: how long documents are kept when their request does not say (retention.ts). */
+  readonly apps: StorageApps;
+
+  /** When a document made now is deleted: as asked, else the storage app's default; null: kept. */
+  private async expiresAt(asked: Span | undefined, now: Date): Promise<string | null> {
+    const span = asked ?? (await this.apps.defaultRetention());
+    return span ? deleteAt(span, now) : null;
+  }
 
   /**
    * A template and its values as a request gives them (`template_id`, `merge_parameters`), the
@@ -401,6 +416,7 @@ export class Documents {
     const { template, values, given } = await this.templateAndValues(body, '', details);
 
     let storageName: string | undefined;
+    let storageSettings: Record<string, unknown> | undefined;
     let stored = false;
     let linkSettings: LinkSettings | undefined;
     const destinations = body.destinations;
@@ -430,7 +446,11 @@ export class Documents {
           }
         } else {
           stored = true;
+          storageSettings = settings;
           storageName = optionalText(settings, 'name', `${field}.name`, MAX_NAME, details);
+          for (const k of Object.keys(settings))
+            if (k !== 'name' && k !== 'retain_for')
+              details.push({ field: `${field}.${k}`, message: 'is not a storage setting', code: 'unknown_field' });
         }
       }
     }
@@ -445,6 +465,7 @@ export class Documents {
     if (unavailable) details.push({ field: 'pdf_standard', message: unavailable, code: 'standard_unavailable' });
     const name = optionalText(body, 'name', 'name', MAX_NAME, details);
     const description = optionalText(body, 'description', 'description', MAX_DESCRIPTION, details) ?? null;
+    const retainFor = requestedRetention(body, storageSettings, details);
     if (details.length || !template) throw failure(details);
     // before rendering: a link needs the Magic Link app set up (409) and an allowed auth type
     if (linkSettings) await this.links.prepare(linkSettings, 'destinations.magic_link');
@@ -481,6 +502,7 @@ export class Documents {
         sha256: sha256(pdf),
         storage: this.storage.kind,
         created_at: iso(now),
+        expires_at: await this.expiresAt(retainFor, now),
       };
       try {
         await this.save(row, pdf);
@@ -532,7 +554,13 @@ export class Documents {
     };
     // the document is stored either way: a Magic Link shows the stored document
     if (stored)
-      result.destinations.inkit_storage = { document_id: row.id, name: row.name, size: row.size, sha256: row.sha256 };
+      result.destinations.inkit_storage = {
+        document_id: row.id,
+        name: row.name,
+        size: row.size,
+        sha256: row.sha256,
+        expires_at: row.expires_at,
+      };
     if (linkSettings) {
       // one link per render: a retried render finds it, and an e-mailed link is not e-mailed again
       const { link, url } = await this.links.create(row.id, linkSettings, caller.keyId, row.render_id);
@@ -580,6 +608,7 @@ export class Documents {
       sha256: sha256(d.pdf),
       storage: this.storage.kind,
       created_at: iso(now),
+      expires_at: await this.expiresAt(undefined, now),
     };
     try {
       await this.save(row, d.pdf);
@@ -712,12 +741,16 @@ export class Documents {
    * are to go; then they go. A crash between the two leaves bytes no record names (never a record
    * without its bytes), and the note, by which housekeeping deletes them.
    */
-  async remove(id: string): Promise<void> {
+  async remove(id: string, reason: 'deleted' | 'expired' = 'deleted'): Promise<void> {
     const ended = await this.db.transaction().execute(async (trx) => {
       const row = await trx.deleteFrom('documents').where('id', '=', id).returningAll().executeTakeFirst();
       if (!row) throw new NotFoundError('document', id);
-      const links = await this.links.endForDocument(trx, id);
-      await this.events.emit(trx, 'document.deleted', id, () => ({ object: info(row) }));
+      const links = await this.links.endForDocument(
+        trx,
+        id,
+        reason === 'expired' ? 'document_expired' : 'document_deleted',
+      );
+      await this.events.emit(trx, 'document.deleted', id, () => ({ object: info(row), reason }));
       if (this.storage.kind !== 'database')
         await trx
           .insertInto('storage_pending')
@@ -728,5 +761,34 @@ export class Documents {
     this.links.ended(ended);
     await this.storage.delete(id);
     await this.db.deleteFrom('storage_pending').where('key', '=', id).execute();
+  }
+
+  /**
+   * The retention sweep: deletes the documents whose time has come (`expires_at`), oldest first,
+   * each as `DELETE /v1/documents/:id` does (its bytes, its links ending with reason
+   * `document_expired`, the events), with `reason: expired` on `document.deleted`. Several
+   * processes may sweep at once: a document another one deleted first is skipped. Returns how many
+   * this call deleted.
+   */
+  async expireDue(batch = 100): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const due = await this.db
+        .selectFrom('documents')
+        .select('id')
+        .where('expires_at', '<=', iso(this.clock.now()))
+        .orderBy('expires_at')
+        .limit(batch)
+        .execute();
+      for (const { id } of due) {
+        try {
+          await this.remove(id, 'expired');
+          deleted++;
+        } catch (err) {
+          if (!(err instanceof NotFoundError)) throw err;
+        }
+      }
+      if (due.length < batch) return deleted;
+    }
   }
 }

@@ -13,7 +13,6 @@ import { sql } from 'kysely';
 import type { Database, Db } from '../db';
 import type { Presence } from '../db/presence';
 import { iso } from '../clock';
-import { ACTIVE as ACTIVE_LINK } from '../links';
 
 /** The tables whose rows wait for their wake-up. */
 export type Waiting = 'magic_links' | 'postcards';
@@ -95,13 +94,15 @@ export class Claims {
     );
   }
 
-  /** A link changed: its step runs now (by whichever process claims it first). */
+  /**
+   * A link changed: its step runs now (by whichever process claims it first). One that just ended
+   * too: its step sends the sender's end notice when one is due, and finds nothing more to do.
+   */
   async linkDue(id: string, now: Date): Promise<void> {
     await this.db
       .updateTable('magic_links')
       .set({ wake_at: iso(now) })
       .where('id', '=', id)
-      .where('status', 'in', ACTIVE_LINK)
       .where((e) => e.or([e('wake_at', 'is', null), e('wake_at', '>', iso(now))]))
       .execute();
   }

@@ -51,7 +51,8 @@ export async function waitingFor(db: Db, resourceId: string, webhookIds: string[
 }
 
 /** Why a link ended, on `magic_link.expired`. */
-export type ExpiryReason = 'time' | 'views' | 'ten_day_cap' | 'revoked' | 'document_deleted' | 'not_opened';
+export type ExpiryReason =
+  'time' | 'views' | 'ten_day_cap' | 'revoked' | 'document_deleted' | 'document_expired' | 'not_opened';
 
 export class Events {
   /** Called after an event is written (the dispatcher wakes up; it polls as well). */

@@ -15,6 +15,8 @@ export interface LinkActivities {
   expireLink(id: string): Promise<void>;
   /** Ends the link now as `revoked` (the operator's "expire now"). */
   revokeLink(id: string): Promise<void>;
+  /** Sends the notices due (the sender's e-mails, the recipient's reminder), each once; false when one could not be sent (it stays due). */
+  notifyLink(id: string): Promise<boolean>;
 }
 
 /**
@@ -22,7 +24,7 @@ export interface LinkActivities {
  * own flow what it did: the flow reads the result (under Temporal a signal from an activity to its
  * own workflow only adds history, and after the workflow ends would start a new run).
  */
-export function activitiesForLinks(links: Pick<MagicLinks, 'state' | 'deliver' | 'finish'>): LinkActivities {
+export function activitiesForLinks(links: Pick<MagicLinks, 'state' | 'deliver' | 'finish' | 'notify'>): LinkActivities {
   return {
     linkState: (id) => links.state(id),
     deliverLink: async (id) => (await links.deliver(id, false)).sent,
@@ -32,6 +34,7 @@ export function activitiesForLinks(links: Pick<MagicLinks, 'state' | 'deliver' |
     revokeLink: async (id) => {
       await links.finish(id, 'revoked');
     },
+    notifyLink: (id) => links.notify(id),
   };
 }
 
@@ -42,6 +45,8 @@ export const CHANGED = 'changed';
 
 /** What a link's lifecycle does next, from its stored state: both engines decide with this. */
 export type LinkPlan =
+  /** Send the notices due (before anything else: an ended link's end notice too). */
+  | { kind: 'notify' }
   | { kind: 'ended'; status: 'expired' | 'revoked' }
   | { kind: 'expire' }
   /** E-mail it now (never sent, and nobody holds its send lease). */
@@ -49,7 +54,8 @@ export type LinkPlan =
   /** Wait for a change, or until `until` (ms; its deadline or the end of a send lease); `retry`: a failed e-mail is to be tried again. */
   | { kind: 'wait'; until: number | undefined; retry: boolean };
 
-export function planLink(state: LinkState, now: number, sendUnsent = true): LinkPlan {
+export function planLink(state: LinkState, now: number, sendUnsent = true, notices = true): LinkPlan {
+  if (notices && state.notices?.length) return { kind: 'notify' };
   if (state.status === 'expired' || state.status === 'revoked') return { kind: 'ended', status: state.status };
   const deadline = state.expiresAt === null ? undefined : Date.parse(state.expiresAt);
   if (state.viewsLeft === 0 || (deadline !== undefined && deadline <= now)) return { kind: 'expire' };
@@ -57,8 +63,9 @@ export function planLink(state: LinkState, now: number, sendUnsent = true): Link
   const unsent = sendUnsent && !state.sent && state.sendAttempts === 0;
   const leaseEnds = unsent && state.sendingUntil ? Date.parse(state.sendingUntil) : undefined;
   if (unsent && (leaseEnds === undefined || leaseEnds <= now)) return { kind: 'send' };
-  const until = leaseEnds === undefined ? deadline : Math.min(deadline ?? Infinity, leaseEnds);
-  return { kind: 'wait', until, retry };
+  const remindAt = notices && state.remindAt ? Date.parse(state.remindAt) : undefined;
+  const soonest = Math.min(deadline ?? Infinity, leaseEnds ?? Infinity, remindAt ?? Infinity);
+  return { kind: 'wait', until: soonest === Infinity ? undefined : soonest, retry };
 }
 
 /**
@@ -79,13 +86,26 @@ export async function linkLifecycle(p: Ports<LinkActivities>, id: string): Promi
   const sendUnsent = p.patched('link-send-unsent');
   // a link that lives for years goes on as a new run when its history grows long
   const mayContinue = p.patched('link-continue-as-new');
+  // e-mails besides the link: to the sender (first view, end), a reminder to the recipient; after
+  // this change a run reads the link again once it ended it, for the end notice
+  const notices = p.patched('link-notices');
   let state = await p.activities.linkState(id);
   for (;;) {
-    const plan = planLink(state, p.now(), sendUnsent);
+    const plan = planLink(state, p.now(), sendUnsent, notices);
     if (plan.kind === 'ended') return plan.status;
+    if (plan.kind === 'notify') {
+      // an e-mail that could not go is tried again a minute later (or at the next change)
+      if (!(await p.activities.notifyLink(id))) await p.condition(() => changed, SEND_RETRY_MS[0]);
+      state = await p.activities.linkState(id);
+      continue;
+    }
     if (plan.kind === 'expire') {
       await p.activities.expireLink(id);
-      return 'expired';
+      if (!notices) return 'expired';
+      // read again for the end notice; a link that still reads as due to end has ended elsewhere
+      state = await p.activities.linkState(id);
+      if (planLink(state, p.now(), sendUnsent, notices).kind === 'expire') return 'expired';
+      continue;
     }
     if (plan.kind === 'send') {
       await p.activities.deliverLink(id);
@@ -126,15 +146,27 @@ export interface LinkWake {
  */
 export async function linkStep(a: LinkActivities, id: string, now: () => number): Promise<LinkWake> {
   let state = await a.linkState(id);
-  /** Whether this step has tried a send already (one try a step). */
+  /** Whether this step has tried a send already (one try a step), and its notices. */
   let tried = false;
+  let notified = false;
   for (;;) {
     const t = now();
     const plan = planLink(state, t);
     if (plan.kind === 'ended') return { at: null, retryAt: null };
+    if (plan.kind === 'notify') {
+      // a notice that failed stays due: looked at again in a minute, not at once
+      if (notified) return { at: t + SEND_RETRY_MS[0], retryAt: null };
+      notified = true;
+      if (!(await a.notifyLink(id))) return { at: t + SEND_RETRY_MS[0], retryAt: null };
+      state = await a.linkState(id);
+      continue;
+    }
     if (plan.kind === 'expire') {
       await a.expireLink(id);
-      return { at: null, retryAt: null };
+      // read again for the end notice
+      state = await a.linkState(id);
+      if (planLink(state, now()).kind === 'expire') return { at: null, retryAt: null };
+      continue;
     }
     const retryAt =
       plan.kind === 'wait' && plan.retry

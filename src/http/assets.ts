@@ -26,6 +26,42 @@ pdfjs.GlobalWorkerOptions.workerSrc = '/assets/pdfjs/pdf.worker.min.mjs';
 const holder = document.getElementById('pages');
 const status = document.getElementById('status');
 const plural = (n) => n + (n === 1 ? ' page' : ' pages');
+// page analytics: which page is in the middle of the window, and for how long while the tab is
+// shown; reported every 15 s and when the page is left (the server bounds what it takes)
+if (holder.dataset.report) {
+  const url = holder.dataset.report;
+  const times = {};
+  let current = 0;
+  let last = performance.now();
+  const shown = () => {
+    const middle = window.innerHeight / 2;
+    for (const el of holder.querySelectorAll('[data-page]')) {
+      const r = el.getBoundingClientRect();
+      if (r.top <= middle && r.bottom >= middle) return Number(el.dataset.page);
+    }
+    return 0;
+  };
+  const tick = () => {
+    const now = performance.now();
+    if (current && document.visibilityState === 'visible') times[current] = (times[current] || 0) + (now - last);
+    last = now;
+    current = shown();
+  };
+  const flush = (leaving) => {
+    tick();
+    const pages = {};
+    for (const [page, ms] of Object.entries(times)) if (ms >= 1) pages[page] = Math.round(ms);
+    for (const page of Object.keys(times)) delete times[page];
+    if (!Object.keys(pages).length) return;
+    const body = JSON.stringify({ pages });
+    if (leaving && navigator.sendBeacon) navigator.sendBeacon(url, new Blob([body], { type: 'application/json' }));
+    else fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, keepalive: true }).catch(() => {});
+  };
+  setInterval(tick, 1000);
+  setInterval(() => flush(false), 15000);
+  addEventListener('pagehide', () => flush(true));
+  document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'hidden') flush(true); else { last = performance.now(); } });
+}
 if (holder.dataset.images) {
   // a link without downloads: the server draws each page as an image; no PDF reaches the browser
   const count = Number(holder.dataset.count);
@@ -52,6 +88,7 @@ if (holder.dataset.images) {
     canvas.width = viewport.width; canvas.height = viewport.height;
     canvas.setAttribute('role', 'img');
     canvas.setAttribute('aria-label', 'Page ' + n + ' of ' + doc.numPages);
+    canvas.dataset.page = String(n);
     holder.appendChild(canvas);
     await p.render({ canvasContext: canvas.getContext('2d'), viewport }).promise;
   }
@@ -195,6 +232,8 @@ dl.facts dd { margin: 0; min-width: 0; overflow-wrap: anywhere; }
 .meter::-webkit-progress-bar { background: #eef0f3; }
 .meter::-webkit-progress-value { background: var(--accent); }
 .meter::-moz-progress-bar { background: var(--accent); }
+.page-chart { display: block; max-width: 100%; height: auto; margin-top: 6px; color: var(--accent); }
+.page-chart text { fill: var(--muted); }
 .gap-above { margin-top: 12px; }
 .gap-above-l { margin-top: 24px; }
 .row.bottom { align-items: end; }

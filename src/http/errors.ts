@@ -24,8 +24,12 @@ import { pageHeaders } from './headers';
 import { schemaFailure } from './validation';
 import { errorPage } from './pages';
 
-/** Whether a path is a page people open in a browser (a recipient's link, the web app), not the API. */
+/**
+ * Whether a path is a page people open in a browser (a recipient's link, the web app), not the API.
+ * The viewer's page-time reports (`/l/<token>/activity`) are called by a script: they answer JSON.
+ */
 export function isPagePath(url: string): boolean {
+  if (/^\/l\/[^/?#]+\/activity(?:[?#]|$)/.test(url)) return false;
   return url.startsWith('/l/') || url === '/app' || url.startsWith('/app/') || url.startsWith('/app?');
 }
 

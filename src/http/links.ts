@@ -5,13 +5,15 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { PaperlinkError, RateLimitError } from '../errors';
+import { NotFoundError, PaperlinkError, RateLimitError } from '../errors';
+import { parseReport } from '../links/pagetimes';
 import type { Grant, OpenLink, Visitor } from '../links';
 import { allows, hasList } from '../links/model';
 import { isEmail } from '../guards';
 import { watermarkText, type LinkSettings } from '../links/policy';
 import type { Stamp } from '../templates/viewcopy';
 import { publicView } from '../links/app';
+import type { StorageApp } from '../documents/retention';
 import { SocialLogin } from '../links/oidc';
 import { guardedFetch } from '../webhooks/guard';
 import type { Service } from '../service';
@@ -27,6 +29,7 @@ import {
   MagicLinkSchema,
   MagicLinkSettingsSchema,
   oneOf,
+  StorageAppSchema,
   PageQuery,
   pageOf,
 } from './schemas';
@@ -91,6 +94,32 @@ export const linkRoutes =
         const saved = await service.apps.magicLink.put(req.body);
         return { object: 'app', name: 'magic_link', ...publicView(saved) };
       },
+    );
+    const storageApp = (app: StorageApp) => ({ object: 'app' as const, name: 'inkit_storage' as const, ...app });
+    api.get(
+      '/v1/apps/inkit_storage',
+      {
+        schema: {
+          operationId: 'getStorageApp',
+          tags: ['Documents'],
+          summary: 'The storage settings: how long documents are kept by default',
+          response: { 200: answer(StorageAppSchema, 'The settings.'), ...errors(401) },
+        },
+      },
+      async () => storageApp(await service.apps.storage.get()),
+    );
+    api.put(
+      '/v1/apps/inkit_storage',
+      {
+        schema: {
+          operationId: 'setUpStorageApp',
+          tags: ['Documents'],
+          summary: 'Set how long documents are kept when a generate request does not say',
+          body: described(StorageAppSchema, { retain_for: { days: 90 } }),
+          response: { 200: answer(StorageAppSchema, 'Saved.'), ...errors(400, 401, 415, 422) },
+        },
+      },
+      async (req) => storageApp(await service.apps.storage.put(req.body)),
     );
     api.post(
       '/v1/documents/:id/magic_links',
@@ -301,6 +330,7 @@ export const linkRoutes =
             brand: brandOf(link.app),
             documentName: link.document.name,
             pdfUrl: `/l/${token}/document.pdf`,
+            reportUrl: `/l/${token}/activity`,
             images,
             viewsUsed: view.viewsUsed,
             maxViews: view.maxViews,
@@ -538,6 +568,14 @@ export const linkRoutes =
           .send(Buffer.from(shown));
       },
     );
+
+    // page analytics: the viewer's reports of the page it shows and for how long (pagetimes.ts)
+    app.post<{ Params: { token: string }; Body: unknown }>('/l/:token/activity', async (req, reply) => {
+      const grant = await links.granted(req.params.token, req.cookies[COOKIE]);
+      if (!grant) throw new NotFoundError('viewing session', 'this');
+      await links.reportPages(grant, parseReport(req.body));
+      return reply.status(204).send();
+    });
 
     // one page as an image (what a link without downloads shows), watermarked like the PDF
     app.get<{ Params: { token: string; page: string } }>('/l/:token/pages/:page', async (req, reply) => {

@@ -210,6 +210,8 @@ export function viewerPage(o: {
   brand: Brand;
   documentName: string;
   pdfUrl: string;
+  /** Where the page reports which page is shown and for how long (page analytics). */
+  reportUrl?: string;
   /** Without downloads: the URL of page images (`${pagesUrl}/1`…) and how many pages; no PDF, no download button. */
   images?: { url: string; pages: number };
   viewsUsed: number;
@@ -240,8 +242,13 @@ export function viewerPage(o: {
       </div>
       ${
         o.images
-          ? html`<div id="pages" data-images="${o.images.url}" data-count="${String(o.images.pages)}"></div>`
-          : html`<div id="pages" data-pdf="${o.pdfUrl}"></div>`
+          ? html`<div
+              id="pages"
+              data-images="${o.images.url}"
+              data-count="${String(o.images.pages)}"
+              data-report="${o.reportUrl ?? ''}"
+            ></div>`
+          : html`<div id="pages" data-pdf="${o.pdfUrl}" data-report="${o.reportUrl ?? ''}"></div>`
       }`,
     VIEWER_SCRIPT,
   );

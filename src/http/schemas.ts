@@ -108,7 +108,12 @@ export const GenerateRequestSchema = shared('GenerateRequest', {
               maxLength: 200,
               description: 'Default: the name of the template (the date is the created_at of the document).',
             },
+            retain_for: {
+              allOf: [ref('Duration')],
+              description: 'The same as retain_for at the top (give one, or both the same).',
+            },
           },
+          additionalProperties: false,
         },
         magic_link: ref('MagicLinkSettings'),
       },
@@ -116,6 +121,11 @@ export const GenerateRequestSchema = shared('GenerateRequest', {
     },
     name: { type: 'string', maxLength: 200 },
     description: { type: 'string', maxLength: 2000 },
+    retain_for: {
+      allOf: [ref('Duration')],
+      description:
+        "How long the document is kept: then it is deleted with its bytes, and its Magic Links end (reason document_expired). Default: the storage app's retain_for (PUT /v1/apps/inkit_storage); without one, until it is deleted.",
+    },
     pdf_standard: {
       type: 'string',
       enum: [...PDF_STANDARDS],
@@ -194,12 +204,17 @@ export const RenderSchema = shared('Render', {
       properties: {
         inkit_storage: {
           type: 'object',
-          required: ['document_id', 'name', 'size', 'sha256'],
+          required: ['document_id', 'name', 'size', 'sha256', 'expires_at'],
           properties: {
             document_id: { type: 'string' },
             name: { type: 'string' },
             size: { type: 'integer' },
             sha256: { type: 'string' },
+            expires_at: {
+              type: ['string', 'null'],
+              format: 'date-time',
+              description: 'When the document is deleted (retain_for); null: kept until deleted.',
+            },
           },
           additionalProperties: false,
         },
@@ -307,6 +322,11 @@ export const DocumentSchema = shared('Document', {
     },
     size: { type: 'integer' },
     sha256: { type: 'string' },
+    expires_at: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'When it is deleted with its bytes and links (retain_for); null: kept until deleted.',
+    },
     magic_links: {
       type: 'array',
       items: ref('MagicLink'),
@@ -354,6 +374,21 @@ export const WatermarkSchema = shared('Watermark', {
   additionalProperties: false,
 });
 
+export const StorageAppSchema = shared('StorageApp', {
+  type: 'object',
+  properties: {
+    object: { const: 'app', readOnly: true },
+    name: { const: 'inkit_storage', readOnly: true },
+    configured_at: { type: ['string', 'null'], format: 'date-time', readOnly: true },
+    retain_for: {
+      oneOf: [ref('Duration'), { type: 'null' }],
+      description:
+        'How long a document is kept when its generate request gives no retain_for; null: until it is deleted. Documents made before a change keep their time.',
+    },
+  },
+  additionalProperties: false,
+});
+
 export const MagicLinkSettingsSchema = shared('MagicLinkSettings', {
   type: 'object',
   required: ['recipient_email'],
@@ -381,6 +416,22 @@ export const MagicLinkSettingsSchema = shared('MagicLinkSettings', {
       examples: [['ann@acme.example', '@acme.example']],
       description:
         'Who may open the link besides auth_email: addresses, and domains written @acme.example (that domain exactly). Each person proves their own address (a code e-mailed to it, or a social sign-in); the view limit counts everyone.',
+    },
+    notify_sender: {
+      type: ['object', 'null'],
+      description:
+        "E-mails to the sender (email, default: the Magic Link app's sender_email): when the link is first viewed (on_first_view) and when it ends, and why (on_end).",
+      properties: {
+        on_first_view: { type: 'boolean', default: false },
+        on_end: { type: 'boolean', default: false },
+        email: { type: ['string', 'null'], format: 'email' },
+      },
+      additionalProperties: false,
+    },
+    remind_before: {
+      oneOf: [ref('Duration'), { type: 'null' }],
+      description:
+        'E-mail the recipient a reminder, with the link, this long before the link ends while they have not opened it. Shorter than the link lasts.',
     },
     allow_download: {
       type: 'boolean',
@@ -421,16 +472,45 @@ export const MagicLinkSchema = shared('MagicLink', {
     watermark: { oneOf: [ref('Watermark'), { type: 'null' }] },
     allow_download: { type: 'boolean' },
     allowed_viewers: { type: 'array', items: { type: 'string' } },
+    notify_sender: {
+      type: ['object', 'null'],
+      properties: {
+        on_first_view: { type: 'boolean' },
+        on_end: { type: 'boolean' },
+        email: { type: ['string', 'null'] },
+      },
+    },
+    remind_before: { oneOf: [ref('Duration'), { type: 'null' }] },
+    notices_sent: {
+      type: 'object',
+      description:
+        'When each e-mail besides the link went: first_view and ended (to the sender), reminder (to the recipient).',
+      properties: {
+        first_view: { type: 'string', format: 'date-time' },
+        ended: { type: 'string', format: 'date-time' },
+        reminder: { type: 'string', format: 'date-time' },
+      },
+    },
     viewers: {
       type: 'array',
       description: 'With the access log: each person who viewed it, most views first.',
       items: {
         type: 'object',
-        required: ['email', 'views', 'last_viewed_at'],
+        required: ['email', 'views', 'last_viewed_at', 'seconds', 'pages'],
         properties: {
           email: { type: 'string' },
           views: { type: 'integer' },
           last_viewed_at: { type: 'string', format: 'date-time' },
+          seconds: { type: 'number', description: 'Time on the document, as the viewer reported it.' },
+          pages: {
+            type: 'array',
+            description: 'Time on each page (page analytics), by page number from 1.',
+            items: {
+              type: 'object',
+              required: ['page', 'seconds'],
+              properties: { page: { type: 'integer' }, seconds: { type: 'number' } },
+            },
+          },
         },
       },
     },
@@ -604,6 +684,7 @@ export const SHARED_SCHEMAS: TSchema[] = [
   DocumentSchema,
   DurationSchema,
   WatermarkSchema,
+  StorageAppSchema,
   MagicLinkSettingsSchema,
   MagicLinkSchema,
   MagicLinkAppSchema,
@@ -660,6 +741,7 @@ export const exampleDocument = {
   created_by: { name: 'n8n production' },
   size: 50907,
   sha256: 'c24a4762e2e5dcf0d2abf4b9a29f6371c5a6b49bb148fd8aac569c2ca797b975',
+  expires_at: null,
 };
 export const exampleTemplate = {
   id: EXAMPLE_IDS.letter,
@@ -694,6 +776,7 @@ export const exampleRender = {
       name: 'Welcome letter',
       size: 50907,
       sha256: exampleDocument.sha256,
+      expires_at: null,
     },
   },
   warnings: [],

@@ -28,6 +28,8 @@ const ROUTES: Record<string, Scope | null> = {
   'GET /v1/postcards/:id': 'postcards:read',
   'GET /v1/apps/magic_link': 'admin',
   'PUT /v1/apps/magic_link': 'admin',
+  'GET /v1/apps/inkit_storage': 'admin',
+  'PUT /v1/apps/inkit_storage': 'admin',
   'GET /v1/webhooks': 'admin',
   'POST /v1/webhooks': 'admin',
   'GET /v1/webhooks/:id': 'admin',

@@ -6,13 +6,13 @@
 import type { MagicLinkRow } from '../db/schema';
 import { iso } from '../clock';
 import { ValidationError } from '../errors';
-import type { Mailer } from '../mail';
+import type { Mailer, Message } from '../mail';
 import { sha256 } from '../secrets';
 import type { LinkChange } from './lifecycle';
 import type { MagicLinkApp, MagicLinkApps } from './app';
 import { linkMessage } from './mail';
 import { ACTIVE, settingsOf, VIEW_MS } from './model';
-import { limitsForRecipient } from './policy';
+import { limitsForRecipient, mailDate } from './policy';
 import type { LinkRows } from './rows';
 import type { LinkTokens } from './tokens';
 
@@ -117,26 +117,8 @@ export class LinkDelivery {
     tell: boolean,
   ): Promise<{ sent: boolean; url: string }> {
     const id = row.id;
-    const doc = await this.rows.documentName(row.document_id);
-    const limits = limitsForRecipient(
-      settingsOf(row),
-      row.expires_at ? new Date(row.expires_at) : null,
-      VIEW_MS / 60_000,
-      row.opened_at !== null,
-    );
-    // a link for several people: each proves their own address (it may be forwarded to them)
-    const several = Boolean(settingsOf(row).allowedViewers?.length);
-    const confirm = several
-      ? row.auth_type === 'email'
-        ? `your e-mail address with a code we e-mail to it; others it was shared with can open it the same way with theirs`
-        : `who you are by signing in with the account of an address it was shared with`
-      : row.auth_type === 'email'
-        ? `the address ${row.auth_email} with a code we e-mail to it`
-        : `that you are ${row.auth_email} by signing in`;
     try {
-      await this.mailer.send(
-        linkMessage(app, { to: row.recipient_email, documentName: doc.name, url, limits, confirm }),
-      );
+      await this.mailer.send(await this.message(row, app, url));
     } catch (err) {
       const reason = err instanceof Error ? err.message.slice(0, 300) : String(err);
       const changed = await this.record(id, 'magic_link.send_failed', { status: 'send_failed', send_error: reason });
@@ -150,6 +132,38 @@ export class LinkDelivery {
     });
     if (changed && tell) this.changed(id, 'sent');
     return { sent: true, url };
+  }
+
+  /** The link's e-mail to its recipient, with its current URL; `reminder`: the reminder of an unopened link. */
+  private async message(row: MagicLinkRow, app: MagicLinkApp, url: string, reminder = false): Promise<Message> {
+    const doc = await this.rows.documentName(row.document_id);
+    const settings = settingsOf(row);
+    const expires = row.expires_at ? new Date(row.expires_at) : null;
+    const limits = limitsForRecipient(settings, expires, VIEW_MS / 60_000, row.opened_at !== null);
+    // a link for several people: each proves their own address (it may be forwarded to them)
+    const several = Boolean(settings.allowedViewers?.length);
+    const confirm = several
+      ? row.auth_type === 'email'
+        ? `your e-mail address with a code we e-mail to it; others it was shared with can open it the same way with theirs`
+        : `who you are by signing in with the account of an address it was shared with`
+      : row.auth_type === 'email'
+        ? `the address ${row.auth_email} with a code we e-mail to it`
+        : `that you are ${row.auth_email} by signing in`;
+    return linkMessage(app, {
+      to: row.recipient_email,
+      documentName: doc.name,
+      url,
+      limits,
+      confirm,
+      reminder: reminder && expires ? mailDate(expires) : undefined,
+    });
+  }
+
+  /** E-mails the recipient a reminder of the link, with its current URL (notices.ts decides when). */
+  async remind(row: MagicLinkRow): Promise<void> {
+    const app = await this.apps.require();
+    const url = urlOf(app, this.tokens.token(row.id, row.token_generation, row.token_key));
+    await this.mailer.send(await this.message(row, app, url, true));
   }
 
   /** Records how a send went, with its event, while the link is active; whether it was. */

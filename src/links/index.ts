@@ -35,6 +35,8 @@ import {
   type Visitor,
 } from './model';
 import { deadlineAtCreation, type LinkSettings } from './policy';
+import { LinkNotices, noticesDue } from './notices';
+import { LinkPageTimes, viewersOf } from './pagetimes';
 import { LinkRows } from './rows';
 import { LinkSessions, type Grant } from './sessions';
 import type { LinkKeyring } from './keyring';
@@ -71,6 +73,8 @@ export class MagicLinks {
   private readonly codes: LinkCodes;
   private readonly sessions: LinkSessions;
   private readonly views: LinkViews;
+  private readonly pageTimes: LinkPageTimes;
+  private readonly notices: LinkNotices;
 
   constructor(
     private readonly db: Db,
@@ -98,6 +102,8 @@ export class MagicLinks {
     this.sessions = new LinkSessions(this.rows);
     this.codes = new LinkCodes(this.rows, mailer, this.sessions);
     this.views = new LinkViews(this.rows, apps, this.sessions, inTransaction, (id) => this.end(id, 'expired'), changed);
+    this.pageTimes = new LinkPageTimes(clock, inTransaction);
+    this.notices = new LinkNotices(this.rows, mailer, apps, this.delivery);
   }
 
   private now(): string {
@@ -171,6 +177,7 @@ export class MagicLinks {
         // its lifecycle looks at it at once (src/engine/embedded.ts), then when it next has to
         wake_at: iso(now),
         send_retry_at: null,
+        notices: null,
       };
       try {
         await this.db.insertInto('magic_links').values(row).execute();
@@ -191,6 +198,11 @@ export class MagicLinks {
   async url(id: string): Promise<string> {
     const row = await this.row(id);
     return urlOf(await this.apps.require(), this.tokens.token(id, row.token_generation, row.token_key));
+  }
+
+  /** Sends the notices due now: to the sender on the first view and at the end, the recipient's reminder (notices.ts). */
+  notify(id: string): Promise<boolean> {
+    return this.notices.send(id);
   }
 
   /** E-mails the link unless it was e-mailed already (delivery.ts); `tell`: whether its flow hears of the outcome. */
@@ -222,20 +234,14 @@ export class MagicLinks {
     return info;
   }
 
-  /** Each person who viewed the link: how many views they started and when the last one began, most views first. */
-  async viewers(id: string): Promise<Viewer[]> {
-    const rows = await this.db
-      .selectFrom('link_events')
-      .select((e) => ['email', e.fn.countAll<string | number>().as('views'), e.fn.max('at').as('last')])
-      .where('link_id', '=', id)
-      .where('kind', '=', 'viewed')
-      .where('outcome', '=', 'ok')
-      .where('email', 'is not', null)
-      .groupBy('email')
-      .execute();
-    return rows
-      .map((r) => ({ email: r.email!, views: Number(r.views), last_viewed_at: String(r.last) }))
-      .sort((a, b) => b.views - a.views || a.email.localeCompare(b.email));
+  /** Each person who viewed the link: views, the last one, time per page (pagetimes.ts). */
+  viewers(id: string): Promise<Viewer[]> {
+    return viewersOf(this.db, id);
+  }
+
+  /** A viewer's report of the pages shown and for how long (pagetimes.ts); the milliseconds taken. */
+  reportPages(grant: Grant, pages: Map<number, number>): Promise<number> {
+    return this.pageTimes.report(grant, pages);
   }
 
   /**
@@ -423,10 +429,15 @@ export class MagicLinks {
 
   /**
    * Ends every link to a document that is being deleted, in the deleting transaction: each one
-   * that had not ended is `expired` with reason `document_deleted`. Returns their ids, for
+   * that had not ended is `expired` with reason `document_deleted` (or `document_expired`, when
+   * its retention ran out). Returns their ids, for
    * `ended()` once the transaction has committed.
    */
-  async endForDocument(trx: Db, documentId: string): Promise<string[]> {
+  async endForDocument(
+    trx: Db,
+    documentId: string,
+    reason: 'document_deleted' | 'document_expired' = 'document_deleted',
+  ): Promise<string[]> {
     const ended = await trx
       .updateTable('magic_links')
       .set({ status: 'expired', ended_at: this.now(), wake_at: null })
@@ -434,7 +445,7 @@ export class MagicLinks {
       .where('status', 'in', ACTIVE)
       .returningAll()
       .execute();
-    for (const r of ended) await this.rows.emit(trx, 'magic_link.expired', r, { reason: 'document_deleted' });
+    for (const r of ended) await this.rows.emit(trx, 'magic_link.expired', r, { reason });
     return ended.map((r) => r.id);
   }
 
@@ -458,7 +469,10 @@ export class MagicLinks {
         .where('wake_at', '<', before)
         .execute();
     const info = linkInfo(row);
+    const notices = noticesDue(row, this.clock.now().getTime());
     return {
+      notices: notices.due,
+      remindAt: notices.remindAt === null ? null : new Date(notices.remindAt).toISOString(),
       status: info.status,
       sent: row.sent_at !== null,
       sendAttempts: row.send_attempts,

@@ -13,6 +13,10 @@ export interface LinkState {
   /** ISO time, or null when only views end the link. */
   expiresAt: string | null;
   viewsLeft: number | null;
+  /** E-mails due besides the link (src/links/notices.ts): to the sender, the recipient's reminder. Absent in runs recorded before them. */
+  notices?: string[];
+  /** ISO time the recipient's reminder is due, when one is to come. */
+  remindAt?: string | null;
 }
 
 /** What happened to a link; each is told to its flow (under Temporal, as a signal of that name). */

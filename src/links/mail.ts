@@ -52,7 +52,15 @@ function wrap(body: Html): string {
 
 export function linkMessage(
   app: MagicLinkApp,
-  o: { to: string; documentName: string; url: string; limits: string; confirm: string },
+  o: {
+    to: string;
+    documentName: string;
+    url: string;
+    limits: string;
+    confirm: string;
+    /** A reminder of a link not opened yet, that ends at this date (in words). */
+    reminder?: string;
+  },
 ): Message {
   const who = senderOf(app);
   const mark = logo(app);
@@ -66,11 +74,16 @@ export function linkMessage(
     to: o.to,
     from: { name: app.organization_name, address: app.sender_email },
     replyTo: app.sender_email,
-    subject: `${who} shared "${o.documentName}" with you`,
-    text: `${who} shared the document "${o.documentName}" with you.\n\nOpen it here:\n${o.url}\n\n${o.limits} You will be asked to confirm ${o.confirm}.\n${foot.text}`,
+    subject: o.reminder
+      ? `Reminder: "${o.documentName}" is available until ${o.reminder}`
+      : `${who} shared "${o.documentName}" with you`,
+    text: `${o.reminder ? 'A reminder: ' : ''}${who} shared the document "${o.documentName}" with you${o.reminder ? `, and you have not opened it yet. The link ends ${o.reminder}` : ''}.\n\nOpen it here:\n${o.url}\n\n${o.limits} You will be asked to confirm ${o.confirm}.\n${foot.text}`,
     html: wrap(
       html`${mark.img}
-        <p>${who} shared the document <strong>${o.documentName}</strong> with you.</p>
+        <p>
+          ${o.reminder ? 'A reminder: ' : ''}${who} shared the document <strong>${o.documentName}</strong> with
+          you${o.reminder ? `, and you have not opened it yet. The link ends ${o.reminder}` : ''}.
+        </p>
         <p>${button}</p>
         <p style="color:#555">${o.limits} You will be asked to confirm ${o.confirm}.</p>
         <p style="color:#777;font-size:12px">
@@ -104,5 +117,23 @@ export function codeMessage(
         ${foot.html}`,
     ),
     inline: mark.inline,
+  };
+}
+
+/** What the sender hears of a link (notify_sender): a short plain note from the service, to the sender's address. */
+export function senderNotice(
+  app: MagicLinkApp,
+  o: { to: string; subject: string; lines: string[]; url?: string },
+): Message {
+  const foot = footer(app, o.to, 'a Magic Link was set to tell this address what happens to it');
+  return {
+    to: o.to,
+    from: { name: app.organization_name, address: app.sender_email },
+    subject: o.subject,
+    text: `${o.lines.join('\n\n')}${o.url ? `\n\n${o.url}` : ''}\n${foot.text}`,
+    html: wrap(
+      html`${o.lines.map((l) => html`<p>${l}</p>`)}${o.url ? html`<p><a href="${o.url}">${o.url}</a></p>` : ''}
+      ${foot.html}`,
+    ),
   };
 }

@@ -33,6 +33,10 @@ export interface LinkInfo {
   watermark: Watermark | null;
   allow_download: boolean;
   allowed_viewers: string[];
+  notify_sender: { email: string | null; on_first_view: boolean; on_end: boolean } | null;
+  remind_before: Record<string, number> | null;
+  /** When each e-mail besides the link went: `first_view` and `ended` to the sender, `reminder` to the recipient. */
+  notices_sent: Partial<Record<'first_view' | 'ended' | 'reminder', string>>;
   created_at: string;
   sent_at: string | null;
   opened_at: string | null;
@@ -49,6 +53,10 @@ export interface Viewer {
   email: string;
   views: number;
   last_viewed_at: string;
+  /** Seconds on the document, as the viewer reported it (page analytics). */
+  seconds: number;
+  /** Seconds on each page, by page number. */
+  pages: { page: number; seconds: number }[];
 }
 
 export interface Visitor {
@@ -109,6 +117,11 @@ export function linkInfo(row: MagicLinkRow): LinkInfo {
     watermark: s.watermark ?? null,
     allow_download: s.allowDownload ?? true,
     allowed_viewers: s.allowedViewers ?? [],
+    notify_sender: s.notifySender
+      ? { email: s.notifySender.email, on_first_view: s.notifySender.firstView, on_end: s.notifySender.ended }
+      : null,
+    remind_before: s.remindBefore ? { [s.remindBefore.unit]: s.remindBefore.amount } : null,
+    notices_sent: row.notices ? (JSON.parse(row.notices) as LinkInfo['notices_sent']) : {},
     created_at: row.created_at,
     sent_at: row.sent_at,
     opened_at: row.opened_at,

@@ -23,11 +23,9 @@ export const OPEN_WITHIN = VIEW_LIMIT_CAP;
 export const LONGEST = Duration.fromObject({ years: 10 });
 export const MAX_VIEWS = 1_000_000;
 
-export interface Retention {
+export interface Retention extends Span {
   /** When the timer starts: when the link is created (and sent), or when it is first opened. */
   from: 'created' | 'opened';
-  unit: Unit;
-  amount: number;
 }
 
 /** The placeholders a watermark's text may use, filled in per viewing session. */
@@ -55,6 +53,33 @@ export interface LinkSettings {
   allowDownload?: boolean;
   /** Who else may open it besides authEmail: addresses and `@domain`s, in lower case (absent: nobody). */
   allowedViewers?: string[];
+  /** E-mails to the sender: on the first view, when the link ends; `email` null: the app's sender_email. */
+  notifySender?: { email: string | null; firstView: boolean; ended: boolean } | null;
+  /** A reminder to the recipient this long before the link ends, while it is unopened. */
+  remindBefore?: Span | null;
+}
+
+function notifyOf(value: unknown, field: string, details: ErrorDetail[]): LinkSettings['notifySender'] {
+  if (value === undefined || value === null) return null;
+  if (!isObject(value)) {
+    details.push({ field, message: 'must be an object like {"on_first_view": true, "on_end": true}', code: 'type' });
+    return null;
+  }
+  const start = details.length;
+  for (const k of ['on_first_view', 'on_end'])
+    if (value[k] !== undefined && typeof value[k] !== 'boolean')
+      details.push({ field: `${field}.${k}`, message: 'must be true or false', code: 'type' });
+  if (value.email !== undefined && value.email !== null && !isEmail(value.email))
+    details.push({ field: `${field}.email`, message: 'must be an e-mail address', code: 'invalid_email' });
+  for (const k of Object.keys(value))
+    if (!['on_first_view', 'on_end', 'email'].includes(k))
+      details.push({ field: `${field}.${k}`, message: 'is not a notification setting', code: 'unknown_field' });
+  if (details.length > start) return null;
+  return {
+    email: (value.email as string | undefined) ?? null,
+    firstView: value.on_first_view === true,
+    ended: value.on_end === true,
+  };
 }
 
 /** The most entries `allowed_viewers` may have. */
@@ -161,6 +186,18 @@ export function watermarkText(
 }
 
 function retentionOf(value: unknown, field: string, from: Retention['from'], details: ErrorDetail[]): Retention | null {
+  const d = parseDuration(value, field, details, 'links are for sharing, not archiving');
+  return d && { from, ...d };
+}
+
+/** An amount of time as the API writes it: one unit key with a positive whole number, e.g. {"days": 30}. */
+export interface Span {
+  unit: Unit;
+  amount: number;
+}
+
+/** Reads a span like {"hours": 24}: one unit, a positive whole number, at most 10 years (`why` says why not more). */
+export function parseDuration(value: unknown, field: string, details: ErrorDetail[], why: string): Span | null {
   if (!isObject(value)) {
     details.push({ field, message: 'must be an object with one unit key, e.g. {"hours": 24}', code: 'type' });
     return null;
@@ -192,12 +229,12 @@ function retentionOf(value: unknown, field: string, from: Retention['from'], det
   if (Duration.fromObject({ [unit]: amount }).as('days') > LONGEST.as('days')) {
     details.push({
       field: `${field}.${unit}`,
-      message: 'is more than 10 years; links are for sharing, not archiving',
+      message: `is more than 10 years; ${why}`,
       code: 'range',
     });
     return null;
   }
-  return { from, unit, amount };
+  return { unit, amount };
 }
 
 /**
@@ -271,6 +308,11 @@ export function parseLinkSettings(input: unknown, prefix: string): LinkSettings 
 
   const watermark = watermarkOf(input.watermark, at('watermark'), details);
   const allowedViewers = allowedViewersOf(input.allowed_viewers, at('allowed_viewers'), details);
+  const notifySender = notifyOf(input.notify_sender, at('notify_sender'), details);
+  const remindBefore =
+    input.remind_before === undefined || input.remind_before === null
+      ? null
+      : parseDuration(input.remind_before, at('remind_before'), details, 'a reminder is for a link about to end');
   const allowDownload = input.allow_download ?? true;
   if (typeof allowDownload !== 'boolean')
     details.push({ field: at('allow_download'), message: 'must be true or false', code: 'type' });
@@ -285,10 +327,23 @@ export function parseLinkSettings(input: unknown, prefix: string): LinkSettings 
     'watermark',
     'allow_download',
     'allowed_viewers',
+    'notify_sender',
+    'remind_before',
   ]);
   for (const k of Object.keys(input))
     if (!known.has(k)) details.push({ field: at(k), message: 'is not a Magic Link setting', code: 'unknown_field' });
 
+  // a reminder as long as the link's whole time could never be sent
+  if (remindBefore && !details.length) {
+    const lifetime = deadlineAtCreation({ maxViews, retention } as LinkSettings, new Date(0));
+    const span = Duration.fromObject({ [remindBefore.unit]: remindBefore.amount }).toMillis();
+    if (lifetime && span >= lifetime.getTime())
+      details.push({
+        field: at('remind_before'),
+        message: 'is as long as the link itself: the reminder would be sent before the link; make it shorter',
+        code: 'range',
+      });
+  }
   if (details.length) throw new ValidationError('The Magic Link settings are not valid; see details.', details);
   return {
     recipientEmail: recipient as string,
@@ -299,6 +354,8 @@ export function parseLinkSettings(input: unknown, prefix: string): LinkSettings 
     watermark,
     allowDownload: allowDownload as boolean,
     allowedViewers,
+    notifySender,
+    remindBefore,
   };
 }
 

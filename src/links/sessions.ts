@@ -19,6 +19,10 @@ export interface Grant {
   email: string;
   /** When their current view started. */
   viewedAt: Date;
+  /** The session's token hash (its row in link_sessions). */
+  sessionHash: string;
+  /** When they signed in. */
+  signedInAt: Date;
 }
 import type { LinkRows } from './rows';
 
@@ -92,7 +96,7 @@ export class LinkSessions {
       return undefined;
     const s = await this.rows.db
       .selectFrom('link_sessions')
-      .select(['email', 'view_until'])
+      .select(['email', 'view_until', 'created_at'])
       .where('token_hash', '=', sha256(sessionToken))
       .where('link_id', '=', row.id)
       .executeTakeFirst();
@@ -103,6 +107,8 @@ export class LinkSessions {
       settings: JSON.parse(row.settings) as LinkSettings,
       email: s.email,
       viewedAt: new Date(Date.parse(s.view_until) - VIEW_MS),
+      sessionHash: sha256(sessionToken),
+      signedInAt: new Date(s.created_at),
     };
   }
 

@@ -22,6 +22,7 @@ import {
   type Visitor,
 } from './model';
 import { deadlineAtOpening } from './policy';
+import { viewersOf } from './pagetimes';
 import type { LinkRows } from './rows';
 import type { LinkSessions } from './sessions';
 
@@ -219,8 +220,9 @@ export class LinkViews {
         email: session.email,
       });
       // the whole link is read only when a webhook wants the event
+      // with each person's views and time per page so far (what the viewer reported of earlier views)
       await this.rows.events.emit(trx, 'magic_link.viewed', link.row.id, async () => ({
-        object: linkInfo(await this.rows.row(link.row.id, trx)),
+        object: { ...linkInfo(await this.rows.row(link.row.id, trx)), viewers: await viewersOf(trx, link.row.id) },
       }));
       const viewsLeft = row.max_views === null ? null : Math.max(0, row.max_views - row.views_used);
       // the last allowed view ends the link at once

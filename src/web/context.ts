@@ -36,6 +36,7 @@ const DONE: Record<string, string> = {
   none_selected: 'No link was selected: tick the links to expire first.',
   revoked: 'Revoked. Requests with it are refused from now on.',
   app_saved: 'Magic Link app settings saved.',
+  retention_saved: 'Document retention saved: it applies to documents made from now on.',
   provider_removed: 'Sign-in provider removed.',
   webhook_deleted: 'Webhook deleted.',
 };

@@ -20,6 +20,54 @@ import {
   when,
 } from './html';
 import { browserOf, isLive, ruleInWords } from './links';
+import type { Viewer } from '../links/model';
+
+/** Seconds as people read them: "45 s", "3 min 20 s". */
+function duration(seconds: number): string {
+  const s = Math.round(seconds);
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`;
+}
+
+/**
+ * Time per page, everyone's together, as a small bar chart (an inline SVG: no script); each bar's
+ * tooltip and the chart's label say the figures.
+ */
+function pageChart(viewers: Viewer[]): Html | false {
+  const totals = new Map<number, number>();
+  for (const v of viewers) for (const p of v.pages) totals.set(p.page, (totals.get(p.page) ?? 0) + p.seconds);
+  if (!totals.size) return false;
+  const last = Math.max(...totals.keys());
+  const most = Math.max(...totals.values());
+  const bar = 14;
+  const height = 48;
+  const pages = Array.from({ length: last }, (_, i) => ({ page: i + 1, seconds: totals.get(i + 1) ?? 0 }));
+  const label = `Time per page: ${pages.map((p) => `page ${p.page} ${duration(p.seconds)}`).join(', ')}`;
+  return html`<svg
+    class="page-chart"
+    role="img"
+    aria-label="${label}"
+    width="${String(last * (bar + 4))}"
+    height="${String(height + 14)}"
+    viewBox="0 0 ${String(last * (bar + 4))} ${String(height + 14)}"
+  >
+    ${pages.map((p, i) => {
+      const h = most ? Math.max(p.seconds ? 2 : 0, Math.round((p.seconds / most) * height)) : 0;
+      return html`<g data-page="${String(p.page)}" data-seconds="${String(p.seconds)}">
+        <title>Page ${String(p.page)}: ${duration(p.seconds)}</title>
+        <rect
+          x="${String(i * (bar + 4))}"
+          y="${String(height - h)}"
+          width="${String(bar)}"
+          height="${String(h)}"
+          fill="currentColor"
+        />
+        <text x="${String(i * (bar + 4) + bar / 2)}" y="${String(height + 12)}" font-size="10" text-anchor="middle"
+          >${String(p.page)}</text
+        >
+      </g>`;
+    })}
+  </svg>`;
+}
 
 /** A link on its document's page: what ends it, its views, its access log, and a button to end it now. */
 function linkCard(l: LinkInfo, csrf: string): Html {
@@ -69,8 +117,25 @@ function linkCard(l: LinkInfo, csrf: string): Html {
         html`<dt>Viewed by</dt>
           <dd>
             <ul data-viewers>
-              ${l.viewers!.map((v) => html`<li>${v.email}: ${v.views} view${v.views === 1 ? '' : 's'}, last ${when(v.last_viewed_at)}</li>`)}
+              ${l.viewers!.map((v) => html`<li>${v.email}: ${v.views} view${v.views === 1 ? '' : 's'}, last ${when(v.last_viewed_at)}${v.seconds ? `, ${duration(v.seconds)} reading` : ''}</li>`)}
             </ul>
+            ${pageChart(l.viewers!)}
+          </dd>`
+      }
+      ${
+        (l.notify_sender || l.remind_before) &&
+        html`<dt>E-mails</dt>
+          <dd data-notices>
+            ${[
+              l.notify_sender?.on_first_view &&
+                `first view to ${l.notify_sender.email ?? 'the sender'}${l.notices_sent.first_view ? ' (sent)' : ''}`,
+              l.notify_sender?.on_end &&
+                `end to ${l.notify_sender.email ?? 'the sender'}${l.notices_sent.ended ? ' (sent)' : ''}`,
+              l.remind_before &&
+                `reminder ${Object.entries(l.remind_before).map(([u, n]) => `${n} ${u}`)[0]} before the end${l.notices_sent.reminder ? ' (sent)' : ''}`,
+            ]
+              .filter(Boolean)
+              .join(' · ')}
           </dd>`
       }
       <dt>Shown</dt>
@@ -191,6 +256,8 @@ export const documentsSection: WebSection = (service) => async (web) => {
               <dd>${bytes(d.size)}</dd>
               <dt>SHA-256</dt>
               <dd class="mono small">${d.sha256}</dd>
+              <dt>Deleted</dt>
+              <dd data-expires>${d.expires_at ? when(d.expires_at) : 'when you delete it'}</dd>
             </dl>
           </div>
           <div class="card" id="share">

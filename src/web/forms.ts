@@ -62,7 +62,7 @@ function isLinkPath(path: string): boolean {
     path.includes('magic_link') ||
     path === 'body' ||
     path.startsWith('body.') ||
-    /^(recipient_email|auth_email|auth_type|expire_after_n_views|retain_from_|watermark|allow_download|allowed_viewers)/.test(
+    /^(recipient_email|auth_email|auth_type|expire_after_n_views|retain_from_|watermark|allow_download|allowed_viewers|notify_sender|remind_before)/.test(
       path,
     )
   );
@@ -83,10 +83,14 @@ function linkField(path: string): string | undefined {
       'watermark',
       'allow_download',
       'allowed_viewers',
+      'notify_sender',
+      'remind_before',
     ].includes(k.replace(/\[\d+\]$/, '')),
   );
   if (!key) return undefined;
   if (key.startsWith('allowed_viewers')) return 'allowed_viewers';
+  if (key === 'notify_sender') return 'notify';
+  if (key === 'remind_before') return 'remind_hours';
   return {
     recipient_email: 'recipient_email',
     auth_email: 'auth_email',
@@ -134,6 +138,8 @@ export function formLabel(field: string): string {
       watermark_text: 'Watermark',
       download: 'Download',
       allowed_viewers: 'Also allowed',
+      notify: 'Tell me',
+      remind_hours: 'Remind the recipient',
     }[f]!;
   if (/^destinations\.magic_link$|^body$/.test(field)) return 'Magic Link';
   if (field === 'destinations.inkit_storage.name') return 'Document name';
@@ -157,6 +163,8 @@ export function formMessage(d: ErrorDetail): string {
   if (f === 'expire_amount' && d.code === 'conflict') return 'Choose one timer: from sending or from opening.';
   if (f === 'allowed_viewers' && d.code === 'invalid_email')
     return 'Enter e-mail addresses and domains written @example.com, separated by commas.';
+  if (f === 'remind_hours' && d.code === 'range')
+    return 'Enter whole hours, fewer than the link lasts (or leave it empty for no reminder).';
   if (f === 'watermark_text' && d.code === 'unknown_placeholder')
     return 'Use only the placeholders {{email}}, {{viewed_at}}, {{ip}} and {{link_id}}.';
   if (f === 'auth_type' && d.code === 'not_allowed')
@@ -239,6 +247,32 @@ export function linkFieldset(
         ],
         value: value('download', 'allowed'),
       })}
+    </div>
+    <div class="row">
+      <div class="field" role="group" aria-labelledby="${id}-notify">
+        <strong class="small" id="${id}-notify">Tell me (the Magic Link app's sender e-mail)</strong>
+        <div class="choices">
+          <label
+            ><input
+              type="checkbox"
+              name="notify"
+              value="first_view"
+              ${all(form, 'notify').includes('first_view') ? raw('checked') : ''}
+            />
+            When it is first viewed</label
+          >
+          <label
+            ><input
+              type="checkbox"
+              name="notify"
+              value="ended"
+              ${all(form, 'notify').includes('ended') ? raw('checked') : ''}
+            />
+            When it ends</label
+          >
+        </div>
+      </div>
+      ${field({ name: 'remind_hours', label: 'Remind the recipient', value: value('remind_hours'), errors, attrs: raw('inputmode="numeric" placeholder="e.g. 24"'), hint: 'Hours before the link ends, if they have not opened it yet. Empty: no reminder.' })}
     </div>
   </div>`;
 }

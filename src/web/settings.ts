@@ -16,12 +16,13 @@ import {
   html,
   raw,
   secretNotice,
+  select,
   table,
   when,
 } from './html';
 
 interface SettingsState {
-  section?: 'credentials' | 'app' | 'providers' | 'webhooks';
+  section?: 'credentials' | 'app' | 'providers' | 'webhooks' | 'storage';
   error?: Failure;
   form?: Form;
   secret?: { title: string; value: string; hint: string };
@@ -118,12 +119,19 @@ export const settingsSection: WebSection = (service) => async (web) => {
 
   async function settingsPage(req: FastifyRequest, reply: FastifyReply, s: SettingsState = {}) {
     const csrf = req.admin!.csrf;
-    const [keys, app, hooks, hasPassword] = await Promise.all([
+    const [keys, app, hooks, hasPassword, storageApp] = await Promise.all([
       service.keys.list(),
       service.apps.magicLink.get(),
       service.webhooks.list({ limit: 100 }),
       service.operators.hasPassword(),
+      service.apps.storage.get(),
     ]);
+    // the default retention as the form shows it: an amount and a unit, or nothing (kept until deleted)
+    const storageForm = s.section === 'storage' ? (s.form ?? {}) : undefined;
+    const [keptUnit, keptAmount] = Object.entries(storageApp.retain_for ?? {})[0] ?? ['days', undefined];
+    const retentionErrors = new Map(
+      s.section === 'storage' ? (s.error?.details ?? []).map((d) => ['retain_amount', d.message]) : [],
+    );
     const mismatch = app && publicUrlMismatch(app, service.apps.magicLink.serverUrl);
     const here = (section: SettingsState['section']) =>
       s.section === section && [
@@ -172,7 +180,7 @@ export const settingsSection: WebSection = (service) => async (web) => {
     const body = html`<div class="head">
         <div>
           <h1>Settings</h1>
-          <p class="sub">Credentials, the postcard intake, the Magic Link app and webhooks.</p>
+          <p class="sub">Credentials, the postcard intake, document retention, the Magic Link app and webhooks.</p>
         </div>
       </div>
       ${doneNotice(req)}
@@ -197,6 +205,27 @@ export const settingsSection: WebSection = (service) => async (web) => {
         <p class="hint gap-above">
           Operator password: ${hasPassword ? 'set' : 'not set'} (<code>paperlink admin set-password</code>).
         </p>
+      </section>
+      <section class="card" id="documents" aria-labelledby="h-documents">
+        <h2 id="h-documents">Documents</h2>
+        ${here('storage')}
+        <form method="post" action="/app/settings/storage">
+          ${csrfField(csrf)}
+          <div class="row">
+            ${field({ name: 'retain_amount', label: 'Keep documents for', value: storageForm ? one(storageForm, 'retain_amount') : keptAmount === undefined ? '' : String(keptAmount), errors: retentionErrors, attrs: raw('inputmode="numeric" placeholder="e.g. 90"'), hint: 'Then a document is deleted with its PDF, and its Magic Links end. Empty: until it is deleted. A generate request may say otherwise (retain_for).' })}
+            ${select({
+              name: 'retain_unit',
+              label: 'Unit',
+              options: [
+                ['minutes', 'Minutes'],
+                ['hours', 'Hours'],
+                ['days', 'Days'],
+              ],
+              value: storageForm ? one(storageForm, 'retain_unit') : keptUnit,
+            })}
+          </div>
+          <button type="submit">Save document retention</button>
+        </form>
       </section>
       <section class="card" id="magic-link-app" aria-labelledby="h-app">
         <h2 id="h-app">Magic Link app</h2>
@@ -300,6 +329,19 @@ export const settingsSection: WebSection = (service) => async (web) => {
   web.post('/settings/credentials/:id/revoke', async (req, reply) => {
     await service.keys.revoke((req.params as { id: string }).id);
     return reply.redirect('/app/settings?done=revoked#credentials', 303);
+  });
+  web.post('/settings/storage', async (req, reply) => {
+    const form = req.body as Form;
+    const amount = one(form, 'retain_amount').trim();
+    const unit = one(form, 'retain_unit') || 'days';
+    try {
+      await service.apps.storage.put({
+        retain_for: amount ? { [unit]: /^\d{1,12}$/.test(amount) ? Number(amount) : amount } : null,
+      });
+    } catch (err) {
+      return settingsPage(req, reply, { section: 'storage', form, error: failureOf(err), status: 422 });
+    }
+    return reply.redirect('/app/settings?done=retention_saved#documents', 303);
   });
   web.post('/settings/magic-link', async (req, reply) => {
     const form = req.body as Form;

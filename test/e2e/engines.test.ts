@@ -261,6 +261,33 @@ describe.each(ENGINES)('the API on the %s engine', (kind) => {
     expect(link).toMatchObject({ views_used: 1, viewers: [{ email: member, views: 1 }] });
   }, 60_000);
 
+  test('deletes a document whose retention ran out, with its bytes, and ends its links (document_expired)', async () => {
+    const res = await api('POST', '/v1/generate', {
+      template_id: EXAMPLE_IDS.postcard,
+      merge_parameters: sample,
+      retain_for: { days: 1 },
+      destinations: {
+        inkit_storage: { name: 'Short-lived' },
+        magic_link: { recipient_email: to('brief'), expire_after_n_views: 2 },
+      },
+    });
+    expect(res.statusCode).toBe(201);
+    const { document_id: doc, magic_link_piece_id: link } = res.json();
+    names.set(doc, 'short-lived document');
+    names.set(link, 'brief');
+    await mail.next(to('brief'));
+    // its day has passed (the sweep reads the time from the row; no one waits a day)
+    await service.database.db
+      .updateTable('documents')
+      .set({ expires_at: new Date(service.clock.now().getTime() - 1000).toISOString() })
+      .where('id', '=', doc)
+      .execute();
+    expect(await service.documents.expireDue()).toBe(1);
+    expect((await api('GET', `/v1/documents/${doc}`)).statusCode).toBe(404);
+    expect(await service.storage.get(doc)).toBeUndefined();
+    await eventually(async () => (await status(link)) === 'expired', 'its link ended', 30);
+  }, 60_000);
+
   test('ends links by time: a minute from their making, a minute from their first opening, and at the ten-day cap', async () => {
     const made = await share('timed', documentId, { retain_from_created: { minutes: 1 } });
     const opened = await share('opened', documentId, { retain_from_opened: { minutes: 1 } });

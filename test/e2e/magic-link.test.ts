@@ -16,6 +16,7 @@ import { FakeClock } from '../../src/clock';
 import { VIEW_MS } from '../../src/links';
 import { PAGE_IMAGE_WIDTH } from '../../src/templates/viewcopy';
 import { readPdf } from '../support/pdf';
+import { eventually } from '../support/eventually';
 
 const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<
   string,
@@ -234,6 +235,45 @@ describe('a recipient in a browser', () => {
       await expect(page.getByText('View 1 of 2', { exact: false }).isVisible()).resolves.toBe(true);
     } finally {
       await closePage(page);
+    }
+  });
+
+  it('reports the time on each page as the recipient reads, in the browser, to the link page figures', async () => {
+    const url = await share('reader@example.com', 2, { allow_download: false });
+    const context = await browser.newContext({ viewport: { width: 900, height: 700 } });
+    const page = await context.newPage();
+    try {
+      // the page's time is the test's: it moves only when told to
+      await page.clock.install();
+      await page.goto(url);
+      const before = mail.messages.length;
+      await page.getByRole('button', { name: 'E-mail me a code' }).click();
+      await page.getByLabel('Code').fill(codeIn(await mail.next('reader@example.com', before)));
+      await page.getByRole('button', { name: 'Show the document' }).click();
+      await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
+      await page.clock.pauseAt((await page.evaluate(() => Date.now())) + 1000);
+      // page 1 in the middle of the window for 5 s, then page 2 for 4 s (the tick after scrolling counts for page 1)
+      await page.clock.runFor(5000);
+      await page.locator('img[data-page="2"]').evaluate((img) => img.scrollIntoView({ block: 'center' }));
+      await page.clock.runFor(5000);
+      // leaving the page sends what was not sent yet
+      await page.goto('about:blank');
+      const id = (
+        await t.service.database.db
+          .selectFrom('magic_links')
+          .select('id')
+          .where('recipient_email', '=', 'reader@example.com')
+          .executeTakeFirstOrThrow()
+      ).id;
+      const pageTime = async (n: number) =>
+        (await t.service.links.viewers(id))[0]?.pages.find((p) => p.page === n)?.seconds;
+      await eventually(async () => (await pageTime(2)) !== undefined, 'the page times arrived');
+      // page 2: exactly the four ticks of the paused clock; page 1: its six, and what passed before the pause
+      expect(await pageTime(2)).toBe(4);
+      expect(await pageTime(1)).toBeGreaterThanOrEqual(6);
+      expect(await pageTime(1)).toBeLessThan(9);
+    } finally {
+      await context.close();
     }
   });
 

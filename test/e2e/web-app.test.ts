@@ -258,6 +258,17 @@ describe('the operator web app in a browser', () => {
       await r.getByLabel('Code').fill(codeIn(await mail.next('robin@example.com', before)));
       await r.getByRole('button', { name: 'Show the document' }).click();
       await r.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
+      // the viewer's report of the time on each page (what its script sends every 15 s and on leaving)
+      expect(
+        await r.evaluate(async () => {
+          const res = await fetch(`${location.pathname}/activity`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ pages: { '1': 12_000, '2': 3_000 } }),
+          });
+          return res.status;
+        }),
+      ).toBe(204);
 
       await page.goto(documentUrl);
       const card = page.locator('.link-card');
@@ -270,8 +281,13 @@ describe('the operator web app in a browser', () => {
       await expect(card.locator('details table').textContent()).resolves.toContain('robin@example.com');
       // who viewed it, per person
       await expect(card.locator('[data-viewers] li').allTextContents()).resolves.toEqual([
-        expect.stringMatching(/^robin@example\.com: 1 view, last \S/),
+        expect.stringMatching(/^robin@example\.com: 1 view, last \S.*, \d+ s reading$/),
       ]);
+      // time per page as a small chart, its figures in its label and each bar's tooltip
+      const chart = card.locator('svg.page-chart');
+      await expect(chart.getAttribute('aria-label')).resolves.toMatch(/^Time per page: page 1 \d+ s, page 2 \d+ s$/);
+      expect(Number(await chart.locator('g[data-page="1"]').getAttribute('data-seconds'))).toBeGreaterThanOrEqual(12);
+      expect(Number(await chart.locator('g[data-page="2"]').getAttribute('data-seconds'))).toBeGreaterThanOrEqual(3);
       // the browser in words, not the raw user agent (which is the cell's tooltip)
       const log = (await card.locator('details table').textContent())!;
       expect(log).toMatch(/Chrome[\w ]* \d+ on Linux/);
@@ -525,6 +541,39 @@ describe('the operator web app in a browser', () => {
     await expect(page.locator('#webhooks tbody').textContent()).resolves.toContain(
       'https://hooks.example.com/paperlink',
     );
+  });
+
+  it('sets how long documents are kept, with the API rules, and shows each document its deletion date', async () => {
+    await page.goto(`${base}/app/settings`);
+    await page.getByLabel('Keep documents for').fill('0');
+    await page.getByRole('button', { name: 'Save document retention' }).click();
+    await expect(page.locator('#f-retain_amount').getAttribute('aria-invalid')).resolves.toBe('true');
+    await page.getByLabel('Keep documents for').fill('90');
+    await page.locator('#documents').getByLabel('Unit').selectOption('days');
+    await page.getByRole('button', { name: 'Save document retention' }).click();
+    await page.waitForURL((u) => u.searchParams.get('done') === 'retention_saved');
+    expect((await t.service.apps.storage.get()).retain_for).toEqual({ days: 90 });
+    await expect(page.getByLabel('Keep documents for').inputValue()).resolves.toBe('90');
+    try {
+      // a document made now is deleted in 90 days; its page says when
+      const made = (
+        await api('POST', '/v1/generate', {
+          template_id: EXAMPLE_IDS.postcard,
+          merge_parameters: postcard,
+          destinations: { inkit_storage: { name: 'Kept for 90 days' } },
+        })
+      ).json();
+      await page.goto(`${base}/app/documents/${made.document_id}`);
+      await expect(page.locator('[data-expires] time').getAttribute('datetime')).resolves.toBe(
+        made.destinations.inkit_storage.expires_at,
+      );
+    } finally {
+      await page.goto(`${base}/app/settings`);
+      await page.getByLabel('Keep documents for').fill('');
+      await page.getByRole('button', { name: 'Save document retention' }).click();
+      await page.waitForURL((u) => u.searchParams.get('done') === 'retention_saved');
+      expect((await t.service.apps.storage.get()).retain_for).toBeNull();
+    }
   });
 
   it("refuses a form without its CSRF token, or with another session's", async () => {

@@ -142,9 +142,10 @@ describe.each(BACKENDS)('links waiting on %s', (backend) => {
             clock,
             {
               ...t.service.activities,
-              linkState: (id) => {
+              // each due link's step ends it: one expiry a step
+              expireLink: (id) => {
                 stepped[i].push(id);
-                return t.service.activities.linkState(id);
+                return t.service.activities.expireLink(id);
               },
             },
             new Claims(t.service.database, p),

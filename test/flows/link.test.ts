@@ -95,6 +95,7 @@ describe('linkLifecycle()', () => {
         expired++;
       },
       revokeLink: async () => undefined,
+      notifyLink: async () => true,
     };
     fake = fakePorts(activities);
     const done = linkLifecycle(fake.ports, 'ml_race');
@@ -120,6 +121,7 @@ describe('linkLifecycle()', () => {
       deliverLink: async () => true,
       expireLink: async () => undefined,
       revokeLink: async () => undefined,
+      notifyLink: async () => true,
     };
     fake = fakePorts(activities, { 'link-clear-changed-before-read': false });
     void linkLifecycle(fake.ports, 'ml_old');
@@ -142,6 +144,7 @@ describe('linkLifecycle()', () => {
       },
       expireLink: async () => undefined,
       revokeLink: async () => undefined,
+      notifyLink: async () => true,
     };
     const fake = fakePorts(activities);
     state = active({ sent: false, sendAttempts: 0, sendingUntil: new Date(fake.now() + 120_000).toISOString() });
@@ -165,6 +168,7 @@ describe('linkLifecycle()', () => {
       deliverLink: async () => true,
       expireLink: async () => undefined,
       revokeLink: async () => undefined,
+      notifyLink: async () => true,
     });
     const now = fakePorts(activities());
     const done = linkLifecycle(now.ports, 'ml_long');

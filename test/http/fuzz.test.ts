@@ -3,6 +3,7 @@
  * with and without a key, with JSON of any shape and depth, broken JSON, forms, garbage multipart
  * and hostile ids. Never a 5xx; every API failure in the one error shape; every page failure a page.
  */
+import { isPagePath } from '../../src/http/errors';
 import { testService, type TestService } from '../support/service';
 
 let t: TestService;
@@ -185,7 +186,8 @@ describe('fuzz', () => {
         const what = `${route.method} ${url.slice(0, 80)} (${b.type ?? 'no body'}) → ${res.statusCode}`;
         if (res.statusCode >= 500) problems.push(`${what}: ${res.body.slice(0, 200)}`);
         if (res.statusCode < 400) continue;
-        const page = url.startsWith('/l/') || url.startsWith('/app');
+        // pages answer pages; the viewer's page-time reports answer JSON (src/http/errors.ts)
+        const page = isPagePath(url);
         if (page) {
           if (!String(res.headers['content-type']).startsWith('text/html'))
             problems.push(`${what}: a page path answered ${String(res.headers['content-type'])}`);

@@ -914,6 +914,277 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     });
   });
 
+  describe('retention (retain_for)', () => {
+    const MINUTE = 60 * 1000;
+    const eventsOf = async (type: string, id: string) =>
+      (
+        await t.service.database.db
+          .selectFrom('events')
+          .select('data')
+          .where('type', '=', type)
+          .where('resource_id', '=', id)
+          .execute()
+      ).map((e) => JSON.parse(e.data) as { reason: string });
+
+    it('deletes a document when its time runs out, with its bytes; its links end (document_expired), and the events say so', async () => {
+      const hook = await t.service.webhooks.create({
+        url: 'https://hooks.example.com/paperlink',
+        events: ['document.deleted', 'magic_link.expired'],
+      });
+      const {
+        res,
+        path: linkPath,
+        to,
+      } = await share(
+        { expire_after_n_views: 5, retain_from_created: { days: 3 } },
+        { inkit_storage: { name: 'Short-lived', retain_for: { hours: 2 } } },
+      );
+      const made = clock.now().getTime();
+      const ends = new Date(made + 2 * HOUR).toISOString();
+      expect(res.destinations.inkit_storage.expires_at).toBe(ends);
+      const doc = res.document_id as string;
+      expect((await api('GET', `/v1/documents/${doc}`)).json().expires_at).toBe(ends);
+      // the same span at the top of the request; one without retain_for is kept
+      const top = (
+        await api('POST', '/v1/generate', {
+          template_id: EXAMPLE_IDS.postcard,
+          merge_parameters: postcard,
+          retain_for: { minutes: 150 },
+          destinations: { inkit_storage: {} },
+        })
+      ).json();
+      expect(top.destinations.inkit_storage.expires_at).toBe(new Date(made + 150 * MINUTE).toISOString());
+      const kept = await storedDocument();
+      expect((await api('GET', `/v1/documents/${kept.document_id}`)).json().expires_at).toBeNull();
+      const cookie = await signIn(linkPath, to);
+      expect((await view(linkPath, cookie)).statusCode).toBe(200);
+
+      // not before its time
+      clock.advance(2 * HOUR - 1);
+      expect(await t.service.documents.expireDue()).toBe(0);
+      expect((await api('GET', `/v1/documents/${doc}`)).statusCode).toBe(200);
+      clock.advance(1);
+      // two processes sweeping at once delete it once
+      const swept = await Promise.all([t.service.documents.expireDue(), t.service.documents.expireDue()]);
+      expect(swept[0] + swept[1]).toBe(1);
+      expect((await api('GET', `/v1/documents/${doc}`)).statusCode).toBe(404);
+      expect(await t.service.storage.get(doc)).toBeUndefined();
+      expect((await api('GET', `/v1/documents/${top.document_id}`)).statusCode).toBe(200);
+      // the recipient's view ends at once
+      expect((await view(linkPath, cookie)).statusCode).toBe(404);
+      expect((await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json().status).toBe('expired');
+      expect(await eventsOf('document.deleted', doc)).toEqual([expect.objectContaining({ reason: 'expired' })]);
+      expect(await eventsOf('magic_link.expired', res.magic_link_piece_id)).toEqual([
+        expect.objectContaining({ reason: 'document_expired' }),
+      ]);
+      clock.advance(30 * MINUTE);
+      expect(await t.service.documents.expireDue()).toBe(1);
+      expect((await api('GET', `/v1/documents/${kept.document_id}`)).statusCode).toBe(200);
+      await t.service.webhooks.remove(hook.id);
+    });
+
+    it("keeps documents for the storage app's default when a request does not say; a request's own span wins", async () => {
+      expect((await api('GET', '/v1/apps/inkit_storage')).json()).toMatchObject({ retain_for: null });
+      const set = await api('PUT', '/v1/apps/inkit_storage', { retain_for: { days: 30 } });
+      expect(set.statusCode).toBe(200);
+      expect(set.json()).toMatchObject({ object: 'app', name: 'inkit_storage', retain_for: { days: 30 } });
+      try {
+        const now = clock.now().getTime();
+        const byDefault = await storedDocument();
+        expect((await api('GET', `/v1/documents/${byDefault.document_id}`)).json().expires_at).toBe(
+          new Date(now + 30 * 24 * HOUR).toISOString(),
+        );
+        const own = (
+          await api('POST', '/v1/generate', {
+            template_id: EXAMPLE_IDS.postcard,
+            merge_parameters: postcard,
+            destinations: { inkit_storage: { retain_for: { days: 1 } } },
+          })
+        ).json();
+        expect(own.destinations.inkit_storage.expires_at).toBe(new Date(now + 24 * HOUR).toISOString());
+        // what GET answered may be sent back as it is
+        const back = await api('PUT', '/v1/apps/inkit_storage', (await api('GET', '/v1/apps/inkit_storage')).json());
+        expect(back.statusCode).toBe(200);
+      } finally {
+        expect((await api('PUT', '/v1/apps/inkit_storage', { retain_for: null })).json().retain_for).toBeNull();
+      }
+    });
+
+    it('refuses a broken retain_for, naming each field', async () => {
+      const res = await api('POST', '/v1/generate', {
+        template_id: EXAMPLE_IDS.postcard,
+        merge_parameters: postcard,
+        retain_for: { days: 2 },
+        destinations: { inkit_storage: { retain_for: { days: 3 }, keep: true } },
+      });
+      expect(res.statusCode).toBe(422);
+      expect(res.json().error.details.map((d: { field: string; code: string }) => `${d.field} ${d.code}`)).toEqual(
+        expect.arrayContaining(['destinations.inkit_storage.retain_for conflict']),
+      );
+      const units = await api('POST', '/v1/generate', {
+        template_id: EXAMPLE_IDS.postcard,
+        merge_parameters: postcard,
+        retain_for: { weeks: 1 },
+        destinations: { inkit_storage: {} },
+      });
+      expect(units.statusCode).toBe(422);
+      expect(units.json().error.details[0].field).toMatch(/^retain_for/);
+      expect((await api('PUT', '/v1/apps/inkit_storage', { retain_for: { days: 0 } })).statusCode).toBe(422);
+    });
+  });
+
+  describe('page analytics', () => {
+    const report = (linkPath: string, cookie: string | undefined, body: unknown) =>
+      t.app.inject({
+        method: 'POST',
+        url: `${linkPath}/activity`,
+        headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
+        payload: JSON.stringify(body),
+      });
+    const timesOf = async (id: string) =>
+      (await api('GET', `/v1/magic_links/${id}`))
+        .json()
+        .viewers.map((v: { email: string; seconds: number; pages: { page: number; seconds: number }[] }) => ({
+          email: v.email,
+          seconds: v.seconds,
+          pages: v.pages.map((p) => `${p.page}:${p.seconds}`),
+        }));
+
+    it("adds each person's reported time per page, bounded by the time since they signed in", async () => {
+      const { path: linkPath, to, res } = await share({ expire_after_n_views: 3 });
+      const id = res.magic_link_piece_id as string;
+      const cookie = await signIn(linkPath, to);
+      expect((await view(linkPath, cookie)).body).toContain(`data-report="${linkPath}/activity"`);
+      expect((await report(linkPath, cookie, { pages: { '1': 4000, '2': 1500 } })).statusCode).toBe(204);
+      expect((await report(linkPath, cookie, { pages: { '1': 1000 } })).statusCode).toBe(204);
+      expect(await timesOf(id)).toEqual([{ email: to, seconds: 6.5, pages: ['1:5', '2:1.5'] }]);
+      // a client claiming a day gets what is left of the minute's slack since it signed in; then nothing
+      expect((await report(linkPath, cookie, { pages: { '2': 86_400_000 } })).statusCode).toBe(204);
+      expect((await report(linkPath, cookie, { pages: { '1': 5000 } })).statusCode).toBe(204);
+      expect(await timesOf(id)).toEqual([{ email: to, seconds: 60, pages: ['1:5', '2:55'] }]);
+      // as time passes, more may be reported
+      clock.advance(10_000);
+      expect((await report(linkPath, cookie, { pages: { '1': 20_000 } })).statusCode).toBe(204);
+      expect(await timesOf(id)).toEqual([{ email: to, seconds: 70, pages: ['1:15', '2:55'] }]);
+      // the magic_link.viewed event carries the figures of earlier views
+      const hook = await t.service.webhooks.create({
+        url: 'https://hooks.example.com/p',
+        events: ['magic_link.viewed'],
+      });
+      clock.advance(VIEW_MS);
+      expect((await view(linkPath, cookie)).statusCode).toBe(200);
+      const viewed = await t.service.database.db
+        .selectFrom('events')
+        .select('data')
+        .where('type', '=', 'magic_link.viewed')
+        .where('resource_id', '=', id)
+        .execute();
+      expect(JSON.parse(viewed[0].data).object.viewers).toEqual([
+        expect.objectContaining({ email: to, views: 2, seconds: 70 }),
+      ]);
+      await t.service.webhooks.remove(hook.id);
+    });
+
+    it('refuses a report that is not pages and milliseconds, and one without a viewing session', async () => {
+      const { path: linkPath, to } = await share({ expire_after_n_views: 3 });
+      const cookie = await signIn(linkPath, to);
+      await view(linkPath, cookie);
+      const many = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [String(i + 1), 10]));
+      for (const body of [{ pages: { '0': 10 } }, { pages: { '1': -1 } }, { pages: { x: 1 } }, { pages: many }, {}])
+        expect((await report(linkPath, cookie, body)).json().error.code).toBe('validation_failed');
+      const none = await report(linkPath, undefined, { pages: { '1': 10 } });
+      expect(none.statusCode).toBe(404);
+      expect(none.json().error.code).toBe('not_found');
+    });
+  });
+
+  describe('notices: the sender hears, the recipient is reminded', () => {
+    const toSender = (before: number) =>
+      mail.messages
+        .slice(before)
+        .filter((m) => (Array.isArray(m.to) ? m.to[0] : m.to)!.value[0].address === 'owner@acme.example');
+
+    it('e-mails the sender once on the first view and once when the link ends, and says why', async () => {
+      const before = mail.messages.length;
+      const {
+        path: linkPath,
+        to,
+        res,
+      } = await share({
+        expire_after_n_views: 2,
+        notify_sender: { on_first_view: true, on_end: true, email: 'owner@acme.example' },
+      });
+      const id = res.magic_link_piece_id as string;
+      for (let i = 0; i < 2; i++) {
+        expect((await view(linkPath, await signIn(linkPath, to))).statusCode).toBe(200);
+        clock.advance(VIEW_MS);
+      }
+      const opened = await mail.next('owner@acme.example', before);
+      expect(opened.subject).toBe(`Opened: "Postcard 6x4" by ${to}`);
+      expect(opened.text).toContain(`${to} opened "Postcard 6x4"`);
+      await eventually(async () => Boolean((await t.service.links.get(id)).notices_sent.ended), 'the end notice sent');
+      const ended = toSender(before).find((m) => m.subject?.startsWith('Link ended'))!;
+      expect(ended.subject).toBe(`Link ended: "Postcard 6x4" for ${to}`);
+      expect(ended.text).toContain('its views were used up (2 of 2)');
+      // each once: the lifecycle's later steps find both recorded
+      expect((await api('GET', `/v1/magic_links/${id}`)).json().notices_sent).toEqual({
+        first_view: expect.any(String),
+        ended: expect.any(String),
+      });
+      expect(toSender(before).map((m) => m.subject?.split(':')[0])).toEqual(['Opened', 'Link ended']);
+    });
+
+    it('reminds a recipient who has not opened the link, with the same URL, before it ends; not one who has', async () => {
+      const before = mail.messages.length;
+      const idle = await share({ retain_from_created: { hours: 24 }, remind_before: { hours: 2 } });
+      const busy = await share({ retain_from_created: { hours: 24 }, remind_before: { hours: 2 } });
+      expect((await view(busy.path, await signIn(busy.path, busy.to))).statusCode).toBe(200);
+      expect(idle.res.destinations.magic_link).toMatchObject({});
+      expect((await api('GET', `/v1/magic_links/${idle.res.magic_link_piece_id}`)).json().remind_before).toEqual({
+        hours: 2,
+      });
+      const sent = mail.messages.length;
+      clock.advance(22 * HOUR);
+      const reminder = await mail.next(idle.to, sent);
+      expect(reminder.subject).toMatch(/^Reminder: "Postcard 6x4" is available until /);
+      expect(new URL(linkIn(reminder)).pathname).toBe(idle.path);
+      // past both links' end: the one opened got no reminder
+      clock.advance(2 * HOUR);
+      await eventually(
+        async () => (await t.service.links.get(busy.res.magic_link_piece_id)).status === 'expired',
+        'the opened link ended',
+      );
+      expect((await t.service.links.get(busy.res.magic_link_piece_id)).notices_sent).toEqual({});
+      expect(
+        mail.messages.slice(before).filter((m) => m.subject?.startsWith('Reminder') && m.text?.includes(busy.path)),
+      ).toEqual([]);
+    });
+
+    it('refuses a reminder as long as the link, and a broken notice setting', async () => {
+      const res = await api('POST', `/v1/documents/${(await storedDocument()).document_id}/magic_links`, {
+        recipient_email: 'x@example.com',
+        retain_from_created: { hours: 24 },
+        remind_before: { days: 1 },
+        notify_sender: { on_end: 'yes', email: 'nope' },
+      });
+      expect(res.statusCode).toBe(422);
+      expect(
+        res
+          .json()
+          .error.details.map((d: { field: string; code: string }) => `${d.field} ${d.code}`)
+          .sort(),
+      ).toEqual(['body.notify_sender.email invalid_email', 'body.notify_sender.on_end type']);
+      const long = await api('POST', `/v1/documents/${(await storedDocument()).document_id}/magic_links`, {
+        recipient_email: 'x@example.com',
+        expire_after_n_views: 1,
+        remind_before: { days: 10 },
+      });
+      expect(long.json().error.details).toEqual([
+        expect.objectContaining({ field: 'body.remind_before', code: 'range' }),
+      ]);
+    });
+  });
+
   describe('watermarks and downloads', () => {
     /** Shares the postcard with these settings, signs in and starts a view: the link's path, cookie and id. */
     async function viewing(settings: Record<string, unknown>) {

@@ -38,6 +38,8 @@ describe('Magic Link settings', () => {
       watermark: null,
       allowDownload: true,
       allowedViewers: [],
+      notifySender: null,
+      remindBefore: null,
     });
     expect(parse({ recipient_email: 'to@example.com', expire_after_n_views: 1 })).toMatchObject({
       authEmail: 'to@example.com',

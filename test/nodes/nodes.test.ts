@@ -95,7 +95,7 @@ describe('Paperlink node: Document', () => {
         expireUnit: 'days',
         timerStarts: 'opened',
         expireAfterViews: 3,
-        options: { returnBinary: true, binaryPropertyName: 'pdf' },
+        options: { returnBinary: true, binaryPropertyName: 'pdf', retainFor: { span: { amount: 2, unit: 'days' } } },
       },
       [{ row: 1 }],
       creds,
@@ -112,6 +112,11 @@ describe('Paperlink node: Document', () => {
       },
     });
     expect(item.pairedItem).toEqual({ item: 0 });
+    // kept for the two days its options say
+    const kept = item.json.destinations as { inkit_storage: { expires_at: string } };
+    expect(Date.parse(kept.inkit_storage.expires_at) - Date.parse(item.json.created_at as string)).toBe(
+      2 * 24 * 3600 * 1000,
+    );
     const link = await t.service.links.get(item.json.magic_link_piece_id as string);
     expect(link).toMatchObject({
       retain_from_opened: { days: 2 },
@@ -347,6 +352,9 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
           watermarkPosition: 'bottom',
           allowDownload: false,
           allowedViewers: 'ann@example.com, @partner.example',
+          notifyEnd: true,
+          notifyEmail: 'owner@example.com',
+          remindHours: 0,
         },
       },
       [{}],
@@ -362,6 +370,8 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
       watermark: { text: 'For {{email}}', position: 'bottom' },
       allow_download: false,
       allowed_viewers: ['ann@example.com', '@partner.example'],
+      notify_sender: { on_first_view: false, on_end: true, email: 'owner@example.com' },
+      remind_before: null,
     });
     const got = await runPaperlink({ resource: 'magicLink', operation: 'get', magicLinkId: id }, [{}], creds);
     expect(got.items[0].json).toMatchObject({ id, status: 'active', access_log: [] });

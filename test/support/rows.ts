@@ -38,6 +38,7 @@ export function linkRow(id: string, now: Date, patch: Partial<MagicLinkRow> = {}
     sending_by: null,
     claimed_by: null,
     wake_at: null,
+    notices: null,
     send_retry_at: null,
     ...patch,
   };

@@ -103,6 +103,37 @@ export function linkFields(show: NonNullable<IDisplayOptions['show']>): INodePro
             'Others who may open the link, each proving their own address: e-mail addresses and whole domains written @example.com, separated by commas. The view limit counts everyone.',
         },
         {
+          displayName: 'Notify Email',
+          name: 'notifyEmail',
+          type: 'string',
+          default: '',
+          placeholder: 'name@email.com',
+          description: "Where the notices below go; empty: the Magic Link app's sender e-mail",
+        },
+        {
+          displayName: 'Notify Me on First View',
+          name: 'notifyFirstView',
+          type: 'boolean',
+          default: false,
+          description: 'Whether to e-mail the sender when the link is first viewed, and by whom',
+        },
+        {
+          displayName: 'Notify Me When It Ends',
+          name: 'notifyEnd',
+          type: 'boolean',
+          default: false,
+          description: 'Whether to e-mail the sender when the link ends, and why',
+        },
+        {
+          displayName: 'Remind Recipient Hours Before End',
+          name: 'remindHours',
+          type: 'number',
+          typeOptions: { minValue: 0 },
+          default: 0,
+          description:
+            'E-mail the recipient a reminder this many hours before the link ends, if they have not opened it; 0 for none',
+        },
+        {
           displayName: 'Watermark Position',
           name: 'watermarkPosition',
           type: 'options',
@@ -153,5 +184,15 @@ export function linkSettings(ctx: IExecuteFunctions, i: number): IDataObject {
     .split(/[\s,;]+/)
     .filter(Boolean);
   if (others.length) settings.allowed_viewers = others;
+  if (sharing.notifyFirstView === true || sharing.notifyEnd === true) {
+    const email = text(sharing.notifyEmail ?? '').trim();
+    settings.notify_sender = {
+      on_first_view: sharing.notifyFirstView === true,
+      on_end: sharing.notifyEnd === true,
+      ...(email ? { email } : {}),
+    };
+  }
+  const remind = Number(sharing.remindHours ?? 0);
+  if (remind > 0) settings.remind_before = { hours: remind };
   return settings;
 }

@@ -131,6 +131,19 @@ const histories: Record<string, () => HistoryBuilder> = {
     h.task().call('expireLink', ['ml_1'], undefined);
     return h.task().complete('expired');
   },
+  'link.notified-at-end': () => {
+    // since 'link-notices': the end notice is sent after the link ended, then the run ends
+    const s = { ...state({ expiresAt: at(DAY) }), notices: [], remindAt: null };
+    const h = link(s, [...LINK_PATCHES, 'link-notices']);
+    const timer = h.timer(DAY);
+    h.advance(DAY).fireTimer(timer);
+    h.task().call('linkState', ['ml_1'], s);
+    h.task().call('expireLink', ['ml_1'], undefined);
+    h.task().call('linkState', ['ml_1'], { ...s, status: 'expired', notices: ['ended'] });
+    h.task().call('notifyLink', ['ml_1'], true);
+    h.task().call('linkState', ['ml_1'], { ...s, status: 'expired' });
+    return h.task().complete('expired');
+  },
   'link.send-retried': () => sendRetried(),
   'link.unsent-after-crash': () => {
     const lease = at(120_000);

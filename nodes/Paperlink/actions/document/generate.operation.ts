@@ -175,6 +175,34 @@ export const description: INodeProperties[] = [
         hint: 'The name of the output binary field to put the PDF in',
       },
       {
+        displayName: 'Retain For',
+        name: 'retainFor',
+        type: 'fixedCollection',
+        default: {},
+        description:
+          "How long Paperlink keeps the document: then it is deleted with its PDF, and its Magic Links end. Without it, the service's default (Settings).",
+        options: [
+          {
+            displayName: 'Span',
+            name: 'span',
+            values: [
+              { displayName: 'Amount', name: 'amount', type: 'number', typeOptions: { minValue: 1 }, default: 30 },
+              {
+                displayName: 'Unit',
+                name: 'unit',
+                type: 'options',
+                options: [
+                  { name: 'Days', value: 'days' },
+                  { name: 'Hours', value: 'hours' },
+                  { name: 'Minutes', value: 'minutes' },
+                ],
+                default: 'days',
+              },
+            ],
+          },
+        ],
+      },
+      {
         displayName: 'Return PDF as Binary',
         name: 'returnBinary',
         type: 'boolean',
@@ -229,6 +257,7 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
     description?: string;
     pdfStandard?: string;
     pdfMetadata?: { properties?: IDataObject };
+    retainFor?: { span?: { amount?: number; unit?: string } };
     attachBinary?: string;
     append?: {
       part?: {
@@ -248,6 +277,8 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   };
   if (options.description) body.description = options.description;
   if (options.pdfStandard) body.pdf_standard = options.pdfStandard;
+  const span = options.retainFor?.span;
+  if (span) body.retain_for = { [text(span.unit)]: Number(span.amount) };
   // empty properties are left out, so the template's own stay
   const properties = Object.entries(options.pdfMetadata?.properties ?? {}).filter(([, v]) => text(v).trim());
   if (properties.length) body.pdf_metadata = Object.fromEntries(properties);
