@@ -571,4 +571,4 @@ async function run(report) {
   }
 }
 
-module.exports = { run, values, nextValues, letterSlice, poolRate };
+module.exports = { run, values, nextValues, letterSlice, poolRate, inTurns, benchLetter };

@@ -20,6 +20,7 @@ async function main() {
     ['render', require('./render')],
     ['service', require('./service')],
     ['views', require('./views')],
+    ['sharing', require('./sharing')],
     ['postcards', require('./postcards')],
     ['scale', require('./scale')],
     ['webhooks', require('./webhooks')],

@@ -8,6 +8,7 @@
 import { DateTime } from 'luxon';
 import { iso, type Clock } from '../clock';
 import type { Db } from '../db';
+import { Setting } from '../db/setting';
 import { ValidationError, type ErrorDetail } from '../errors';
 import { isObject } from '../guards';
 import { parseDuration, type Span } from '../links/policy';
@@ -63,20 +64,17 @@ export function requestedRetention(
 
 /** The storage app's settings: the default retention, read at every render (kept a few seconds). */
 export class StorageApps {
-  private cached?: { at: number; app: StorageApp };
+  private readonly stored: Setting<StorageApp>;
 
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.stored = new Setting(db, KEY);
+  }
 
   async get(): Promise<StorageApp> {
-    const now = Date.now();
-    if (this.cached && now - this.cached.at < 5000) return this.cached.app;
-    const row = await this.db.selectFrom('settings').select('value').where('key', '=', KEY).executeTakeFirst();
-    const app: StorageApp = row ? (JSON.parse(row.value) as StorageApp) : { retain_for: null, configured_at: null };
-    this.cached = { at: now, app };
-    return app;
+    return (await this.stored.read()) ?? { retain_for: null, configured_at: null };
   }
 
   /** The default retention as a span; null: keep until deleted. */
@@ -103,13 +101,7 @@ export class StorageApps {
       retain_for: given === undefined ? (await this.get()).retain_for : spanJson(span),
       configured_at: iso(this.clock.now()),
     };
-    const value = JSON.stringify(app);
-    await this.db
-      .insertInto('settings')
-      .values({ key: KEY, value })
-      .onConflict((c) => c.column('key').doUpdateSet({ value }))
-      .execute();
-    this.cached = undefined;
+    await this.stored.write(app);
     return app;
   }
 }

@@ -6,6 +6,7 @@
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import type { Db } from '../db';
+import { Setting } from '../db/setting';
 import { ConflictError, ValidationError, type ErrorDetail } from '../errors';
 import { isEmail } from '../guards';
 import { type AuthType } from './policy';
@@ -46,7 +47,6 @@ export type PublicMagicLinkApp = Omit<MagicLinkApp, 'oidc_providers'> & {
 const KEY = 'app:magic_link';
 /** A logo given inline: a base64 data: URI of a PNG, JPEG or SVG (groups: the media type, its subtype, the bytes). */
 export const DATA_IMAGE = /^data:(image\/(png|jpeg|svg\+xml));base64,([A-Za-z0-9+/=]+)$/;
-const CACHE_MS = 5000;
 
 export function publicView(app: MagicLinkApp): PublicMagicLinkApp {
   return {
@@ -239,12 +239,14 @@ function followsServer(stored: Partial<MagicLinkApp>): boolean {
 
 export class MagicLinkApps {
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly clock: Clock,
     private readonly defaults: Omit<MagicLinkApp, 'configured_at'>,
     /** OIDC_ALLOW_PRIVATE: a provider's issuer may be a loopback or private address. */
     private readonly oidcAllowPrivate = false,
-  ) {}
+  ) {
+    this.stored = new Setting(db, KEY);
+  }
 
   /** This server's address (PUBLIC_URL, or where it listens): `serve` sets it once it listens on a port it was given as 0. */
   get serverUrl(): string {
@@ -252,7 +254,7 @@ export class MagicLinkApps {
   }
   set serverUrl(url: string) {
     this.defaults.public_url = url.replace(/\/+$/, '');
-    this.cached = undefined;
+    this.stored.forget();
   }
 
   /** Stored settings as they apply on this server: a public_url that follows the server is its address. */
@@ -266,15 +268,11 @@ export class MagicLinkApps {
   }
 
   /** Read at every recipient request: kept for a few seconds (other processes' changes show within that). */
-  private cached?: { at: number; app: MagicLinkApp | undefined };
+  private readonly stored: Setting<MagicLinkApp>;
 
   async get(): Promise<MagicLinkApp | undefined> {
-    const now = Date.now();
-    if (this.cached && now - this.cached.at < CACHE_MS) return this.cached.app;
-    const row = await this.db.selectFrom('settings').select('value').where('key', '=', KEY).executeTakeFirst();
-    const app = row ? this.resolve(JSON.parse(row.value) as MagicLinkApp) : undefined;
-    this.cached = { at: now, app };
-    return app;
+    const stored = await this.stored.read();
+    return stored && this.resolve(stored);
   }
 
   /** The settings, or a 409 that says how to set them up. */
@@ -291,13 +289,7 @@ export class MagicLinkApps {
 
   async put(body: unknown): Promise<MagicLinkApp> {
     const next = mergeApp(await this.get(), this.defaults, body, this.clock.now(), this.oidcAllowPrivate);
-    const value = JSON.stringify(next);
-    await this.db
-      .insertInto('settings')
-      .values({ key: KEY, value })
-      .onConflict((c) => c.column('key').doUpdateSet({ value }))
-      .execute();
-    this.cached = undefined;
+    await this.stored.write(next);
     return next;
   }
 }

@@ -53,6 +53,11 @@ export function linkSettingsFrom(form: Form): Record<string, unknown> {
     .split(/[\s,;]+/)
     .filter(Boolean);
   if (others.length) settings.allowed_viewers = others;
+  const notify = all(form, 'notify');
+  if (notify.length)
+    settings.notify_sender = { on_first_view: notify.includes('first_view'), on_end: notify.includes('ended') };
+  const remind = one(form, 'remind_hours').trim();
+  if (remind) settings.remind_before = { hours: amount(remind) };
   return settings;
 }
 

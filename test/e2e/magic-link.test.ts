@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { closePage, launchChromium, watchBlocked } from '../support/browser';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
@@ -162,9 +162,9 @@ describe('a recipient in a browser', () => {
     }
   });
 
-  /** Opens the link in a fresh page and signs in with the e-mailed code, up to the drawn document. */
-  async function signedIn(url: string, to: string) {
-    const page = await browser.newPage();
+  /** Opens the link (in a fresh page unless given one) and signs in with the e-mailed code, up to the drawn document. */
+  async function signedIn(url: string, to: string, given?: Page) {
+    const page = given ?? (await browser.newPage());
     await page.goto(url);
     const before = mail.messages.length;
     await page.getByRole('button', { name: 'E-mail me a code' }).click();
@@ -245,12 +245,7 @@ describe('a recipient in a browser', () => {
     try {
       // the page's time is the test's: it moves only when told to
       await page.clock.install();
-      await page.goto(url);
-      const before = mail.messages.length;
-      await page.getByRole('button', { name: 'E-mail me a code' }).click();
-      await page.getByLabel('Code').fill(codeIn(await mail.next('reader@example.com', before)));
-      await page.getByRole('button', { name: 'Show the document' }).click();
-      await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
+      await signedIn(url, 'reader@example.com', page);
       await page.clock.pauseAt((await page.evaluate(() => Date.now())) + 1000);
       // page 1 in the middle of the window for 5 s, then page 2 for 4 s (the tick after scrolling counts for page 1)
       await page.clock.runFor(5000);

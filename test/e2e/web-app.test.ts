@@ -322,6 +322,8 @@ describe('the operator web app in a browser', () => {
     await form.getByLabel('Watermark position').selectOption('tiled');
     await form.getByLabel('Download').selectOption('off');
     await form.getByLabel('Also allowed').fill('kim@studio.example, @partner.example');
+    await form.getByLabel('When it ends').check();
+    await form.getByLabel('Remind the recipient').fill('2');
     await form.getByRole('button', { name: 'Share' }).click();
     await expect(page.locator('#share .err').first().textContent()).resolves.toContain('{{email}}');
     await expect(page.locator('#share').getByLabel('Download').inputValue()).resolves.toBe('off');
@@ -335,6 +337,10 @@ describe('the operator web app in a browser', () => {
     await expect(
       page.locator('.link-card', { hasText: 'dana@example.com' }).locator('[data-allowed]').textContent(),
     ).resolves.toBe('kim@studio.example, @partner.example');
+    // what survived the refused first try: the boxes and fields as they were typed
+    await expect(
+      page.locator('.link-card', { hasText: 'dana@example.com' }).locator('[data-notices]').textContent(),
+    ).resolves.toMatch(/end to the sender · reminder 2 hours before the end/);
     const message = await mail.next('dana@example.com');
     expect(linkIn(message)).toContain(`${base}/l/`);
     const links = (await api('GET', `/v1/documents/${documentUrl.split('/').pop()}`)).json().magic_links;
@@ -345,6 +351,8 @@ describe('the operator web app in a browser', () => {
       watermark: { text: 'For {{email}}', position: 'tiled' },
       allow_download: false,
       allowed_viewers: ['kim@studio.example', '@partner.example'],
+      notify_sender: { on_first_view: false, on_end: true, email: null },
+      remind_before: { hours: 2 },
     });
   });
 
