@@ -469,7 +469,9 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
       setExit(EXIT_OK);
     });
 
-  const apps = program.command('apps').description('Set up the apps of the service (the Magic Link app).');
+  const apps = program
+    .command('apps')
+    .description('Set up the apps of the service (the Magic Link app, the storage app).');
   const magic = apps
     .command('magic-link')
     .description('The Magic Link app: where links point, who e-mails come from, how recipients prove who they are.');
@@ -522,6 +524,40 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     .action(async (opts: { dataDir?: string }) => {
       const app = await withService(opts, (s) => s.apps.magicLink.require());
       io.stdout(`${JSON.stringify(publicView(app), null, 2)}\n`);
+      setExit(EXIT_OK);
+    });
+
+  const storageApp = apps
+    .command('storage')
+    .description('The storage app: how long documents are kept when a generate request gives no retain_for.');
+  storageApp
+    .command('setup')
+    .description(
+      'Set how long documents are kept by default: then a document is deleted with its PDF, and its Magic Links end.',
+    )
+    .requiredOption('--retain-for <span>', 'a number and a unit, 30m, 12h or 90d; or "none": until deleted')
+    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+    .addHelpText('after', '\nExample:\n  paperlink apps storage setup --retain-for 90d')
+    .action(async (opts: { retainFor: string; dataDir?: string }) => {
+      const m = /^(\d{1,9})\s*(m|min|minutes?|h|hours?|d|days?)$/i.exec(opts.retainFor.trim());
+      if (!m && opts.retainFor.trim().toLowerCase() !== 'none')
+        throw new ValidationError(
+          `--retain-for takes a span like 30m, 12h or 90d, or "none"; not "${opts.retainFor}".`,
+          [{ field: '--retain-for', message: 'is not a span', code: 'invalid' }],
+        );
+      const unit = m && ({ m: 'minutes', h: 'hours', d: 'days' } as const)[m[2][0].toLowerCase() as 'm' | 'h' | 'd'];
+      const saved = await withService({ dataDir: opts.dataDir }, (s) =>
+        s.apps.storage.put({ retain_for: m && unit ? { [unit]: Number(m[1]) } : null }),
+      );
+      io.stdout(`${JSON.stringify(saved, null, 2)}\n`);
+      setExit(EXIT_OK);
+    });
+  storageApp
+    .command('show')
+    .description('Print the storage settings.')
+    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+    .action(async (opts: { dataDir?: string }) => {
+      io.stdout(`${JSON.stringify(await withService(opts, (s) => s.apps.storage.get()), null, 2)}\n`);
       setExit(EXIT_OK);
     });
 

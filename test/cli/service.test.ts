@@ -516,3 +516,24 @@ describe('paperlink apps magic-link', () => {
     expect(bad.stderr).toContain('accent_color');
   });
 });
+
+describe('paperlink apps storage', () => {
+  const dataDir = tempDir();
+
+  it('sets how long documents are kept by default, and back to until deleted; refuses what is not a span', async () => {
+    const set = await cli(['apps', 'storage', 'setup', '--retain-for', '90d', '--data-dir', dataDir]);
+    expect(set.code).toBe(0);
+    expect(JSON.parse((await cli(['apps', 'storage', 'show', '--data-dir', dataDir])).stdout)).toMatchObject({
+      retain_for: { days: 90 },
+    });
+    const bad = await cli(['apps', 'storage', 'setup', '--retain-for', 'soon', '--data-dir', dataDir]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--retain-for');
+    // a span the service refuses (over 10 years) is refused with the service's field
+    const long = await cli(['apps', 'storage', 'setup', '--retain-for', '4000d', '--data-dir', dataDir]);
+    expect(long.code).toBe(2);
+    expect(long.stderr).toContain('retain_for');
+    expect((await cli(['apps', 'storage', 'setup', '--retain-for', 'none', '--data-dir', dataDir])).code).toBe(0);
+    expect(JSON.parse((await cli(['apps', 'storage', 'show', '--data-dir', dataDir])).stdout).retain_for).toBeNull();
+  });
+});
