@@ -274,13 +274,20 @@ export async function createService(config: Config, options: ServiceOptions = {}
     housekeeping = setInterval(tidy, HOUSEKEEPING_MS);
     housekeeping.unref();
     // documents whose retention ran out: deleted within a minute of their time, by whichever process looks first
+    // one sweep at a time: a tick during a long sweep is skipped, not queued
+    let busy = false;
     const sweep = () => {
-      sweeping = documents.expireDue().then(
-        () => undefined,
-        (err: unknown) => options.onFlowError?.('retention', err),
-      );
+      if (busy) return;
+      busy = true;
+      sweeping = documents
+        .expireDue()
+        .then(
+          () => undefined,
+          (err: unknown) => options.onFlowError?.('retention', err),
+        )
+        .finally(() => (busy = false));
     };
-    retention = setInterval(() => void sweeping.then(sweep), RETENTION_SWEEP_MS);
+    retention = setInterval(sweep, RETENTION_SWEEP_MS);
     retention.unref();
     if (engine.eventsEmitted) {
       events.onEmitted = () => engine.eventsEmitted!();

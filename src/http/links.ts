@@ -8,9 +8,9 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { NotFoundError, PaperlinkError, RateLimitError } from '../errors';
 import { parseReport } from '../links/pagetimes';
 import type { Grant, OpenLink, Visitor } from '../links';
-import { allows, hasList } from '../links/model';
+import { allows, hasList, settingsOf } from '../links/model';
 import { isEmail } from '../guards';
-import { watermarkText, type LinkSettings } from '../links/policy';
+import { watermarkText } from '../links/policy';
 import type { Stamp } from '../templates/viewcopy';
 import { publicView } from '../links/app';
 import type { StorageApp } from '../documents/retention';
@@ -314,7 +314,7 @@ export const linkRoutes =
             }
           : await links.countView(link, session, visitor(req));
         if (!view.ok) return gone(reply);
-        const settings = JSON.parse(link.row.settings) as LinkSettings;
+        const settings = settingsOf(link.row);
         // without downloads the page shows images of the pages: it needs to know how many
         const images =
           settings.allowDownload === false

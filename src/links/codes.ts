@@ -36,7 +36,6 @@ export class LinkCodes {
    */
   async send(link: OpenLink, v: Visitor, email: string): Promise<void> {
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
-    const to = email;
     const allowed = await this.rows.db.transaction().execute(async (trx) => {
       // the link's row, held until commit (a row lock on PostgreSQL, the write lock on SQLite)
       await trx
@@ -49,7 +48,7 @@ export class LinkCodes {
         .selectFrom('link_events')
         .select((e) => [
           e.fn.countAll<string | number>().as('n'),
-          e.fn.sum<string | number | null>(e.case().when('email', '=', to).then(1).else(0).end()).as('mine'),
+          e.fn.sum<string | number | null>(e.case().when('email', '=', email).then(1).else(0).end()).as('mine'),
         ])
         .where('link_id', '=', link.row.id)
         .where('kind', '=', 'code_sent')
@@ -57,25 +56,25 @@ export class LinkCodes {
         .executeTakeFirstOrThrow();
       if (Number(sent.mine ?? 0) >= CODES_PER_HOUR || Number(sent.n) >= CODES_PER_LINK_HOUR) return false;
       const expires = iso(new Date(now.getTime() + CODE_TTL_MS));
-      const hash = codeHash(link.row.id, to, code);
+      const hash = codeHash(link.row.id, email, code);
       await trx
         .insertInto('link_codes')
-        .values({ link_id: link.row.id, email: to, code_hash: hash, attempts: 0, expires_at: expires })
+        .values({ link_id: link.row.id, email, code_hash: hash, attempts: 0, expires_at: expires })
         .onConflict((c) =>
           c.columns(['link_id', 'email']).doUpdateSet({ code_hash: hash, attempts: 0, expires_at: expires }),
         )
         .execute();
       // counted now, before the e-mail: a code whose e-mail fails still counts
-      await this.rows.record(link.row.id, 'code_sent', 'ok', v, to, trx);
+      await this.rows.record(link.row.id, 'code_sent', 'ok', v, email, trx);
       return true;
     });
     if (!allowed) {
-      await this.rows.record(link.row.id, 'code_requested', 'rate_limited', v, to);
+      await this.rows.record(link.row.id, 'code_requested', 'rate_limited', v, email);
       throw new RateLimitError('Too many codes were asked for this link. Wait an hour, then ask for a new one.', 3600);
     }
     await this.mailer.send(
       codeMessage(link.app, {
-        to,
+        to: email,
         documentName: link.document.name,
         code,
         minutes: CODE_TTL_MS / 60_000,
@@ -94,47 +93,44 @@ export class LinkCodes {
     v: Visitor,
     email: string,
   ): Promise<{ session: string } | { error: 'wrong' | 'expired' | 'burned' }> {
-    const to = email;
-    const mine = { link_id: link.row.id, email: to };
+    // this person's code of this link
+    const mine = { link_id: link.row.id, email };
     const row = await this.rows.db
       .selectFrom('link_codes')
       .selectAll()
-      .where('link_id', '=', mine.link_id)
-      .where('email', '=', mine.email)
+      .where((w) => w.and(mine))
       .executeTakeFirst();
     if (!row || row.expires_at <= this.rows.now()) {
-      await this.rows.record(link.row.id, 'code_checked', 'expired', v, to);
+      await this.rows.record(link.row.id, 'code_checked', 'expired', v, email);
       return { error: 'expired' };
     }
     // count the try first, atomically, so parallel guesses cannot exceed the limit
     const counted = await this.rows.db
       .updateTable('link_codes')
       .set((e) => ({ attempts: e('attempts', '+', 1) }))
-      .where('link_id', '=', mine.link_id)
-      .where('email', '=', mine.email)
+      .where((w) => w.and(mine))
       .where('code_hash', '=', row.code_hash)
       .where('attempts', '<', CODE_TRIES)
       .executeTakeFirst();
     if (!Number(counted.numUpdatedRows)) {
-      await this.rows.record(link.row.id, 'code_checked', 'burned', v, to);
+      await this.rows.record(link.row.id, 'code_checked', 'burned', v, email);
       return { error: 'burned' };
     }
-    const given = /^\d{6}$/.test(code.trim()) ? codeHash(link.row.id, to, code.trim()) : sha256('not a code');
+    const given = /^\d{6}$/.test(code.trim()) ? codeHash(link.row.id, email, code.trim()) : sha256('not a code');
     const forget = () =>
       this.rows.db
         .deleteFrom('link_codes')
-        .where('link_id', '=', mine.link_id)
-        .where('email', '=', mine.email)
+        .where((w) => w.and(mine))
         .execute();
     if (!sameHash(given, row.code_hash)) {
       const left = CODE_TRIES - (row.attempts + 1);
       if (left <= 0) await forget();
-      await this.rows.record(link.row.id, 'code_checked', left <= 0 ? 'burned' : 'wrong', v, to);
+      await this.rows.record(link.row.id, 'code_checked', left <= 0 ? 'burned' : 'wrong', v, email);
       return { error: left <= 0 ? 'burned' : 'wrong' };
     }
     await forget();
-    await this.rows.record(link.row.id, 'code_checked', 'ok', v, to);
-    return { session: await this.sessions.start(link, to) };
+    await this.rows.record(link.row.id, 'code_checked', 'ok', v, email);
+    return { session: await this.sessions.start(link, email) };
   }
 }
 

@@ -90,6 +90,8 @@ export class LinkNotices {
       .executeTakeFirst();
     const name = doc?.name ?? 'a document';
     const page = doc ? `${app.public_url}/app/documents/${row.document_id}#links` : undefined;
+    // one runner steps a link at a time (a claim, or its one workflow): the row's record is this one
+    const sent = noticesSent(row);
     for (const notice of due) {
       try {
         await this.sendOne(notice, row, app, to, name, page);
@@ -97,7 +99,12 @@ export class LinkNotices {
         all = false;
         continue;
       }
-      await this.record(id, notice);
+      sent[notice] = this.rows.now();
+      await this.rows.db
+        .updateTable('magic_links')
+        .set({ notices: JSON.stringify(sent) })
+        .where('id', '=', id)
+        .execute();
     }
     return all;
   }
@@ -148,16 +155,5 @@ export class LinkNotices {
         }),
       );
     }
-  }
-
-  /** Writes down that `notice` went (read again: the row's other notices may have gone meanwhile). */
-  private async record(id: string, notice: Notice): Promise<void> {
-    const row = await this.rows.row(id);
-    const sent = { ...noticesSent(row), [notice]: this.rows.now() };
-    await this.rows.db
-      .updateTable('magic_links')
-      .set({ notices: JSON.stringify(sent) })
-      .where('id', '=', id)
-      .execute();
   }
 }

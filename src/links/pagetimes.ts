@@ -67,10 +67,13 @@ export class LinkPageTimes {
     if (!claimed) return 0;
     return this.inTransaction(async (trx) => {
       const now = this.clock.now().getTime();
+      // the sign-in's row, held until commit (a row lock on PostgreSQL, the write lock on SQLite):
+      // two reports of one sign-in at once take their turn, so the bound holds for both
       const session = await trx
-        .selectFrom('link_sessions')
-        .select('reported_ms')
+        .updateTable('link_sessions')
+        .set((e) => ({ reported_ms: e.ref('reported_ms') }))
         .where('token_hash', '=', grant.sessionHash)
+        .returning('reported_ms')
         .executeTakeFirst();
       if (!session) return 0;
       const allowed = now - grant.signedInAt.getTime() + REPORT_SLACK_MS - Number(session.reported_ms);

@@ -7,8 +7,9 @@ import { iso } from '../clock';
 import { PreparedQuery } from '../db';
 import type { LinkSessionsTable } from '../db/schema';
 import { randomToken, sha256 } from '../secrets';
-import { VIEW_MS, type OpenLink } from './model';
+import { settingsOf, VIEW_MS, type OpenLink } from './model';
 import type { LinkSettings } from './policy';
+import type { LinkRows } from './rows';
 
 /** What a signed-in recipient may be shown now (LinkSessions.granted). */
 export interface Grant {
@@ -24,7 +25,6 @@ export interface Grant {
   /** When they signed in. */
   signedInAt: Date;
 }
-import type { LinkRows } from './rows';
 
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 
@@ -94,20 +94,21 @@ export class LinkSessions {
       .executeTakeFirst();
     if (!row || row.status === 'revoked' || (row.expires_at !== null && row.expires_at <= this.rows.now()))
       return undefined;
+    const sessionHash = sha256(sessionToken);
     const s = await this.rows.db
       .selectFrom('link_sessions')
       .select(['email', 'view_until', 'created_at'])
-      .where('token_hash', '=', sha256(sessionToken))
+      .where('token_hash', '=', sessionHash)
       .where('link_id', '=', row.id)
       .executeTakeFirst();
     if (!s?.view_until || s.view_until <= this.rows.now()) return undefined;
     return {
       linkId: row.id,
       documentId: row.document_id,
-      settings: JSON.parse(row.settings) as LinkSettings,
+      settings: settingsOf(row),
       email: s.email,
       viewedAt: new Date(Date.parse(s.view_until) - VIEW_MS),
-      sessionHash: sha256(sessionToken),
+      sessionHash,
       signedInAt: new Date(s.created_at),
     };
   }

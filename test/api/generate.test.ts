@@ -8,6 +8,7 @@ import { sha256 } from '../../src/secrets';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { eventually } from '../support/eventually';
 import { readAttachments, readPdf } from '../support/pdf';
+import { rowCount } from '../support/rows';
 import { fillableForm, root } from '../support/fixtures';
 import { PDFDocument, PDFName, PDFRawStream } from 'pdf-lib';
 import { BACKENDS, testService, type TestService } from '../support/service';
@@ -38,15 +39,7 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
       payload: JSON.stringify(body),
     });
   const get = (url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-service-api-token': t.key } });
-  const countDocuments = async () =>
-    Number(
-      (
-        await t.service.database.db
-          .selectFrom('documents')
-          .select((e) => e.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
+  const countDocuments = () => rowCount(t.service.database.db, 'documents');
 
   it('renders the example letter, stores it and answers 201 with the render and the stored document', async () => {
     const res = await generate({

@@ -10,6 +10,7 @@ import { DEFAULT_LIMITS, setRenderLimits } from '../../src/templates/limits';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
 import { readOutline, readPdf } from '../support/pdf';
+import { rowCount } from '../support/rows';
 import { BACKENDS, testService, type TestService } from '../support/service';
 
 const sample = (folder: string) =>
@@ -35,15 +36,7 @@ describe.each(BACKENDS)('merging with append on %s', (backend) => {
       headers: { 'content-type': 'application/json', 'x-service-api-token': t.key },
       payload: JSON.stringify(body),
     });
-  const count = async () =>
-    Number(
-      (
-        await t.service.database.db
-          .selectFrom('documents')
-          .select((e) => e.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
+  const count = () => rowCount(t.service.database.db, 'documents');
 
   it('stores one document: the parts in order, one outline, the XML parts numbered across the whole', async () => {
     const res = await generate({

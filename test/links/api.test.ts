@@ -47,6 +47,14 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
   const auth = () => ({ 'x-service-api-token': t.key });
   const api = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) =>
     t.app.inject({ method, url, headers: auth(), payload: payload as object });
+  /** POST /v1/generate of the example postcard with these destinations (and any other fields of the request). */
+  const generatePostcard = (destinations: Record<string, unknown>, more: Record<string, unknown> = {}) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/v1/generate',
+      headers: auth(),
+      payload: { template_id: EXAMPLE_IDS.postcard, merge_parameters: postcard, destinations, ...more },
+    });
   const setUp = () =>
     api('PUT', '/v1/apps/magic_link', {
       public_url: 'http://docs.acme.example',
@@ -62,16 +70,7 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
   ) {
     const to = `r${++recipient}@example.com`;
     const before = mail.messages.length;
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/v1/generate',
-      headers: auth(),
-      payload: {
-        template_id: EXAMPLE_IDS.postcard,
-        merge_parameters: postcard,
-        destinations: { ...destinations, magic_link: { recipient_email: to, ...settings } },
-      },
-    });
+    const res = await generatePostcard({ ...destinations, magic_link: { recipient_email: to, ...settings } });
     if (res.statusCode !== 201) throw new Error(`generate: ${res.statusCode} ${res.body}`);
     const message = await mail.next(to, before);
     const url = new URL(linkIn(message));
@@ -95,14 +94,7 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     return `paperlink_link=${cookie!.value}`;
   }
   /** A stored document of the postcard example, to share afterwards. */
-  const storedDocument = async () =>
-    (
-      await api('POST', '/v1/generate', {
-        template_id: EXAMPLE_IDS.postcard,
-        merge_parameters: postcard,
-        destinations: { inkit_storage: {} },
-      })
-    ).json<{ document_id: string }>();
+  const storedDocument = async () => (await generatePostcard({ inkit_storage: {} })).json<{ document_id: string }>();
   const view = (linkPath: string, cookie?: string) =>
     t.app.inject({ method: 'GET', url: linkPath, headers: cookie ? { cookie } : {} });
 
@@ -219,17 +211,8 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
   });
 
   it('refuses an auth type the app does not allow', async () => {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/v1/generate',
-      headers: auth(),
-      payload: {
-        template_id: EXAMPLE_IDS.postcard,
-        merge_parameters: postcard,
-        destinations: {
-          magic_link: { recipient_email: 'x@example.com', auth_type: 'social', expire_after_n_views: 1 },
-        },
-      },
+    const res = await generatePostcard({
+      magic_link: { recipient_email: 'x@example.com', auth_type: 'social', expire_after_n_views: 1 },
     });
     expect(res.statusCode).toBe(422);
     expect(res.json().error.details).toEqual([
@@ -238,17 +221,8 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
   });
 
   it('reports every broken link setting at once', async () => {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/v1/generate',
-      headers: auth(),
-      payload: {
-        template_id: EXAMPLE_IDS.postcard,
-        merge_parameters: postcard,
-        destinations: {
-          magic_link: { recipient_email: 'nope', retain_from_created: { hours: 0 }, retain_from_opened: { days: 1 } },
-        },
-      },
+    const res = await generatePostcard({
+      magic_link: { recipient_email: 'nope', retain_from_created: { hours: 0 }, retain_from_opened: { days: 1 } },
     });
     expect(res.statusCode).toBe(422);
     expect(
@@ -583,15 +557,9 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
   it('keeps a link whose e-mail failed as send_failed, says so, and the flow sends it again', async () => {
     mail.refuse(true);
     const to = `retry${++recipient}@example.com`;
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/v1/generate',
-      headers: auth(),
-      payload: {
-        template_id: EXAMPLE_IDS.postcard,
-        merge_parameters: postcard,
-        destinations: { inkit_storage: {}, magic_link: { recipient_email: to, expire_after_n_views: 1 } },
-      },
+    const res = await generatePostcard({
+      inkit_storage: {},
+      magic_link: { recipient_email: to, expire_after_n_views: 1 },
     });
     mail.refuse(false);
     expect(res.statusCode).toBe(201);
@@ -945,14 +913,7 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
       const doc = res.document_id as string;
       expect((await api('GET', `/v1/documents/${doc}`)).json().expires_at).toBe(ends);
       // the same span at the top of the request; one without retain_for is kept
-      const top = (
-        await api('POST', '/v1/generate', {
-          template_id: EXAMPLE_IDS.postcard,
-          merge_parameters: postcard,
-          retain_for: { minutes: 150 },
-          destinations: { inkit_storage: {} },
-        })
-      ).json();
+      const top = (await generatePostcard({ inkit_storage: {} }, { retain_for: { minutes: 150 } })).json();
       expect(top.destinations.inkit_storage.expires_at).toBe(new Date(made + 150 * MINUTE).toISOString());
       const kept = await storedDocument();
       expect((await api('GET', `/v1/documents/${kept.document_id}`)).json().expires_at).toBeNull();
@@ -994,13 +955,7 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
         expect((await api('GET', `/v1/documents/${byDefault.document_id}`)).json().expires_at).toBe(
           new Date(now + 30 * 24 * HOUR).toISOString(),
         );
-        const own = (
-          await api('POST', '/v1/generate', {
-            template_id: EXAMPLE_IDS.postcard,
-            merge_parameters: postcard,
-            destinations: { inkit_storage: { retain_for: { days: 1 } } },
-          })
-        ).json();
+        const own = (await generatePostcard({ inkit_storage: { retain_for: { days: 1 } } })).json();
         expect(own.destinations.inkit_storage.expires_at).toBe(new Date(now + 24 * HOUR).toISOString());
         // what GET answered may be sent back as it is
         const back = await api('PUT', '/v1/apps/inkit_storage', (await api('GET', '/v1/apps/inkit_storage')).json());
@@ -1011,22 +966,15 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     });
 
     it('refuses a broken retain_for, naming each field', async () => {
-      const res = await api('POST', '/v1/generate', {
-        template_id: EXAMPLE_IDS.postcard,
-        merge_parameters: postcard,
-        retain_for: { days: 2 },
-        destinations: { inkit_storage: { retain_for: { days: 3 }, keep: true } },
-      });
+      const res = await generatePostcard(
+        { inkit_storage: { retain_for: { days: 3 }, keep: true } },
+        { retain_for: { days: 2 } },
+      );
       expect(res.statusCode).toBe(422);
       expect(res.json().error.details.map((d: { field: string; code: string }) => `${d.field} ${d.code}`)).toEqual(
         expect.arrayContaining(['destinations.inkit_storage.retain_for conflict']),
       );
-      const units = await api('POST', '/v1/generate', {
-        template_id: EXAMPLE_IDS.postcard,
-        merge_parameters: postcard,
-        retain_for: { weeks: 1 },
-        destinations: { inkit_storage: {} },
-      });
+      const units = await generatePostcard({ inkit_storage: {} }, { retain_for: { weeks: 1 } });
       expect(units.statusCode).toBe(422);
       expect(units.json().error.details[0].field).toMatch(/^retain_for/);
       expect((await api('PUT', '/v1/apps/inkit_storage', { retain_for: { days: 0 } })).statusCode).toBe(422);
@@ -1261,28 +1209,19 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     });
 
     it('refuses a broken watermark or download setting, naming each field', async () => {
-      const res = await t.app.inject({
-        method: 'POST',
-        url: '/v1/generate',
-        headers: auth(),
-        payload: {
-          template_id: EXAMPLE_IDS.postcard,
-          merge_parameters: postcard,
-          destinations: {
-            magic_link: {
-              recipient_email: 'w@example.com',
-              expire_after_n_views: 1,
-              watermark: {
-                text: 'For {{name}}',
-                opacity: 2,
-                position: 'left',
-                size: 1000,
-                rotation: 180,
-                colour: 'red',
-              },
-              allow_download: 'no',
-            },
+      const res = await generatePostcard({
+        magic_link: {
+          recipient_email: 'w@example.com',
+          expire_after_n_views: 1,
+          watermark: {
+            text: 'For {{name}}',
+            opacity: 2,
+            position: 'left',
+            size: 1000,
+            rotation: 180,
+            colour: 'red',
           },
+          allow_download: 'no',
         },
       });
       expect(res.statusCode).toBe(422);

@@ -1,7 +1,8 @@
 /** Rows and requests the tests write as the service would. */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { MagicLinkRow } from '../../src/db/schema';
+import type { Db } from '../../src/db';
+import type { MagicLinkRow, Schema } from '../../src/db/schema';
 import { root } from './fixtures';
 
 /** The example postcard's sample merge values (examples/postcard/sample.json). */
@@ -42,4 +43,13 @@ export function linkRow(id: string, now: Date, patch: Partial<MagicLinkRow> = {}
     send_retry_at: null,
     ...patch,
   };
+}
+
+/** How many rows `table` holds now. */
+export async function rowCount(db: Db, table: keyof Schema): Promise<number> {
+  const row = await db
+    .selectFrom(table)
+    .select((e) => e.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
