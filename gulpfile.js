@@ -29,6 +29,8 @@ async function service() {
   // path npx has linked before (its cache keeps the link) would find the command not executable
   for (const bin of Object.values(JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).bin))
     fs.chmodSync(path.join(root, bin), 0o755);
+  // when it was built, for `npm start` (scripts/start.js builds again only when a source is newer)
+  fs.writeFileSync(path.join(root, 'dist/.built'), `${new Date().toISOString()}\n`);
 }
 
 async function n8nBundle() {

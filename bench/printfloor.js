@@ -8,7 +8,8 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const readline = require('node:readline');
-const { fillHtml, chromiumPath, pdfOptions } = require('../dist/src/templates/html');
+const { fillHtml, pdfOptions } = require('../dist/src/templates/html');
+const { chromiumPath } = require('../dist/src/templates/chromium');
 const { fillDocx, officePaths } = require('../dist/src/templates/docx');
 
 /**

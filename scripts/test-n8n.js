@@ -567,6 +567,7 @@ async function servicePackage(work) {
       .filter((l) => /EBADENGINE/.test(l))
       .join('\n'),
   );
+  typesCompile(folder);
   const cli = path.join(folder, 'node_modules/paperlink/dist/src/cli.js');
   const dataDir = path.join(folder, 'data');
   const key = run(process.execPath, [cli, 'keys', 'create', '--name', 'first', '--data-dir', dataDir]).stdout.trim();
@@ -586,6 +587,47 @@ async function servicePackage(work) {
     );
   } finally {
     service.child.kill('SIGTERM');
+  }
+}
+
+/**
+ * The installed package's type declarations, imported from every entry point by a new TypeScript
+ * project with `strict` on and skipLibCheck off: a CommonJS one (module node16) and an ES module
+ * one (module nodenext), with this repository's TypeScript and @types/node as an engineer would add them.
+ */
+function typesCompile(folder) {
+  const dev = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).devDependencies;
+  const added = run(
+    'npm',
+    ['install', '--no-audit', '--no-fund', `typescript@${dev.typescript}`, `@types/node@${dev['@types/node']}`],
+    { cwd: folder },
+  );
+  if (added.status !== 0) return check('TypeScript installs beside the service', false, added.stderr);
+  const entries = [
+    'paperlink',
+    ...['client', 'worker', 'activities', 'workflows'].map((e) => `paperlink/workflows/${e}`),
+  ];
+  const source =
+    entries.map((e, i) => `import * as entry${i} from '${e}';`).join('\n') +
+    `\nexport const entries = [${entries.map((_, i) => `entry${i}`).join(', ')}];\n`;
+  for (const [module, file] of [
+    ['node16', 'commonjs.ts'],
+    ['nodenext', 'esm.mts'],
+  ]) {
+    fs.writeFileSync(path.join(folder, file), source);
+    fs.writeFileSync(
+      path.join(folder, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { target: 'es2022', module, strict: true, skipLibCheck: false, noEmit: true },
+        files: [file],
+      }),
+    );
+    const tsc = run(process.execPath, [path.join(folder, 'node_modules/typescript/bin/tsc'), '-p', folder]);
+    check(
+      `the package's type declarations compile in a new ${module} project (strict, no skipLibCheck)`,
+      tsc.status === 0,
+      tsc.stdout + tsc.stderr,
+    );
   }
 }
 

@@ -18,8 +18,9 @@ import { ALL_SCOPES, type KeyKind } from './keys';
 import { publicView } from './links/app';
 import { LinkKeyring, linkKeyring } from './links/keyring';
 import { MAX_PAGE } from './pagination';
+import { line, runDoctor } from './doctor';
 import { startCluster, startServer } from './serve';
-import { createService, type Service } from './service';
+import { createService, packageVersion, type Service } from './service';
 import {
   folderAssets,
   loadTemplateFile,
@@ -300,6 +301,16 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
         stopping = true;
         if (!worker) io.stdout('Stopping…\n');
         if (server) void close(server);
+        // whatever hangs (a disk that refuses every write, a database that does not answer), the
+        // process ends: requests get SHUTDOWN_TIMEOUT_MS, the background work as long again; what
+        // it still holds is taken over by the other processes, or at the next start
+        setTimeout(() => {
+          io.stderr(
+            `Not stopped within ${(2 * config.shutdownTimeoutMs) / 1000} s (twice SHUTDOWN_TIMEOUT_MS): exiting now. What this process held is taken over by the others or at the next start.\n`,
+          );
+          for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
+          process.exit(EXIT_FAILED);
+        }, 2 * config.shutdownTimeoutMs).unref();
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
@@ -311,6 +322,30 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
       }
       if (stopping) void close(server);
       setExit(EXIT_OK);
+    });
+
+  program
+    .command('doctor')
+    .description(
+      'Check that this machine, with this configuration, can do what the service does: the database, the document storage, the link keys, mail, Temporal (with ENGINE=temporal), the sandbox, and a small document of each template format (XML, PDF forms, HTML, Word) rendered as a generate renders it.',
+    )
+    .option('-d, --data-dir <dir>', DATA_DIR_HELP)
+    .option('--json', 'print the checks as one JSON array ({name, outcome, says, fix}) instead of a line each')
+    .addHelpText(
+      'after',
+      '\nEach check prints one line: ok, warn (works without it: e.g. Word templates refused where LibreOffice is missing), FAIL (with what to fix), or skip.\nIt reads the same environment as `paperlink serve` (DATA_DIR, DATABASE_URL, STORAGE, SMTP_URL, ENGINE, CHROMIUM_PATH, TEMPLATE_SANDBOX, …) and writes only a small probe it deletes again.\n\nExit codes: 0 nothing failed, 1 a check failed.',
+    )
+    .action(async (opts: { dataDir?: string; json?: boolean }) => {
+      const config = loadConfig(process.env, { dataDir: opts.dataDir });
+      if (!opts.json)
+        io.stdout(
+          `Checking Paperlink ${packageVersion()} on this machine (ENGINE=${config.engine}, DATA_DIR=${config.dataDir}):\n`,
+        );
+      const checks = await runDoctor(config, opts.json ? undefined : (c) => io.stdout(line(c)));
+      const failed = checks.filter((c) => c.outcome === 'fail').length;
+      if (opts.json) io.stdout(`${JSON.stringify(checks, null, 2)}\n`);
+      else io.stdout(failed ? `${failed} check${failed === 1 ? '' : 's'} failed.\n` : 'Nothing failed.\n');
+      setExit(failed ? EXIT_FAILED : EXIT_OK);
     });
 
   program

@@ -68,6 +68,8 @@ export interface Config {
   renderTimeoutMs: number;
   /** How long a stopping server waits for the requests it has read before it closes their connections (SHUTDOWN_TIMEOUT_MS). */
   shutdownTimeoutMs: number;
+  /** Whether `serve` tries a small document of each template format at start and says which work (STARTUP_CHECK, default true). */
+  startupCheck: boolean;
   /** Heap one render thread may use (RENDER_MEMORY_MB); a render that needs more is stopped. */
   renderMemoryMb: number;
   /** Work limits of one render (RENDER_MAX_IMAGE_PIXELS, RENDER_MAX_PAGES, RENDER_MAX_ITEMS, RENDER_MAX_TEXT). */
@@ -204,6 +206,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   };
   const webhookAllowPrivate = overrides.webhookAllowPrivate ?? flag('WEBHOOK_ALLOW_PRIVATE');
   const oidcAllowPrivate = overrides.oidcAllowPrivate ?? flag('OIDC_ALLOW_PRIVATE');
+  const startupCheck = overrides.startupCheck ?? (env.STARTUP_CHECK ? flag('STARTUP_CHECK') : true);
   const oidcTimeoutMs = whole('OIDC_TIMEOUT_MS', overrides.oidcTimeoutMs, 5_000, 100, 60_000, 'milliseconds');
   const webhookMaxSubscriptions = whole(
     'WEBHOOK_MAX_SUBSCRIPTIONS',
@@ -302,6 +305,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     engine,
     temporal,
     shutdownTimeoutMs,
+    startupCheck,
     oidcAllowPrivate,
     oidcTimeoutMs,
     requestTimeoutMs,

@@ -98,9 +98,19 @@ export class RateLimitError extends PaperlinkError {
 /** What the request needs is down for now; try again later (HTTP 503, with Retry-After). */
 export class UnavailableError extends PaperlinkError {
   readonly retryAfterSeconds: number;
-  constructor(code: string, message: string, retryAfterSeconds: number) {
-    super(code, message);
+  constructor(code: string, message: string, retryAfterSeconds: number, options: PaperlinkErrorOptions = {}) {
+    super(code, message, options);
     this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/**
+ * The server cannot write: its disk (the data dir's, or the database's) is full or read-only (HTTP
+ * 507, with Retry-After). Nothing of the request was kept; the same request may be sent again.
+ */
+export class InsufficientStorageError extends UnavailableError {
+  constructor(message: string, retryAfterSeconds: number, options: PaperlinkErrorOptions = {}) {
+    super('insufficient_storage', message, retryAfterSeconds, options);
   }
 }
 
@@ -181,6 +191,7 @@ const KINDS = {
   NotFoundError,
   ConflictError,
   RateLimitError,
+  InsufficientStorageError,
   UnavailableError,
   PaperlinkError,
 } as const;

@@ -16,9 +16,10 @@ import { createService, type EngineParts, type Service } from './service';
 import type { Activities } from './engine';
 import { packageRoot } from './paths';
 import { EXAMPLE_IDS } from './templates/store';
-import { chromiumPath, CHROMIUM_MISSING } from './templates/html';
+import { chromiumPath, CHROMIUM_MISSING } from './templates/chromium';
 import { LIBREOFFICE_MISSING, officePaths } from './templates/docx';
 import { sandboxStatus } from './templates/sandbox';
+import { checkFormats } from './doctor';
 
 export interface Server {
   service: Service;
@@ -88,6 +89,8 @@ export async function startServer(
   }
   let app: FastifyInstance;
   let stopping = false;
+  /** The start's check of the template formats, while it runs. */
+  let trying: Promise<void> | undefined;
   try {
     app = await buildApp(service, { logger: options.logger, stopping: () => stopping });
     await app.listen({ port: config.port, host: config.host });
@@ -125,13 +128,17 @@ export async function startServer(
       if (answering === 0) app.server.closeIdleConnections();
       await closed;
       clearTimeout(deadline);
+      await trying;
       // then the background work: flows stop, deliveries in flight finish, claims go to the others
       await service.close();
       unlock();
     },
   };
 
-  if (!options.worker) await greet(service, config, url, log);
+  if (!options.worker) {
+    await greet(service, config, url, log);
+    if (config.startupCheck) trying = tryFormats(log, () => stopping).catch(() => undefined);
+  }
   return server;
 }
 
@@ -150,13 +157,18 @@ async function greet(
   const docs = service.storage.location;
   const chromium = await chromiumPath();
   const office = officePaths();
+  // a format is said to work only once it has rendered something (tryFormats, below)
   const formats = [
     'XML, PDF forms',
-    chromium ? `HTML (Chromium at ${chromium})` : `not HTML: ${CHROMIUM_MISSING}`,
-    office ? `Word (LibreOffice at ${office.soffice})` : `not Word: ${LIBREOFFICE_MISSING}`,
-  ].join(', ');
+    chromium ? `HTML with Chromium at ${chromium}` : `not HTML: ${CHROMIUM_MISSING}`,
+    office ? `Word with LibreOffice at ${office.soffice}` : `not Word: ${LIBREOFFICE_MISSING}`,
+  ].join('; ');
+  const engine =
+    config.engine === 'temporal'
+      ? `Temporal at ${config.temporal.address} (namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue})`
+      : 'embedded (flows run in these processes)';
   log(
-    `Paperlink ${service.version} is listening on ${url}${processes > 1 ? ` (${processes} processes)` : ''}\n  data: ${where}; documents: ${docs}\n  templates: ${formats}\n  ${sandboxStatus()}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n`,
+    `Paperlink ${service.version} is listening on ${url}${processes > 1 ? ` (${processes} processes)` : ''}\n  data: ${where}; documents: ${docs}; engine: ${engine}\n  templates: ${formats}${config.startupCheck ? ' (each being tried with a small document)' : ''}${chromium && office ? '' : '; `npx paperlink doctor` checks every format'}\n  ${sandboxStatus()}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n`,
   );
 
   const app = await service.apps.magicLink.get();
@@ -193,6 +205,22 @@ async function greet(
       ].join('\n'),
     );
   }
+}
+
+/**
+ * Renders a small document of each template format, as `paperlink doctor` does, and says which
+ * work: one line when all do, a line for each that does not with `npx paperlink doctor` to learn
+ * more. Nothing is said once `stopped()` (a stop cut the check short: its failures mean nothing).
+ */
+export async function tryFormats(log: (text: string) => void, stopped: () => boolean = () => false): Promise<void> {
+  const checks = await checkFormats();
+  if (stopped()) return;
+  const working = checks.filter((c) => c.outcome === 'ok').map((c) => c.name);
+  const broken = checks.filter((c) => c.outcome === 'fail');
+  log(
+    `  templates tried: ${working.length ? `${working.join(', ')} work${working.length === 1 ? 's' : ''}` : 'none works'}${broken.length ? '' : '.'}\n`,
+  );
+  for (const c of broken) log(`  ${c.name} does NOT work: ${c.says}. \`npx paperlink doctor\` says what to fix.\n`);
 }
 
 /**
@@ -267,6 +295,8 @@ export async function startCluster(
   service.apps.magicLink.serverUrl = url;
   try {
     await greet(service, config, url, log, processes);
+    // here, before this process's service (and its browser and LibreOffice) is closed
+    if (config.startupCheck) await tryFormats(log);
   } finally {
     await service.close();
   }

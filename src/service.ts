@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { Operators } from './admin';
 import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
-import { openDatabase, type Database } from './db';
+import { openDatabase, probeWrite, type Database } from './db';
 import { clusterPresence, localPresence, postgresPresence, type Presence } from './db/presence';
 import { Documents } from './documents';
 import { Idempotency } from './idempotency';
@@ -28,13 +28,14 @@ import { MagicLinkApps } from './links/app';
 import { createMailer, type Mailer } from './mail';
 import { Postcards } from './postcards';
 import { packageRoot } from './paths';
-import { DatabaseStorage, FileStorage, S3Storage, type Storage } from './storage';
+import { openStorage, type Storage } from './storage';
 import { setRenderLimits } from './templates/limits';
 import { createRenderer, type Renderer } from './templates/pool';
 import { printer } from './templates/html';
 import { converter } from './templates/docx';
 import { TemplateStore } from './templates/store';
 import { Dispatcher, Webhooks } from './webhooks';
+import { WriteHealth } from './outage';
 
 export interface Service {
   config: Config;
@@ -58,6 +59,8 @@ export interface Service {
   /** Sends webhook deliveries (started by runFlows under the embedded engine). */
   dispatcher: Dispatcher;
   apps: { magicLink: MagicLinkApps; storage: StorageApps };
+  /** Whether this process can write (a full or read-only disk), for /readyz. */
+  writes: WriteHealth;
   engine: Engine;
   /** The operations flows call (what a Temporal worker registers). */
   activities: Activities;
@@ -99,6 +102,9 @@ export interface ServiceOptions {
   beforeStatement?: (sql: string) => void;
 }
 
+/** The file /readyz writes and deletes where the documents go, while writes are refused (WriteHealth). */
+const WRITE_PROBE = 'paperlink-write-probe';
+
 /** How often `serve` deletes what has expired (Service.housekeeping). */
 export const HOUSEKEEPING_MS = 60 * 60 * 1000;
 
@@ -115,12 +121,17 @@ export async function createService(config: Config, options: ServiceOptions = {}
     beforeStatement: options.beforeStatement,
   });
   const { db } = database;
-  const storage: Storage =
-    config.storage === 'database'
-      ? new DatabaseStorage(db)
-      : config.storage === 's3'
-        ? new S3Storage(config.s3!)
-        : new FileStorage(path.join(config.dataDir, 'documents'));
+  // a write the disk refused, in a request or in the background, makes /readyz try writes of its own
+  const writes = new WriteHealth(async () => {
+    await probeWrite(db);
+    await storage.put(WRITE_PROBE, new Uint8Array(64 * 1024));
+    await storage.delete(WRITE_PROBE);
+  });
+  const onFlowError = (id: string, err: unknown) => {
+    writes.noticed(err);
+    options.onFlowError?.(id, err);
+  };
+  const storage = openStorage(config, db);
   // a bucket that cannot be used fails the start, saying why, rather than the first request
   await storage.check?.().catch(async (err: unknown) => {
     storage.close?.();
@@ -210,7 +221,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     ? await (async () => options.engine!(activities, { marks: new Marks(db), linkUrl: (id) => links.url(id) }))().catch(
         abandon,
       )
-    : new EmbeddedEngine(clock, activities, claims, options.onFlowError);
+    : new EmbeddedEngine(clock, activities, claims, onFlowError);
   let housekeeping: NodeJS.Timeout | undefined;
   let tidying: Promise<void> = Promise.resolve();
   let retention: NodeJS.Timeout | undefined;
@@ -260,14 +271,14 @@ export async function createService(config: Config, options: ServiceOptions = {}
     claims.presence = p;
     links.owner = p.id;
     dispatcher.owner = p.id;
-    p.onLost = () => void comeBack().catch((err: unknown) => options.onFlowError?.('presence', err));
+    p.onLost = () => void comeBack().catch((err: unknown) => onFlowError('presence', err));
   };
   if (options.runFlows) {
     wire(presence);
     const tidy = () => {
       tidying = keepHouse().then(
         () => undefined,
-        (err: unknown) => options.onFlowError?.('housekeeping', err),
+        (err: unknown) => onFlowError('housekeeping', err),
       );
     };
     tidy();
@@ -283,7 +294,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         .expireDue()
         .then(
           () => undefined,
-          (err: unknown) => options.onFlowError?.('retention', err),
+          (err: unknown) => onFlowError('retention', err),
         )
         .finally(() => (busy = false));
     };
@@ -321,6 +332,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     events,
     dispatcher,
     apps: { magicLink, storage: documents.apps },
+    writes,
     engine,
     activities,
     version: packageVersion(),

@@ -10,9 +10,9 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { activitiesOf, type Activities } from '../src/engine';
-import { errorData, PaperlinkError } from '../src/errors';
+import { errorData, PaperlinkError, UnavailableError } from '../src/errors';
 import type { Service } from '../src/service';
-import { REQUEST_FAILURE } from './common';
+import { PASSING_FAILURE, REQUEST_FAILURE } from './common';
 
 /**
  * The service's parts the activities work on; each holds the database, the document storage, the
@@ -46,13 +46,15 @@ export function createActivities(deps: ActivityDeps, options: { heartbeatMs?: nu
       try {
         return await fn(...args);
       } catch (err) {
-        if (err instanceof PaperlinkError)
+        if (err instanceof PaperlinkError) {
+          const passing = err instanceof UnavailableError;
           throw ApplicationFailure.create({
             message: err.message,
-            type: REQUEST_FAILURE,
-            nonRetryable: true,
+            type: passing ? PASSING_FAILURE : REQUEST_FAILURE,
+            nonRetryable: !passing,
             details: [errorData(err)],
           });
+        }
         throw err;
       } finally {
         clearInterval(beat);

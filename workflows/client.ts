@@ -24,7 +24,7 @@ import type { GenerateInput } from '../src/flows/generate';
 import type { LinkChange, LinkState } from '../src/flows/link';
 import type { PostcardStatus } from '../src/flows/postcard';
 import { newId } from '../src/ids';
-import { DEFAULT_TASK_QUEUE, LINK, REQUEST_FAILURE, workflowId } from './common';
+import { DEFAULT_TASK_QUEUE, LINK, PASSING_FAILURE, REQUEST_FAILURE, workflowId } from './common';
 import { WAKE } from '../src/flows/webhooks';
 import type { ExpireOptions, LinkStatusView } from './workflows';
 
@@ -72,7 +72,8 @@ export interface StartOptions {
  */
 export function requestError(err: unknown): PaperlinkError | undefined {
   for (let e: unknown = err; e instanceof Error; e = (e as { cause?: unknown }).cause) {
-    if (e.name === 'ApplicationFailure' && (e as { type?: string }).type === REQUEST_FAILURE) {
+    const type = (e as { type?: string }).type;
+    if (e.name === 'ApplicationFailure' && (type === REQUEST_FAILURE || type === PASSING_FAILURE)) {
       const details = (e as { details?: unknown[] }).details;
       const data = details?.[0] as ErrorData | undefined;
       if (data && typeof data.code === 'string') return reviveError(data);

@@ -9,6 +9,13 @@ export const DEFAULT_TASK_QUEUE = 'paperlink';
 /** The ApplicationFailure type of a request that cannot succeed (a PaperlinkError): never retried. */
 export const REQUEST_FAILURE = 'PaperlinkError';
 
+/**
+ * The ApplicationFailure type of a PaperlinkError that passes (an UnavailableError: the disk full,
+ * the database or a printer away): retried by the activity's policy, and the API's answer once it
+ * gives up.
+ */
+export const PASSING_FAILURE = 'PaperlinkUnavailable';
+
 /** Workflow ids from business ids, so starting the same work twice finds the first run. */
 export const workflowId = {
   generate: (renderId: string) => `generate-${renderId}`,

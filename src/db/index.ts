@@ -2,6 +2,7 @@
  * Persistence: one Kysely query layer over SQLite (the embedded default: a file in the data dir,
  * WAL, fsync on commit) and PostgreSQL (DATABASE_URL). Migrations run when the database opens.
  */
+import { randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,6 +23,7 @@ import {
 } from 'kysely';
 import { Pool } from 'pg';
 import { migrationsFor } from './migrations';
+import { isDiskFailure } from '../outage';
 import type { Dialect, Schema } from './schema';
 
 export type { Dialect } from './schema';
@@ -101,7 +103,12 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     sqlite.pragma('foreign_keys = ON');
     const statements = cachingStatements(sqlite);
     const before = options.beforeStatement;
-    const direct: Direct = { prepare: statements.prepare, inTransaction: false, before };
+    const direct: Direct = {
+      prepare: statements.prepare,
+      inTransaction: false,
+      before,
+      open: () => sqlite.inTransaction,
+    };
     // Kysely's path prepares (from the cache) each time it runs a statement
     const database = before
       ? { ...statements, prepare: (q: string) => (before(q), statements.prepare(q)) }
@@ -188,6 +195,8 @@ interface Direct {
   inTransaction: boolean;
   /** OpenOptions.beforeStatement: a statement run directly is prepared once, so it is told here each time. */
   before?: (sql: string) => void;
+  /** Whether SQLite itself still has a transaction open on the connection. */
+  open?: () => boolean;
 }
 const directs = new WeakMap<Db, Direct>();
 
@@ -216,6 +225,9 @@ class TrackedSqliteDriver extends SqliteDriver {
   }
   override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     try {
+      // SQLite rolls a transaction back itself on some errors (a full disk, an I/O error): a ROLLBACK
+      // then would fail ("no transaction is active") and hide the error that ended it
+      if (this.direct.open?.() === false) return;
       await super.rollbackTransaction(connection);
     } finally {
       this.direct.inTransaction = false;
@@ -264,7 +276,7 @@ function groupCommit(db: Db, direct: Direct): <T>(work: (trx: Db) => Promise<T>)
   let queue: Item[] = [];
   let scheduled = false;
   // a transaction holds the connection: the prepared statements run in it run directly
-  const inside: Direct = { prepare: direct.prepare, inTransaction: false, before: direct.before };
+  const inside: Direct = { prepare: direct.prepare, inTransaction: false, before: direct.before, open: direct.open };
   const transaction = <T>(fn: (trx: Db) => Promise<T>) =>
     db.transaction().execute(async (trx) => {
       directs.set(trx, inside);
@@ -290,7 +302,12 @@ function groupCommit(db: Db, direct: Direct): <T>(work: (trx: Db) => Promise<T>)
           for (const item of group) out.push(await item.work(trx));
           return out;
         });
-      } catch {
+      } catch (err) {
+        // the disk refused the group (full, read-only): it would refuse each write alone as well
+        if (isDiskFailure(err)) {
+          for (const item of group) item.reject(err);
+          continue;
+        }
         // one write failed (a unique key, a check) and took the group's transaction with it: each
         // write runs again alone, so only the one at fault fails and the others still commit
         for (const item of group) await alone(item);
@@ -374,6 +391,19 @@ export class PreparedQuery<A extends Record<string, unknown>, O> {
       this.prepared = { prepare: direct.prepare, stmt: direct.prepare(this.compiled.sql) };
     return this.prepared.stmt;
   }
+}
+
+/**
+ * A small write that must reach the disk (a row of the settings table, its value changed each
+ * time): whether the database takes writes, for /readyz and `paperlink doctor`.
+ */
+export async function probeWrite(db: Db): Promise<void> {
+  const value = JSON.stringify(randomUUID());
+  await db
+    .insertInto('settings')
+    .values({ key: 'write_probe', value })
+    .onConflict((c) => c.column('key').doUpdateSet({ value }))
+    .execute();
 }
 
 /** Whether an error is a unique-constraint violation, in either database. */

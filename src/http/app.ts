@@ -168,7 +168,7 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
   app.addHook('onRoute', (r) => {
     for (const method of [r.method].flat()) if (method !== 'HEAD') routes.push({ method, url: r.url });
   });
-  app.setErrorHandler(errorHandler(config.bodyLimit));
+  app.setErrorHandler(errorHandler(config.bodyLimit, (failure) => service.writes.noticed(failure)));
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0];
     void sendError(

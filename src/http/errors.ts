@@ -6,6 +6,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import {
   AuthenticationError,
   ConflictError,
+  InsufficientStorageError,
   TooLargeError,
   ForbiddenError,
   MalformedRequestError,
@@ -23,6 +24,7 @@ import type { ErrorObject } from 'ajv';
 import { pageHeaders } from './headers';
 import { schemaFailure } from './validation';
 import { errorPage } from './pages';
+import { outageOf } from '../outage';
 
 /**
  * Whether a path is a page people open in a browser (a recipient's link, the web app), not the API.
@@ -54,6 +56,7 @@ function statusOf(err: PaperlinkError): number {
   if (err instanceof ConflictError) return 409;
   if (err instanceof TooLargeError) return 413;
   if (err instanceof RateLimitError) return 429;
+  if (err instanceof InsufficientStorageError) return 507;
   if (err instanceof UnavailableError) return 503;
   return 400;
 }
@@ -112,12 +115,28 @@ export function requireJson(req: FastifyRequest): void {
   }
 }
 
+/**
+ * What a failure is to the client: ours (a PaperlinkError), what a route's schema refused
+ * (src/http/validation.ts), or the disk or the database failing underneath (src/outage.ts);
+ * undefined for anything else.
+ */
+function failureOf(err: FastifyError): PaperlinkError | undefined {
+  if (err.validation) return schemaFailure(err.validation as ErrorObject[], err.validationContext);
+  return err instanceof PaperlinkError ? err : outageOf(err);
+}
+
 /** The status and body of any failure: ours, the framework's (limits, parsing), or a bug (500, logged). */
-export function errorAnswer(err: FastifyError, req: FastifyRequest, limit: number): [number, ErrorBody] {
-  // what a route's schema refused (src/http/validation.ts)
-  const failure: Error = err.validation ? schemaFailure(err.validation as ErrorObject[], err.validationContext) : err;
-  if (failure instanceof PaperlinkError)
+export function errorAnswer(
+  err: FastifyError,
+  req: FastifyRequest,
+  limit: number,
+  failure = failureOf(err),
+): [number, ErrorBody] {
+  if (failure) {
+    // the disk or the database failing: the client is told to come back; the operator reads why
+    if (failure !== err && !err.validation) req.log.warn({ err }, `request failed: ${failure.code}`);
     return [statusOf(failure), errorBody(failure.code, failure.message, failure.details)];
+  }
   const known = fromFramework(err, req.routeOptions?.bodyLimit ?? limit, limit);
   if (known) return known;
   req.log.error({ err }, 'request failed');
@@ -129,11 +148,18 @@ export function errorAnswer(err: FastifyError, req: FastifyRequest, limit: numbe
   return [500, body];
 }
 
-export function errorHandler(limit: number) {
+/** The route's error handler; `noticed` hears of every failure that is ours to know (a full disk, a printer away). */
+export function errorHandler(limit: number, noticed: (failure: PaperlinkError) => void = () => undefined) {
   return (err: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
-    if (err instanceof RateLimitError || err instanceof UnavailableError)
-      void reply.header('Retry-After', String(err.retryAfterSeconds));
-    const [status, body] = errorAnswer(err, req, limit);
+    const failure = failureOf(err);
+    if (failure instanceof UnavailableError) {
+      noticed(failure);
+      // a printer that would not start: its own words are for the operator's log, not the client
+      if (failure === err && failure.cause) req.log.warn({ err: failure.cause }, `request failed: ${failure.code}`);
+    }
+    if (failure instanceof RateLimitError || failure instanceof UnavailableError)
+      void reply.header('Retry-After', String(failure.retryAfterSeconds));
+    const [status, body] = errorAnswer(err, req, limit, failure);
     void sendError(req, reply, status, body);
   };
 }

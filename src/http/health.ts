@@ -39,7 +39,8 @@ export const healthRoutes =
       {
         schema: {
           operationId: 'ready',
-          summary: 'Whether this server should get traffic: its database answers, and it is not shutting down',
+          summary:
+            'Whether this server should get traffic: its database answers, its disk takes writes, and it is not shutting down',
           security: [],
           response: {
             200: Type.Object(
@@ -50,7 +51,10 @@ export const healthRoutes =
               },
               { description: 'Ready.', examples: [{ status: 'ready', database: 'sqlite', engine: 'embedded' }] },
             ),
-            503: answer(ErrorSchema, 'Not ready: `stopping` (shutting down) or `database_unavailable`.'),
+            503: answer(
+              ErrorSchema,
+              'Not ready: `stopping` (shutting down), `database_unavailable`, or `insufficient_storage` (a write was refused for a full or read-only disk, and a small write of its own still is).',
+            ),
           },
         },
       },
@@ -67,6 +71,9 @@ export const healthRoutes =
               ),
             );
         }
+        // a disk that refused a write: not ready until a write of its own goes through
+        const refused = await service.writes.check();
+        if (refused) return reply.status(503).send(errorBody(refused.code, refused.message));
         return { status: 'ready' as const, database: service.database.dialect, engine: service.config.engine };
       },
     );

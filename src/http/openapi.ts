@@ -63,7 +63,8 @@ export async function registerOpenApi(
  * The answers any operation may give whatever it does, from before its handler runs (src/http/app.ts):
  * a request that cannot be read (400) or comes too slowly (408) or with too many headers (431);
  * with a body, one too large (413) or of another type (415); with parameters or a body, one that
- * breaks their rules (422); without a key (postcards), too many from one address (429).
+ * breaks their rules (422); without a key (postcards), too many from one address (429); and on
+ * every route but this document's, the database away (503) or the disk full (507).
  */
 function withCommonAnswers(doc: Doc, postcardPath: string): Doc {
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
@@ -72,6 +73,8 @@ function withCommonAnswers(doc: Doc, postcardPath: string): Doc {
       if (op.requestBody) statuses.push(413, 415);
       if (op.requestBody || (Array.isArray(op.parameters) && op.parameters.length)) statuses.push(422);
       if (path === postcardPath) statuses.push(429);
+      // the database or the disk underneath failing (src/outage.ts), on every route that uses them
+      if (path !== '/openapi.json') statuses.push(503, 507);
       const responses = (op.responses ??= {});
       for (const status of statuses) {
         if (responses[status]) continue;

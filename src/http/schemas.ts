@@ -833,6 +833,14 @@ const ERRORS = {
     'The request headers are larger than 16 KB (`headers_too_large`).',
     exampleError('headers_too_large', 'The request headers are larger than 16 KB.'),
   ],
+  503: [
+    'Not now; `Retry-After` says when to try again, with the same Idempotency-Key where one was given: the database does not answer (`database_unavailable`), Chromium or LibreOffice would not start (`renderer_unavailable`), Temporal did not run the render in time (`engine_unavailable`), or the server is shutting down (`stopping`).',
+    exampleError('database_unavailable', 'The database does not answer now (restarting or unreachable).'),
+  ],
+  507: [
+    'The server cannot write to its disk (full or read-only) and kept nothing of the request (`insufficient_storage`); `Retry-After` says when to try again.',
+    exampleError('insufficient_storage', 'The server cannot write to its disk now (full or read-only).'),
+  ],
   500: [
     'Our fault; nothing internal is shown (`internal_error`).',
     exampleError('internal_error', 'Something went wrong on our side.'),

@@ -39,6 +39,8 @@ export interface Mailer {
   /** Where mail goes, for people: `smtp://host:port` or the outbox folder. */
   readonly destination: string;
   send(message: Message): Promise<Sent>;
+  /** Throws, saying why, when no mail could be sent now (the SMTP server refuses a sign-in, the outbox cannot be written). */
+  check(): Promise<void>;
   close(): void;
 }
 
@@ -64,6 +66,8 @@ export function createMailer(options: {
         const info = (await transport.sendMail(envelope(options.from, m))) as { messageId?: unknown };
         return { messageId: typeof info.messageId === 'string' ? info.messageId : '' };
       },
+      // connects, says hello and signs in, as a send would, and sends nothing
+      check: async () => void (await transport.verify()),
       close: () => transport.close(),
     };
   }
@@ -78,6 +82,10 @@ export function createMailer(options: {
       await fs.writeFile(file, info.message as Buffer);
       options.log?.(`E-mail to ${m.to} ("${m.subject.replace(/\d{6}/g, '******')}") written to ${file}`);
       return { messageId: String(info.messageId), file };
+    },
+    check: async () => {
+      await fs.mkdir(options.outbox, { recursive: true });
+      await fs.access(options.outbox, fs.constants.W_OK);
     },
     close: () => transport.close(),
   };

@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
-import { ConfigError } from '../config';
+import { ConfigError, type Config } from '../config';
 import type { Db } from '../db';
 
 export interface Storage {
@@ -42,6 +42,20 @@ async function createNew(file: string): Promise<fs.FileHandle | undefined> {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
     throw err;
   }
+}
+
+/**
+ * Makes a folder and the folders above it. Node's recursive mkdir says ENOENT where the disk is
+ * read-only (EROFS): the folder itself is tried once more alone, so the failure says what it is.
+ */
+async function makeFolder(folder: string): Promise<void> {
+  await fs.mkdir(folder, { recursive: true }).catch(async (err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT')
+      await fs.mkdir(folder).catch((plain: NodeJS.ErrnoException) => {
+        throw plain.code === 'ENOENT' ? err : plain;
+      });
+    throw err;
+  });
 }
 
 /** Writes the bytes and their size to disk (fdatasync), then closes the file. */
@@ -79,7 +93,7 @@ export class FileStorage implements Storage {
     const folder = path.dirname(target);
     const fresh = await createNew(target).catch(async (err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
-      await fs.mkdir(folder, { recursive: true });
+      await makeFolder(folder);
       return createNew(target);
     });
     if (fresh) {
@@ -232,4 +246,11 @@ export class S3Storage implements Storage {
   close(): void {
     void this.s3.then(({ client }) => client.destroy());
   }
+}
+
+/** The storage a configuration names (STORAGE): files in the data dir, the database `db`, or an S3 bucket. */
+export function openStorage(config: Pick<Config, 'storage' | 's3' | 'dataDir'>, db: Db): Storage {
+  if (config.storage === 'database') return new DatabaseStorage(db);
+  if (config.storage === 's3') return new S3Storage(config.s3!);
+  return new FileStorage(path.join(config.dataDir, 'documents'));
 }

@@ -25,7 +25,7 @@ import { checkDocxParts } from './docxparts';
 import { checkImagePixels } from './images';
 import { renderLimits, RenderLimitError } from './limits';
 import type { Conformance, PdfMetadata } from './standards';
-import { programFiles, sandboxed, sandboxInUse } from './sandbox';
+import { notStarted, programFiles, sandboxed, sandboxInUse } from './sandbox';
 import { asList, scopeOf } from './values';
 import { watchMemory } from './watch';
 
@@ -298,6 +298,7 @@ while True:
     try:
         ctx = resolver.resolve("uno:pipe,name=%s;urp;StarOffice.ComponentContext" % pipe); break
     except Exception as e:
+        if office.poll() is not None: say({"error": "it exited (%s) before it took connections" % office.returncode}); stop()
         if time.time() > deadline: say({"error": "LibreOffice did not start: %s" % e}); stop()
         time.sleep(0.05)
 desktop = ctx.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", ctx)
@@ -487,7 +488,7 @@ class Converter {
     const ready = started.office ? await next() : started;
     if (!ready.ready) {
       await this.retire(running);
-      throw new Error(`LibreOffice could not be started: ${ready.error}. Check that ${soffice} runs.`);
+      throw notStarted('LibreOffice', new Error(`LibreOffice at ${soffice} could not be started: ${ready.error}`));
     }
     return running;
   }

@@ -21,11 +21,12 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Liquid } from 'liquidjs';
 import type { BrowserContext, Page } from 'playwright-core';
-import { TemplateError, ValidationError } from '../errors';
+import { TemplateError } from '../errors';
+import { requireChromium } from './chromium';
 import type { AssetResolver } from './compile';
 import { checkImagePixels } from './images';
 import { renderLimits, RenderLimitError } from './limits';
-import { programFiles, sandboxed, sandboxInUse, shellQuote } from './sandbox';
+import { notStarted, programFiles, sandboxed, sandboxInUse, shellQuote } from './sandbox';
 import { Slots } from './slots';
 import { scopeOf } from './values';
 import { childrenWith, treeMemory, watchMemory } from './watch';
@@ -231,34 +232,6 @@ const TYPES: Record<string, string> = {
 };
 const typeOf = (url: string) => TYPES[/\.(\w+)$/.exec(url)?.[1]?.toLowerCase() ?? ''] ?? 'application/octet-stream';
 
-/** Where Chromium is: CHROMIUM_PATH, Debian's package, or the one inside the npm package @sparticuz/chromium. */
-export async function chromiumPath(): Promise<string | undefined> {
-  const given = process.env.CHROMIUM_PATH;
-  if (given) return fs.existsSync(given) ? given : undefined;
-  for (const p of ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'])
-    if (fs.existsSync(p)) return p;
-  try {
-    const packaged = (await import('@sparticuz/chromium')).default;
-    return await packaged.executablePath();
-  } catch {
-    return undefined;
-  }
-}
-
-/** Chromium's path, or `422 format_unavailable` saying how to install it. */
-export async function requireChromium(): Promise<string> {
-  const found = await chromiumPath();
-  if (found) return found;
-  throw new ValidationError(
-    CHROMIUM_MISSING,
-    [{ field: 'format', message: 'HTML templates need Chromium', code: 'format_unavailable' }],
-    'format_unavailable',
-  );
-}
-
-export const CHROMIUM_MISSING =
-  'HTML templates are printed by Chromium, which this server does not have. Install it (Debian: apt-get install chromium; or npm install @sparticuz/chromium) or set CHROMIUM_PATH, then restart.';
-
 interface Job {
   base: string;
   html: string;
@@ -280,6 +253,21 @@ const keepBytes = () => (Number(process.env.HTML_BROWSER_MEMORY_MB) || 200) * MB
 export const MEMORY_CHECK_EVERY = 10;
 /** Documents one browser prints before it is replaced by a fresh one. */
 export const RENDERS_PER_BROWSER = 1000;
+
+/**
+ * No connection out of the browser, whatever the page asks for. The route below answers the
+ * page's own requests, but Chromium opens some connections no route sees: a preconnect to a
+ * stylesheet's host, a WebSocket, WebRTC. Without the sandbox's empty network (where bubblewrap
+ * does not work) those would reach the server's network, so every connection must go through a
+ * proxy that cannot be reached: one whose name resolves to nothing, with no host resolved at all
+ * and loopback not exempt. The routed requests are answered before any of this is asked.
+ */
+const NO_NETWORK = [
+  '--proxy-server=http://no-network.invalid:9',
+  '--proxy-bypass-list=<-loopback>',
+  '--host-resolver-rules=MAP * ~NOTFOUND',
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+];
 
 /**
  * One headless Chromium with one page at a time, printing one document at a time: in the sandbox
@@ -360,15 +348,23 @@ class Browser {
           '--disable-component-update',
           '--disable-sync',
           '--disable-quic',
+          ...NO_NETWORK,
         ],
       });
     // Chromium's own sandbox: always inside bubblewrap; outside it, where this process is not root
     // and the machine lets Chromium make its namespaces (a container may not: then without it)
     const own = sandbox || process.getuid?.() !== 0;
-    const context = await launch(own).catch((err: unknown) => {
-      if (!own || sandbox) throw err;
-      return launch(false);
-    });
+    const context = await launch(own)
+      .catch((err: unknown) => {
+        if (!own || sandbox) throw err;
+        return launch(false);
+      })
+      .catch((err: unknown) => {
+        throw notStarted(
+          'Chromium',
+          new Error(`Chromium at ${executable} did not start${sandbox ? ' in the sandbox' : ''}`, { cause: err }),
+        );
+      });
     context.on('close', () => {
       this.gone = true;
     });

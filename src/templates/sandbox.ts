@@ -18,7 +18,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ValidationError } from '../errors';
+import { UnavailableError, ValidationError } from '../errors';
 
 export type SandboxMode = 'auto' | 'required' | 'off';
 
@@ -109,6 +109,26 @@ export function sandboxStatus(): string {
   if (mode() === 'required') return `sandbox: missing, so HTML and Word templates are refused. ${SANDBOX_MISSING}`;
   return 'sandbox: NONE. Chromium and LibreOffice print without one, because bubblewrap does not work here: install it (Debian: apt-get install bubblewrap), or set TEMPLATE_SANDBOX=required to refuse to print without one.';
 }
+
+/**
+ * The answer when Chromium or LibreOffice would not start (`503 renderer_unavailable`): the client
+ * is told to try again later and what the operator sets; the program's own words stay in `cause`,
+ * for the server's log and `paperlink doctor`, not for the client.
+ */
+export function notStarted(program: 'Chromium' | 'LibreOffice', cause: unknown): UnavailableError {
+  const [format, setting] =
+    program === 'Chromium' ? ['HTML', 'CHROMIUM_PATH'] : ['Word', 'LIBREOFFICE_PATH and LIBREOFFICE_PYTHON'];
+  const where = sandboxInUse() ? ' in its sandbox (bubblewrap)' : '';
+  return new UnavailableError(
+    'renderer_unavailable',
+    `${program} did not start on this server${where}, so ${format} templates cannot be printed now; try again later. Operators: \`npx paperlink doctor\` says why and what to fix (${setting}, TEMPLATE_SANDBOX); the server's log has ${program}'s own words.`,
+    RESTART_AFTER_SECONDS,
+    { cause },
+  );
+}
+
+/** What a client told `renderer_unavailable` waits before trying again. */
+const RESTART_AFTER_SECONDS = 30;
 
 /** `command args`, wrapped in the sandbox when it is in use; as given when it is not. */
 export function sandboxed(command: string, args: string[], spec: SandboxSpec): { command: string; args: string[] } {

@@ -15,7 +15,7 @@ import { toPage, type Page, type PageQuery } from '../pagination';
 import { packageRoot } from '../paths';
 import { folderAssets, type AssetResolver, type TemplateSummary } from './index';
 import { RenderPool, type Renderer } from './pool';
-import { requireChromium } from './html';
+import { requireChromium } from './chromium';
 import { requireOffice } from './docx';
 import { sandboxInUse } from './sandbox';
 

@@ -56,6 +56,9 @@ async function s3(): Promise<void> {
 }
 
 export default async function setup(): Promise<void> {
+  // the many `paperlink serve` processes the suites start do not each try every template format at
+  // start (a Chromium and a LibreOffice each); the tests of that greeting turn it on
+  process.env.STARTUP_CHECK ??= 'false';
   await Promise.all([postgres(), s3()]);
 }
 

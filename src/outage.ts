@@ -1,0 +1,116 @@
+/**
+ * What a failure of the machinery under a request means for its client. Two kinds are nobody's
+ * bug and pass on their own, so they are answered as such on every route rather than as a `500`:
+ * - the disk cannot be written (full, read-only, failing), whether the data dir's files, SQLite's or
+ *   PostgreSQL's: `507 insufficient_storage`;
+ * - the database is away for a moment (restarting, unreachable, out of connections, locked past
+ *   its busy timeout): `503 database_unavailable`.
+ * Both carry Retry-After. On a full disk nothing of the request was kept (a write fails whole: a
+ * transaction, or a file written before any record names it); a database cut off in the middle of
+ * a commit may have kept it, so that answer says to retry with the same Idempotency-Key.
+ */
+import { InsufficientStorageError, UnavailableError, type PaperlinkError } from './errors';
+
+/** Node's codes for a file system that cannot take a write. */
+const DISK_ERRNO = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO']);
+/** PostgreSQL: disk_full, out_of_memory's sibling insufficient_resources, and program_limit on files. */
+const PG_DISK = new Set(['53100']);
+/**
+ * PostgreSQL's codes for "not now": the connection failed (class 08), the server is shutting down
+ * or starting (57P01–57P03), too many connections (53300), a read-only standby after a failover
+ * (25006).
+ */
+const PG_AWAY = /^(08\d\d\d|57P0[1-3]|53300|25006)$/;
+/** Node's codes for a connection that could not be made or was cut. */
+const NET_ERRNO = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
+/** node-postgres says these in words only. */
+const PG_CUT =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
+
+/** What a client waits before trying again. */
+const FULL_RETRY_SECONDS = 60;
+const AWAY_RETRY_SECONDS = 5;
+
+/** The error and the errors it was caused by, outermost first. */
+function* chain(err: unknown): Generator<{ code?: unknown; message?: unknown }> {
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 10; depth++) {
+    yield e;
+    e = (e as { cause?: unknown }).cause;
+  }
+}
+
+/** Whether a failure is the disk refusing a write (full, read-only, failing): SQLite's, PostgreSQL's or the files'. */
+export function isDiskFailure(err: unknown): boolean {
+  for (const e of chain(err)) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    if (DISK_ERRNO.has(code) || PG_DISK.has(code)) return true;
+    if (code === 'SQLITE_FULL' || code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_IOERR')) return true;
+  }
+  return false;
+}
+
+/** Whether a failure is the database being away for a moment. */
+function isDatabaseAway(err: unknown): boolean {
+  for (const e of chain(err)) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    if (PG_AWAY.test(code) || NET_ERRNO.has(code) || code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_'))
+      return true;
+    if (typeof e.message === 'string' && PG_CUT.test(e.message)) return true;
+  }
+  return false;
+}
+
+/** The answer for a failure of the disk or the database underneath; undefined for anything else (a bug: 500). */
+export function outageOf(err: unknown): PaperlinkError | undefined {
+  if (isDiskFailure(err))
+    return new InsufficientStorageError(
+      'The server cannot write to its disk now (full or read-only), so nothing of this request was kept. Send it again later (with the same Idempotency-Key where you gave one). Operators: free space where DATA_DIR or the database keeps its files; /readyz answers 200 again once writes work.',
+      FULL_RETRY_SECONDS,
+      { cause: err },
+    );
+  if (isDatabaseAway(err))
+    return new UnavailableError(
+      'database_unavailable',
+      'The database does not answer now (restarting or unreachable). Send the request again in a few seconds, with the same Idempotency-Key where you gave one: that finishes what it may have begun, once.',
+      AWAY_RETRY_SECONDS,
+      { cause: err },
+    );
+  return undefined;
+}
+
+/**
+ * Whether this process can write, for /readyz: it hears of every write the disk refused (the
+ * requests' and the background work's), and from then on /readyz tries a small write of its own
+ * (a row and a file where the documents go) each time it is asked, until one goes through: ready
+ * again once space is back, without a restart. While nothing was refused it costs nothing.
+ */
+export class WriteHealth {
+  private refused = false;
+
+  constructor(private readonly probe: () => Promise<void>) {}
+
+  /** Tells it of a failure; only a refused write counts. */
+  noticed(err: unknown): void {
+    if (err instanceof InsufficientStorageError || isDiskFailure(err)) this.refused = true;
+  }
+
+  /** Undefined when writes work; the answer to give while they do not. */
+  async check(): Promise<PaperlinkError | undefined> {
+    if (!this.refused) return undefined;
+    try {
+      await this.probe();
+      this.refused = false;
+      return undefined;
+    } catch (err) {
+      return outageOf(err) ?? outageOf(Object.assign(new Error('write refused'), { code: 'EIO', cause: err }));
+    }
+  }
+}
