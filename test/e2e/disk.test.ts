@@ -99,7 +99,7 @@ const postcard = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/s
             const json = (res.headers['content-type'] ?? '').startsWith('application/json');
             resolve({
               status: res.statusCode!,
-              retryAfter: (res.headers['retry-after']) ?? null,
+              retryAfter: res.headers['retry-after'] ?? null,
               body: json ? (JSON.parse(Buffer.concat(chunks).toString()) as Answer['body']) : undefined,
             });
           });
