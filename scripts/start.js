@@ -44,7 +44,15 @@ function main() {
   const server = spawn(process.execPath, [path.join(root, 'dist/src/cli.js'), 'serve', ...process.argv.slice(2)], {
     stdio: 'inherit',
   });
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => server.kill(signal));
+  // the server stops gracefully on each (a second is ignored): passed on, as Ctrl-C in a terminal
+  // reaches it too; this process waits for it to end
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
+  // the terminal closed: a graceful stop too
+  process.on('SIGHUP', () => server.kill('SIGTERM'));
+  server.on('error', (err) => {
+    process.stderr.write(`could not start the server: ${err.message}\n`);
+    process.exit(1);
+  });
   server.on('exit', (code, signal) => process.exit(code ?? 128 + (signal ? (os.constants.signals[signal] ?? 0) : 0)));
 }
 

@@ -14,6 +14,7 @@ import { packageRoot } from './paths';
 import { SingleBar, Presets } from 'cli-progress';
 import { readRows, renderBatch } from './batch';
 import { ConfigError, loadConfig } from './config';
+import { sqliteFile } from './db';
 import { ALL_SCOPES, type KeyKind } from './keys';
 import { publicView } from './links/app';
 import { LinkKeyring, linkKeyring } from './links/keyring';
@@ -250,7 +251,7 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
    */
   async function withService<T>(opts: { dataDir?: string }, fn: (s: Service) => Promise<T>): Promise<T> {
     const config = loadConfig(process.env, { dataDir: opts.dataDir });
-    const sqlite = config.databaseUrl ? undefined : path.resolve(config.dataDir, 'paperlink.db');
+    const sqlite = config.databaseUrl ? undefined : path.resolve(sqliteFile(config.dataDir));
     const fresh = sqlite !== undefined && !fs.existsSync(sqlite);
     const service = await createService(config);
     io.stderr(
@@ -312,8 +313,10 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
           process.exit(EXIT_FAILED);
         }, 2 * config.shutdownTimeoutMs).unref();
       };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      // on, not once: Ctrl-C under npm start reaches this process from the terminal and from npm (stop
+      // ignores the second), where a second signal with no handler would end it at once
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
       if (processes > 1 && !worker) {
         const running = await startCluster(config, processes, io.stdout);
         server = { close: () => running.stop() };
@@ -333,7 +336,7 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     .option('--json', 'print the checks as one JSON array ({name, outcome, says, fix}) instead of a line each')
     .addHelpText(
       'after',
-      '\nEach check prints one line: ok, warn (works without it: e.g. Word templates refused where LibreOffice is missing), FAIL (with what to fix), or skip.\nIt reads the same environment as `paperlink serve` (DATA_DIR, DATABASE_URL, STORAGE, SMTP_URL, ENGINE, CHROMIUM_PATH, TEMPLATE_SANDBOX, …) and writes only a small probe it deletes again.\n\nExit codes: 0 nothing failed, 1 a check failed.',
+      '\nEach check prints one line: ok, warn (works without it: e.g. Word templates refused where LibreOffice is missing; a database behind this build), FAIL (with what to fix), or skip.\nIt reads the same environment as `paperlink serve` (DATA_DIR, DATABASE_URL, STORAGE, SMTP_URL, ENGINE, CHROMIUM_PATH, TEMPLATE_SANDBOX, …). It runs no migration and makes no database; it writes a probe row (kept, overwritten each time) and a probe file (deleted), and, as `serve` would at its start, the link key file and its fingerprint where there are none yet and the outbox folder.\n\nExit codes: 0 nothing failed, 1 a check failed.',
     )
     .action(async (opts: { dataDir?: string; json?: boolean }) => {
       const config = loadConfig(process.env, { dataDir: opts.dataDir });

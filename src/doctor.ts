@@ -1,23 +1,28 @@
 /**
  * `paperlink doctor`: whether this machine, with this configuration, can do what the service
  * promises. Each check does the real thing, as the service would, and says what to do when it
- * fails: a small document of each template format rendered (in the sandbox, under the render
- * budget), the database migrated and written, the document storage written, read and deleted, the
- * link keys read and matched with the database, the mail server signed in to, Temporal reached.
- * The greeting of `serve` runs the format checks too (checkFormats), so it says a format works
- * only once it has rendered one.
+ * fails: a small document of each template format rendered on a render thread (in the sandbox,
+ * under the render budget), the database reached and its schema current, a row and a file written
+ * where the service writes (and deleted again), the link keys read and matched with the database,
+ * the mail server signed in to, Temporal's task queue polled. It changes nothing the service
+ * relies on: it runs no migration (a database behind this build is a warning: `serve` migrates it),
+ * and makes no database where there is none. The greeting of `serve` runs the format checks too
+ * (checkFormats, on the service's render threads), so it says a format works only once it has
+ * rendered one.
  */
 import path from 'node:path';
 import { PDFDocument } from 'pdf-lib';
 import type { Config } from './config';
-import { openDatabase, probeWrite, type Database } from './db';
+import fs from 'node:fs';
+import { openDatabase, sqliteFile, type Database } from './db';
 import { isDiskFailure } from './outage';
 import { linkKeyring } from './links/keyring';
 import { checkKeys } from './links/tokens';
 import { createMailer } from './mail';
-import { packageRoot } from './paths';
-import { openStorage } from './storage';
-import { loadTemplate, loadTemplateFile, renderTemplate, type TemplateSummary } from './templates';
+import { openStorage, probeWrites } from './storage';
+import { folderAssets } from './templates';
+import { createRenderer, type Renderer } from './templates/pool';
+import { exampleFile, exampleSample, type EXAMPLE_IDS } from './templates/store';
 import { chromiumPath } from './templates/chromium';
 import { officePaths } from './templates/docx';
 import { sandboxStatus } from './templates/sandbox';
@@ -52,8 +57,6 @@ export function why(err: unknown): string {
   return [...new Set(parts.filter(Boolean))].slice(0, 4).join(' / ').slice(0, 600);
 }
 
-const example = (name: string) => path.join(packageRoot(), 'examples', name);
-
 /** A fillable PDF form of one field, made here: no example of one ships with the package. */
 async function smallForm(): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
@@ -62,18 +65,30 @@ async function smallForm(): Promise<Uint8Array> {
   return doc.save();
 }
 
-/** Renders `template` with `values`, timed; what it says on success. */
-async function rendered(template: TemplateSummary, values: Record<string, string>, what: string): Promise<string> {
+/** Loads and renders a template on `renderer`, timed; what it says on success. */
+async function rendered(
+  renderer: Renderer,
+  source: Uint8Array,
+  values: Record<string, string>,
+  what: string,
+  folder?: string,
+): Promise<string> {
   const started = process.hrtime.bigint();
-  const pdf = await renderTemplate(template, values);
+  const template = await renderer.load(source, { assets: folder ? folderAssets(folder) : undefined });
+  const pdf = await renderer.render(template, values);
   const ms = Number((process.hrtime.bigint() - started) / 1_000_000n);
   return `rendered ${what} (${Math.round(pdf.length / 1024)} KB) in ${ms} ms`;
 }
 
-const sample = async (name: string) =>
-  JSON.parse(
-    await import('node:fs/promises').then((fs) => fs.readFile(path.join(example(name), 'sample.json'), 'utf8')),
-  ) as Record<string, string>;
+/** Renders one of the bundled examples with its sample values. */
+const renderExample = (renderer: Renderer, name: keyof typeof EXAMPLE_IDS) =>
+  rendered(
+    renderer,
+    new Uint8Array(fs.readFileSync(exampleFile(name))),
+    exampleSample(name),
+    'the example letter',
+    path.dirname(exampleFile(name)),
+  );
 
 /**
  * A small document of each template format, rendered as a generate renders it: the bundled
@@ -81,7 +96,7 @@ const sample = async (name: string) =>
  * whose program is missing is a warning (its templates are refused with `422 format_unavailable`);
  * one whose program is there and does not print is a failure.
  */
-export async function checkFormats(): Promise<Check[]> {
+export async function checkFormats(renderer: Renderer): Promise<Check[]> {
   const format = async (name: string, run: () => Promise<string>, fix: string): Promise<Check> => {
     try {
       return { name, outcome: 'ok', says: await run() };
@@ -90,14 +105,10 @@ export async function checkFormats(): Promise<Check[]> {
     }
   };
   const checks = [
-    await format(
-      'XML',
-      async () => rendered(await loadTemplateFile(example('letter')), await sample('letter'), 'the example letter'),
-      'report it: XML templates need nothing but Paperlink',
-    ),
+    await format('XML', () => renderExample(renderer, 'letter'), 'report it: XML templates need nothing but Paperlink'),
     await format(
       'PDF forms',
-      async () => rendered(await loadTemplate(await smallForm()), { name: 'Paperlink' }, 'a one-field form'),
+      async () => rendered(renderer, await smallForm(), { name: 'Paperlink' }, 'a one-field form'),
       'report it: PDF forms need nothing but Paperlink',
     ),
   ];
@@ -106,8 +117,7 @@ export async function checkFormats(): Promise<Check[]> {
     chromium
       ? await format(
           'HTML',
-          async () =>
-            `${await rendered(await loadTemplateFile(example('letter-html')), await sample('letter-html'), 'the example letter')} with Chromium at ${chromium}`,
+          async () => `${await renderExample(renderer, 'letter_html')} with Chromium at ${chromium}`,
           `Chromium at ${chromium} does not print here. Set CHROMIUM_PATH to a browser program that runs (the program itself, not a launcher script), or install Chromium (Debian: apt-get install chromium). If it prints with TEMPLATE_SANDBOX=off, the sandbox is what stops it: check that bubblewrap works (bwrap --unshare-all --ro-bind /usr /usr -- /usr/bin/true).`,
         )
       : {
@@ -122,8 +132,7 @@ export async function checkFormats(): Promise<Check[]> {
     office
       ? await format(
           'Word',
-          async () =>
-            `${await rendered(await loadTemplateFile(example('letter-docx')), await sample('letter-docx'), 'the example letter')} with LibreOffice at ${office.soffice}`,
+          async () => `${await renderExample(renderer, 'letter_docx')} with LibreOffice at ${office.soffice}`,
           `LibreOffice at ${office.soffice} does not convert here. Check that it runs (${office.soffice} --headless --version) with ${office.python} and its uno module, or set LIBREOFFICE_PATH and LIBREOFFICE_PYTHON. If it converts with TEMPLATE_SANDBOX=off, the sandbox is what stops it.`,
         )
       : {
@@ -161,13 +170,27 @@ function failed(name: string, err: unknown, fix: string): Check {
   };
 }
 
-/** The database: opened and migrated as `serve` does, and written to. */
+/**
+ * The database: reached, and its schema what this build needs. Nothing is migrated or made: a
+ * database behind this build, or none yet, is a warning (`serve` migrates or makes it at its start),
+ * and the checks that need the schema are skipped.
+ */
 async function checkDatabase(config: Config): Promise<{ check: Check; database?: Database }> {
+  if (!config.databaseUrl && !fs.existsSync(sqliteFile(config.dataDir)))
+    return {
+      check: {
+        name: 'database',
+        outcome: 'warn',
+        says: `no database yet at ${sqliteFile(config.dataDir)}: \`paperlink serve\` makes it at its first start`,
+        fix: 'start `paperlink serve` once (or give the DATA_DIR the server uses), then check again',
+      },
+    };
   let database: Database;
   try {
     database = await openDatabase({
       databaseUrl: config.databaseUrl,
-      sqlitePath: path.join(config.dataDir, 'paperlink.db'),
+      sqlitePath: sqliteFile(config.dataDir),
+      migrate: false,
     });
   } catch (err) {
     return {
@@ -176,48 +199,42 @@ async function checkDatabase(config: Config): Promise<{ check: Check; database?:
         err,
         config.databaseUrl
           ? 'check that PostgreSQL runs and DATABASE_URL (host, port, user, password, database) is right'
-          : `check that ${config.dataDir} (DATA_DIR) can be written`,
+          : `check that ${config.dataDir} (DATA_DIR) can be read and written`,
       ),
     };
   }
-  try {
-    await probeWrite(database.db);
+  const where = `${database.dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL'} at ${database.location}`;
+  if (database.pending) {
+    await database.close();
     return {
       check: {
         name: 'database',
-        outcome: 'ok',
-        says: `${database.dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL'} at ${database.location}: migrated, takes writes`,
+        outcome: 'warn',
+        says: `${where} is ${database.pending} migration${database.pending === 1 ? '' : 's'} behind this build; nothing was changed`,
+        fix: '`paperlink serve` of this build migrates it at its start; stop the older servers on it first',
       },
-      database,
-    };
-  } catch (err) {
-    return {
-      check: failed('database', err, 'check that the database takes writes (not a read-only replica)'),
-      database,
     };
   }
+  return {
+    check: { name: 'database', outcome: 'ok', says: `${where}: answers, its schema is this build's` },
+    database,
+  };
 }
 
-/** The document storage: a small file written, read back and deleted where documents go. */
+/** Writes where the service writes: a row of the database, and a file where documents go, read back and deleted. */
 async function checkStorage(config: Config, database: Database): Promise<Check> {
   const storage = openStorage(config, database.db);
-  const key = `paperlink-doctor-${process.pid}`;
   try {
     await storage.check?.();
-    const bytes = new Uint8Array(64 * 1024).fill(7);
-    await storage.put(key, bytes);
-    const back = await storage.get(key);
-    if (!back || Buffer.compare(Buffer.from(back), Buffer.from(bytes)) !== 0)
-      throw new Error('what was read back is not what was written');
-    await storage.delete(key);
-    return { name: 'storage', outcome: 'ok', says: `${storage.location}: writes, reads and deletes` };
+    await probeWrites(database.db, storage);
+    return { name: 'storage', outcome: 'ok', says: `${storage.location} and the database take writes` };
   } catch (err) {
     return failed(
       'storage',
       err,
       config.storage === 's3'
         ? 'check S3_BUCKET, S3_ENDPOINT, S3_REGION and the AWS credentials'
-        : `check that ${storage.location} can be written`,
+        : `check that ${storage.location} and the database can be written`,
     );
   } finally {
     storage.close?.();
@@ -326,13 +343,19 @@ export async function runDoctor(config: Config, progress: (check: Check) => void
       await database.close();
     }
   } else {
-    add({ name: 'storage', outcome: 'skip', says: 'needs the database' });
-    add({ name: 'link keys', outcome: 'skip', says: 'needs the database' });
+    add({ name: 'storage', outcome: 'skip', says: 'needs the database, with its schema' });
+    add({ name: 'link keys', outcome: 'skip', says: 'needs the database, with its schema' });
   }
   add(await checkMail(config));
   add(await checkTemporal(config));
   add(checkSandbox());
-  for (const format of await checkFormats()) add(format);
+  // one render thread, with the service's budget, as a generate renders
+  const renderer = createRenderer({ threads: 1, timeoutMs: config.renderTimeoutMs, memoryMb: config.renderMemoryMb });
+  try {
+    for (const format of await checkFormats(renderer)) add(format);
+  } finally {
+    await renderer.close();
+  }
   return checks;
 }
 

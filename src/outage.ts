@@ -13,7 +13,7 @@ import { InsufficientStorageError, UnavailableError, type PaperlinkError } from 
 
 /** Node's codes for a file system that cannot take a write. */
 const DISK_ERRNO = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO']);
-/** PostgreSQL: disk_full, out_of_memory's sibling insufficient_resources, and program_limit on files. */
+/** PostgreSQL's disk_full. */
 const PG_DISK = new Set(['53100']);
 /**
  * PostgreSQL's codes for "not now": the connection failed (class 08), the server is shutting down
@@ -21,7 +21,10 @@ const PG_DISK = new Set(['53100']);
  * (25006).
  */
 const PG_AWAY = /^(08\d\d\d|57P0[1-3]|53300|25006)$/;
-/** Node's codes for a connection that could not be made or was cut. */
+/**
+ * Node's codes for a connection that could not be made or was cut: the database away only when
+ * the database's driver raised them (markDatabaseError), not a mail server, a bucket or a client.
+ */
 const NET_ERRNO = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -31,6 +34,13 @@ const NET_ERRNO = new Set([
   'ENETUNREACH',
   'EAI_AGAIN',
 ]);
+const FROM_DATABASE = Symbol('raised by the database driver');
+
+/** Marks an error as raised by the database's driver (src/db does, for PostgreSQL's pool and connections). */
+export function markDatabaseError(err: unknown): unknown {
+  if (err && typeof err === 'object') (err as Record<symbol, boolean>)[FROM_DATABASE] = true;
+  return err;
+}
 /** node-postgres says these in words only. */
 const PG_CUT =
   /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
@@ -61,9 +71,9 @@ export function isDiskFailure(err: unknown): boolean {
 function isDatabaseAway(err: unknown): boolean {
   for (const e of chain(err)) {
     const code = typeof e.code === 'string' ? e.code : '';
-    if (PG_AWAY.test(code) || NET_ERRNO.has(code) || code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_'))
+    if (PG_AWAY.test(code) || code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_')) return true;
+    if ((e as Record<symbol, unknown>)[FROM_DATABASE] && (NET_ERRNO.has(code) || PG_CUT.test(String(e.message))))
       return true;
-    if (typeof e.message === 'string' && PG_CUT.test(e.message)) return true;
   }
   return false;
 }
@@ -89,28 +99,41 @@ export function outageOf(err: unknown): PaperlinkError | undefined {
 /**
  * Whether this process can write, for /readyz: it hears of every write the disk refused (the
  * requests' and the background work's), and from then on /readyz tries a small write of its own
- * (a row and a file where the documents go) each time it is asked, until one goes through: ready
- * again once space is back, without a restart. While nothing was refused it costs nothing.
+ * (probeWrites: a row, and a file where the documents go) each time it is asked, until one goes
+ * through: ready again once space is back, without a restart. While nothing was refused it costs
+ * nothing.
  */
 export class WriteHealth {
-  private refused = false;
+  /** Writes refused so far; a probe clears them only if none was refused while it ran. */
+  private refused = 0;
+  private cleared = 0;
 
   constructor(private readonly probe: () => Promise<void>) {}
 
   /** Tells it of a failure; only a refused write counts. */
   noticed(err: unknown): void {
-    if (err instanceof InsufficientStorageError || isDiskFailure(err)) this.refused = true;
+    if (err instanceof InsufficientStorageError || isDiskFailure(err)) this.refused++;
   }
 
   /** Undefined when writes work; the answer to give while they do not. */
   async check(): Promise<PaperlinkError | undefined> {
-    if (!this.refused) return undefined;
+    const seen = this.refused;
+    if (seen === this.cleared) return undefined;
     try {
       await this.probe();
-      this.refused = false;
+      this.cleared = seen;
       return undefined;
     } catch (err) {
-      return outageOf(err) ?? outageOf(Object.assign(new Error('write refused'), { code: 'EIO', cause: err }));
+      // a probe that fails for another reason (a bucket refusing this server) says so, as itself
+      return (
+        outageOf(err) ??
+        new UnavailableError(
+          'write_failed',
+          'A write of this server was refused for a full or read-only disk, and a small write of its own fails now for another reason: see the server log.',
+          FULL_RETRY_SECONDS,
+          { cause: err },
+        )
+      );
     }
   }
 }

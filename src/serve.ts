@@ -15,11 +15,12 @@ import { publicUrlMismatch } from './links/app';
 import { createService, type EngineParts, type Service } from './service';
 import type { Activities } from './engine';
 import { packageRoot } from './paths';
-import { EXAMPLE_IDS } from './templates/store';
+import { EXAMPLE_IDS, exampleSample } from './templates/store';
 import { chromiumPath, CHROMIUM_MISSING } from './templates/chromium';
 import { LIBREOFFICE_MISSING, officePaths } from './templates/docx';
 import { sandboxStatus } from './templates/sandbox';
 import { checkFormats } from './doctor';
+import type { Renderer } from './templates/pool';
 
 export interface Server {
   service: Service;
@@ -36,12 +37,9 @@ export function shellQuote(s: string): string {
 
 /** The body of the first request a new user sends: the letter example with its sample values. */
 export function firstRequest(): Record<string, unknown> {
-  const sample = JSON.parse(
-    fs.readFileSync(path.join(packageRoot(), 'examples', 'letter', 'sample.json'), 'utf8'),
-  ) as Record<string, string>;
   return {
     template_id: EXAMPLE_IDS.letter,
-    merge_parameters: sample,
+    merge_parameters: exampleSample('letter'),
     destinations: { inkit_storage: { name: 'Welcome letter' } },
   };
 }
@@ -63,10 +61,7 @@ function serviceOptions(config: Config, log: (text: string) => void) {
     engine:
       config.engine === 'temporal'
         ? async (_activities: Activities, parts: EngineParts) =>
-            (await import('../workflows/client')).TemporalEngine.connect(config.temporal, {
-              onError: onFlowError,
-              ...parts,
-            })
+            (await import('../workflows/client')).TemporalEngine.connect(config.temporal, parts)
         : undefined,
   };
 }
@@ -137,7 +132,7 @@ export async function startServer(
 
   if (!options.worker) {
     await greet(service, config, url, log);
-    if (config.startupCheck) trying = tryFormats(log, () => stopping).catch(() => undefined);
+    if (config.startupCheck) trying = tryFormats(service.renderer, log, () => stopping).catch(() => undefined);
   }
   return server;
 }
@@ -208,12 +203,17 @@ async function greet(
 }
 
 /**
- * Renders a small document of each template format, as `paperlink doctor` does, and says which
+ * Renders a small document of each template format on the service's render threads, as
+ * `paperlink doctor` does, and says which
  * work: one line when all do, a line for each that does not with `npx paperlink doctor` to learn
  * more. Nothing is said once `stopped()` (a stop cut the check short: its failures mean nothing).
  */
-export async function tryFormats(log: (text: string) => void, stopped: () => boolean = () => false): Promise<void> {
-  const checks = await checkFormats();
+export async function tryFormats(
+  renderer: Renderer,
+  log: (text: string) => void,
+  stopped: () => boolean = () => false,
+): Promise<void> {
+  const checks = await checkFormats(renderer);
   if (stopped()) return;
   const working = checks.filter((c) => c.outcome === 'ok').map((c) => c.name);
   const broken = checks.filter((c) => c.outcome === 'fail');
@@ -296,7 +296,7 @@ export async function startCluster(
   try {
     await greet(service, config, url, log, processes);
     // here, before this process's service (and its browser and LibreOffice) is closed
-    if (config.startupCheck) await tryFormats(log);
+    if (config.startupCheck) await tryFormats(service.renderer, log);
   } finally {
     await service.close();
   }

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { Operators } from './admin';
 import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
-import { openDatabase, probeWrite, type Database } from './db';
+import { openDatabase, sqliteFile, type Database } from './db';
 import { clusterPresence, localPresence, postgresPresence, type Presence } from './db/presence';
 import { Documents } from './documents';
 import { Idempotency } from './idempotency';
@@ -28,7 +28,7 @@ import { MagicLinkApps } from './links/app';
 import { createMailer, type Mailer } from './mail';
 import { Postcards } from './postcards';
 import { packageRoot } from './paths';
-import { openStorage, type Storage } from './storage';
+import { openStorage, probeWrites, type Storage } from './storage';
 import { setRenderLimits } from './templates/limits';
 import { createRenderer, type Renderer } from './templates/pool';
 import { printer } from './templates/html';
@@ -77,6 +77,8 @@ export interface EngineParts {
   marks: Marks;
   /** A Magic Link's URL, derived again: it is kept out of the engine's history. */
   linkUrl: (linkId: string) => Promise<string>;
+  /** Where the engine reports what failed in the background (ServiceOptions.onFlowError, after /readyz has heard of it). */
+  onError: (id: string, err: unknown) => void;
 }
 
 export interface ServiceOptions {
@@ -102,9 +104,6 @@ export interface ServiceOptions {
   beforeStatement?: (sql: string) => void;
 }
 
-/** The file /readyz writes and deletes where the documents go, while writes are refused (WriteHealth). */
-const WRITE_PROBE = 'paperlink-write-probe';
-
 /** How often `serve` deletes what has expired (Service.housekeeping). */
 export const HOUSEKEEPING_MS = 60 * 60 * 1000;
 
@@ -116,17 +115,13 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const clock = options.clock ?? systemClock;
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
-    sqlitePath: path.join(config.dataDir, 'paperlink.db'),
+    sqlitePath: sqliteFile(config.dataDir),
     log: options.log,
     beforeStatement: options.beforeStatement,
   });
   const { db } = database;
   // a write the disk refused, in a request or in the background, makes /readyz try writes of its own
-  const writes = new WriteHealth(async () => {
-    await probeWrite(db);
-    await storage.put(WRITE_PROBE, new Uint8Array(64 * 1024));
-    await storage.delete(WRITE_PROBE);
-  });
+  const writes = new WriteHealth(() => probeWrites(db, storage));
   const onFlowError = (id: string, err: unknown) => {
     writes.noticed(err);
     options.onFlowError?.(id, err);
@@ -218,9 +213,12 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const parts = { documents, links, postcards, dispatcher };
   const activities = activitiesOf(parts);
   const engine: Engine = options.engine
-    ? await (async () => options.engine!(activities, { marks: new Marks(db), linkUrl: (id) => links.url(id) }))().catch(
-        abandon,
-      )
+    ? await (async () =>
+        options.engine!(activities, {
+          marks: new Marks(db),
+          linkUrl: (id) => links.url(id),
+          onError: onFlowError,
+        }))().catch(abandon)
     : new EmbeddedEngine(clock, activities, claims, onFlowError);
   let housekeeping: NodeJS.Timeout | undefined;
   let tidying: Promise<void> = Promise.resolve();

@@ -2,7 +2,6 @@
  * Persistence: one Kysely query layer over SQLite (the embedded default: a file in the data dir,
  * WAL, fsync on commit) and PostgreSQL (DATABASE_URL). Migrations run when the database opens.
  */
-import { randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,9 +20,9 @@ import {
   type MigrationProvider,
   type QueryResult,
 } from 'kysely';
-import { Pool } from 'pg';
+import { Pool, type PoolClient } from 'pg';
 import { migrationsFor } from './migrations';
-import { isDiskFailure } from '../outage';
+import { isDiskFailure, markDatabaseError } from '../outage';
 import type { Dialect, Schema } from './schema';
 
 export type { Dialect } from './schema';
@@ -43,6 +42,8 @@ export interface Database {
   inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T>;
   /** Where it is, for people: a file path or the PostgreSQL URL without its password. */
   location: string;
+  /** Migrations this build has that the database has not run (0 once opened to migrate). */
+  pending: number;
   close(): Promise<void>;
 }
 
@@ -50,6 +51,8 @@ export interface OpenOptions {
   /** postgres://… ; otherwise SQLite at `sqlitePath`. */
   databaseUrl?: string;
   sqlitePath?: string;
+  /** false: run no migration, only count the ones this build would run (Database.pending). Default true. */
+  migrate?: boolean;
   /** Called with each statement before it runs, on either database; a throw fails the statement (fault tests). */
   beforeStatement?: (sql: string) => void;
   /** Where a pooled connection that failed while idle is reported (PostgreSQL restarted): the pool drops it and opens another. */
@@ -66,6 +69,11 @@ function redactUrl(url: string): string {
   }
 }
 
+/** The SQLite database of a data dir. */
+export function sqliteFile(dataDir: string): string {
+  return path.join(dataDir, 'paperlink.db');
+}
+
 export async function openDatabase(options: OpenOptions): Promise<Database> {
   let db: Db;
   let dialect: Dialect;
@@ -74,6 +82,11 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     dialect = 'postgres';
     location = redactUrl(options.databaseUrl);
     const pool = new Pool({ connectionString: options.databaseUrl, max: 10 });
+    // what the pool and its connections fail with is the database's (outage.ts tells the database
+    // away from a mail server or a bucket away by it)
+    const connect = pool.connect.bind(pool) as (...args: unknown[]) => Promise<PoolClient> | undefined;
+    (pool as { connect: unknown }).connect = (...args: unknown[]) =>
+      args.length ? connect(...args) : connect()!.catch((err: unknown) => Promise.reject(markDatabaseError(err)));
     // an idle connection cut by the server (a restart, a failover) is an 'error' of the pool's: without
     // a listener it would end the process; the pool has dropped it already and connects anew
     pool.on('error', (err) => options.log?.(`database: an idle connection failed (${err.message}); reconnecting`));
@@ -82,11 +95,13 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
       // a connection cut while it is checked out fails its query, and also emits 'error' on its client,
       // which the pool does not listen to then: without a listener that would end the process
       client.on('error', () => undefined);
-      if (!before) return;
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
       (client as { query: unknown }).query = (text: unknown, ...rest: unknown[]) => {
-        before(typeof text === 'string' ? text : String((text as { text?: string }).text));
-        return query(text, ...rest);
+        before?.(typeof text === 'string' ? text : String((text as { text?: string }).text));
+        const result = query(text, ...rest);
+        return result instanceof Promise
+          ? result.catch((err: unknown) => Promise.reject(markDatabaseError(err)))
+          : result;
       };
     });
     db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
@@ -117,12 +132,28 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     directs.set(db, direct);
   }
   const provider: MigrationProvider = { getMigrations: async () => migrationsFor(dialect) };
-  const { error } = await new Migrator({
+  const migrator = new Migrator({
     db,
     provider,
     migrationTableName: 'paperlink_migrations',
     migrationLockTableName: 'paperlink_migrations_lock',
-  }).migrateToLatest();
+  });
+  const inTransaction =
+    dialect === 'sqlite'
+      ? groupCommit(db, directs.get(db)!)
+      : <T>(work: (trx: Db) => Promise<T>) => db.transaction().execute(work);
+  const database = { db, dialect, location, inTransaction, close: () => db.destroy() };
+  // looking, not changing (paperlink doctor): how many migrations this build would run
+  if (options.migrate === false) {
+    const pending = (
+      await migrator.getMigrations().catch(async (err: unknown) => {
+        await db.destroy();
+        throw err;
+      })
+    ).filter((m) => !m.executedAt).length;
+    return { ...database, pending };
+  }
+  const { error } = await migrator.migrateToLatest();
   if (error) {
     await db.destroy();
     throw new Error(
@@ -130,11 +161,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
       { cause: error },
     );
   }
-  const inTransaction =
-    dialect === 'sqlite'
-      ? groupCommit(db, directs.get(db)!)
-      : <T>(work: (trx: Db) => Promise<T>) => db.transaction().execute(work);
-  return { db, dialect, location, inTransaction, close: () => db.destroy() };
+  return { ...database, pending: 0 };
 }
 
 const MAX_STATEMENTS = 500;
@@ -391,19 +418,6 @@ export class PreparedQuery<A extends Record<string, unknown>, O> {
       this.prepared = { prepare: direct.prepare, stmt: direct.prepare(this.compiled.sql) };
     return this.prepared.stmt;
   }
-}
-
-/**
- * A small write that must reach the disk (a row of the settings table, its value changed each
- * time): whether the database takes writes, for /readyz and `paperlink doctor`.
- */
-export async function probeWrite(db: Db): Promise<void> {
-  const value = JSON.stringify(randomUUID());
-  await db
-    .insertInto('settings')
-    .values({ key: 'write_probe', value })
-    .onConflict((c) => c.column('key').doUpdateSet({ value }))
-    .execute();
 }
 
 /** Whether an error is a unique-constraint violation, in either database. */

@@ -12,7 +12,7 @@ import { AuthenticationError } from '../errors';
 import type { KeyInfo } from '../keys';
 import { assetRoutes } from './assets';
 import { documentRoutes } from './documents';
-import { errorAnswer, errorBody, errorHandler, isPagePath, sendError, type ErrorBody } from './errors';
+import { errorBody, errorHandler, isPagePath, sendError, type ErrorBody } from './errors';
 import { generateRoutes } from './generate';
 import { healthRoutes } from './health';
 import { prettyLog } from './logformat';
@@ -56,6 +56,8 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
   const { trustProxy } = config;
   // LOG_FORMAT=pretty: readable lines, to the given stream or standard output; json: pino's own lines
   const logStream = config.logFormat === 'pretty' ? prettyLog(options.logStream ?? process.stdout) : options.logStream;
+  // every failure, in every answer: /readyz hears of a write the disk refused
+  const handleError = errorHandler(config.bodyLimit, (failure) => service.writes.noticed(failure));
   const app = Fastify({
     bodyLimit: config.bodyLimit,
     // a client has REQUEST_TIMEOUT_MS to send a whole request, headers and body (a slow sender
@@ -121,7 +123,8 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
       };
       answer().then(
         ([status, body]) => void sendError(req, reply, status, body),
-        (e: unknown) => void sendError(req, reply, 500, errorAnswer(e as FastifyError, req, config.bodyLimit)[1]),
+        // the key could not be checked (the database away): as every route answers that
+        (e: unknown) => handleError(e as FastifyError, req, reply),
       );
     },
     // what Node's HTTP parser refuses before any route (headers over 16 KB, garbage) in the shape as well
@@ -168,7 +171,7 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
   app.addHook('onRoute', (r) => {
     for (const method of [r.method].flat()) if (method !== 'HEAD') routes.push({ method, url: r.url });
   });
-  app.setErrorHandler(errorHandler(config.bodyLimit, (failure) => service.writes.noticed(failure)));
+  app.setErrorHandler(handleError);
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0];
     void sendError(

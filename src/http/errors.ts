@@ -126,7 +126,7 @@ function failureOf(err: FastifyError): PaperlinkError | undefined {
 }
 
 /** The status and body of any failure: ours, the framework's (limits, parsing), or a bug (500, logged). */
-export function errorAnswer(
+function errorAnswer(
   err: FastifyError,
   req: FastifyRequest,
   limit: number,
@@ -148,18 +148,33 @@ export function errorAnswer(
   return [500, body];
 }
 
-/** The route's error handler; `noticed` hears of every failure that is ours to know (a full disk, a printer away). */
-export function errorHandler(limit: number, noticed: (failure: PaperlinkError) => void = () => undefined) {
+/**
+ * The answer to a failure, as errorAnswer gives it, with what goes with it: Retry-After where the
+ * answer says when to come back, the operator's log line for a printer that would not start, and
+ * `noticed` told of every UnavailableError (a write the disk refused: /readyz hears of it).
+ */
+export function failureAnswer(
+  err: FastifyError,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  limit: number,
+  noticed: (failure: PaperlinkError) => void = () => undefined,
+): [number, ErrorBody] {
+  const failure = failureOf(err);
+  if (failure instanceof UnavailableError) {
+    noticed(failure);
+    // a printer that would not start: its own words are for the operator's log, not the client
+    if (failure === err && failure.cause) req.log.warn({ err: failure.cause }, `request failed: ${failure.code}`);
+  }
+  if (failure instanceof RateLimitError || failure instanceof UnavailableError)
+    void reply.header('Retry-After', String(failure.retryAfterSeconds));
+  return errorAnswer(err, req, limit, failure);
+}
+
+/** The routes' error handler: failureAnswer, sent as a page or in the JSON shape. */
+export function errorHandler(limit: number, noticed?: (failure: PaperlinkError) => void) {
   return (err: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
-    const failure = failureOf(err);
-    if (failure instanceof UnavailableError) {
-      noticed(failure);
-      // a printer that would not start: its own words are for the operator's log, not the client
-      if (failure === err && failure.cause) req.log.warn({ err: failure.cause }, `request failed: ${failure.code}`);
-    }
-    if (failure instanceof RateLimitError || failure instanceof UnavailableError)
-      void reply.header('Retry-After', String(failure.retryAfterSeconds));
-    const [status, body] = errorAnswer(err, req, limit, failure);
+    const [status, body] = failureAnswer(err, req, reply, limit, noticed);
     void sendError(req, reply, status, body);
   };
 }

@@ -6,10 +6,11 @@
 import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { ConfigError, type Config } from '../config';
 import type { Db } from '../db';
+import { Setting } from '../db/setting';
 
 export interface Storage {
   readonly kind: 'filesystem' | 'database' | 's3';
@@ -253,4 +254,23 @@ export function openStorage(config: Pick<Config, 'storage' | 's3' | 'dataDir'>, 
   if (config.storage === 'database') return new DatabaseStorage(db);
   if (config.storage === 's3') return new S3Storage(config.s3!);
   return new FileStorage(path.join(config.dataDir, 'documents'));
+}
+
+/**
+ * Whether writes work where the service writes: a row of the settings table, and a small file
+ * where documents go, read back and deleted again (each probe its own key, so probes at once and
+ * a probe a crash left behind do not meet). For /readyz (outage.ts WriteHealth) and paperlink doctor.
+ */
+export async function probeWrites(db: Db, storage: Storage): Promise<void> {
+  await new Setting<string>(db, 'write_probe').write(randomUUID());
+  const key = `paperlink-write-probe-${randomUUID()}`;
+  const bytes = new Uint8Array(64 * 1024).fill(7);
+  await storage.put(key, bytes);
+  try {
+    const back = await storage.get(key);
+    if (!back || !Buffer.from(back).equals(Buffer.from(bytes)))
+      throw new Error(`${storage.location} gave back other bytes than were written`);
+  } finally {
+    await storage.delete(key);
+  }
 }

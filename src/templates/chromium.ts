@@ -10,7 +10,8 @@
  * reads `/etc/chromium.d/`, adds its own flags and runs `/usr/lib/chromium/chromium`). The script
  * needs files the sandbox does not give it, and adds flags Paperlink does not want (GPU
  * rasterisation, extensions), so Paperlink starts the program the script would start: the same
- * browser, with Paperlink's flags alone, in the sandbox or out of it.
+ * browser, with Paperlink's flags alone, in the sandbox or out of it. (Ubuntu's snap cannot be
+ * looked behind: its browser runs only inside the snap's confinement; set CHROMIUM_PATH to another.)
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -43,18 +44,18 @@ const DISTRIBUTIONS = [
   '/usr/lib/chromium/chromium', // Debian, Arch
   '/usr/lib/chromium/chrome', // Alpine
   '/usr/lib64/chromium-browser/chromium-browser', // Fedora
-  '/snap/chromium/current/usr/lib/chromium-browser/chrome', // Ubuntu's snap
 ];
 
 /**
  * The browser program a launcher script starts: `chrome` beside it (Google's), or
  * `/usr/lib{,64}/<name>/<name>` (Debian's `/usr/bin/chromium` starts `/usr/lib/chromium/chromium`),
- * and for the system's own launchers (`system`) the other places distributions use. A file that is
- * a program already is itself; a script behind which none is found is started as it is.
+ * and for the system's own launchers (`system`) the other places distributions use. Only a script
+ * is looked behind: a program, or a link to one (a snap's link to `snap`, which starts the
+ * browser by the link's name), is started as given; so is a script behind which none is found.
  */
 export function programBehind(launcher: string, system = false): string {
   const real = fs.realpathSync(launcher);
-  if (isProgram(real)) return real;
+  if (isProgram(real)) return launcher;
   const base = path.basename(real);
   const candidates = [
     path.join(path.dirname(real), 'chrome'),

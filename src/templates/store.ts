@@ -3,6 +3,7 @@
  * so every process that shares the database renders the same template. Compiled templates are
  * kept in memory, by id, the first time they are used.
  */
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../clock';
@@ -66,6 +67,19 @@ const EXAMPLE_FILES: Record<keyof typeof EXAMPLE_IDS, string> = {
   invoice_docx: 'invoice-docx/invoice.docx',
 };
 const MAX_NAME = 200;
+
+/** An example's template file, under the package's examples/ (its images beside it). */
+export function exampleFile(name: keyof typeof EXAMPLE_IDS): string {
+  return path.join(packageRoot(), 'examples', EXAMPLE_FILES[name]);
+}
+
+/** The sample values an example is filled with (sample.json beside it). */
+export function exampleSample(name: keyof typeof EXAMPLE_IDS): Record<string, string> {
+  return JSON.parse(readFileSync(path.join(path.dirname(exampleFile(name)), 'sample.json'), 'utf8')) as Record<
+    string,
+    string
+  >;
+}
 
 function info(row: TemplateRow): TemplateInfo {
   const defaults = JSON.parse(row.defaults) as Record<string, string>;
@@ -276,7 +290,6 @@ export class TemplateStore {
       .where('key', '=', 'examples_loaded')
       .executeTakeFirst();
     if (done) return [];
-    const root = path.join(packageRoot(), 'examples');
     const loaded: string[] = [];
     // compiled on a thread of their own, which goes when they are stored: the HTML and Word examples
     // would otherwise leave Liquid and docxtemplater (about 23 MB) in every render thread that
@@ -284,7 +297,7 @@ export class TemplateStore {
     const once = new RenderPool(1);
     try {
       for (const [name, id] of Object.entries(EXAMPLE_IDS)) {
-        const file = path.join(root, EXAMPLE_FILES[name as keyof typeof EXAMPLE_IDS]);
+        const file = exampleFile(name as keyof typeof EXAMPLE_IDS);
         try {
           const source = new Uint8Array(await fs.readFile(file));
           await this.create({ id, source, assets: folderAssets(path.dirname(file)) }, once);

@@ -14,7 +14,7 @@ import { csrfToken, sameToken } from '../admin';
 import { AuthenticationError, ForbiddenError, RateLimitError } from '../errors';
 import { isObject } from '../guards';
 import type { Service } from '../service';
-import { errorAnswer } from '../http/errors';
+import { failureAnswer } from '../http/errors';
 import { pageHeaders } from '../http/headers';
 import { acceptMultipart } from '../http/multipart';
 import { refuseForgery, sendPage, viewer } from './context';
@@ -95,7 +95,9 @@ export function webApp(service: Service) {
     });
 
     web.setErrorHandler(async (err, req, reply) => {
-      const [status, { error }] = errorAnswer(err as FastifyError, req, service.config.bodyLimit);
+      const [status, { error }] = failureAnswer(err as FastifyError, req, reply, service.config.bodyLimit, (failure) =>
+        service.writes.noticed(failure),
+      );
       const body = html`<div class="head">
           <div><h1>${status === 404 ? 'Not found' : 'That did not work'}</h1></div>
         </div>

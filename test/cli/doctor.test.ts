@@ -2,7 +2,9 @@
  * `paperlink doctor` and the greeting of `serve`: each says a template format works only once it
  * has rendered a document with it, and says what to fix when something does not work.
  */
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import Database from '../../src/db/sqlite-module';
 import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Check } from '../../src/doctor';
@@ -46,6 +48,8 @@ async function closedPort(): Promise<number> {
 
 describe('paperlink doctor', () => {
   it('renders a document of each format this machine has, checks what the service stands on, and exits 0', async () => {
+    // a data dir a server has used (keys create makes and migrates its database, as serve does)
+    expect((await cli(['keys', 'create', '--name', 'doctor', '--data-dir', path.join(dir, 'fine')])).code).toBe(0);
     const { code, checks } = await doctor(path.join(dir, 'fine'));
     expect([...checks.keys()]).toEqual([
       'database',
@@ -73,6 +77,33 @@ describe('paperlink doctor', () => {
         .readdirSync(path.join(dir, 'fine/documents'))
         .flatMap((d) => fs.readdirSync(path.join(dir, 'fine/documents', d))),
     ).toEqual([]);
+  });
+
+  it('makes no database where there is none, and migrates none that is behind: a warning each', async () => {
+    const fresh = path.join(dir, 'fresh');
+    const first = await doctor(fresh);
+    expect(first.checks.get('database')).toMatchObject({ outcome: 'warn' });
+    expect(first.checks.get('storage')).toMatchObject({ outcome: 'skip' });
+    expect(fs.existsSync(path.join(fresh, 'paperlink.db'))).toBe(false);
+    expect(first.code).toBe(0);
+
+    // a database one migration behind this build, as after an upgrade before serve has started
+    const behind = path.join(dir, 'behind');
+    expect((await cli(['keys', 'create', '--name', 'doctor', '--data-dir', behind])).code).toBe(0);
+    const db = new Database(path.join(behind, 'paperlink.db'));
+    const last = db.prepare('SELECT name FROM paperlink_migrations ORDER BY name DESC LIMIT 1').get() as {
+      name: string;
+    };
+    db.prepare('DELETE FROM paperlink_migrations WHERE name = ?').run(last.name);
+    db.close();
+    const { checks } = await doctor(behind);
+    expect(checks.get('database')).toMatchObject({ outcome: 'warn' });
+    expect(checks.get('database')!.says).toMatch(/1 migration behind/);
+    const after = new Database(path.join(behind, 'paperlink.db'));
+    expect(after.prepare('SELECT count(*) AS n FROM paperlink_migrations WHERE name = ?').get(last.name)).toEqual({
+      n: 0,
+    });
+    after.close();
   });
 
   it('fails the HTML check with what the browser said and what to set when Chromium does not start, and exits 1', async () => {
@@ -128,6 +159,12 @@ describe('paperlink doctor', () => {
 });
 
 describe("serve's greeting", () => {
+  /** Resolves once `child` has exited (its browser and LibreOffice with it). */
+  const stopped = (child: ChildProcess) =>
+    child.exitCode !== null || child.signalCode !== null
+      ? Promise.resolve()
+      : new Promise((r) => child.once('exit', r));
+
   it('says which formats work only after rendering a document with each, and points at doctor for one that does not', async () => {
     const server = await serveProcess(path.join(dir, 'greet-broken'), { STARTUP_CHECK: 'true', CHROMIUM_PATH: broken });
     try {
@@ -138,6 +175,7 @@ describe("serve's greeting", () => {
       expect(server.output()).toMatch(/HTML does NOT work: .*cannot open \/etc\/chromium\.d.*npx paperlink doctor/);
     } finally {
       server.child.kill('SIGTERM');
+      await stopped(server.child);
     }
   });
 
@@ -151,6 +189,7 @@ describe("serve's greeting", () => {
       expect(server.output()).not.toContain('does NOT work');
     } finally {
       server.child.kill('SIGTERM');
+      await stopped(server.child);
     }
   });
 });

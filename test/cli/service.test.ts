@@ -99,8 +99,8 @@ describe('paperlink keys', () => {
       return /templates: .*/.exec(s.output())?.[0];
     };
     const all = await greeting({});
-    expect(all).toContain('HTML (Chromium at');
-    expect(all).toContain('Word (LibreOffice at');
+    expect(all).toContain('HTML with Chromium at');
+    expect(all).toContain('Word with LibreOffice at');
     const without = await greeting({
       CHROMIUM_PATH: '/nonexistent/chromium',
       LIBREOFFICE_PATH: '/nonexistent/soffice',
@@ -109,6 +109,8 @@ describe('paperlink keys', () => {
     expect(without).toContain('apt-get install chromium');
     expect(without).toContain('not Word: ');
     expect(without).toContain('apt-get install libreoffice-writer-nogui python3-uno');
+    // and where to learn more
+    expect(without).toContain('npx paperlink doctor');
   }, 60_000);
 
   const scopedDir = tempDir();
