@@ -14,7 +14,6 @@ import { buildApp } from './app';
 import { publicUrlMismatch } from './links/app';
 import { createService, type EngineParts, type Service } from './service';
 import type { Activities } from './engine';
-import { packageRoot } from './paths';
 import { EXAMPLE_IDS, exampleSample } from './templates/store';
 import { chromiumPath, CHROMIUM_MISSING } from './templates/chromium';
 import { LIBREOFFICE_MISSING, officePaths } from './templates/docx';
