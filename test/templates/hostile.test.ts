@@ -273,6 +273,106 @@ describe.each(BACKENDS)('hostile templates on %s', (backend) => {
             body: `<w:p><w:r><w:pict><v:shape><v:imagedata src="file://${secret.picture}" o:href="file://${secret.picture}"/></v:shape></w:pict></w:r></w:p>`,
           }),
       ],
+      // the relationship check reads what an XML parser reads, however the attributes are written
+      ...[
+        [
+          'whose Id holds a ">"',
+          (t: string) => `<Relationship Id="a>b" Type="${REL}/image" Target="${t}" TargetMode="External"/>`,
+        ],
+        [
+          'in single quotes, TargetMode first',
+          (t: string) => `<Relationship TargetMode='External' Target='${t}' Type='${REL}/image' Id='x'/>`,
+        ],
+        [
+          'with a namespace prefix',
+          (t: string) =>
+            `<p:Relationship xmlns:p="http://schemas.openxmlformats.org/package/2006/relationships" Id="x" Type="${REL}/image" Target="${t}" TargetMode="External"/>`,
+        ],
+        [
+          'written with character references',
+          (t: string) =>
+            `<Relationship Id="x" Type="${REL}/image" Target="${[...t].map((c) => `&#${c.codePointAt(0)};`).join('')}" TargetMode="&#69;xternal"/>`,
+        ],
+      ].map(
+        ([how, relationship]) =>
+          [
+            `a relationship ${how as string} to a local file`,
+            () =>
+              docxWith({
+                files: {
+                  'word/_rels/document.xml.rels': documentRels(
+                    (relationship as (t: string) => string)(`file://${secret.picture}`),
+                  ),
+                },
+              }),
+          ] as [string, () => Uint8Array],
+      ),
+      [
+        'a relationships part written in UTF-16',
+        () =>
+          docxWith({
+            files: {
+              'word/_rels/document.xml.rels': Buffer.concat([
+                Buffer.from([0xff, 0xfe]),
+                Buffer.from(
+                  documentRels(
+                    `<Relationship Id="x" Type="${REL}/image" Target="${probe.url}/x.png" TargetMode="External"/>`,
+                  ).replace('UTF-8', 'UTF-16'),
+                  'utf16le',
+                ),
+              ]),
+            },
+          }),
+      ],
+      [
+        'a relationship whose target is an entity of a DOCTYPE',
+        () =>
+          docxWith({
+            files: {
+              'word/_rels/document.xml.rels': `<?xml version="1.0"?><!DOCTYPE r [<!ENTITY t "file://${secret.picture}">]><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="x" Type="${REL}/image" Target="&t;" TargetMode="External"/></Relationships>`,
+            },
+          }),
+      ],
+      [
+        'a header part under another name, with a field',
+        () => {
+          const W = 'http://schemas.openxmlformats.org/wordprocessingml/2006/main';
+          const zip = new PizZip(
+            docxWith({
+              body: '<w:p><w:r><w:t>{name}</w:t></w:r></w:p>',
+              files: {
+                'word/_rels/document.xml.rels': documentRels(
+                  `<Relationship Id="rId5" Type="${REL}/header" Target="head.dat"/>`,
+                ),
+                'word/head.dat': `<?xml version="1.0" encoding="UTF-8"?><w:hdr xmlns:w="${W}">${splitField(` INCLUDETEXT "${secret.file}" `)}</w:hdr>`,
+              },
+            }),
+          );
+          const doc = zip.file('word/document.xml')!.asText();
+          zip.file(
+            'word/document.xml',
+            doc.replace('<w:sectPr>', '<w:sectPr><w:headerReference w:type="default" r:id="rId5"/>'),
+          );
+          zip.file(
+            '[Content_Types].xml',
+            zip
+              .file('[Content_Types].xml')!
+              .asText()
+              .replace(
+                '</Types>',
+                '<Override PartName="/word/head.dat" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.header+xml"/></Types>',
+              ),
+          );
+          return zip.generate({ type: 'uint8array' });
+        },
+      ],
+      [
+        'a LINK field whose name is cut into runs after another field',
+        () =>
+          docxWith({
+            body: `${splitField('PAGE')}<w:p><w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText>LI</w:instrText></w:r><w:r><w:instrText>NK Excel.Sheet.8 "${secret.file}" "" \\a</w:instrText></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r></w:p>`,
+          }),
+      ],
     ])('refuses at upload %s', async (_what, make) => {
       refused(await upload(make()), 'template_invalid');
     });
