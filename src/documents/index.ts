@@ -28,7 +28,7 @@ import type { LinkInfo, MagicLinks } from '../links';
 import { parseLinkSettings, type LinkSettings, type Span } from '../links/policy';
 import { deleteAt, requestedRetention, StorageApps } from './retention';
 import {
-  BASE64,
+  decodeBase64,
   conformanceOf,
   type PdfStandard,
   attachmentsUnavailable,
@@ -39,7 +39,7 @@ import {
   unavailableReason,
 } from '../templates/standards';
 import { normalizeValues } from '../templates/values';
-import { isObject } from '../guards';
+import { hasInvisible, isObject } from '../guards';
 
 export interface DocumentInfo {
   id: string;
@@ -130,6 +130,15 @@ function optionalText(
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'string' || v.trim() === '' || v.length > max) {
     details.push({ field, message: `must be text of 1 to ${max} characters`, code: 'invalid' });
+    return undefined;
+  }
+  // a name is shown and downloaded as a file name: no character that hides or reorders others
+  if (key !== 'description' && hasInvisible(v)) {
+    details.push({
+      field,
+      message: 'must not hold control or format characters (such as U+202E)',
+      code: 'invalid_character',
+    });
     return undefined;
   }
   return v.trim();
@@ -308,12 +317,12 @@ export class Documents {
         continue;
       }
       if (item.pdf !== undefined) {
-        const pdf = typeof item.pdf === 'string' && BASE64.test(item.pdf) ? Buffer.from(item.pdf, 'base64') : undefined;
+        const pdf = decodeBase64(item.pdf);
         if (!pdf || !isPdf(pdf))
           details.push({ field: `${at}.pdf`, message: 'must be a PDF file in base64', code: 'invalid' });
         else if (details.length === before)
           parts.push({
-            pdf: new Uint8Array(pdf),
+            pdf,
             title: title ?? `Part ${i + 2}`,
             field: `${at}.pdf`,
             prefix: at,

@@ -73,16 +73,25 @@ export class StorageApps {
     this.stored = new Setting(db, KEY);
   }
 
+  /**
+   * The settings, read back as strictly as they are written: a stored retention that breaks the
+   * rules (written by an older version, or by hand) is no retention, so it can never make a
+   * generate fail, nor delete a document sooner than asked.
+   */
   async get(): Promise<StorageApp> {
-    return (await this.stored.read()) ?? { retain_for: null, configured_at: null };
+    const app = (await this.stored.read()) ?? { retain_for: null, configured_at: null };
+    return { ...app, retain_for: spanJson(this.spanOf(app.retain_for)) };
   }
 
   /** The default retention as a span; null: keep until deleted. */
   async defaultRetention(): Promise<Span | null> {
-    const r = (await this.get()).retain_for;
-    if (!r) return null;
-    const [unit, amount] = Object.entries(r)[0];
-    return { unit: unit as Span['unit'], amount };
+    return this.spanOf((await this.stored.read())?.retain_for ?? null);
+  }
+
+  private spanOf(stored: unknown): Span | null {
+    if (stored === null || stored === undefined) return null;
+    const details: ErrorDetail[] = [];
+    return parseDuration(stored, 'retain_for', details, WHY);
   }
 
   /** `PUT /v1/apps/inkit_storage`: {"retain_for": {"days": 30}} or {"retain_for": null}. */

@@ -22,7 +22,7 @@ import { registerOpenApi } from './openapi';
 import { postcardRoutes } from './postcards';
 import { RateLimiter, rateGroupOf } from './ratelimit';
 import { DOCX_TYPE, SHARED_SCHEMAS } from './schemas';
-import { requireScopes, scopeOf } from './scopes';
+import { requireScopes, scopesOf } from './scopes';
 import { templateRoutes } from './templates';
 import { validatorFor } from './validation';
 import { webhookRoutes } from './webhooks';
@@ -246,9 +246,9 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
       if (!key) return done(new AuthenticationError());
       req.apiKey = key;
       // what this key may do (src/http/scopes.ts); an unknown path's 404 needs no scope
-      const scope = req.routeOptions.url === undefined ? null : scopeOf(req.method, req.routeOptions.url);
+      const scopes = req.routeOptions.url === undefined ? [] : scopesOf(req.method, req.routeOptions.url);
       try {
-        if (scope) requireScopes(key, [scope]);
+        requireScopes(key, scopes);
       } catch (err) {
         return done(err as Error);
       }

@@ -7,7 +7,7 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { errorExample, type ErrorStatus } from './schemas';
-import { scopeOf } from './scopes';
+import { scopesOf } from './scopes';
 
 type Operation = Record<string, unknown> & {
   responses?: Record<string, unknown>;
@@ -17,12 +17,20 @@ type Operation = Record<string, unknown> & {
 };
 type Doc = { paths?: Record<string, Record<string, Operation>> };
 
+/**
+ * Whether a route is the API's, and so in /openapi.json: every route but the operator's web app
+ * (/app), its files (/assets), the recipient's pages and their script's calls (/l), and the root.
+ * A new route is in the document unless it is one of those (test/http/openapi.test.ts holds the
+ * server's routes against the document, and docs/api.md against both).
+ */
+export function isApiRoute(url: string): boolean {
+  return !(url === '/' || url === '/app' || /^\/(app|assets|l)\//.test(url));
+}
+
 export async function registerOpenApi(
   app: FastifyInstance,
   { publicUrl, version, postcardPath }: { publicUrl: string; version: string; postcardPath: string },
 ): Promise<void> {
-  const isPublic = (url: string) =>
-    url.startsWith('/v1/') || [postcardPath, '/healthz', '/readyz', '/openapi.json'].includes(url);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -51,7 +59,7 @@ export async function registerOpenApi(
       buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
     // the recipient's pages and the web app are not the API
-    transform: ({ schema, url }) => ({ schema: isPublic(url) ? schema : { ...schema, hide: true }, url }),
+    transform: ({ schema, url }) => ({ schema: isApiRoute(url) ? schema : { ...schema, hide: true }, url }),
     transformObject: (documents) =>
       'openapiObject' in documents
         ? withCommonAnswers(withScopes(documents.openapiObject as Doc), postcardPath)
@@ -94,10 +102,12 @@ function withScopes(doc: Doc): Doc {
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     if (!path.startsWith('/v1/')) continue;
     for (const [method, op] of Object.entries(item)) {
-      const scope = scopeOf(method.toUpperCase(), path.replace(/\{(\w+)\}/g, ':$1'));
-      if (!scope) continue;
-      op['x-scope'] = scope;
-      op.description = `${op.description ? `${op.description} ` : ''}Needs a key with the scope \`${scope}\`.`;
+      const scopes = scopesOf(method.toUpperCase(), path.replace(/\{(\w+)\}/g, ':$1'));
+      if (!scopes.length) continue;
+      // x-scope: the scope that names the operation; x-scopes: all it needs
+      op['x-scope'] = scopes[0];
+      op['x-scopes'] = scopes;
+      op.description = `${op.description ? `${op.description} ` : ''}Needs a key with the scope${scopes.length > 1 ? 's' : ''} ${scopes.map((s) => `\`${s}\``).join(' and ')}.`;
       const [description, example] = errorExample(403);
       op.responses = {
         ...op.responses,

@@ -6,7 +6,7 @@
 import { ForbiddenError } from '../errors';
 import type { KeyInfo, Scope } from '../keys';
 
-const ROUTES: Record<string, Scope | null> = {
+const ROUTES: Record<string, Scope | readonly Scope[] | null> = {
   // any valid key: who am I, and may I do these
   'GET /v1/key': null,
   'POST /v1/generate': 'generate',
@@ -14,7 +14,8 @@ const ROUTES: Record<string, Scope | null> = {
   'GET /v1/documents/:id': 'documents:read',
   'GET /v1/documents/:id/pdf': 'documents:read',
   'DELETE /v1/documents/:id': 'documents:write',
-  'POST /v1/documents/:id/magic_links': 'links:write',
+  // sharing a stored document lets whoever opens the link read it: a key must be allowed to read it too
+  'POST /v1/documents/:id/magic_links': ['links:write', 'documents:read'],
   'GET /v1/magic_links': 'links:read',
   'GET /v1/magic_links/:id': 'links:read',
   'POST /v1/magic_links/expire': 'links:write',
@@ -57,10 +58,11 @@ export function mayRead(key: KeyInfo, field: keyof typeof FIELD_SCOPES): boolean
 /** A route's key in the table: a HEAD is its GET. */
 const routeKey = (method: string, url: string) => `${method === 'HEAD' ? 'GET' : method} ${url}`;
 
-/** The scope a /v1 route needs (`url` as registered, e.g. /v1/documents/:id); null: any valid key. */
-export function scopeOf(method: string, url: string): Scope | null {
+/** The scopes a /v1 route needs, all of them (`url` as registered, e.g. /v1/documents/:id); none: any valid key. */
+export function scopesOf(method: string, url: string): Scope[] {
   const found = ROUTES[routeKey(method, url)];
-  return found === undefined ? 'admin' : found;
+  if (found === undefined) return ['admin'];
+  return found === null ? [] : [found].flat();
 }
 
 /** Whether the table names this route (the route test checks every registered one is named). */

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { PDFDocument, PDFHexString, PDFName, PDFString, type AFRelationship } from 'pdf-lib';
 import type { ErrorDetail } from '../errors';
 import { ValidationError } from '../errors';
+import { hasInvisible } from '../guards';
 
 export const PDF_STANDARDS = ['PDF/A-2b', 'PDF/A-3b', 'PDF/UA-1', 'PDF/A-2b+PDF/UA-1', 'PDF/A-3b+PDF/UA-1'] as const;
 export type PdfStandard = (typeof PDF_STANDARDS)[number];
@@ -121,7 +122,16 @@ export const MAX_ATTACHMENTS = 20;
 export const FACTURX_NAME = 'factur-x.xml';
 
 const MIME = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i;
-export const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/**
+ * Bytes given in base64 (RFC 4648, padded), or undefined when the text is not that: decoded, and
+ * kept only if encoding the bytes again gives the same text. No pattern is matched against it (a
+ * pattern over megabytes of text overflowed the stack); its size is known before it is decoded.
+ */
+export function decodeBase64(text: unknown, maxBytes = Number.MAX_SAFE_INTEGER): Uint8Array | undefined {
+  if (typeof text !== 'string' || text.length % 4 !== 0 || (text.length / 4) * 3 > maxBytes + 2) return undefined;
+  const bytes = Buffer.from(text, 'base64');
+  return bytes.toString('base64') === text ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length) : undefined;
+}
 
 /** `attachments` as given: files to embed, or 422 details for each one that is wrong. */
 export function parseAttachments(value: unknown, field: string, details: ErrorDetail[]): Attachment[] | undefined {
@@ -155,9 +165,17 @@ export function parseAttachments(value: unknown, field: string, details: ErrorDe
         message: 'must be a file name of 1 to 255 characters, without / or \\',
         code: 'invalid',
       });
+    else if (hasInvisible(name))
+      details.push({
+        field: `${at}.name`,
+        message:
+          'must not hold control or format characters (such as U+202E, which shows invoice\u202Efdp.exe as invoiceexe.pdf)',
+        code: 'invalid_character',
+      });
     else if (names.has(name.toLowerCase()))
       details.push({ field: `${at}.name`, message: 'is the name of another attachment', code: 'duplicate' });
-    if (typeof content !== 'string' || !BASE64.test(content))
+    const bytes = decodeBase64(content);
+    if (!bytes)
       details.push({ field: `${at}.content`, message: "must be the file's bytes in base64", code: 'invalid' });
     if (mime_type !== undefined && (typeof mime_type !== 'string' || !MIME.test(mime_type)))
       details.push({ field: `${at}.mime_type`, message: 'must be a media type, e.g. text/xml', code: 'invalid' });
@@ -174,11 +192,7 @@ export function parseAttachments(value: unknown, field: string, details: ErrorDe
         code: 'enum',
       });
     const file = name as string;
-    if (
-      details.length === before &&
-      file.toLowerCase() === FACTURX_NAME &&
-      !facturxLevel(Buffer.from(content as string, 'base64'))
-    )
+    if (details.length === before && file.toLowerCase() === FACTURX_NAME && !facturxLevel(bytes!))
       details.push({
         field: `${at}.content`,
         message:
@@ -190,7 +204,7 @@ export function parseAttachments(value: unknown, field: string, details: ErrorDe
     const facturx = file.toLowerCase() === FACTURX_NAME;
     out.push({
       name: file,
-      bytes: new Uint8Array(Buffer.from(content as string, 'base64')),
+      bytes: bytes!,
       // Factur-X names text/xml whatever a client's guess (application/xml) was
       mimeType: facturx
         ? 'text/xml'

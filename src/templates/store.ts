@@ -11,6 +11,7 @@ import { iso } from '../clock';
 import { isUniqueViolation, PreparedQuery, type Db } from '../db';
 import type { TemplateRow } from '../db/schema';
 import { NotFoundError, TemplateError, ValidationError } from '../errors';
+import { hasInvisible } from '../guards';
 import { newId } from '../ids';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import { packageRoot } from '../paths';
@@ -116,6 +117,10 @@ export class TemplateStore {
    * transaction. The compiled template is kept for its renders, unless another renderer compiled it.
    */
   async create(input: NewTemplate, renderer: Renderer = this.renderer): Promise<TemplateInfo> {
+    if (input.name !== undefined && hasInvisible(input.name))
+      throw new ValidationError('A template name may not hold control or format characters (such as U+202E).', [
+        { field: 'name', message: 'must not hold control or format characters', code: 'invalid_character' },
+      ]);
     if (input.name !== undefined && (input.name.trim() === '' || input.name.length > MAX_NAME)) {
       throw new ValidationError(`A template name has 1 to ${MAX_NAME} characters.`, [
         { field: 'name', message: `must be 1 to ${MAX_NAME} characters`, code: 'length' },

@@ -1,10 +1,11 @@
 /**
- * Scoped API keys: every /v1 route needs one scope, a key without it gets 403 insufficient_scope
- * naming it, a key with only it gets past the check, and a key made without scopes can do all.
+ * Scoped API keys: every /v1 route needs its scopes (one, or two where one would give more than
+ * its name says), a key without one gets 403 insufficient_scope naming it, a key with only those
+ * gets past the check, and a key made without scopes can do all.
  */
 import { registeredRoutes } from '../../src/app';
 import { ALL_SCOPES, type Scope } from '../../src/keys';
-import { FIELD_SCOPES, hasScopeEntry, scopeOf } from '../../src/http/scopes';
+import { FIELD_SCOPES, hasScopeEntry, scopesOf } from '../../src/http/scopes';
 import { firstRequest } from '../../src/serve';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { signInToWebApp, testService, type TestService } from '../support/service';
@@ -33,26 +34,49 @@ describe('scoped API keys', () => {
     expect(routes.filter((r) => !hasScopeEntry(r.method, r.url))).toEqual([]);
   });
 
-  it('refuses each route to a key without its scope, naming it, and lets a key with only that scope past', async () => {
+  it('refuses each route to a key without any one of its scopes, naming it, and lets a key with only those past', async () => {
     for (const r of v1Routes()) {
-      const scope = scopeOf(r.method, r.url);
-      if (!scope) continue;
-      const without = await call(await keyWith(ALL_SCOPES.filter((s) => s !== scope)), r.method, r.url);
-      expect({ route: `${r.method} ${r.url}`, status: without.statusCode }).toEqual({
-        route: `${r.method} ${r.url}`,
-        status: 403,
-      });
-      expect(without.json().error).toMatchObject({
-        code: 'insufficient_scope',
-        details: [{ field: 'X-Service-API-Token', code: 'insufficient_scope' }],
-      });
-      expect(without.json().error.details[0].message).toContain(scope);
-      const only = await call(await keyWith([scope]), r.method, r.url);
+      const scopes = scopesOf(r.method, r.url);
+      for (const scope of scopes) {
+        const without = await call(await keyWith(ALL_SCOPES.filter((s) => s !== scope)), r.method, r.url);
+        expect({ route: `${r.method} ${r.url}`, status: without.statusCode }).toEqual({
+          route: `${r.method} ${r.url}`,
+          status: 403,
+        });
+        expect(without.json().error).toMatchObject({
+          code: 'insufficient_scope',
+          details: [{ field: 'X-Service-API-Token', code: 'insufficient_scope' }],
+        });
+        expect(without.json().error.details[0].message).toContain(scope);
+      }
+      if (!scopes.length) continue;
+      const only = await call(await keyWith(scopes), r.method, r.url);
       expect({ route: `${r.method} ${r.url}`, refused: [401, 403].includes(only.statusCode) }).toEqual({
         route: `${r.method} ${r.url}`,
         refused: false,
       });
     }
+  });
+
+  it('does not let a key that may share links read a document it may not read (issue 64)', async () => {
+    const made = await t.app.inject({
+      method: 'POST',
+      url: '/v1/generate',
+      headers: { 'x-service-api-token': t.key, 'content-type': 'application/json' },
+      payload: firstRequest(),
+    });
+    const share = await call(
+      await keyWith(['links:write']),
+      'POST',
+      `/v1/documents/${made.json().document_id}/magic_links`,
+    );
+    expect(share.statusCode).toBe(403);
+    expect(
+      share
+        .json()
+        .error.details.map((d: { message: string }) => d.message)
+        .join(),
+    ).toContain('documents:read');
   });
 
   it('gives a key made without scopes every scope, as keys made before scopes', async () => {
@@ -116,7 +140,8 @@ describe('scoped API keys', () => {
     for (const scope of ALL_SCOPES) {
       const key = await keyWith([scope]);
       for (const r of v1Routes()) {
-        if (r.method !== 'GET' || ![scope, null].includes(scopeOf(r.method, r.url))) continue;
+        const needs = scopesOf(r.method, r.url);
+        if (r.method !== 'GET' || (needs.length && (needs.length > 1 || needs[0] !== scope))) continue;
         const resource = r.url.split('/')[2];
         if (r.url.includes(':id') && !ids[resource]) continue;
         const res = await t.app.inject({
