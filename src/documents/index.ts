@@ -144,6 +144,9 @@ function optionalText(
   return v.trim();
 }
 
+/** Documents whose page count a process keeps (Documents.pageCount). */
+const PAGE_COUNTS = 10_000;
+
 /** Most parts one generate request may append to its template. */
 export const MAX_APPEND = 20;
 
@@ -722,6 +725,22 @@ export class Documents {
     if (!bytes) throw new Error(`the bytes of document ${id} are missing from ${this.storage.kind} storage`);
     return { document, bytes };
   }
+
+  /**
+   * How many pages a stored document has (its bytes never change): counted on a render thread the
+   * first time, then kept in this process (PAGE_COUNTS documents at most). What the recipient's
+   * viewer shows without downloads, and the pages its reports may name.
+   */
+  async pageCount(id: string): Promise<number> {
+    const known = this.pageCounts.get(id);
+    if (known !== undefined) return known;
+    const pages = await this.renderer.pages((await this.pdf(id)).bytes);
+    if (this.pageCounts.size >= PAGE_COUNTS) this.pageCounts.delete(this.pageCounts.keys().next().value!);
+    this.pageCounts.set(id, pages);
+    return pages;
+  }
+
+  private readonly pageCounts = new Map<string, number>();
 
   /** `POST /v1/documents/:id/magic_links`: a new Magic Link for a stored document, with the settings of the generate destination. */
   async share(id: string, settings: unknown, createdByKeyId: string | null): Promise<{ link: LinkInfo; url: string }> {

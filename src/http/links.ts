@@ -320,7 +320,7 @@ export const linkRoutes =
           settings.allowDownload === false
             ? {
                 url: `/l/${token}/pages`,
-                pages: await service.renderer.pages((await service.documents.pdf(link.document.id)).bytes),
+                pages: await service.documents.pageCount(link.document.id),
               }
             : undefined;
         return show(
@@ -573,7 +573,8 @@ export const linkRoutes =
     app.post<{ Params: { token: string }; Body: unknown }>('/l/:token/activity', async (req, reply) => {
       const grant = await links.granted(req.params.token, req.cookies[COOKIE]);
       if (!grant) throw new NotFoundError('viewing session', 'this');
-      await links.reportPages(grant, parseReport(req.body));
+      // only pages the document has: a report cannot make rows for pages that do not exist
+      await links.reportPages(grant, parseReport(req.body, await service.documents.pageCount(grant.documentId)));
       return reply.status(204).send();
     });
 

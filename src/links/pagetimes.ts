@@ -1,7 +1,7 @@
 /**
  * Page analytics: how long each person looked at each page of a link. The viewer reports the page
  * it shows and for how long, in batches, over the viewing session's cookie; a report is bounded
- * (MAX_REPORT_PAGES pages, a page number at most MAX_PAGE) and a sign-in can never report more time
+ * (MAX_REPORT_PAGES pages, each a page the document has) and a sign-in can never report more time
  * than has passed since it began (plus REPORT_SLACK_MS), so a client cannot flood the figures.
  * Rows are one per link, address and page: what is held grows with the people and the pages, not
  * with the reports.
@@ -28,14 +28,18 @@ export interface PageTime {
   seconds: number;
 }
 
-/** Reads a report's pages: {"1": 5300, "2": 1200} (page number to milliseconds); anything else is a 422. */
-export function parseReport(body: unknown): Map<number, number> {
+/**
+ * Reads a report's pages: {"1": 5300, "2": 1200} (page number to milliseconds), each a page of the
+ * document (1 to `pageCount`, at most MAX_PAGE); anything else is a 422.
+ */
+export function parseReport(body: unknown, pageCount: number): Map<number, number> {
   const pages = isObject(body) ? body.pages : undefined;
+  const last = Math.min(pageCount, MAX_PAGE);
   const bad = () =>
     new ValidationError('Send {"pages": {"<page>": <milliseconds>, …}}.', [
       {
         field: 'pages',
-        message: `must map up to ${MAX_REPORT_PAGES} page numbers (1 to ${MAX_PAGE}) to whole milliseconds`,
+        message: `must map up to ${MAX_REPORT_PAGES} page numbers of the document (1 to ${last}) to whole milliseconds`,
         code: 'invalid',
       },
     ]);
@@ -45,7 +49,7 @@ export function parseReport(body: unknown): Map<number, number> {
   const out = new Map<number, number>();
   for (const [k, v] of entries) {
     const page = /^[1-9]\d{0,4}$/.test(k) ? Number(k) : 0;
-    if (!page || page > MAX_PAGE || typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 86_400_000)
+    if (!page || page > last || typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 86_400_000)
       throw bad();
     if (v > 0) out.set(page, v);
   }

@@ -18,7 +18,7 @@ import {
 } from 'pdf-lib';
 import { InvalidValueError, PaperlinkError, TemplateError, UnsupportedCharacterError } from '../errors';
 import { builtinSans, embeddingFontkit, FontSet, hasGlyph } from './fonts';
-import { checkPageTree, openUntrusted, stripActions } from './pdfsafe';
+import { checkPageContent, checkPageTree, openUntrusted, stripActions } from './pdfsafe';
 import { release } from './release';
 import { finishDocument, type Attachment, type PdfMetadata } from './standards';
 import { breakLines } from './text';
@@ -69,6 +69,7 @@ export async function loadPdfTemplate(bytes: Uint8Array, name = 'Untitled form')
   let found;
   try {
     checkPageTree(doc);
+    checkPageContent(doc);
     found = doc.getForm().getFields();
   } catch (err) {
     if (err instanceof PaperlinkError) throw err;

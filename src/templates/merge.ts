@@ -8,7 +8,7 @@
 import { PDFDocument, PDFHexString, PDFName, PDFRef, PDFString } from 'pdf-lib';
 import { ValidationError } from '../errors';
 import { RenderLimitError } from './limits';
-import { checkPageTree, openUntrusted, stripActions } from './pdfsafe';
+import { checkPageContent, checkPageTree, openUntrusted, stripActions } from './pdfsafe';
 import { release } from './release';
 import { conformanceOf, finishDocument, type Attachment, type PdfMetadata, type PdfStandard } from './standards';
 
@@ -37,6 +37,7 @@ async function readUploadedPdf(bytes: Uint8Array, field: string): Promise<PDFDoc
   try {
     checkPageTree(doc);
     if (doc.getPageCount() === 0) throw refuse('it has no pages');
+    checkPageContent(doc);
   } catch (err) {
     // over the page limit stays render_limit_exceeded; anything else about its structure is the file's
     if (err instanceof RenderLimitError || err instanceof ValidationError) throw err;

@@ -7,17 +7,21 @@
  *   (Rendition, Movie, Sound, RichMediaExecute), additional actions (/AA), the open action, embedded
  *   files and XFA forms. A link to an http, https or mailto address stays: it is for the reader to
  *   click; a URI action to any other scheme (file:, smb:, javascript:) is stripped.
- * - A compressed stream may unpack to MAX_DECODED bytes at most (a 1 MB file can hold gigabytes).
+ * - A compressed stream may unpack to MAX_DECODED bytes at most (a 1 MB file can hold gigabytes),
+ *   and what one page draws to MAX_PAGE_CONTENT (checkPageContent).
  * - The page tree must be a tree: one that contains itself, or names a page twice, is refused, and
  *   its pages are counted against RENDER_MAX_PAGES before anything walks it.
  */
 import {
+  decodePDFRawStream,
   EncryptedPDFError,
   PDFArray,
   PDFDict,
   PDFDocument,
   PDFHexString,
   PDFName,
+  PDFNumber,
+  PDFRawStream,
   PDFRef,
   PDFStream,
   PDFString,
@@ -25,6 +29,7 @@ import {
 } from 'pdf-lib';
 import { PaperlinkError, TemplateError } from '../errors';
 import { checkLimit, RenderLimitError } from './limits';
+import { inflateAtMost } from './zlib';
 
 /** The most one stream of a PDF template may unpack to. */
 export const MAX_DECODED = 100 * 1024 * 1024;
@@ -189,6 +194,71 @@ function dropUnreachable(doc: PDFDocument): void {
     }
   }
   for (const [ref] of context.enumerateIndirectObjects()) if (!reached.has(ref.tag)) context.delete(ref);
+}
+
+/** The most the content of one page from outside may unpack to: its content streams and the forms it draws. */
+export const MAX_PAGE_CONTENT = 32 * 1024 * 1024;
+
+/** What a stream unpacks to, in bytes, or more than `most` (then `most + 1`): never holding more than that. */
+function unpackedSize(stream: PDFRawStream, most: number): number {
+  const filter = stream.dict.lookup(name('Filter'));
+  const filters = filter instanceof PDFArray ? filter.asArray() : filter ? [filter] : [];
+  if (filters.length === 0) return stream.contents.length;
+  if (filters.length === 1 && filters[0] instanceof PDFName && filters[0].decodeText() === 'FlateDecode')
+    return inflateAtMost(stream.contents, most)?.length ?? most + 1;
+  // another filter, or a chain: pdf-lib's decoders, each stream stopped at MAX_DECODED (above)
+  try {
+    return decodePDFRawStream(stream).decode().length;
+  } catch (err) {
+    if (err instanceof RenderLimitError) return most + 1;
+    throw err;
+  }
+}
+
+/**
+ * Checks each page of a PDF from outside (a form uploaded as a template, a PDF appended to a
+ * document) before anything draws it: what its content streams and the forms they draw unpack to,
+ * within MAX_PAGE_CONTENT (a 1 MB file can hold a page of a gigabyte, which each page image or
+ * print would then unpack again), and each image it draws within RENDER_MAX_IMAGE_PIXELS by what
+ * the image declares. A page over either is refused with `422 render_limit_exceeded`.
+ */
+export function checkPageContent(doc: PDFDocument): void {
+  const { context } = doc;
+  doc.getPages().forEach((page, i) => {
+    let left = MAX_PAGE_CONTENT;
+    const seen = new Set<PDFObject>();
+    const measure = (object: PDFObject | undefined): void => {
+      const target = object instanceof PDFRef ? context.lookup(object) : object;
+      if (!target || seen.has(target)) return;
+      seen.add(target);
+      if (target instanceof PDFArray) return target.asArray().forEach(measure);
+      if (!(target instanceof PDFRawStream)) return;
+      const subtype = target.dict.lookup(name('Subtype'));
+      if (subtype === name('Image')) {
+        const width = target.dict.lookup(name('Width'));
+        const height = target.dict.lookup(name('Height'));
+        const pixels =
+          (width instanceof PDFNumber ? width.asNumber() : 0) * (height instanceof PDFNumber ? height.asNumber() : 0);
+        checkLimit('imagePixels', pixels, `An image on page ${i + 1} of the PDF`);
+        return;
+      }
+      left -= unpackedSize(target, left);
+      if (left < 0)
+        throw new RenderLimitError(
+          'page_content_bytes',
+          `Page ${i + 1} of the PDF unpacks to more than ${MAX_PAGE_CONTENT / 1024 / 1024} MB of drawing instructions. Save it again from the program that made it (or "Reduce file size"), or send it as an image.`,
+        );
+      // a form draws what its own resources hold
+      resources(target.dict.lookup(name('Resources')));
+    };
+    const resources = (dict: PDFObject | undefined): void => {
+      if (!(dict instanceof PDFDict)) return;
+      const xobjects = dict.lookup(name('XObject'));
+      if (xobjects instanceof PDFDict) for (const [, value] of xobjects.entries()) measure(value);
+    };
+    measure(page.node.get(name('Contents')));
+    resources(page.node.Resources());
+  });
 }
 
 /**

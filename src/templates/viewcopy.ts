@@ -34,6 +34,9 @@ export interface ViewOptions {
 
 /** The width of a page image, in pixels: sharp on a laptop screen, a few hundred KB a page. */
 export const PAGE_IMAGE_WIDTH = 1240;
+/** The longest side and the most pixels of a page image: a page of odd proportions is drawn smaller. */
+const PAGE_IMAGE_SIDE = 8_192;
+const PAGE_IMAGE_PIXELS = 4_000_000;
 
 const GREY = rgb(0.35, 0.35, 0.35);
 
@@ -109,7 +112,7 @@ export async function viewCopy(pdf: Uint8Array, options: ViewOptions): Promise<{
 
 const PDFJS = path.dirname(require.resolve('pdfjs-dist/package.json'));
 
-/** The first page of a PDF as a PNG, PAGE_IMAGE_WIDTH pixels wide, drawn by pdf.js on a Skia canvas. */
+/** The first page of a PDF as a PNG, PAGE_IMAGE_WIDTH pixels wide (or smaller: see below), drawn by pdf.js on a Skia canvas. */
 async function pageImage(pdf: Uint8Array): Promise<Uint8Array> {
   const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
   const { createCanvas } = await import('@napi-rs/canvas');
@@ -126,8 +129,15 @@ async function pageImage(pdf: Uint8Array): Promise<Uint8Array> {
   try {
     const page = await doc.getPage(1);
     const base = page.getViewport({ scale: 1 });
-    const viewport = page.getViewport({ scale: PAGE_IMAGE_WIDTH / base.width });
-    const canvas = createCanvas(Math.round(viewport.width), Math.round(viewport.height));
+    // PAGE_IMAGE_WIDTH wide, unless the page is so long (or so small) that the image would be
+    // larger than a canvas can be: then as large as fits
+    const scale = Math.min(
+      PAGE_IMAGE_WIDTH / base.width,
+      PAGE_IMAGE_SIDE / base.height,
+      Math.sqrt(PAGE_IMAGE_PIXELS / (base.width * base.height)),
+    );
+    const viewport = page.getViewport({ scale });
+    const canvas = createCanvas(Math.max(1, Math.round(viewport.width)), Math.max(1, Math.round(viewport.height)));
     const context = canvas.getContext('2d');
     context.fillStyle = '#ffffff';
     context.fillRect(0, 0, canvas.width, canvas.height);

@@ -40,17 +40,37 @@ export function useZlibGate(next: Int32Array | undefined): void {
   gate = next;
 }
 
-/** Node's deflate, entered only through the current gate, if any. */
-export function deflate(data: Uint8Array, level: number = zlib.constants.Z_DEFAULT_COMPRESSION): Uint8Array {
-  if (!gate) return zlib.deflateSync(data, { level });
+/** Runs `work` (a call into Node's zlib) through the current gate, if any. */
+function throughGate<T>(work: () => T): T {
+  if (!gate) return work();
   const own = gate;
   if (Atomics.compareExchange(own, 0, OPEN, INSIDE) !== OPEN) throw new Error('this render is being stopped');
   try {
-    return zlib.deflateSync(data, { level });
+    return work();
   } finally {
     Atomics.store(own, 0, OPEN);
     Atomics.notify(own, 0);
   }
+}
+
+/** Node's deflate, entered only through the current gate, if any. */
+export function deflate(data: Uint8Array, level: number = zlib.constants.Z_DEFAULT_COMPRESSION): Uint8Array {
+  return throughGate(() => zlib.deflateSync(data, { level }));
+}
+
+/**
+ * Node's inflate of a zlib stream, through the gate, stopped past `most` bytes (undefined then: it
+ * unpacks to more): a stream from outside is measured without ever holding more than that.
+ */
+export function inflateAtMost(data: Uint8Array, most: number): Uint8Array | undefined {
+  return throughGate(() => {
+    try {
+      return zlib.inflateSync(data, { maxOutputLength: Math.max(1, most), finishFlush: zlib.constants.Z_SYNC_FLUSH });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return undefined;
+      throw err;
+    }
+  });
 }
 
 /**

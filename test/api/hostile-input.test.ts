@@ -5,7 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { PDFDocument } from 'pdf-lib';
+import zlib from 'node:zlib';
+import { PDFDocument, PDFName } from 'pdf-lib';
+import { inProcessRenderer } from '../../src/templates/pool';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
 import { testService, type TestService } from '../support/service';
@@ -96,6 +98,36 @@ describe('hostile input, round three', () => {
         expect(refused(await generate({ attachments: [{ name: 'a.txt', content }] }))).toEqual([
           'attachments[0].content invalid',
         ]);
+    });
+  });
+
+  describe('PDFs from outside', () => {
+    it('refuses an appended PDF whose page unpacks to hundreds of megabytes, before anything draws it', async () => {
+      const doc = await PDFDocument.create();
+      const page = doc.addPage([300, 300]);
+      // 256 MB of drawing instructions (as well a gigabyte: the check stops at 32 MB), deflated to 250 KB
+      const content = zlib.deflateSync(Buffer.alloc(256 * 1024 * 1024, ' '), { level: 9 });
+      const stream = doc.context.stream(content, { Filter: 'FlateDecode' });
+      page.node.set(PDFName.of('Contents'), doc.context.register(stream));
+      const bomb = Buffer.from(await doc.save());
+      expect(bomb.length).toBeLessThan(2 * 1024 * 1024);
+      const res = await generate({ append: [{ pdf: bomb.toString('base64') }] });
+      expect(res.statusCode).toBe(422);
+      expect(res.json().error).toMatchObject({
+        code: 'render_limit_exceeded',
+        details: [{ field: 'page_content_bytes' }],
+      });
+    });
+
+    it('draws an image of a page 3 by 14,400 points, smaller than a canvas must be', async () => {
+      const doc = await PDFDocument.create();
+      doc.addPage([3, 14_400]).drawRectangle({ x: 0, y: 0, width: 3, height: 14_400 });
+      const { bytes } = await inProcessRenderer.view(await doc.save(), { page: 1 });
+      expect(Buffer.from(bytes.subarray(1, 4)).toString()).toBe('PNG');
+      // width and height from the PNG's header
+      const png = Buffer.from(bytes);
+      expect(png.readUInt32BE(20)).toBeLessThanOrEqual(8192);
+      expect(png.readUInt32BE(16) * png.readUInt32BE(20)).toBeLessThanOrEqual(4_000_000);
     });
   });
 

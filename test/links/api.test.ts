@@ -1034,11 +1034,22 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     });
 
     it('refuses a report that is not pages and milliseconds, and one without a viewing session', async () => {
-      const { path: linkPath, to } = await share({ expire_after_n_views: 3 });
+      const { path: linkPath, to, res } = await share({ expire_after_n_views: 3 });
       const cookie = await signIn(linkPath, to);
       await view(linkPath, cookie);
       const many = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [String(i + 1), 10]));
-      for (const body of [{ pages: { '0': 10 } }, { pages: { '1': -1 } }, { pages: { x: 1 } }, { pages: many }, {}])
+      // the postcard has two pages: a third, or page 10,000, is none of its own (issue 64: one viewer
+      // made 9,954 rows of a three-page document)
+      expect(await t.service.documents.pageCount(res.document_id as string)).toBe(2);
+      for (const body of [
+        { pages: { '0': 10 } },
+        { pages: { '1': -1 } },
+        { pages: { x: 1 } },
+        { pages: many },
+        {},
+        { pages: { '3': 10 } },
+        { pages: { '10000': 10 } },
+      ])
         expect((await report(linkPath, cookie, body)).json().error.code).toBe('validation_failed');
       const none = await report(linkPath, undefined, { pages: { '1': 10 } });
       expect(none.statusCode).toBe(404);
