@@ -49,8 +49,7 @@ export function parseReport(body: unknown, pageCount: number): Map<number, numbe
   const out = new Map<number, number>();
   for (const [k, v] of entries) {
     const page = /^[1-9]\d{0,4}$/.test(k) ? Number(k) : 0;
-    if (!page || page > last || typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 86_400_000)
-      throw bad();
+    if (!page || page > last || typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 86_400_000) throw bad();
     if (v > 0) out.set(page, v);
   }
   return out;
