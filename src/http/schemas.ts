@@ -10,6 +10,7 @@ import { EVENT_TYPES } from '../events/types';
 import { EXAMPLE_IDS } from '../templates/store';
 import { MAX_ATTACHMENTS, MAX_METADATA, METADATA_KEYS, PDF_STANDARDS, RELATIONSHIPS } from '../templates/standards';
 import { ALL_SCOPES } from '../keys';
+import { LONGEST } from '../links/policy';
 import { DEFAULT_PAGE, MAX_CURSOR, MAX_PAGE, type PageQuery as Page } from '../pagination';
 
 export const T = '2026-11-22T10:00:00.000Z';
@@ -338,13 +339,13 @@ export const DocumentSchema = shared('Document', {
 
 export const DurationSchema = shared('Duration', {
   type: 'object',
-  description: 'Exactly one unit key with a positive whole number, e.g. {"hours": 24}.',
+  description: 'Exactly one unit key with a positive whole number, at most 10 years, e.g. {"hours": 24}.',
   minProperties: 1,
   maxProperties: 1,
   properties: {
-    minutes: { type: 'integer', minimum: 1 },
-    hours: { type: 'integer', minimum: 1 },
-    days: { type: 'integer', minimum: 1 },
+    minutes: { type: 'integer', minimum: 1, maximum: LONGEST.as('minutes') },
+    hours: { type: 'integer', minimum: 1, maximum: LONGEST.as('hours') },
+    days: { type: 'integer', minimum: 1, maximum: LONGEST.as('days') },
   },
   additionalProperties: false,
 });
