@@ -37,6 +37,13 @@ async function doctor(dataDir: string): Promise<{ code: number; checks: Map<stri
   return { code: r.code, checks: new Map(checks.map((c) => [c.name, c])) };
 }
 
+/**
+ * doctor where neither Chromium nor LibreOffice is (their formats then only warn, at once): for the
+ * tests of what the service stands on, which need not start a browser and an office each time.
+ */
+const withoutPrinters = <T>(fn: () => Promise<T>) =>
+  withEnv('CHROMIUM_PATH', '/nonexistent/chromium', () => withEnv('LIBREOFFICE_PATH', '/nonexistent/soffice', fn));
+
 /** A port nothing listens on. */
 async function closedPort(): Promise<number> {
   const s = net.createServer().listen(0, '127.0.0.1');
@@ -79,32 +86,33 @@ describe('paperlink doctor', () => {
     ).toEqual([]);
   });
 
-  it('makes no database where there is none, and migrates none that is behind: a warning each', async () => {
-    const fresh = path.join(dir, 'fresh');
-    const first = await doctor(fresh);
-    expect(first.checks.get('database')).toMatchObject({ outcome: 'warn' });
-    expect(first.checks.get('storage')).toMatchObject({ outcome: 'skip' });
-    expect(fs.existsSync(path.join(fresh, 'paperlink.db'))).toBe(false);
-    expect(first.code).toBe(0);
+  it('makes no database where there is none, and migrates none that is behind: a warning each', () =>
+    withoutPrinters(async () => {
+      const fresh = path.join(dir, 'fresh');
+      const first = await doctor(fresh);
+      expect(first.checks.get('database')).toMatchObject({ outcome: 'warn' });
+      expect(first.checks.get('storage')).toMatchObject({ outcome: 'skip' });
+      expect(fs.existsSync(path.join(fresh, 'paperlink.db'))).toBe(false);
+      expect(first.code).toBe(0);
 
-    // a database one migration behind this build, as after an upgrade before serve has started
-    const behind = path.join(dir, 'behind');
-    expect((await cli(['keys', 'create', '--name', 'doctor', '--data-dir', behind])).code).toBe(0);
-    const db = new Database(path.join(behind, 'paperlink.db'));
-    const last = db.prepare('SELECT name FROM paperlink_migrations ORDER BY name DESC LIMIT 1').get() as {
-      name: string;
-    };
-    db.prepare('DELETE FROM paperlink_migrations WHERE name = ?').run(last.name);
-    db.close();
-    const { checks } = await doctor(behind);
-    expect(checks.get('database')).toMatchObject({ outcome: 'warn' });
-    expect(checks.get('database')!.says).toMatch(/1 migration behind/);
-    const after = new Database(path.join(behind, 'paperlink.db'));
-    expect(after.prepare('SELECT count(*) AS n FROM paperlink_migrations WHERE name = ?').get(last.name)).toEqual({
-      n: 0,
-    });
-    after.close();
-  });
+      // a database one migration behind this build, as after an upgrade before serve has started
+      const behind = path.join(dir, 'behind');
+      expect((await cli(['keys', 'create', '--name', 'doctor', '--data-dir', behind])).code).toBe(0);
+      const db = new Database(path.join(behind, 'paperlink.db'));
+      const last = db.prepare('SELECT name FROM paperlink_migrations ORDER BY name DESC LIMIT 1').get() as {
+        name: string;
+      };
+      db.prepare('DELETE FROM paperlink_migrations WHERE name = ?').run(last.name);
+      db.close();
+      const { checks } = await doctor(behind);
+      expect(checks.get('database')).toMatchObject({ outcome: 'warn' });
+      expect(checks.get('database')!.says).toMatch(/1 migration behind/);
+      const after = new Database(path.join(behind, 'paperlink.db'));
+      expect(after.prepare('SELECT count(*) AS n FROM paperlink_migrations WHERE name = ?').get(last.name)).toEqual({
+        n: 0,
+      });
+      after.close();
+    }));
 
   it('fails the HTML check with what the browser said and what to set when Chromium does not start, and exits 1', async () => {
     await withEnv('CHROMIUM_PATH', broken, async () => {
@@ -120,35 +128,37 @@ describe('paperlink doctor', () => {
     await printer.close();
   });
 
-  it('fails the database check when PostgreSQL does not answer, skipping what needs it', async () => {
-    const port = await closedPort();
-    await withEnv('DATABASE_URL', `postgres://paperlink@127.0.0.1:${port}/paperlink`, async () => {
-      const { code, checks } = await doctor(path.join(dir, 'nodb'));
-      expect(checks.get('database')).toMatchObject({ outcome: 'fail' });
-      expect(checks.get('database')!.fix).toContain('DATABASE_URL');
-      expect(checks.get('storage')).toMatchObject({ outcome: 'skip' });
-      expect(code).toBe(1);
-    });
-  });
-
-  it('signs in to the SMTP server of SMTP_URL, sending nothing, and fails when none answers', async () => {
-    const smtp = await startSmtp();
-    try {
-      await withEnv('SMTP_URL', smtp.url, async () => {
-        const { checks } = await doctor(path.join(dir, 'mail'));
-        expect(checks.get('mail')).toMatchObject({ outcome: 'ok' });
-        expect(smtp.messages).toHaveLength(0);
+  it('fails the database check when PostgreSQL does not answer, skipping what needs it', () =>
+    withoutPrinters(async () => {
+      const port = await closedPort();
+      await withEnv('DATABASE_URL', `postgres://paperlink@127.0.0.1:${port}/paperlink`, async () => {
+        const { code, checks } = await doctor(path.join(dir, 'nodb'));
+        expect(checks.get('database')).toMatchObject({ outcome: 'fail' });
+        expect(checks.get('database')!.fix).toContain('DATABASE_URL');
+        expect(checks.get('storage')).toMatchObject({ outcome: 'skip' });
+        expect(code).toBe(1);
       });
-    } finally {
-      await smtp.close();
-    }
-    await withEnv('SMTP_URL', `smtp://127.0.0.1:${await closedPort()}`, async () => {
-      const { code, checks } = await doctor(path.join(dir, 'nomail'));
-      expect(checks.get('mail')).toMatchObject({ outcome: 'fail' });
-      expect(checks.get('mail')!.fix).toContain('SMTP_URL');
-      expect(code).toBe(1);
-    });
-  });
+    }));
+
+  it('signs in to the SMTP server of SMTP_URL, sending nothing, and fails when none answers', () =>
+    withoutPrinters(async () => {
+      const smtp = await startSmtp();
+      try {
+        await withEnv('SMTP_URL', smtp.url, async () => {
+          const { checks } = await doctor(path.join(dir, 'mail'));
+          expect(checks.get('mail')).toMatchObject({ outcome: 'ok' });
+          expect(smtp.messages).toHaveLength(0);
+        });
+      } finally {
+        await smtp.close();
+      }
+      await withEnv('SMTP_URL', `smtp://127.0.0.1:${await closedPort()}`, async () => {
+        const { code, checks } = await doctor(path.join(dir, 'nomail'));
+        expect(checks.get('mail')).toMatchObject({ outcome: 'fail' });
+        expect(checks.get('mail')!.fix).toContain('SMTP_URL');
+        expect(code).toBe(1);
+      });
+    }));
 
   it('has --help that says what each outcome means', async () => {
     const r = await cli(['doctor', '--help']);

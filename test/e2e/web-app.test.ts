@@ -30,6 +30,8 @@ const TEMPLATE = `<?xml version="1.0" encoding="UTF-8"?>
     <image src="logo.png" width="1.5in" alt="Logo"/>
     <p font-size="18"><b>Welcome, {{first_name}}</b></p>
     <p>Your plan: {{plan}}</p>
+    <page-break/>
+    <p>What comes next: a second page, so that the viewer reports time on two pages.</p>
   </body>
 </document>
 `;
@@ -151,7 +153,8 @@ describe('the operator web app in a browser', () => {
 
     await row.getByRole('link', { name: 'Preview' }).click();
     await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
-    await expect(page.locator('#pages canvas').count()).resolves.toBe(1);
+    // both pages of the welcome note
+    await expect(page.locator('#pages canvas').count()).resolves.toBe(2);
     await shot(page, '04-template-preview');
 
     // delete (the confirm dialog is accepted): gone from the list and from the API
