@@ -216,10 +216,11 @@ export async function tryFormats(
   if (stopped()) return;
   const working = checks.filter((c) => c.outcome === 'ok').map((c) => c.name);
   const broken = checks.filter((c) => c.outcome === 'fail');
+  // one write: a reader of the output sees the verdict whole, never the first line alone
   log(
-    `  templates tried: ${working.length ? `${working.join(', ')} work${working.length === 1 ? 's' : ''}` : 'none works'}${broken.length ? '' : '.'}\n`,
+    `  templates tried: ${working.length ? `${working.join(', ')} work${working.length === 1 ? 's' : ''}` : 'none works'}${broken.length ? '' : '.'}\n` +
+      broken.map((c) => `  ${c.name} does NOT work: ${c.says}. \`npx paperlink doctor\` says what to fix.\n`).join(''),
   );
-  for (const c of broken) log(`  ${c.name} does NOT work: ${c.says}. \`npx paperlink doctor\` says what to fix.\n`);
 }
 
 /**

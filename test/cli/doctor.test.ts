@@ -178,7 +178,7 @@ describe("serve's greeting", () => {
   it('says which formats work only after rendering a document with each, and points at doctor for one that does not', async () => {
     const server = await serveProcess(path.join(dir, 'greet-broken'), { STARTUP_CHECK: 'true', CHROMIUM_PATH: broken });
     try {
-      await eventually(async () => /templates tried: .*\n/.test(server.output()), 'the formats tried', 60);
+      await eventually(async () => /does NOT work: .*\n/.test(server.output()), 'the format that failed', 60);
       const tried = /templates tried: (.*)\n/.exec(server.output())![1];
       expect(tried).toContain('XML');
       expect(tried).not.toContain('HTML');
