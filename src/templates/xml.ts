@@ -115,6 +115,19 @@ export function readXml(source: string): XmlElement {
       at(crowded.index),
     );
   }
+  // the parser first: it stops at the nesting limit after a few tags, where the validator would read
+  // all 8 MB of unclosed ones and list every one in its message (seconds of a render thread)
+  let raw: RawNode[] | undefined;
+  let unread: unknown;
+  try {
+    raw = parser.parse(source) as RawNode[];
+  } catch (err) {
+    const msg = err instanceof Error ? err.message : String(err);
+    if (/nest/i.test(msg))
+      throw new TemplateError(`Elements are nested deeper than ${MAX_NESTING} levels. Flatten the template.`);
+    unread = err;
+  }
+  // the parser is lenient: what it read is taken only if the XML is well-formed
   const valid = XMLValidator.validate(source);
   if (valid !== true) {
     throw new TemplateError(`The XML is not well-formed: ${valid.err.msg}`, {
@@ -122,14 +135,9 @@ export function readXml(source: string): XmlElement {
       column: valid.err.col,
     });
   }
-  let raw: RawNode[];
-  try {
-    raw = parser.parse(source) as RawNode[];
-  } catch (err) {
-    const msg = err instanceof Error ? err.message : String(err);
-    if (/nest/i.test(msg))
-      throw new TemplateError(`Elements are nested deeper than ${MAX_NESTING} levels. Flatten the template.`);
-    throw new TemplateError(`The XML could not be read: ${msg}`, undefined, { cause: err });
+  if (!raw) {
+    const msg = unread instanceof Error ? unread.message : String(unread);
+    throw new TemplateError(`The XML could not be read: ${msg}`, undefined, { cause: unread });
   }
   const roots = raw
     .map((n) => convert(n, at, { line: 1, column: 1 }, 0))
