@@ -225,14 +225,21 @@ export async function createService(config: Config, options: ServiceOptions = {}
   let retention: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> = Promise.resolve();
   const idempotency = new Idempotency(db, clock);
-  const keepHouse = async () => {
-    const { sessions, codes } = await links.purgeExpired();
-    return {
-      idempotency: await idempotency.purge(),
-      sessions,
-      codes,
-      unreferenced: await documents.purgeUnreferenced(),
-    };
+  // one housekeeping at a time in a process: a call during another (the one at start, the hourly
+  // one) waits for it, then runs whole, so what it answers is what it deleted
+  let housekept: Promise<unknown> = Promise.resolve();
+  const keepHouse = () => {
+    const run = housekept.then(async () => {
+      const { sessions, codes } = await links.purgeExpired();
+      return {
+        idempotency: await idempotency.purge(),
+        sessions,
+        codes,
+        unreferenced: await documents.purgeUnreferenced(),
+      };
+    });
+    housekept = run.catch(() => undefined);
+    return run;
   };
   /**
    * Fencing: a process whose presence connection is lost is seen as dead by the others, which free
