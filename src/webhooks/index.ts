@@ -55,6 +55,8 @@ export interface WebhookOptions {
 }
 
 const MAX_DESCRIPTION = 500;
+/** The settings row a webhook create writes first, so that creates count and insert one at a time. */
+const LIMIT_LOCK = 'webhook_subscriptions';
 /** Deliveries one fan-out transaction writes at most (src/webhooks Dispatcher.fanOut). */
 const FAN_OUT_ROWS = 500;
 /** How often the background looks at how busy the event loop was, and above what share it waits. */
@@ -130,15 +132,6 @@ export class Webhooks {
     if (details.length)
       throw new ValidationError('The webhook is not valid; see details for each field to fix.', details);
     const most = this.options.maxSubscriptions ?? DEFAULT_MAX_SUBSCRIPTIONS;
-    const held = await this.db
-      .selectFrom('webhooks')
-      .select((e) => e.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
-    if (Number(held.n) >= most)
-      throw new ConflictError(
-        'webhook_limit_reached',
-        `There are ${Number(held.n)} webhook subscriptions, the most this server keeps (WEBHOOK_MAX_SUBSCRIPTIONS=${most}). Delete one you no longer need, or subscribe one endpoint to more event types.`,
-      );
     const now = this.clock.now();
     const row: WebhookRow = {
       id: newId('wh', now),
@@ -150,7 +143,26 @@ export class Webhooks {
       failures_in_a_row: 0,
       resting_until: null,
     };
-    await this.db.insertInto('webhooks').values(row).execute();
+    // counted in the transaction that inserts, one create at a time: the write to the limit's
+    // settings row holds it until the commit (PostgreSQL's row lock; SQLite's one writer), so two
+    // creates at once never both see room for one
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('settings')
+        .values({ key: LIMIT_LOCK, value: '1' })
+        .onConflict((c) => c.column('key').doUpdateSet({ value: '1' }))
+        .execute();
+      const held = await trx
+        .selectFrom('webhooks')
+        .select((e) => e.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
+      if (Number(held.n) >= most)
+        throw new ConflictError(
+          'webhook_limit_reached',
+          `There are ${Number(held.n)} webhook subscriptions, the most this server keeps (WEBHOOK_MAX_SUBSCRIPTIONS=${most}). Delete one you no longer need, or subscribe one endpoint to more event types.`,
+        );
+      await trx.insertInto('webhooks').values(row).execute();
+    });
     return { ...info(row), secret: row.secret };
   }
 
