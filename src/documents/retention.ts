@@ -106,11 +106,10 @@ export class StorageApps {
     const given = isObject(body) ? body.retain_for : undefined;
     const span = given === null || given === undefined ? null : parseDuration(given, 'retain_for', details, WHY);
     if (details.length) throw new ValidationError('The storage settings are not valid; see details.', details);
-    const app: StorageApp = {
-      retain_for: given === undefined ? (await this.get()).retain_for : spanJson(span),
-      configured_at: iso(this.clock.now()),
-    };
-    await this.stored.write(app);
-    return app;
+    const now = iso(this.clock.now());
+    return this.stored.update((stored) => ({
+      retain_for: given === undefined ? spanJson(this.spanOf(stored?.retain_for ?? null)) : spanJson(span),
+      configured_at: now,
+    }));
   }
 }

@@ -87,7 +87,7 @@ export const linkRoutes =
             accent_color: '#1F6FEB',
             auth_types: ['email'],
           }),
-          response: { 200: answer(MagicLinkAppSchema, 'Saved.'), ...errors(400, 401, 415, 422) },
+          response: { 200: answer(MagicLinkAppSchema, 'Saved.'), ...errors(400, 401, 409, 415, 422) },
         },
       },
       async (req) => {
@@ -116,7 +116,7 @@ export const linkRoutes =
           tags: ['Documents'],
           summary: 'Set how long documents are kept when a generate request does not say',
           body: described(StorageAppSchema, { retain_for: { days: 90 } }),
-          response: { 200: answer(StorageAppSchema, 'Saved.'), ...errors(400, 401, 415, 422) },
+          response: { 200: answer(StorageAppSchema, 'Saved.'), ...errors(400, 401, 409, 415, 422) },
         },
       },
       async (req) => storageApp(await service.apps.storage.put(req.body)),

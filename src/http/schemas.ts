@@ -809,7 +809,7 @@ const ERRORS = {
     exampleError('request_timeout', 'The request was not sent whole within 60000 ms (REQUEST_TIMEOUT_MS).'),
   ],
   409: [
-    'The Idempotency-Key was used with another body (`idempotency_key_reused`), a Magic Link was asked for before the Magic Link app was set up (`app_not_configured`), or there are WEBHOOK_MAX_SUBSCRIPTIONS webhooks already (`webhook_limit_reached`).',
+    'The Idempotency-Key was used with another body (`idempotency_key_reused`), a Magic Link was asked for before the Magic Link app was set up (`app_not_configured`), there are WEBHOOK_MAX_SUBSCRIPTIONS webhooks already (`webhook_limit_reached`), or the settings of an app kept changing under this change (`settings_busy`: send it again).',
     exampleError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request body.'),
   ],
   413: [

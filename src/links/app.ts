@@ -287,9 +287,11 @@ export class MagicLinkApps {
     return app;
   }
 
+  /** Changes the fields `body` names over what is stored now (not the copy kept for reads). */
   async put(body: unknown): Promise<MagicLinkApp> {
-    const next = mergeApp(await this.get(), this.defaults, body, this.clock.now(), this.oidcAllowPrivate);
-    await this.stored.write(next);
-    return next;
+    const now = this.clock.now();
+    return this.stored.update((stored) =>
+      mergeApp(stored && this.resolve(stored), this.defaults, body, now, this.oidcAllowPrivate),
+    );
   }
 }

@@ -55,6 +55,8 @@ export interface WebhookOptions {
 }
 
 const MAX_DESCRIPTION = 500;
+/** The settings row a webhook create writes first, so that creates count and insert one at a time. */
+const LIMIT_LOCK = 'webhook_subscriptions';
 /** Deliveries one fan-out transaction writes at most (src/webhooks Dispatcher.fanOut). */
 const FAN_OUT_ROWS = 500;
 /** How often the background looks at how busy the event loop was, and above what share it waits. */
@@ -130,15 +132,6 @@ export class Webhooks {
     if (details.length)
       throw new ValidationError('The webhook is not valid; see details for each field to fix.', details);
     const most = this.options.maxSubscriptions ?? DEFAULT_MAX_SUBSCRIPTIONS;
-    const held = await this.db
-      .selectFrom('webhooks')
-      .select((e) => e.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
-    if (Number(held.n) >= most)
-      throw new ConflictError(
-        'webhook_limit_reached',
-        `There are ${Number(held.n)} webhook subscriptions, the most this server keeps (WEBHOOK_MAX_SUBSCRIPTIONS=${most}). Delete one you no longer need, or subscribe one endpoint to more event types.`,
-      );
     const now = this.clock.now();
     const row: WebhookRow = {
       id: newId('wh', now),
@@ -150,7 +143,26 @@ export class Webhooks {
       failures_in_a_row: 0,
       resting_until: null,
     };
-    await this.db.insertInto('webhooks').values(row).execute();
+    // counted in the transaction that inserts, one create at a time: the write to the limit's
+    // settings row holds it until the commit (PostgreSQL's row lock; SQLite's one writer), so two
+    // creates at once never both see room for one
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('settings')
+        .values({ key: LIMIT_LOCK, value: '1' })
+        .onConflict((c) => c.column('key').doUpdateSet({ value: '1' }))
+        .execute();
+      const held = await trx
+        .selectFrom('webhooks')
+        .select((e) => e.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
+      if (Number(held.n) >= most)
+        throw new ConflictError(
+          'webhook_limit_reached',
+          `There are ${Number(held.n)} webhook subscriptions, the most this server keeps (WEBHOOK_MAX_SUBSCRIPTIONS=${most}). Delete one you no longer need, or subscribe one endpoint to more event types.`,
+        );
+      await trx.insertInto('webhooks').values(row).execute();
+    });
     return { ...info(row), secret: row.secret };
   }
 
@@ -258,6 +270,12 @@ type Due = DeliveryRow & {
   data: string;
   event_created_at: string;
 };
+
+/** A delivery's claim as written: the owner (this process's presence then) and its end. */
+interface Claim {
+  by: number;
+  until: string;
+}
 
 export interface DispatcherOptions extends WebhookOptions {
   /** Attempts in flight at once, in all. */
@@ -465,7 +483,8 @@ export class Dispatcher {
       for (const d of await this.due()) {
         if (this.halted || this.inFlight.size >= this.concurrency) break;
         if (this.inFlight.has(d.id) || (this.perHook.get(d.webhook_id) ?? 0) >= this.perWebhook) continue;
-        if (await this.claim(d)) this.launch(d);
+        const claim = await this.claim(d);
+        if (claim) this.launch(d, claim);
       }
     } while (this.again && !this.halted);
   }
@@ -473,9 +492,11 @@ export class Dispatcher {
   /**
    * Takes the delivery for this process until its claim runs out (twice the POST timeout, and a
    * little): not when another process holds it, and not when the webhook has `perWebhook` attempts
-   * in flight already, wherever they are.
+   * in flight already, wherever they are. Returns the claim, which is also its fence: the
+   * attempt's outcome is written only while the row still holds this owner and this end.
    */
-  private async claim(d: Due): Promise<boolean> {
+  private async claim(d: Due): Promise<Claim | undefined> {
+    const by = this.owner;
     const at = this.clock.now();
     const now = iso(at);
     const until = iso(new Date(at.getTime() + 2 * this.options.timeoutMs + 30_000));
@@ -483,7 +504,7 @@ export class Dispatcher {
     const take = (db: Db) =>
       db
         .updateTable('deliveries')
-        .set({ claimed_by: this.owner, claimed_until: until })
+        .set({ claimed_by: by, claimed_until: until })
         .where('id', '=', d.id)
         .where('status', '=', 'pending')
         .where((e) => e.or([e('claimed_until', 'is', null), e('claimed_until', '<=', now)]))
@@ -506,7 +527,7 @@ export class Dispatcher {
           return take(trx);
         })
       : await take(this.db);
-    return Number(r.numUpdatedRows) > 0;
+    return Number(r.numUpdatedRows) > 0 ? { by, until } : undefined;
   }
 
   /**
@@ -559,11 +580,11 @@ export class Dispatcher {
       .execute();
   }
 
-  private launch(d: Due): void {
+  private launch(d: Due, claim: Claim): void {
     this.launches++;
     this.inFlight.add(d.id);
     this.perHook.set(d.webhook_id, (this.perHook.get(d.webhook_id) ?? 0) + 1);
-    const p = this.attempt(d)
+    const p = this.attempt(d, claim)
       .catch((err: unknown) =>
         this.options.log?.(`webhooks: delivery ${d.id}: ${err instanceof Error ? err.message : String(err)}`),
       )
@@ -576,8 +597,14 @@ export class Dispatcher {
     this.running.add(p);
   }
 
-  /** One POST: the result is recorded before the next delivery for the same resource may go. */
-  private async attempt(d: Due): Promise<void> {
+  /**
+   * One POST: the result is recorded before the next delivery for the same resource may go. The
+   * record is fenced by the claim (its owner and end, as written): when the claim
+   * ran out and another dispatcher took the delivery over (or a sweep freed it from a process
+   * presumed dead), this attempt is kept in the delivery's history and changes nothing else, so a
+   * late timeout never turns the other's `succeeded` back into `pending`.
+   */
+  private async attempt(d: Due, claim: Claim): Promise<void> {
     const event: Event = {
       id: d.event_id,
       object: 'event',
@@ -607,7 +634,7 @@ export class Dispatcher {
     const failures = d.attempts + 1;
     const expired = now.getTime() - Date.parse(d.created_at) >= this.options.retryForMs;
     const status = ok ? 'succeeded' : expired ? 'failed' : 'pending';
-    await this.db.transaction().execute(async (trx) => {
+    const held = await this.db.transaction().execute(async (trx) => {
       // PostgreSQL: in turn with fanOut, which writes what waits behind this delivery
       if (this.options.lockRows)
         await trx.selectFrom('webhooks').select('id').where('id', '=', d.webhook_id).forUpdate().execute();
@@ -623,7 +650,7 @@ export class Dispatcher {
           error: result.error,
         })
         .execute();
-      await trx
+      const recorded = await trx
         .updateTable('deliveries')
         .set((e) => ({
           status,
@@ -639,13 +666,22 @@ export class Dispatcher {
           claimed_until: null,
         }))
         .where('id', '=', d.id)
-        .execute();
+        .where('claimed_by', '=', claim.by)
+        .where('claimed_until', '=', claim.until)
+        .executeTakeFirst();
+      // the claim was lost: whoever holds the delivery now records its own outcome
+      if (Number(recorded.numUpdatedRows) === 0) return false;
       // done: the next delivery for the same webhook and resource may go
       if (status !== 'pending') await unblockNext(trx, d.webhook_id, d.resource_id, iso(now));
       // an endpoint that answers after failing is awake again; one that fails rests
       if (!ok || d.failures_in_a_row > 0) await rest(trx, d.webhook_id, ok, now);
+      return true;
     });
-    if (status === 'failed')
+    if (!held)
+      this.options.log?.(
+        `webhooks: delivery ${d.id}: its claim ran out during the attempt and another took it over; this attempt's outcome (${result.error ?? `HTTP ${result.status}`}) is in its history only`,
+      );
+    else if (status === 'failed')
       this.options.log?.(
         `webhooks: gave up on delivery ${d.id} of ${event.type} to ${redact(d.url)} after ${failures} attempts: ${result.error ?? `HTTP ${result.status}`}`,
       );

@@ -5,6 +5,7 @@
  * delivery held for it. (bench/webhooks.js measures the API under 300 dead subscriptions.)
  */
 import { FakeClock } from '../../src/clock';
+import { Dispatcher } from '../../src/webhooks';
 import { startReceiver, type Receiver } from '../support/receiver';
 import { BACKENDS, testService, type TestService } from '../support/service';
 
@@ -112,5 +113,50 @@ describe.each(BACKENDS)('a webhook backlog on %s', (backend) => {
     const delivered = rx.received.slice(tried).map((r) => r.event.data.object.id as string);
     expect([...delivered].sort()).toEqual(ids);
     await api('DELETE', `/v1/webhooks/${hook}`);
+  });
+
+  it("records a late attempt's outcome only while it holds the delivery: a timeout after another dispatcher's 200 leaves it succeeded", async () => {
+    const hook = (await subscribe('/fence')).json().id as string;
+    await t.service.dispatcher.pause();
+    // two dispatchers on one database, as two processes: A's POST hangs past its claim
+    const options = { allowPrivate: true, retryForMs: 24 * 3600_000, lockRows: backend === 'postgres' };
+    const a = new Dispatcher(t.service.database.db, clock, { ...options, timeoutMs: 60_000, owner: 1001 });
+    const b = new Dispatcher(t.service.database.db, clock, { ...options, timeoutMs: 500, owner: 1002 });
+    let answerA!: (status: number) => void;
+    const tried = rx.received.length;
+    rx.respond = (r) =>
+      r.headers['paperlink-event-id'] && rx.received.length - tried === 1
+        ? new Promise<number>((resolve) => (answerA = resolve))
+        : 200;
+    try {
+      await emit(['pc_fence_1']);
+      while ((await a.fanOut()) > 0);
+      const aDone = a.drain();
+      while (rx.received.length - tried < 1) await new Promise((r) => setImmediate(r));
+      // A's claim runs out (twice its timeout and 30 s); B takes the delivery over, and the receiver takes it
+      clock.advance(2 * 60_000 + 30_001);
+      await b.drain();
+      expect(rx.received.length - tried).toBe(2);
+      // then A's POST ends in a 500: its outcome is history only
+      answerA(500);
+      await aDone;
+      const row = await t.service.database.db
+        .selectFrom('deliveries')
+        .select(['status', 'attempts', 'claimed_by'])
+        .where('webhook_id', '=', hook)
+        .executeTakeFirstOrThrow();
+      expect(row).toEqual({ status: 'succeeded', attempts: 1, claimed_by: null });
+      const history = (await api('GET', `/v1/webhooks/${hook}/deliveries`)).json().data[0].attempts;
+      expect(history.map((h: { status_code: number }) => h.status_code).sort()).toEqual([200, 500]);
+      // nothing is due again, however long anyone waits: no third POST
+      clock.advance(24 * 3600_000);
+      await a.drain();
+      await b.drain();
+      expect(rx.received.length - tried).toBe(2);
+    } finally {
+      rx.respond = () => 200;
+      t.service.dispatcher.resume();
+      await api('DELETE', `/v1/webhooks/${hook}`);
+    }
   });
 });
