@@ -108,7 +108,7 @@ export class StorageApps {
     if (details.length) throw new ValidationError('The storage settings are not valid; see details.', details);
     const now = iso(this.clock.now());
     return this.stored.update((stored) => ({
-      retain_for: given === undefined ? spanJson(this.spanOf(stored?.retain_for ?? null)) : spanJson(span),
+      retain_for: given === undefined ? spanJson(this.spanOf(stored?.retain_for)) : spanJson(span),
       configured_at: now,
     }));
   }

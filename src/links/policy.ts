@@ -21,12 +21,6 @@ export const VIEW_LIMIT_CAP = Duration.fromObject({ days: 10 });
 export const OPEN_WITHIN = VIEW_LIMIT_CAP;
 /** Deadlines further away than this are refused as mistakes. */
 export const LONGEST = Duration.fromObject({ years: 10 });
-/** LONGEST in each unit: the most a span may say. */
-const MOST: Record<Unit, number> = {
-  minutes: LONGEST.as('minutes'),
-  hours: LONGEST.as('hours'),
-  days: LONGEST.as('days'),
-};
 export const MAX_VIEWS = 1_000_000;
 
 export interface Retention extends Span {
@@ -233,7 +227,7 @@ export function parseDuration(value: unknown, field: string, details: ErrorDetai
     return null;
   }
   // compared as numbers, unit by unit: a huge amount (1e308 days) overflows a Duration's arithmetic
-  if (amount > MOST[unit]) {
+  if (amount > LONGEST.as(unit)) {
     details.push({
       field: `${field}.${unit}`,
       message: `is more than 10 years; ${why}`,

@@ -125,10 +125,10 @@ const MIME = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i;
 /**
  * Bytes given in base64 (RFC 4648, padded), or undefined when the text is not that: decoded, and
  * kept only if encoding the bytes again gives the same text. No pattern is matched against it (a
- * pattern over megabytes of text overflowed the stack); its size is known before it is decoded.
+ * pattern over megabytes of text overflowed the stack); the body limit bounds its size.
  */
-export function decodeBase64(text: unknown, maxBytes = Number.MAX_SAFE_INTEGER): Uint8Array | undefined {
-  if (typeof text !== 'string' || text.length % 4 !== 0 || (text.length / 4) * 3 > maxBytes + 2) return undefined;
+export function decodeBase64(text: unknown): Uint8Array | undefined {
+  if (typeof text !== 'string' || text.length % 4 !== 0) return undefined;
   const bytes = Buffer.from(text, 'base64');
   return bytes.toString('base64') === text ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length) : undefined;
 }
