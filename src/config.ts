@@ -5,6 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { PaperlinkError } from './errors';
+import { isEmail } from './guards';
 import type { S3Settings } from './storage';
 import { DEFAULT_LIMITS, type RenderLimits } from './templates/limits';
 import { DEFAULT_RATE_LIMITS, RATE_LIMIT_SETTINGS, type RateLimits } from './http/ratelimit';
@@ -112,6 +113,12 @@ export interface TemporalConfig {
   buildId?: string;
 }
 
+/** `Acme Docs <docs@acme.example>` (or `docs@acme.example`) as a name and an address. */
+export function senderOf(mailFrom: string): { name: string | undefined; address: string } {
+  const m = /^(?:"?([^"<]*)"?\s*)?<([^<>]*)>$/.exec(mailFrom.trim());
+  return m ? { name: m[1]?.trim() || undefined, address: m[2].trim() } : { name: undefined, address: mailFrom.trim() };
+}
+
 export class ConfigError extends PaperlinkError {
   constructor(message: string) {
     super('invalid_configuration', message);
@@ -169,7 +176,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     throw new ConfigError(
       'SMTP_URL must look like smtp://user:password@mail.example.com:587 (or smtps:// for TLS on connect). Leave it unset to write e-mails to DATA_DIR/outbox.',
     );
-  const mailFrom = overrides.mailFrom ?? env.MAIL_FROM ?? 'Paperlink <paperlink@localhost>';
+  const mailFrom = overrides.mailFrom ?? env.MAIL_FROM ?? 'Paperlink <paperlink@localhost.localdomain>';
+  // the default sender of the Magic Link app (GET /v1/apps/magic_link): an address the app itself would take
+  if (!isEmail(senderOf(mailFrom).address))
+    throw new ConfigError(
+      `MAIL_FROM must be an address like "Acme Docs <docs@acme.example>" or docs@acme.example, not ${JSON.stringify(mailFrom)}.`,
+    );
   const postcardPath = overrides.postcardPath ?? env.POSTCARD_PATH ?? '/postcards';
   if (
     !/^\/[A-Za-z0-9._~\-/]*$/.test(postcardPath) ||

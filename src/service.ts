@@ -8,7 +8,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { Operators } from './admin';
 import { systemClock, type Clock } from './clock';
-import type { Config } from './config';
+import { senderOf, type Config } from './config';
 import { openDatabase, sqliteFile, type Database } from './db';
 import { clusterPresence, localPresence, postgresPresence, type Presence } from './db/presence';
 import { Documents } from './documents';
@@ -148,15 +148,15 @@ export async function createService(config: Config, options: ServiceOptions = {}
     outbox: path.join(config.dataDir, 'outbox'),
     log: options.log,
   });
-  const from = /^(?:"?([^"<]*)"?\s*)?<?([^<>\s]+@[^<>\s]+)>?$/.exec(config.mailFrom.trim());
+  const from = senderOf(config.mailFrom);
   const magicLink = new MagicLinkApps(
     db,
     clock,
     {
       public_url: config.publicUrl,
       public_url_follows_server: true,
-      sender_name: from?.[1]?.trim() || 'Paperlink',
-      sender_email: from?.[2] ?? 'paperlink@localhost',
+      sender_name: from.name ?? 'Paperlink',
+      sender_email: from.address,
       organization_name: 'Paperlink',
       logo_url: null,
       accent_color: '#1F6FEB',

@@ -122,12 +122,15 @@ export class Postcards {
   async accept(
     body: unknown,
     idempotencyKey?: string,
+    /** What the route's schema refused (the HTTP intake), thrown once the token is known good. */
+    refused?: Error,
   ): Promise<{ id: string; status: PostcardStatus; replayed: boolean }> {
-    const checked = checkPostcard(body);
     const token = (body as Record<string, unknown> | null)?.api_token;
     // the credential first: without it, say nothing about the rest
     const key = await this.keys.authenticate('postcard', token);
     if (!key) throw new AuthenticationError('A valid postcard token is required in the api_token field of the body.');
+    if (refused) throw refused;
+    const checked = checkPostcard(body);
     if (!checked.ok)
       throw new ValidationError(
         'The postcard request is not valid; see details for each field to fix.',

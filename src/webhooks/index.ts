@@ -127,7 +127,7 @@ export class Webhooks {
       details.push({
         field: 'description',
         message: `must be text of at most ${MAX_DESCRIPTION} characters`,
-        code: 'invalid',
+        code: typeof d === 'string' ? 'invalid' : 'type',
       });
     if (details.length)
       throw new ValidationError('The webhook is not valid; see details for each field to fix.', details);
