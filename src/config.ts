@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PaperlinkError } from './errors';
 import { isEmail } from './guards';
+import { POLICIES } from './flows/policies';
 import type { S3Settings } from './storage';
 import { DEFAULT_LIMITS, type RenderLimits } from './templates/limits';
 import { DEFAULT_RATE_LIMITS, RATE_LIMIT_SETTINGS, type RateLimits } from './http/ratelimit';
@@ -248,7 +249,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     120_000,
     'milliseconds',
   );
-  const webhookRetryHours = overrides.webhookRetryHours ?? Number(env.WEBHOOK_RETRY_HOURS ?? 24);
+  const webhookRetryHours =
+    overrides.webhookRetryHours ?? Number(env.WEBHOOK_RETRY_HOURS ?? POLICIES.webhook_delivery.forMs / 3_600_000);
   if (!(webhookRetryHours > 0 && webhookRetryHours <= 24 * 30))
     throw new ConfigError(
       `WEBHOOK_RETRY_HOURS must be hours from more than 0 to 720, not ${JSON.stringify(env.WEBHOOK_RETRY_HOURS)}.`,

@@ -25,12 +25,13 @@ import type { TemplateStore } from '../templates/store';
 import { missingVariables, type RenderWarning } from '../templates';
 import type { Renderer } from '../templates/pool';
 import { checkPostcard, mergeValues, type PostcardRequest } from './rules';
+import { POLICIES } from '../flows/policies';
 
 export type PostcardStatus = 'received' | 'rendered' | 'failed';
 export const STATUSES: PostcardStatus[] = ['received', 'rendered', 'failed'];
 
 /** Renders of one postcard that may fail for a passing reason before it is marked failed. */
-export const RENDER_ATTEMPTS = 5;
+export const RENDER_ATTEMPTS = POLICIES.postcard_render.attempts;
 
 /**
  * Whether a render failed for a reason a later try can change: its time limit (CPU contention

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { FakeClock } from '../../src/clock';
 import { VIEW_MS } from '../../src/links';
-import { SEND_RETRY_MS } from '../../src/flows/link';
+import { POLICIES, waitMs } from '../../src/flows/policies';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
 import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
@@ -596,7 +596,7 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     // the flow retries after its first wait, on the service's clock: moved a wait at a time until it
     // has (the links of the tests before sleep too, so a sleeper alone does not say it is this flow's)
     await eventually(async () => {
-      clock.advance(SEND_RETRY_MS[0]);
+      clock.advance(POLICIES.link_email.waits[0]);
       return mail.inbox(to).length > 0;
     }, 'the flow sent it on retry');
     const message = await mail.next(to);
@@ -1130,6 +1130,61 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
         ended: expect.any(String),
       });
       expect(toSender(before).map((m) => m.subject?.split(':')[0])).toEqual(['Opened', 'Link ended']);
+    });
+
+    it('tries a notice the mail server refuses at each of its policy’s times, then gives it up with magic_link.notice_failed', async () => {
+      const policy = POLICIES.link_notice;
+      const engine = t.service.engine as EmbeddedEngine;
+      const hook = await t.service.webhooks.create({
+        url: 'https://hooks.example.com/paperlink',
+        events: ['magic_link.notice_failed'],
+      });
+      const { res } = await share({
+        expire_after_n_views: 5,
+        notify_sender: { on_end: true, email: 'owner@acme.example' },
+      });
+      const id = res.magic_link_piece_id as string;
+      const failures = async () => {
+        const row = await t.service.database.db
+          .selectFrom('magic_links')
+          .select('notices')
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow();
+        return (JSON.parse(row.notices ?? '{}') as { failed?: { ended?: { attempts: number } } }).failed?.ended
+          ?.attempts;
+      };
+      mail.refuse(true);
+      try {
+        expect((await api('POST', `/v1/magic_links/${id}/expire`)).statusCode).toBe(200);
+        await engine.drain();
+        for (let n = 1; n < policy.attempts; n++) {
+          expect([n, await failures()]).toEqual([n, n]);
+          // not before its time
+          clock.advance(waitMs(policy, n) - 1);
+          await engine.drain();
+          expect([n, await failures()]).toEqual([n, n]);
+          clock.advance(1);
+          await engine.drain();
+        }
+        expect(await failures()).toBe(policy.attempts);
+        // given up: a day later nothing more is tried
+        clock.advance(24 * HOUR);
+        await engine.drain();
+        expect(await failures()).toBe(policy.attempts);
+      } finally {
+        mail.refuse(false);
+      }
+      const events = await t.service.database.db
+        .selectFrom('events')
+        .select('data')
+        .where('type', '=', 'magic_link.notice_failed')
+        .where('resource_id', '=', id)
+        .execute();
+      expect(events.map((e) => JSON.parse(e.data) as Record<string, unknown>)).toEqual([
+        expect.objectContaining({ notice: 'ended', attempts: policy.attempts, error: expect.any(String) }),
+      ]);
+      expect((await api('GET', `/v1/magic_links/${id}`)).json().notices_sent).toEqual({});
+      await t.service.webhooks.remove(hook.id);
     });
 
     it('reminds a recipient who has not opened the link, with the same URL, before it ends; not one who has', async () => {
