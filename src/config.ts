@@ -7,6 +7,7 @@ import path from 'node:path';
 import { PaperlinkError } from './errors';
 import { isEmail } from './guards';
 import { POLICIES } from './flows/policies';
+import { DEFAULT_HISTORY, type HistoryRetention } from './history';
 import type { S3Settings } from './storage';
 import { DEFAULT_LIMITS, type RenderLimits } from './templates/limits';
 import { DEFAULT_RATE_LIMITS, RATE_LIMIT_SETTINGS, type RateLimits } from './http/ratelimit';
@@ -62,6 +63,8 @@ export interface Config {
   webhookTimeoutMs: number;
   /** How long a webhook delivery is retried before it is marked failed. */
   webhookRetryHours: number;
+  /** How long the history that grows with use is kept: the access log, events and their deliveries (src/history.ts). */
+  history: HistoryRetention;
   /** Webhook subscriptions there may be at once (WEBHOOK_MAX_SUBSCRIPTIONS). */
   webhookMaxSubscriptions: number;
   /** Render threads (RENDER_THREADS); 0 renders on the HTTP thread. Default: the cores less one. */
@@ -255,6 +258,24 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     throw new ConfigError(
       `WEBHOOK_RETRY_HOURS must be hours from more than 0 to 720, not ${JSON.stringify(env.WEBHOOK_RETRY_HOURS)}.`,
     );
+  const history: HistoryRetention = {
+    accessLogDays: whole(
+      'ACCESS_LOG_RETENTION_DAYS',
+      overrides.history?.accessLogDays,
+      DEFAULT_HISTORY.accessLogDays,
+      1,
+      36_500,
+      'days',
+    ),
+    eventDays: whole(
+      'EVENT_RETENTION_DAYS',
+      overrides.history?.eventDays,
+      DEFAULT_HISTORY.eventDays,
+      1,
+      36_500,
+      'days',
+    ),
+  };
   const renderThreads = whole('RENDER_THREADS', overrides.renderThreads, defaultRenderThreads(), 0, 256);
   const renderTimeoutMs = whole(
     'RENDER_TIMEOUT_MS',
@@ -311,6 +332,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     linkTokenKeys,
     webhookTimeoutMs,
     webhookRetryHours,
+    history,
     webhookMaxSubscriptions,
     renderThreads,
     renderTimeoutMs,
