@@ -5,6 +5,9 @@
 import os from 'node:os';
 import path from 'node:path';
 import { PaperlinkError } from './errors';
+import { isEmail } from './guards';
+import { POLICIES } from './flows/policies';
+import { DEFAULT_HISTORY, type HistoryRetention } from './history';
 import type { S3Settings } from './storage';
 import { DEFAULT_LIMITS, type RenderLimits } from './templates/limits';
 import { DEFAULT_RATE_LIMITS, RATE_LIMIT_SETTINGS, type RateLimits } from './http/ratelimit';
@@ -60,6 +63,8 @@ export interface Config {
   webhookTimeoutMs: number;
   /** How long a webhook delivery is retried before it is marked failed. */
   webhookRetryHours: number;
+  /** How long the history that grows with use is kept: the access log, events and their deliveries (src/history.ts). */
+  history: HistoryRetention;
   /** Webhook subscriptions there may be at once (WEBHOOK_MAX_SUBSCRIPTIONS). */
   webhookMaxSubscriptions: number;
   /** Render threads (RENDER_THREADS); 0 renders on the HTTP thread. Default: the cores less one. */
@@ -110,6 +115,12 @@ export interface TemporalConfig {
   versioning: boolean;
   deploymentName: string;
   buildId?: string;
+}
+
+/** `Acme Docs <docs@acme.example>` (or `docs@acme.example`) as a name and an address. */
+export function senderOf(mailFrom: string): { name: string | undefined; address: string } {
+  const m = /^(?:"?([^"<]*)"?\s*)?<([^<>]*)>$/.exec(mailFrom.trim());
+  return m ? { name: m[1]?.trim() || undefined, address: m[2].trim() } : { name: undefined, address: mailFrom.trim() };
 }
 
 export class ConfigError extends PaperlinkError {
@@ -169,7 +180,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     throw new ConfigError(
       'SMTP_URL must look like smtp://user:password@mail.example.com:587 (or smtps:// for TLS on connect). Leave it unset to write e-mails to DATA_DIR/outbox.',
     );
-  const mailFrom = overrides.mailFrom ?? env.MAIL_FROM ?? 'Paperlink <paperlink@localhost>';
+  const mailFrom = overrides.mailFrom ?? env.MAIL_FROM ?? 'Paperlink <paperlink@localhost.localdomain>';
+  // the default sender of the Magic Link app (GET /v1/apps/magic_link): an address the app itself would take
+  if (!isEmail(senderOf(mailFrom).address))
+    throw new ConfigError(
+      `MAIL_FROM must be an address like "Acme Docs <docs@acme.example>" or docs@acme.example, not ${JSON.stringify(mailFrom)}.`,
+    );
   const postcardPath = overrides.postcardPath ?? env.POSTCARD_PATH ?? '/postcards';
   if (
     !/^\/[A-Za-z0-9._~\-/]*$/.test(postcardPath) ||
@@ -236,11 +252,30 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     120_000,
     'milliseconds',
   );
-  const webhookRetryHours = overrides.webhookRetryHours ?? Number(env.WEBHOOK_RETRY_HOURS ?? 24);
+  const webhookRetryHours =
+    overrides.webhookRetryHours ?? Number(env.WEBHOOK_RETRY_HOURS ?? POLICIES.webhook_delivery.forMs / 3_600_000);
   if (!(webhookRetryHours > 0 && webhookRetryHours <= 24 * 30))
     throw new ConfigError(
       `WEBHOOK_RETRY_HOURS must be hours from more than 0 to 720, not ${JSON.stringify(env.WEBHOOK_RETRY_HOURS)}.`,
     );
+  const history: HistoryRetention = {
+    accessLogDays: whole(
+      'ACCESS_LOG_RETENTION_DAYS',
+      overrides.history?.accessLogDays,
+      DEFAULT_HISTORY.accessLogDays,
+      1,
+      36_500,
+      'days',
+    ),
+    eventDays: whole(
+      'EVENT_RETENTION_DAYS',
+      overrides.history?.eventDays,
+      DEFAULT_HISTORY.eventDays,
+      1,
+      36_500,
+      'days',
+    ),
+  };
   const renderThreads = whole('RENDER_THREADS', overrides.renderThreads, defaultRenderThreads(), 0, 256);
   const renderTimeoutMs = whole(
     'RENDER_TIMEOUT_MS',
@@ -297,6 +332,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     linkTokenKeys,
     webhookTimeoutMs,
     webhookRetryHours,
+    history,
     webhookMaxSubscriptions,
     renderThreads,
     renderTimeoutMs,

@@ -8,10 +8,11 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { Operators } from './admin';
 import { systemClock, type Clock } from './clock';
-import type { Config } from './config';
+import { senderOf, type Config } from './config';
 import { openDatabase, sqliteFile, type Database } from './db';
 import { clusterPresence, localPresence, postgresPresence, type Presence } from './db/presence';
 import { Documents } from './documents';
+import { purgeHistory } from './history';
 import { Idempotency } from './idempotency';
 import { Keys } from './keys';
 import { activitiesOf, type Activities, type Engine } from './engine';
@@ -67,7 +68,15 @@ export interface Service {
   version: string;
   ping(): Promise<void>;
   /** Deletes what has expired and would otherwise stay for ever: idempotency answers, recipients' sign-ins and codes. `serve` runs it at start and hourly. */
-  housekeeping(): Promise<{ idempotency: number; sessions: number; codes: number; unreferenced: number }>;
+  housekeeping(): Promise<{
+    idempotency: number;
+    sessions: number;
+    codes: number;
+    unreferenced: number;
+    /** Entries of links' access logs, and events (with their deliveries), older than their retention. */
+    access_log: number;
+    events: number;
+  }>;
   close(): Promise<void>;
 }
 
@@ -148,15 +157,15 @@ export async function createService(config: Config, options: ServiceOptions = {}
     outbox: path.join(config.dataDir, 'outbox'),
     log: options.log,
   });
-  const from = /^(?:"?([^"<]*)"?\s*)?<?([^<>\s]+@[^<>\s]+)>?$/.exec(config.mailFrom.trim());
+  const from = senderOf(config.mailFrom);
   const magicLink = new MagicLinkApps(
     db,
     clock,
     {
       public_url: config.publicUrl,
       public_url_follows_server: true,
-      sender_name: from?.[1]?.trim() || 'Paperlink',
-      sender_email: from?.[2] ?? 'paperlink@localhost',
+      sender_name: from.name ?? 'Paperlink',
+      sender_email: from.address,
       organization_name: 'Paperlink',
       logo_url: null,
       accent_color: '#1F6FEB',
@@ -236,6 +245,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         sessions,
         codes,
         unreferenced: await documents.purgeUnreferenced(),
+        ...(await purgeHistory(db, database.inTransaction, clock.now(), config.history)),
       };
     });
     housekept = run.catch(() => undefined);

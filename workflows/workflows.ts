@@ -49,7 +49,7 @@ const generateActivities = proxyActivities<GenerateActivities>({
   },
 });
 // Sending mail and reading a link: SMTP outages are retried by the activity for about 2 hours, and
-// the flow itself resends later (SEND_RETRY_MS) when the link is still unsent.
+// the flow itself resends later (POLICIES.link_email) when the link is still unsent.
 const linkActivities = proxyActivities<LinkActivities>({
   heartbeatTimeout: HEARTBEAT_TIMEOUT,
   startToCloseTimeout: '1 minute',
@@ -75,7 +75,7 @@ const postcardActivities = proxyActivities<PostcardActivities>({
   },
 });
 // Runs recorded before 'postcard-retry-policy' retried 5 times here, then waited in workflow code
-// (RENDER_RETRY_MS) and tried again: they replay with these options and the flow's loop.
+// (POLICIES.postcard_render) and tried again: they replay with these options and the flow's loop.
 const postcardActivitiesBefore = proxyActivities<PostcardActivities>({
   heartbeatTimeout: HEARTBEAT_TIMEOUT,
   startToCloseTimeout: '2 minutes',

@@ -498,6 +498,13 @@ export const MIGRATIONS: [string, Step][] = [
       await db.schema.alterTable('magic_links').addColumn('notices', 'text').execute();
     },
   ],
+  [
+    '0023_history_retention',
+    async (db) => {
+      // housekeeping deletes an event with its deliveries (src/history.ts): found by the event
+      await db.schema.createIndex('deliveries_event').on('deliveries').columns(['event_id', 'status']).execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

@@ -129,7 +129,11 @@ function optionalText(
   const v = body[key];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'string' || v.trim() === '' || v.length > max) {
-    details.push({ field, message: `must be text of 1 to ${max} characters`, code: 'invalid' });
+    details.push({
+      field,
+      message: `must be text of 1 to ${max} characters`,
+      code: typeof v === 'string' ? 'invalid' : 'type',
+    });
     return undefined;
   }
   // a name is shown and downloaded as a file name: no character that hides or reorders others
@@ -745,7 +749,7 @@ export class Documents {
   /** `POST /v1/documents/:id/magic_links`: a new Magic Link for a stored document, with the settings of the generate destination. */
   async share(id: string, settings: unknown, createdByKeyId: string | null): Promise<{ link: LinkInfo; url: string }> {
     await this.row(id);
-    return this.links.create(id, parseLinkSettings(settings, 'body'), createdByKeyId);
+    return this.links.create(id, parseLinkSettings(settings, ''), createdByKeyId);
   }
 
   /** Newest first; `search` keeps the documents whose name contains it, ignoring case. */

@@ -11,7 +11,8 @@ import { iso, type Clock } from '../clock';
 import type { GenerateResult } from '../documents';
 import { generateFlow, type GenerateActivities, type GenerateInput } from '../flows/generate';
 import { linkStep, type LinkActivities } from '../flows/link';
-import { RENDER_RETRY_MS, type PostcardActivities } from '../flows/postcard';
+import type { PostcardActivities } from '../flows/postcard';
+import { POLICIES, waitMs } from '../flows/policies';
 import type { Ports } from '../flows/ports';
 import type { Engine } from '.';
 import type { Claims } from './claims';
@@ -223,7 +224,7 @@ export class EmbeddedEngine implements Engine {
 
   /**
    * Renders a received postcard. The render marks it `rendered` or `failed`; an unexpected error
-   * (the database down, a full disk) makes it due again after a back-off (RENDER_RETRY_MS), so
+   * (the database down, a full disk) makes it due again after its policy's back-off (POLICIES.postcard_render), so
    * nothing answered 202 is dropped.
    */
   private async render(id: string): Promise<void> {
@@ -233,7 +234,7 @@ export class EmbeddedEngine implements Engine {
       this.onError(`postcard-${id}`, err);
       const n = this.renderErrors.get(id) ?? 0;
       this.renderErrors.set(id, n + 1);
-      const wait = RENDER_RETRY_MS[Math.min(n, RENDER_RETRY_MS.length - 1)];
+      const wait = waitMs(POLICIES.postcard_render, n + 1);
       await this.claims.release('postcards', id, new Date(this.clock.now().getTime() + wait));
       return;
     }

@@ -8,6 +8,7 @@ export const EVENT_TYPES = [
   'magic_link.viewed',
   'magic_link.access_denied',
   'magic_link.expired',
+  'magic_link.notice_failed',
   'postcard.received',
   'postcard.rendered',
   'postcard.failed',

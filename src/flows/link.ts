@@ -6,6 +6,7 @@
  */
 import type { MagicLinks } from '../links';
 import type { LinkChange, LinkState } from '../links/lifecycle';
+import { POLICIES, givesUp, waitMs } from './policies';
 import type { Ports } from './ports';
 
 export interface LinkActivities {
@@ -15,7 +16,7 @@ export interface LinkActivities {
   expireLink(id: string): Promise<void>;
   /** Ends the link now as `revoked` (the operator's "expire now"). */
   revokeLink(id: string): Promise<void>;
-  /** Sends the notices due (the sender's e-mails, the recipient's reminder), each once; false when one could not be sent (it stays due). */
+  /** Sends the notices due (the sender's e-mails, the recipient's reminder), each once; false when one could not be sent (it is due again by its policy, or given up). */
   notifyLink(id: string): Promise<boolean>;
 }
 
@@ -38,8 +39,7 @@ export function activitiesForLinks(links: Pick<MagicLinks, 'state' | 'deliver' |
   };
 }
 
-/** Waits between send attempts: 1 min, 5 min, 30 min, 2 h, 6 h. */
-export const SEND_RETRY_MS = [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000];
+const EMAIL = POLICIES.link_email;
 /** The signal every change of a link sends to its flow; Temporal also takes `opened` and `viewed`. */
 export const CHANGED = 'changed';
 
@@ -56,10 +56,16 @@ export type LinkPlan =
 
 export function planLink(state: LinkState, now: number, sendUnsent = true, notices = true): LinkPlan {
   if (notices && state.notices?.length) return { kind: 'notify' };
-  if (state.status === 'expired' || state.status === 'revoked') return { kind: 'ended', status: state.status };
+  if (state.status === 'expired' || state.status === 'revoked') {
+    // an end notice that failed is tried again at its policy's time before the flow ends
+    const retryAt = notices && state.remindAt ? Date.parse(state.remindAt) : undefined;
+    return retryAt === undefined
+      ? { kind: 'ended', status: state.status }
+      : { kind: 'wait', until: retryAt, retry: false };
+  }
   const deadline = state.expiresAt === null ? undefined : Date.parse(state.expiresAt);
   if (state.viewsLeft === 0 || (deadline !== undefined && deadline <= now)) return { kind: 'expire' };
-  const retry = !state.sent && state.sendAttempts > 0 && state.sendAttempts <= SEND_RETRY_MS.length;
+  const retry = !state.sent && state.sendAttempts > 0 && !givesUp(EMAIL, state.sendAttempts);
   const unsent = sendUnsent && !state.sent && state.sendAttempts === 0;
   const leaseEnds = unsent && state.sendingUntil ? Date.parse(state.sendingUntil) : undefined;
   if (unsent && (leaseEnds === undefined || leaseEnds <= now)) return { kind: 'send' };
@@ -89,13 +95,18 @@ export async function linkLifecycle(p: Ports<LinkActivities>, id: string): Promi
   // e-mails besides the link: to the sender (first view, end), a reminder to the recipient; after
   // this change a run reads the link again once it ended it, for the end notice
   const notices = p.patched('link-notices');
+  // a notice that cannot be sent is retried by its policy and given up, not every minute forever
+  const noticePolicy = notices && p.patched('link-notice-policy');
   let state = await p.activities.linkState(id);
   for (;;) {
     const plan = planLink(state, p.now(), sendUnsent, notices);
     if (plan.kind === 'ended') return plan.status;
     if (plan.kind === 'notify') {
-      // an e-mail that could not go is tried again a minute later (or at the next change)
-      if (!(await p.activities.notifyLink(id))) await p.condition(() => changed, SEND_RETRY_MS[0]);
+      const all = await p.activities.notifyLink(id);
+      // runs before the notice policy waited a minute after a failure, however many there were;
+      // since, a failed notice is due again after its policy's wait (read in the state, like any
+      // wake-up, so a long run of failures goes through the wait below and its continue-as-new)
+      if (!all && !noticePolicy) await p.condition(() => changed, EMAIL.waits[0]);
       state = await p.activities.linkState(id);
       continue;
     }
@@ -113,7 +124,7 @@ export async function linkLifecycle(p: Ports<LinkActivities>, id: string): Promi
       continue;
     }
     let wait = plan.until === undefined ? undefined : plan.until - p.now();
-    if (plan.retry) wait = Math.min(wait ?? Infinity, SEND_RETRY_MS[state.sendAttempts - 1]);
+    if (plan.retry) wait = Math.min(wait ?? Infinity, waitMs(EMAIL, state.sendAttempts));
     if (mayContinue && p.continueAsNewSuggested()) return 'continue';
     if (!clearBeforeRead) changed = false;
     const signalled = await p.condition(() => changed, wait);
@@ -141,7 +152,7 @@ export interface LinkWake {
  * One step of a link's lifecycle in the embedded engine, run when the link is due (its wake-up
  * time came, or it changed): does what is due now, as linkLifecycle would, and says when to look
  * again. Nothing waits in memory meanwhile: the engine writes the answer into the link's row. A
- * failed e-mail's retry is planned SEND_RETRY_MS after the step that found it failed, and kept in
+ * failed e-mail's retry is planned by its policy after the step that found it failed, and kept in
  * the row (`retryAt`) so a change meanwhile does not put it off.
  */
 export async function linkStep(a: LinkActivities, id: string, now: () => number): Promise<LinkWake> {
@@ -154,10 +165,10 @@ export async function linkStep(a: LinkActivities, id: string, now: () => number)
     const plan = planLink(state, t);
     if (plan.kind === 'ended') return { at: null, retryAt: null };
     if (plan.kind === 'notify') {
-      // a notice that failed stays due: looked at again in a minute, not at once
-      if (notified) return { at: t + SEND_RETRY_MS[0], retryAt: null };
+      // once a step: a failed notice is due again after its policy's wait (the state's remindAt)
+      if (notified) return { at: t + EMAIL.waits[0], retryAt: null };
       notified = true;
-      if (!(await a.notifyLink(id))) return { at: t + SEND_RETRY_MS[0], retryAt: null };
+      await a.notifyLink(id);
       state = await a.linkState(id);
       continue;
     }
@@ -172,7 +183,7 @@ export async function linkStep(a: LinkActivities, id: string, now: () => number)
       plan.kind === 'wait' && plan.retry
         ? state.retryAt
           ? Date.parse(state.retryAt)
-          : t + SEND_RETRY_MS[state.sendAttempts - 1]
+          : t + waitMs(EMAIL, state.sendAttempts)
         : null;
     const due = plan.kind === 'send' || (retryAt !== null && retryAt <= t);
     if (due && !tried) {
@@ -182,7 +193,7 @@ export async function linkStep(a: LinkActivities, id: string, now: () => number)
       continue;
     }
     // still due after this step's send: another sender holds the lease; look again when it ends
-    if (due) return { at: state.sendingUntil ? Date.parse(state.sendingUntil) : t + SEND_RETRY_MS[0], retryAt };
+    if (due) return { at: state.sendingUntil ? Date.parse(state.sendingUntil) : t + EMAIL.waits[0], retryAt };
     const until = plan.kind === 'wait' ? plan.until : undefined;
     const at = Math.min(until ?? Infinity, retryAt ?? Infinity);
     return { at: at === Infinity ? null : at, retryAt };

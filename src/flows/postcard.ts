@@ -6,6 +6,7 @@
  * only runs recorded before that change replay this loop.
  */
 import type { Postcards } from '../postcards';
+import { POLICIES, waitMs } from './policies';
 import type { Ports } from './ports';
 
 export type PostcardStatus = 'received' | 'rendered' | 'failed';
@@ -19,8 +20,7 @@ export function activitiesForPostcards(postcards: Pick<Postcards, 'render'>): Po
   return { renderPostcard: (id) => postcards.render(id) };
 }
 
-/** Waits between attempts after unexpected errors: 1 s, 5 s, 30 s, 2 min, then every 10 min. */
-export const RENDER_RETRY_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
+const RENDER = POLICIES.postcard_render;
 
 export async function postcardIntake(
   p: Ports<PostcardActivities>,
@@ -32,7 +32,7 @@ export async function postcardIntake(
       return await p.activities.renderPostcard(id);
     } catch (err) {
       onError(err);
-      await p.sleep(RENDER_RETRY_MS[Math.min(attempt, RENDER_RETRY_MS.length - 1)]);
+      await p.sleep(waitMs(RENDER, attempt + 1));
     }
   }
 }

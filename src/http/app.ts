@@ -12,7 +12,7 @@ import { AuthenticationError } from '../errors';
 import type { KeyInfo } from '../keys';
 import { assetRoutes } from './assets';
 import { documentRoutes } from './documents';
-import { errorBody, errorHandler, isPagePath, sendError, type ErrorBody } from './errors';
+import { errorBody, errorHandler, isPagePath, requireJson, sendError, type ErrorBody } from './errors';
 import { generateRoutes } from './generate';
 import { healthRoutes } from './health';
 import { prettyLog } from './logformat';
@@ -160,6 +160,12 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
   // the routes' schemas (src/http/schemas.ts): checked, serialized, and described in /openapi.json
   app.setValidatorCompiler(validatorFor(SHARED_SCHEMAS));
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  // a route whose body is JSON (its schema names no other media) answers 415 to any other body,
+  // before its schema is checked: a form or a text is the wrong medium, not a wrong field
+  app.addHook('preValidation', async (req) => {
+    const body = req.routeOptions.schema?.body as { content?: unknown } | undefined;
+    if (body && !body.content) requireJson(req);
+  });
   await registerOpenApi(app, {
     publicUrl: config.publicUrl,
     version: service.version,

@@ -3,7 +3,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { renderIdFor, type KeyEntry } from '../idempotency';
 import type { Service } from '../service';
-import { requireJson } from './errors';
 import {
   answer,
   described,
@@ -42,7 +41,6 @@ export const generateRoutes =
         },
       },
       async (req, reply) => {
-        requireJson(req);
         const key = req.apiKey!;
         const idem = req.headers['idempotency-key'];
         // with an Idempotency-Key, the key's entry names the render (and so its workflow, its document

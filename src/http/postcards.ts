@@ -6,7 +6,6 @@ import type { Service } from '../service';
 import { EXAMPLE_IDS } from '../templates/store';
 import { AuthenticationError } from '../errors';
 import { isObject } from '../guards';
-import { requireJson } from './errors';
 import {
   answer,
   described,
@@ -35,6 +34,8 @@ export const postcardRoutes =
       service.config.postcardPath,
       {
         bodyLimit: Math.min(POSTCARD_BODY_LIMIT, service.config.bodyLimit),
+        // the schema's verdict waits for the token (accept): no live token is a 401 whatever the body
+        attachValidation: true,
         schema: {
           operationId: 'submitPostcard',
           tags,
@@ -77,8 +78,8 @@ export const postcardRoutes =
         },
       },
       async (req, reply) => {
-        requireJson(req);
-        const result = await service.postcards.accept(req.body, req.headers['idempotency-key']);
+        // the credential first (accept checks it): without it, a broken body says nothing
+        const result = await service.postcards.accept(req.body, req.headers['idempotency-key'], req.validationError);
         if (result.replayed) void reply.header('Idempotent-Replayed', 'true');
         return reply.status(202).send({ id: result.id, status: result.status });
       },
@@ -88,6 +89,7 @@ export const postcardRoutes =
       `${service.config.postcardPath}/token`,
       {
         bodyLimit: 4096,
+        attachValidation: true,
         schema: {
           operationId: 'checkPostcardToken',
           tags,
@@ -114,11 +116,11 @@ export const postcardRoutes =
         },
       },
       async (req) => {
-        requireJson(req);
         // as the intake: whatever the body is, no live token is a 401 before anything else
         const body: unknown = req.body;
         const token = await service.keys.authenticate('postcard', isObject(body) ? body.api_token : undefined);
         if (!token) throw new AuthenticationError('api_token is not a live postcard token.');
+        if (req.validationError) throw req.validationError;
         return { object: 'postcard_token' as const, name: token.name, prefix: token.prefix };
       },
     );

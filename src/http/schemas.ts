@@ -10,12 +10,16 @@ import { EVENT_TYPES } from '../events/types';
 import { EXAMPLE_IDS } from '../templates/store';
 import { MAX_ATTACHMENTS, MAX_METADATA, METADATA_KEYS, PDF_STANDARDS, RELATIONSHIPS } from '../templates/standards';
 import { ALL_SCOPES } from '../keys';
-import { LONGEST } from '../links/policy';
+import { LONGEST, MAX_VIEWS } from '../links/policy';
 import { DEFAULT_PAGE, MAX_CURSOR, MAX_PAGE, type PageQuery as Page } from '../pagination';
 
 export const T = '2026-11-22T10:00:00.000Z';
 
-/** A shared schema: registered once by its `$id`, pointed at with `ref`. */
+/**
+ * A shared schema: registered once by its `$id`, pointed at with `ref`. A schema may name the code a
+ * failure of one of its keywords answers with (`'x-codes': { additionalProperties: 'unknown_unit' }`),
+ * where the core has a word of its own for the mistake (src/http/validation.ts).
+ */
 const shared = <S = unknown>(id: string, schema: Record<string, unknown>) => Type.Unsafe<S>({ $id: id, ...schema });
 const ref = (id: string) => ({ $ref: id });
 
@@ -119,6 +123,7 @@ export const GenerateRequestSchema = shared('GenerateRequest', {
         magic_link: ref('MagicLinkSettings'),
       },
       additionalProperties: false,
+      'x-codes': { additionalProperties: 'unknown_destination', minProperties: 'required' },
     },
     name: { type: 'string', maxLength: 200 },
     description: { type: 'string', maxLength: 2000 },
@@ -130,6 +135,7 @@ export const GenerateRequestSchema = shared('GenerateRequest', {
     pdf_standard: {
       type: 'string',
       enum: [...PDF_STANDARDS],
+      'x-codes': { enum: 'enum' },
       description:
         'The standard the PDF must meet, checked by veraPDF in our tests: PDF/A (archiving) and/or PDF/UA (accessibility). XML templates meet all; HTML and Word templates the PDF/A levels; fillable PDFs none (422 standard_unavailable). Default: none claimed.',
     },
@@ -178,6 +184,7 @@ export const GenerateRequestSchema = shared('GenerateRequest', {
           relationship: {
             type: 'string',
             enum: [...RELATIONSHIPS],
+            'x-codes': { enum: 'enum' },
             description:
               'How the file relates to the document (PDF/A-3 AFRelationship). Default: Alternative for factur-x.xml, else Unspecified',
           },
@@ -348,6 +355,7 @@ export const DurationSchema = shared('Duration', {
     days: { type: 'integer', minimum: 1, maximum: LONGEST.as('days') },
   },
   additionalProperties: false,
+  'x-codes': { additionalProperties: 'unknown_unit', minProperties: 'one_unit', maxProperties: 'one_unit' },
 });
 
 export const WatermarkSchema = shared('Watermark', {
@@ -403,7 +411,7 @@ export const MagicLinkSettingsSchema = shared('MagicLinkSettings', {
       description: 'The address the recipient must prove; defaults to recipient_email.',
     },
     auth_type: { enum: ['email', 'social'], default: 'email' },
-    expire_after_n_views: { type: 'integer', minimum: 1 },
+    expire_after_n_views: { type: 'integer', minimum: 1, maximum: MAX_VIEWS },
     retain_from_created: ref('Duration'),
     retain_from_opened: ref('Duration'),
     watermark: {
@@ -565,7 +573,7 @@ export const MagicLinkAppSchema = shared('MagicLinkApp', {
       description: "true when public_url is this server's address (PUBLIC_URL), false when it was set here",
     },
     sender_name: { type: 'string' },
-    sender_email: { type: 'string' },
+    sender_email: { type: 'string', format: 'email' },
     organization_name: { type: 'string' },
     logo_url: { type: ['string', 'null'] },
     accent_color: { type: 'string', pattern: '^#[0-9a-fA-F]{6}$' },
@@ -589,6 +597,14 @@ export const MagicLinkAppSchema = shared('MagicLinkApp', {
   },
 });
 
+/** A field of a postcard request: text of at most `max` characters (`too_long`, as the intake says), or null: left out. */
+const postcardText = (max: number, extra: Record<string, unknown> = {}) => ({
+  type: ['string', 'null'],
+  maxLength: max,
+  'x-codes': { maxLength: 'too_long' },
+  ...extra,
+});
+
 export const PostcardRequestSchema = shared('PostcardRequest', {
   type: 'object',
   required: [
@@ -600,34 +616,32 @@ export const PostcardRequestSchema = shared('PostcardRequest', {
     'address_zip',
     'address_country',
   ],
-  description: 'first_name or last_name is required. Every other field is custom data (a string).',
+  description:
+    'first_name or last_name is required. Every other field is custom data (a string). null is a field left out.',
   properties: {
     api_token: { type: 'string' },
     template_id: { type: 'string' },
-    first_name: { type: 'string', maxLength: 100 },
-    last_name: { type: 'string', maxLength: 100 },
-    email: { type: 'string', format: 'email' },
-    company: { type: 'string', maxLength: 200 },
-    phone: { type: 'string', maxLength: 40 },
-    address_line_1: { type: 'string', maxLength: 64, description: 'At most 64 characters (not bytes).' },
-    address_line_2: { type: 'string', maxLength: 64 },
-    address_city: { type: 'string', maxLength: 100 },
+    first_name: postcardText(100),
+    last_name: postcardText(100),
+    email: { type: ['string', 'null'], format: 'email' },
+    company: postcardText(200),
+    phone: postcardText(40),
+    address_line_1: postcardText(64, { description: 'At most 64 characters (not bytes).' }),
+    address_line_2: postcardText(64),
+    address_city: postcardText(100),
     address_state: {
-      type: 'string',
-      minLength: 2,
-      maxLength: 2,
-      description: 'Two letters; a US state or territory code when the country is US.',
+      type: ['string', 'null'],
+      description:
+        'Two letters, any case (spaces around them are trimmed); a US state or territory code when the country is US.',
     },
-    address_zip: { type: 'string', maxLength: 20 },
+    address_zip: postcardText(20),
     address_country: {
-      type: 'string',
-      minLength: 2,
-      maxLength: 2,
-      description: 'ISO 3166-1 alpha-2, any case; stored upper-case.',
+      type: ['string', 'null'],
+      description: 'ISO 3166-1 alpha-2, any case (spaces around it are trimmed); stored upper-case.',
     },
-    source: { type: 'string', maxLength: 100 },
+    source: postcardText(100),
   },
-  additionalProperties: { type: 'string', maxLength: 2000 },
+  additionalProperties: postcardText(2000),
 });
 
 export const PostcardSchema = shared('Postcard', {
@@ -928,9 +942,16 @@ export const Deleted = (object: string) =>
 export const WebhookCreate = Type.Object(
   {
     url: Type.String({ description: 'https (or http) URL of a public address' }),
-    events: Type.Array(oneOf(['*', ...EVENT_TYPES] as const), {
-      minItems: 1,
-      description: 'The event types to send, or `["*"]` for all.',
+    events: Type.Unsafe<string[] | '*'>({
+      oneOf: [
+        {
+          type: 'array',
+          minItems: 1,
+          items: { type: 'string', enum: ['*', ...EVENT_TYPES], 'x-codes': { enum: 'unknown_event_type' } },
+        },
+        { const: '*' },
+      ],
+      description: 'The event types to send, or `["*"]` (or `"*"`) for all.',
     }),
     description: Type.Optional(nullable('string', { maxLength: 500 })),
   },

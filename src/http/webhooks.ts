@@ -3,7 +3,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Service } from '../service';
-import { requireJson } from './errors';
 import { answer, Deleted, errors, IdParams, List, PageQuery, pageOf, T, WebhookCreate, WebhookSchema } from './schemas';
 
 const exampleWebhook = {
@@ -44,7 +43,6 @@ export const webhookRoutes =
         },
       },
       async (req, reply) => {
-        requireJson(req);
         return reply.status(201).send(await webhooks.create(req.body));
       },
     );

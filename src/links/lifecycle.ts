@@ -15,7 +15,7 @@ export interface LinkState {
   viewsLeft: number | null;
   /** E-mails due besides the link (src/links/notices.ts): to the sender, the recipient's reminder. Absent in runs recorded before them. */
   notices?: string[];
-  /** ISO time the recipient's reminder is due, when one is to come. */
+  /** ISO time the next notice is due (the recipient's reminder, or the retry of one that failed), when one is to come. */
   remindAt?: string | null;
 }
 

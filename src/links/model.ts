@@ -5,6 +5,7 @@
 import type { LinkEventsTable, MagicLinkRow } from '../db/schema';
 import type { ExpiryReason } from '../events';
 import type { MagicLinkApp } from './app';
+import { noticesSent } from './notices';
 import { mayOpen, VIEW_LIMIT_CAP, type LinkSettings, type Watermark } from './policy';
 
 export const LINK_STATUSES = ['active', 'send_failed', 'expired', 'revoked'] as const;
@@ -121,7 +122,7 @@ export function linkInfo(row: MagicLinkRow): LinkInfo {
       ? { email: s.notifySender.email, on_first_view: s.notifySender.firstView, on_end: s.notifySender.ended }
       : null,
     remind_before: s.remindBefore ? { [s.remindBefore.unit]: s.remindBefore.amount } : null,
-    notices_sent: row.notices ? (JSON.parse(row.notices) as LinkInfo['notices_sent']) : {},
+    notices_sent: noticesSent(row),
     created_at: row.created_at,
     sent_at: row.sent_at,
     opened_at: row.opened_at,

@@ -5,9 +5,11 @@
  * and the time, read by the lifecycle of either engine (src/flows/link.ts) like its deadline; each
  * is sent by the lifecycle's step and recorded in the row (`notices`), so it goes once: at least
  * once at the very edge, like the link's own e-mail (a crash between the mail server's acceptance
- * and the record sends it again).
+ * and the record sends it again). One that fails is retried by its policy (POLICIES.link_notice),
+ * its failures kept in the same record, and given up after its last attempt.
  */
 import { Duration } from 'luxon';
+import { POLICIES, givesUp, waitMs } from '../flows/policies';
 import type { MagicLinkRow } from '../db/schema';
 import type { Mailer } from '../mail';
 import type { MagicLinkApp, MagicLinkApps } from './app';
@@ -21,31 +23,61 @@ export const NOTICES = ['first_view', 'ended', 'reminder'] as const;
 export type Notice = (typeof NOTICES)[number];
 /** When each notice went. */
 export type NoticesSent = Partial<Record<Notice, string>>;
+/** A notice that could not be sent (yet): its failures in a row, the last one's time and error, and when it was given up. */
+export interface NoticeFailure {
+  attempts: number;
+  at: string;
+  error: string;
+  gave_up_at?: string;
+}
+/** The row's `notices`: when each went (at the top, as before failures were kept), and the failures of those not sent. */
+type NoticeRecord = NoticesSent & { failed?: Partial<Record<Notice, NoticeFailure>> };
+
+const POLICY = POLICIES.link_notice;
+
+function record(row: Pick<MagicLinkRow, 'notices'>): NoticeRecord {
+  return row.notices ? (JSON.parse(row.notices) as NoticeRecord) : {};
+}
 
 export function noticesSent(row: Pick<MagicLinkRow, 'notices'>): NoticesSent {
-  return row.notices ? (JSON.parse(row.notices) as NoticesSent) : {};
+  const all = record(row);
+  return Object.fromEntries(NOTICES.filter((n) => all[n]).map((n) => [n, all[n]]));
+}
+
+export function noticesFailed(row: Pick<MagicLinkRow, 'notices'>): Partial<Record<Notice, NoticeFailure>> {
+  return record(row).failed ?? {};
 }
 
 /**
- * The notices due now, and when the reminder is (ms; null when none is to come). The first-view
+ * The notices due now, and when the next one is (ms; null when none is to come). The first-view
  * notice once the link is opened, the end notice once it ended, the reminder from `remind_before`
- * ahead of its end while it is unopened and was e-mailed.
+ * ahead of its end while it is unopened and was e-mailed. One that failed is due again after its
+ * policy's wait (POLICIES.link_notice), and never once it was given up.
  */
 export function noticesDue(row: MagicLinkRow, now: number): { due: Notice[]; remindAt: number | null } {
   const s = settingsOf(row);
   const sent = noticesSent(row);
+  const failed = noticesFailed(row);
   const ended = row.status === 'expired' || row.status === 'revoked';
   const due: Notice[] = [];
-  if (s.notifySender?.firstView && row.opened_at && !sent.first_view) due.push('first_view');
-  if (s.notifySender?.ended && ended && !sent.ended) due.push('ended');
-  let remindAt: number | null = null;
+  let next = Infinity;
+  /** A notice whose time came: due now, or at its retry when it failed, or never when given up. */
+  const came = (notice: Notice) => {
+    const f = failed[notice];
+    if (f?.gave_up_at) return;
+    const at = f ? Date.parse(f.at) + waitMs(POLICY, f.attempts) : now;
+    if (at <= now) due.push(notice);
+    else next = Math.min(next, at);
+  };
+  if (s.notifySender?.firstView && row.opened_at && !sent.first_view) came('first_view');
+  if (s.notifySender?.ended && ended && !sent.ended) came('ended');
   if (s.remindBefore && !ended && !row.opened_at && row.sent_at && row.expires_at && !sent.reminder) {
     const at =
       Date.parse(row.expires_at) - Duration.fromObject({ [s.remindBefore.unit]: s.remindBefore.amount }).toMillis();
-    if (at <= now) due.push('reminder');
-    else remindAt = at;
+    if (at <= now) came('reminder');
+    else next = Math.min(next, at);
   }
-  return { due, remindAt };
+  return { due, remindAt: next === Infinity ? null : next };
 }
 
 /** Why a link ended, in the words of the sender's e-mail. */
@@ -72,8 +104,9 @@ export class LinkNotices {
   ) {}
 
   /**
-   * Sends the notices due now, each recorded as it goes. One whose e-mail fails stays due (the
-   * lifecycle tries again a minute later); false then.
+   * Sends the notices due now, each recorded as it goes. One whose e-mail fails is recorded as a
+   * failure: due again after its policy's wait, given up (with `magic_link.notice_failed`) after its
+   * last attempt. False when one failed.
    */
   async send(id: string): Promise<boolean> {
     const row = await this.rows.row(id);
@@ -92,19 +125,31 @@ export class LinkNotices {
     const page = doc ? `${app.public_url}/app/documents/${row.document_id}#links` : undefined;
     // one runner steps a link at a time (a claim, or its one workflow): the row's record is this one
     const sent = noticesSent(row);
+    const failed = noticesFailed(row);
     for (const notice of due) {
+      let gaveUp: NoticeFailure | undefined;
       try {
         await this.sendOne(notice, row, app, to, name, page);
-      } catch {
+        sent[notice] = this.rows.now();
+        delete failed[notice];
+      } catch (err) {
         all = false;
-        continue;
+        const attempts = (failed[notice]?.attempts ?? 0) + 1;
+        const at = this.rows.now();
+        const error = err instanceof Error ? err.message : String(err);
+        failed[notice] = { attempts, at, error, ...(givesUp(POLICY, attempts) ? { gave_up_at: at } : {}) };
+        if (failed[notice].gave_up_at) gaveUp = failed[notice];
       }
-      sent[notice] = this.rows.now();
-      await this.rows.db
-        .updateTable('magic_links')
-        .set({ notices: JSON.stringify(sent) })
-        .where('id', '=', id)
-        .execute();
+      const notices = JSON.stringify({ ...sent, ...(Object.keys(failed).length ? { failed } : {}) });
+      await this.rows.db.transaction().execute(async (trx) => {
+        await trx.updateTable('magic_links').set({ notices }).where('id', '=', id).execute();
+        if (gaveUp)
+          await this.rows.emit(trx, 'magic_link.notice_failed', row, {
+            notice,
+            attempts: gaveUp.attempts,
+            error: gaveUp.error,
+          });
+      });
     }
     return all;
   }

@@ -240,14 +240,15 @@ export function parseDuration(value: unknown, field: string, details: ErrorDetai
 
 /**
  * Reads the `magic_link` settings (spec §2.4 and DESIGN.md). Every broken field is one detail;
- * `prefix` is where the settings sit in the request, e.g. `destinations.magic_link`.
+ * `prefix` is where the settings sit in the request, e.g. `destinations.magic_link` ('' when they are
+ * the whole body, as the route's schema names the fields too).
  */
 export function parseLinkSettings(input: unknown, prefix: string): LinkSettings {
   const details: ErrorDetail[] = [];
-  const at = (f: string) => `${prefix}.${f}`;
+  const at = (f: string) => (prefix ? `${prefix}.${f}` : f);
   if (!isObject(input))
     throw new ValidationError('The Magic Link settings must be an object.', [
-      { field: prefix, message: 'must be an object', code: 'type' },
+      { field: prefix || 'body', message: 'must be an object', code: 'type' },
     ]);
 
   const recipient = input.recipient_email;
@@ -301,7 +302,7 @@ export function parseLinkSettings(input: unknown, prefix: string): LinkSettings 
     );
   if (!limited)
     details.push({
-      field: prefix,
+      field: prefix || 'body',
       message:
         'needs a limit: expire_after_n_views, retain_from_created or retain_from_opened (or views and one time limit)',
       code: 'no_limit',

@@ -17,7 +17,8 @@ export type LinkEvent =
   | 'magic_link.opened'
   | 'magic_link.viewed'
   | 'magic_link.access_denied'
-  | 'magic_link.expired';
+  | 'magic_link.expired'
+  | 'magic_link.notice_failed';
 
 export class LinkRows {
   constructor(

@@ -25,12 +25,13 @@ import type { TemplateStore } from '../templates/store';
 import { missingVariables, type RenderWarning } from '../templates';
 import type { Renderer } from '../templates/pool';
 import { checkPostcard, mergeValues, type PostcardRequest } from './rules';
+import { POLICIES } from '../flows/policies';
 
 export type PostcardStatus = 'received' | 'rendered' | 'failed';
 export const STATUSES: PostcardStatus[] = ['received', 'rendered', 'failed'];
 
 /** Renders of one postcard that may fail for a passing reason before it is marked failed. */
-export const RENDER_ATTEMPTS = 5;
+export const RENDER_ATTEMPTS = POLICIES.postcard_render.attempts;
 
 /**
  * Whether a render failed for a reason a later try can change: its time limit (CPU contention
@@ -122,12 +123,15 @@ export class Postcards {
   async accept(
     body: unknown,
     idempotencyKey?: string,
+    /** What the route's schema refused (the HTTP intake), thrown once the token is known good. */
+    refused?: Error,
   ): Promise<{ id: string; status: PostcardStatus; replayed: boolean }> {
-    const checked = checkPostcard(body);
     const token = (body as Record<string, unknown> | null)?.api_token;
     // the credential first: without it, say nothing about the rest
     const key = await this.keys.authenticate('postcard', token);
     if (!key) throw new AuthenticationError('A valid postcard token is required in the api_token field of the body.');
+    if (refused) throw refused;
+    const checked = checkPostcard(body);
     if (!checked.ok)
       throw new ValidationError(
         'The postcard request is not valid; see details for each field to fix.',

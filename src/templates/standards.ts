@@ -99,7 +99,7 @@ export function parseMetadata(value: unknown, field: string, details: ErrorDetai
       details.push({
         field: `${field}.${k}`,
         message: `must be text of up to ${MAX_METADATA} characters`,
-        code: 'invalid',
+        code: typeof v === 'string' ? 'invalid' : 'type',
       });
     else if (v.trim()) out[k as keyof PdfMetadata] = v.trim();
   }
@@ -183,7 +183,7 @@ export function parseAttachments(value: unknown, field: string, details: ErrorDe
       details.push({
         field: `${at}.description`,
         message: `must be text of up to ${MAX_METADATA} characters`,
-        code: 'invalid',
+        code: typeof description === 'string' ? 'invalid' : 'type',
       });
     if (relationship !== undefined && !(RELATIONSHIPS as readonly unknown[]).includes(relationship))
       details.push({

@@ -21,6 +21,7 @@ import { randomToken } from '../secrets';
 import { guardedLookup, urlProblem } from './guard';
 import { sign } from './signature';
 import { isObject } from '../guards';
+import { POLICIES, waitMs } from '../flows/policies';
 
 export interface WebhookInfo {
   id: string;
@@ -127,7 +128,7 @@ export class Webhooks {
       details.push({
         field: 'description',
         message: `must be text of at most ${MAX_DESCRIPTION} characters`,
-        code: 'invalid',
+        code: typeof d === 'string' ? 'invalid' : 'type',
       });
     if (details.length)
       throw new ValidationError('The webhook is not valid; see details for each field to fix.', details);
@@ -252,14 +253,9 @@ export class Webhooks {
   }
 }
 
-/** The wait after n failures before jitter: 10 s doubling, at most 1 h. */
-function backoffBase(failures: number): number {
-  return Math.min(10_000 * 2 ** (failures - 1), 3_600_000);
-}
-
-/** Waits before attempt n+1 after n failures: 10 s doubling, at most 1 h, with a little jitter. */
+/** Waits before attempt n+1 after n failures: the policy's wait (10 s doubling, at most 1 h), with a little jitter. */
 export function backoffMs(failures: number): number {
-  return Math.round(backoffBase(failures) * (0.9 + Math.random() * 0.2));
+  return Math.round(waitMs(POLICIES.webhook_delivery, failures) * (0.9 + Math.random() * 0.2));
 }
 
 type Due = DeliveryRow & {
@@ -759,7 +755,9 @@ async function rest(db: Db, webhookId: string, answered: boolean, now: Date): Pr
     .returning('failures_in_a_row')
     .executeTakeFirst();
   if (!hook) return;
-  const until = iso(new Date(now.getTime() + Math.round(0.9 * backoffBase(hook.failures_in_a_row))));
+  const until = iso(
+    new Date(now.getTime() + Math.round(0.9 * waitMs(POLICIES.webhook_delivery, hook.failures_in_a_row))),
+  );
   await db.updateTable('webhooks').set({ resting_until: until }).where('id', '=', webhookId).execute();
 }
 

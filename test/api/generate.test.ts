@@ -250,18 +250,30 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
     expect(fields).toEqual(['merge_parameters.amount', 'merge_parameters.name', 'merge_parameters.paid']);
   });
 
-  it('reports every broken field of a bad request at once', async () => {
-    const res = await generate({ template_id: 'tmpl_nope', merge_parameters: 'x', destinations: { fax: {} }, name: 7 });
-    expect(res.statusCode).toBe(422);
-    const byField = Object.fromEntries(
-      res.json().error.details.map((d: { field: string; code: string }) => [d.field, d.code]),
-    );
-    expect(byField).toEqual({
-      template_id: 'not_found',
+  it('reports every broken field of a bad request at once: first its shape, then what it names', async () => {
+    const byField = (res: { json(): { error: { details: { field: string; code: string }[] } } }) =>
+      Object.fromEntries(res.json().error.details.map((d) => [d.field, d.code]));
+    // the schema's answer: every field of the wrong shape, before anything is looked up
+    const shape = await generate({
+      template_id: 'tmpl_nope',
+      merge_parameters: 'x',
+      destinations: { fax: {} },
+      name: 7,
+    });
+    expect(shape.statusCode).toBe(422);
+    expect(byField(shape)).toEqual({
       merge_parameters: 'type',
       'destinations.fax': 'unknown_destination',
-      name: 'invalid',
+      name: 'type',
     });
+    // a request of the right shape: what it names is looked up
+    const named = await generate({
+      template_id: 'tmpl_nope',
+      merge_parameters: {},
+      destinations: { inkit_storage: {} },
+    });
+    expect(named.statusCode).toBe(422);
+    expect(byField(named)).toEqual({ template_id: 'not_found' });
   });
 
   it.each([
@@ -327,7 +339,7 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
       Object.fromEntries(
         badMetadata.json().error.details.map((d: { field: string; code: string }) => [d.field, d.code]),
       ),
-    ).toEqual({ 'pdf_metadata.title': 'invalid', 'pdf_metadata.creator': 'unknown_field' });
+    ).toEqual({ 'pdf_metadata.title': 'type', 'pdf_metadata.creator': 'unknown_field' });
     expect(await countDocuments()).toBe(before);
   });
 
@@ -364,7 +376,7 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
       attachments: [
         { name: '../etc/passwd', content: 'aGk=' },
         { name: 'a.txt', content: 'not base64!' },
-        { name: 'b.txt', content: 'aGk=', relationship: 'Friend', color: 'red' },
+        { name: 'b.txt', content: 'aGk=' },
         { name: 'factur-x.xml', content: Buffer.from('<invoice/>').toString('base64') },
       ],
     });
@@ -374,10 +386,18 @@ describe.each(BACKENDS)('POST /v1/generate on %s', (backend) => {
     ).toEqual({
       'attachments[0].name': 'invalid',
       'attachments[1].content': 'invalid',
-      'attachments[2].relationship': 'enum',
-      'attachments[2].color': 'unknown_field',
       'attachments[3].content': 'invalid',
     });
+    // the schema's own refusals come first, before any content is read
+    const shape = await generate({
+      ...note,
+      destinations: { inkit_storage: {} },
+      attachments: [{ name: 'b.txt', content: 'aGk=', relationship: 'Friend', color: 'red' }],
+    });
+    expect(shape.statusCode).toBe(422);
+    expect(
+      Object.fromEntries(shape.json().error.details.map((d: { field: string; code: string }) => [d.field, d.code])),
+    ).toEqual({ 'attachments[0].relationship': 'enum', 'attachments[0].color': 'unknown_field' });
     const archived = await generate({
       ...note,
       destinations: { inkit_storage: {} },

@@ -245,7 +245,7 @@ describe.each(BACKENDS)('templates and documents on %s', (backend) => {
       payload: { source, assets: { 'images/mark.png': 7 } },
     });
     expect(wrong.statusCode).toBe(422);
-    expect(wrong.json().error.details[0]).toMatchObject({ field: 'assets', code: 'type' });
+    expect(wrong.json().error.details[0]).toMatchObject({ field: 'assets.images/mark.png', code: 'type' });
   });
 
   it('refuses a template body with neither source nor a file', async () => {

@@ -25,7 +25,7 @@ describe.each(BACKENDS)('two processes changing settings on %s', (backend) => {
       public_url: 'http://127.0.0.1:1',
       public_url_follows_server: true,
       sender_name: 'Paperlink',
-      sender_email: 'paperlink@localhost',
+      sender_email: 'paperlink@localhost.localdomain',
       organization_name: 'Paperlink',
       logo_url: null,
       accent_color: '#1F6FEB',

@@ -4,6 +4,7 @@
  * and a link nobody e-mailed is e-mailed once its sender's lease has run out.
  */
 import { CHANGED, linkLifecycle, type LinkActivities, type LinkState } from '../../src/flows/link';
+import { POLICIES, waitMs } from '../../src/flows/policies';
 import type { Ports } from '../../src/flows/ports';
 
 /** Ports over a fake clock: condition() waits for a signal or for advance() past its timeout. */
@@ -183,6 +184,68 @@ describe('linkLifecycle()', () => {
     await drain();
     old.suggestContinueAsNew();
     old.signal(CHANGED);
+    await drain();
+    expect(old.waiting).toBe(1);
+  });
+
+  it('tries a failed end notice again at each of its policy’s times, gives it up after the last, and then ends', async () => {
+    const policy = POLICIES.link_notice;
+    let flow: ReturnType<typeof fakePorts> | undefined = undefined;
+    // the notices as src/links/notices.ts keeps them: failures in a row, the last one's time
+    const tried: number[] = [];
+    const activities: LinkActivities = {
+      linkState: async () => {
+        const now = flow!.now();
+        const ended = { ...active(), status: 'expired' as const, notices: [] as string[], remindAt: null };
+        if (tried.length >= policy.attempts) return ended;
+        const at = tried.length ? tried[tried.length - 1] + waitMs(policy, tried.length) : now;
+        return at <= now ? { ...ended, notices: ['ended'] } : { ...ended, remindAt: new Date(at).toISOString() };
+      },
+      deliverLink: async () => true,
+      expireLink: async () => undefined,
+      revokeLink: async () => undefined,
+      notifyLink: async () => {
+        tried.push(flow!.now());
+        return false;
+      },
+    };
+    flow = fakePorts(activities);
+    let result: string | undefined;
+    void linkLifecycle(flow.ports, 'ml_notice').then((r) => (result = r));
+    await drain();
+    for (let n = 1; n < policy.attempts; n++) {
+      expect([n, tried.length, flow.waiting]).toEqual([n, n, 1]);
+      // not a moment before its time
+      flow.advance(waitMs(policy, n) - 1);
+      await drain();
+      expect(tried).toHaveLength(n);
+      flow.advance(1);
+      await drain();
+    }
+    expect(tried).toHaveLength(policy.attempts);
+    expect(result).toBe('expired');
+    expect(tried.slice(1).map((at, i) => at - tried[i])).toEqual(
+      Array.from({ length: policy.attempts - 1 }, (_, i) => waitMs(policy, i + 1)),
+    );
+  });
+
+  it('waits a minute after a failed notice in runs recorded before the notice policy (their history has that timer)', async () => {
+    let calls = 0;
+    const activities: LinkActivities = {
+      linkState: async () => ({ ...active(), notices: calls ? [] : ['first_view'], remindAt: null }),
+      deliverLink: async () => true,
+      expireLink: async () => undefined,
+      revokeLink: async () => undefined,
+      notifyLink: async () => {
+        calls++;
+        return false;
+      },
+    };
+    const old = fakePorts(activities, { 'link-notice-policy': false });
+    void linkLifecycle(old.ports, 'ml_old_notice');
+    await drain();
+    expect([calls, old.waiting]).toEqual([1, 1]);
+    old.advance(POLICIES.link_email.waits[0] - 1);
     await drain();
     expect(old.waiting).toBe(1);
   });

@@ -2,12 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import type { InjectOptions } from 'fastify';
-import addFormats from 'ajv-formats';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
 import { registeredRoutes } from '../../src/app';
 import { isApiRoute } from '../../src/http/openapi';
 import { testService, type TestService } from '../support/service';
+import { withFormats } from '../../src/http/validation';
 
 type Doc = {
   paths: Record<
@@ -31,7 +31,7 @@ describe('GET /openapi.json', () => {
     t = await testService();
     doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     ajv = new Ajv2020({ strict: false, allErrors: true });
-    addFormats(ajv);
+    withFormats(ajv);
     ajv.addSchema({ $id: 'paperlink', components: doc.components }, 'paperlink');
   });
   afterAll(() => t?.stop());

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { FakeClock } from '../../src/clock';
 import { VIEW_MS } from '../../src/links';
-import { SEND_RETRY_MS } from '../../src/flows/link';
+import { POLICIES, waitMs } from '../../src/flows/policies';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
 import { codeIn, linkIn, startSmtp, type Mailbox } from '../support/smtp';
@@ -106,12 +106,16 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
       auth_types: ['social'],
     });
     expect(bad.statusCode).toBe(422);
-    expect(
-      bad
+    const fields = (res: { json(): { error: { details: { field: string }[] } } }) =>
+      res
         .json()
-        .error.details.map((d: { field: string }) => d.field)
-        .sort(),
-    ).toEqual(['accent_color', 'oidc_providers', 'sender_email']);
+        .error.details.map((d) => d.field)
+        .sort();
+    // what the schema states, every field at once; then the rules between fields (social needs a provider)
+    expect(fields(bad)).toEqual(['accent_color', 'sender_email']);
+    const social = await api('PUT', '/v1/apps/magic_link', { auth_types: ['social'] });
+    expect(social.statusCode).toBe(422);
+    expect(fields(social)).toEqual(['oidc_providers']);
     const res = await setUp();
     expect(res.statusCode).toBe(200);
     expect((await api('GET', '/v1/apps/magic_link')).json()).toMatchObject({
@@ -220,17 +224,39 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     ]);
   });
 
-  it('reports every broken link setting at once', async () => {
-    const res = await generatePostcard({
-      magic_link: { recipient_email: 'nope', retain_from_created: { hours: 0 }, retain_from_opened: { days: 1 } },
-    });
-    expect(res.statusCode).toBe(422);
-    expect(
-      res
+  it('reports every broken link setting at once: what the schema states, then the rules between settings', async () => {
+    const fields = (res: { statusCode: number; json(): { error: { details: { field: string }[] } } }) => {
+      expect(res.statusCode).toBe(422);
+      return res
         .json()
-        .error.details.map((d: { field: string }) => d.field)
-        .sort(),
-    ).toEqual(['destinations.magic_link.recipient_email', 'destinations.magic_link.retain_from_opened']);
+        .error.details.map((d) => d.field)
+        .sort();
+    };
+    expect(
+      fields(
+        await generatePostcard({
+          magic_link: { recipient_email: 'nope', retain_from_created: { hours: 0 }, retain_from_opened: { days: 1 } },
+        }),
+      ),
+    ).toEqual(['destinations.magic_link.recipient_email', 'destinations.magic_link.retain_from_created.hours']);
+    expect(
+      fields(
+        await generatePostcard({
+          magic_link: { recipient_email: 'nope', retain_from_created: { hours: 1 }, retain_from_opened: { days: 1 } },
+        }),
+      ),
+    ).toEqual(['destinations.magic_link.recipient_email']);
+    expect(
+      fields(
+        await generatePostcard({
+          magic_link: {
+            recipient_email: 'a@example.com',
+            retain_from_created: { hours: 1 },
+            retain_from_opened: { days: 1 },
+          },
+        }),
+      ),
+    ).toEqual(['destinations.magic_link.retain_from_opened']);
   });
 
   it('walks the recipient through code, view and the end of the views; a reload is the same view', async () => {
@@ -570,7 +596,7 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     // the flow retries after its first wait, on the service's clock: moved a wait at a time until it
     // has (the links of the tests before sleep too, so a sleeper alone does not say it is this flow's)
     await eventually(async () => {
-      clock.advance(SEND_RETRY_MS[0]);
+      clock.advance(POLICIES.link_email.waits[0]);
       return mail.inbox(to).length > 0;
     }, 'the flow sent it on retry');
     const message = await mail.next(to);
@@ -693,10 +719,15 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     expect(unknown.json().error.details).toEqual([expect.objectContaining({ field: 'ids[1]', code: 'not_found' })]);
     // nothing was revoked
     expect((await api('GET', `/v1/magic_links/${ids[0]}`)).json().status).toBe('active');
-    for (const body of [{}, { ids: [] }, { ids: 'ml_x' }, { ids: Array.from({ length: 101 }, () => ids[0]) }]) {
+    for (const [body, code] of [
+      [{}, 'required'],
+      [{ ids: [] }, 'invalid'],
+      [{ ids: 'ml_x' }, 'type'],
+      [{ ids: Array.from({ length: 101 }, () => ids[0]) }, 'invalid'],
+    ] as const) {
       const res = await api('POST', '/v1/magic_links/expire', body);
       expect(res.statusCode).toBe(422);
-      expect(res.json().error.details[0]).toMatchObject({ field: 'ids', code: 'invalid' });
+      expect(res.json().error.details[0]).toMatchObject({ field: 'ids', code });
     }
     const done = await api('POST', '/v1/magic_links/expire', { ids: [ids[0], ids[1], ids[0]] });
     expect(done.statusCode).toBe(200);
@@ -876,8 +907,8 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
       });
       expect(res.statusCode).toBe(422);
       expect(res.json().error.details.map((d: { field: string; code: string }) => `${d.field} ${d.code}`)).toEqual([
-        'body.allowed_viewers[1] invalid_email',
-        'body.allowed_viewers[2] invalid_email',
+        'allowed_viewers[1] invalid_email',
+        'allowed_viewers[2] invalid_email',
       ]);
     });
   });
@@ -966,14 +997,22 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     });
 
     it('refuses a broken retain_for, naming each field', async () => {
-      const res = await generatePostcard(
-        { inkit_storage: { retain_for: { days: 3 }, keep: true } },
-        { retain_for: { days: 2 } },
-      );
-      expect(res.statusCode).toBe(422);
-      expect(res.json().error.details.map((d: { field: string; code: string }) => `${d.field} ${d.code}`)).toEqual(
-        expect.arrayContaining(['destinations.inkit_storage.retain_for conflict']),
-      );
+      const said = (res: { statusCode: number; json(): { error: { details: { field: string; code: string }[] } } }) => {
+        expect(res.statusCode).toBe(422);
+        return res.json().error.details.map((d) => `${d.field} ${d.code}`);
+      };
+      // what the schema states first (a field the destination does not take), then the two retain_for that differ
+      expect(
+        said(
+          await generatePostcard(
+            { inkit_storage: { retain_for: { days: 3 }, keep: true } },
+            { retain_for: { days: 2 } },
+          ),
+        ),
+      ).toEqual(['destinations.inkit_storage.keep unknown_field']);
+      expect(
+        said(await generatePostcard({ inkit_storage: { retain_for: { days: 3 } } }, { retain_for: { days: 2 } })),
+      ).toEqual(expect.arrayContaining(['destinations.inkit_storage.retain_for conflict']));
       const units = await generatePostcard({ inkit_storage: {} }, { retain_for: { weeks: 1 } });
       expect(units.statusCode).toBe(422);
       expect(units.json().error.details[0].field).toMatch(/^retain_for/);
@@ -1093,6 +1132,61 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
       expect(toSender(before).map((m) => m.subject?.split(':')[0])).toEqual(['Opened', 'Link ended']);
     });
 
+    it('tries a notice the mail server refuses at each of its policy’s times, then gives it up with magic_link.notice_failed', async () => {
+      const policy = POLICIES.link_notice;
+      const engine = t.service.engine as EmbeddedEngine;
+      const hook = await t.service.webhooks.create({
+        url: 'https://hooks.example.com/paperlink',
+        events: ['magic_link.notice_failed'],
+      });
+      const { res } = await share({
+        expire_after_n_views: 5,
+        notify_sender: { on_end: true, email: 'owner@acme.example' },
+      });
+      const id = res.magic_link_piece_id as string;
+      const failures = async () => {
+        const row = await t.service.database.db
+          .selectFrom('magic_links')
+          .select('notices')
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow();
+        return (JSON.parse(row.notices ?? '{}') as { failed?: { ended?: { attempts: number } } }).failed?.ended
+          ?.attempts;
+      };
+      mail.refuse(true);
+      try {
+        expect((await api('POST', `/v1/magic_links/${id}/expire`)).statusCode).toBe(200);
+        await engine.drain();
+        for (let n = 1; n < policy.attempts; n++) {
+          expect([n, await failures()]).toEqual([n, n]);
+          // not before its time
+          clock.advance(waitMs(policy, n) - 1);
+          await engine.drain();
+          expect([n, await failures()]).toEqual([n, n]);
+          clock.advance(1);
+          await engine.drain();
+        }
+        expect(await failures()).toBe(policy.attempts);
+        // given up: a day later nothing more is tried
+        clock.advance(24 * HOUR);
+        await engine.drain();
+        expect(await failures()).toBe(policy.attempts);
+      } finally {
+        mail.refuse(false);
+      }
+      const events = await t.service.database.db
+        .selectFrom('events')
+        .select('data')
+        .where('type', '=', 'magic_link.notice_failed')
+        .where('resource_id', '=', id)
+        .execute();
+      expect(events.map((e) => JSON.parse(e.data) as Record<string, unknown>)).toEqual([
+        expect.objectContaining({ notice: 'ended', attempts: policy.attempts, error: expect.any(String) }),
+      ]);
+      expect((await api('GET', `/v1/magic_links/${id}`)).json().notices_sent).toEqual({});
+      await t.service.webhooks.remove(hook.id);
+    });
+
     it('reminds a recipient who has not opened the link, with the same URL, before it ends; not one who has', async () => {
       const before = mail.messages.length;
       const idle = await share({ retain_from_created: { hours: 24 }, remind_before: { hours: 2 } });
@@ -1132,15 +1226,13 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
           .json()
           .error.details.map((d: { field: string; code: string }) => `${d.field} ${d.code}`)
           .sort(),
-      ).toEqual(['body.notify_sender.email invalid_email', 'body.notify_sender.on_end type']);
+      ).toEqual(['notify_sender.email invalid_email', 'notify_sender.on_end type']);
       const long = await api('POST', `/v1/documents/${(await storedDocument()).document_id}/magic_links`, {
         recipient_email: 'x@example.com',
         expire_after_n_views: 1,
         remind_before: { days: 10 },
       });
-      expect(long.json().error.details).toEqual([
-        expect.objectContaining({ field: 'body.remind_before', code: 'range' }),
-      ]);
+      expect(long.json().error.details).toEqual([expect.objectContaining({ field: 'remind_before', code: 'range' })]);
     });
   });
 
@@ -1250,9 +1342,16 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
           `${at}.watermark.position invalid`,
           `${at}.watermark.rotation range`,
           `${at}.watermark.size range`,
-          `${at}.watermark.text unknown_placeholder`,
         ].sort(),
       );
+      // what no schema can state, once the rest is right: a placeholder the watermark does not know
+      const placeholder = await generatePostcard({
+        magic_link: { recipient_email: 'w@example.com', expire_after_n_views: 1, watermark: { text: 'For {{name}}' } },
+      });
+      expect(placeholder.statusCode).toBe(422);
+      expect(placeholder.json().error.details).toEqual([
+        expect.objectContaining({ field: `${at}.watermark.text`, code: 'unknown_placeholder' }),
+      ]);
     });
   });
 });

@@ -174,21 +174,34 @@ describe.each(BACKENDS)('postcard intake on %s', (backend) => {
     }
   });
 
-  it('reports every broken rule in one 422, and an unknown template', async () => {
+  it('reports every broken rule in one 422 (first the shape, then the rules), and an unknown template', async () => {
+    const byField = (res: { json(): { error: { details: { field: string; code: string }[] } } }) =>
+      Object.fromEntries(res.json().error.details.map((d) => [d.field, d.code]));
+    const shape = await post({
+      api_token: token,
+      template_id: EXAMPLE_IDS.postcard,
+      first_name: 'A',
+      address_line_1: 'x'.repeat(65),
+      address_city: 7,
+      address_zip: '1',
+      address_state: 'CA',
+      address_country: 'US',
+      color: 'x'.repeat(2001),
+    });
+    expect(shape.statusCode).toBe(422);
+    expect(byField(shape)).toEqual({ address_line_1: 'too_long', address_city: 'type', color: 'too_long' });
     const res = await post({
       api_token: token,
       template_id: EXAMPLE_IDS.postcard,
       first_name: ' ',
-      address_line_1: 'x'.repeat(65),
+      address_line_1: 'x'.repeat(64),
       address_city: 'A',
       address_zip: '1',
       address_state: 'ZZ',
       address_country: 'US',
     });
     expect(res.statusCode).toBe(422);
-    expect(
-      Object.fromEntries(res.json().error.details.map((d: { field: string; code: string }) => [d.field, d.code])),
-    ).toEqual({ first_name: 'required', address_line_1: 'too_long', address_state: 'unknown_state' });
+    expect(byField(res)).toEqual({ first_name: 'required', address_state: 'unknown_state' });
     const unknown = await post({ ...request(), template_id: 'tmpl_nope' });
     expect(unknown.statusCode).toBe(422);
     expect(unknown.json().error.details).toEqual([

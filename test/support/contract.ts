@@ -4,8 +4,8 @@
  * status, when a success has no schema there, or when an error is not in the one error shape.
  */
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { withFormats } from '../../src/http/validation';
 
 type Operation = { responses: Record<string, { content?: Record<string, { schema: unknown }> }> };
 type Doc = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
@@ -13,7 +13,7 @@ type Doc = { paths: Record<string, Record<string, Operation>>; components: { sch
 export function checkAnswers(app: FastifyInstance): void {
   const doc = JSON.parse(JSON.stringify(app.swagger())) as Doc;
   const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats(ajv);
+  withFormats(ajv);
   ajv.addSchema({ $id: 'paperlink', components: doc.components }, 'paperlink');
   const compiled = new Map<string, ValidateFunction>();
   const compile = (key: string, schema: unknown) => {

@@ -15,8 +15,7 @@ const logger = new DefaultLogger('ERROR');
 describe('the workflow bundle', () => {
   it('bundles workflows/workflows.ts with the flows it binds', async () => {
     const { code } = await bundleWorkflowCode({ workflowsPath: path.join(root, 'workflows/workflows.ts'), logger });
-    for (const name of ['generateFlow', 'linkLifecycle', 'postcardIntake', 'SEND_RETRY_MS'])
-      expect(code).toContain(name);
+    for (const name of ['generateFlow', 'linkLifecycle', 'postcardIntake', 'POLICIES']) expect(code).toContain(name);
   }, 60_000);
 
   it.each([
@@ -80,7 +79,8 @@ describe('the sandbox lint rule', () => {
       results.flatMap((r) => r.messages.map((m) => `${path.relative(root, r.filePath)}:${m.line} ${m.ruleId}`)),
     ).toEqual([]);
     expect(results.length).toBeGreaterThanOrEqual(6);
-  });
+    // linting with type information builds the project's TypeScript program: seconds, a minute on a busy machine
+  }, 180_000);
 
   it.each([
     [
