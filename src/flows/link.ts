@@ -54,11 +54,17 @@ export type LinkPlan =
   /** Wait for a change, or until `until` (ms; its deadline or the end of a send lease); `retry`: a failed e-mail is to be tried again. */
   | { kind: 'wait'; until: number | undefined; retry: boolean };
 
-export function planLink(state: LinkState, now: number, sendUnsent = true, notices = true): LinkPlan {
+export function planLink(
+  state: LinkState,
+  now: number,
+  sendUnsent = true,
+  notices = true,
+  noticePolicy = true,
+): LinkPlan {
   if (notices && state.notices?.length) return { kind: 'notify' };
   if (state.status === 'expired' || state.status === 'revoked') {
     // an end notice that failed is tried again at its policy's time before the flow ends
-    const retryAt = notices && state.remindAt ? Date.parse(state.remindAt) : undefined;
+    const retryAt = noticePolicy && notices && state.remindAt ? Date.parse(state.remindAt) : undefined;
     return retryAt === undefined
       ? { kind: 'ended', status: state.status }
       : { kind: 'wait', until: retryAt, retry: false };
@@ -98,11 +104,25 @@ export async function linkLifecycle(p: Ports<LinkActivities>, id: string): Promi
   // a notice that cannot be sent is retried by its policy and given up, not every minute forever
   const noticePolicy = notices && p.patched('link-notice-policy');
   let state = await p.activities.linkState(id);
+  /** Whether the last thing this run did was send the notices (the policy's runs). */
+  let notified = false;
   for (;;) {
-    const plan = planLink(state, p.now(), sendUnsent, notices);
+    const plan = planLink(state, p.now(), sendUnsent, notices, noticePolicy);
     if (plan.kind === 'ended') return plan.status;
     if (plan.kind === 'notify') {
+      if (noticePolicy && notified) {
+        // due again at once after a send: the activity's clock and the state's disagree (another
+        // worker's), or a notice came due meanwhile; looked at after a change or a minute, never
+        // in a loop of activities
+        if (mayContinue && p.continueAsNewSuggested()) return 'continue';
+        await p.condition(() => changed, EMAIL.waits[0]);
+        changed = false;
+        notified = false;
+        state = await p.activities.linkState(id);
+        continue;
+      }
       const all = await p.activities.notifyLink(id);
+      notified = true;
       // runs before the notice policy waited a minute after a failure, however many there were;
       // since, a failed notice is due again after its policy's wait (read in the state, like any
       // wake-up, so a long run of failures goes through the wait below and its continue-as-new)
@@ -110,12 +130,13 @@ export async function linkLifecycle(p: Ports<LinkActivities>, id: string): Promi
       state = await p.activities.linkState(id);
       continue;
     }
+    notified = false;
     if (plan.kind === 'expire') {
       await p.activities.expireLink(id);
       if (!notices) return 'expired';
       // read again for the end notice; a link that still reads as due to end has ended elsewhere
       state = await p.activities.linkState(id);
-      if (planLink(state, p.now(), sendUnsent, notices).kind === 'expire') return 'expired';
+      if (planLink(state, p.now(), sendUnsent, notices, noticePolicy).kind === 'expire') return 'expired';
       continue;
     }
     if (plan.kind === 'send') {

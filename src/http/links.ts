@@ -230,6 +230,23 @@ export const linkRoutes =
       },
       async (req) => links.get(req.params.id, true),
     );
+    api.get(
+      '/v1/magic_links/:id/access_log',
+      {
+        schema: {
+          operationId: 'listMagicLinkAccessLog',
+          tags,
+          summary: "A Magic Link's access log, newest first, a page at a time",
+          params: linkParams,
+          querystring: PageQuery,
+          response: {
+            200: { ...List('AccessEntry'), description: 'A page of access-log entries.' },
+            ...errors(401, 404, 422),
+          },
+        },
+      },
+      async (req) => links.accessLog(req.params.id, pageOf(req.query)),
+    );
     api.post(
       '/v1/magic_links/:id/expire',
       {

@@ -11,6 +11,7 @@ import { EXAMPLE_IDS } from '../templates/store';
 import { MAX_ATTACHMENTS, MAX_METADATA, METADATA_KEYS, PDF_STANDARDS, RELATIONSHIPS } from '../templates/standards';
 import { ALL_SCOPES } from '../keys';
 import { LONGEST, MAX_VIEWS } from '../links/policy';
+import { ACCESS_LOG_SHOWN } from '../links/model';
 import { DEFAULT_PAGE, MAX_CURSOR, MAX_PAGE, type PageQuery as Page } from '../pagination';
 
 export const T = '2026-11-22T10:00:00.000Z';
@@ -125,8 +126,8 @@ export const GenerateRequestSchema = shared('GenerateRequest', {
       additionalProperties: false,
       'x-codes': { additionalProperties: 'unknown_destination', minProperties: 'required' },
     },
-    name: { type: 'string', maxLength: 200 },
-    description: { type: 'string', maxLength: 2000 },
+    name: { type: ['string', 'null'], maxLength: 200 },
+    description: { type: ['string', 'null'], maxLength: 2000 },
     retain_for: {
       allOf: [ref('Duration')],
       description:
@@ -160,7 +161,7 @@ export const GenerateRequestSchema = shared('GenerateRequest', {
           merge_parameters: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
           pdf: { type: 'string', contentEncoding: 'base64', description: 'A PDF to merge as it is' },
           title: {
-            type: 'string',
+            type: ['string', 'null'],
             maxLength: 200,
             description: "Its outline entry. Default: the template's name, or Part N",
           },
@@ -410,16 +411,17 @@ export const MagicLinkSettingsSchema = shared('MagicLinkSettings', {
       format: 'email',
       description: 'The address the recipient must prove; defaults to recipient_email.',
     },
-    auth_type: { enum: ['email', 'social'], default: 'email' },
-    expire_after_n_views: { type: 'integer', minimum: 1, maximum: MAX_VIEWS },
-    retain_from_created: ref('Duration'),
-    retain_from_opened: ref('Duration'),
+    // null is a field left out, as in the link the API answers with
+    auth_type: { enum: ['email', 'social', null], default: 'email' },
+    expire_after_n_views: { type: ['integer', 'null'], minimum: 1, maximum: MAX_VIEWS },
+    retain_from_created: { oneOf: [ref('Duration'), { type: 'null' }] },
+    retain_from_opened: { oneOf: [ref('Duration'), { type: 'null' }] },
     watermark: {
       oneOf: [ref('Watermark'), { type: 'null' }],
       description: 'Drawn over every page the recipient sees or downloads, filled in per viewing session.',
     },
     allowed_viewers: {
-      type: 'array',
+      type: ['array', 'null'],
       maxItems: 100,
       items: { type: 'string', maxLength: 254 },
       examples: [['ann@acme.example', '@acme.example']],
@@ -443,7 +445,7 @@ export const MagicLinkSettingsSchema = shared('MagicLinkSettings', {
         'E-mail the recipient a reminder, with the link, this long before the link ends while they have not opened it. Shorter than the link lasts.',
     },
     allow_download: {
-      type: 'boolean',
+      type: ['boolean', 'null'],
       default: true,
       description:
         'false: the recipient sees the pages as images in the browser; no download button, and no route serves them the PDF (screenshots remain possible).',
@@ -451,6 +453,23 @@ export const MagicLinkSettingsSchema = shared('MagicLinkSettings', {
   },
   additionalProperties: false,
 });
+
+/** An entry of a link's access log: what happened, when, from where. */
+function accessEntry() {
+  return {
+    type: 'object',
+    required: ['at', 'kind', 'outcome'],
+    additionalProperties: false,
+    properties: {
+      at: { type: 'string' },
+      kind: { type: 'string' },
+      outcome: { type: 'string' },
+      ip: { type: ['string', 'null'] },
+      user_agent: { type: ['string', 'null'] },
+      email: { type: ['string', 'null'] },
+    },
+  };
+}
 
 export const MagicLinkSchema = shared('MagicLink', {
   type: 'object',
@@ -540,21 +559,25 @@ export const MagicLinkSchema = shared('MagicLink', {
     },
     access_log: {
       type: 'array',
-      items: {
-        type: 'object',
-        required: ['at', 'kind', 'outcome'],
-        properties: {
-          at: { type: 'string' },
-          kind: { type: 'string' },
-          outcome: { type: 'string' },
-          ip: { type: ['string', 'null'] },
-          user_agent: { type: ['string', 'null'] },
-          email: { type: ['string', 'null'] },
-        },
-      },
+      description: `The newest ${ACCESS_LOG_SHOWN} entries of the access log, oldest first; GET /v1/magic_links/{id}/access_log pages them all.`,
+      items: accessEntry(),
+    },
+    access_log_has_more: {
+      type: 'boolean',
+      description: 'Whether the access log holds older entries than those in access_log.',
     },
   },
   additionalProperties: false,
+});
+
+export const AccessEntrySchema = shared('AccessEntry', {
+  ...accessEntry(),
+  required: ['id', 'at', 'kind', 'outcome', 'ip', 'user_agent', 'email'],
+  properties: {
+    id: { type: 'string', description: 'Pass as starting_after for the next page' },
+    ...accessEntry().properties,
+  },
+  description: `One entry of a link's access log: kept ACCESS_LOG_RETENTION_DAYS (90) days.`,
 });
 
 export const MagicLinkAppSchema = shared('MagicLinkApp', {
@@ -597,11 +620,14 @@ export const MagicLinkAppSchema = shared('MagicLinkApp', {
   },
 });
 
-/** A field of a postcard request: text of at most `max` characters (`too_long`, as the intake says), or null: left out. */
+/**
+ * A field of a postcard request: text, or null (left out). Its length is the intake's rule, not the
+ * schema's: the intake trims and normalizes (NFC) a text before it counts its characters, so a
+ * schema's count of the raw text would refuse what the rule takes (`too_long` in the rules' round).
+ */
 const postcardText = (max: number, extra: Record<string, unknown> = {}) => ({
   type: ['string', 'null'],
-  maxLength: max,
-  'x-codes': { maxLength: 'too_long' },
+  description: `At most ${max} characters, counted once trimmed and normalized (NFC).`,
   ...extra,
 });
 
@@ -623,10 +649,10 @@ export const PostcardRequestSchema = shared('PostcardRequest', {
     template_id: { type: 'string' },
     first_name: postcardText(100),
     last_name: postcardText(100),
-    email: { type: ['string', 'null'], format: 'email' },
+    email: { type: ['string', 'null'], description: 'An e-mail address (spaces around it are trimmed).' },
     company: postcardText(200),
     phone: postcardText(40),
-    address_line_1: postcardText(64, { description: 'At most 64 characters (not bytes).' }),
+    address_line_1: postcardText(64),
     address_line_2: postcardText(64),
     address_city: postcardText(100),
     address_state: {
@@ -702,6 +728,7 @@ export const SHARED_SCHEMAS: TSchema[] = [
   StorageAppSchema,
   MagicLinkSettingsSchema,
   MagicLinkSchema,
+  AccessEntrySchema,
   MagicLinkAppSchema,
   PostcardRequestSchema,
   PostcardSchema,

@@ -18,6 +18,7 @@ const ROUTES: Record<string, Scope | readonly Scope[] | null> = {
   'POST /v1/documents/:id/magic_links': ['links:write', 'documents:read'],
   'GET /v1/magic_links': 'links:read',
   'GET /v1/magic_links/:id': 'links:read',
+  'GET /v1/magic_links/:id/access_log': 'links:read',
   'POST /v1/magic_links/expire': 'links:write',
   'POST /v1/magic_links/:id/expire': 'links:write',
   'POST /v1/magic_links/:id/resend': 'links:write',

@@ -25,8 +25,10 @@ import { LinkCodes } from './codes';
 import { LinkDelivery, urlOf } from './delivery';
 import type { LinkChange, LinkState } from './lifecycle';
 import {
+  ACCESS_LOG_SHOWN,
   ACTIVE,
   expiryReason,
+  type AccessEntry,
   LINK_STATUSES,
   linkInfo,
   type LinkInfo,
@@ -44,6 +46,7 @@ import { LinkTokens } from './tokens';
 import { LinkViews } from './views';
 
 export {
+  ACCESS_LOG_SHOWN,
   ACTIVE,
   LINK_STATUSES,
   linkInfo,
@@ -219,19 +222,38 @@ export class MagicLinks {
     return this.rows.row(id);
   }
 
+  /**
+   * A link; `withLog`: with the newest ACCESS_LOG_SHOWN entries of its access log (oldest first;
+   * `access_log_has_more` when there are older ones, paged by accessLog()) and its viewers.
+   */
   async get(id: string, withLog = false): Promise<LinkInfo> {
     const info = linkInfo(await this.row(id));
     if (withLog) {
-      const log = await this.db
+      const newest = await this.db
         .selectFrom('link_events')
         .select(['at', 'kind', 'outcome', 'ip', 'user_agent', 'email'])
         .where('link_id', '=', id)
-        .orderBy('id', 'asc')
+        .orderBy('id', 'desc')
+        .limit(ACCESS_LOG_SHOWN + 1)
         .execute();
-      info.access_log = log;
+      info.access_log_has_more = newest.length > ACCESS_LOG_SHOWN;
+      info.access_log = newest.slice(0, ACCESS_LOG_SHOWN).reverse();
       info.viewers = await this.viewers(id);
     }
     return info;
+  }
+
+  /** A link's access log, newest first, a page at a time (GET /v1/magic_links/:id/access_log). */
+  async accessLog(id: string, page: PageQuery): Promise<Page<AccessEntry & { id: string }>> {
+    await this.row(id);
+    let q = this.db
+      .selectFrom('link_events')
+      .select(['id', 'at', 'kind', 'outcome', 'ip', 'user_agent', 'email'])
+      .where('link_id', '=', id)
+      .orderBy('id', 'desc')
+      .limit(page.limit + 1);
+    if (page.startingAfter) q = q.where('id', '<', page.startingAfter);
+    return toPage(await q.execute(), page.limit, (r) => r);
   }
 
   /** Each person who viewed the link: views, the last one, time per page (pagetimes.ts). */

@@ -20,6 +20,9 @@ export const VIEW_MS = 30 * 60 * 1000;
 /** One line of a link's access log: a `link_events` row without its ids. */
 export type AccessEntry = Omit<LinkEventsTable, 'id' | 'link_id'>;
 
+/** Access-log entries a link's answer holds: the newest; the rest are paged (GET /v1/magic_links/:id/access_log). */
+export const ACCESS_LOG_SHOWN = 100;
+
 export interface LinkInfo {
   id: string;
   object: 'magic_link';
@@ -45,7 +48,10 @@ export interface LinkInfo {
   views_used: number;
   views_left: number | null;
   send_error: string | null;
+  /** The newest ACCESS_LOG_SHOWN entries, oldest first (with `get(id, true)`). */
   access_log?: AccessEntry[];
+  /** Whether older entries than those are kept (GET /v1/magic_links/:id/access_log pages them all). */
+  access_log_has_more?: boolean;
   /** Each person who viewed it: their views and the last one (with the access log). */
   viewers?: Viewer[];
 }

@@ -153,7 +153,9 @@ function linkCard(l: LinkInfo, csrf: string): Html {
     </dl>
     ${l.send_error && html`<p class="err">E-mail error: ${l.send_error}</p>`}
     <details>
-      <summary>Access log (${l.access_log?.length ?? 0})</summary>
+      <summary>
+        Access log (${l.access_log_has_more ? `the newest ${l.access_log?.length ?? 0}` : (l.access_log?.length ?? 0)})
+      </summary>
       <div class="scroll">
         ${table(['When', 'What', 'Outcome', 'E-mail', html`<th class="hide-sm">IP</th>`, html`<th class="hide-sm">Browser</th>`], log, 'Nobody has opened it yet.', 'muted')}
       </div>

@@ -249,4 +249,26 @@ describe('linkLifecycle()', () => {
     await drain();
     expect(old.waiting).toBe(1);
   });
+
+  it('does not loop on notices that read as due right after they were sent (another worker’s clock): once a minute at most', async () => {
+    let calls = 0;
+    const activities: LinkActivities = {
+      // the state's worker sees the reminder due; the worker that sends finds nothing due yet
+      linkState: async () => ({ ...active(), notices: ['reminder'], remindAt: null }),
+      deliverLink: async () => true,
+      expireLink: async () => undefined,
+      revokeLink: async () => undefined,
+      notifyLink: async () => {
+        calls++;
+        return true;
+      },
+    };
+    const flow = fakePorts(activities);
+    void linkLifecycle(flow.ports, 'ml_skewed');
+    await drain();
+    expect([calls, flow.waiting]).toEqual([1, 1]);
+    flow.advance(POLICIES.link_email.waits[0]);
+    await drain();
+    expect([calls, flow.waiting]).toEqual([2, 1]);
+  });
 });

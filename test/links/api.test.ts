@@ -3,7 +3,7 @@ import type { EmbeddedEngine } from '../../src/engine/embedded';
 import fs from 'node:fs';
 import path from 'node:path';
 import { FakeClock } from '../../src/clock';
-import { VIEW_MS } from '../../src/links';
+import { ACCESS_LOG_SHOWN, VIEW_MS } from '../../src/links';
 import { POLICIES, waitMs } from '../../src/flows/policies';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
@@ -315,6 +315,41 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     expect(doc.magic_links.map((l: { id: string }) => l.id)).toEqual([res.magic_link_piece_id]);
   });
 
+  it('answers the newest 100 entries of a long access log with the link, and pages all of them', async () => {
+    const { res, path: linkPath } = await share({ expire_after_n_views: 1 });
+    const id = res.magic_link_piece_id as string;
+    expect((await api('POST', `/v1/magic_links/${id}/expire`)).statusCode).toBe(200);
+    // each visit to the ended link is an entry (with those of making and sending it)
+    for (let i = 0; i < ACCESS_LOG_SHOWN + 10; i++) {
+      clock.advance(1000);
+      expect((await view(linkPath)).statusCode).toBe(404);
+    }
+    const pages: { id: string; at: string }[][] = [];
+    for (let after: string | null = null; pages.length === 0 || after;) {
+      const page: { data: { id: string; at: string }[]; has_more: boolean; next_cursor: string | null } = (
+        await api('GET', `/v1/magic_links/${id}/access_log?limit=40${after ? `&starting_after=${after}` : ''}`)
+      ).json();
+      pages.push(page.data);
+      after = page.has_more ? page.next_cursor : null;
+    }
+    const all = pages.flat();
+    expect(all.length).toBeGreaterThanOrEqual(ACCESS_LOG_SHOWN + 10);
+    expect(pages.slice(0, -1).map((p) => p.length)).toEqual(pages.slice(0, -1).map(() => 40));
+    // newest first, each once
+    expect(all.map((e) => e.id)).toEqual([...new Set(all.map((e) => e.id))].sort().reverse());
+    const link = (await api('GET', `/v1/magic_links/${id}`)).json();
+    expect(link.access_log_has_more).toBe(true);
+    expect(link.access_log).toHaveLength(ACCESS_LOG_SHOWN);
+    // the newest, oldest first
+    expect(link.access_log.map((e: { at: string }) => e.at)).toEqual(
+      all
+        .slice(0, ACCESS_LOG_SHOWN)
+        .reverse()
+        .map((e) => e.at),
+    );
+    expect((await api('GET', `/v1/magic_links/ml_nope/access_log`)).statusCode).toBe(404);
+  });
+
   it("a reload within a view shows that view's number, whatever views others started since", async () => {
     const { to, path: linkPath } = await share({ expire_after_n_views: 3 });
     const cookies: string[] = [];
@@ -624,6 +659,28 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     expect(res.statusCode).toBe(201);
     expect(res.json()).toMatchObject({ document_id: doc.document_id, status: 'active', recipient_email: to });
     expect(linkIn(await mail.next(to))).toBe(res.json().url);
+    // a link's settings as the API answers them (null for what is not set) make the same link again
+    const settings = Object.fromEntries(
+      Object.entries((await api('GET', `/v1/magic_links/${res.json().id}`)).json()).filter(([k]) =>
+        [
+          'recipient_email',
+          'auth_email',
+          'auth_type',
+          'expire_after_n_views',
+          'retain_from_created',
+          'retain_from_opened',
+          'watermark',
+          'allow_download',
+          'allowed_viewers',
+          'notify_sender',
+          'remind_before',
+        ].includes(k),
+      ),
+    );
+    expect(settings).toMatchObject({ expire_after_n_views: null, retain_from_opened: null });
+    const again = await api('POST', `/v1/documents/${doc.document_id}/magic_links`, settings);
+    expect([again.statusCode, again.json().retain_from_created]).toEqual([201, { days: 1 }]);
+    await mail.next(to, mail.messages.length - 1);
     expect(
       (await api('POST', '/v1/documents/doc_nope/magic_links', { recipient_email: to, expire_after_n_views: 1 }))
         .statusCode,

@@ -186,22 +186,30 @@ describe.each(BACKENDS)('postcard intake on %s', (backend) => {
       address_zip: '1',
       address_state: 'CA',
       address_country: 'US',
-      color: 'x'.repeat(2001),
+      color: 7,
     });
     expect(shape.statusCode).toBe(422);
-    expect(byField(shape)).toEqual({ address_line_1: 'too_long', address_city: 'type', color: 'too_long' });
+    expect(byField(shape)).toEqual({ address_city: 'type', color: 'type' });
     const res = await post({
       api_token: token,
       template_id: EXAMPLE_IDS.postcard,
       first_name: ' ',
-      address_line_1: 'x'.repeat(64),
+      // 64 characters once trimmed: within the limit; 65: one too many
+      address_line_1: ` ${'x'.repeat(64)} `,
+      address_line_2: 'x'.repeat(65),
       address_city: 'A',
       address_zip: '1',
       address_state: 'ZZ',
       address_country: 'US',
+      color: 'x'.repeat(2001),
     });
     expect(res.statusCode).toBe(422);
-    expect(byField(res)).toEqual({ first_name: 'required', address_state: 'unknown_state' });
+    expect(byField(res)).toEqual({
+      first_name: 'required',
+      address_line_2: 'too_long',
+      address_state: 'unknown_state',
+      color: 'too_long',
+    });
     const unknown = await post({ ...request(), template_id: 'tmpl_nope' });
     expect(unknown.statusCode).toBe(422);
     expect(unknown.json().error.details).toEqual([

@@ -144,6 +144,32 @@ const histories: Record<string, () => HistoryBuilder> = {
     h.task().call('linkState', ['ml_1'], { ...s, status: 'expired' });
     return h.task().complete('expired');
   },
+  'link.notice-retried-each-minute': () => {
+    // before 'link-notice-policy': a notice that failed was tried again a minute later, by a timer
+    const ended = { ...state({}), status: 'expired', notices: ['ended'], remindAt: null };
+    const h = link(ended, [...LINK_PATCHES, 'link-notices']);
+    h.call('notifyLink', ['ml_1'], false);
+    const timer = h.task().timer(60_000);
+    h.advance(60_000).fireTimer(timer);
+    h.task().call('linkState', ['ml_1'], ended);
+    h.task().call('notifyLink', ['ml_1'], true);
+    h.task().call('linkState', ['ml_1'], { ...ended, notices: [] });
+    return h.task().complete('expired');
+  },
+  'link.notice-given-up': () => {
+    // since 'link-notice-policy': a failed notice is due again at its policy's time (the state's
+    // remindAt), waited for like any wake-up; once given up, nothing is due and the run ends
+    const ended = { ...state({}), status: 'expired', notices: ['ended'], remindAt: null };
+    const h = link(ended, [...LINK_PATCHES, 'link-notices', 'link-notice-policy']);
+    h.call('notifyLink', ['ml_1'], false);
+    h.task().call('linkState', ['ml_1'], { ...ended, notices: [], remindAt: at(60_000) });
+    const timer = h.task().timer(60_000);
+    h.advance(60_000).fireTimer(timer);
+    h.task().call('linkState', ['ml_1'], ended);
+    h.task().call('notifyLink', ['ml_1'], false);
+    h.task().call('linkState', ['ml_1'], { ...ended, notices: [] });
+    return h.task().complete('expired');
+  },
   'link.send-retried': () => sendRetried(),
   'link.unsent-after-crash': () => {
     const lease = at(120_000);
