@@ -23,6 +23,21 @@ export const OPEN_WITHIN = VIEW_LIMIT_CAP;
 export const LONGEST = Duration.fromObject({ years: 10 });
 export const MAX_VIEWS = 1_000_000;
 
+/** The settings a Magic Link takes (MagicLinkSettings), as a link answers them too. */
+export const SETTING_KEYS = [
+  'recipient_email',
+  'auth_email',
+  'auth_type',
+  'expire_after_n_views',
+  'retain_from_created',
+  'retain_from_opened',
+  'watermark',
+  'allow_download',
+  'allowed_viewers',
+  'notify_sender',
+  'remind_before',
+] as const;
+
 export interface Retention extends Span {
   /** When the timer starts: when the link is created (and sent), or when it is first opened. */
   from: 'created' | 'opened';
@@ -319,19 +334,7 @@ export function parseLinkSettings(input: unknown, prefix: string): LinkSettings 
   if (typeof allowDownload !== 'boolean')
     details.push({ field: at('allow_download'), message: 'must be true or false', code: 'type' });
 
-  const known = new Set([
-    'recipient_email',
-    'auth_email',
-    'auth_type',
-    'expire_after_n_views',
-    'retain_from_created',
-    'retain_from_opened',
-    'watermark',
-    'allow_download',
-    'allowed_viewers',
-    'notify_sender',
-    'remind_before',
-  ]);
+  const known = new Set<string>(SETTING_KEYS);
   for (const k of Object.keys(input))
     if (!known.has(k)) details.push({ field: at(k), message: 'is not a Magic Link setting', code: 'unknown_field' });
 

@@ -5,6 +5,7 @@
  */
 import type { ErrorDetail } from '../errors';
 import { field, html, radios, raw, select, type Html } from './html';
+import { SETTING_KEYS } from '../links/policy';
 
 export type Form = Record<string, string | string[] | undefined>;
 
@@ -77,21 +78,7 @@ function isLinkPath(path: string): boolean {
 function linkField(path: string): string | undefined {
   if (!isLinkPath(path)) return undefined;
   const last = path.split('.');
-  const key = last.find((k) =>
-    [
-      'recipient_email',
-      'auth_email',
-      'auth_type',
-      'expire_after_n_views',
-      'retain_from_created',
-      'retain_from_opened',
-      'watermark',
-      'allow_download',
-      'allowed_viewers',
-      'notify_sender',
-      'remind_before',
-    ].includes(k.replace(/\[\d+\]$/, '')),
-  );
+  const key = last.find((k) => (SETTING_KEYS as readonly string[]).includes(k.replace(/\[\d+\]$/, '')));
   if (!key) return undefined;
   if (key.startsWith('allowed_viewers')) return 'allowed_viewers';
   if (key === 'notify_sender') return 'notify';

@@ -3,6 +3,7 @@ import type { EmbeddedEngine } from '../../src/engine/embedded';
 import fs from 'node:fs';
 import path from 'node:path';
 import { FakeClock } from '../../src/clock';
+import { SETTING_KEYS } from '../../src/links/policy';
 import { ACCESS_LOG_SHOWN, VIEW_MS } from '../../src/links';
 import { POLICIES, waitMs } from '../../src/flows/policies';
 import { EXAMPLE_IDS } from '../../src/templates/store';
@@ -662,19 +663,7 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     // a link's settings as the API answers them (null for what is not set) make the same link again
     const settings = Object.fromEntries(
       Object.entries((await api('GET', `/v1/magic_links/${res.json().id}`)).json()).filter(([k]) =>
-        [
-          'recipient_email',
-          'auth_email',
-          'auth_type',
-          'expire_after_n_views',
-          'retain_from_created',
-          'retain_from_opened',
-          'watermark',
-          'allow_download',
-          'allowed_viewers',
-          'notify_sender',
-          'remind_before',
-        ].includes(k),
+        (SETTING_KEYS as readonly string[]).includes(k),
       ),
     );
     expect(settings).toMatchObject({ expire_after_n_views: null, retain_from_opened: null });
