@@ -187,7 +187,8 @@ describe("serve's greeting", () => {
       server.child.kill('SIGTERM');
       await stopped(server.child);
     }
-  });
+    // the greeting may take the minute its eventually() allows (a first render of each format, on a busy machine)
+  }, 120_000);
 
   it('says every format it has works once each has rendered', async () => {
     const server = await serveProcess(path.join(dir, 'greet'), { STARTUP_CHECK: 'true' });
@@ -201,5 +202,6 @@ describe("serve's greeting", () => {
       server.child.kill('SIGTERM');
       await stopped(server.child);
     }
-  });
+    // the greeting may take the minute its eventually() allows (a first render of each format, on a busy machine)
+  }, 120_000);
 });
