@@ -64,8 +64,6 @@ export const POLICIES = {
   },
 } as const satisfies Record<string, RetryPolicy>;
 
-export type PolicyName = keyof typeof POLICIES;
-
 /** The wait after `failures` failures in a row (1 or more), before any jitter. */
 export function waitMs(policy: RetryPolicy, failures: number): number {
   const n = Math.max(1, Math.floor(failures));

@@ -39,13 +39,17 @@ function record(row: Pick<MagicLinkRow, 'notices'>): NoticeRecord {
   return row.notices ? (JSON.parse(row.notices) as NoticeRecord) : {};
 }
 
-export function noticesSent(row: Pick<MagicLinkRow, 'notices'>): NoticesSent {
+/** The row's notices record read once: when each went, and the failures of those not sent. */
+function noticesOf(row: Pick<MagicLinkRow, 'notices'>): {
+  sent: NoticesSent;
+  failed: Partial<Record<Notice, NoticeFailure>>;
+} {
   const all = record(row);
-  return Object.fromEntries(NOTICES.filter((n) => all[n]).map((n) => [n, all[n]]));
+  return { sent: Object.fromEntries(NOTICES.filter((n) => all[n]).map((n) => [n, all[n]])), failed: all.failed ?? {} };
 }
 
-export function noticesFailed(row: Pick<MagicLinkRow, 'notices'>): Partial<Record<Notice, NoticeFailure>> {
-  return record(row).failed ?? {};
+export function noticesSent(row: Pick<MagicLinkRow, 'notices'>): NoticesSent {
+  return noticesOf(row).sent;
 }
 
 /**
@@ -56,8 +60,7 @@ export function noticesFailed(row: Pick<MagicLinkRow, 'notices'>): Partial<Recor
  */
 export function noticesDue(row: MagicLinkRow, now: number): { due: Notice[]; remindAt: number | null } {
   const s = settingsOf(row);
-  const sent = noticesSent(row);
-  const failed = noticesFailed(row);
+  const { sent, failed } = noticesOf(row);
   const ended = row.status === 'expired' || row.status === 'revoked';
   const due: Notice[] = [];
   let next = Infinity;
@@ -124,8 +127,7 @@ export class LinkNotices {
     const name = doc?.name ?? 'a document';
     const page = doc ? `${app.public_url}/app/documents/${row.document_id}#links` : undefined;
     // one runner steps a link at a time (a claim, or its one workflow): the row's record is this one
-    const sent = noticesSent(row);
-    const failed = noticesFailed(row);
+    const { sent, failed } = noticesOf(row);
     for (const notice of due) {
       let gaveUp: NoticeFailure | undefined;
       try {
