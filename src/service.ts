@@ -57,7 +57,7 @@ export interface Service {
   webhooks: Webhooks;
   /** The outbox: what changed, for webhooks. */
   events: Events;
-  /** Sends webhook deliveries (started by runFlows under the embedded engine). */
+  /** Sends webhook deliveries (started in every process that runs flows, on either engine). */
   dispatcher: Dispatcher;
   apps: { magicLink: MagicLinkApps; storage: StorageApps };
   /** Whether this process can write (a full or read-only disk), for /readyz. */
@@ -315,12 +315,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
     };
     retention = setInterval(sweep, RETENTION_SWEEP_MS);
     retention.unref();
-    if (engine.eventsEmitted) {
-      events.onEmitted = () => engine.eventsEmitted!();
-    } else {
-      events.onEmitted = () => dispatcher.wake();
-      dispatcher.start();
-    }
+    // every process that runs background work delivers webhooks, on either engine: it claims what
+    // is due (written here or by any other process) and wakes at once for what it wrote itself
+    events.onEmitted = () => dispatcher.wake();
+    dispatcher.start();
     postcards.onReceived = (id) => engine.postcardReceived(id);
     links.onChange = (id, change) => engine.linkChanged(id, change);
     // what another engine left is due once for this one (a statement per kind, once per change)

@@ -25,7 +25,6 @@ import type { LinkChange, LinkState } from '../src/flows/link';
 import type { PostcardStatus } from '../src/flows/postcard';
 import { newId } from '../src/ids';
 import { DEFAULT_TASK_QUEUE, LINK, PASSING_FAILURE, REQUEST_FAILURE, workflowId } from './common';
-import { WAKE } from '../src/flows/webhooks';
 import type { ExpireOptions, LinkStatusView } from './workflows';
 
 export { DEFAULT_TASK_QUEUE, workflowId } from './common';
@@ -162,18 +161,6 @@ export async function signalLink(
   });
 }
 
-/** Starts or wakes the webhook dispatcher workflow of the task queue. */
-export async function wakeWebhooks(client: Client, options: StartOptions = {}): Promise<void> {
-  const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
-  await client.workflow.signalWithStart<() => Promise<'idle'>, []>('webhookDispatch', {
-    workflowId: workflowId.webhooks(taskQueue),
-    taskQueue,
-    args: [],
-    signal: WAKE,
-    signalArgs: [],
-  });
-}
-
 /** What the link's lifecycle workflow knows of it. */
 export function linkStatus(client: Client, linkId: string): Promise<LinkStatusView> {
   return client.workflow.getHandle(workflowId.link(linkId)).query<LinkStatusView, []>(LINK.status);
@@ -230,9 +217,6 @@ export const MAX_PAYLOAD_BYTES = 2 * 1024 * 1024 - 4096;
 export class TemporalEngine implements Engine {
   readonly kind = 'temporal';
   private timer: NodeJS.Timeout | undefined;
-  private wakeScheduled = false;
-  /** A wake of the webhook workflow failed: the next handover wakes it. */
-  private webhooksOwed = true;
   /** Generate calls still talking to Temporal (their answer may have gone already): stop() lets them end first. */
   private readonly calls = new Set<Promise<unknown>>();
   private readonly onError: (id: string, err: unknown) => void;
@@ -286,13 +270,6 @@ export class TemporalEngine implements Engine {
   }
 
   private async handOverNow(all: boolean): Promise<number> {
-    if (this.webhooksOwed) {
-      this.webhooksOwed = false;
-      await this.call(() => wakeWebhooks(this.client, { taskQueue: this.taskQueue })).catch((err: unknown) => {
-        this.webhooksOwed = true;
-        throw err;
-      });
-    }
     const marks = this.marks;
     if (!marks) return 0;
     let handed = 0;
@@ -383,19 +360,6 @@ export class TemporalEngine implements Engine {
 
   linkChanged(id: string, change: LinkChange): void {
     this.tell('magic_links', id, () => signalLink(this.client, id, SIGNAL_OF[change], { taskQueue: this.taskQueue }));
-  }
-
-  /** Wakes the webhook dispatcher workflow (starting it if needed), at most once per 200 ms. */
-  eventsEmitted(): void {
-    if (this.wakeScheduled) return;
-    this.wakeScheduled = true;
-    setTimeout(() => {
-      this.wakeScheduled = false;
-      this.call(() => wakeWebhooks(this.client, { taskQueue: this.taskQueue })).catch((err: unknown) => {
-        this.webhooksOwed = true;
-        this.onError(workflowId.webhooks(this.taskQueue), err);
-      });
-    }, 200).unref();
   }
 
   postcardReceived(id: string): void {

@@ -229,7 +229,10 @@ const webhookActivities = proxyActivities<WebhookActivities>({
 /** New events were written: look now instead of at the next retry. */
 export const wakeSignal = defineSignal(WAKE);
 
-/** Delivers webhook events (workflow `webhooks-<task queue>`), continuing as new every 100 rounds. */
+/**
+ * Delivered webhook events (workflow `webhooks-<task queue>`) until every process delivered them
+ * itself (src/flows/webhooks.ts): nothing starts it now; a run an older build started ends at its next task.
+ */
 export async function webhookDispatch(): Promise<'idle'> {
   const handlers = new Map<string, () => void>();
   setHandler(wakeSignal, () => handlers.get(WAKE)?.());

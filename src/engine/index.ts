@@ -23,11 +23,6 @@ export interface Engine {
   /** A postcard was received: its intake flow starts. */
   postcardReceived(id: string): void;
   /**
-   * Events were written: delivery should look. Engines that deliver webhooks elsewhere (Temporal:
-   * the webhookDispatch workflow) have it; without it the service runs its dispatcher in-process.
-   */
-  eventsEmitted?(): void;
-  /**
    * Begins the background work of a process that runs flows: the embedded scheduler, or Temporal's
    * handover of what it has not heard of. Nothing per link or postcard: what is due or marked is
    * found through an index (src/engine/claims.ts, src/engine/marks.ts).

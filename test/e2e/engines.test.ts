@@ -388,7 +388,6 @@ describe.each(ENGINES)('the API on the %s engine', (kind) => {
       (transcript.mail[address.replace(`.${kind}@`, '@')] ??= []).push(m.subject ?? '');
     }
     transcripts[kind] = transcript;
-    if (on) runs.set('webhooks.rounds', `webhooks-${on.service.config.temporal.taskQueue}`);
     // what the scenarios above did, as a user sees it
     expect(transcript.events.viewer).toContain('magic_link.expired');
     expect(transcript.events.postcard).toEqual(['postcard.received', 'postcard.rendered']);

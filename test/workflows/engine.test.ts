@@ -11,6 +11,7 @@ import type { Db } from '../../src/db';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { eventually } from '../support/eventually';
 import { closedPort } from '../support/net';
+import { startReceiver } from '../support/receiver';
 import { linkRow, sample } from '../support/rows';
 import { testService } from '../support/service';
 
@@ -64,6 +65,58 @@ describe('TemporalEngine without a reachable server', () => {
       expect(await markOf(db, 'postcards', postcard)).not.toBeNull();
     } finally {
       await t.stop();
+    }
+  }, 90_000);
+
+  it('delivers webhook events by the process that wrote them, with Temporal away and no workflow to wake', async () => {
+    // under ENGINE=temporal every process that runs background work delivers webhooks itself: an
+    // event waits for no workflow, no signal and no other traffic
+    const clock = new FakeClock('2026-11-26T10:00:00Z');
+    const errors: string[] = [];
+    const rx = await startReceiver();
+    const connection = Connection.lazy({ address: `127.0.0.1:${await closedPort()}` });
+    const t = await testService({
+      backend: 'postgres',
+      clock,
+      config: { engine: 'temporal', webhookAllowPrivate: true },
+      service: {
+        engine: (_activities, { marks }) =>
+          new TemporalEngine(new Client({ connection }), 'paperlink', {
+            onError: (id) => errors.push(id),
+            marks,
+            callTimeoutMs: 300,
+            clock,
+          }),
+      },
+    });
+    try {
+      const hook = await t.app.inject({
+        method: 'POST',
+        url: '/v1/webhooks',
+        headers: { 'x-service-api-token': t.key },
+        payload: { url: rx.url, events: ['postcard.received'] },
+      });
+      expect(hook.statusCode).toBe(201);
+      const token = (await t.service.keys.create('postcard', 'engine test')).secret;
+      const card = await t.app.inject({
+        method: 'POST',
+        url: '/postcards',
+        payload: { ...sample, api_token: token, template_id: EXAMPLE_IDS.postcard },
+      });
+      expect(card.statusCode).toBe(202);
+      await eventually(async () => rx.received.length > 0, 'the event delivered', 25);
+      expect(rx.received.map((r) => [r.event.type, r.event.data.object.id])).toEqual([
+        ['postcard.received', card.json<{ id: string }>().id],
+      ]);
+      // the postcard's own start could not reach Temporal (it waits, marked, for the handover)
+      await eventually(
+        async () => errors.includes(`postcard-${card.json<{ id: string }>().id}`),
+        'the start failed',
+        25,
+      );
+    } finally {
+      await t.stop();
+      await rx.stop();
     }
   }, 90_000);
 

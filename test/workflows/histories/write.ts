@@ -228,6 +228,15 @@ const histories: Record<string, () => HistoryBuilder> = {
     h.advance(HOUR).fireTimer(idle);
     return h.task().complete('idle');
   },
+  // a run an older build started, woken after the change: it ends, the dispatchers deliver instead
+  'webhooks.ended-in-every-process': () => {
+    const h = new HistoryBuilder('webhookDispatch', [], T0).task();
+    h.call('deliverWebhooks', [], at(30_000));
+    const retry = h.task().timer(30_000);
+    h.advance(5_000).signal('wake');
+    h.task().cancelTimer(retry);
+    return h.patch('webhooks-in-every-process').complete('idle');
+  },
   'webhooks.continued-as-new': () => {
     const h = new HistoryBuilder('webhookDispatch', [], T0).task();
     let now = 0;
