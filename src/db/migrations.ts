@@ -505,6 +505,17 @@ export const MIGRATIONS: [string, Step][] = [
       await db.schema.createIndex('deliveries_event').on('deliveries').columns(['event_id', 'status']).execute();
     },
   ],
+  [
+    '0024_access_log_counts',
+    async (db) => {
+      // a refused anonymous opening repeated from the same address and browser is one entry with a count
+      await db.schema
+        .alterTable('link_events')
+        .addColumn('count', 'integer', (c) => c.notNull().defaultTo(1))
+        .execute();
+      await db.schema.alterTable('link_events').addColumn('last_at', 'text').execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

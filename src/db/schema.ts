@@ -144,6 +144,10 @@ export interface LinkEventsTable {
   ip: string | null;
   user_agent: string | null;
   email: string | null;
+  /** How many times it happened: a refused anonymous opening repeated from the same IP and browser adds to its entry. */
+  count: Generated<number>;
+  /** The latest of those times (null while count is 1). */
+  last_at: string | null;
 }
 
 export interface LinkCodesTable {

@@ -467,6 +467,13 @@ function accessEntry() {
       ip: { type: ['string', 'null'] },
       user_agent: { type: ['string', 'null'] },
       email: { type: ['string', 'null'] },
+      count: {
+        type: 'integer',
+        minimum: 1,
+        description:
+          'How many times it happened: an anonymous refusal repeated from the same IP and browser (an ended link opened again and again) adds to the newest entry instead of writing another',
+      },
+      last_at: { type: ['string', 'null'], description: 'The latest of those times; null while count is 1' },
     },
   };
 }
@@ -572,7 +579,7 @@ export const MagicLinkSchema = shared('MagicLink', {
 
 export const AccessEntrySchema = shared('AccessEntry', {
   ...accessEntry(),
-  required: ['id', 'at', 'kind', 'outcome', 'ip', 'user_agent', 'email'],
+  required: ['id', 'at', 'kind', 'outcome', 'ip', 'user_agent', 'email', 'count', 'last_at'],
   properties: {
     id: { type: 'string', description: 'Pass as starting_after for the next page' },
     ...accessEntry().properties,

@@ -231,7 +231,7 @@ export class MagicLinks {
     if (withLog) {
       const newest = await this.db
         .selectFrom('link_events')
-        .select(['at', 'kind', 'outcome', 'ip', 'user_agent', 'email'])
+        .select(['at', 'kind', 'outcome', 'ip', 'user_agent', 'email', 'count', 'last_at'])
         .where('link_id', '=', id)
         .orderBy('id', 'desc')
         .limit(ACCESS_LOG_SHOWN + 1)
@@ -248,7 +248,7 @@ export class MagicLinks {
     await this.row(id);
     let q = this.db
       .selectFrom('link_events')
-      .select(['id', 'at', 'kind', 'outcome', 'ip', 'user_agent', 'email'])
+      .select(['id', 'at', 'kind', 'outcome', 'ip', 'user_agent', 'email', 'count', 'last_at'])
       .where('link_id', '=', id)
       .orderBy('id', 'desc')
       .limit(page.limit + 1);

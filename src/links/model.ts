@@ -3,6 +3,7 @@
  * limits, the shape of a link and of its access log, and the pure functions over a link's row.
  */
 import type { LinkEventsTable, MagicLinkRow } from '../db/schema';
+import type { Selectable } from 'kysely';
 import type { ExpiryReason } from '../events';
 import type { MagicLinkApp } from './app';
 import { noticesSent } from './notices';
@@ -18,7 +19,7 @@ export type LinkStatus = (typeof LINK_STATUSES)[number];
 export const VIEW_MS = 30 * 60 * 1000;
 
 /** One line of a link's access log: a `link_events` row without its ids. */
-export type AccessEntry = Omit<LinkEventsTable, 'id' | 'link_id'>;
+export type AccessEntry = Omit<Selectable<LinkEventsTable>, 'id' | 'link_id'>;
 
 /** Access-log entries a link's answer holds: the newest; the rest are paged (GET /v1/magic_links/:id/access_log). */
 export const ACCESS_LOG_SHOWN = 100;

@@ -44,7 +44,10 @@ export class LinkRows {
     return row;
   }
 
-  /** Writes an access-log entry; a refusal is also a `magic_link.access_denied` event, in the same transaction. */
+  /**
+   * Writes an access-log entry; a refusal is also a `magic_link.access_denied` event, in the same
+   * transaction. An anonymous refusal repeating the newest entry counts into it instead.
+   */
   async record(
     linkId: string,
     kind: string,
@@ -67,6 +70,25 @@ export class LinkRows {
     if (ALLOWED.has(outcome)) {
       await db.insertInto('link_events').values(entry).execute();
       return;
+    }
+    // an anonymous refusal that repeats the link's newest entry (a scanner or a bookmark opening an
+    // ended link again and again) adds to its count: one row and one event, however often it comes
+    if (email === null) {
+      const repeated = await db
+        .updateTable('link_events')
+        .set((e) => ({ count: e('count', '+', 1), last_at: entry.at }))
+        .where('id', '=', (e) =>
+          e.selectFrom('link_events').select('id').where('link_id', '=', linkId).orderBy('id', 'desc').limit(1),
+        )
+        .where('kind', '=', kind)
+        .where('outcome', '=', outcome)
+        .where('email', 'is', null)
+        .where((e) => (entry.ip === null ? e('ip', 'is', null) : e('ip', '=', entry.ip)))
+        .where((e) =>
+          entry.user_agent === null ? e('user_agent', 'is', null) : e('user_agent', '=', entry.user_agent),
+        )
+        .executeTakeFirst();
+      if (Number(repeated.numUpdatedRows) > 0) return;
     }
     const write = async (trx: Db) => {
       await trx.insertInto('link_events').values(entry).execute();

@@ -19,7 +19,7 @@ import {
   table,
   when,
 } from './html';
-import { browserOf, isLive, ruleInWords } from './links';
+import { ACCESS_COLUMNS, accessRows, isLive, ruleInWords } from './links';
 import type { Viewer } from '../links/model';
 
 /** Seconds as people read them: "45 s", "3 min 20 s". */
@@ -80,17 +80,7 @@ function linkCard(l: LinkInfo, csrf: string): Html {
       max="${limit}"
       value="${Math.min(limit, l.views_used)}"
     ></progress>`;
-  const log = (l.access_log ?? []).map(
-    (e) =>
-      html`<tr>
-        <td>${when(e.at)}</td>
-        <td>${e.kind.replace(/_/g, ' ')}</td>
-        <td>${e.outcome.replace(/_/g, ' ')}</td>
-        <td>${e.email ?? ''}</td>
-        <td class="hide-sm">${e.ip ?? ''}</td>
-        <td class="hide-sm small" title="${e.user_agent ?? ''}">${browserOf(e.user_agent)}</td>
-      </tr>`,
-  );
+  const log = accessRows(l.access_log ?? []);
   const live = isLive(l);
   return html`<div class="link-card" data-link="${l.id}">
     <div class="actions spread">
@@ -157,7 +147,8 @@ function linkCard(l: LinkInfo, csrf: string): Html {
         Access log (${l.access_log_has_more ? `the newest ${l.access_log?.length ?? 0}` : (l.access_log?.length ?? 0)})
       </summary>
       <div class="scroll">
-        ${table(['When', 'What', 'Outcome', 'E-mail', html`<th class="hide-sm">IP</th>`, html`<th class="hide-sm">Browser</th>`], log, 'Nobody has opened it yet.', 'muted')}
+        ${table(ACCESS_COLUMNS, log, 'Nobody has opened it yet.', 'muted')}
+        ${l.access_log_has_more && pager(`/app/links/${l.id}/access_log`, 'The whole access log →')}
       </div>
     </details>
   </div>`;

@@ -3,7 +3,7 @@
  * link: the rule that ends it in words, a readable browser in the access log.
  */
 import Bowser from 'bowser';
-import { ACTIVE, LINK_STATUSES, type LinkInfo } from '../links';
+import { ACTIVE, LINK_STATUSES, type AccessEntry, type LinkInfo } from '../links';
 import { parsePageQuery } from '../pagination';
 import { doneNotice, page, PAGE, type WebSection } from './context';
 import { all, type Form } from './forms';
@@ -57,6 +57,31 @@ export function browserOf(userAgent: string | null): string {
   const system = [ua.os.name, ua.os.versionName ?? ua.os.version].filter(Boolean).join(' ');
   if (!browser && !system) return userAgent.slice(0, 60);
   return [browser || 'A browser', system && `on ${system}`].filter(Boolean).join(' ');
+}
+
+/** The access log's columns, on a link's card and on its own page. */
+export const ACCESS_COLUMNS = [
+  'When',
+  'What',
+  'Outcome',
+  'E-mail',
+  html`<th class="hide-sm">IP</th>`,
+  html`<th class="hide-sm">Browser</th>`,
+];
+
+/** Access-log entries as table rows; one repeated (an ended link opened again and again) says how often and until when. */
+export function accessRows(entries: readonly AccessEntry[]): Html[] {
+  return entries.map(
+    (e) =>
+      html`<tr>
+        <td>${when(e.at)}${e.last_at && html` <span class="muted small">to ${when(e.last_at)}</span>`}</td>
+        <td>${e.kind.replace(/_/g, ' ')}</td>
+        <td>${e.outcome.replace(/_/g, ' ')}${e.count > 1 && html` <span class="muted">×${e.count}</span>`}</td>
+        <td>${e.email ?? ''}</td>
+        <td class="hide-sm">${e.ip ?? ''}</td>
+        <td class="hide-sm small" title="${e.user_agent ?? ''}">${browserOf(e.user_agent)}</td>
+      </tr>`,
+  );
 }
 
 export const linksSection: WebSection = (service) => async (web) => {
@@ -134,6 +159,35 @@ export const linksSection: WebSection = (service) => async (web) => {
         ${list.data.some(isLive) && html`<div class="actions gap-above"><button type="submit" class="danger">Expire selected links</button></div>`}
       </form>`;
     return page(req, reply, { section: 'links', title: 'Magic Links', body });
+  });
+  // a link's whole access log, newest first, a page at a time (its card shows the newest entries)
+  web.get('/links/:id/access_log', async (req, reply) => {
+    const id = (req.params as { id: string }).id;
+    const query = req.query as Record<string, string | undefined>;
+    const link = await service.links.get(id);
+    const log = await service.links.accessLog(
+      id,
+      parsePageQuery({ limit: PAGE, starting_after: query.starting_after }),
+    );
+    const more =
+      log.has_more &&
+      pager(
+        `/app/links/${encodeURIComponent(id)}/access_log?starting_after=${encodeURIComponent(log.next_cursor!)}`,
+        'Older entries →',
+      );
+    const body = html`<div class="head">
+        <div>
+          <h1>Access log</h1>
+          <p class="sub">
+            The link to <strong>${link.recipient_email}</strong>, newest first.
+            <a href="/app/documents/${link.document_id}#links">Back to the document</a>
+          </p>
+        </div>
+      </div>
+      <div class="card scroll stack">
+        ${table(ACCESS_COLUMNS, accessRows(log.data), 'Nobody has opened it yet.', 'muted')} ${more}
+      </div>`;
+    return page(req, reply, { section: 'links', title: 'Access log', body });
   });
   web.post('/links/expire', async (req, reply) => {
     const ids = all(req.body as Form, 'ids');

@@ -46,7 +46,7 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
   });
 
   const auth = () => ({ 'x-service-api-token': t.key });
-  const api = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) =>
+  const api = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
     t.app.inject({ method, url, headers: auth(), payload: payload as object });
   /** POST /v1/generate of the example postcard with these destinations (and any other fields of the request). */
   const generatePostcard = (destinations: Record<string, unknown>, more: Record<string, unknown> = {}) =>
@@ -320,10 +320,11 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
     const { res, path: linkPath } = await share({ expire_after_n_views: 1 });
     const id = res.magic_link_piece_id as string;
     expect((await api('POST', `/v1/magic_links/${id}/expire`)).statusCode).toBe(200);
-    // each visit to the ended link is an entry (with those of making and sending it)
+    // each visit to the ended link from another browser is an entry (with those of making and sending it)
     for (let i = 0; i < ACCESS_LOG_SHOWN + 10; i++) {
       clock.advance(1000);
-      expect((await view(linkPath)).statusCode).toBe(404);
+      const visit = await t.app.inject({ method: 'GET', url: linkPath, headers: { 'user-agent': `scanner/${i}` } });
+      expect(visit.statusCode).toBe(404);
     }
     const pages: { id: string; at: string }[][] = [];
     for (let after: string | null = null; pages.length === 0 || after;) {
@@ -349,6 +350,47 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
         .map((e) => e.at),
     );
     expect((await api('GET', `/v1/magic_links/ml_nope/access_log`)).statusCode).toBe(404);
+  });
+
+  it('counts an ended link opened again and again from one browser into one entry with one event', async () => {
+    // a subscriber, so that refusals are written as events (nothing is written for nobody)
+    const hook = await api('POST', '/v1/webhooks', {
+      url: 'https://hooks.example.com/paperlink',
+      events: ['magic_link.access_denied'],
+    });
+    expect(hook.statusCode).toBe(201);
+    const { res, path: linkPath } = await share({ expire_after_n_views: 1 });
+    const id = res.magic_link_piece_id as string;
+    expect((await api('POST', `/v1/magic_links/${id}/expire`)).statusCode).toBe(200);
+    const open = (ua: string) =>
+      t.app.inject({ method: 'GET', url: linkPath, headers: { 'user-agent': ua }, remoteAddress: '203.0.113.9' });
+    const first = clock.now().toISOString();
+    for (let i = 0; i < 30; i++) {
+      clock.advance(1000);
+      expect((await open('bot/1')).statusCode).toBe(404);
+    }
+    const last = clock.now().toISOString();
+    // another browser is another entry; the first one again after it starts a new one
+    expect((await open('bot/2')).statusCode).toBe(404);
+    expect((await open('bot/1')).statusCode).toBe(404);
+    const refused = (await api('GET', `/v1/magic_links/${id}`))
+      .json()
+      .access_log.filter((e: { outcome: string }) => e.outcome === 'unavailable');
+    expect(refused.map((e: { user_agent: string; count: number }) => [e.user_agent, e.count])).toEqual([
+      ['bot/1', 30],
+      ['bot/2', 1],
+      ['bot/1', 1],
+    ]);
+    expect(refused[0].at > first && refused[0].last_at === last).toBe(true);
+    expect(refused[1].last_at).toBeNull();
+    const denied = await t.service.database.db
+      .selectFrom('events')
+      .select('id')
+      .where('type', '=', 'magic_link.access_denied')
+      .where('resource_id', '=', id)
+      .execute();
+    expect(denied).toHaveLength(3);
+    expect((await api('DELETE', `/v1/webhooks/${hook.json().id}`)).statusCode).toBe(204);
   });
 
   it("a reload within a view shows that view's number, whatever views others started since", async () => {
