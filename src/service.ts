@@ -73,6 +73,8 @@ export interface Service {
     sessions: number;
     codes: number;
     unreferenced: number;
+    /** Bytes of renders whose storing failed and whose retries never came (src/documents/spool.ts). */
+    spooled: number;
     /** Entries of links' access logs, and events (with their deliveries), older than their retention. */
     access_log: number;
     events: number;
@@ -245,6 +247,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         sessions,
         codes,
         unreferenced: await documents.purgeUnreferenced(),
+        spooled: await documents.spool.purge(),
         ...(await purgeHistory(db, database.inTransaction, clock.now(), config.history)),
       };
     });

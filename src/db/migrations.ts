@@ -516,6 +516,20 @@ export const MIGRATIONS: [string, Step][] = [
       await db.schema.alterTable('link_events').addColumn('last_at', 'text').execute();
     },
   ],
+  [
+    '0025_render_spool',
+    async (db, d) => {
+      // the bytes of a render whose storing failed, for its retry (src/documents/spool.ts)
+      await db.schema
+        .createTable('render_spool')
+        .addColumn('render_id', 'text', (c) => c.primaryKey())
+        .addColumn('bytes', sql.raw(blob(d)), (c) => c.notNull())
+        .addColumn('meta', 'text', (c) => c.notNull())
+        .addColumn('size', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

@@ -59,6 +59,16 @@ export interface BlobsTable {
   bytes: Uint8Array;
 }
 
+/** The bytes of a render whose storing failed, waiting for its retry (src/documents/spool.ts). */
+export interface RenderSpoolTable {
+  render_id: string;
+  bytes: Uint8Array;
+  /** JSON: what the render said beside its bytes. */
+  meta: string;
+  size: number;
+  created_at: string;
+}
+
 /** A key of file or object storage whose bytes no record may name yet (a save under way) or any more (a delete under way). */
 export interface StoragePendingTable {
   key: string;
@@ -306,6 +316,7 @@ export interface Schema {
   documents: DocumentsTable;
   blobs: BlobsTable;
   storage_pending: StoragePendingTable;
+  render_spool: RenderSpoolTable;
   idempotency: IdempotencyTable;
   settings: SettingsTable;
 }

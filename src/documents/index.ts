@@ -27,6 +27,7 @@ import type { Events } from '../events';
 import type { LinkInfo, MagicLinks } from '../links';
 import { parseLinkSettings, type LinkSettings, type Span } from '../links/policy';
 import { deleteAt, requestedRetention, StorageApps } from './retention';
+import { Spool, type Spooled } from './spool';
 import {
   decodeBase64,
   conformanceOf,
@@ -225,6 +226,19 @@ export class Documents {
       db.transaction().execute(work),
   ) {
     this.apps = new StorageApps(db, clock);
+    this.spool = new Spool(db, clock);
+  }
+
+  /** Bytes of renders whose storing failed, waiting for their retry (./spool.ts). */
+  readonly spool: Spool;
+
+  /**
+   * The bytes a render of this id left waiting for its retry (its storing failed), if any: the
+   * retry stores them instead of rendering again. Never with STORAGE=database (nothing to wait for).
+   */
+  spooled<M>(renderId: string | undefined): Promise<Spooled<M> | undefined> {
+    if (!renderId || this.storage.kind === 'database') return Promise.resolve(undefined);
+    return this.spool.get<M>(renderId);
   }
 
   /** The storage app: how long documents are kept when their request does not say (retention.ts). */
@@ -494,16 +508,21 @@ export class Documents {
     if (!row) {
       const now = this.clock.now();
       const whole = { now, standard, metadata, attachments };
-      const pdf = parts.length
-        ? await this.renderMerged(
-            [
-              { template, values, prefix: 'merge_parameters', title: template.name, field: 'template_id', given: [] },
-              ...parts,
-            ],
-            whole,
-            drawn,
-          )
-        : await this.renderOne(template, values, 'merge_parameters', whole, drawn);
+      // a retry of a render whose storing failed stores the bytes it made, with what it said
+      const spooled = await this.spooled<Warning[]>(renderId);
+      if (spooled) drawn.push(...spooled.meta);
+      const pdf = spooled
+        ? spooled.pdf
+        : parts.length
+          ? await this.renderMerged(
+              [
+                { template, values, prefix: 'merge_parameters', title: template.name, field: 'template_id', given: [] },
+                ...parts,
+              ],
+              whole,
+              drawn,
+            )
+          : await this.renderOne(template, values, 'merge_parameters', whole, drawn);
       row = {
         id: newId('doc', now),
         render_id: renderId ?? newId('rnd', now),
@@ -521,7 +540,7 @@ export class Documents {
         expires_at: await this.expiresAt(retainFor, now),
       };
       try {
-        await this.save(row, pdf);
+        await this.save(row, pdf, renderId ? { renderId, meta: drawn, spooled: spooled !== undefined } : undefined);
       } catch (err) {
         // another run of the same render stored it first: that document is this render's
         if (!(renderId && isUniqueViolation(err))) throw err;
@@ -605,6 +624,10 @@ export class Documents {
     description: string | null;
     pdf: Uint8Array;
     caller: Caller;
+    /** What the render said beside its bytes: kept with them when they cannot be stored, for the retry (spooled()). */
+    meta?: unknown;
+    /** Whether the bytes came from the spool (they wait there no more once stored). */
+    spooled?: boolean;
   }): Promise<string> {
     const stored = () =>
       this.db.selectFrom('documents').select('id').where('render_id', '=', d.renderId).executeTakeFirst();
@@ -627,7 +650,7 @@ export class Documents {
       expires_at: await this.expiresAt(undefined, now),
     };
     try {
-      await this.save(row, d.pdf);
+      await this.save(row, d.pdf, { renderId: d.renderId, meta: d.meta ?? null, spooled: d.spooled === true });
     } catch (err) {
       // the same render stored it meanwhile (the same work done twice at once)
       if (!isUniqueViolation(err)) throw err;
@@ -646,7 +669,11 @@ export class Documents {
    * pending first and the note goes in the record's transaction: a crash on the way leaves a note,
    * and housekeeping deletes the bytes no record names (`purgeUnreferenced`).
    */
-  private async save(row: DocumentRow, pdf: Uint8Array): Promise<void> {
+  private async save(
+    row: DocumentRow,
+    pdf: Uint8Array,
+    spool?: { renderId: string; meta: unknown; spooled: boolean },
+  ): Promise<void> {
     if (this.storage.kind === 'database') {
       await this.inTransaction(async (trx) => {
         await this.storage.put(row.id, pdf, trx);
@@ -654,16 +681,25 @@ export class Documents {
       });
       return;
     }
-    await this.inTransaction((trx) =>
-      trx.insertInto('storage_pending').values({ key: row.id, since: row.created_at }).execute(),
-    );
-    await this.storage.put(row.id, pdf);
+    try {
+      await this.inTransaction((trx) =>
+        trx.insertInto('storage_pending').values({ key: row.id, since: row.created_at }).execute(),
+      );
+      await this.storage.put(row.id, pdf);
+    } catch (err) {
+      // the storage (or the database) is away: the bytes wait for the retry, which stores them
+      // instead of rendering again (./spool.ts)
+      if (spool && !spool.spooled) await this.spool.keep(spool.renderId, pdf, spool.meta);
+      throw err;
+    }
     try {
       await this.inTransaction(async (trx) => {
         const noted = await trx.deleteFrom('storage_pending').where('key', '=', row.id).executeTakeFirst();
         // housekeeping took the note: this save took longer than UNREFERENCED_AFTER_MS, its bytes may be gone
         if (noted.numDeletedRows !== 1n) throw new Error(`the save of document ${row.id} outlived its pending note`);
         await this.commit(trx, row);
+        // stored: the bytes wait no more
+        if (spool?.spooled) await trx.deleteFrom('render_spool').where('render_id', '=', spool.renderId).execute();
       });
     } catch (err) {
       // tidy now what housekeeping would later, unless the commit went through after all

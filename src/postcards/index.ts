@@ -270,38 +270,48 @@ export class Postcards {
     };
     let pdf: Uint8Array;
     let templateName: string;
-    const drawn: RenderWarning[] = [];
-    try {
-      const template = await this.templates.load(p.template_id);
-      templateName = template.name;
-      pdf = await this.renderer.render(
-        template,
-        mergeValues({ contact: p.contact, address: p.address, custom: p.custom_data }),
-        { now: this.clock.now(), warnings: drawn },
-      );
-    } catch (err) {
-      if (!(err instanceof PaperlinkError)) throw err;
-      if (err instanceof NotFoundError) return fail(`the template ${p.template_id} no longer exists`);
-      const reason = `${err.code}: ${err.message}`;
-      if (!passing(err)) return fail(reason);
-      // the same render may pass when the machine is less busy: tried again with back-off (the flow,
-      // or Temporal's retry policy), and failed only after RENDER_ATTEMPTS
-      const tried = await this.db
-        .updateTable('postcards')
-        .set((e) => ({ render_attempts: e('render_attempts', '+', 1) }))
-        .where('id', '=', id)
-        .returning('render_attempts')
-        .executeTakeFirstOrThrow();
-      if (tried.render_attempts >= RENDER_ATTEMPTS)
-        return fail(`${reason} (failed ${tried.render_attempts} times; a retry might pass on a less busy server)`);
-      throw new Error(`rendering postcard ${id} failed for a passing reason, to be tried again: ${reason}`, {
-        cause: err,
-      });
-    }
+    let drawn: RenderWarning[] = [];
+    // the render id follows from the postcard id, so a render that runs twice stores one document;
+    // a render whose storing failed left its bytes for this run (src/documents/spool.ts)
+    const renderId = `rnd_${id}`;
+    const spooled = await this.documents.spooled<{ templateName: string; warnings: RenderWarning[] }>(renderId);
+    if (spooled) {
+      pdf = spooled.pdf;
+      templateName = spooled.meta.templateName;
+      drawn = spooled.meta.warnings;
+    } else
+      try {
+        const template = await this.templates.load(p.template_id);
+        templateName = template.name;
+        pdf = await this.renderer.render(
+          template,
+          mergeValues({ contact: p.contact, address: p.address, custom: p.custom_data }),
+          { now: this.clock.now(), warnings: drawn },
+        );
+      } catch (err) {
+        if (!(err instanceof PaperlinkError)) throw err;
+        if (err instanceof NotFoundError) return fail(`the template ${p.template_id} no longer exists`);
+        const reason = `${err.code}: ${err.message}`;
+        if (!passing(err)) return fail(reason);
+        // the same render may pass when the machine is less busy: tried again with back-off (the flow,
+        // or Temporal's retry policy), and failed only after RENDER_ATTEMPTS
+        const tried = await this.db
+          .updateTable('postcards')
+          .set((e) => ({ render_attempts: e('render_attempts', '+', 1) }))
+          .where('id', '=', id)
+          .returning('render_attempts')
+          .executeTakeFirstOrThrow();
+        if (tried.render_attempts >= RENDER_ATTEMPTS)
+          return fail(`${reason} (failed ${tried.render_attempts} times; a retry might pass on a less busy server)`);
+        throw new Error(`rendering postcard ${id} failed for a passing reason, to be tried again: ${reason}`, {
+          cause: err,
+        });
+      }
     const name = [p.contact.first_name, p.contact.last_name].filter(Boolean).join(' ');
-    // the render id follows from the postcard id, so a render that runs twice stores one document
     const docId = await this.documents.store({
-      renderId: `rnd_${id}`,
+      renderId,
+      meta: { templateName, warnings: drawn },
+      spooled: spooled !== undefined,
       templateId: p.template_id,
       name: `${templateName} for ${name}`,
       description: `postcard ${id}`,
