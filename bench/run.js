@@ -25,13 +25,15 @@ async function main() {
     ['scale', require('./scale')],
     ['webhooks', require('./webhooks')],
     ['temporal', require('./temporal')],
+    // minutes of load under faults: only when asked for by name
+    ['faults', require('./faults'), 'by name'],
   ];
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   lines.push(
     `## ${new Date().toISOString().slice(0, 10)} — ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`,
   );
-  for (const [name, suite] of suites) {
-    if (only.length && !only.includes(name)) continue;
+  for (const [name, suite, byName] of suites) {
+    if (only.length ? !only.includes(name) : byName) continue;
     process.stderr.write(`${name}…\n`);
     await suite.run(report);
   }

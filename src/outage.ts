@@ -41,6 +41,14 @@ export function markDatabaseError(err: unknown): unknown {
   if (err && typeof err === 'object') (err as Record<symbol, boolean>)[FROM_DATABASE] = true;
   return err;
 }
+const FROM_STORAGE = Symbol('raised by the object storage');
+
+/** Marks an error as the object storage's answer (src/storage does, for every S3 call). */
+export function markStorageError(err: unknown): unknown {
+  if (err && typeof err === 'object') (err as Record<symbol, boolean>)[FROM_STORAGE] = true;
+  return err;
+}
+
 /** node-postgres says these in words only. */
 const PG_CUT =
   /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
@@ -90,6 +98,14 @@ export function outageOf(err: unknown): PaperlinkError | undefined {
     return new UnavailableError(
       'database_unavailable',
       'The database does not answer now (restarting or unreachable). Send the request again in a few seconds, with the same Idempotency-Key where you gave one: that finishes what it may have begun, once.',
+      AWAY_RETRY_SECONDS,
+      { cause: err },
+    );
+  const storage = [...chain(err)].find((e) => (e as Record<symbol, unknown>)[FROM_STORAGE]);
+  if (storage)
+    return new UnavailableError(
+      'storage_unavailable',
+      `The document storage does not take the document now (${String((storage as { name?: string }).name ?? 'no answer')}). Send the request again in a few seconds, with the same Idempotency-Key where you gave one: the render made is stored then, not made again. Operators: /readyz and \`npx paperlink doctor\` say what the storage answers.`,
       AWAY_RETRY_SECONDS,
       { cause: err },
     );

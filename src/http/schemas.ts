@@ -883,7 +883,7 @@ const ERRORS = {
     exampleError('headers_too_large', 'The request headers are larger than 16 KB.'),
   ],
   503: [
-    'Not now; `Retry-After` says when to try again, with the same Idempotency-Key where one was given: the database does not answer (`database_unavailable`), Chromium or LibreOffice would not start (`renderer_unavailable`), Temporal did not run the render in time (`engine_unavailable`), or the server is shutting down (`stopping`).',
+    'Not now; `Retry-After` says when to try again, with the same Idempotency-Key where one was given: the database does not answer (`database_unavailable`), the document storage does not take the document (`storage_unavailable`), Chromium or LibreOffice would not start (`renderer_unavailable`), Temporal did not run the render in time (`engine_unavailable`), or the server is shutting down (`stopping`).',
     exampleError('database_unavailable', 'The database does not answer now (restarting or unreachable).'),
   ],
   507: [

@@ -8,6 +8,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import { markStorageError } from '../outage';
 import { ConfigError, type Config } from '../config';
 import type { Db } from '../db';
 import { Setting } from '../db/setting';
@@ -198,24 +199,38 @@ export class S3Storage implements Storage {
     return this.settings.prefix + safe(key);
   }
 
-  async put(key: string, bytes: Uint8Array): Promise<void> {
+  /** Every call's failure is marked as the storage's (src/outage.ts: 503 storage_unavailable, not 500). */
+  private async send<T>(call: (client: S3Client, sdk: typeof import('@aws-sdk/client-s3')) => Promise<T>): Promise<T> {
     const { sdk, client } = await this.s3;
-    await client.send(
-      new sdk.PutObjectCommand({
-        Bucket: this.settings.bucket,
-        Key: this.key(key),
-        Body: bytes,
-        ContentType: 'application/pdf',
-        ContentMD5: createHash('md5').update(bytes).digest('base64'),
-      }),
+    try {
+      return await call(client, sdk);
+    } catch (err) {
+      throw markStorageError(err);
+    }
+  }
+
+  async put(key: string, bytes: Uint8Array): Promise<void> {
+    await this.send((client, sdk) =>
+      client.send(
+        new sdk.PutObjectCommand({
+          Bucket: this.settings.bucket,
+          Key: this.key(key),
+          Body: bytes,
+          ContentType: 'application/pdf',
+          ContentMD5: createHash('md5').update(bytes).digest('base64'),
+        }),
+      ),
     );
   }
 
   async get(key: string): Promise<Uint8Array | undefined> {
-    const { sdk, client } = await this.s3;
     try {
-      const answer = await client.send(new sdk.GetObjectCommand({ Bucket: this.settings.bucket, Key: this.key(key) }));
-      return await answer.Body!.transformToByteArray();
+      return await this.send(async (client, sdk) => {
+        const answer = await client.send(
+          new sdk.GetObjectCommand({ Bucket: this.settings.bucket, Key: this.key(key) }),
+        );
+        return answer.Body!.transformToByteArray();
+      });
     } catch (err) {
       if ((err as Error).name === 'NoSuchKey') return undefined;
       throw err;
@@ -224,8 +239,9 @@ export class S3Storage implements Storage {
 
   async delete(key: string): Promise<void> {
     // S3 answers 204 for a key that is not there too: a repeated delete is harmless
-    const { sdk, client } = await this.s3;
-    await client.send(new sdk.DeleteObjectCommand({ Bucket: this.settings.bucket, Key: this.key(key) }));
+    await this.send((client, sdk) =>
+      client.send(new sdk.DeleteObjectCommand({ Bucket: this.settings.bucket, Key: this.key(key) })),
+    );
   }
 
   async check(): Promise<void> {

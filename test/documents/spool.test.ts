@@ -81,6 +81,31 @@ describe.each(BACKENDS)('a render whose bytes cannot be stored, on %s', (backend
     expect(result.destinations.inkit_storage).toMatchObject({ size: bytes.length });
   });
 
+  test('the API answers 503 storage_unavailable meanwhile, and the same request with its Idempotency-Key then stores the first render', async () => {
+    const request = () =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/generate',
+        headers: { 'x-service-api-token': t.key, 'idempotency-key': 'storage-away-1' },
+        payload: { template_id: EXAMPLE_IDS.letter, merge_parameters: letter, destinations: { inkit_storage: {} } },
+      });
+    bucketAway();
+    const before = renders;
+    for (let i = 0; i < 2; i++) {
+      const away = await request();
+      expect([away.statusCode, away.json().error.code, away.headers['retry-after']]).toEqual([
+        503,
+        'storage_unavailable',
+        '5',
+      ]);
+    }
+    await bucketBack();
+    const stored = await request();
+    expect(stored.statusCode).toBe(201);
+    expect(renders - before).toBe(1);
+    expect(await waiting()).toEqual([]);
+  });
+
   test("a postcard's render is tried again without rendering again", async () => {
     const token = (await t.service.keys.create('postcard', 'spool test')).secret;
     const received = await t.service.postcards.accept({
