@@ -455,7 +455,7 @@ async function run(report) {
   }
   report.section('Faults under a mixed load: nothing lost, nothing doubled, webhooks delivered');
   report.line(
-    `${SECONDS} s of letters (POST /v1/generate, stored in S3, ${CLIENTS.generate} clients) and postcards (${POSTCARDS_PER_S} a second, each sent whatever the answers to the others), each request sent with an Idempotency-Key until answered 2xx, a webhook subscribed to every event; PostgreSQL, s3proxy and (on Temporal) the CLI's dev server with its state on disk. The faults, in turn: a process killed -9 twice (Temporal: a worker, then the API process; embedded: each of two serve processes), Temporal stopped ${OUTAGE_MS / 1000} s, PostgreSQL restarted, S3 stopped ${OUTAGE_MS / 1000} s. Counted once everything settled. Delivery latency: the first receipt of an event minus its created_at; "inside" an event written during a fault's window.`,
+    `${SECONDS} s of letters (POST /v1/generate, stored in S3, ${CLIENTS.generate} clients) and postcards (${POSTCARDS_PER_S} a second, each sent whatever the answers to the others), each request sent with an Idempotency-Key until answered 2xx, a webhook subscribed to every event; PostgreSQL, s3proxy and (on Temporal) the CLI's dev server with its state on disk. The faults, in turn: a process killed -9 twice (Temporal: a worker, then the API process; embedded: each of two serve processes), Temporal stopped ${OUTAGE_MS / 1000} s, PostgreSQL restarted, S3 stopped ${OUTAGE_MS / 1000} s. Counted once everything settled. Webhooks are at least once (docs/webhooks.md): an event whose POST a killed process made before recording it is sent again, and counted as received twice. Delivery latency: the first receipt of an event minus its created_at; "inside" an event written during a fault's window.`,
   );
   report.line('');
   const ms = (x) => (Number.isNaN(x) ? '–' : `${(x / 1000).toFixed(1)} s`);
@@ -465,7 +465,7 @@ async function run(report) {
       'processes',
       'acknowledged (letters + postcards)',
       'lost',
-      'doubled',
+      'made twice (documents) / received twice (events)',
       'events delivered',
       'delivery p50 / p99 outside',
       'p50 / p99 / max inside',
@@ -477,7 +477,7 @@ async function run(report) {
       s.processes,
       `${s.acked.documents.size} + ${s.acked.postcards.size}`,
       `${s.lost.documents} documents, ${s.lost.postcards} postcards, ${s.lost.events} events`,
-      `${s.doubled.documents} documents, ${s.doubled.events} events`,
+      `${s.doubled.documents} / ${s.doubled.events}`,
       `${s.events - s.lost.events} of ${s.events}`,
       `${ms(percentile(s.outside, 0.5))} / ${ms(percentile(s.outside, 0.99))}`,
       `${ms(percentile(s.inside, 0.5))} / ${ms(percentile(s.inside, 0.99))} / ${ms(s.inside.length ? Math.max(...s.inside) : NaN)}`,

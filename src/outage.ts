@@ -105,7 +105,7 @@ export function outageOf(err: unknown): PaperlinkError | undefined {
   if (storage)
     return new UnavailableError(
       'storage_unavailable',
-      `The document storage does not take the document now (${String((storage as { name?: string }).name ?? 'no answer')}). Send the request again in a few seconds, with the same Idempotency-Key where you gave one: the render made is stored then, not made again. Operators: /readyz and \`npx paperlink doctor\` say what the storage answers.`,
+      `The document storage does not take the document now (${String((storage as { name?: string }).name ?? 'no answer')}). Send the request again in a few seconds, with the same Idempotency-Key where you gave one: the render made is stored then, not made again. Operators: \`npx paperlink doctor\` says what the storage answers.`,
       AWAY_RETRY_SECONDS,
       { cause: err },
     );

@@ -73,7 +73,7 @@ export interface Service {
     sessions: number;
     codes: number;
     unreferenced: number;
-    /** Bytes of renders whose storing failed and whose retries never came (src/documents/spool.ts). */
+    /** Spooled renders deleted: their retries never came, or another run stored them (src/documents/spool.ts). */
     spooled: number;
     /** Entries of links' access logs, and events (with their deliveries), older than their retention. */
     access_log: number;

@@ -542,7 +542,8 @@ export class Documents {
       try {
         await this.save(row, pdf, renderId ? { renderId, meta: drawn, spooled: spooled !== undefined } : undefined);
       } catch (err) {
-        // another run of the same render stored it first: that document is this render's
+        // another run of the same render stored it first: that document is this render's (what this
+        // run spooled, if anything, goes with housekeeping: Spool.purge)
         if (!(renderId && isUniqueViolation(err))) throw err;
         row = await this.db
           .selectFrom('documents')

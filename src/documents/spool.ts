@@ -69,10 +69,24 @@ export class Spool {
     await this.db.deleteFrom('render_spool').where('render_id', '=', renderId).execute();
   }
 
-  /** Deletes what waited longer than SPOOL_KEEP_MS (housekeeping); how many. */
+  /**
+   * Deletes (housekeeping) what waited longer than SPOOL_KEEP_MS, and what waits for a render that
+   * was stored meanwhile by another run of it (one that rendered again, or won the race to store);
+   * how many rows.
+   */
   async purge(): Promise<number> {
     const before = iso(new Date(this.clock.now().getTime() - SPOOL_KEEP_MS));
-    const r = await this.db.deleteFrom('render_spool').where('created_at', '<', before).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('render_spool')
+      .where((e) =>
+        e.or([
+          e('created_at', '<', before),
+          e.exists(
+            e.selectFrom('documents as d').select('d.id').whereRef('d.render_id', '=', 'render_spool.render_id'),
+          ),
+        ]),
+      )
+      .executeTakeFirst();
     return Number(r.numDeletedRows);
   }
 }

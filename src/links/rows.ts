@@ -8,7 +8,7 @@ import type { Db } from '../db';
 import type { MagicLinkRow } from '../db/schema';
 import { NotFoundError } from '../errors';
 import type { Events } from '../events';
-import { newId } from '../ids';
+import { sequentialId } from '../ids';
 import { ALLOWED, linkInfo, type Visitor } from './model';
 
 export type LinkEvent =
@@ -19,6 +19,9 @@ export type LinkEvent =
   | 'magic_link.access_denied'
   | 'magic_link.expired'
   | 'magic_link.notice_failed';
+
+/** How long a repeated opening of an ended link counts into its entry; after it, a new entry (and event). */
+const REPEAT_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 export class LinkRows {
   constructor(
@@ -58,7 +61,8 @@ export class LinkRows {
   ): Promise<void> {
     const now = this.clock.now();
     const entry = {
-      id: newId('ev', now),
+      // in order even within a millisecond: the newest entry is the one with the highest id
+      id: sequentialId('ev', now),
       link_id: linkId,
       at: iso(now),
       kind,
@@ -71,15 +75,17 @@ export class LinkRows {
       await db.insertInto('link_events').values(entry).execute();
       return;
     }
-    // an anonymous refusal that repeats the link's newest entry (a scanner or a bookmark opening an
-    // ended link again and again) adds to its count: one row and one event, however often it comes
-    if (email === null) {
+    // an opening of an ended link that repeats the link's newest entry from the same address and
+    // browser within a day (a scanner or a bookmark, again and again) adds to its count: one row and
+    // one event, however often it comes. Other refusals (a failed sign-in) are each an entry.
+    if (kind === 'opened' && outcome === 'unavailable' && email === null) {
       const repeated = await db
         .updateTable('link_events')
         .set((e) => ({ count: e('count', '+', 1), last_at: entry.at }))
         .where('id', '=', (e) =>
           e.selectFrom('link_events').select('id').where('link_id', '=', linkId).orderBy('id', 'desc').limit(1),
         )
+        .where('at', '>', iso(new Date(now.getTime() - REPEAT_WINDOW_MS)))
         .where('kind', '=', kind)
         .where('outcome', '=', outcome)
         .where('email', 'is', null)

@@ -139,5 +139,17 @@ describe.each(BACKENDS)('a render whose bytes cannot be stored, on %s', (backend
     expect(await t.service.housekeeping()).toMatchObject({ spooled: 1 });
     expect(await waiting()).toEqual([]);
     await bucketBack();
+    // bytes kept by one run of a render that another run stored meanwhile go at once
+    expect(await t.service.documents.spool.keep('rnd_raced', new TextEncoder().encode('%PDF-1.7 a'), null)).toBe(true);
+    await t.service.documents.store({
+      renderId: 'rnd_raced',
+      templateId: EXAMPLE_IDS.postcard,
+      name: 'raced',
+      description: null,
+      pdf: new TextEncoder().encode('%PDF-1.7 b'),
+      caller,
+    });
+    expect(await t.service.housekeeping()).toMatchObject({ spooled: 1 });
+    expect(await waiting()).toEqual([]);
   });
 });

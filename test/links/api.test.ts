@@ -390,7 +390,7 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
       .where('resource_id', '=', id)
       .execute();
     expect(denied).toHaveLength(3);
-    expect((await api('DELETE', `/v1/webhooks/${hook.json().id}`)).statusCode).toBe(204);
+    expect((await api('DELETE', `/v1/webhooks/${hook.json().id}`)).statusCode).toBe(200);
   });
 
   it("a reload within a view shows that view's number, whatever views others started since", async () => {
