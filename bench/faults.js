@@ -17,7 +17,7 @@ const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { cpuMs, start } = require('./processes');
 const { freePort, freshDatabase, restartPostgres, startPostgres, stopPostgres } = require('../scripts/throwaway-pg');
-const { startS3, stopS3, s3proxyJars } = require('../scripts/s3proxy');
+const { pauseS3, runS3, startS3, stopS3 } = require('../scripts/s3proxy');
 
 const CLI_VERSION = 'v1.5.1';
 const temporalCli = path.join(os.homedir(), '.cache', 'paperlink-temporal', CLI_VERSION, 'temporal');
@@ -81,33 +81,8 @@ async function temporalServer() {
 /** s3proxy, stopped (killed) and started again over the same folder and port. */
 async function s3Server() {
   const s3 = await startS3();
-  const conf = path.join(s3.dir, 's3proxy.conf');
-  s3.stop = () => {
-    try {
-      process.kill(s3.pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  };
-  s3.start = async () => {
-    const child = spawn(
-      'java',
-      [
-        '-Xmx256m',
-        '-XX:TieredStopAtLevel=1',
-        '-DLOG_LEVEL=warn',
-        '-cp',
-        path.join(s3proxyJars().lib, '*'),
-        'org.gaul.s3proxy.Main',
-        '--properties',
-        conf,
-      ],
-      { stdio: 'ignore' },
-    );
-    child.unref();
-    s3.pid = child.pid;
-    await listening(Number(new URL(s3.endpoint).port));
-  };
+  s3.stop = () => pauseS3(s3);
+  s3.start = () => runS3(s3);
   return s3;
 }
 

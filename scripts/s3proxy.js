@@ -54,6 +54,21 @@ async function startS3() {
       `jclouds.filesystem.basedir=${path.join(dir, 'data')}`,
     ].join('\n'),
   );
+  const server = { endpoint, accessKey: ACCESS_KEY, secretKey: SECRET_KEY, pid: undefined, dir };
+  try {
+    await runS3(server);
+  } catch (err) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return server;
+}
+
+/** Runs s3proxy over a server's folder and port (again, after a stop: what it held is kept); resolves once it answers. */
+async function runS3(server) {
+  const { lib, reason } = s3proxyJars();
+  if (!lib) throw new Error(reason);
+  const { dir, endpoint } = server;
   const log = fs.openSync(path.join(dir, 's3proxy.log'), 'a');
   const child = spawn(
     'java',
@@ -76,23 +91,28 @@ async function startS3() {
     if (exited !== null) break;
     if (await answers(endpoint)) {
       child.unref();
-      return { endpoint, accessKey: ACCESS_KEY, secretKey: SECRET_KEY, pid: child.pid, dir };
+      server.pid = child.pid;
+      return;
     }
     await new Promise((r) => setTimeout(r, 100));
   }
   child.kill('SIGKILL');
   const tail = fs.readFileSync(path.join(dir, 's3proxy.log'), 'utf8').slice(-2000);
-  fs.rmSync(dir, { recursive: true, force: true });
   throw new Error(`s3proxy did not start (${exited === null ? 'no answer in 30 s' : `exit ${exited}`}):\n${tail}`);
 }
 
 function stopS3(server) {
+  pauseS3(server);
+  fs.rmSync(server.dir, { recursive: true, force: true });
+}
+
+/** Stops s3proxy and keeps its folder, so that runS3(server) starts it again with what it held (an outage, for the bench). */
+function pauseS3(server) {
   try {
     process.kill(server.pid, 'SIGKILL');
   } catch {
     // gone already
   }
-  fs.rmSync(server.dir, { recursive: true, force: true });
 }
 
-module.exports = { startS3, stopS3, s3proxyJars };
+module.exports = { startS3, stopS3, runS3, pauseS3, s3proxyJars };
