@@ -134,20 +134,16 @@ function restartable(args, env, ready) {
       if (!child.stopping) log(`a process exited by itself (${code ?? signal})`);
     });
   };
-  p.kill = async () => {
+  /** Ends the process with `signal` (SIGKILL: the fault; SIGTERM: the end of the run); its CPU so far is kept. */
+  const end = async (signal) => {
     p.cpu += cpuMs(p.child.pid);
     p.child.stopping = true;
     const exited = new Promise((r) => p.child.once('exit', r));
-    p.child.kill('SIGKILL');
+    p.child.kill(signal);
     await exited;
   };
-  p.stop = async () => {
-    p.cpu += cpuMs(p.child.pid);
-    p.child.stopping = true;
-    const exited = new Promise((r) => p.child.once('exit', r));
-    p.child.kill('SIGTERM');
-    await exited;
-  };
+  p.kill = () => end('SIGKILL');
+  p.stop = () => end('SIGTERM');
   p.cpuNow = () => p.cpu + (p.child && p.child.exitCode === null ? cpuMs(p.child.pid) : 0);
   return p;
 }

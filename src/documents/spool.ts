@@ -64,11 +64,6 @@ export class Spool {
     }
   }
 
-  /** The render's bytes are stored: they wait no more. */
-  async drop(renderId: string): Promise<void> {
-    await this.db.deleteFrom('render_spool').where('render_id', '=', renderId).execute();
-  }
-
   /**
    * Deletes (housekeeping) what waited longer than SPOOL_KEEP_MS, and what waits for a render that
    * was stored meanwhile by another run of it (one that rendered again, or won the race to store);

@@ -49,7 +49,8 @@ export class LinkRows {
 
   /**
    * Writes an access-log entry; a refusal is also a `magic_link.access_denied` event, in the same
-   * transaction. An anonymous refusal repeating the newest entry counts into it instead.
+   * transaction. An opening of an ended link repeating the newest entry (same address and browser,
+   * within a day) counts into it instead.
    */
   async record(
     linkId: string,

@@ -8,50 +8,65 @@ import { FakeClock } from '../../src/clock';
 import { TooLargeError, UnavailableError } from '../../src/errors';
 import { MAX_PAYLOAD_BYTES, TemporalEngine } from '../../workflows/client';
 import type { Db } from '../../src/db';
+import type { Config } from '../../src/config';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { eventually } from '../support/eventually';
 import { closedPort } from '../support/net';
 import { startReceiver } from '../support/receiver';
 import { linkRow, sample } from '../support/rows';
-import { testService } from '../support/service';
+import { testService, type TestService } from '../support/service';
 
 const markOf = async (db: Db, table: 'magic_links' | 'postcards', id: string) =>
   (await db.selectFrom(table).select('wake_at').where('id', '=', id).executeTakeFirstOrThrow()).wake_at;
 
+/**
+ * A service on PostgreSQL whose Temporal engine talks to a port nothing listens on; the ids of
+ * what it reports failing, and the engine itself.
+ */
+async function withTemporalAway(clock: FakeClock, config: Partial<Config> = {}) {
+  const errors: string[] = [];
+  const connection = Connection.lazy({ address: `127.0.0.1:${await closedPort()}` });
+  let engine: TemporalEngine | undefined;
+  const t = await testService({
+    backend: 'postgres',
+    clock,
+    config: { engine: 'temporal', ...config },
+    service: {
+      engine: (_activities, { marks }) =>
+        (engine = new TemporalEngine(new Client({ connection }), 'paperlink', {
+          onError: (id) => errors.push(id),
+          marks,
+          callTimeoutMs: 300,
+          clock,
+        })),
+    },
+  });
+  return { t, errors, engine: engine! };
+}
+
+/** Posts the example postcard with a new postcard token: answered 202; its id. */
+async function postPostcard(t: TestService): Promise<string> {
+  const token = (await t.service.keys.create('postcard', 'engine test')).secret;
+  const card = await t.app.inject({
+    method: 'POST',
+    url: '/postcards',
+    payload: { ...sample, api_token: token, template_id: EXAMPLE_IDS.postcard },
+  });
+  expect(card.statusCode).toBe(202);
+  return card.json<{ id: string }>().id;
+}
+
 describe('TemporalEngine without a reachable server', () => {
   it('marks what it could not tell in its row (nothing held in memory), reports it, and keeps the marks when a handover fails', async () => {
-    const errors: string[] = [];
     const clock = new FakeClock('2026-11-26T10:00:00Z');
-    const connection = Connection.lazy({ address: `127.0.0.1:${await closedPort()}` });
-    let engine: TemporalEngine | undefined;
-    const t = await testService({
-      backend: 'postgres',
-      clock,
-      config: { engine: 'temporal' },
-      service: {
-        engine: (_activities, { marks }) =>
-          (engine = new TemporalEngine(new Client({ connection }), 'paperlink', {
-            onError: (id) => errors.push(id),
-            marks,
-            callTimeoutMs: 300,
-            clock,
-          })),
-      },
-    });
+    const { t, errors, engine } = await withTemporalAway(clock);
     try {
       const db = t.service.database.db;
-      const token = (await t.service.keys.create('postcard', 'engine test')).secret;
-      const card = await t.app.inject({
-        method: 'POST',
-        url: '/postcards',
-        payload: { ...sample, api_token: token, template_id: EXAMPLE_IDS.postcard },
-      });
-      expect(card.statusCode).toBe(202);
-      const postcard = card.json<{ id: string }>().id;
+      const postcard = await postPostcard(t);
       // a link Temporal had been told of (no mark) changes while it is unreachable
       await db.insertInto('magic_links').values(linkRow('ml_told', clock.now())).execute();
       clock.advance(1_000);
-      engine!.linkChanged('ml_told', 'opened');
+      engine.linkChanged('ml_told', 'opened');
       await eventually(async () => errors.includes('link-ml_told'), 'the failed signal reported', 25);
       await eventually(async () => (await markOf(db, 'magic_links', 'ml_told')) !== null, 'the link marked');
       expect(await markOf(db, 'magic_links', 'ml_told')).toBe(clock.now().toISOString());
@@ -60,7 +75,7 @@ describe('TemporalEngine without a reachable server', () => {
       await eventually(async () => errors.includes(`postcard-${postcard}`), 'the failed start reported', 25);
       // a handover cannot reach Temporal either: it fails, and every mark stays for the next one
       clock.advance(TemporalEngine.HANDOVER_MS + 1_000);
-      await expect(engine!.handOver()).rejects.toBeDefined();
+      await expect(engine.handOver()).rejects.toBeDefined();
       expect(await markOf(db, 'magic_links', 'ml_told')).not.toBeNull();
       expect(await markOf(db, 'postcards', postcard)).not.toBeNull();
     } finally {
@@ -72,23 +87,8 @@ describe('TemporalEngine without a reachable server', () => {
     // under ENGINE=temporal every process that runs background work delivers webhooks itself: an
     // event waits for no workflow, no signal and no other traffic
     const clock = new FakeClock('2026-11-26T10:00:00Z');
-    const errors: string[] = [];
     const rx = await startReceiver();
-    const connection = Connection.lazy({ address: `127.0.0.1:${await closedPort()}` });
-    const t = await testService({
-      backend: 'postgres',
-      clock,
-      config: { engine: 'temporal', webhookAllowPrivate: true },
-      service: {
-        engine: (_activities, { marks }) =>
-          new TemporalEngine(new Client({ connection }), 'paperlink', {
-            onError: (id) => errors.push(id),
-            marks,
-            callTimeoutMs: 300,
-            clock,
-          }),
-      },
-    });
+    const { t, errors } = await withTemporalAway(clock, { webhookAllowPrivate: true });
     try {
       const hook = await t.app.inject({
         method: 'POST',
@@ -97,23 +97,11 @@ describe('TemporalEngine without a reachable server', () => {
         payload: { url: rx.url, events: ['postcard.received'] },
       });
       expect(hook.statusCode).toBe(201);
-      const token = (await t.service.keys.create('postcard', 'engine test')).secret;
-      const card = await t.app.inject({
-        method: 'POST',
-        url: '/postcards',
-        payload: { ...sample, api_token: token, template_id: EXAMPLE_IDS.postcard },
-      });
-      expect(card.statusCode).toBe(202);
+      const postcard = await postPostcard(t);
       await eventually(async () => rx.received.length > 0, 'the event delivered', 25);
-      expect(rx.received.map((r) => [r.event.type, r.event.data.object.id])).toEqual([
-        ['postcard.received', card.json<{ id: string }>().id],
-      ]);
+      expect(rx.received.map((r) => [r.event.type, r.event.data.object.id])).toEqual([['postcard.received', postcard]]);
       // the postcard's own start could not reach Temporal (it waits, marked, for the handover)
-      await eventually(
-        async () => errors.includes(`postcard-${card.json<{ id: string }>().id}`),
-        'the start failed',
-        25,
-      );
+      await eventually(async () => errors.includes(`postcard-${postcard}`), 'the start failed', 25);
     } finally {
       await t.stop();
       await rx.stop();
