@@ -53,6 +53,8 @@ export default tseslint.config(
       'packages/*/dist/**',
       'packages/*/nodes',
       'packages/*/credentials',
+      // its own TypeScript project (its tsconfig), built and run from the packed tarball by scripts/test-temporal-app.js
+      'examples/temporal-app/**',
     ],
   },
   {
@@ -115,7 +117,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/flows/**/*.ts', 'workflows/workflows.ts', 'workflows/common.ts'],
+    files: ['src/flows/**/*.ts', 'workflows/workflows.ts', 'workflows/common.ts', 'workflows/children.ts'],
     languageOptions: { parser: tseslint.parser },
     plugins: { '@typescript-eslint': tseslint.plugin },
     rules: {

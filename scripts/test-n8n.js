@@ -605,7 +605,7 @@ function typesCompile(folder) {
   if (added.status !== 0) return check('TypeScript installs beside the service', false, added.stderr);
   const entries = [
     'paperlink',
-    ...['client', 'worker', 'activities', 'workflows'].map((e) => `paperlink/workflows/${e}`),
+    ...['client', 'worker', 'activities', 'workflows', 'plugin', 'children'].map((e) => `paperlink/workflows/${e}`),
   ];
   const source =
     entries.map((e, i) => `import * as entry${i} from '${e}';`).join('\n') +

@@ -360,7 +360,7 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     .option('-q, --task-queue <name>', 'task queue to poll (env TEMPORAL_TASK_QUEUE, default paperlink)')
     .addHelpText(
       'after',
-      '\nEnvironment: DATABASE_URL (postgres://…, required), STORAGE (database or s3 with S3_BUCKET, S3_ENDPOINT…, or one DATA_DIR every machine mounts), TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default default), TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY, TEMPORAL_TLS (true|false), TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY (mTLS), TEMPORAL_TLS_CA, SMTP_URL, MAIL_FROM, PUBLIC_URL. See the README, "Running on Temporal".',
+      '\nEnvironment: DATABASE_URL (postgres://…, required), STORAGE (database or s3 with S3_BUCKET, S3_ENDPOINT…, or one DATA_DIR every machine mounts), TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default default), TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY, TEMPORAL_TLS (true|false), TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY (mTLS), TEMPORAL_TLS_CA, TEMPORAL_WORKER_VERSIONING (true|false, default false) with TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_BUILD_ID, SMTP_URL, MAIL_FROM, PUBLIC_URL. See the README, "Running on Temporal"; a worker of your own runs the same with Paperlink\'s plugin (docs/temporal.md, "In your own worker").',
     )
     .action(async (opts: { dataDir?: string; taskQueue?: string }) => {
       const config = loadConfig(process.env, { dataDir: opts.dataDir });

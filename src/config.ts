@@ -108,8 +108,9 @@ export interface TemporalConfig {
   tlsKeyPath?: string;
   tlsCaPath?: string;
   /**
-   * Worker Versioning (TEMPORAL_WORKER_VERSIONING, default true where the server has Worker
-   * Deployments): workers register as build `buildId` (TEMPORAL_BUILD_ID, default the package
+   * Worker Versioning (TEMPORAL_WORKER_VERSIONING=true, where the server has Worker Deployments;
+   * default off, so that a worker of one's own beside ours gets its share of the task queue):
+   * `paperlink worker` registers as build `buildId` (TEMPORAL_BUILD_ID, default the package
    * version) of deployment `deploymentName` (TEMPORAL_DEPLOYMENT_NAME, default paperlink).
    */
   versioning: boolean;
@@ -403,7 +404,7 @@ function temporalConfig(env: Env): TemporalConfig {
   if (tlsFlag !== undefined && tlsFlag !== '' && !['true', 'false'].includes(tlsFlag))
     throw new ConfigError(`TEMPORAL_TLS must be true or false, not ${JSON.stringify(tlsFlag)}.`);
   const taskQueue = env.TEMPORAL_TASK_QUEUE || 'paperlink';
-  const versioning = env.TEMPORAL_WORKER_VERSIONING || 'true';
+  const versioning = env.TEMPORAL_WORKER_VERSIONING || 'false';
   if (!['true', 'false'].includes(versioning))
     throw new ConfigError(`TEMPORAL_WORKER_VERSIONING must be true or false, not ${JSON.stringify(versioning)}.`);
   return {

@@ -13,6 +13,7 @@ import { activitiesOf, type Activities } from '../src/engine';
 import { errorData, PaperlinkError, UnavailableError } from '../src/errors';
 import type { Service } from '../src/service';
 import { PASSING_FAILURE, REQUEST_FAILURE } from './common';
+import type { WatchActivities } from './workflows';
 
 /**
  * The service's parts the activities work on; each holds the database, the document storage, the
@@ -23,10 +24,15 @@ export type ActivityDeps = Pick<Service, 'documents' | 'links' | 'postcards' | '
 /** How often a running activity tells the server it is alive (well inside the 20-second heartbeat timeout). */
 export const HEARTBEAT_MS = 5_000;
 
-export function createActivities(deps: ActivityDeps, options: { heartbeatMs?: number } = {}): Activities {
+export function createActivities(
+  deps: ActivityDeps,
+  options: { heartbeatMs?: number } = {},
+): Activities & WatchActivities {
   const own = activitiesOf(deps);
-  const plain: Activities = {
+  const plain: Activities & WatchActivities = {
     ...own,
+    // a watch's read (linkWatch) leaves the link's mark for its lifecycle
+    peekLink: (id) => deps.links.state(id),
     // the workflow's read of a link has seen what its mark stood for (src/engine/marks.ts)
     linkState: (id) => deps.links.state(id, true),
     // a Magic Link's URL is a secret: it never enters Temporal's history (the result is kept
@@ -61,5 +67,5 @@ export function createActivities(deps: ActivityDeps, options: { heartbeatMs?: nu
       }
     };
   }
-  return wrapped as unknown as Activities;
+  return wrapped as unknown as Activities & WatchActivities;
 }

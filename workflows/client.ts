@@ -24,6 +24,7 @@ import type { GenerateInput } from '../src/flows/generate';
 import type { LinkChange, LinkState } from '../src/flows/link';
 import type { PostcardStatus } from '../src/flows/postcard';
 import { newId } from '../src/ids';
+import { renderIdFor } from '../src/idempotency';
 import { DEFAULT_TASK_QUEUE, LINK, PASSING_FAILURE, REQUEST_FAILURE, workflowId } from './common';
 import type { ExpireOptions, LinkStatusView } from './workflows';
 
@@ -82,22 +83,37 @@ export function requestError(err: unknown): PaperlinkError | undefined {
   return undefined;
 }
 
+/** What names a render from your code: your idempotency key (an order id, a message id), or a render id of your own. */
+export type RenderName = { idempotencyKey: string; renderId?: never } | { renderId: string; idempotencyKey?: never };
+
+/** The render id an idempotency key of yours names: the same key, the same render (and workflow, document, link). */
+export function renderIdOf(name: RenderName): string {
+  if (name.renderId !== undefined) return name.renderId;
+  if (typeof name.idempotencyKey !== 'string' || name.idempotencyKey === '')
+    throw new PaperlinkError(
+      'invalid_request',
+      'generateDocument needs an idempotencyKey (or a renderId): a retry of yours must find the first render, not start another.',
+    );
+  return renderIdFor('temporal', name.idempotencyKey, '');
+}
+
 /**
  * Generates a document as workflow `generate-<render id>` and waits for the result: the same body
  * and result as POST /v1/generate. A request the API would refuse throws that PaperlinkError.
- * The render id makes it idempotent: a second call with the same id, while the first runs or
- * after it completed, waits for that execution instead of starting another (a failed one is run
- * again). `signal` stops the wait (the workflow goes on; call again to wait again).
+ * Idempotent: the render is named by your `idempotencyKey` (or `renderId`), so a second call with
+ * it, while the first runs or after it completed, waits for that execution instead of starting
+ * another (a failed one is run again). `signal` stops the wait (the workflow goes on; call again
+ * to wait again).
  */
 export async function generateDocument(
   client: Client,
-  request: { body: unknown; caller?: GenerateInput['caller']; renderId?: string },
+  request: { body: unknown; caller?: GenerateInput['caller'] } & RenderName,
   options: StartOptions & { signal?: AbortSignal } = {},
 ): Promise<GenerateResult> {
   const input: GenerateInput = {
     body: request.body,
     caller: request.caller ?? { keyId: null, name: 'temporal' },
-    renderId: request.renderId ?? newId('rnd'),
+    renderId: renderIdOf(request),
   };
   const id = workflowId.generate(input.renderId!);
   const wait = async () => {
@@ -233,7 +249,8 @@ export class TemporalEngine implements Engine {
   static HANDOVER_BATCH = 200;
 
   constructor(
-    private readonly client: Client,
+    /** The client it starts and signals with (its connection closes with the engine). */
+    readonly client: Client,
     private readonly taskQueue: string,
     options: TemporalEngineOptions = {},
   ) {
@@ -325,17 +342,21 @@ export class TemporalEngine implements Engine {
       );
     const abort = new AbortController();
     const retry = 'send the same request with the same Idempotency-Key again';
+    // a request without an Idempotency-Key names its render here: a retry inside this call finds it
+    const renderId = input.renderId ?? newId('rnd');
     // a request the API refuses is that answer; anything else is Temporal's or the worker's trouble
-    const work = generateDocument(this.client, input, { taskQueue: this.taskQueue, signal: abort.signal }).catch(
-      (err: unknown) => {
-        if (err instanceof PaperlinkError) throw err;
-        throw new UnavailableError(
-          'engine_unavailable',
-          `The render ${input.renderId ?? ''} could not be run on Temporal (${err instanceof Error ? err.message : String(err)}); ${retry}.`,
-          5,
-        );
-      },
-    );
+    const work = generateDocument(
+      this.client,
+      { ...input, renderId },
+      { taskQueue: this.taskQueue, signal: abort.signal },
+    ).catch((err: unknown) => {
+      if (err instanceof PaperlinkError) throw err;
+      throw new UnavailableError(
+        'engine_unavailable',
+        `The render ${renderId} could not be run on Temporal (${err instanceof Error ? err.message : String(err)}); ${retry}.`,
+        5,
+      );
+    });
     const call: Promise<unknown> = work.catch(() => undefined).finally(() => this.calls.delete(call));
     this.calls.add(call);
     // the client's own retries against an unreachable server do not all stop at the signal: the
@@ -343,7 +364,7 @@ export class TemporalEngine implements Engine {
     const deadline = this.clock.sleep(this.resultTimeoutMs, abort.signal).then(() => {
       throw new UnavailableError(
         'engine_unavailable',
-        `The render ${input.renderId ?? ''} did not finish within ${Math.round(this.resultTimeoutMs / 1000)} s: no Temporal worker took it up (is \`paperlink worker\` running on task queue ${this.taskQueue}?) or Temporal is unreachable. It stays queued; ${retry} to wait for it.`,
+        `The render ${renderId} did not finish within ${Math.round(this.resultTimeoutMs / 1000)} s: no Temporal worker took it up (is \`paperlink worker\` running on task queue ${this.taskQueue}?) or Temporal is unreachable. It stays queued; ${retry} to wait for it.`,
         Math.ceil(this.resultTimeoutMs / 1000),
       );
     });

@@ -3,15 +3,15 @@
  * Paperlink's workflows and activities against the shared PostgreSQL database. SIGTERM or SIGINT
  * stops polling, lets running activities finish, and exits.
  *
- * To register our workflows in a worker of your own:
- *   Worker.create({ workflowsPath, activities: createActivities(await createService(loadConfig())), taskQueue: 'paperlink' })
+ * To run our workflows in a worker of your own, give it the plugin (./plugin.ts):
+ *   Worker.create({ …, plugins: [await createPaperlinkPlugin()] })
  */
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import { requirePostgres, type Config } from '../src/config';
-import { createService, packageVersion, type Service } from '../src/service';
-import { createActivities } from './activities';
-import { Client } from '@temporalio/client';
-import { connectionOptions, TemporalEngine, unreachable } from './client';
+import { packageVersion } from '../src/service';
+import type { Client } from '@temporalio/client';
+import { unreachable } from './client';
+import { createPaperlinkPlugin } from './plugin';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 
 /**
@@ -93,10 +93,9 @@ export async function adoptVersion(
   }
 }
 
-/** The workflow file to give `Worker.create({ workflowsPath })` (or `bundleWorkflowCode`). */
-export const workflowsPath = require.resolve('./workflows');
-
 export { createActivities } from './activities';
+/** The workflow file to give `Worker.create({ workflowsPath })` (or `bundleWorkflowCode`). */
+export { workflowsPath, createPaperlinkPlugin, PaperlinkPlugin, type PaperlinkPluginOptions } from './plugin';
 
 export interface WorkerOptions {
   log?: (line: string) => void;
@@ -124,22 +123,17 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
   } catch {
     // installed already (a worker of one's own in the same process): its logger stays
   }
-  const connection = await NativeConnection.connect(connectionOptions(t)).catch((err: unknown) => {
-    throw unreachable(t, err);
+  // Paperlink's worker is the plugin an engineer's worker takes, on a worker of its own
+  const paperlink = await createPaperlinkPlugin({
+    config: { ...config, engine: 'temporal' },
+    log,
   });
-  let service: Service | undefined;
+  let connection: NativeConnection | undefined;
   try {
-    // the worker's own changes (a generated document, a link sent) wake the webhook workflow too
-    const client = new Client({ connection, namespace: t.namespace });
-    service = await createService(config, {
-      log,
-      runFlows: true,
-      engine: (_activities, parts) =>
-        new TemporalEngine(client, t.taskQueue, {
-          ...parts,
-          onError: (id, err) => log(`${id}: ${err instanceof Error ? err.message : String(err)}`),
-        }),
+    connection = await NativeConnection.connect({ plugins: [paperlink] }).catch((err: unknown) => {
+      throw unreachable(t, err);
     });
+    const client = paperlink.client;
     const version = { deploymentName: t.deploymentName, buildId: t.buildId ?? packageVersion() };
     const versioned = t.versioning && (await hasWorkerDeployments(client, t.namespace));
     if (t.versioning && !versioned)
@@ -150,8 +144,6 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
       connection,
       namespace: t.namespace,
       taskQueue: t.taskQueue,
-      workflowsPath,
-      activities: createActivities(service),
       workerDeploymentOptions: versioned ? deploymentOptions(version) : undefined,
     });
     const stop = () => {
@@ -179,7 +171,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     }
     log('paperlink worker: stopped');
   } finally {
-    await service?.close(); // its engine closes the shared connection
-    if (!service) await connection.close();
+    await paperlink.close();
+    await connection?.close();
   }
 }

@@ -200,6 +200,37 @@ export async function linkLifecycle(linkId: string): Promise<'expired' | 'revoke
   return ended;
 }
 
+// ---- waiting for a link, from a workflow of yours ----------------------------------------
+
+/** What a watch reads of a link: its state, without touching what its lifecycle is to be told. */
+export interface WatchActivities {
+  peekLink(id: string): Promise<LinkState>;
+}
+const watchActivities = proxyActivities<WatchActivities>({
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
+});
+
+/** What a watch waits for: the link's first counted view (or its end, whichever comes first), or its end. */
+export type LinkWatchUntil = 'viewed' | 'ended';
+
+/**
+ * Waits until a link is viewed or has ended, reading it every `everyMs` (a durable timer between
+ * reads), and returns its state then. Started as a child of your workflow (awaitLink in
+ * paperlink/workflows/children): your history holds its start and its result, however long the
+ * link lives; this one continues as new when its own grows long.
+ */
+export async function linkWatch(linkId: string, until: LinkWatchUntil = 'ended', everyMs = 60_000): Promise<LinkState> {
+  for (;;) {
+    const state = await watchActivities.peekLink(linkId);
+    const ended = state.status === 'expired' || state.status === 'revoked';
+    if (ended || (until === 'viewed' && (state.views ?? 0) > 0)) return state;
+    if (workflowInfo().continueAsNewSuggested) return continueAsNew<typeof linkWatch>(linkId, until, everyMs);
+    await sleep(Math.max(1_000, everyMs));
+  }
+}
+
 // ---- postcard intake -----------------------------------------------------------------------
 
 /**

@@ -502,6 +502,7 @@ export class MagicLinks {
       retryAt: row.send_retry_at,
       expiresAt: info.expires_at,
       viewsLeft: info.views_left,
+      views: info.views_used,
     };
   }
 

@@ -13,6 +13,8 @@ export interface LinkState {
   /** ISO time, or null when only views end the link. */
   expiresAt: string | null;
   viewsLeft: number | null;
+  /** Views counted so far (absent in runs recorded before it was read). */
+  views?: number;
   /** E-mails due besides the link (src/links/notices.ts): to the sender, the recipient's reminder. Absent in runs recorded before them. */
   notices?: string[];
   /** ISO time the next notice is due (the recipient's reminder, or the retry of one that failed), when one is to come. */

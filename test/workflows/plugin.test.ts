@@ -1,0 +1,154 @@
+/**
+ * Paperlink in an engineer's own Temporal worker, on a real server: the plugin connects where
+ * Paperlink's settings say, runs Paperlink's workflows beside the engineer's (one of which starts
+ * `generate` as a child and waits for the link to end), and delivers the webhook events that worker
+ * writes with no other Paperlink process running. A worker that would get no task (its task queue
+ * sends them to a versioned build) is refused at its start instead of waiting silently.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { loadConfig, type Config } from '../../src/config';
+import { PaperlinkError } from '../../src/errors';
+import { EXAMPLE_IDS } from '../../src/templates/store';
+import { expireLink } from '../../workflows/client';
+import { createPaperlinkPlugin, type PaperlinkPlugin } from '../../workflows/plugin';
+import { adoptVersion, deploymentOptions, workflowsPath } from '../../workflows/worker';
+import { createActivities } from '../../workflows/activities';
+import { eventually } from '../support/eventually';
+import { startReceiver } from '../support/receiver';
+import { freshPostgres } from '../support/service';
+import { startTemporal, TEMPORAL_MISSING } from '../support/temporal';
+
+const suite = TEMPORAL_MISSING ? describe.skip : describe;
+const ownWorkflows = path.join(__dirname, 'fixtures/own-workflows.ts');
+
+suite(`Paperlink in an engineer's own worker${TEMPORAL_MISSING ? ` (skipped: ${TEMPORAL_MISSING})` : ''}`, () => {
+  let env: TestWorkflowEnvironment;
+  let databaseUrl: string;
+  /** One DATA_DIR for every process here: they share its Magic Link keys, as machines share LINK_TOKEN_KEYS. */
+  let dataDir: string;
+  const tag = `${process.pid}-${Date.now()}`;
+
+  beforeAll(async () => {
+    env = await startTemporal();
+    databaseUrl = await freshPostgres();
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-plugin-'));
+  }, 120_000);
+
+  afterAll(async () => {
+    await env?.teardown();
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  }, 60_000);
+
+  /** Paperlink's settings from the environment an engineer sets: TEMPORAL_ADDRESS names the test server. */
+  const configFor = (taskQueue: string): Config =>
+    loadConfig(
+      { TEMPORAL_ADDRESS: env.connection.options.address, TEMPORAL_TASK_QUEUE: taskQueue },
+      { dataDir, databaseUrl, storage: 'database', logLevel: 'silent', webhookAllowPrivate: true },
+    );
+
+  it("runs Paperlink's workflows beside the engineer's, connected by Paperlink's settings, and delivers the events it writes", async () => {
+    const taskQueue = `own-app-${tag}`;
+    const rx = await startReceiver();
+    // the only Paperlink process: the engineer's worker, with the plugin
+    const paperlink: PaperlinkPlugin = await createPaperlinkPlugin({
+      config: configFor(taskQueue),
+      log: () => undefined,
+    });
+    let worker: Worker | undefined;
+    let running: Promise<void> | undefined;
+    try {
+      await paperlink.service.apps.magicLink.put({});
+      await paperlink.service.webhooks.create({ url: rx.url, events: ['document.generated'] });
+      // no address: the plugin fills in TEMPORAL_ADDRESS
+      const connection = await NativeConnection.connect({ plugins: [paperlink] });
+      worker = await Worker.create({
+        connection,
+        namespace: paperlink.namespace,
+        taskQueue: paperlink.taskQueue,
+        workflowsPath: ownWorkflows,
+      });
+      running = worker.run();
+      const variables = (await paperlink.service.templates.load(EXAMPLE_IDS.letter)).variables;
+      const body = {
+        template_id: EXAMPLE_IDS.letter,
+        merge_parameters: Object.fromEntries(variables.map((v) => [v, `value of ${v}`])),
+        destinations: {
+          inkit_storage: {},
+          magic_link: { recipient_email: 'ada@example.com', retain_from_created: { hours: 1 } },
+        },
+      };
+      const handle = await env.client.workflow.start('sendContract', {
+        taskQueue,
+        workflowId: `contract-${tag}`,
+        args: [`order-${tag}`, body],
+      });
+      // the engineer's workflow made the document and link through its child, and waits for the link
+      let link: string | null = null;
+      await eventually(async () => (link = await handle.query<string | null>('link')) !== null, 'a link', 60);
+      // the event that worker wrote reaches the receiver with nothing else running or writing
+      await eventually(async () => rx.received.length > 0, 'document.generated delivered', 30);
+      expect(rx.received.map((r) => r.event.type)).toEqual(['document.generated']);
+      await expireLink(env.client, link!, { reason: 'plugin test' });
+      const result = await handle.result();
+      expect(result).toMatchObject({ link, ended: 'revoked' });
+      expect(result.document).toMatch(/^doc_/);
+      // the child was named by the engineer's key: one render, one document
+      const docs = await paperlink.service.database.db.selectFrom('documents').select('id').execute();
+      expect(docs.map((d) => d.id)).toEqual([result.document]);
+    } finally {
+      worker?.shutdown();
+      await running?.catch(() => undefined);
+      await paperlink.close();
+      await rx.stop();
+    }
+  }, 180_000);
+
+  it('refuses, at its start, a worker whose task queue sends every task to a versioned build', async () => {
+    const taskQueue = `own-versioned-${tag}`;
+    const deploymentName = `paperlink-plugin-${tag}`;
+    const ours = await createPaperlinkPlugin({ config: configFor(taskQueue), log: () => undefined });
+    const nativeConnection = await NativeConnection.connect({ plugins: [ours] });
+    // `paperlink worker` with TEMPORAL_WORKER_VERSIONING=true: its build made current on the queue
+    const versioned = await Worker.create({
+      connection: nativeConnection,
+      namespace: ours.namespace,
+      taskQueue,
+      workflowsPath,
+      activities: createActivities(ours.service),
+      workerDeploymentOptions: deploymentOptions({ deploymentName, buildId: 'a' }),
+    });
+    const versionedRun = versioned.run();
+    const mine = await createPaperlinkPlugin({ config: configFor(taskQueue), log: () => undefined });
+    try {
+      await adoptVersion(ours.client, ours.namespace, { deploymentName, buildId: 'a' });
+      // the engineer's unversioned worker on the same queue would get nothing: refused, saying why
+      const own = await Worker.create({
+        connection: await NativeConnection.connect({ plugins: [mine] }),
+        namespace: mine.namespace,
+        taskQueue,
+        workflowsPath: ownWorkflows,
+      });
+      const err = await own.run().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(PaperlinkError);
+      expect((err as PaperlinkError).code).toBe('temporal_task_queue_versioned');
+      // and a worker on another task queue than Paperlink starts its workflows on
+      const elsewhere = await Worker.create({
+        connection: nativeConnection,
+        namespace: mine.namespace,
+        taskQueue: `${taskQueue}-elsewhere`,
+        workflowsPath: ownWorkflows,
+        plugins: [mine],
+      }).catch((e: unknown) => e);
+      expect((elsewhere as PaperlinkError).code).toBe('invalid_configuration');
+    } finally {
+      versioned.shutdown();
+      await versionedRun.catch(() => undefined);
+      await ours.close();
+      await mine.close();
+    }
+  }, 180_000);
+});
