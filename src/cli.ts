@@ -352,6 +352,40 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     });
 
   program
+    .command('codec-server')
+    .description(
+      "Serve Temporal's codec-server protocol (POST /encode, /decode) with the keys of TEMPORAL_PAYLOAD_KEYS, so that Temporal's UI and CLI show Paperlink's encrypted payloads. It decrypts whatever it is given: keep it where only the people allowed to read them reach it.",
+    )
+    .option('-p, --port <port>', 'port to listen on', '8888')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--origin <url>', "the Temporal UI's origin, allowed by CORS (e.g. http://localhost:8233)")
+    .addHelpText(
+      'after',
+      '\nEnvironment: TEMPORAL_PAYLOAD_KEYS (k2:<base64>,k1:<base64>; required). In the UI: Settings, Data Encoder, this address. With the CLI: temporal workflow show --codec-endpoint http://127.0.0.1:8888. See docs/temporal.md, "Encrypted payloads".',
+    )
+    .action(async (opts: { port: string; host: string; origin?: string }) => {
+      const config = loadConfig(process.env);
+      const { codecServer, payloadCodec } = await import('../workflows/codec');
+      const codec = payloadCodec(config.temporal);
+      if (!codec)
+        throw new ConfigError(
+          'TEMPORAL_PAYLOAD_KEYS is not set: there is nothing to decode. Give it the keys your workers encrypt with.',
+        );
+      const server = codecServer(codec, opts.origin);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(Number(opts.port), opts.host, resolve);
+      });
+      io.stderr(`paperlink codec-server: listening on http://${opts.host}:${opts.port}\n`);
+      await new Promise<void>((resolve) => {
+        const stop = () => server.close(() => resolve());
+        process.once('SIGTERM', stop);
+        process.once('SIGINT', stop);
+      });
+      setExit(EXIT_OK);
+    });
+
+  program
     .command('worker')
     .description(
       'Run a Temporal worker: Paperlink\'s workflows and activities on task queue "paperlink", against the shared PostgreSQL database (run `paperlink serve` with ENGINE=temporal beside it). SIGTERM stops it gracefully.',
@@ -360,7 +394,7 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     .option('-q, --task-queue <name>', 'task queue to poll (env TEMPORAL_TASK_QUEUE, default paperlink)')
     .addHelpText(
       'after',
-      '\nEnvironment: DATABASE_URL (postgres://…, required), STORAGE (database or s3 with S3_BUCKET, S3_ENDPOINT…, or one DATA_DIR every machine mounts), TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default default), TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY, TEMPORAL_TLS (true|false), TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY (mTLS), TEMPORAL_TLS_CA, TEMPORAL_WORKER_VERSIONING (true|false, default false) with TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_BUILD_ID, SMTP_URL, MAIL_FROM, PUBLIC_URL. See the README, "Running on Temporal"; a worker of your own runs the same with Paperlink\'s plugin (docs/temporal.md, "In your own worker").',
+      '\nEnvironment: DATABASE_URL (postgres://…, required), STORAGE (database or s3 with S3_BUCKET, S3_ENDPOINT…, or one DATA_DIR every machine mounts), TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default default), TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY, TEMPORAL_TLS (true|false), TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY (mTLS), TEMPORAL_TLS_CA, TEMPORAL_WORKER_VERSIONING (true|false, default false) with TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_BUILD_ID, TEMPORAL_PAYLOAD_KEYS (payloads encrypted in history), SMTP_URL, MAIL_FROM, PUBLIC_URL. See the README, "Running on Temporal"; a worker of your own runs the same with Paperlink\'s plugin (docs/temporal.md, "In your own worker").',
     )
     .action(async (opts: { dataDir?: string; taskQueue?: string }) => {
       const config = loadConfig(process.env, { dataDir: opts.dataDir });

@@ -116,6 +116,11 @@ export interface TemporalConfig {
   versioning: boolean;
   deploymentName: string;
   buildId?: string;
+  /**
+   * TEMPORAL_PAYLOAD_KEYS (`k2:<base64>,k1:<base64>`): Paperlink's payloads are encrypted in
+   * Temporal's history with the first, and read with any (workflows/codec.ts); unset: in clear.
+   */
+  payloadKeys?: string;
 }
 
 /** `Acme Docs <docs@acme.example>` (or `docs@acme.example`) as a name and an address. */
@@ -419,6 +424,7 @@ function temporalConfig(env: Env): TemporalConfig {
     versioning: versioning === 'true',
     deploymentName: env.TEMPORAL_DEPLOYMENT_NAME || 'paperlink',
     buildId: env.TEMPORAL_BUILD_ID || undefined,
+    payloadKeys: env.TEMPORAL_PAYLOAD_KEYS?.trim() || undefined,
   };
 }
 

@@ -10,9 +10,10 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { activitiesOf, type Activities } from '../src/engine';
-import { errorData, PaperlinkError, UnavailableError } from '../src/errors';
+import { errorData, PaperlinkError, UnavailableError, ValidationError } from '../src/errors';
 import type { Service } from '../src/service';
 import { PASSING_FAILURE, REQUEST_FAILURE } from './common';
+import type { StepActivities } from './children';
 import type { WatchActivities } from './workflows';
 
 /**
@@ -27,10 +28,19 @@ export const HEARTBEAT_MS = 5_000;
 export function createActivities(
   deps: ActivityDeps,
   options: { heartbeatMs?: number } = {},
-): Activities & WatchActivities {
+): Activities & WatchActivities & StepActivities {
   const own = activitiesOf(deps);
-  const plain: Activities & WatchActivities = {
+  const plain: Activities & WatchActivities & StepActivities = {
     ...own,
+    // the steps an engineer's workflow calls (workflows/children.ts stepActivities); no URL in history
+    shareDocument: async ({ documentId, settings, shareKey }) => {
+      if (typeof shareKey !== 'string' || !shareKey)
+        throw new ValidationError('shareDocument needs a shareKey: its retry must find the link it made.', [
+          { field: 'shareKey', message: 'is required', code: 'required' },
+        ]);
+      return (await deps.documents.share(documentId, settings, null, shareKey)).link;
+    },
+    getDocument: (id) => deps.documents.get(id),
     // a watch's read (linkWatch) leaves the link's mark for its lifecycle
     peekLink: (id) => deps.links.state(id),
     // the workflow's read of a link has seen what its mark stood for (src/engine/marks.ts)
@@ -67,5 +77,5 @@ export function createActivities(
       }
     };
   }
-  return wrapped as unknown as Activities & WatchActivities;
+  return wrapped as unknown as Activities & WatchActivities & StepActivities;
 }

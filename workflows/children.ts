@@ -11,9 +11,11 @@
  *     return link.views ? 'read' : 'unread';
  *   }
  */
-import { executeChild, ParentClosePolicy, workflowInfo } from '@temporalio/workflow';
-import type { GenerateResult } from '../src/documents';
-import type { Caller } from '../src/documents';
+import { executeChild, ParentClosePolicy, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { Caller, DocumentInfo, GenerateResult } from '../src/documents';
+import type { GenerateInput } from '../src/flows/generate';
+import type { LinkInfo } from '../src/links/model';
+import { REQUEST_FAILURE } from './common';
 import type { LinkState } from '../src/links/lifecycle';
 import { workflowId } from './common';
 import type { generate, linkWatch, LinkWatchUntil } from './workflows';
@@ -60,6 +62,44 @@ export function awaitLink(
     workflowId: `link-watch-${until}-${linkId}-${workflowInfo().workflowId}`,
     args: [linkId, until, options.everyMs ?? 60_000],
     parentClosePolicy: ParentClosePolicy.TERMINATE,
+    ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
+  });
+}
+
+/**
+ * Paperlink's steps as activities of your workflow (the plugin registers them). None carries PDF
+ * bytes: a document is stored and named by its id. Each is safe to retry: a render is named by its
+ * render id, a share by `shareKey`.
+ */
+export interface StepActivities {
+  /** Renders, stores and/or shares, as POST /v1/generate (the link's `url` empty: it is e-mailed, never in history). */
+  generateDocument(input: GenerateInput & { renderId: string }): Promise<GenerateResult>;
+  /** Shares a stored document with a new Magic Link, e-mailed to the recipient (the body of POST /v1/documents/:id/magic_links); its lifecycle starts. */
+  shareDocument(request: { documentId: string; settings: unknown; shareKey: string }): Promise<LinkInfo>;
+  /** A stored document's record and its links, as GET /v1/documents/:id. */
+  getDocument(documentId: string): Promise<DocumentInfo>;
+  /** Ends a link now, as `revoked`. */
+  revokeLink(linkId: string): Promise<void>;
+  /** A link's state now. */
+  peekLink(linkId: string): Promise<LinkState>;
+}
+
+/**
+ * Paperlink's step activities with Paperlink's retry rules: the database, storage and mail server
+ * retried with back-off (1 s doubling to 1 min, 8 attempts), a request Paperlink refuses (422, 404,
+ * 409) never.
+ */
+export function stepActivities(options: { taskQueue?: string } = {}): StepActivities {
+  return proxyActivities<StepActivities>({
+    startToCloseTimeout: '2 minutes',
+    heartbeatTimeout: '20 seconds',
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+      maximumAttempts: 8,
+      nonRetryableErrorTypes: [REQUEST_FAILURE],
+    },
     ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
   });
 }

@@ -25,10 +25,12 @@ import type { LinkChange, LinkState } from '../src/flows/link';
 import type { PostcardStatus } from '../src/flows/postcard';
 import { newId } from '../src/ids';
 import { renderIdFor } from '../src/idempotency';
+import { paperlinkDataConverter } from './codec';
 import { DEFAULT_TASK_QUEUE, LINK, PASSING_FAILURE, REQUEST_FAILURE, workflowId } from './common';
 import type { ExpireOptions, LinkStatusView } from './workflows';
 
 export { DEFAULT_TASK_QUEUE, workflowId } from './common';
+export { paperlinkDataConverter } from './codec';
 export type { LinkStatusView } from './workflows';
 
 /** Connection options from Paperlink's settings (TEMPORAL_ADDRESS, TLS files, API key); the worker uses them too. */
@@ -58,7 +60,7 @@ export async function connectClient(t: TemporalConfig): Promise<Client> {
   const connection = await Connection.connect(connectionOptions(t)).catch((err: unknown) => {
     throw unreachable(t, err);
   });
-  return new Client({ connection, namespace: t.namespace });
+  return new Client({ connection, namespace: t.namespace, dataConverter: paperlinkDataConverter(t) });
 }
 
 export interface StartOptions {

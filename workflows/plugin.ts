@@ -23,12 +23,13 @@ import type {
   WorkerOptions,
   WorkerPlugin,
 } from '@temporalio/worker';
-import type { Client } from '@temporalio/client';
+import type { Client, ClientOptions, ClientPlugin } from '@temporalio/client';
 import { loadConfig, requirePostgres, type Config } from '../src/config';
 import { PaperlinkError } from '../src/errors';
 import { createService, type Service } from '../src/service';
 import { createActivities } from './activities';
 import { connectClient, connectionOptions, TemporalEngine } from './client';
+import { paperlinkDataConverter } from './codec';
 
 /** Paperlink's workflows module: a worker's `workflowsPath` when it has none of its own. */
 export const workflowsPath = require.resolve('./workflows');
@@ -82,7 +83,7 @@ export function starvedError(
  * Registers Paperlink with a Temporal worker (`plugins` of NativeConnection.connect or
  * Worker.create). Made by createPaperlinkPlugin(), which opens Paperlink's service.
  */
-export class PaperlinkPlugin implements WorkerPlugin, NativeConnectionPlugin {
+export class PaperlinkPlugin implements WorkerPlugin, NativeConnectionPlugin, ClientPlugin {
   readonly name = 'paperlink';
   private closing: Promise<void> | undefined;
   private running = false;
@@ -131,14 +132,23 @@ export class PaperlinkPlugin implements WorkerPlugin, NativeConnectionPlugin {
       );
     return {
       ...options,
+      dataConverter: paperlinkDataConverter(this.temporal, options.dataConverter),
       activities: { ...createActivities(this.service), ...options.activities },
       ...(options.workflowsPath || options.workflowBundle ? {} : { workflowsPath }),
     };
   }
 
-  /** A replay worker replays Paperlink's workflows when it has none of its own. */
+  /** A replay worker replays Paperlink's workflows when it has none of its own, and reads their payloads. */
   configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {
-    return options.workflowsPath || options.workflowBundle ? options : { ...options, workflowsPath };
+    const dataConverter = paperlinkDataConverter(this.temporal, options.dataConverter);
+    return options.workflowsPath || options.workflowBundle
+      ? { ...options, dataConverter }
+      : { ...options, dataConverter, workflowsPath };
+  }
+
+  /** A client of yours (`plugins` of `new Client`, or one made on the plugin's connection) reads and writes Paperlink's payloads. */
+  configureClient(options: ClientOptions): ClientOptions {
+    return { ...options, dataConverter: paperlinkDataConverter(this.temporal, options.dataConverter) };
   }
 
   /**

@@ -784,9 +784,19 @@ export class Documents {
   private readonly pageCounts = new Map<string, number>();
 
   /** `POST /v1/documents/:id/magic_links`: a new Magic Link for a stored document, with the settings of the generate destination. */
-  async share(id: string, settings: unknown, createdByKeyId: string | null): Promise<{ link: LinkInfo; url: string }> {
+  /**
+   * Shares a stored document with a new Magic Link. `shareKey` names the share (an activity's
+   * retry finds the link it made instead of making a second): the link's `render_id` is made from it.
+   */
+  async share(
+    id: string,
+    settings: unknown,
+    createdByKeyId: string | null,
+    shareKey?: string,
+  ): Promise<{ link: LinkInfo; url: string }> {
     await this.row(id);
-    return this.links.create(id, parseLinkSettings(settings, ''), createdByKeyId);
+    const name = shareKey === undefined ? undefined : `shr_${sha256(`share\n${shareKey}`).slice(0, 26)}`;
+    return this.links.create(id, parseLinkSettings(settings, ''), createdByKeyId, name, true);
   }
 
   /** Newest first; `search` keeps the documents whose name contains it, ignoring case. */

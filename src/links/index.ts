@@ -130,7 +130,7 @@ export class MagicLinks {
 
   /**
    * Makes the link and e-mails it, once: with a render id (POST /v1/generate, however often it
-   * runs) the render's link is found rather than made again, and a link already e-mailed is not
+   * runs; or a share's name, Documents.share) the link it names is found rather than made again, and a link already e-mailed is not
    * e-mailed again. A failed send leaves it `send_failed` (the lifecycle retries it). A render's
    * link is started by the generate flow, after the activity that made it; a link shared from a
    * stored document starts its lifecycle here (through onChange).
@@ -140,6 +140,8 @@ export class MagicLinks {
     settings: LinkSettings,
     createdByKeyId: string | null,
     renderId?: string,
+    /** Whether its lifecycle starts here (a render's starts in the generate flow). */
+    start = !renderId,
   ): Promise<{ link: LinkInfo; url: string }> {
     await this.prepare(settings, 'magic_link');
     await this.rows.documentName(documentId);
@@ -190,7 +192,7 @@ export class MagicLinks {
         id = (await byRender())!.id;
       }
     }
-    const { url } = await this.deliver(id, !renderId);
+    const { url } = await this.deliver(id, start);
     return { link: await this.get(id), url };
   }
 

@@ -27,7 +27,8 @@ export const LEGACY_KEY = 'legacy';
 
 const LINE = /^([A-Za-z0-9_-]{1,40})[\s:]+([A-Za-z0-9+/=]{40,})$/;
 
-function parse(text: string, where: string): LinkKey[] {
+/** Keys written `<id>:<base64 of at least 32 bytes>`, separated by commas or lines (LINK_TOKEN_KEYS, TEMPORAL_PAYLOAD_KEYS). */
+export function parseKeys(text: string, where: string): LinkKey[] {
   const keys: LinkKey[] = [];
   for (const raw of text.split(/[\n,]/)) {
     const line = raw.trim();
@@ -115,7 +116,7 @@ export class LinkKeyring {
 
   private load(): LinkKey[] {
     if (this.source.env !== undefined) {
-      if (!this.keys.length) this.keys = parse(this.source.env, 'LINK_TOKEN_KEYS');
+      if (!this.keys.length) this.keys = parseKeys(this.source.env, 'LINK_TOKEN_KEYS');
       if (!this.keys.length) throw new ConfigError('LINK_TOKEN_KEYS is set but holds no key.');
       return this.keys;
     }
@@ -125,7 +126,7 @@ export class LinkKeyring {
       return this.load();
     }
     if (stat.mtimeMs !== this.readAt) {
-      this.keys = parse(fs.readFileSync(this.source.file, 'utf8'), this.source.file);
+      this.keys = parseKeys(fs.readFileSync(this.source.file, 'utf8'), this.source.file);
       this.readAt = stat.mtimeMs;
     }
     if (!this.keys.length) throw new ConfigError(`${this.source.file} holds no key. Run npx paperlink secrets rotate.`);
@@ -167,7 +168,7 @@ export class LinkKeyring {
       }
     }
     try {
-      const keys = change(parse(fs.readFileSync(this.source.file, 'utf8'), this.source.file));
+      const keys = change(parseKeys(fs.readFileSync(this.source.file, 'utf8'), this.source.file));
       const temp = `${this.source.file}.${process.pid}.tmp`;
       fs.writeFileSync(temp, write(this.source.file, keys), { mode: 0o600 });
       fs.renameSync(temp, this.source.file);

@@ -5,22 +5,26 @@
  * writes with no other Paperlink process running. A worker that would get no task (its task queue
  * sends them to a versioned build) is refused at its start instead of waiting silently.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../src/config';
 import { PaperlinkError } from '../../src/errors';
 import { EXAMPLE_IDS } from '../../src/templates/store';
-import { expireLink } from '../../workflows/client';
+import { expireLink, generateDocument, renderIdOf, workflowId } from '../../workflows/client';
+import { codecServer, payloadCodec } from '../../workflows/codec';
 import { createPaperlinkPlugin, type PaperlinkPlugin } from '../../workflows/plugin';
 import { adoptVersion, deploymentOptions, workflowsPath } from '../../workflows/worker';
 import { createActivities } from '../../workflows/activities';
 import { eventually } from '../support/eventually';
 import { startReceiver } from '../support/receiver';
 import { freshPostgres } from '../support/service';
-import { startTemporal, TEMPORAL_MISSING } from '../support/temporal';
+import { historyText, startTemporal, TEMPORAL_MISSING } from '../support/temporal';
 
 const suite = TEMPORAL_MISSING ? describe.skip : describe;
 const ownWorkflows = path.join(__dirname, 'fixtures/own-workflows.ts');
@@ -99,6 +103,14 @@ suite(`Paperlink in an engineer's own worker${TEMPORAL_MISSING ? ` (skipped: ${T
       // the child was named by the engineer's key: one render, one document
       const docs = await paperlink.service.database.db.selectFrom('documents').select('id').execute();
       expect(docs.map((d) => d.id)).toEqual([result.document]);
+      // Paperlink's steps as the engineer's activities: a share repeated under its key is one link
+      const shared = await env.client.workflow.execute('shareTwice', {
+        taskQueue,
+        workflowId: `share-${tag}`,
+        args: [result.document, 'grace@example.com'],
+      });
+      expect(shared.second).toBe(shared.first);
+      expect(new Set(shared.links)).toEqual(new Set([link, shared.first]));
     } finally {
       worker?.shutdown();
       await running?.catch(() => undefined);
@@ -149,6 +161,66 @@ suite(`Paperlink in an engineer's own worker${TEMPORAL_MISSING ? ` (skipped: ${T
       await versionedRun.catch(() => undefined);
       await ours.close();
       await mine.close();
+    }
+  }, 180_000);
+
+  it("keeps Paperlink's payloads encrypted in Temporal's history with TEMPORAL_PAYLOAD_KEYS, and the codec server reads them", async () => {
+    const taskQueue = `own-encrypted-${tag}`;
+    const keys = `k1:${randomBytes(32).toString('base64')}`;
+    const config = configFor(taskQueue);
+    config.temporal.payloadKeys = keys;
+    const paperlink = await createPaperlinkPlugin({ config, log: () => undefined });
+    const connection = await NativeConnection.connect({ plugins: [paperlink] });
+    const worker = await Worker.create({ connection, namespace: paperlink.namespace, taskQueue });
+    const running = worker.run();
+    const server = codecServer(payloadCodec(config.temporal)!, 'http://ui.example');
+    try {
+      await paperlink.service.apps.magicLink.put({});
+      // the engineer's client, with the plugin: it writes and reads Paperlink's payloads encrypted
+      const client = new Client({ connection: env.connection, namespace: paperlink.namespace, plugins: [paperlink] });
+      const variables = (await paperlink.service.templates.load(EXAMPLE_IDS.letter)).variables;
+      const secret = `Zanzibar ${tag}`;
+      const body = {
+        template_id: EXAMPLE_IDS.letter,
+        merge_parameters: Object.fromEntries(variables.map((v) => [v, secret])),
+        destinations: { magic_link: { recipient_email: `hidden-${process.pid}@example.com`, expire_after_n_views: 2 } },
+      };
+      const result = await generateDocument(client, { body, idempotencyKey: `encrypted-${tag}` }, { taskQueue });
+      expect(result.document_id).toMatch(/^doc_/);
+      const generateId = workflowId.generate(renderIdOf({ idempotencyKey: `encrypted-${tag}` }));
+      // what anyone reading the server's history (or its database) sees: neither the values nor the address
+      const stored = await historyText(env, generateId);
+      expect(stored).not.toContain(secret);
+      expect(stored).not.toContain(`hidden-${process.pid}`);
+      const linkHistory = await historyText(env, workflowId.link(result.magic_link_piece_id!));
+      expect(linkHistory).not.toContain(`hidden-${process.pid}`);
+      // the codec server decodes them for Temporal's UI
+      const history = await env.client.workflow.getHandle(generateId).fetchHistory();
+      const input = history.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0];
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/decode`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-namespace': 'default', origin: 'http://ui.example' },
+        body: JSON.stringify({
+          payloads: [
+            {
+              metadata: Object.fromEntries(
+                Object.entries(input.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+              ),
+              data: Buffer.from(input.data!).toString('base64'),
+            },
+          ],
+        }),
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('access-control-allow-origin')).toBe('http://ui.example');
+      const decoded = ((await res.json()) as { payloads: { data: string }[] }).payloads[0];
+      expect(Buffer.from(decoded.data, 'base64').toString('utf8')).toContain(secret);
+    } finally {
+      server.close();
+      worker.shutdown();
+      await running.catch(() => undefined);
+      await paperlink.close();
     }
   }, 180_000);
 });
