@@ -194,6 +194,23 @@ const histories: Record<string, () => HistoryBuilder> = {
   // a run started before the link-* patches: it replays the old branches
   'link.v0-send-retried': () => sendRetried([]),
 
+  // an engineer's workflow waits for a link (awaitLink): read, a timer, read again until viewed
+  'link-watch.viewed': () => {
+    const unseen = { ...state({ expiresAt: at(DAY) }), views: 0 };
+    const seen = { ...unseen, views: 1 };
+    const h = new HistoryBuilder('linkWatch', ['ml_1', 'viewed', 60_000], T0).task();
+    h.call('peekLink', ['ml_1'], unseen);
+    const timer = h.task().timer(60_000);
+    h.advance(60_000).fireTimer(timer);
+    h.task().call('peekLink', ['ml_1'], seen);
+    return h.task().complete(seen);
+  },
+  'link-watch.continued-as-new': () => {
+    const h = new HistoryBuilder('linkWatch', ['ml_1', 'ended', 60_000], T0).task();
+    h.call('peekLink', ['ml_1'], { ...state({ expiresAt: at(300 * DAY) }), views: 0 });
+    return h.task({ suggestContinueAsNew: true }).continueAsNew(['ml_1', 'ended', 60_000]);
+  },
+
   'postcard.rendered': () => {
     const h = new HistoryBuilder('postcardIntake', ['pc_1'], T0).task();
     h.patch('postcard-retry-policy').call('renderPostcard', ['pc_1'], 'rendered');
