@@ -21,13 +21,9 @@ const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 
+const { check, run, sleep, finish } = require('./checks');
+
 const root = path.resolve(__dirname, '..');
-const results = [];
-const check = (name, ok, detail = '') => {
-  results.push(Boolean(ok));
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${ok || !detail ? '' : `\n     ${String(detail).slice(0, 3000)}`}`);
-};
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** Polls until `fn` gives a truthy value or the deadline passes (then undefined). */
 async function until(fn, ms = 60_000) {
   const end = Date.now() + ms;
@@ -44,7 +40,6 @@ const freePort = () =>
       s.close(() => resolve(port));
     });
   });
-const run = (cmd, args, opts = {}) => spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...opts });
 
 /** `npm pack` of a folder into `dest`; the tarball's path and the files it holds. */
 function pack(dir, dest) {
@@ -646,9 +641,4 @@ async function main() {
   }
 }
 
-main().finally(() => {
-  const passed = results.filter(Boolean).length;
-  const failed = results.length - passed;
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
-});
+main().finally(finish);

@@ -7,22 +7,16 @@
 // for the link to expire and records the outcome with an activity of its own.
 // Ends with "N passed, N failed". KEEP=1 keeps the work folder.
 'use strict';
-const { spawn, spawnSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { startPostgres, stopPostgres, freshDatabase, freePort } = require('./throwaway-pg');
 
+const { check, run, sleep, finish } = require('./checks');
+
 const root = path.resolve(__dirname, '..');
-const results = [];
-const check = (name, ok, detail = '') => {
-  results.push(Boolean(ok));
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${ok || !detail ? '' : `\n     ${String(detail).slice(-3000)}`}`);
-  return ok;
-};
-const run = (cmd, args, opts = {}) => spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...opts });
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** The temporal CLI scripts/temporal-install.sh built (or one on PATH). */
 function temporalCli() {
@@ -108,6 +102,8 @@ async function main(work) {
       DATA_DIR: path.join(app, 'data'),
       TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
       TEMPORAL_TASK_QUEUE: 'contracts',
+      // the worker and the engineer's client read each other's payloads only with the same keys
+      TEMPORAL_PAYLOAD_KEYS: `k1:${require('node:crypto').randomBytes(32).toString('base64')}`,
       LOG_LEVEL: 'warn',
     };
     const setup = run(
@@ -171,8 +167,5 @@ main(work)
   .finally(() => {
     if (!process.env.KEEP) fs.rmSync(work, { recursive: true, force: true });
     else console.log('kept', work);
-    const passed = results.filter(Boolean).length;
-    const failed = results.length - passed;
-    console.log(`${passed} passed, ${failed} failed`);
-    process.exit(failed ? 1 : 0);
+    finish();
   });

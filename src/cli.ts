@@ -359,11 +359,15 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
     .option('-p, --port <port>', 'port to listen on', '8888')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--origin <url>', "the Temporal UI's origin, allowed by CORS (e.g. http://localhost:8233)")
+    .option(
+      '--allow-host <list>',
+      'comma-separated host:port names it is reached by besides its address (others are refused)',
+    )
     .addHelpText(
       'after',
       '\nEnvironment: TEMPORAL_PAYLOAD_KEYS (k2:<base64>,k1:<base64>; required). In the UI: Settings, Data Encoder, this address. With the CLI: temporal workflow show --codec-endpoint http://127.0.0.1:8888. See docs/temporal.md, "Encrypted payloads".',
     )
-    .action(async (opts: { port: string; host: string; origin?: string }) => {
+    .action(async (opts: { port: string; host: string; origin?: string; allowHost?: string }) => {
       const config = loadConfig(process.env);
       const { codecServer, payloadCodec } = await import('../workflows/codec');
       const codec = payloadCodec(config.temporal);
@@ -371,7 +375,14 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
         throw new ConfigError(
           'TEMPORAL_PAYLOAD_KEYS is not set: there is nothing to decode. Give it the keys your workers encrypt with.',
         );
-      const server = codecServer(codec, opts.origin);
+      const server = codecServer(
+        codec,
+        opts.origin,
+        (opts.allowHost ?? '')
+          .split(',')
+          .map((h) => h.trim())
+          .filter(Boolean),
+      );
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(Number(opts.port), opts.host, resolve);

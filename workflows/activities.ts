@@ -41,6 +41,7 @@ export function createActivities(
       return (await deps.documents.share(documentId, settings, null, shareKey)).link;
     },
     getDocument: (id) => deps.documents.get(id),
+    cancelLink: (id) => deps.links.end(id, 'revoked'),
     // a watch's read (linkWatch) leaves the link's mark for its lifecycle
     peekLink: (id) => deps.links.state(id),
     // the workflow's read of a link has seen what its mark stood for (src/engine/marks.ts)

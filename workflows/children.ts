@@ -11,11 +11,17 @@
  *     return link.views ? 'read' : 'unread';
  *   }
  */
-import { executeChild, ParentClosePolicy, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  executeChild,
+  ParentClosePolicy,
+  proxyActivities,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Caller, DocumentInfo, GenerateResult } from '../src/documents';
 import type { GenerateInput } from '../src/flows/generate';
 import type { LinkInfo } from '../src/links/model';
-import { REQUEST_FAILURE } from './common';
+import { RENDER_RETRY } from './common';
 import type { LinkState } from '../src/links/lifecycle';
 import { workflowId } from './common';
 import type { generate, linkWatch, LinkWatchUntil } from './workflows';
@@ -27,11 +33,29 @@ export interface ChildOptions {
   taskQueue?: string;
 }
 
+/** The longest render id a child is named by (a workflow id is at most 1,000 characters). */
+const MAX_RENDER_ID = 900;
+
+/**
+ * The render id your workflow's key names: your workflow's id and the key, length-prefixed so that
+ * no two pairs make the same id. Scoped to the workflow id, not the run: a run continued as new (or
+ * a cron run) that uses the key again finds the first render.
+ */
+export function renderIdIn(workflowId: string, key: string): string {
+  const id = `rnd_${workflowId.length}_${workflowId}_${key}`;
+  if (!key || id.length > MAX_RENDER_ID)
+    throw ApplicationFailure.nonRetryable(
+      `executeGenerate needs an idempotencyKey of 1 to ${MAX_RENDER_ID - workflowId.length - 10} characters here (or a renderId of your own).`,
+      'PaperlinkInvalidKey',
+    );
+  return id;
+}
+
 /**
  * Generates a document as a child workflow (`generate-<render id>`) and returns the API's 201 body
  * (the Magic Link's `url` empty: it is a secret and never enters history; the recipient gets it
- * by e-mail). The render is named by `idempotencyKey` (unique within your workflow's run, e.g. an
- * order id) or `renderId`: replays and retries of your workflow find the same render. A request
+ * by e-mail). The render is named by `idempotencyKey` (unique within your workflow, e.g. an order
+ * id; see renderIdIn) or `renderId`: replays and retries of your workflow find the same render. A request
  * the API would refuse fails the child with that error (requestError() on the client reads it).
  */
 export function executeGenerate(
@@ -39,7 +63,7 @@ export function executeGenerate(
   options: ChildOptions = {},
 ): Promise<GenerateResult> {
   const renderId =
-    'renderId' in request ? request.renderId : `rnd_${workflowInfo().workflowId}-${request.idempotencyKey}`;
+    'renderId' in request ? request.renderId : renderIdIn(workflowInfo().workflowId, request.idempotencyKey);
   return executeChild<typeof generate>('generate', {
     workflowId: workflowId.generate(renderId),
     args: [{ body: request.body, caller: request.caller ?? { keyId: null, name: 'temporal' }, renderId }],
@@ -78,8 +102,8 @@ export interface StepActivities {
   shareDocument(request: { documentId: string; settings: unknown; shareKey: string }): Promise<LinkInfo>;
   /** A stored document's record and its links, as GET /v1/documents/:id. */
   getDocument(documentId: string): Promise<DocumentInfo>;
-  /** Ends a link now, as `revoked`. */
-  revokeLink(linkId: string): Promise<void>;
+  /** Revokes a link now, as DELETE /v1/magic_links/:id does (its lifecycle hears of it); returns it. Revoking twice is harmless. */
+  cancelLink(linkId: string): Promise<LinkInfo>;
   /** A link's state now. */
   peekLink(linkId: string): Promise<LinkState>;
 }
@@ -93,13 +117,7 @@ export function stepActivities(options: { taskQueue?: string } = {}): StepActivi
   return proxyActivities<StepActivities>({
     startToCloseTimeout: '2 minutes',
     heartbeatTimeout: '20 seconds',
-    retry: {
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      maximumInterval: '1 minute',
-      maximumAttempts: 8,
-      nonRetryableErrorTypes: [REQUEST_FAILURE],
-    },
+    retry: RENDER_RETRY,
     ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
   });
 }

@@ -19,7 +19,14 @@ import type { TemporalConfig } from '../src/config';
 import type { GenerateResult } from '../src/documents';
 import type { Activities, Engine } from '../src/engine';
 import type { Marks } from '../src/engine/marks';
-import { PaperlinkError, reviveError, TooLargeError, UnavailableError, type ErrorData } from '../src/errors';
+import {
+  PaperlinkError,
+  reviveError,
+  TooLargeError,
+  UnavailableError,
+  ValidationError,
+  type ErrorData,
+} from '../src/errors';
 import type { GenerateInput } from '../src/flows/generate';
 import type { LinkChange, LinkState } from '../src/flows/link';
 import type { PostcardStatus } from '../src/flows/postcard';
@@ -90,12 +97,14 @@ export type RenderName = { idempotencyKey: string; renderId?: never } | { render
 
 /** The render id an idempotency key of yours names: the same key, the same render (and workflow, document, link). */
 export function renderIdOf(name: RenderName): string {
-  if (name.renderId !== undefined) return name.renderId;
-  if (typeof name.idempotencyKey !== 'string' || name.idempotencyKey === '')
-    throw new PaperlinkError(
-      'invalid_request',
-      'generateDocument needs an idempotencyKey (or a renderId): a retry of yours must find the first render, not start another.',
+  const [field, value] =
+    name.renderId !== undefined ? ['renderId', name.renderId] : ['idempotencyKey', name.idempotencyKey];
+  if (typeof value !== 'string' || value === '' || value.length > 255)
+    throw new ValidationError(
+      'generateDocument needs an idempotencyKey (or a renderId) of 1 to 255 characters: a retry of yours must find the first render, not start another.',
+      [{ field, message: 'must be 1 to 255 characters', code: 'required' }],
     );
+  if (name.renderId !== undefined) return name.renderId;
   return renderIdFor('temporal', name.idempotencyKey, '');
 }
 

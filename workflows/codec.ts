@@ -11,12 +11,12 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
-import type { TemporalConfig } from '../src/config';
+import { ConfigError, type TemporalConfig } from '../src/config';
 import { parseKeys } from '../src/links/keyring';
 
 /** The encoding of an encrypted payload (its metadata `encoding`). */
-export const ENCRYPTED = 'binary/encrypted';
-const KEY_ID = 'encryption-key-id';
+export const ENCRYPTED = 'binary/paperlink-encrypted';
+const KEY_ID = 'paperlink-key-id';
 const utf8 = (s: string) => new TextEncoder().encode(s);
 const text = (b: Uint8Array | null | undefined) => (b ? Buffer.from(b).toString('utf8') : '');
 
@@ -39,7 +39,11 @@ export class PaperlinkCodec implements PayloadCodec {
   private readonly current: { id: string; key: Buffer };
 
   constructor(keys: { id: string; key: Buffer }[]) {
-    if (!keys.length) throw new Error('PaperlinkCodec needs a key');
+    if (!keys.length) throw new ConfigError('TEMPORAL_PAYLOAD_KEYS holds no key.');
+    const ids = keys.map((k) => k.id);
+    const twice = ids.find((id, i) => ids.indexOf(id) !== i);
+    if (twice)
+      throw new ConfigError(`TEMPORAL_PAYLOAD_KEYS names key "${twice}" twice: give each key its own id (k2:…,k1:…).`);
     this.keys = new Map(keys.map((k) => [k.id, k.key.subarray(0, 32)]));
     this.current = { id: keys[0].id, key: keys[0].key.subarray(0, 32) };
   }
@@ -113,11 +117,12 @@ const toJson = (p: Payload): JsonPayload => ({
 /**
  * Temporal's codec-server protocol (POST /encode and /decode, `{ payloads: [...] }`), so that
  * Temporal's UI and CLI show Paperlink's payloads decrypted: `paperlink codec-server`. `origin`:
- * the UI's origin, allowed by CORS. It decrypts whatever it is given: serve it only where the
+ * the UI's origin, allowed by CORS; `allowHosts`: the host:port names it is reached by besides the
+ * address it listens on (a request naming another Host is refused, as DNS rebinding would send). It decrypts whatever it is given: serve it only where the
  * people allowed to read the payloads reach it (it listens on 127.0.0.1 unless told otherwise).
  */
-export function codecServer(codec: PayloadCodec, origin: string | undefined): http.Server {
-  return http.createServer((req, res) => {
+export function codecServer(codec: PayloadCodec, origin: string | undefined, allowHosts: string[] = []): http.Server {
+  const server = http.createServer((req, res) => {
     if (origin) {
       res.setHeader('access-control-allow-origin', origin);
       res.setHeader('access-control-allow-methods', 'POST, OPTIONS');
@@ -128,18 +133,34 @@ export function codecServer(codec: PayloadCodec, origin: string | undefined): ht
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
+    // a page elsewhere whose name resolves here (DNS rebinding) sends its own Host: refused
+    const port = (server.address() as { port?: number } | null)?.port;
+    const hosts = [
+      `127.0.0.1:${port}`,
+      `localhost:${port}`,
+      `[::1]:${port}`,
+      ...(server.listening ? [listenHost(server)] : []),
+      ...allowHosts,
+    ];
+    if (!hosts.includes(req.headers.host ?? ''))
+      return send(421, {
+        error: { code: 'invalid_host', message: `Host ${req.headers.host ?? '(none)'} is not this codec server's.` },
+      });
     if (req.method === 'OPTIONS') return void res.writeHead(204).end();
     const op = req.url?.replace(/\?.*$/, '').replace(/\/+$/, '').split('/').pop();
     if (req.method !== 'POST' || (op !== 'encode' && op !== 'decode'))
       return send(404, { error: { code: 'not_found', message: 'POST /encode or /decode' } });
     const chunks: Buffer[] = [];
     let size = 0;
+    let tooLarge = false;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > 8 * 1024 * 1024) req.destroy();
+      if (size > MAX_BODY) tooLarge = true;
       else chunks.push(c);
     });
     req.on('end', () => {
+      if (tooLarge)
+        return send(413, { error: { code: 'body_too_large', message: `At most ${MAX_BODY} bytes a request.` } });
       void (async () => {
         try {
           const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { payloads?: JsonPayload[] };
@@ -153,4 +174,14 @@ export function codecServer(codec: PayloadCodec, origin: string | undefined): ht
       })();
     });
   });
+  return server;
+}
+
+/** The largest request the codec server reads. */
+const MAX_BODY = 8 * 1024 * 1024;
+
+/** The host:port the server listens on, as a Host header names it. */
+function listenHost(server: http.Server): string {
+  const a = server.address() as { address: string; port: number; family: string };
+  return a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
 }

@@ -36,3 +36,16 @@ export const LINK = {
   /** Update: revoke now. */
   expire: 'expire',
 } as const;
+
+/**
+ * The retry of a render or a store (the generate workflow's activity, and the step activities an
+ * engineer's workflow calls): the database, storage and mail retried with back-off, a request that
+ * cannot succeed never.
+ */
+export const RENDER_RETRY = {
+  initialInterval: '1 second' as const,
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute' as const,
+  maximumAttempts: 8,
+  nonRetryableErrorTypes: [REQUEST_FAILURE],
+};

@@ -24,7 +24,7 @@ import type {
   WorkerPlugin,
 } from '@temporalio/worker';
 import type { Client, ClientOptions, ClientPlugin } from '@temporalio/client';
-import { loadConfig, requirePostgres, type Config } from '../src/config';
+import { ConfigError, loadConfig, requirePostgres, type Config } from '../src/config';
 import { PaperlinkError } from '../src/errors';
 import { createService, type Service } from '../src/service';
 import { createActivities } from './activities';
@@ -86,7 +86,10 @@ export function starvedError(
 export class PaperlinkPlugin implements WorkerPlugin, NativeConnectionPlugin, ClientPlugin {
   readonly name = 'paperlink';
   private closing: Promise<void> | undefined;
-  private running = false;
+  /** The workers running now with this plugin. */
+  private readonly running = new Set<Worker>();
+  /** Options this plugin configured already (a second registration of the same plugin passes them through). */
+  private readonly configured = new WeakSet<WorkerOptions>();
 
   constructor(
     /** Paperlink's service: its database, storage, mailer and renderers, the API's own. */
@@ -119,23 +122,49 @@ export class PaperlinkPlugin implements WorkerPlugin, NativeConnectionPlugin, Cl
     };
   }
 
+  /** Where Paperlink's settings say to connect: `NativeConnection.connect(paperlink.connectionOptions)`. */
+  get connectionOptions(): NativeConnectionOptions {
+    return this.configureNativeConnection({});
+  }
+
   /**
-   * Adds Paperlink's activities (yours win a name both have) and, when the worker has no workflows
-   * of its own, Paperlink's. Refuses a worker on another task queue than the one Paperlink starts
-   * its workflows on: they would wait there for a worker that never comes.
+   * Adds Paperlink's activities and, when the worker has no workflows of its own, Paperlink's. Refuses
+   * (before the worker is made, so nothing holds its connection):
+   * - a worker on another task queue or namespace than Paperlink starts its workflows on: they
+   *   would wait there for a worker that never comes (`invalid_configuration`);
+   * - an activity of yours named like one of Paperlink's, which would replace it in Paperlink's
+   *   own workflows (`invalid_configuration`);
+   * - a worker whose task queue sends its tasks to a Worker Versioning build it is not part of
+   *   (`temporal_task_queue_versioned`): it would poll for nothing.
    */
-  configureWorker(options: WorkerOptions): WorkerOptions {
-    if (options.taskQueue !== this.taskQueue || (options.namespace ?? 'default') !== this.namespace)
-      throw new PaperlinkError(
-        'invalid_configuration',
-        `This worker polls task queue "${options.taskQueue}" in namespace "${options.namespace ?? 'default'}", but Paperlink starts its workflows on "${this.taskQueue}" in "${this.namespace}": set TEMPORAL_TASK_QUEUE and TEMPORAL_NAMESPACE (for the API too) to your worker's, or give the worker taskQueue: paperlink.taskQueue, namespace: paperlink.namespace.`,
+  async configureWorker(options: WorkerOptions): Promise<WorkerOptions> {
+    if (this.configured.has(options)) return options; // registered twice (the connection's plugins and the worker's)
+    const namespace = options.namespace ?? 'default';
+    if (options.taskQueue !== this.taskQueue || namespace !== this.namespace)
+      throw new ConfigError(
+        `This worker polls task queue "${options.taskQueue}" in namespace "${namespace}", but Paperlink starts its workflows on "${this.taskQueue}" in "${this.namespace}": set TEMPORAL_TASK_QUEUE and TEMPORAL_NAMESPACE (for the API too) to your worker's, or give the worker taskQueue: paperlink.taskQueue, namespace: paperlink.namespace. Give the plugin to that worker's Worker.create, not to a connection other workers share.`,
       );
-    return {
+    const ours = createActivities(this.service);
+    const yours = (options.activities ?? {}) as Record<string, unknown>;
+    const clash = Object.keys(yours).filter((name) => name in ours);
+    if (clash.length)
+      throw new ConfigError(
+        `Your activities ${clash.map((n) => `"${n}"`).join(', ')} have the names of Paperlink's, which its workflows call: rename yours.`,
+      );
+    const versioned = options.workerDeploymentOptions?.useWorkerVersioning
+      ? { deploymentName: options.workerDeploymentOptions.version.deploymentName }
+      : undefined;
+    const routed = await routedTo(this.client, namespace, options.taskQueue);
+    const starved = routed && starvedError(options.taskQueue, routed, versioned);
+    if (starved) throw starved;
+    const configured: WorkerOptions = {
       ...options,
       dataConverter: paperlinkDataConverter(this.temporal, options.dataConverter),
-      activities: { ...createActivities(this.service), ...options.activities },
+      activities: { ...yours, ...ours },
       ...(options.workflowsPath || options.workflowBundle ? {} : { workflowsPath }),
     };
+    this.configured.add(configured);
+    return configured;
   }
 
   /** A replay worker replays Paperlink's workflows when it has none of its own, and reads their payloads. */
@@ -146,29 +175,20 @@ export class PaperlinkPlugin implements WorkerPlugin, NativeConnectionPlugin, Cl
       : { ...options, dataConverter, workflowsPath };
   }
 
-  /** A client of yours (`plugins` of `new Client`, or one made on the plugin's connection) reads and writes Paperlink's payloads. */
+  /** A client (`plugins` of `new Client`) reads and writes Paperlink's payloads; in a process that runs no worker, `paperlinkDataConverter` does the same without opening the service. */
   configureClient(options: ClientOptions): ClientOptions {
     return { ...options, dataConverter: paperlinkDataConverter(this.temporal, options.dataConverter) };
   }
 
-  /**
-   * Before the worker polls: refuses one whose task queue sends its tasks elsewhere (Worker
-   * Versioning). While it runs, Paperlink's background work runs (it started with the service);
-   * when it ends, the service closes.
-   */
+  /** While the worker runs, Paperlink's background work runs; when the last worker running the plugin stops, the service closes. */
   async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
-    if (this.running) return next(worker); // registered twice (the connection's plugins and the worker's)
-    this.running = true;
+    if (this.running.has(worker)) return next(worker); // registered twice (the connection's plugins and the worker's)
+    this.running.add(worker);
     try {
-      const versioned = worker.options.workerDeploymentOptions?.useWorkerVersioning
-        ? { deploymentName: worker.options.workerDeploymentOptions.version.deploymentName }
-        : undefined;
-      const routed = await routedTo(this.client, this.namespace, worker.options.taskQueue);
-      const starved = routed && starvedError(worker.options.taskQueue, routed, versioned);
-      if (starved) throw starved;
       await next(worker);
     } finally {
-      await this.close();
+      this.running.delete(worker);
+      if (this.running.size === 0) await this.close();
     }
   }
 

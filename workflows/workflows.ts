@@ -28,7 +28,7 @@ import { CHANGED, linkLifecycle as lifecycleFlow, type LinkActivities, type Link
 import { postcardIntake as intakeFlow, type PostcardActivities, type PostcardStatus } from '../src/flows/postcard';
 import type { Ports } from '../src/flows/ports';
 import { WAKE, webhookDispatch as dispatchFlow, type WebhookActivities } from '../src/flows/webhooks';
-import { LINK, REQUEST_FAILURE, workflowId } from './common';
+import { LINK, RENDER_RETRY, REQUEST_FAILURE, workflowId } from './common';
 
 // Every activity heartbeats while it runs (workflows/activities.ts): one whose worker died (kill -9,
 // a lost machine) is retried on another worker this long after, not at its start-to-close timeout.
@@ -40,13 +40,7 @@ const HEARTBEAT_TIMEOUT = '20 seconds';
 const generateActivities = proxyActivities<GenerateActivities>({
   heartbeatTimeout: HEARTBEAT_TIMEOUT,
   startToCloseTimeout: '2 minutes',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '1 minute',
-    maximumAttempts: 8,
-    nonRetryableErrorTypes: [REQUEST_FAILURE],
-  },
+  retry: RENDER_RETRY,
 });
 // Sending mail and reading a link: SMTP outages are retried by the activity for about 2 hours, and
 // the flow itself resends later (POLICIES.link_email) when the link is still unsent.

@@ -785,8 +785,9 @@ export class Documents {
 
   /** `POST /v1/documents/:id/magic_links`: a new Magic Link for a stored document, with the settings of the generate destination. */
   /**
-   * Shares a stored document with a new Magic Link. `shareKey` names the share (an activity's
-   * retry finds the link it made instead of making a second): the link's `render_id` is made from it.
+   * Shares a stored document with a new Magic Link. `shareKey` names the share of this document (an
+   * activity's retry finds the link it made instead of making a second): the link's `render_id` is
+   * made from the document's id and the key.
    */
   async share(
     id: string,
@@ -795,7 +796,8 @@ export class Documents {
     shareKey?: string,
   ): Promise<{ link: LinkInfo; url: string }> {
     await this.row(id);
-    const name = shareKey === undefined ? undefined : `shr_${sha256(`share\n${shareKey}`).slice(0, 26)}`;
+    // the name is the document's and the key's: the same key on another document is another share
+    const name = shareKey === undefined ? undefined : `shr_${sha256(`share\n${id}\n${shareKey}`).slice(0, 26)}`;
     return this.links.create(id, parseLinkSettings(settings, ''), createdByKeyId, name, true);
   }
 

@@ -16,11 +16,10 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../src/config';
 import { PaperlinkError } from '../../src/errors';
 import { EXAMPLE_IDS } from '../../src/templates/store';
-import { expireLink, generateDocument, renderIdOf, workflowId } from '../../workflows/client';
+import { expireLink, generateDocument, paperlinkDataConverter, renderIdOf, workflowId } from '../../workflows/client';
 import { codecServer, payloadCodec } from '../../workflows/codec';
 import { createPaperlinkPlugin, type PaperlinkPlugin } from '../../workflows/plugin';
-import { adoptVersion, deploymentOptions, workflowsPath } from '../../workflows/worker';
-import { createActivities } from '../../workflows/activities';
+import { adoptVersion, deploymentOptions } from '../../workflows/worker';
 import { eventually } from '../support/eventually';
 import { startReceiver } from '../support/receiver';
 import { freshPostgres } from '../support/service';
@@ -67,13 +66,14 @@ suite(`Paperlink in an engineer's own worker${TEMPORAL_MISSING ? ` (skipped: ${T
     try {
       await paperlink.service.apps.magicLink.put({});
       await paperlink.service.webhooks.create({ url: rx.url, events: ['document.generated'] });
-      // no address: the plugin fills in TEMPORAL_ADDRESS
-      const connection = await NativeConnection.connect({ plugins: [paperlink] });
+      // no address of the test's: the plugin's connection options are TEMPORAL_ADDRESS's
+      const connection = await NativeConnection.connect(paperlink.connectionOptions);
       worker = await Worker.create({
         connection,
         namespace: paperlink.namespace,
         taskQueue: paperlink.taskQueue,
         workflowsPath: ownWorkflows,
+        plugins: [paperlink],
       });
       running = worker.run();
       const variables = (await paperlink.service.templates.load(EXAMPLE_IDS.letter)).variables;
@@ -125,31 +125,42 @@ suite(`Paperlink in an engineer's own worker${TEMPORAL_MISSING ? ` (skipped: ${T
     const ours = await createPaperlinkPlugin({ config: configFor(taskQueue), log: () => undefined });
     const nativeConnection = await NativeConnection.connect({ plugins: [ours] });
     // `paperlink worker` with TEMPORAL_WORKER_VERSIONING=true: its build made current on the queue
+    // (the plugin on the connection: every worker made on it gets it)
     const versioned = await Worker.create({
       connection: nativeConnection,
       namespace: ours.namespace,
       taskQueue,
-      workflowsPath,
-      activities: createActivities(ours.service),
       workerDeploymentOptions: deploymentOptions({ deploymentName, buildId: 'a' }),
     });
     const versionedRun = versioned.run();
     const mine = await createPaperlinkPlugin({ config: configFor(taskQueue), log: () => undefined });
     try {
       await adoptVersion(ours.client, ours.namespace, { deploymentName, buildId: 'a' });
-      // the engineer's unversioned worker on the same queue would get nothing: refused, saying why
-      const own = await Worker.create({
-        connection: await NativeConnection.connect({ plugins: [mine] }),
+      // the engineer's unversioned worker on the same queue would get nothing: refused when it is
+      // made (nothing holds its connection, which closes), saying why
+      const connection = await NativeConnection.connect(mine.connectionOptions);
+      const err = await Worker.create({
+        connection,
         namespace: mine.namespace,
         taskQueue,
         workflowsPath: ownWorkflows,
-      });
-      const err = await own.run().catch((e: unknown) => e);
+        plugins: [mine],
+      }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(PaperlinkError);
       expect((err as PaperlinkError).code).toBe('temporal_task_queue_versioned');
+      await connection.close();
+      // an activity of the engineer's named like one of Paperlink's would replace it in our workflows
+      const clash = await Worker.create({
+        connection: nativeConnection,
+        namespace: mine.namespace,
+        taskQueue,
+        workerDeploymentOptions: deploymentOptions({ deploymentName, buildId: 'b' }),
+        activities: { generateDocument: async () => 'theirs' },
+      }).catch((e: unknown) => e);
+      expect((clash as PaperlinkError).code).toBe('invalid_configuration');
       // and a worker on another task queue than Paperlink starts its workflows on
       const elsewhere = await Worker.create({
-        connection: nativeConnection,
+        connection: await NativeConnection.connect(mine.connectionOptions),
         namespace: mine.namespace,
         taskQueue: `${taskQueue}-elsewhere`,
         workflowsPath: ownWorkflows,
@@ -177,7 +188,11 @@ suite(`Paperlink in an engineer's own worker${TEMPORAL_MISSING ? ` (skipped: ${T
     try {
       await paperlink.service.apps.magicLink.put({});
       // the engineer's client, with the plugin: it writes and reads Paperlink's payloads encrypted
-      const client = new Client({ connection: env.connection, namespace: paperlink.namespace, plugins: [paperlink] });
+      const client = new Client({
+        connection: env.connection,
+        namespace: paperlink.namespace,
+        dataConverter: paperlinkDataConverter(config.temporal),
+      });
       const variables = (await paperlink.service.templates.load(EXAMPLE_IDS.letter)).variables;
       const secret = `Zanzibar ${tag}`;
       const body = {

@@ -1,14 +1,14 @@
 // Starts a contract from your code and waits for its outcome: node dist/start.js <order id> <e-mail>
-import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { loadConfig } from 'paperlink';
-import { connectionOptions, requestError } from 'paperlink/workflows/client';
+import { connectClient, requestError } from 'paperlink/workflows/client';
 import type { sendContract } from './workflows';
 
 async function main() {
   const [orderId = 'order-1', customerEmail = 'ada@example.com'] = process.argv.slice(2);
-  const { temporal } = loadConfig(); // TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE
-  const connection = await Connection.connect(connectionOptions(temporal));
-  const client = new Client({ connection, namespace: temporal.namespace });
+  // TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE, TLS, TEMPORAL_PAYLOAD_KEYS
+  const { temporal } = loadConfig();
+  const client = await connectClient(temporal);
   // one contract per order: a second start finds the first, running or completed
   const workflowId = `contract-${orderId}`;
   const handle = await client.workflow
@@ -26,7 +26,7 @@ async function main() {
     });
   console.log(`started ${handle.workflowId}; waiting until the link is viewed or expires (a minute)`);
   console.log(`outcome: ${await handle.result()}`);
-  await connection.close();
+  await client.connection.close();
 }
 
 main().catch((err) => {

@@ -7,14 +7,15 @@ import * as activities from './activities';
 
 async function main() {
   const paperlink = await createPaperlinkPlugin();
-  // no address here: the plugin connects where TEMPORAL_ADDRESS says (with its TLS and API key)
-  const connection = await NativeConnection.connect({ plugins: [paperlink] });
+  // where TEMPORAL_ADDRESS says, with its TLS and API key
+  const connection = await NativeConnection.connect(paperlink.connectionOptions);
   const worker = await Worker.create({
     connection,
     namespace: paperlink.namespace,
     taskQueue: paperlink.taskQueue, // TEMPORAL_TASK_QUEUE: where Paperlink's API starts its workflows too
     workflowsPath: require.resolve('./workflows'),
     activities,
+    plugins: [paperlink],
   });
   process.once('SIGTERM', () => worker.shutdown());
   process.once('SIGINT', () => worker.shutdown());
