@@ -536,11 +536,11 @@ async function n8nPackage(work) {
 
 async function servicePackage(work) {
   const tarball = pack(root, work);
+  const stray = tarball.files.filter((f) => /tsbuildinfo|^dist\/nodes\/|\.ts$/.test(f) && !/\.d\.ts$/.test(f));
   check(
-    'the service package holds the CLI and no build artefacts or n8n nodes',
-    tarball.files.includes('dist/src/cli.js') &&
-      !tarball.files.some((f) => /tsbuildinfo|^dist\/nodes\/|\.ts$/.test(f) && !/\.d\.ts$/.test(f)),
-    tarball.files.filter((f) => /tsbuildinfo|dist\/nodes/.test(f)).join('\n'),
+    'the service package holds the CLI and no build artefacts, sources or n8n nodes',
+    tarball.files.includes('dist/src/cli.js') && stray.length === 0,
+    stray.join('\n'),
   );
   const folder = path.join(work, 'service-user');
   fs.mkdirSync(folder);

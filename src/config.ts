@@ -121,6 +121,11 @@ export interface TemporalConfig {
    * Temporal's history with the first, and read with any (workflows/codec.ts); unset: in clear.
    */
   payloadKeys?: string;
+  /**
+   * TEMPORAL_SEARCH_ATTRIBUTES=true: each render sets PaperlinkRenderId, PaperlinkTemplateId and
+   * PaperlinkDocumentId (Keyword search attributes the namespace must have; checked at start).
+   */
+  searchAttributes: boolean;
 }
 
 /** `Acme Docs <docs@acme.example>` (or `docs@acme.example`) as a name and an address. */
@@ -412,6 +417,9 @@ function temporalConfig(env: Env): TemporalConfig {
   const versioning = env.TEMPORAL_WORKER_VERSIONING || 'false';
   if (!['true', 'false'].includes(versioning))
     throw new ConfigError(`TEMPORAL_WORKER_VERSIONING must be true or false, not ${JSON.stringify(versioning)}.`);
+  const searchAttributes = env.TEMPORAL_SEARCH_ATTRIBUTES || 'false';
+  if (!['true', 'false'].includes(searchAttributes))
+    throw new ConfigError(`TEMPORAL_SEARCH_ATTRIBUTES must be true or false, not ${JSON.stringify(searchAttributes)}.`);
   return {
     address: env.TEMPORAL_ADDRESS || 'localhost:7233',
     namespace: env.TEMPORAL_NAMESPACE || 'default',
@@ -425,6 +433,7 @@ function temporalConfig(env: Env): TemporalConfig {
     deploymentName: env.TEMPORAL_DEPLOYMENT_NAME || 'paperlink',
     buildId: env.TEMPORAL_BUILD_ID || undefined,
     payloadKeys: env.TEMPORAL_PAYLOAD_KEYS?.trim() || undefined,
+    searchAttributes: searchAttributes === 'true',
   };
 }
 

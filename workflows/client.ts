@@ -7,6 +7,7 @@
  *   import { generateDocument, linkStatus } from 'paperlink/workflows/client';
  */
 import fs from 'node:fs';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import {
   Client,
   Connection,
@@ -15,7 +16,7 @@ import {
   type ConnectionOptions,
 } from '@temporalio/client';
 import { systemClock, type Clock } from '../src/clock';
-import type { TemporalConfig } from '../src/config';
+import { ConfigError, type TemporalConfig } from '../src/config';
 import type { GenerateResult } from '../src/documents';
 import type { Activities, Engine } from '../src/engine';
 import type { Marks } from '../src/engine/marks';
@@ -33,6 +34,7 @@ import type { PostcardStatus } from '../src/flows/postcard';
 import { newId } from '../src/ids';
 import { renderIdFor } from '../src/idempotency';
 import { paperlinkDataConverter } from './codec';
+import { SEARCH_ATTRIBUTES } from './common';
 import { DEFAULT_TASK_QUEUE, LINK, PASSING_FAILURE, REQUEST_FAILURE, workflowId } from './common';
 import type { ExpireOptions, LinkStatusView } from './workflows';
 
@@ -63,11 +65,41 @@ export function unreachable(t: TemporalConfig, err: unknown): PaperlinkError {
   );
 }
 
+const RENDER_KEY = defineSearchAttributeKey(SEARCH_ATTRIBUTES.renderId, SearchAttributeType.KEYWORD);
+const TEMPLATE_KEY = defineSearchAttributeKey(SEARCH_ATTRIBUTES.templateId, SearchAttributeType.KEYWORD);
+
+/**
+ * With TEMPORAL_SEARCH_ATTRIBUTES=true, the namespace must have Paperlink's search attributes: a
+ * start naming one it lacks would fail. Refused at start, saying how to create them. (Where the
+ * operator service is not offered, as on Temporal Cloud, it is not checked: create them there.)
+ */
+export async function requireSearchAttributes(client: Client, namespace: string): Promise<void> {
+  let have: Set<string>;
+  try {
+    const r = await client.connection.operatorService.listSearchAttributes({ namespace });
+    have = new Set(Object.keys(r.customAttributes ?? {}));
+  } catch (err) {
+    if ([7, 12].includes((err as { code?: number }).code ?? -1)) return; // PERMISSION_DENIED, UNIMPLEMENTED
+    throw err;
+  }
+  const missing = Object.values(SEARCH_ATTRIBUTES).filter((n) => !have.has(n));
+  if (missing.length)
+    throw new ConfigError(
+      `TEMPORAL_SEARCH_ATTRIBUTES=true, but namespace "${namespace}" has no search attribute ${missing.join(', ')}: create them (temporal operator search-attribute create --namespace ${namespace} ${missing.map((n) => `--name ${n} --type Keyword`).join(' ')}), or unset TEMPORAL_SEARCH_ATTRIBUTES.`,
+    );
+}
+
 export async function connectClient(t: TemporalConfig): Promise<Client> {
   const connection = await Connection.connect(connectionOptions(t)).catch((err: unknown) => {
     throw unreachable(t, err);
   });
-  return new Client({ connection, namespace: t.namespace, dataConverter: paperlinkDataConverter(t) });
+  const client = new Client({ connection, namespace: t.namespace, dataConverter: paperlinkDataConverter(t) });
+  if (t.searchAttributes)
+    await requireSearchAttributes(client, t.namespace).catch(async (err: unknown) => {
+      await connection.close();
+      throw err;
+    });
+  return client;
 }
 
 export interface StartOptions {
@@ -119,13 +151,19 @@ export function renderIdOf(name: RenderName): string {
 export async function generateDocument(
   client: Client,
   request: { body: unknown; caller?: GenerateInput['caller'] } & RenderName,
-  options: StartOptions & { signal?: AbortSignal } = {},
+  options: StartOptions & {
+    signal?: AbortSignal;
+    /** Sets the render's search attributes (render, template and document ids); the server must have them (TEMPORAL_SEARCH_ATTRIBUTES). */
+    searchAttributes?: boolean;
+  } = {},
 ): Promise<GenerateResult> {
   const input: GenerateInput = {
     body: request.body,
     caller: request.caller ?? { keyId: null, name: 'temporal' },
     renderId: renderIdOf(request),
+    ...(options.searchAttributes ? { indexed: true } : {}),
   };
+  const templateId = (request.body as { template_id?: unknown } | null)?.template_id;
   const id = workflowId.generate(input.renderId!);
   const wait = async () => {
     try {
@@ -135,6 +173,14 @@ export async function generateDocument(
         args: [input],
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+        ...(options.searchAttributes
+          ? {
+              typedSearchAttributes: [
+                { key: RENDER_KEY, value: input.renderId! },
+                ...(typeof templateId === 'string' ? [{ key: TEMPLATE_KEY, value: templateId.slice(0, 200) }] : []),
+              ],
+            }
+          : {}),
       });
     } catch (err) {
       // it completed before: its result is the answer
@@ -227,6 +273,8 @@ export interface TemporalEngineOptions {
   resultTimeoutMs?: number;
   /** The largest generate input sent to Temporal, in bytes (its payload limit, 2 MB by default). */
   maxPayloadBytes?: number;
+  /** Sets each render's search attributes (TEMPORAL_SEARCH_ATTRIBUTES). */
+  searchAttributes?: boolean;
   clock?: Clock;
 }
 
@@ -252,6 +300,7 @@ export class TemporalEngine implements Engine {
   private readonly callTimeoutMs: number;
   private readonly resultTimeoutMs: number;
   private readonly maxPayloadBytes: number;
+  private readonly searchAttributes: boolean;
   private readonly clock: Clock;
   private handing: Promise<number> | undefined;
   /** How often marked rows are handed over, and how old a mark is before it is (a start or signal under way has its own answer first). */
@@ -271,11 +320,15 @@ export class TemporalEngine implements Engine {
     this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
     this.resultTimeoutMs = options.resultTimeoutMs ?? 60_000;
     this.maxPayloadBytes = options.maxPayloadBytes ?? MAX_PAYLOAD_BYTES;
+    this.searchAttributes = options.searchAttributes ?? false;
     this.clock = options.clock ?? systemClock;
   }
 
   static async connect(t: TemporalConfig, options: TemporalEngineOptions = {}): Promise<TemporalEngine> {
-    return new TemporalEngine(await connectClient(t), t.taskQueue, options);
+    return new TemporalEngine(await connectClient(t), t.taskQueue, {
+      searchAttributes: t.searchAttributes,
+      ...options,
+    });
   }
 
   /** Hands over what is marked now, then every HANDOVER_MS; returns at once (the start of a process does not wait for it). */
@@ -359,7 +412,7 @@ export class TemporalEngine implements Engine {
     const work = generateDocument(
       this.client,
       { ...input, renderId },
-      { taskQueue: this.taskQueue, signal: abort.signal },
+      { taskQueue: this.taskQueue, signal: abort.signal, searchAttributes: this.searchAttributes },
     ).catch((err: unknown) => {
       if (err instanceof PaperlinkError) throw err;
       throw new UnavailableError(

@@ -49,3 +49,13 @@ export const RENDER_RETRY = {
   maximumAttempts: 8,
   nonRetryableErrorTypes: [REQUEST_FAILURE],
 };
+
+/**
+ * The search attributes (type Keyword) a render is found by in Temporal's UI, set where
+ * TEMPORAL_SEARCH_ATTRIBUTES=true: the server must have them (`temporal operator search-attribute create`).
+ */
+export const SEARCH_ATTRIBUTES = {
+  renderId: 'PaperlinkRenderId',
+  templateId: 'PaperlinkTemplateId',
+  documentId: 'PaperlinkDocumentId',
+} as const;

@@ -224,6 +224,7 @@ export async function createPaperlinkPlugin(options: PaperlinkPluginOptions = {}
         runFlows: true,
         engine: (_activities, parts) =>
           new TemporalEngine(client, config.temporal.taskQueue, {
+            searchAttributes: config.temporal.searchAttributes,
             ...parts,
             onError: (id, err) => log(`${id}: ${err instanceof Error ? err.message : String(err)}`),
           }),

@@ -20,15 +20,17 @@ import {
   setHandler,
   sleep,
   startChild,
+  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { GenerateResult } from '../src/documents';
 import { generateFlow, type GenerateActivities, type GenerateInput } from '../src/flows/generate';
 import { CHANGED, linkLifecycle as lifecycleFlow, type LinkActivities, type LinkState } from '../src/flows/link';
 import { postcardIntake as intakeFlow, type PostcardActivities, type PostcardStatus } from '../src/flows/postcard';
 import type { Ports } from '../src/flows/ports';
 import { WAKE, webhookDispatch as dispatchFlow, type WebhookActivities } from '../src/flows/webhooks';
-import { LINK, RENDER_RETRY, REQUEST_FAILURE, workflowId } from './common';
+import { LINK, RENDER_RETRY, REQUEST_FAILURE, SEARCH_ATTRIBUTES, workflowId } from './common';
 
 // Every activity heartbeats while it runs (workflows/activities.ts): one whose worker died (kill -9,
 // a lost machine) is retried on another worker this long after, not at its start-to-close timeout.
@@ -99,9 +101,11 @@ function ports<A>(activities: A, handlers: Map<string, () => void> = new Map()):
 
 // ---- generate ------------------------------------------------------------------------------
 
+const DOCUMENT_KEY = defineSearchAttributeKey(SEARCH_ATTRIBUTES.documentId, SearchAttributeType.KEYWORD);
+
 /** Renders, stores and shares one document; starts the lifecycle of the Magic Link it made. */
 export async function generate(input: GenerateInput): Promise<GenerateResult> {
-  return generateFlow(
+  const result = await generateFlow(
     {
       ...ports(generateActivities),
       startLinkLifecycle: async (linkId) => {
@@ -119,6 +123,9 @@ export async function generate(input: GenerateInput): Promise<GenerateResult> {
     },
     input,
   );
+  // asked for by the starter (TEMPORAL_SEARCH_ATTRIBUTES): the run is found by its document too
+  if (input.indexed) upsertSearchAttributes([{ key: DOCUMENT_KEY, value: result.document_id }]);
+  return result;
 }
 
 // ---- link lifecycle ------------------------------------------------------------------------

@@ -13,6 +13,8 @@ export interface GenerateInput {
   caller: Caller;
   /** `rnd_…`: names the render (and under Temporal the workflow, `generate-<render id>`); made by the activity when absent. */
   renderId?: string;
+  /** Under Temporal: the run sets its search attribute PaperlinkDocumentId (TEMPORAL_SEARCH_ATTRIBUTES). */
+  indexed?: boolean;
 }
 
 export interface GenerateActivities {

@@ -155,6 +155,21 @@ export class HistoryBuilder {
     return this;
   }
 
+  /** The workflow upserted Keyword search attributes (`upsertSearchAttributes`). */
+  upsertKeywords(fields: Record<string, string>): this {
+    const indexedFields: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(fields))
+      indexedFields[name] = {
+        metadata: { encoding: bytes('json/plain'), type: bytes('Keyword') },
+        data: bytes(JSON.stringify(value)),
+      };
+    this.add('UPSERT_WORKFLOW_SEARCH_ATTRIBUTES', 'upsertWorkflowSearchAttributesEventAttributes', {
+      workflowTaskCompletedEventId: this.lastCompleted,
+      searchAttributes: { indexedFields },
+    });
+    return this;
+  }
+
   /** The run ended by continuing as a new run of the same workflow with these arguments. */
   continueAsNew(args: unknown[]): this {
     this.add('WORKFLOW_EXECUTION_CONTINUED_AS_NEW', 'workflowExecutionContinuedAsNewEventAttributes', {

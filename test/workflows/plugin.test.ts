@@ -238,4 +238,53 @@ suite(`Paperlink in an engineer's own worker${TEMPORAL_MISSING ? ` (skipped: ${T
       await paperlink.close();
     }
   }, 180_000);
+
+  it('finds a render by its template and its document in Temporal with TEMPORAL_SEARCH_ATTRIBUTES, which a namespace without them refuses at start', async () => {
+    const taskQueue = `own-indexed-${tag}`;
+    const config = configFor(taskQueue);
+    config.temporal.searchAttributes = true;
+    const refused = await createPaperlinkPlugin({ config, log: () => undefined }).catch((e: unknown) => e);
+    expect((refused as PaperlinkError).code).toBe('invalid_configuration');
+    const KEYWORD = 2; // INDEXED_VALUE_TYPE_KEYWORD
+    await env.connection.operatorService.addSearchAttributes({
+      namespace: env.namespace ?? 'default',
+      searchAttributes: { PaperlinkRenderId: KEYWORD, PaperlinkTemplateId: KEYWORD, PaperlinkDocumentId: KEYWORD },
+    });
+    const paperlink = await createPaperlinkPlugin({ config, log: () => undefined });
+    const worker = await Worker.create({
+      connection: await NativeConnection.connect(paperlink.connectionOptions),
+      namespace: paperlink.namespace,
+      taskQueue,
+      plugins: [paperlink],
+    });
+    const running = worker.run();
+    try {
+      const variables = (await paperlink.service.templates.load(EXAMPLE_IDS.letter)).variables;
+      // as POST /v1/generate runs it under ENGINE=temporal
+      const result = await paperlink.service.engine.generate({
+        body: {
+          template_id: EXAMPLE_IDS.letter,
+          merge_parameters: Object.fromEntries(variables.map((v) => [v, 'indexed'])),
+          destinations: { inkit_storage: {} },
+        },
+        caller: { keyId: null, name: 'test' },
+      });
+      const query = `PaperlinkTemplateId = '${EXAMPLE_IDS.letter}' AND PaperlinkDocumentId = '${result.document_id}'`;
+      const found: string[] = [];
+      await eventually(
+        async () => {
+          found.length = 0;
+          for await (const w of paperlink.client.workflow.list({ query })) found.push(w.workflowId);
+          return found.length > 0;
+        },
+        'the render found by its template and document',
+        30,
+      );
+      expect(found).toEqual([workflowId.generate(result.id)]);
+    } finally {
+      worker.shutdown();
+      await running.catch(() => undefined);
+      await paperlink.close();
+    }
+  }, 180_000);
 });

@@ -73,6 +73,14 @@ const histories: Record<string, () => HistoryBuilder> = {
     return h.task().complete(render('ml_1'));
   },
 
+  // TEMPORAL_SEARCH_ATTRIBUTES: the run is found by its document too
+  'generate.indexed': () => {
+    const input = { ...generateInput, indexed: true };
+    const h = new HistoryBuilder('generate', [input], T0).task();
+    h.call('generateDocument', [input], render());
+    return h.task().upsertKeywords({ PaperlinkDocumentId: 'doc_1' }).complete(render());
+  },
+
   'link.expired-by-time': () => {
     const s = state({ expiresAt: at(DAY) });
     const h = link(s);
