@@ -287,4 +287,45 @@ suite(`Paperlink in an engineer's own worker${TEMPORAL_MISSING ? ` (skipped: ${T
       await paperlink.close();
     }
   }, 180_000);
+
+  it("runs Paperlink's workflows on the engineer's own Worker Deployment build", async () => {
+    const taskQueue = `own-deployment-${tag}`;
+    const version = { deploymentName: `engineer-${tag}`, buildId: '2026.11.27' };
+    const paperlink = await createPaperlinkPlugin({ config: configFor(taskQueue), log: () => undefined });
+    const worker = await Worker.create({
+      connection: await NativeConnection.connect(paperlink.connectionOptions),
+      namespace: paperlink.namespace,
+      taskQueue,
+      workerDeploymentOptions: deploymentOptions(version),
+      plugins: [paperlink],
+    });
+    const running = worker.run();
+    try {
+      // the engineer's rollout makes their build current; Paperlink's renders then run on it
+      await adoptVersion(paperlink.client, paperlink.namespace, version);
+      const variables = (await paperlink.service.templates.load(EXAMPLE_IDS.letter)).variables;
+      const result = await paperlink.service.engine.generate({
+        body: {
+          template_id: EXAMPLE_IDS.letter,
+          merge_parameters: Object.fromEntries(variables.map((v) => [v, 'versioned'])),
+          destinations: { inkit_storage: {} },
+        },
+        caller: { keyId: null, name: 'test' },
+      });
+      const run = await paperlink.client.workflow.getHandle(workflowId.generate(result.id)).describe();
+      expect(run.status.name).toBe('COMPLETED');
+      const history = await paperlink.client.workflow.getHandle(workflowId.generate(result.id)).fetchHistory();
+      const completed = history.events!.filter((e) => e.workflowTaskCompletedEventAttributes);
+      expect(completed.length).toBeGreaterThan(0);
+      expect(
+        completed.every(
+          (e) => e.workflowTaskCompletedEventAttributes!.deploymentVersion?.deploymentName === version.deploymentName,
+        ),
+      ).toBe(true);
+    } finally {
+      worker.shutdown();
+      await running.catch(() => undefined);
+      await paperlink.close();
+    }
+  }, 180_000);
 });
