@@ -18,12 +18,12 @@ import { PaperlinkError } from '../../src/errors';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { expireLink, generateDocument, paperlinkDataConverter, renderIdOf, workflowId } from '../../workflows/client';
 import { codecServer, payloadCodec } from '../../workflows/codec';
-import { createPaperlinkPlugin, type PaperlinkPlugin } from '../../workflows/plugin';
+import { createPaperlinkPlugin, routedTo, type PaperlinkPlugin } from '../../workflows/plugin';
 import { adoptVersion, deploymentOptions } from '../../workflows/worker';
 import { eventually } from '../support/eventually';
 import { startReceiver } from '../support/receiver';
 import { freshPostgres } from '../support/service';
-import { historyText, startTemporal, TEMPORAL_MISSING } from '../support/temporal';
+import { historyText, startTemporal, TEMPORAL_MISSING, workerProcess } from '../support/temporal';
 
 const suite = TEMPORAL_MISSING ? describe.skip : describe;
 const ownWorkflows = path.join(__dirname, 'fixtures/own-workflows.ts');
@@ -136,6 +136,12 @@ suite(`Paperlink in an engineer's own worker${TEMPORAL_MISSING ? ` (skipped: ${T
     const mine = await createPaperlinkPlugin({ config: configFor(taskQueue), log: () => undefined });
     try {
       await adoptVersion(ours.client, ours.namespace, { deploymentName, buildId: 'a' });
+      // the server tells the task queue of its current build a moment after it is made current
+      await eventually(
+        async () => (await routedTo(ours.client, ours.namespace, taskQueue)) !== undefined,
+        'the queue routed to build a',
+        30,
+      );
       // the engineer's unversioned worker on the same queue would get nothing: refused when it is
       // made (nothing holds its connection, which closes), saying why
       const connection = await NativeConnection.connect(mine.connectionOptions);
@@ -149,6 +155,17 @@ suite(`Paperlink in an engineer's own worker${TEMPORAL_MISSING ? ` (skipped: ${T
       expect(err).toBeInstanceOf(PaperlinkError);
       expect((err as PaperlinkError).code).toBe('temporal_task_queue_versioned');
       await connection.close();
+      // `paperlink worker` unversioned (the default now) says so and exits, rather than polling for nothing
+      const exited = await workerProcess(dataDir, {
+        DATABASE_URL: databaseUrl,
+        TEMPORAL_ADDRESS: env.connection.options.address,
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        STORAGE: 'database',
+      }).then(
+        ({ child }) => (child.kill('SIGKILL'), 'polling'),
+        (e: unknown) => (e as Error).message,
+      );
+      expect(exited).toMatch(/error \(temporal_task_queue_versioned\)/);
       // an activity of the engineer's named like one of Paperlink's would replace it in our workflows
       const clash = await Worker.create({
         connection: nativeConnection,
