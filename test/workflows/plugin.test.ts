@@ -53,6 +53,17 @@ suite(`Paperlink in an engineer's own worker${TEMPORAL_MISSING ? ` (skipped: ${T
       { dataDir, databaseUrl, storage: 'database', logLevel: 'silent', webhookAllowPrivate: true },
     );
 
+  /** A letter's generate body with every variable given `value`. */
+  const letter = async (paperlink: PaperlinkPlugin, value: string, destinations: object = { inkit_storage: {} }) => {
+    const variables = (await paperlink.service.templates.load(EXAMPLE_IDS.letter)).variables;
+    return {
+      template_id: EXAMPLE_IDS.letter,
+      merge_parameters: Object.fromEntries(variables.map((v) => [v, value])),
+      destinations,
+    };
+  };
+  const caller = { keyId: null, name: 'test' };
+
   it("runs Paperlink's workflows beside the engineer's, connected by Paperlink's settings, and delivers the events it writes", async () => {
     const taskQueue = `own-app-${tag}`;
     const rx = await startReceiver();
@@ -76,15 +87,10 @@ suite(`Paperlink in an engineer's own worker${TEMPORAL_MISSING ? ` (skipped: ${T
         plugins: [paperlink],
       });
       running = worker.run();
-      const variables = (await paperlink.service.templates.load(EXAMPLE_IDS.letter)).variables;
-      const body = {
-        template_id: EXAMPLE_IDS.letter,
-        merge_parameters: Object.fromEntries(variables.map((v) => [v, `value of ${v}`])),
-        destinations: {
-          inkit_storage: {},
-          magic_link: { recipient_email: 'ada@example.com', retain_from_created: { hours: 1 } },
-        },
-      };
+      const body = await letter(paperlink, 'a value', {
+        inkit_storage: {},
+        magic_link: { recipient_email: 'ada@example.com', retain_from_created: { hours: 1 } },
+      });
       const handle = await env.client.workflow.start('sendContract', {
         taskQueue,
         workflowId: `contract-${tag}`,
@@ -210,13 +216,10 @@ suite(`Paperlink in an engineer's own worker${TEMPORAL_MISSING ? ` (skipped: ${T
         namespace: paperlink.namespace,
         dataConverter: paperlinkDataConverter(config.temporal),
       });
-      const variables = (await paperlink.service.templates.load(EXAMPLE_IDS.letter)).variables;
       const secret = `Zanzibar ${tag}`;
-      const body = {
-        template_id: EXAMPLE_IDS.letter,
-        merge_parameters: Object.fromEntries(variables.map((v) => [v, secret])),
-        destinations: { magic_link: { recipient_email: `hidden-${process.pid}@example.com`, expire_after_n_views: 2 } },
-      };
+      const body = await letter(paperlink, secret, {
+        magic_link: { recipient_email: `hidden-${process.pid}@example.com`, expire_after_n_views: 2 },
+      });
       const result = await generateDocument(client, { body, idempotencyKey: `encrypted-${tag}` }, { taskQueue });
       expect(result.document_id).toMatch(/^doc_/);
       const generateId = workflowId.generate(renderIdOf({ idempotencyKey: `encrypted-${tag}` }));
@@ -276,16 +279,8 @@ suite(`Paperlink in an engineer's own worker${TEMPORAL_MISSING ? ` (skipped: ${T
     });
     const running = worker.run();
     try {
-      const variables = (await paperlink.service.templates.load(EXAMPLE_IDS.letter)).variables;
       // as POST /v1/generate runs it under ENGINE=temporal
-      const result = await paperlink.service.engine.generate({
-        body: {
-          template_id: EXAMPLE_IDS.letter,
-          merge_parameters: Object.fromEntries(variables.map((v) => [v, 'indexed'])),
-          destinations: { inkit_storage: {} },
-        },
-        caller: { keyId: null, name: 'test' },
-      });
+      const result = await paperlink.service.engine.generate({ body: await letter(paperlink, 'indexed'), caller });
       const query = `PaperlinkTemplateId = '${EXAMPLE_IDS.letter}' AND PaperlinkDocumentId = '${result.document_id}'`;
       const found: string[] = [];
       await eventually(
@@ -320,15 +315,7 @@ suite(`Paperlink in an engineer's own worker${TEMPORAL_MISSING ? ` (skipped: ${T
     try {
       // the engineer's rollout makes their build current; Paperlink's renders then run on it
       await adoptVersion(paperlink.client, paperlink.namespace, version);
-      const variables = (await paperlink.service.templates.load(EXAMPLE_IDS.letter)).variables;
-      const result = await paperlink.service.engine.generate({
-        body: {
-          template_id: EXAMPLE_IDS.letter,
-          merge_parameters: Object.fromEntries(variables.map((v) => [v, 'versioned'])),
-          destinations: { inkit_storage: {} },
-        },
-        caller: { keyId: null, name: 'test' },
-      });
+      const result = await paperlink.service.engine.generate({ body: await letter(paperlink, 'versioned'), caller });
       const run = await paperlink.client.workflow.getHandle(workflowId.generate(result.id)).describe();
       expect(run.status.name).toBe('COMPLETED');
       const history = await paperlink.client.workflow.getHandle(workflowId.generate(result.id)).fetchHistory();
