@@ -21,9 +21,8 @@ import {
 import type { Caller, DocumentInfo, GenerateResult } from '../src/documents';
 import type { GenerateInput } from '../src/flows/generate';
 import type { LinkInfo } from '../src/links/model';
-import { RENDER_RETRY } from './common';
 import type { LinkState } from '../src/links/lifecycle';
-import { workflowId } from './common';
+import { RENDER_RETRY, workflowId } from './common';
 import type { generate, linkWatch, LinkWatchUntil } from './workflows';
 
 export type { LinkState, LinkWatchUntil };

@@ -34,8 +34,7 @@ import type { PostcardStatus } from '../src/flows/postcard';
 import { newId } from '../src/ids';
 import { renderIdFor } from '../src/idempotency';
 import { paperlinkDataConverter } from './codec';
-import { SEARCH_ATTRIBUTES } from './common';
-import { DEFAULT_TASK_QUEUE, LINK, PASSING_FAILURE, REQUEST_FAILURE, workflowId } from './common';
+import { DEFAULT_TASK_QUEUE, LINK, PASSING_FAILURE, REQUEST_FAILURE, SEARCH_ATTRIBUTES, workflowId } from './common';
 import type { ExpireOptions, LinkStatusView } from './workflows';
 
 export { DEFAULT_TASK_QUEUE, workflowId } from './common';
@@ -55,6 +54,9 @@ export function connectionOptions(t: TemporalConfig): Pick<ConnectionOptions, 'a
     ...(t.apiKey ? { apiKey: t.apiKey } : {}),
   };
 }
+
+/** Whether a call failed because the server has no Worker Deployments (UNIMPLEMENTED, or FAILED_PRECONDITION where they are turned off). */
+export const noWorkerDeployments = (err: unknown): boolean => [12, 9].includes((err as { code?: number }).code ?? -1);
 
 /** What to say when the Temporal frontend cannot be reached. */
 export function unreachable(t: TemporalConfig, err: unknown): PaperlinkError {

@@ -20,19 +20,26 @@ const KEY_ID = 'paperlink-key-id';
 const utf8 = (s: string) => new TextEncoder().encode(s);
 const text = (b: Uint8Array | null | undefined) => (b ? Buffer.from(b).toString('utf8') : '');
 
-/** A payload as bytes: its metadata and data, each base64 in a small JSON object. */
-function pack(p: Payload): Buffer {
-  const metadata: Record<string, string> = {};
-  for (const [k, v] of Object.entries(p.metadata ?? {})) metadata[k] = Buffer.from(v).toString('base64');
-  return Buffer.from(JSON.stringify({ metadata, data: Buffer.from(p.data ?? new Uint8Array()).toString('base64') }));
+/** A payload as Temporal's codec-server protocol writes it (protobuf JSON: bytes in base64). */
+interface JsonPayload {
+  metadata?: Record<string, string>;
+  data?: string;
 }
 
-function unpack(b: Buffer): Payload {
-  const o = JSON.parse(b.toString('utf8')) as { metadata: Record<string, string>; data: string };
-  const metadata: Record<string, Uint8Array> = {};
-  for (const [k, v] of Object.entries(o.metadata)) metadata[k] = Buffer.from(v, 'base64');
-  return { metadata, data: Buffer.from(o.data, 'base64') };
-}
+const fromJson = (p: JsonPayload): Payload => ({
+  metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+  data: Buffer.from(p.data ?? '', 'base64'),
+});
+const toJson = (p: Payload): JsonPayload => ({
+  metadata: Object.fromEntries(
+    Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+  ),
+  data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
+});
+
+/** A payload as the bytes the codec encrypts: its JSON form above. */
+const pack = (p: Payload): Buffer => Buffer.from(JSON.stringify(toJson(p)));
+const unpack = (b: Buffer): Payload => fromJson(JSON.parse(b.toString('utf8')) as JsonPayload);
 
 export class PaperlinkCodec implements PayloadCodec {
   private readonly keys: Map<string, Buffer>;
@@ -96,23 +103,6 @@ export function paperlinkDataConverter(
   const codec = payloadCodec(t);
   return codec ? { ...base, payloadCodecs: [...(base.payloadCodecs ?? []), codec] } : base;
 }
-
-/** A payload as Temporal's codec-server protocol writes it (protobuf JSON: bytes in base64). */
-interface JsonPayload {
-  metadata?: Record<string, string>;
-  data?: string;
-}
-
-const fromJson = (p: JsonPayload): Payload => ({
-  metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
-  data: Buffer.from(p.data ?? '', 'base64'),
-});
-const toJson = (p: Payload): JsonPayload => ({
-  metadata: Object.fromEntries(
-    Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
-  ),
-  data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
-});
 
 /**
  * Temporal's codec-server protocol (POST /encode and /decode, `{ payloads: [...] }`), so that

@@ -6,12 +6,13 @@
  * on a worker of Paperlink's own.
  *
  *   const paperlink = await createPaperlinkPlugin();          // DATABASE_URL, TEMPORAL_ADDRESS, … as for the API
- *   const connection = await NativeConnection.connect({ plugins: [paperlink] });
+ *   const connection = await NativeConnection.connect(paperlink.connectionOptions);
  *   const worker = await Worker.create({
  *     connection, namespace: paperlink.namespace, taskQueue: paperlink.taskQueue,
  *     workflowsPath: require.resolve('./workflows'),           // yours, with `export * from 'paperlink/workflows/workflows'`
+ *     plugins: [paperlink],
  *   });
- *   await worker.run();                                       // closes Paperlink's service when it ends
+ *   await worker.run();                                       // the service closes when its last worker stops
  *
  * A worker has one workflows module: yours re-exports ours (without one, the plugin gives ours).
  */
@@ -28,7 +29,7 @@ import { ConfigError, loadConfig, requirePostgres, type Config } from '../src/co
 import { PaperlinkError } from '../src/errors';
 import { createService, type Service } from '../src/service';
 import { createActivities } from './activities';
-import { connectClient, connectionOptions, TemporalEngine } from './client';
+import { connectClient, connectionOptions, noWorkerDeployments, TemporalEngine } from './client';
 import { paperlinkDataConverter } from './codec';
 
 /** Paperlink's workflows module: a worker's `workflowsPath` when it has none of its own. */
@@ -57,7 +58,7 @@ export async function routedTo(
     return v?.deploymentName && v.buildId ? { deploymentName: v.deploymentName, buildId: v.buildId } : undefined;
   } catch (err) {
     // a server without Worker Deployments routes nothing by version
-    if ([12, 9].includes((err as { code?: number }).code ?? -1)) return undefined;
+    if (noWorkerDeployments(err)) return undefined;
     throw err;
   }
 }
@@ -65,7 +66,7 @@ export async function routedTo(
 /**
  * A worker that would poll for nothing: its task queue's workflow tasks go to a build of a Worker
  * Deployment this worker is not part of (an unversioned worker beside versioned ones, or another
- * deployment's). Thrown at the worker's start rather than leaving it to wait silently.
+ * deployment's). Thrown when the worker is made rather than leaving it to wait silently.
  */
 export function starvedError(
   taskQueue: string,

@@ -10,7 +10,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from 
 import { requirePostgres, type Config } from '../src/config';
 import { packageVersion } from '../src/service';
 import type { Client } from '@temporalio/client';
-import { unreachable } from './client';
+import { noWorkerDeployments, unreachable } from './client';
 import { createPaperlinkPlugin } from './plugin';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 
@@ -32,8 +32,7 @@ export async function hasWorkerDeployments(client: Client, namespace: string): P
     await client.workflowService.listWorkerDeployments({ namespace, pageSize: 1 });
     return true;
   } catch (err) {
-    // UNIMPLEMENTED, or FAILED_PRECONDITION where the feature is turned off
-    if ([12, 9].includes((err as { code?: number }).code ?? -1)) return false;
+    if (noWorkerDeployments(err)) return false;
     throw err;
   }
 }
@@ -124,13 +123,10 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     // installed already (a worker of one's own in the same process): its logger stays
   }
   // Paperlink's worker is the plugin an engineer's worker takes, on a worker of its own
-  const paperlink = await createPaperlinkPlugin({
-    config: { ...config, engine: 'temporal' },
-    log,
-  });
+  const paperlink = await createPaperlinkPlugin({ config, log });
   let connection: NativeConnection | undefined;
   try {
-    connection = await NativeConnection.connect({ plugins: [paperlink] }).catch((err: unknown) => {
+    connection = await NativeConnection.connect(paperlink.connectionOptions).catch((err: unknown) => {
       throw unreachable(t, err);
     });
     const client = paperlink.client;
@@ -145,6 +141,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
       namespace: t.namespace,
       taskQueue: t.taskQueue,
       workerDeploymentOptions: versioned ? deploymentOptions(version) : undefined,
+      plugins: [paperlink],
     });
     const stop = () => {
       log('paperlink worker: stopping (running activities finish first)');
