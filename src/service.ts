@@ -366,7 +366,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       await engine.stop();
       await dispatcher.stop();
       // what this process still had goes to the others now, not when they notice it is gone
-      if (options.runFlows && engine.kind === 'embedded') await claims.releaseAll(clock.now()).catch(() => undefined);
+      if (options.runFlows) await claims.releaseAll(clock.now()).catch(() => undefined);
       await presence.close();
       mailer.close();
       await renderer.close();

@@ -530,6 +530,36 @@ export const MIGRATIONS: [string, Step][] = [
         .execute();
     },
   ],
+  [
+    '0026_leases',
+    async (db) => {
+      // every claim on background work is one shape (src/jobs/lease.ts): `<name>_by`, `<name>_until`
+      // and `<name>_epoch`, the epoch fencing each write made under it
+      for (const table of ['magic_links', 'postcards']) {
+        await db.schema.alterTable(table).addColumn('claimed_until', 'text').execute();
+        await db.schema
+          .alterTable(table)
+          .addColumn('claimed_epoch', 'integer', (c) => c.notNull().defaultTo(0))
+          .execute();
+      }
+      await db.schema
+        .alterTable('magic_links')
+        .addColumn('sending_epoch', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .alterTable('deliveries')
+        .addColumn('claimed_epoch', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      // a send lease from before leases named their sender: its sender is gone; the link's step sends it
+      await sql`update magic_links set wake_at = coalesce(wake_at, sending_until), sending_until = null
+        where sending_until is not null and sending_by is null`.execute(db);
+      // a sweep finds held leases by their holder, as it does the others
+      await sql`create index magic_links_sending_by on magic_links (sending_by) where sending_by is not null`.execute(
+        db,
+      );
+      await db.schema.dropIndex('magic_links_sending').execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

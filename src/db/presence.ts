@@ -3,7 +3,7 @@
  * over at once (not when a lease runs out).
  *
  * Each process has a presence id (a random 31-bit integer) that it writes into what it claims
- * (`claimed_by`, `sending_by`). On PostgreSQL it holds a session advisory lock on that id on one
+ * (the leases of src/jobs/lease.ts). On PostgreSQL it holds a session advisory lock on that id on one
  * connection of its own for as long as it lives: PostgreSQL drops the lock the moment the process
  * dies (kill -9 included: the connection closes), so the live ids are the locks `pg_locks` shows.
  * On SQLite one server owns the data dir (src/db/lock.ts): only this process is alive, and what

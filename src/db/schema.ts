@@ -128,12 +128,14 @@ export interface MagicLinksTable {
   token_generation: number;
   /** The keyring's key (src/links/keyring.ts) the URL's token was derived with; null: an older version's key. */
   token_key: string | null;
-  /** Who is sending the e-mail now, until when (a lease): one sender at a time, a dead one's lease runs out. */
-  sending_until: string | null;
-  /** The process (its presence id, src/db/presence.ts) sending it; its lease ends when that process does. */
+  /** The lease on the link's e-mail (src/jobs/lease.ts): one sender at a time, until `sending_until` or its process's end. */
   sending_by: number | null;
-  /** The process running a step of the link's lifecycle now (embedded engine); free again when the step ends or that process dies. */
+  sending_until: string | null;
+  sending_epoch: Generated<number>;
+  /** The lease on a step of the link's lifecycle (embedded engine): free again when the step ends or its process dies. */
   claimed_by: number | null;
+  claimed_until: string | null;
+  claimed_epoch: Generated<number>;
   /**
    * When the embedded engine next looks at the link (its deadline, a retry, a lease running out;
    * now after a change); null: nothing to wait for. Under Temporal: a change its workflow may not
@@ -213,8 +215,10 @@ export interface PostcardsTable {
   warnings: string;
   created_at: string;
   updated_at: string;
-  /** The process rendering it now (embedded engine); free again when that process dies. */
+  /** The lease on its render (embedded engine, src/jobs/lease.ts): free again when the render ends or its process dies. */
   claimed_by: number | null;
+  claimed_until: string | null;
+  claimed_epoch: Generated<number>;
   /** When the embedded engine renders it (received: at once; after an unexpected error, later); null once done. */
   wake_at: string | null;
   /** Renders that failed for a passing reason (the render time limit under load); at RENDER_ATTEMPTS it is failed. */
@@ -272,9 +276,10 @@ export interface DeliveriesTable {
   last_duration_ms: number | null;
   created_at: string;
   updated_at: string;
-  /** The process making the attempt now, and until when its claim holds (then, or when it dies, another may). */
+  /** The lease on an attempt (src/jobs/lease.ts): until `claimed_until`, or its process's end; then another may. */
   claimed_by: number | null;
   claimed_until: string | null;
+  claimed_epoch: Generated<number>;
 }
 
 export interface DeliveryAttemptsTable {

@@ -1,21 +1,23 @@
 /**
  * What the embedded engine's scheduler asks of the database. A link or postcard that waits holds
  * nothing anywhere but its row: `wake_at` says when it is due (indexed where it is set). A process
- * claims due rows in batches (`claimed_by` = its presence id, `wake_at` cleared; PostgreSQL skips
- * rows another process is claiming), runs their step, and releases each with its next wake-up. A
- * change marks the row due now. Claims last one step, so at any moment only a few rows are claimed,
- * and the sweep, which frees what dead processes held (and this process's own when a release
- * failed), reads only those, by a partial index. Webhook deliveries are claimed by the dispatcher
- * (src/webhooks); their dead claims are freed here too. A link's e-mail is leased by its sender
- * (`sending_by`); a dead sender's lease is freed and its link made due.
+ * takes due rows in batches, each under a lease (src/jobs/lease.ts: `claimed_by` = its presence id,
+ * while it lives; `claimed_epoch` bumped; `wake_at` cleared; PostgreSQL skips rows another process
+ * is taking), runs their step, and gives each back with its next wake-up, fenced by the epoch it
+ * took. A change marks the row due now. Leases last one step, so at any moment only a few rows are
+ * held, and the sweep (src/jobs/lease.ts), which frees what dead processes held, reads only those.
  */
 import { sql } from 'kysely';
 import type { Database, Db } from '../db';
 import type { Presence } from '../db/presence';
 import { iso } from '../clock';
+import { freeing, isFree, LEASES, taking, releaseAll, sweep, type Held } from '../jobs/lease';
 
 /** The tables whose rows wait for their wake-up. */
 export type Waiting = 'magic_links' | 'postcards';
+
+/** The lease a step on a row of each table takes. */
+const STEP = { magic_links: LEASES.link_step, postcards: LEASES.postcard_render } as const;
 
 export class Claims {
   private readonly db: Db;
@@ -32,20 +34,21 @@ export class Claims {
     return this.presence.id;
   }
 
-  /** Claims up to `limit` rows of `table` due at `now`, the longest due first; their ids. */
-  async due(table: Waiting, now: Date, limit: number): Promise<string[]> {
+  /** Takes up to `limit` rows of `table` due at `now`, the longest due first: their ids and lease epochs. */
+  async due(table: Waiting, now: Date, limit: number): Promise<Held[]> {
     if (limit <= 0) return [];
     const at = iso(now);
     if (this.database.dialect === 'postgres') {
-      // one statement; rows another process is claiming are skipped. The CTE is evaluated once:
+      // one statement (the take of src/jobs/lease.ts, written out); rows another process is claiming are skipped. The CTE is evaluated once:
       // as `id in (subquery)` PostgreSQL may run the subquery again for each row it updates, and
       // each run skips the rows the runs before it locked, so the claim takes every due row
-      const rows = await sql<{ id: string }>`with due as materialized (
-          select id from ${sql.table(table)} where wake_at <= ${at} and claimed_by is null
+      const rows = await sql<{ id: string; epoch: number | string }>`with due as materialized (
+          select id from ${sql.table(table)} where wake_at <= ${at} and ${isFree(STEP[table], now)}
           order by wake_at limit ${limit} for update skip locked)
-        update ${sql.table(table)} t set claimed_by = ${this.owner}, wake_at = null
-        from due where t.id = due.id returning t.id`.execute(this.db);
-      return rows.rows.map((r) => r.id);
+        update ${sql.table(table)} t set claimed_by = ${this.owner}, wake_at = null,
+          claimed_epoch = t.claimed_epoch + 1
+        from due where t.id = due.id returning t.id, t.claimed_epoch as epoch`.execute(this.db);
+      return rows.rows.map((r) => ({ id: r.id, epoch: Number(r.epoch) }));
     }
     // SQLite (one writer): a read first, so that a pass with nothing due does not take the write lock
     const ids = (
@@ -53,7 +56,7 @@ export class Claims {
         .selectFrom(table)
         .select('id')
         .where('wake_at', '<=', at)
-        .where('claimed_by', 'is', null)
+        .where(isFree(STEP[table], now))
         .orderBy('wake_at')
         .limit(limit)
         .execute()
@@ -61,20 +64,21 @@ export class Claims {
     if (!ids.length) return [];
     const rows = await this.db
       .updateTable(table)
-      .set({ claimed_by: this.owner, wake_at: null })
+      .set({ ...taking(STEP[table], this.owner, null), wake_at: null })
       .where('id', 'in', ids)
-      .where('claimed_by', 'is', null)
+      .where(isFree(STEP[table], now))
       .where('wake_at', '<=', at)
-      .returning('id')
+      .returning(['id', 'claimed_epoch as epoch'])
       .execute();
-    return rows.map((r) => r.id);
+    return rows;
   }
 
   /**
    * Ends this process's step on a row: it wakes at `at` (null: not before a change), or earlier if
    * a change marked it due meanwhile. `also`: what else the step decided (a link's planned retry).
+   * Only while the lease is the one it took: a step whose row was taken over changes nothing.
    */
-  async release(table: Waiting, id: string, at: Date | null, also: { send_retry_at?: string | null } = {}) {
+  async release(table: Waiting, held: Held, at: Date | null, also: { send_retry_at?: string | null } = {}) {
     const wake =
       at === null
         ? sql<string | null>`wake_at`
@@ -86,10 +90,9 @@ export class Claims {
     await write((db) =>
       db
         .updateTable(table)
-        .set({ wake_at: wake, ...also })
-        .set({ claimed_by: null })
-        .where('id', '=', id)
-        .where('claimed_by', '=', this.owner)
+        .set({ wake_at: wake, ...also, ...freeing(STEP[table]) })
+        .where('id', '=', held.id)
+        .where('claimed_epoch', '=', held.epoch)
         .execute(),
     );
   }
@@ -121,61 +124,15 @@ export class Claims {
   }
 
   /**
-   * Frees what processes that are no longer alive claimed, and what this process claimed but is
-   * not running (`running`: the ids of its steps under way); what it frees is due `now`. Reads
-   * only claimed rows and e-mail leases, never the rows that merely wait. Returns how many rows it freed.
+   * Frees the leases of processes that are no longer alive, and this process's own on rows it is
+   * not running (`running`: the ids of its steps under way), of every kind (src/jobs/lease.ts).
    */
   async sweep(now: Date, running: ReadonlySet<string>): Promise<number> {
-    const live = await this.presence.live();
-    if (!live.includes(this.owner)) live.push(this.owner);
-    const at = iso(now);
-    await this.db
-      .updateTable('deliveries')
-      .set({ claimed_by: null, claimed_until: null })
-      .where('claimed_by', 'is not', null)
-      .where('claimed_by', 'not in', live)
-      .execute();
-    // a link whose sender died: its step sends it (a lease without a sender is from before leases
-    // named theirs: its sender is gone by now)
-    const unleased = await this.db
-      .updateTable('magic_links')
-      .set({ sending_by: null, sending_until: null, wake_at: at })
-      .where('sending_until', 'is not', null)
-      .where((e) => e.or([e('sending_by', 'is', null), e('sending_by', 'not in', live)]))
-      .executeTakeFirst();
-    let freed = Number(unleased.numUpdatedRows);
-    const mine = [...running];
-    for (const table of ['magic_links', 'postcards'] as const) {
-      const r = await this.db
-        .updateTable(table)
-        .set({ claimed_by: null, wake_at: sql<string>`coalesce(wake_at, ${at})` })
-        .where('claimed_by', 'is not', null)
-        .where((e) =>
-          e.or([
-            e('claimed_by', 'not in', live),
-            mine.length
-              ? e.and([e('claimed_by', '=', this.owner), e('id', 'not in', mine)])
-              : e('claimed_by', '=', this.owner),
-          ]),
-        )
-        .executeTakeFirst();
-      freed += Number(r.numUpdatedRows);
-    }
-    return freed;
+    return sweep(this.db, this.owner, await this.presence.live(), now, running);
   }
 
-  /** Gives up everything this process claimed (a clean stop): the others take it at once. */
-  async releaseAll(now: Date): Promise<void> {
-    await this.db
-      .updateTable('deliveries')
-      .set({ claimed_by: null, claimed_until: null })
-      .where('claimed_by', '=', this.owner)
-      .execute();
-    for (const table of ['magic_links', 'postcards'] as const)
-      await this.db
-        .updateTable(table)
-        .set({ claimed_by: null, wake_at: sql<string>`coalesce(wake_at, ${iso(now)})` })
-        .where('claimed_by', '=', this.owner)
-        .execute();
+  /** Gives back every lease this process holds (a clean stop): the others take the work at once. */
+  releaseAll(now: Date): Promise<void> {
+    return releaseAll(this.db, this.owner, now);
   }
 }

@@ -15,6 +15,7 @@ import type { PostcardActivities } from '../flows/postcard';
 import { POLICIES, waitMs } from '../flows/policies';
 import type { Ports } from '../flows/ports';
 import type { Engine } from '.';
+import type { Held } from '../jobs/lease';
 import type { Claims } from './claims';
 import { NO_LOAD, type Load } from './load';
 
@@ -153,16 +154,16 @@ export class EmbeddedEngine implements Engine {
       }
       const room = LINK_STEPS - (this.steps.size - this.postcardsRunning);
       const links = want.links ? await this.claims.due('magic_links', now, room) : [];
-      if (!this.halted) for (const id of links) this.track(id, 'links', this.linkStep(id));
+      if (!this.halted) for (const held of links) this.track(held.id, 'links', this.linkStep(held));
       const take = this.postcardRoom();
       this.room = { links: room > 0, postcards: take > 0 };
       const postcards = want.postcards ? await this.claims.due('postcards', now, take) : [];
-      for (const id of postcards) {
+      for (const held of postcards) {
         this.postcardsRunning++;
         this.track(
-          id,
+          held.id,
           'postcards',
-          this.render(id).finally(() => this.postcardsRunning--),
+          this.render(held).finally(() => this.postcardsRunning--),
         );
       }
       // a full batch: there may be more
@@ -208,16 +209,17 @@ export class EmbeddedEngine implements Engine {
   }
 
   /** One step of the link's lifecycle; it is released with its next wake-up (a failed step: due again in a minute). */
-  private async linkStep(id: string): Promise<void> {
+  private async linkStep(held: Held): Promise<void> {
+    const id = held.id;
     let wake;
     try {
       wake = await linkStep(this.activities, id, () => this.clock.now().getTime());
     } catch (err) {
       this.onError(`link-${id}`, err);
-      await this.claims.release('magic_links', id, new Date(this.clock.now().getTime() + 60_000));
+      await this.claims.release('magic_links', held, new Date(this.clock.now().getTime() + 60_000));
       return;
     }
-    await this.claims.release('magic_links', id, wake.at === null ? null : new Date(wake.at), {
+    await this.claims.release('magic_links', held, wake.at === null ? null : new Date(wake.at), {
       send_retry_at: wake.retryAt === null ? null : iso(new Date(wake.retryAt)),
     });
   }
@@ -227,7 +229,8 @@ export class EmbeddedEngine implements Engine {
    * (the database down, a full disk) makes it due again after its policy's back-off (POLICIES.postcard_render), so
    * nothing answered 202 is dropped.
    */
-  private async render(id: string): Promise<void> {
+  private async render(held: Held): Promise<void> {
+    const id = held.id;
     try {
       await this.activities.renderPostcard(id);
     } catch (err) {
@@ -235,11 +238,11 @@ export class EmbeddedEngine implements Engine {
       const n = this.renderErrors.get(id) ?? 0;
       this.renderErrors.set(id, n + 1);
       const wait = waitMs(POLICIES.postcard_render, n + 1);
-      await this.claims.release('postcards', id, new Date(this.clock.now().getTime() + wait));
+      await this.claims.release('postcards', held, new Date(this.clock.now().getTime() + wait));
       return;
     }
     this.renderErrors.delete(id);
-    await this.claims.release('postcards', id, null);
+    await this.claims.release('postcards', held, null);
   }
 
   /**

@@ -1,10 +1,12 @@
 /**
  * E-mailing a link: at most once per URL generation, one sender at a time (a lease of
- * SEND_LEASE_MS, so another process may send after a crash), and again with a new URL on resend.
- * The outcome (`sent`, `send_failed`) is written with its event and told to the link's flow.
+ * SEND_LEASE_MS, src/jobs/lease.ts, so another process may send after a crash), and again with a
+ * new URL on resend. The outcome (`sent`, `send_failed`) is written with its event, only while the
+ * sender still holds the lease it took, and told to the link's flow.
  */
+import type { Expression, SqlBool } from 'kysely';
 import type { MagicLinkRow } from '../db/schema';
-import { iso } from '../clock';
+import { freeing, isFree, isHeld, LEASES, taking } from '../jobs/lease';
 import { ValidationError } from '../errors';
 import type { Mailer, Message } from '../mail';
 import { sha256 } from '../secrets';
@@ -23,6 +25,8 @@ export function urlOf(app: MagicLinkApp, token: string): string {
 
 /** How long one sender holds a link's e-mail: longer than the mailer may take (its timeouts are a minute). */
 export const SEND_LEASE_MS = 2 * 60 * 1000;
+
+const SEND = LEASES.link_email;
 
 export class LinkDelivery {
   constructor(
@@ -55,34 +59,27 @@ export class LinkDelivery {
     // an error: the link's flow reads the state next and ends as the link did
     if (row.sent_at !== null || !ACTIVE.includes(row.status)) return { sent: row.sent_at !== null, url };
     const now = this.rows.clock.now();
-    const lease = (holder?: number | null) =>
+    const take = (lease: Expression<SqlBool>) =>
       this.rows.db
         .updateTable('magic_links')
-        .set({
-          sending_until: iso(new Date(now.getTime() + SEND_LEASE_MS)),
-          sending_by: this.owner(),
-          token_hash: sha256(token),
-        })
+        .set({ ...taking(SEND, this.owner(), new Date(now.getTime() + SEND_LEASE_MS)), token_hash: sha256(token) })
         .where('id', '=', id)
         .where('sent_at', 'is', null)
         .where('token_generation', '=', row.token_generation)
-        .where((e) =>
-          holder === undefined
-            ? e.or([e('sending_until', 'is', null), e('sending_until', '<', iso(now))])
-            : e('sending_by', '=', holder),
-        )
+        .where(lease)
+        .returning('sending_epoch')
         .executeTakeFirst();
-    let claimed = Number((await lease()).numUpdatedRows) > 0;
-    if (!claimed) {
+    let taken = await take(isFree(SEND, now));
+    if (!taken) {
       // another sender holds the lease: if its process has died (a worker killed mid-send), this
-      // attempt takes it over now rather than when it runs out
+      // attempt takes it over now rather than when it runs out (the lease as read: not one taken since)
       const held = await this.rows.row(id);
       if (held.sent_at === null && held.sending_by !== null && !(await this.live()).includes(held.sending_by))
-        claimed = Number((await lease(held.sending_by)).numUpdatedRows) > 0;
+        taken = await take(isHeld(SEND, held.sending_epoch));
       // sent meanwhile, or a live sender holds it: that send is the one
-      if (!claimed) return { sent: (await this.rows.row(id)).sent_at !== null, url };
+      if (!taken) return { sent: (await this.rows.row(id)).sent_at !== null, url };
     }
-    return this.send(row, app, url, tell);
+    return this.send(row, app, url, tell, taken.sending_epoch);
   }
 
   /** `POST /v1/magic_links/:id/resend`: e-mails the link again at once, with a new URL (the old one stops working). */
@@ -96,18 +93,25 @@ export class LinkDelivery {
     const generation = row.token_generation + 1;
     const key = this.tokens.currentKey();
     const token = this.tokens.token(id, generation, key);
-    await this.rows.db
+    const taken = await this.rows.db
       .updateTable('magic_links')
       .set({
         token_generation: generation,
         token_key: key,
         token_hash: sha256(token),
-        sending_until: iso(new Date(this.rows.clock.now().getTime() + SEND_LEASE_MS)),
-        sending_by: this.owner(),
+        // an explicit resend takes the lease from any sender: the one under way is fenced out
+        ...taking(SEND, this.owner(), new Date(this.rows.clock.now().getTime() + SEND_LEASE_MS)),
       })
       .where('id', '=', id)
-      .execute();
-    return this.send({ ...row, token_generation: generation, token_key: key }, app, urlOf(app, token), true);
+      .returning('sending_epoch')
+      .executeTakeFirstOrThrow();
+    return this.send(
+      { ...row, token_generation: generation, token_key: key },
+      app,
+      urlOf(app, token),
+      true,
+      taken.sending_epoch,
+    );
   }
 
   private async send(
@@ -115,17 +119,21 @@ export class LinkDelivery {
     app: MagicLinkApp,
     url: string,
     tell: boolean,
+    epoch: number,
   ): Promise<{ sent: boolean; url: string }> {
     const id = row.id;
     try {
       await this.mailer.send(await this.message(row, app, url));
     } catch (err) {
       const reason = err instanceof Error ? err.message.slice(0, 300) : String(err);
-      const changed = await this.record(id, 'magic_link.send_failed', { status: 'send_failed', send_error: reason });
+      const changed = await this.record(id, epoch, 'magic_link.send_failed', {
+        status: 'send_failed',
+        send_error: reason,
+      });
       if (changed && tell) this.changed(id, 'send_failed');
       return { sent: false, url };
     }
-    const changed = await this.record(id, 'magic_link.sent', {
+    const changed = await this.record(id, epoch, 'magic_link.sent', {
       status: 'active',
       send_error: null,
       sent_at: this.rows.now(),
@@ -166,9 +174,14 @@ export class LinkDelivery {
     await this.mailer.send(await this.message(row, app, url, true));
   }
 
-  /** Records how a send went, with its event, while the link is active; whether it was. */
+  /**
+   * Records how a send went, with its event, while the link is active and the send lease is the one
+   * taken at `epoch`; whether it was. A sender whose lease was taken over (it ran out, or its process
+   * was presumed dead) changes nothing: the sender that took it records its own outcome.
+   */
   private record(
     id: string,
+    epoch: number,
     type: 'magic_link.sent' | 'magic_link.send_failed',
     outcome: { status: 'active' | 'send_failed'; send_error: string | null; sent_at?: string },
   ): Promise<boolean> {
@@ -178,12 +191,12 @@ export class LinkDelivery {
         .set((e) => ({
           ...outcome,
           send_attempts: e('send_attempts', '+', 1),
-          sending_until: null,
-          sending_by: null,
+          ...freeing(SEND),
           send_retry_at: null,
         }))
         .where('id', '=', id)
         .where('status', 'in', ACTIVE)
+        .where(isHeld(SEND, epoch))
         .returningAll()
         .executeTakeFirst();
       if (r) await this.rows.emit(trx, type, r);

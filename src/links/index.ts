@@ -176,9 +176,12 @@ export class MagicLinks {
         ended_at: null,
         render_id: renderId ?? null,
         token_generation: 0,
-        sending_until: null,
         sending_by: null,
+        sending_until: null,
+        sending_epoch: 0,
         claimed_by: null,
+        claimed_until: null,
+        claimed_epoch: 0,
         // its lifecycle looks at it at once (src/engine/embedded.ts), then when it next has to
         wake_at: iso(now),
         send_retry_at: null,

@@ -104,6 +104,8 @@ export class Postcards {
         failure_reason: arg('failure_reason'),
         warnings: arg('warnings'),
         claimed_by: arg('claimed_by'),
+        claimed_until: arg('claimed_until'),
+        claimed_epoch: arg('claimed_epoch'),
         wake_at: arg('wake_at'),
         render_attempts: arg('render_attempts'),
         created_at: arg('created_at'),
@@ -177,6 +179,8 @@ export class Postcards {
         token_id: key.id,
         idempotency_key: idempotencyKey ?? null,
         claimed_by: null,
+        claimed_until: null,
+        claimed_epoch: 0,
         // due at once: a scheduler (of this process, told by onReceived, or of any other) renders it
         wake_at: now,
         document_id: null,

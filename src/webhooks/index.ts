@@ -22,6 +22,7 @@ import { guardedLookup, urlProblem } from './guard';
 import { sign } from './signature';
 import { isObject } from '../guards';
 import { POLICIES, waitMs } from '../flows/policies';
+import { freeing, isFree, isHeld, LEASES, taking, type Held } from '../jobs/lease';
 
 export interface WebhookInfo {
   id: string;
@@ -267,11 +268,8 @@ type Due = DeliveryRow & {
   event_created_at: string;
 };
 
-/** A delivery's claim as written: the owner (this process's presence then) and its end. */
-interface Claim {
-  by: number;
-  until: string;
-}
+/** The lease on each attempt of a delivery (src/jobs/lease.ts). */
+const ATTEMPT = LEASES.webhook_delivery;
 
 export interface DispatcherOptions extends WebhookOptions {
   /** Attempts in flight at once, in all. */
@@ -488,22 +486,21 @@ export class Dispatcher {
   /**
    * Takes the delivery for this process until its claim runs out (twice the POST timeout, and a
    * little): not when another process holds it, and not when the webhook has `perWebhook` attempts
-   * in flight already, wherever they are. Returns the claim, which is also its fence: the
-   * attempt's outcome is written only while the row still holds this owner and this end.
+   * in flight already, wherever they are. Returns the lease, whose epoch is also its fence: the
+   * attempt's outcome is written only while the row still holds the lease it took.
    */
-  private async claim(d: Due): Promise<Claim | undefined> {
-    const by = this.owner;
+  private async claim(d: Due): Promise<Held | undefined> {
     const at = this.clock.now();
     const now = iso(at);
-    const until = iso(new Date(at.getTime() + 2 * this.options.timeoutMs + 30_000));
+    const until = new Date(at.getTime() + 2 * this.options.timeoutMs + 30_000);
     // one statement: on SQLite it runs under the write lock, so processes count one at a time
     const take = (db: Db) =>
       db
         .updateTable('deliveries')
-        .set({ claimed_by: by, claimed_until: until })
+        .set(taking(ATTEMPT, this.owner, until))
         .where('id', '=', d.id)
         .where('status', '=', 'pending')
-        .where((e) => e.or([e('claimed_until', 'is', null), e('claimed_until', '<=', now)]))
+        .where(isFree(ATTEMPT, at))
         .where(
           (e) =>
             e
@@ -515,6 +512,7 @@ export class Dispatcher {
           '<',
           this.perWebhook,
         )
+        .returning('claimed_epoch')
         .executeTakeFirst();
     // PostgreSQL counts in each transaction's own snapshot: the webhook's row lock puts them in turn
     const r = this.options.lockRows
@@ -523,7 +521,7 @@ export class Dispatcher {
           return take(trx);
         })
       : await take(this.db);
-    return Number(r.numUpdatedRows) > 0 ? { by, until } : undefined;
+    return r && { id: d.id, epoch: r.claimed_epoch };
   }
 
   /**
@@ -533,7 +531,8 @@ export class Dispatcher {
    * is the number of webhooks, not the backlog behind them: a resting endpoint's is never read.
    */
   private async due(): Promise<Due[]> {
-    const now = iso(this.clock.now());
+    const at = this.clock.now();
+    const now = iso(at);
     const heads = await this.db
       .selectFrom('webhooks as w')
       .select((eb) => [
@@ -543,7 +542,7 @@ export class Dispatcher {
           .whereRef('q.webhook_id', '=', 'w.id')
           .where('q.status', '=', 'pending')
           .where('q.next_attempt_at', '<=', now)
-          .where((e) => e.or([e('q.claimed_until', 'is', null), e('q.claimed_until', '<=', now)]))
+          .where(isFree(ATTEMPT, at))
           .where((e) =>
             e.not(
               e.exists(
@@ -576,7 +575,7 @@ export class Dispatcher {
       .execute();
   }
 
-  private launch(d: Due, claim: Claim): void {
+  private launch(d: Due, claim: Held): void {
     this.launches++;
     this.inFlight.add(d.id);
     this.perHook.set(d.webhook_id, (this.perHook.get(d.webhook_id) ?? 0) + 1);
@@ -595,12 +594,12 @@ export class Dispatcher {
 
   /**
    * One POST: the result is recorded before the next delivery for the same resource may go. The
-   * record is fenced by the claim (its owner and end, as written): when the claim
+   * record is fenced by the lease's epoch: when the lease
    * ran out and another dispatcher took the delivery over (or a sweep freed it from a process
    * presumed dead), this attempt is kept in the delivery's history and changes nothing else, so a
    * late timeout never turns the other's `succeeded` back into `pending`.
    */
-  private async attempt(d: Due, claim: Claim): Promise<void> {
+  private async attempt(d: Due, claim: Held): Promise<void> {
     const event: Event = {
       id: d.event_id,
       object: 'event',
@@ -658,12 +657,10 @@ export class Dispatcher {
           last_error: result.error,
           last_duration_ms: durationMs,
           updated_at: iso(now),
-          claimed_by: null,
-          claimed_until: null,
+          ...freeing(ATTEMPT),
         }))
         .where('id', '=', d.id)
-        .where('claimed_by', '=', claim.by)
-        .where('claimed_until', '=', claim.until)
+        .where(isHeld(ATTEMPT, claim.epoch))
         .executeTakeFirst();
       // the claim was lost: whoever holds the delivery now records its own outcome
       if (Number(recorded.numUpdatedRows) === 0) return false;

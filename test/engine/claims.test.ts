@@ -9,6 +9,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { postgresPresence, type Presence } from '../../src/db/presence';
 import { Claims } from '../../src/engine/claims';
+import type { Held } from '../../src/jobs/lease';
 import { createService, type Service } from '../../src/service';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { freshPostgres } from '../support/service';
@@ -39,6 +40,7 @@ describe('claims and presence on PostgreSQL', () => {
   });
 
   const db = () => service.database.db;
+  const ids = (held: Held[]) => held.map((h) => h.id);
   const link = async (to: string) => {
     const variables = (await service.templates.load(EXAMPLE_IDS.letter)).variables;
     const made = await service.documents.generate(
@@ -71,11 +73,11 @@ describe('claims and presence on PostgreSQL', () => {
     const now = new Date();
     const later = new Date(now.getTime() + 3_600_000).toISOString();
     await wake(theirs, later);
-    expect(await claimsA.due('magic_links', now, 10)).toEqual([mine]);
+    expect(ids(await claimsA.due('magic_links', now, 10))).toEqual([mine]);
     await wake(theirs, now.toISOString());
-    expect(await claimsB.due('magic_links', now, 10)).toEqual([theirs]);
+    expect(ids(await claimsB.due('magic_links', now, 10))).toEqual([theirs]);
     // B holds it: A may not take it
-    expect(await claimsA.due('magic_links', now, 10)).toEqual([]);
+    expect(ids(await claimsA.due('magic_links', now, 10))).toEqual([]);
     await db()
       .updateTable('magic_links')
       .set({ sending_by: b.id, sending_until: later })
@@ -98,7 +100,7 @@ describe('claims and presence on PostgreSQL', () => {
       sending_by: null,
       sending_until: null,
     });
-    expect((await claimsA.due('magic_links', now, 10)).sort()).toEqual([mine, theirs].sort());
+    expect(ids(await claimsA.due('magic_links', now, 10)).sort()).toEqual([mine, theirs].sort());
   });
 
   it('releases a step with its next wake-up, unless a change made the link due meanwhile', async () => {
@@ -108,16 +110,40 @@ describe('claims and presence on PostgreSQL', () => {
     const now = new Date();
     await db().updateTable('magic_links').set({ wake_at: null }).where('wake_at', 'is not', null).execute();
     await wake(id, now.toISOString());
-    expect(await claims.due('magic_links', now, 10)).toEqual([id]);
+    const [held] = await claims.due('magic_links', now, 10);
+    expect(held.id).toBe(id);
     const later = new Date(now.getTime() + 60_000);
-    await claims.release('magic_links', id, later);
+    await claims.release('magic_links', held, later);
     expect(await claim(id)).toMatchObject({ claimed_by: null, wake_at: later.toISOString() });
     expect(await claims.nextWake('magic_links')).toEqual(later);
     await wake(id, now.toISOString());
-    expect(await claims.due('magic_links', now, 10)).toEqual([id]);
+    const [again] = await claims.due('magic_links', now, 10);
+    expect(again).toEqual({ id, epoch: held.epoch + 1 });
     // a view while the step runs: the step's plan does not hide it
     await claims.linkDue(id, now);
-    await claims.release('magic_links', id, later);
+    await claims.release('magic_links', again, later);
     expect(await claim(id)).toMatchObject({ claimed_by: null, wake_at: now.toISOString() });
+  });
+
+  it("fences a step whose lease was taken over: its release changes nothing of the new holder's", async () => {
+    const a = await presence();
+    const b = await presence();
+    const claimsA = new Claims(service.database, a);
+    const claimsB = new Claims(service.database, b);
+    const id = await link('fenced-step@example.com');
+    const now = new Date();
+    await db().updateTable('magic_links').set({ wake_at: null }).where('wake_at', 'is not', null).execute();
+    await wake(id, now.toISOString());
+    const [heldA] = await claimsA.due('magic_links', now, 10);
+    // A is presumed dead (its presence went) while its step still runs; B frees and takes the link
+    await a.close();
+    expect(await claimsB.sweep(now, new Set())).toBe(1);
+    const [heldB] = await claimsB.due('magic_links', now, 10);
+    expect(heldB).toEqual({ id, epoch: heldA.epoch + 1 });
+    // A's step ends: its release (planning a wake-up in an hour) is fenced out
+    await claimsA.release('magic_links', heldA, new Date(now.getTime() + 3_600_000));
+    expect(await claim(id)).toMatchObject({ claimed_by: b.id, wake_at: null });
+    await claimsB.release('magic_links', heldB, null);
+    expect(await claim(id)).toMatchObject({ claimed_by: null, wake_at: null });
   });
 });
