@@ -6,23 +6,27 @@
  * A key's entry names its work: the render id is derived from the key and the moment the entry
  * was made (renderIdFor), so every run of one entry makes the same document and link, and a key
  * used again after its 24 hours makes a new one. A duplicate that arrives while the first is still
- * running waits for its answer, and after TAKEOVER_MS runs the work itself (the same render id:
+ * running waits for its answer while that request's lease holds (TAKEOVER_MS), then runs the work itself (the same render id:
  * when the first request's process died, a retry is answered within seconds with the same
  * document; when it is only slow, both get the same document). A request that failed for what it
  * asked (a 4xx: nothing was made) lets the key go; one that failed otherwise (the database, the
  * disk) keeps its entry, so its retry takes over the same render and finishes what was begun.
  */
+import type { ExpressionBuilder } from 'kysely';
 import type { Clock } from './clock';
+import type { Schema } from './db/schema';
 import { iso } from './clock';
 import { deleteInBatches, isUniqueViolation, type Db } from './db';
 import { ConflictError, PaperlinkError, UnavailableError, ValidationError } from './errors';
+import { freeing, isFree, isHeld, LEASES, taking } from './jobs/lease';
 import { sha256 } from './secrets';
 
 export const KEEP_MS = 24 * 60 * 60 * 1000;
-/** A `running` entry older than this was left by a process that died; it is removed. */
-const ABANDONED_MS = 5 * 60 * 1000;
 const POLL_MS = 25;
-/** How long a duplicate waits for the first request's answer before doing the (idempotent) work itself. */
+/**
+ * How long a running request holds its entry (its lease, src/jobs/lease.ts): a duplicate waits that
+ * long for its answer before doing the (idempotent) work itself; at once when its process is gone.
+ */
 export const TAKEOVER_MS = 5_000;
 
 /**
@@ -73,6 +77,9 @@ export function checkKey(key: string): void {
 }
 
 export class Idempotency {
+  /** This process's presence id (src/db/presence.ts), written into the lease of a request it runs. */
+  owner: () => number = () => 0;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
@@ -91,13 +98,13 @@ export class Idempotency {
   ): Promise<Answer & { replayed: boolean }> {
     checkKey(key);
     const hash = sha256(canonicalJson(request));
-    const started = this.clock.now().getTime();
-    const entry = (row: { scope: string; key: string }) =>
-      this.db.selectFrom('idempotency').selectAll().where('scope', '=', row.scope).where('key', '=', row.key);
     for (;;) {
       const now = this.clock.now();
       let since = iso(now);
       let mine = true;
+      // the running request holds its entry under a lease (src/jobs/lease.ts) for TAKEOVER_MS
+      const until = new Date(now.getTime() + TAKEOVER_MS);
+      let epoch = 1;
       try {
         await this.db
           .insertInto('idempotency')
@@ -110,11 +117,19 @@ export class Idempotency {
             body: null,
             created_at: since,
             expires_at: iso(new Date(now.getTime() + KEEP_MS)),
+            claimed_by: this.owner(),
+            claimed_until: iso(until),
+            claimed_epoch: epoch,
           })
           .execute();
       } catch (err) {
         if (!isUniqueViolation(err)) throw err;
-        const row = await entry({ scope, key }).executeTakeFirst();
+        const row = await this.db
+          .selectFrom('idempotency')
+          .selectAll()
+          .where('scope', '=', scope)
+          .where('key', '=', key)
+          .executeTakeFirst();
         if (!row) continue; // the first request failed and let the key go: try again
         if (row.expires_at <= iso(now)) {
           // its 24 hours are over: the key starts a new request
@@ -134,48 +149,60 @@ export class Idempotency {
         }
         if (row.state === 'done')
           return { status: row.status ?? 200, body: JSON.parse(row.body ?? 'null'), replayed: true };
-        // running elsewhere: wait for its answer; after TAKEOVER_MS (or at once, when it failed
-        // or its process is long gone) run the same work here
-        const age = now.getTime() - Date.parse(row.created_at);
-        if (row.state === 'running' && age <= ABANDONED_MS && this.clock.now().getTime() - started < TAKEOVER_MS) {
+        // running elsewhere: wait for its answer while its lease holds; once it is free (it ran out,
+        // its process is gone, or the request failed) take it and run the same work here
+        const taken = await this.db
+          .updateTable('idempotency')
+          .set({ ...taking(LEASES.idempotent_request, this.owner(), until), state: 'running' })
+          .where('scope', '=', scope)
+          .where('key', '=', key)
+          .where('created_at', '=', row.created_at)
+          .where('state', '!=', 'done')
+          .where(isFree(LEASES.idempotent_request, now))
+          .returning('claimed_epoch')
+          .executeTakeFirst();
+        if (!taken) {
           await this.sleep(POLL_MS);
           continue;
         }
         since = row.created_at;
+        epoch = taken.claimed_epoch;
         mine = false;
       }
+      // every write of this run is fenced by its lease: one whose lease was taken over changes nothing
+      const held = (e: ExpressionBuilder<Schema, 'idempotency'>) =>
+        e.and([
+          e('scope', '=', scope),
+          e('key', '=', key),
+          e('created_at', '=', since),
+          isHeld(LEASES.idempotent_request, epoch),
+        ]);
       let answer: Answer;
       try {
         answer = await work({ since });
       } catch (err) {
         // a request refused for what it asked made nothing: the key is free for the fixed request;
-        // any other failure keeps the entry, and its retry takes over the same work
+        // any other failure keeps the entry, and its retry takes over the same work at once
         const refused = err instanceof PaperlinkError && !(err instanceof UnavailableError);
-        if (refused && mine)
-          await this.db
-            .deleteFrom('idempotency')
-            .where('scope', '=', scope)
-            .where('key', '=', key)
-            .where('created_at', '=', since)
-            .execute();
-        else if (!refused)
+        if (refused && mine) await this.db.deleteFrom('idempotency').where(held).execute();
+        else
           await this.db
             .updateTable('idempotency')
-            .set({ state: 'failed' })
-            .where('scope', '=', scope)
-            .where('key', '=', key)
-            .where('created_at', '=', since)
-            .where('state', '=', 'running')
+            .set({ ...freeing(LEASES.idempotent_request), ...(refused ? {} : { state: 'failed' }) })
+            .where(held)
             .execute()
             .catch(() => undefined);
         throw err;
       }
       await this.db
         .updateTable('idempotency')
-        .set({ state: 'done', status: answer.status, body: JSON.stringify(answer.body) })
-        .where('scope', '=', scope)
-        .where('key', '=', key)
-        .where('created_at', '=', since)
+        .set({
+          state: 'done',
+          status: answer.status,
+          body: JSON.stringify(answer.body),
+          ...freeing(LEASES.idempotent_request),
+        })
+        .where(held)
         .execute();
       return { ...answer, replayed: false };
     }

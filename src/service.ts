@@ -236,6 +236,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   let retention: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> = Promise.resolve();
   const idempotency = new Idempotency(db, clock);
+  idempotency.owner = () => presence.id;
   // one housekeeping at a time in a process: a call during another (the one at start, the hourly
   // one) waits for it, then runs whole, so what it answers is what it deleted
   let housekept: Promise<unknown> = Promise.resolve();

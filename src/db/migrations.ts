@@ -553,6 +553,14 @@ export const MIGRATIONS: [string, Step][] = [
       // a send lease from before leases named their sender: its sender is gone; the link's step sends it
       await sql`update magic_links set wake_at = coalesce(wake_at, sending_until), sending_until = null
         where sending_until is not null and sending_by is null`.execute(db);
+      // a request with an Idempotency-Key runs under a lease too
+      await db.schema.alterTable('idempotency').addColumn('claimed_by', 'integer').execute();
+      await db.schema.alterTable('idempotency').addColumn('claimed_until', 'text').execute();
+      await db.schema
+        .alterTable('idempotency')
+        .addColumn('claimed_epoch', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await sql`create index idempotency_claimed on idempotency (claimed_by) where claimed_by is not null`.execute(db);
       // a sweep finds held leases by their holder, as it does the others
       await sql`create index magic_links_sending_by on magic_links (sending_by) where sending_by is not null`.execute(
         db,

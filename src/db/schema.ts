@@ -80,12 +80,16 @@ export interface IdempotencyTable {
   scope: string;
   key: string;
   request_hash: string;
-  /** `running` while the first request is being handled, then `done`. */
+  /** `running` while a request is being handled, `failed` when it failed unexpectedly (a retry takes it over), then `done`. */
   state: string;
   status: number | null;
   body: string | null;
   created_at: string;
   expires_at: string;
+  /** The lease of the request running it (src/jobs/lease.ts): a duplicate takes over once it is free. */
+  claimed_by: number | null;
+  claimed_until: string | null;
+  claimed_epoch: Generated<number>;
 }
 
 export interface SettingsTable {

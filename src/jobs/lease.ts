@@ -16,7 +16,7 @@ import { iso } from '../clock';
 import type { Db } from '../db';
 
 export interface LeaseKind {
-  readonly table: 'magic_links' | 'postcards' | 'deliveries';
+  readonly table: 'magic_links' | 'postcards' | 'deliveries' | 'idempotency';
   /** The columns' prefix: `<name>_by`, `<name>_until`, `<name>_epoch`. */
   readonly name: 'claimed' | 'sending';
   /** The row's due time, which a freed lease makes due now (unless it is due earlier). */
@@ -35,6 +35,8 @@ export const LEASES = {
   postcard_render: { table: 'postcards', name: 'claimed', due: 'wake_at', whileAlive: true },
   /** One attempt of a webhook delivery (src/webhooks). */
   webhook_delivery: { table: 'deliveries', name: 'claimed', whileAlive: false },
+  /** A request with an Idempotency-Key while it runs (src/idempotency.ts): a duplicate takes it over once it is free. */
+  idempotent_request: { table: 'idempotency', name: 'claimed', whileAlive: false },
 } as const satisfies Record<string, LeaseKind>;
 
 export type LeaseName = keyof typeof LEASES;
