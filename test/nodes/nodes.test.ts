@@ -1086,7 +1086,9 @@ describe('Postcard Intake Trigger: malformed JSON (issue 23)', () => {
 
 describe('Paperlink API credential: Test', () => {
   /** What n8n does when a user clicks Test: the credential's test request, its expressions resolved, authenticated as the nodes are. */
-  async function credentialTest(apiKey: string): Promise<{ status: number; body: { error?: { code: string } } }> {
+  async function credentialTest(
+    apiKey: string,
+  ): Promise<{ status: number; statusText: string; body: { error?: { code: string } } }> {
     const { request } = new PaperlinkApi().test;
     // an n8n expression is its text after the leading '='
     const baseUrl = Expression.resolveWithoutWorkflow(request.baseURL!.replace(/^=/, ''), {
@@ -1095,7 +1097,11 @@ describe('Paperlink API credential: Test', () => {
     const url = new URL(`${String(baseUrl)}${request.url}`);
     for (const [k, v] of Object.entries(request.qs ?? {})) url.searchParams.set(k, text(v));
     const res = await fetch(url, { headers: { 'X-Service-API-Token': apiKey } });
-    return { status: res.status, body: (await res.json()) as { error?: { code: string } } };
+    return {
+      status: res.status,
+      statusText: res.statusText,
+      body: (await res.json()) as { error?: { code: string } },
+    };
   }
 
   it('passes for a key with every scope the nodes use, and names what a narrower key lacks', async () => {
@@ -1106,6 +1112,9 @@ describe('Paperlink API credential: Test', () => {
     const narrow = (await t.service.keys.create('api', 'generate only', ['generate'])).secret;
     const failed = await credentialTest(narrow);
     expect(failed.status).toBe(403);
+    // n8n's Test shows the answer's reason phrase (its statusText), never the body: it names every scope missing
+    const missing = ALL_SCOPES.filter((s) => s !== 'generate');
+    expect(failed.statusText.replace(/^.*lacks /, '').split(', ')).toEqual(missing);
     expect(failed.body.error?.code).toBe('insufficient_scope');
     expect((failed.body.error as unknown as { details: { code: string }[] }).details).toHaveLength(
       ALL_SCOPES.length - 1,
