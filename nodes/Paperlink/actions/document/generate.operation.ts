@@ -40,8 +40,7 @@ export const description: INodeProperties[] = [
     type: 'json',
     default: '{}',
     required: true,
-    description:
-      'The merge parameters as one JSON object, {"variable": "value", …}, or an expression that gives one (e.g. {{ $json.letter }})',
+    description: 'The merge parameters as one JSON object, {"variable": "value", …}, or an expression that gives one',
     displayOptions: { show: { ...show, mergeInput: ['json'] } },
   },
   {
