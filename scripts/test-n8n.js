@@ -1,15 +1,21 @@
 #!/usr/bin/env node
 // `npm run test:n8n`: both packages installed the way their users install them, then used.
 //
-// 1. n8n-nodes-paperlink, packed with `npm pack` and installed into an empty n8n user folder exactly
-//    as n8n 2.41's community-package installer does it (community-packages.service.js,
-//    downloadPackage): the tarball unpacked into ~/.n8n/nodes/node_modules/<name>, its dev, peer and
-//    optional dependencies removed from package.json, then `npm install --ignore-scripts
-//    --install-strategy=shallow …` there. A real n8n 2.41.1 on Node 24 (scripts/n8n-install.sh,
-//    cached) loads it and runs workflows: Template Get → Generate (PDF as binary) → Download with
-//    `n8n execute`; then `n8n start` with two published workflows, a Paperlink Trigger (subscribes,
-//    gets document.generated with the PDF attached) and a Postcard Intake Trigger (202 for a valid
-//    request, the service's error shape for malformed JSON).
+// 1. n8n-nodes-paperlink, packed with `npm pack` in packages/n8n-nodes-paperlink (what a checkout
+//    built with `npm run build` makes), then installed into a real n8n 2.41.1 on Node 24
+//    (scripts/n8n-install.sh, cached) each way docs/n8n.md tells a builder, each in an n8n user
+//    folder of its own:
+//    a. `npm install <tarball>` in ~/.n8n/nodes (the route before the registry, and `npm install
+//       n8n-nodes-paperlink` there after it): Template Get → Generate (PDF as binary) → Download with
+//       `n8n execute`; then `n8n start` with published workflows, a Paperlink Trigger (subscribes, gets
+//       document.generated with the PDF attached) and a Postcard Intake Trigger (202 for a valid
+//       request, the service's error shape for malformed JSON), and the Paperlink API credential's
+//       Test through n8n's REST API (a key lacking scopes is told which);
+//    b. the tarball unpacked into a folder named by N8N_CUSTOM_EXTENSIONS: Template Get → Generate;
+//    c. as n8n's community-package installer does it from the registry (community-packages.service.js,
+//       downloadPackage: unpacked into ~/.n8n/nodes/node_modules/<name>, its dev, peer and optional
+//       dependencies removed, then `npm install --ignore-scripts --install-strategy=shallow …` there),
+//       on the same tarball: Template Get → Generate.
 // 2. paperlink (the service), packed and installed from its tarball into an empty folder with this
 //    machine's Node, then `paperlink serve` and one generate.
 // Ends with "N passed, N failed".
@@ -111,6 +117,63 @@ function triggerStatus(userFolder, workflowId) {
   }
 }
 
+/** The run `n8n execute` printed: notices, then "Execution was successful:", a rule, and the run as JSON. */
+function executionOf(text) {
+  const marker = text.indexOf('Execution was successful:');
+  const start = marker < 0 ? -1 : text.indexOf('\n{', marker);
+  try {
+    return JSON.parse(text.slice(start, text.indexOf('\n}', start + 1) + 2));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Route c: the tarball installed into `userFolder` as n8n's community-package installer installs a
+ * package it fetched from the registry (community-packages.service.js, downloadPackage).
+ */
+function installAsN8nInstallerDoes(userFolder, tarball, PATH) {
+  const nodesDir = path.join(userFolder, '.n8n', 'nodes');
+  const packageDir = path.join(nodesDir, 'node_modules', 'n8n-nodes-paperlink');
+  fs.mkdirSync(packageDir, { recursive: true });
+  fs.writeFileSync(
+    path.join(nodesDir, 'package.json'),
+    JSON.stringify({ name: 'installed-nodes', private: true, dependencies: {} }),
+  );
+  const untar = run('tar', ['-xzf', tarball.file, '-C', packageDir, '--strip-components=1']);
+  if (untar.status !== 0) throw new Error(`tar: ${untar.stderr}`);
+  const manifestPath = path.join(packageDir, 'package.json');
+  const { devDependencies, peerDependencies, optionalDependencies, ...manifest } = JSON.parse(
+    fs.readFileSync(manifestPath, 'utf8'),
+  );
+  fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
+  const npmInstall = run(
+    'npm',
+    [
+      'install',
+      '--audit=false',
+      '--fund=false',
+      '--bin-links=false',
+      '--install-strategy=shallow',
+      '--ignore-scripts=true',
+      '--package-lock=false',
+    ],
+    { cwd: packageDir, env: { ...process.env, PATH } },
+  );
+  check("n8n's installer's steps install the tarball", npmInstall.status === 0, npmInstall.stderr);
+  const pulled = fs.existsSync(path.join(packageDir, 'node_modules'))
+    ? fs.readdirSync(path.join(packageDir, 'node_modules')).filter((d) => !d.startsWith('.'))
+    : [];
+  check(
+    'the n8n package pulls no runtime dependencies',
+    pulled.length === 0 && !manifest.dependencies,
+    `installed: ${pulled.join(', ')}`,
+  );
+  const nodesJson = JSON.parse(fs.readFileSync(path.join(nodesDir, 'package.json'), 'utf8'));
+  nodesJson.dependencies['n8n-nodes-paperlink'] = manifest.version;
+  fs.writeFileSync(path.join(nodesDir, 'package.json'), JSON.stringify(nodesJson, null, 2));
+}
+
 async function n8nPackage(work) {
   const install = spawnSync('bash', [path.join(__dirname, 'n8n-install.sh')], {
     encoding: 'utf8',
@@ -148,62 +211,23 @@ async function n8nPackage(work) {
     tarball.files.join('\n'),
   );
 
-  // a manual install (`npm install n8n-nodes-paperlink` in ~/.n8n/nodes) with this machine's Node:
-  // the n8n-workflow peer is optional (n8n provides it), so npm does not fetch and build it
-  const manual = path.join(work, 'manual-nodes');
-  fs.mkdirSync(manual);
-  fs.writeFileSync(path.join(manual, 'package.json'), JSON.stringify({ name: 'installed-nodes', private: true }));
-  const manualInstall = run('npm', ['install', '--no-audit', '--no-fund', tarball.file], { cwd: manual });
-  const pulled0 = fs.existsSync(path.join(manual, 'node_modules'))
-    ? fs.readdirSync(path.join(manual, 'node_modules')).filter((d) => !d.startsWith('.'))
-    : [];
-  check(
-    `npm install of the n8n tarball works on Node ${process.version} and pulls nothing else`,
-    manualInstall.status === 0 && pulled0.join() === 'n8n-nodes-paperlink',
-    `${manualInstall.stderr}\ninstalled: ${pulled0.join(', ')}`,
-  );
-
-  // n8n's installer, step by step (community-packages.service.js, downloadPackage)
+  // a. the route docs/n8n.md gives first: `npm install <tarball>` in ~/.n8n/nodes, with the npm of
+  // n8n's own Node; the n8n-workflow peer is optional (n8n provides it), so npm fetches nothing else
   const userFolder = path.join(work, 'n8n');
   const nodesDir = path.join(userFolder, '.n8n', 'nodes');
-  const packageDir = path.join(nodesDir, 'node_modules', 'n8n-nodes-paperlink');
-  fs.mkdirSync(packageDir, { recursive: true });
-  fs.writeFileSync(
-    path.join(nodesDir, 'package.json'),
-    JSON.stringify({ name: 'installed-nodes', private: true, dependencies: {} }),
-  );
-  const untar = run('tar', ['-xzf', tarball.file, '-C', packageDir, '--strip-components=1']);
-  if (untar.status !== 0) throw new Error(`tar: ${untar.stderr}`);
-  const manifestPath = path.join(packageDir, 'package.json');
-  const { devDependencies, peerDependencies, optionalDependencies, ...manifest } = JSON.parse(
-    fs.readFileSync(manifestPath, 'utf8'),
-  );
-  fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
-  const npmInstall = run(
-    'npm',
-    [
-      'install',
-      '--audit=false',
-      '--fund=false',
-      '--bin-links=false',
-      '--install-strategy=shallow',
-      '--ignore-scripts=true',
-      '--package-lock=false',
-    ],
-    { cwd: packageDir, env: { ...process.env, PATH } },
-  );
-  check("n8n's install of the tarball succeeds", npmInstall.status === 0, npmInstall.stderr);
-  const pulled = fs.existsSync(path.join(packageDir, 'node_modules'))
-    ? fs.readdirSync(path.join(packageDir, 'node_modules')).filter((d) => !d.startsWith('.'))
+  fs.mkdirSync(nodesDir, { recursive: true });
+  const npmInstall = run('npm', ['install', '--no-audit', '--no-fund', tarball.file], {
+    cwd: nodesDir,
+    env: { ...process.env, PATH },
+  });
+  const pulled = fs.existsSync(path.join(nodesDir, 'node_modules'))
+    ? fs.readdirSync(path.join(nodesDir, 'node_modules')).filter((d) => !d.startsWith('.'))
     : [];
   check(
-    'the n8n package pulls no runtime dependencies',
-    pulled.length === 0 && !manifest.dependencies,
-    `installed: ${pulled.join(', ')}`,
+    "npm install <tarball> in ~/.n8n/nodes works on n8n's Node 24 and pulls nothing else",
+    npmInstall.status === 0 && pulled.join() === 'n8n-nodes-paperlink',
+    `${npmInstall.stderr}\ninstalled: ${pulled.join(', ')}`,
   );
-  const nodesJson = JSON.parse(fs.readFileSync(path.join(nodesDir, 'package.json'), 'utf8'));
-  nodesJson.dependencies['n8n-nodes-paperlink'] = manifest.version;
-  fs.writeFileSync(path.join(nodesDir, 'package.json'), JSON.stringify(nodesJson, null, 2));
 
   // the service the nodes talk to (from the repository's build)
   const cli = path.join(root, 'dist/src/cli.js');
@@ -234,6 +258,18 @@ async function n8nPackage(work) {
     strictDir,
   ]).stdout.trim();
   const strict = await startService(cli, strictDir);
+  // a key that may only generate: the credential's Test must say what it lacks
+  const narrowKey = run(process.execPath, [
+    cli,
+    'keys',
+    'create',
+    '--name',
+    'generate only',
+    '--scope',
+    'generate',
+    '--data-dir',
+    dataDir,
+  ]).stdout.trim();
   const back = await receiver();
   const n8nPort = await freePort();
   const env = {
@@ -249,10 +285,14 @@ async function n8nPackage(work) {
   };
   delete env.N8N_RUNNERS_ENABLED;
   // n8n exits right after writing its output: into a pipe the end would be lost, into a file it is not
-  const n8n = (args) => {
+  const n8n = (args, extra = {}) => {
     const out = path.join(work, 'n8n-output.txt');
     const fd = fs.openSync(out, 'w');
-    const r = spawnSync(node24, [n8nBin, ...args], { env, stdio: ['ignore', fd, fd], timeout: 300_000 });
+    const r = spawnSync(node24, [n8nBin, ...args], {
+      env: { ...env, ...extra },
+      stdio: ['ignore', fd, fd],
+      timeout: 300_000,
+    });
     fs.closeSync(fd);
     return { status: r.status, error: r.error, stdout: fs.readFileSync(out, 'utf8') };
   };
@@ -267,6 +307,12 @@ async function n8nPackage(work) {
         data: { baseUrl: strict.url, apiKey: strictKey },
       },
       {
+        id: 'plcred000000004',
+        name: 'Paperlink (generate only)',
+        type: 'paperlinkApi',
+        data: { baseUrl: service.url, apiKey: narrowKey },
+      },
+      {
         id: 'plcred000000002',
         name: 'Postcards',
         type: 'paperlinkPostcardTokenApi',
@@ -279,16 +325,64 @@ async function n8nPackage(work) {
     check('n8n imports the Paperlink credentials', imported.status === 0, imported.stdout);
 
     const cred = { paperlinkApi: { id: 'plcred000000001', name: 'Paperlink' } };
-    const node = (id, name, x, parameters, extra = {}) => ({
+    // the package's nodes are n8n-nodes-paperlink.*; from a custom extensions folder, CUSTOM.*
+    const node = (id, name, x, parameters, extra = {}, pkg = 'n8n-nodes-paperlink') => ({
       id,
       name,
-      type: 'n8n-nodes-paperlink.paperlink',
+      type: `${pkg}.paperlink`,
       typeVersion: 1,
       position: [x, 0],
       parameters,
       credentials: cred,
       ...extra,
     });
+    /** Start → Template Get → Generate, the nodes of package `pkg`: what every route runs. */
+    const templateAndGenerate = (pkg) => [
+      {
+        id: 'a',
+        name: 'Start',
+        type: 'n8n-nodes-base.manualTrigger',
+        typeVersion: 1,
+        position: [0, 0],
+        parameters: {},
+      },
+      node(
+        'b',
+        'Template',
+        200,
+        {
+          resource: 'template',
+          operation: 'get',
+          templateId: { __rl: true, mode: 'id', value: 'tmpl_example_letter' },
+        },
+        {},
+        pkg,
+      ),
+      node(
+        'c',
+        'Generate',
+        400,
+        {
+          resource: 'document',
+          operation: 'generate',
+          templateId: { __rl: true, mode: 'id', value: '={{ $json.id }}' },
+          mergeFields: {
+            mappingMode: 'defineBelow',
+            value: '={{ Object.fromEntries($json.variables.map(v => [v, "From n8n: " + v])) }}',
+          },
+          store: true,
+          documentName: 'Made in a real n8n',
+          shareByMagicLink: false,
+          options: { returnBinary: true },
+        },
+        {},
+        pkg,
+      ),
+    ];
+    const generateConnections = {
+      Start: { main: [[{ node: 'Template', type: 'main', index: 0 }]] },
+      Template: { main: [[{ node: 'Generate', type: 'main', index: 0 }]] },
+    };
     const workflows = [
       {
         id: 'plwf00000000001',
@@ -296,37 +390,11 @@ async function n8nPackage(work) {
         active: false,
         settings: { executionOrder: 'v1' },
         connections: {
-          Start: { main: [[{ node: 'Template', type: 'main', index: 0 }]] },
-          Template: { main: [[{ node: 'Generate', type: 'main', index: 0 }]] },
+          ...generateConnections,
           Generate: { main: [[{ node: 'Download', type: 'main', index: 0 }]] },
         },
         nodes: [
-          {
-            id: 'a',
-            name: 'Start',
-            type: 'n8n-nodes-base.manualTrigger',
-            typeVersion: 1,
-            position: [0, 0],
-            parameters: {},
-          },
-          node('b', 'Template', 200, {
-            resource: 'template',
-            operation: 'get',
-            templateId: { __rl: true, mode: 'id', value: 'tmpl_example_letter' },
-          }),
-          node('c', 'Generate', 400, {
-            resource: 'document',
-            operation: 'generate',
-            templateId: { __rl: true, mode: 'id', value: '={{ $json.id }}' },
-            mergeFields: {
-              mappingMode: 'defineBelow',
-              value: '={{ Object.fromEntries($json.variables.map(v => [v, "From n8n: " + v])) }}',
-            },
-            store: true,
-            documentName: 'Made in a real n8n',
-            shareByMagicLink: false,
-            options: { returnBinary: true },
-          }),
+          ...templateAndGenerate('n8n-nodes-paperlink'),
           node('d', 'Download', 600, {
             resource: 'document',
             operation: 'download',
@@ -417,15 +485,7 @@ async function n8nPackage(work) {
     const executed = n8n(['execute', '--id=plwf00000000001']);
     const text = executed.stdout;
     check('n8n loaded the package without errors', !/Failed to load package|Cannot find module/.test(text), text);
-    // n8n prints notices, then "Execution was successful:", a rule, and the run as JSON
-    const marker = text.indexOf('Execution was successful:');
-    const start = marker < 0 ? -1 : text.indexOf('\n{', marker);
-    let data;
-    try {
-      data = JSON.parse(text.slice(start, text.indexOf('\n}', start + 1) + 2));
-    } catch {
-      data = undefined;
-    }
+    const data = executionOf(text);
     check(
       'n8n execute runs generate and download',
       executed.status === 0 && data !== undefined,
@@ -451,6 +511,46 @@ async function n8nPackage(work) {
       JSON.stringify(downloaded ?? null),
     );
 
+    // b. and c.: the other routes docs/n8n.md gives, each in an n8n user folder of its own
+    const otherRoute = (label, folder, extra, pkg) => {
+      const routeEnv = { N8N_USER_FOLDER: folder, ...extra };
+      const importedHere = n8n(['import:credentials', `--input=${credFile}`], routeEnv);
+      const file = path.join(work, `workflow-${pkg}.json`);
+      const workflow = { id: 'plwf00000000005', name: label, active: false, settings: { executionOrder: 'v1' } };
+      fs.writeFileSync(
+        file,
+        JSON.stringify([{ ...workflow, connections: generateConnections, nodes: templateAndGenerate(pkg) }]),
+      );
+      const importedWorkflow = n8n(['import:workflow', `--input=${file}`], routeEnv);
+      const ran = n8n(['execute', '--id=plwf00000000005'], routeEnv);
+      const made = executionOf(ran.stdout)?.data?.resultData?.runData?.Generate?.[0]?.data?.main?.[0]?.[0];
+      check(
+        `${label}: n8n loads the nodes (${pkg}.paperlink) and Generate makes a document`,
+        importedHere.status === 0 &&
+          importedWorkflow.status === 0 &&
+          made?.json?.status === 'completed' &&
+          made?.binary?.data?.mimeType === 'application/pdf',
+        `${importedHere.stdout}\n${importedWorkflow.stdout}\n${ran.stdout}`,
+      );
+    };
+    const extensions = path.join(work, 'custom-extensions');
+    fs.mkdirSync(extensions);
+    const unpacked = run('tar', ['-xzf', tarball.file, '-C', extensions]);
+    check('the tarball unpacks into a custom extensions folder', unpacked.status === 0, unpacked.stderr);
+    otherRoute(
+      'the tarball unpacked into N8N_CUSTOM_EXTENSIONS',
+      path.join(work, 'n8n-custom'),
+      { N8N_CUSTOM_EXTENSIONS: extensions },
+      'CUSTOM',
+    );
+    installAsN8nInstallerDoes(path.join(work, 'n8n-installer'), tarball, PATH);
+    otherRoute(
+      "installed as n8n's community-package installer does",
+      path.join(work, 'n8n-installer'),
+      {},
+      'n8n-nodes-paperlink',
+    );
+
     for (const id of ['plwf00000000002', 'plwf00000000003', 'plwf00000000004']) {
       const published = n8n(['publish:workflow', `--id=${id}`]);
       check(`n8n publishes workflow ${id}`, published.status === 0, published.stdout);
@@ -465,6 +565,48 @@ async function n8nPackage(work) {
       .split('\n')
       .filter((l) => /No codex available for: .*(paperlink|postcardIntake)/i.test(l));
     check('n8n found a codex file for every node of the package', noCodex.length === 0, noCodex.join('\n'));
+    // the credential's Test as the editor runs it (POST /rest/credentials/test), signed in as the owner
+    const rest = (url, body, cookie = '') =>
+      fetch(`http://127.0.0.1:${n8nPort}/rest${url}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'browser-id': 'paperlink-test', cookie },
+        body: JSON.stringify(body),
+      });
+    const owner = await rest('/owner/setup', {
+      email: 'owner@example.com',
+      firstName: 'Paperlink',
+      lastName: 'Test',
+      password: 'Paperlink-test-1',
+    });
+    const cookie = owner.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const credentialTest = async (id) => {
+      const c = credentials.find((x) => x.id === id);
+      const res = await rest(
+        '/credentials/test',
+        { credentials: { id, name: c.name, type: c.type, data: c.data } },
+        cookie,
+      );
+      return (await res.json().catch(() => undefined))?.data;
+    };
+    const passed = await credentialTest('plcred000000001');
+    check(
+      "the Paperlink API credential's Test passes in n8n for a key with every scope",
+      owner.ok && passed?.status === 'OK',
+      `${owner.status} ${JSON.stringify(passed ?? null)}`,
+    );
+    const { ALL_SCOPES } = require(path.join(root, 'dist/src/keys/index.js'));
+    const lacking = await credentialTest('plcred000000004');
+    const said = String(lacking?.message ?? '');
+    check(
+      "the Paperlink API credential's Test in n8n names every scope a narrower key lacks",
+      lacking?.status === 'Error' &&
+        ALL_SCOPES.filter((s) => s !== 'generate').every((s) => said.includes(s)) &&
+        !said.includes('generate'),
+      JSON.stringify(lacking ?? null),
+    );
     // what the editor shows for a trigger that failed to activate is the trigger's stored status:
     // it must carry the service's reason and what to do, not only the node's name
     const refused = await until(async () => triggerStatus(userFolder, 'plwf00000000004'), 60_000);

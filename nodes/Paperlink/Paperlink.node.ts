@@ -21,7 +21,8 @@ export class Paperlink implements INodeType {
     group: ['transform'],
     version: 1,
     subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
-    description: 'Generate PDFs from templates, share them by expiring Magic Links, take postcard requests',
+    // an action: what it does when the workflow reaches it (taking postcards in is the Postcard Intake Trigger's)
+    description: 'Generate PDFs from templates, share them by expiring Magic Links, manage templates, submit postcards',
     defaults: { name: 'Paperlink' },
     usableAsTool: true,
     inputs: [NodeConnectionTypes.Main],

@@ -60,7 +60,8 @@ export class PostcardIntakeTrigger implements INodeType {
         type: 'string',
         default: '',
         placeholder: 'tmpl_example_postcard, tmpl_…',
-        description: 'The template IDs a request may name, separated by commas; empty: any',
+        description:
+          'The template IDs a request may name, separated by commas; empty: any. A request naming another is refused (422 template_not_allowed).',
       },
       // n8n parses a webhook's JSON itself and answers malformed JSON with a body of its own; for
       // webhook nodes of version 1 whose options.binaryData is set, it leaves the body to the node,
@@ -152,14 +153,15 @@ export class PostcardIntakeTrigger implements INodeType {
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean);
+    // the template may well exist in Paperlink: what refuses it is this node's list, so the answer names the list
     if (allowed.length && !allowed.includes(checked.value.template_id)) {
-      return refuse(422, 'validation_failed', 'The postcard request is not valid; see details.', [
-        {
-          field: 'template_id',
-          message: `no template has the id ${JSON.stringify(checked.value.template_id)}`,
-          code: 'not_found',
-        },
-      ]);
+      const list = allowed.join(', ');
+      return refuse(
+        422,
+        'template_not_allowed',
+        `This intake takes only the templates on its list (${list}); ${JSON.stringify(checked.value.template_id)} is not on it. Use one of them, or add it to the Postcard Intake Trigger's Template IDs.`,
+        [{ field: 'template_id', message: `not one of this intake's templates: ${list}`, code: 'not_allowed' }],
+      );
     }
     res.status(202).end();
     const { template_id, contact, address, custom } = checked.value;

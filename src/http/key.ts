@@ -45,10 +45,17 @@ export const keyRoutes: FastifyPluginAsync = async (app) => {
         },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const key = req.apiKey!;
       const names = (req.query.require ?? '').split(',').filter((n) => n.trim());
-      if (names.length) requireScopes(key, parseScopes(names, 'require'));
+      if (names.length) {
+        const required = parseScopes(names, 'require');
+        const missing = required.filter((s) => !key.scopes.includes(s));
+        // a client that shows only the status line (n8n's credential test shows its reason phrase,
+        // never the body) still learns which scopes to add
+        if (missing.length) reply.raw.statusMessage = `Forbidden: this API key lacks ${missing.join(', ')}`;
+        requireScopes(key, required);
+      }
       return { object: 'api_key' as const, id: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes };
     },
   );

@@ -420,8 +420,13 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
       expect(mapped.fields.map((f) => f.id)).toEqual((await t.service.templates.load(id)).variables);
       expect(mapped.fields.map((f) => f.id)).toContain('line_items');
     }
-    // optional in the editor: the service names what is missing
-    expect(fields.fields.some((f) => f.required)).toBe(false);
+    // required in the editor as the template declares them: the postcard's address is, its message is not
+    const postcard = await t.service.templates.load(EXAMPLE_IDS.postcard);
+    expect(fields.fields.filter((f) => f.required).map((f) => f.id)).toEqual(
+      postcard.variables.filter((v) => !Object.hasOwn(postcard.defaults, v)),
+    );
+    expect(fields.fields.find((f) => f.id === 'message')?.required).toBe(false);
+    expect(fields.fields.find((f) => f.id === 'address_line_1')?.required).toBe(true);
   });
 
   it('submits a postcard with custom data through the intake and gets it back rendered', async () => {
@@ -622,7 +627,7 @@ describe('Postcard Intake Trigger', () => {
       'a template not on the list',
       () => ({ api_token: postcardToken, template_id: 'tmpl_elsewhere', ...sample }),
       422,
-      'validation_failed',
+      'template_not_allowed',
       ['template_id'],
     ],
   ] as [string, () => object, number, string, string[]][])(
@@ -646,7 +651,8 @@ describe('Postcard Intake Trigger', () => {
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify(body()),
         });
-        if (code !== 'validation_failed' || !fields.includes('template_id')) {
+        // the service knows no allow-list: the trigger's own refusal has no counterpart there
+        if (code !== 'template_not_allowed') {
           expect(service.status).toBe(status);
           expect(((await service.json()) as { error: { code: string } }).error.code).toBe(code);
         }
@@ -1084,9 +1090,162 @@ describe('Postcard Intake Trigger: malformed JSON (issue 23)', () => {
   });
 });
 
+describe('what a builder learns before a run, and what Generate gives them (issue 70)', () => {
+  const paperlink = async () => new (await import('../../nodes/Paperlink/Paperlink.node')).Paperlink();
+
+  it('describes the action node by what it does when the workflow reaches it, not as a trigger', async () => {
+    const { description } = await paperlink();
+    expect(description.group).not.toContain('trigger');
+    // taking requests in and starting workflows is the triggers' work
+    expect(description.description).not.toMatch(/\b(takes?|receives?|starts?|when)\b/i);
+    expect(description.description).toMatch(/submit postcards/i);
+  });
+
+  it('marks the required merge fields left empty before a run, and never an optional one', async () => {
+    const node = await paperlink();
+    const letter = await t.service.templates.load(EXAMPLE_IDS.letter);
+    const required = letter.variables.filter((v) => !Object.hasOwn(letter.defaults, v));
+    expect(required.length).toBeGreaterThan(1);
+    expect(required.length).toBeLessThan(letter.variables.length);
+    const parameters = {
+      resource: 'document',
+      operation: 'generate',
+      templateId: { __rl: true, mode: 'list', value: EXAMPLE_IDS.letter },
+      mergeInput: 'mapper',
+    };
+    const { fields } = await node.methods.resourceMapping.getMergeFields.call(loadOptionsContext(parameters, creds));
+    // what the editor keeps: the schema it loaded, and the values given (the first required one and every optional one left out)
+    const value = Object.fromEntries(required.slice(1).map((v) => [v, 'x']));
+    const issues = NodeHelpers.getNodeParametersIssues(
+      node.description.properties,
+      {
+        id: 'p',
+        name: 'Paperlink',
+        type: 'n8n-nodes-paperlink.paperlink',
+        typeVersion: 1,
+        position: [0, 0],
+        parameters: { ...parameters, mergeFields: { mappingMode: 'defineBelow', value, schema: fields } },
+      } as never,
+      node.description,
+    );
+    const flagged = Object.entries(issues?.parameters ?? {})
+      .filter(([, found]) => found.length)
+      .map(([field]) => field);
+    expect(flagged).toEqual([`mergeFields.${required[0]}`]);
+  });
+
+  it("refuses a template that exists but is not on the intake's list with template_not_allowed, naming the list", async () => {
+    const allowed = [EXAMPLE_IDS.postcard, 'tmpl_other'];
+    const trigger = await serveTrigger(
+      'postcardIntakeTrigger',
+      { path: 'postcards', templateIds: allowed.join(', ') },
+      creds,
+    );
+    try {
+      // the letter template exists in Paperlink: only the list keeps it out
+      await t.service.templates.load(EXAMPLE_IDS.letter);
+      const res = await fetch(trigger.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ api_token: postcardToken, template_id: EXAMPLE_IDS.letter, ...sample }),
+      });
+      expect(res.status).toBe(422);
+      const { error } = (await res.json()) as {
+        error: { code: string; message: string; details: { field: string; code: string; message: string }[] };
+      };
+      expect(error.code).toBe('template_not_allowed');
+      expect(error.details.map((d) => [d.field, d.code])).toEqual([['template_id', 'not_allowed']]);
+      for (const id of allowed) expect(error.details[0].message).toContain(id);
+      expect(trigger.started).toHaveLength(0);
+    } finally {
+      await trigger.close();
+    }
+  });
+
+  const jsonGenerate = (mergeParametersJson: string, extra: object = {}) => ({
+    resource: 'document',
+    operation: 'generate',
+    templateId: { __rl: true, mode: 'id', value: EXAMPLE_IDS.letter },
+    mergeInput: 'json',
+    mergeParametersJson,
+    store: true,
+    documentName: 'JSON mode',
+    shareByMagicLink: false,
+    options: {},
+    ...extra,
+  });
+
+  it('takes the merge parameters whole in JSON mode, as JSON text or as the object an expression gives', async () => {
+    const letter = await t.service.templates.load(EXAMPLE_IDS.letter);
+    const values = Object.fromEntries(letter.variables.map((v) => [v, `json ${v}`]));
+    for (const [parameter, input] of [
+      [JSON.stringify(values), {}],
+      ['={{ $json.letter }}', { letter: values }],
+    ] as const) {
+      const { items, error } = await runPaperlink(jsonGenerate(parameter), [input], creds);
+      expect(error).toBeUndefined();
+      expect(items[0].json.status).toBe('completed');
+      const pdf = (await readPdf((await t.service.storage.get(items[0].json.document_id as string))!)).text;
+      expect(pdf).toContain('json recipient_name');
+    }
+  });
+
+  it('refuses JSON mode given something other than one object, before anything is generated', async () => {
+    const before = (await t.service.documents.list({ limit: 100 })).data.length;
+    for (const bad of ['[1, 2]', '{"date": ', '"text"']) {
+      const { error } = await runPaperlink(jsonGenerate(bad), [{}], creds);
+      expect(error?.name).toBe('NodeOperationError');
+    }
+    expect((await t.service.documents.list({ limit: 100 })).data.length).toBe(before);
+  });
+
+  it("outputs the document's download URL, and the link's URL when it shares one", async () => {
+    const letter = await t.service.templates.load(EXAMPLE_IDS.letter);
+    const values = Object.fromEntries(letter.variables.map((v) => [v, 'x']));
+    const stored = await runPaperlink(jsonGenerate(JSON.stringify(values)), [{}], creds);
+    expect(stored.error).toBeUndefined();
+    expect(stored.items[0].json).not.toHaveProperty('magic_link_url');
+    const shared = await runPaperlink(
+      jsonGenerate(JSON.stringify(values), {
+        store: false,
+        shareByMagicLink: true,
+        recipientEmail: 'cy@example.com',
+        authEmail: '',
+        authType: 'email',
+        expireAfter: 1,
+        expireUnit: 'days',
+        timerStarts: 'created',
+        expireAfterViews: 0,
+      }),
+      [{}],
+      creds,
+    );
+    expect(shared.error).toBeUndefined();
+    const link = (shared.items[0].json.destinations as { magic_link: { url: string } }).magic_link;
+    expect(shared.items[0].json.magic_link_url).toBe(link.url);
+    expect((await fetch(link.url)).status).toBe(200);
+    // the download URL gives the PDF to whoever holds an API key, whatever the destinations were
+    for (const { items } of [stored, shared]) {
+      const url = items[0].json.download_url as string;
+      expect(url.startsWith(`${base}/v1/documents/`)).toBe(true);
+      const res = await fetch(url, { headers: { 'X-Service-API-Token': t.key } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^application\/pdf/);
+      expect(
+        Buffer.from(await res.arrayBuffer())
+          .subarray(0, 5)
+          .toString(),
+      ).toBe('%PDF-');
+      expect((await fetch(url)).status).toBe(401);
+    }
+  });
+});
+
 describe('Paperlink API credential: Test', () => {
   /** What n8n does when a user clicks Test: the credential's test request, its expressions resolved, authenticated as the nodes are. */
-  async function credentialTest(apiKey: string): Promise<{ status: number; body: { error?: { code: string } } }> {
+  async function credentialTest(
+    apiKey: string,
+  ): Promise<{ status: number; statusText: string; body: { error?: { code: string } } }> {
     const { request } = new PaperlinkApi().test;
     // an n8n expression is its text after the leading '='
     const baseUrl = Expression.resolveWithoutWorkflow(request.baseURL!.replace(/^=/, ''), {
@@ -1095,7 +1254,11 @@ describe('Paperlink API credential: Test', () => {
     const url = new URL(`${String(baseUrl)}${request.url}`);
     for (const [k, v] of Object.entries(request.qs ?? {})) url.searchParams.set(k, text(v));
     const res = await fetch(url, { headers: { 'X-Service-API-Token': apiKey } });
-    return { status: res.status, body: (await res.json()) as { error?: { code: string } } };
+    return {
+      status: res.status,
+      statusText: res.statusText,
+      body: (await res.json()) as { error?: { code: string } },
+    };
   }
 
   it('passes for a key with every scope the nodes use, and names what a narrower key lacks', async () => {
@@ -1106,6 +1269,9 @@ describe('Paperlink API credential: Test', () => {
     const narrow = (await t.service.keys.create('api', 'generate only', ['generate'])).secret;
     const failed = await credentialTest(narrow);
     expect(failed.status).toBe(403);
+    // n8n's Test shows the answer's reason phrase (its statusText), never the body: it names every scope missing
+    const missing = ALL_SCOPES.filter((s) => s !== 'generate');
+    expect(failed.statusText.replace(/^.*lacks /, '').split(', ')).toEqual(missing);
     expect(failed.body.error?.code).toBe('insufficient_scope');
     expect((failed.body.error as unknown as { details: { code: string }[] }).details).toHaveLength(
       ALL_SCOPES.length - 1,

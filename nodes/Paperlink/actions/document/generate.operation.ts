@@ -5,7 +5,7 @@ import {
   type INodeExecutionData,
   type INodeProperties,
 } from 'n8n-workflow';
-import { apiRequest, downloadPdf } from '../../transport';
+import { apiRequest, baseUrl, downloadPdf } from '../../transport';
 import { idOf, locator, pathOf } from '../common';
 import { linkFields, linkSettings } from '../linkSettings';
 import { text } from '../../text';
@@ -14,6 +14,35 @@ const show = { resource: ['document'], operation: ['generate'] };
 
 export const description: INodeProperties[] = [
   locator('template', show, 'The template to fill'),
+  {
+    displayName: 'Merge Parameters From',
+    name: 'mergeInput',
+    type: 'options',
+    noDataExpression: true,
+    options: [
+      {
+        name: 'Field Mapper',
+        value: 'mapper',
+        description: "One field per variable of the template, filled below or from the item's fields",
+      },
+      {
+        name: 'JSON',
+        value: 'json',
+        description: "One object of variable names and values, given whole (e.g. an earlier node's output)",
+      },
+    ],
+    default: 'mapper',
+    displayOptions: { show },
+  },
+  {
+    displayName: 'Merge Parameters (JSON)',
+    name: 'mergeParametersJson',
+    type: 'json',
+    default: '{}',
+    required: true,
+    description: 'The merge parameters as one JSON object, {"variable": "value", …}, or an expression that gives one',
+    displayOptions: { show: { ...show, mergeInput: ['json'] } },
+  },
   {
     displayName: 'Merge Fields',
     name: 'mergeFields',
@@ -33,7 +62,8 @@ export const description: INodeProperties[] = [
       },
     },
     // no mapper (and no "no merge fields" notice) until a template is chosen
-    displayOptions: { show, hide: { templateId: [''] } },
+    // hidden in JSON mode (not shown in mapper mode: workflows from before the JSON mode have no mergeInput)
+    displayOptions: { show, hide: { templateId: [''], mergeInput: ['json'] } },
   },
   {
     displayName: 'Store Document',
@@ -213,10 +243,27 @@ export const description: INodeProperties[] = [
   },
 ];
 
+/** The JSON mode's object: a JSON text or what an expression gave, which must be one object. */
+function jsonParameters(ctx: IExecuteFunctions, i: number): IDataObject {
+  let values: unknown = ctx.getNodeParameter('mergeParametersJson', i, '{}');
+  try {
+    if (typeof values === 'string') values = JSON.parse(values.trim() || '{}');
+  } catch {
+    values = undefined;
+  }
+  if (typeof values !== 'object' || values === null || Array.isArray(values))
+    throw new NodeOperationError(ctx.getNode(), 'Merge Parameters (JSON) is not a JSON object', {
+      itemIndex: i,
+      description: 'Write it as {"variable": "value", …}, or use an expression that gives an object.',
+    });
+  return values as IDataObject;
+}
+
 /**
- * The merge parameters of item `i`: the fields mapped below, or with "Map Automatically" the item's
- * own fields that carry a variable's name. Empty fields are left out, so the service names every
- * variable still missing; lists and objects are sent as the JSON text the template language reads.
+ * The merge parameters of item `i`: the object given whole in JSON mode, the fields mapped below,
+ * or with "Map Automatically" the item's own fields that carry a variable's name. Empty fields are
+ * left out, so the service names every variable still missing; lists and objects are sent as the
+ * JSON text the template language reads.
  */
 async function mergeParameters(
   ctx: IExecuteFunctions,
@@ -225,7 +272,9 @@ async function mergeParameters(
   variablesOf: (id: string) => Promise<string[]>,
 ): Promise<IDataObject> {
   let values: IDataObject;
-  if (ctx.getNodeParameter('mergeFields.mappingMode', i, 'defineBelow') === 'autoMapInputData') {
+  if (ctx.getNodeParameter('mergeInput', i, 'mapper') === 'json') {
+    values = jsonParameters(ctx, i);
+  } else if (ctx.getNodeParameter('mergeFields.mappingMode', i, 'defineBelow') === 'autoMapInputData') {
     const item = ctx.getInputData()[i]?.json ?? {};
     values = Object.fromEntries(
       (await variablesOf(templateId))
@@ -332,9 +381,17 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   const result = (await apiRequest.call(this, 'POST', '/v1/generate', body, undefined, {
     headers: { 'Idempotency-Key': idempotencyKey },
   })) as IDataObject;
-  const item: INodeExecutionData = { json: result, pairedItem: { item: i } };
+  // where the PDF is fetched from (with the API key) and, when a link was made, the link to send on
+  const documentId = text(result.document_id);
+  const link = (result.destinations as { magic_link?: { url?: string } } | undefined)?.magic_link;
+  const json: IDataObject = {
+    ...result,
+    download_url: `${await baseUrl(this)}/v1/documents/${encodeURIComponent(documentId)}/pdf`,
+    ...(link?.url ? { magic_link_url: link.url } : {}),
+  };
+  const item: INodeExecutionData = { json, pairedItem: { item: i } };
   if (options.returnBinary) {
-    const { binary } = await downloadPdf.call(this, text(result.document_id));
+    const { binary } = await downloadPdf.call(this, documentId);
     item.binary = { [options.binaryPropertyName || 'data']: binary };
   }
   return item;
