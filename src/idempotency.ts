@@ -101,7 +101,6 @@ export class Idempotency {
     for (;;) {
       const now = this.clock.now();
       let since = iso(now);
-      let mine = true;
       // the running request holds its entry under a lease (src/jobs/lease.ts) for TAKEOVER_MS
       const until = new Date(now.getTime() + TAKEOVER_MS);
       let epoch = 1;
@@ -167,29 +166,28 @@ export class Idempotency {
         }
         since = row.created_at;
         epoch = taken.claimed_epoch;
-        mine = false;
       }
-      // every write of this run is fenced by its lease: one whose lease was taken over changes nothing
+      // this run's entry; `held`: while its lease is the one this run took (not taken over since)
+      const entry = (e: ExpressionBuilder<Schema, 'idempotency'>) =>
+        e.and([e('scope', '=', scope), e('key', '=', key), e('created_at', '=', since)]);
       const held = (e: ExpressionBuilder<Schema, 'idempotency'>) =>
-        e.and([
-          e('scope', '=', scope),
-          e('key', '=', key),
-          e('created_at', '=', since),
-          isHeld(LEASES.idempotent_request, epoch),
-        ]);
+        e.and([entry(e), isHeld(LEASES.idempotent_request, epoch)]);
       let answer: Answer;
       try {
         answer = await work({ since });
       } catch (err) {
-        // a request refused for what it asked made nothing: the key is free for the fixed request;
-        // any other failure keeps the entry, and its retry takes over the same work at once
+        // a request refused for what it asked made nothing: the key is free for the fixed request
+        // (the same request would be refused again); any other failure keeps the entry, and its
+        // retry takes over the same work at once. Either only while this run holds the entry: one
+        // that was taken over leaves it to the run that took it
         const refused = err instanceof PaperlinkError && !(err instanceof UnavailableError);
-        if (refused && mine) await this.db.deleteFrom('idempotency').where(held).execute();
+        if (refused) await this.db.deleteFrom('idempotency').where(held).execute();
         else
           await this.db
             .updateTable('idempotency')
-            .set({ ...freeing(LEASES.idempotent_request), ...(refused ? {} : { state: 'failed' }) })
+            .set({ ...freeing(LEASES.idempotent_request), state: 'failed' })
             .where(held)
+            .where('state', '=', 'running')
             .execute()
             .catch(() => undefined);
         throw err;
@@ -202,7 +200,10 @@ export class Idempotency {
           body: JSON.stringify(answer.body),
           ...freeing(LEASES.idempotent_request),
         })
-        .where(held)
+        // every run of an entry makes the same render, so the first answer to finish is the one kept,
+        // whether or not this run's lease was taken over meanwhile
+        .where(entry)
+        .where('state', '!=', 'done')
         .execute();
       return { ...answer, replayed: false };
     }
