@@ -138,6 +138,19 @@ export async function listAll(
 }
 
 /** A stored document and its PDF as n8n binary data, under the document's name (`Welcome letter.pdf`). */
+/** A document's page (from 1) as a PNG image (GET /v1/documents/:id/pages/:page). */
+export async function downloadPageImage(this: IExecuteFunctions, id: string, page: number): Promise<IBinaryData> {
+  const png = (await apiRequest.call(
+    this,
+    'GET',
+    `/v1/documents/${encodeURIComponent(id)}/pages/${page}`,
+    undefined,
+    undefined,
+    { binary: true },
+  )) as ArrayBuffer;
+  return this.helpers.prepareBinaryData(Buffer.from(png), `${id}-page-${page}.png`, 'image/png');
+}
+
 export async function downloadPdf(
   this: IExecuteFunctions | IWebhookFunctions,
   id: string,

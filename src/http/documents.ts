@@ -2,7 +2,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
+import { ValidationError } from '../errors';
 import type { Service } from '../service';
+import { PAGE_IMAGE_WIDTH } from '../templates/viewcopy';
 import { contentDisposition } from './headers';
 import { mayRead } from './scopes';
 import {
@@ -102,6 +104,43 @@ export const documentRoutes =
           .header('Content-Type', 'application/pdf')
           .header('Content-Disposition', contentDisposition(document.name))
           .send(Buffer.from(bytes));
+      },
+    );
+    api.get(
+      '/:id/pages/:page',
+      {
+        schema: {
+          operationId: 'documentPageImage',
+          tags: ['Documents'],
+          summary: `One page as a PNG image, ${PAGE_IMAGE_WIDTH} pixels wide (for a thumbnail, a chat or an e-mail)`,
+          params: Type.Object({
+            id: documentParams.properties.id,
+            page: Type.String({ pattern: '^[1-9][0-9]{0,4}$', description: 'The page, from 1.', examples: ['1'] }),
+          }),
+          response: {
+            200: {
+              description: 'The page drawn as a PNG image.',
+              content: { 'image/png': { schema: { type: 'string', contentMediaType: 'image/png' } } },
+            },
+            ...errors(401, 404, 422),
+          },
+        },
+      },
+      async (req, reply) => {
+        if (!/^[1-9]\d{0,4}$/.test(req.params.page))
+          throw new ValidationError('The page is a whole number from 1.', [
+            { field: 'page', message: 'must be a whole number from 1', code: 'invalid' },
+          ]);
+        const { bytes } = await service.documents.pdf(req.params.id);
+        // drawn on a render thread, under the render budget; a page past the last is not_found
+        const image = await service.renderer.view(bytes, { page: Number(req.params.page) });
+        return (
+          reply
+            .header('Content-Type', 'image/png')
+            // a stored document's id (pdf() found it): letters, digits and underscores
+            .header('Content-Disposition', `inline; filename="${req.params.id}-page-${req.params.page}.png"`)
+            .send(Buffer.from(image.bytes))
+        );
       },
     );
     api.delete(

@@ -13,6 +13,7 @@ const ROUTES: Record<string, Scope | readonly Scope[] | null> = {
   'GET /v1/documents': 'documents:read',
   'GET /v1/documents/:id': 'documents:read',
   'GET /v1/documents/:id/pdf': 'documents:read',
+  'GET /v1/documents/:id/pages/:page': 'documents:read',
   'DELETE /v1/documents/:id': 'documents:write',
   // sharing a stored document lets whoever opens the link read it: a key must be allowed to read it too
   'POST /v1/documents/:id/magic_links': ['links:write', 'documents:read'],

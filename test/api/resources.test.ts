@@ -3,6 +3,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import { EXAMPLE_IDS } from '../../src/templates/store';
+import { PAGE_IMAGE_WIDTH } from '../../src/templates/viewcopy';
 import { fillableForm, png, root } from '../support/fixtures';
 import { readPdf } from '../support/pdf';
 import { BACKENDS, testService, type TestService } from '../support/service';
@@ -38,6 +39,10 @@ describe.each(BACKENDS)('templates and documents on %s', (backend) => {
     t = await testService({ backend, config: { bodyLimit: 64 * 1024 } });
   });
   afterAll(() => t?.stop());
+  let letterVariables: string[] = [];
+  beforeAll(async () => {
+    letterVariables = (await t.service.templates.load(EXAMPLE_IDS.letter)).variables;
+  });
 
   const auth = () => ({ 'x-service-api-token': t.key });
   const get = (url: string) => t.app.inject({ method: 'GET', url, headers: auth() });
@@ -117,6 +122,23 @@ describe.each(BACKENDS)('templates and documents on %s', (backend) => {
     expect(made.statusCode).toBe(201);
     const pdf = await get(`/v1/documents/${made.json().document_id}/pdf`);
     expect((await readPdf(pdf.rawPayload)).text).toContain('Received from Ann Lee: $12.00');
+  });
+
+  it("draws a document's page as a PNG for an API key; a page past the last is not_found", async () => {
+    const made = await generate(EXAMPLE_IDS.letter, Object.fromEntries(letterVariables.map((v) => [v, 'x'])));
+    expect(made.statusCode).toBe(201);
+    const id = made.json().document_id as string;
+    const page = await get(`/v1/documents/${id}/pages/1`);
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toBe('image/png');
+    const png = page.rawPayload;
+    expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
+    // IHDR: width then height, big-endian, after the signature and the chunk's length and type
+    expect(png.readUInt32BE(16)).toBe(PAGE_IMAGE_WIDTH);
+    expect(png.readUInt32BE(20)).toBeGreaterThan(PAGE_IMAGE_WIDTH); // a portrait page
+    expect((await get(`/v1/documents/${id}/pages/2`)).json().error.code).toBe('not_found');
+    expect((await get(`/v1/documents/${id}/pages/0`)).json().error.code).toBe('validation_failed');
+    expect((await get(`/v1/documents/doc_missing/pages/1`)).json().error.code).toBe('not_found');
   });
 
   it('stores a template sent as JSON source', async () => {

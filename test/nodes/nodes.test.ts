@@ -14,6 +14,7 @@ import { PaperlinkPostcardTokenApi } from '../../credentials/PaperlinkPostcardTo
 import { templateLabel } from '../../nodes/Paperlink/methods/listSearch';
 import { ALL_SCOPES } from '../../src/keys';
 import { EXAMPLE_IDS } from '../../src/templates/store';
+import { PAGE_IMAGE_WIDTH } from '../../src/templates/viewcopy';
 import { makeDocx } from '../support/docx';
 import { sign } from '../../src/webhooks/signature';
 import { eventually } from '../support/eventually';
@@ -95,7 +96,12 @@ describe('Paperlink node: Document', () => {
         expireUnit: 'days',
         timerStarts: 'opened',
         expireAfterViews: 3,
-        options: { returnBinary: true, binaryPropertyName: 'pdf', retainFor: { span: { amount: 2, unit: 'days' } } },
+        options: {
+          returnBinary: true,
+          binaryPropertyName: 'pdf',
+          returnPageImage: true,
+          retainFor: { span: { amount: 2, unit: 'days' } },
+        },
       },
       [{ row: 1 }],
       creds,
@@ -133,6 +139,11 @@ describe('Paperlink node: Document', () => {
     expect(binary).toMatchObject({ mimeType: 'application/pdf', fileName: 'From n8n.pdf' });
     const text = (await readPdf(await binaryBytes(binary))).text;
     expect(text).toContain(values.first_name);
+    // and its first page as an image, beside the PDF, for a chat or e-mail step
+    expect(item.binary!.page).toMatchObject({ mimeType: 'image/png' });
+    const image = await binaryBytes(item.binary!.page);
+    expect(image.subarray(1, 4).toString('latin1')).toBe('PNG');
+    expect(image.readUInt32BE(16)).toBe(PAGE_IMAGE_WIDTH);
   });
 
   it('generates to the PDF standard chosen in its options, and shows standard_unavailable as the service says it', async () => {

@@ -5,7 +5,7 @@ import {
   type INodeExecutionData,
   type INodeProperties,
 } from 'n8n-workflow';
-import { apiRequest, baseUrl, downloadPdf } from '../../transport';
+import { apiRequest, baseUrl, downloadPageImage, downloadPdf } from '../../transport';
 import { idOf, locator, pathOf } from '../common';
 import { linkFields, linkSettings } from '../linkSettings';
 import { text } from '../../text';
@@ -205,6 +205,13 @@ export const description: INodeProperties[] = [
         hint: 'The name of the output binary field to put the PDF in',
       },
       {
+        displayName: 'Put Page Image in Field',
+        name: 'pageImagePropertyName',
+        type: 'string',
+        default: 'page',
+        hint: 'The name of the output binary field to put the first page image in',
+      },
+      {
         displayName: 'Retain For',
         name: 'retainFor',
         type: 'fixedCollection',
@@ -231,6 +238,14 @@ export const description: INodeProperties[] = [
             ],
           },
         ],
+      },
+      {
+        displayName: 'Return First Page as PNG',
+        name: 'returnPageImage',
+        type: 'boolean',
+        default: false,
+        description:
+          'Whether to put an image of the first page (PNG, 1240 pixels wide) into the item as binary data, for a chat or e-mail step',
       },
       {
         displayName: 'Return PDF as Binary',
@@ -303,6 +318,8 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   const options = this.getNodeParameter('options', i, {}) as {
     returnBinary?: boolean;
     binaryPropertyName?: string;
+    returnPageImage?: boolean;
+    pageImagePropertyName?: string;
     description?: string;
     pdfStandard?: string;
     pdfMetadata?: { properties?: IDataObject };
@@ -394,5 +411,10 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
     const { binary } = await downloadPdf.call(this, documentId);
     item.binary = { [options.binaryPropertyName || 'data']: binary };
   }
+  if (options.returnPageImage)
+    item.binary = {
+      ...item.binary,
+      [options.pageImagePropertyName || 'page']: await downloadPageImage.call(this, documentId, 1),
+    };
   return item;
 }
