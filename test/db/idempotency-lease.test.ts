@@ -28,8 +28,13 @@ describe.each(BACKENDS)('an idempotent request taken over (%s)', (backend) => {
   });
   afterAll(() => t.stop());
 
-  // a duplicate polls without moving the clock: only the test moves it
-  const idempotency = () => new Idempotency(t.service.database.db, clock, () => new Promise((r) => setImmediate(r)));
+  // a duplicate polls without moving the clock: only the test moves it; each run is of a live
+  // process (the service's own, which sweeps the leases of dead ones)
+  const idempotency = () => {
+    const idem = new Idempotency(t.service.database.db, clock, () => new Promise((r) => setImmediate(r)));
+    idem.owner = () => t.service.idempotency.owner();
+    return idem;
+  };
   const request = { template_id: 'tmpl_x', merge_parameters: { a: '1' } };
 
   it("keeps the run that took it over: the first run's late failure does not free the key for a third", async () => {
