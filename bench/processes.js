@@ -15,7 +15,7 @@ function start(args, env = {}) {
     let out = '';
     child.stdout.on('data', (c) => {
       out += c;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
       if (m) resolve({ child, url: m[1] });
     });
     child.on('exit', (code) => reject(new Error(`exited with ${code}: ${out}`)));

@@ -64,7 +64,7 @@ function startService(cli, dataDir, env = {}) {
     let out = '';
     child.stdout.on('data', (c) => {
       out += c;
-      const m = /listening on (http:\/\/\S+)/i.exec(out) ?? /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      const m = /listening on (http:\/\/[^\s"]+)/i.exec(out) ?? /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
       if (m) resolve({ child, url: m[1].replace(/\/+$/, '') });
     });
     child.on('exit', (code) => reject(new Error(`paperlink serve exited with ${code}: ${out}`)));

@@ -20,6 +20,7 @@ import { publicView } from './links/app';
 import { LinkKeyring, linkKeyring } from './links/keyring';
 import { MAX_PAGE } from './pagination';
 import { line, runDoctor } from './doctor';
+import { createLog, logFormatOf, type Log } from './log';
 import { startCluster, startServer } from './serve';
 import { createService, packageVersion, type Service } from './service';
 import {
@@ -243,6 +244,40 @@ function table(rows: string[][]): string {
   );
 }
 
+/**
+ * Node's own warnings (a deprecation, the AWS SDK's notice about Node 20) said through `log`
+ * under LOG_FORMAT=json, instead of as Node's plain lines on standard error.
+ */
+function warningsThrough(log: Log, io: Io): void {
+  // only for the process's own output: the CLI run in a test's process leaves its warnings alone
+  if (io !== processIo || logFormatOf(process.env, process.stdout.isTTY) !== 'json') return;
+  process.removeAllListeners('warning');
+  process.on('warning', (w: Error & { code?: string }) =>
+    log(`${w.name}: ${w.message}`, { level: 'warn', ...(w.code ? { code: w.code } : {}) }),
+  );
+}
+
+/**
+ * Runs a long-lived command (serve, worker) whose failure to start is said in its log's format:
+ * under LOG_FORMAT=json one JSON line on standard error with the error's code, cause chain and
+ * details, like everything else the process writes; as `report` says it otherwise. The exit code
+ * is `report`'s either way.
+ */
+async function logged(io: Io, setExit: (code: number) => void, run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+    setExit(EXIT_OK);
+  } catch (err) {
+    if (logFormatOf(process.env, process.stdout.isTTY) === 'pretty') throw err;
+    const code = err instanceof PaperlinkError ? err.code : undefined;
+    createLog('json', io.stderr)(
+      `error${code ? ` (${code})` : ''}: ${err instanceof Error ? err.message : String(err)}`,
+      { level: 'fatal', err },
+    );
+    setExit(err instanceof ValidationError ? EXIT_INPUT : EXIT_FAILED);
+  }
+}
+
 function addServiceCommands(program: Command, io: Io, setExit: (code: number) => void): void {
   /**
    * Opens the service's database (as `serve` would, from the environment and --data-dir), runs
@@ -282,50 +317,60 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
       '\nEnvironment: PORT, HOST, DATA_DIR, DATABASE_URL (postgres://…), STORAGE (filesystem|database|s3; s3 with S3_BUCKET, S3_PREFIX, S3_REGION, S3_ENDPOINT, S3_FORCE_PATH_STYLE and the AWS credentials), BODY_LIMIT (e.g. 10mb), PUBLIC_URL, LOG_LEVEL, LOG_FORMAT (json|pretty), SMTP_URL, MAIL_FROM, POSTCARD_PATH, PROCESSES, SHUTDOWN_TIMEOUT_MS, ENGINE (embedded|temporal; temporal needs DATABASE_URL and the TEMPORAL_* settings of `paperlink worker --help`). See the README.',
     )
     .action(async (opts: { port?: number; host?: string; dataDir?: string; processes?: number }) => {
-      const processes = opts.processes ?? Number(process.env.PROCESSES || os.availableParallelism());
-      if (!Number.isInteger(processes) || processes < 1 || processes > 256)
-        throw new ConfigError(
-          `--processes (PROCESSES) must be a whole number from 1 to 256, not ${JSON.stringify(opts.processes ?? process.env.PROCESSES)}.`,
-        );
-      const worker = cluster.isWorker;
-      const config = loadConfig(process.env, { port: opts.port, host: opts.host, dataDir: opts.dataDir });
-      // listening before the server is up: a stop asked for while it starts happens once it has
-      let server: { close(): Promise<void> } | undefined;
-      let stopping = false;
-      const close = (s: NonNullable<typeof server>) =>
-        s.close().then(
-          () => process.exit(0),
-          () => process.exit(1),
-        );
-      const stop = () => {
-        if (stopping) return;
-        stopping = true;
-        if (!worker) io.stdout('Stopping…\n');
-        if (server) void close(server);
-        // whatever hangs (a disk that refuses every write, a database that does not answer), the
-        // process ends: requests get SHUTDOWN_TIMEOUT_MS, the background work as long again; what
-        // it still holds is taken over by the other processes, or at the next start
-        setTimeout(() => {
-          io.stderr(
-            `Not stopped within ${(2 * config.shutdownTimeoutMs) / 1000} s (twice SHUTDOWN_TIMEOUT_MS): exiting now. What this process held is taken over by the others or at the next start.\n`,
+      // one format for everything this process says, its failure to start too
+      const log = createLog(logFormatOf(process.env, process.stdout.isTTY), io.stdout);
+      warningsThrough(log, io);
+      await logged(io, setExit, async () => {
+        const processes = opts.processes ?? Number(process.env.PROCESSES || os.availableParallelism());
+        if (!Number.isInteger(processes) || processes < 1 || processes > 256)
+          throw new ConfigError(
+            `--processes (PROCESSES) must be a whole number from 1 to 256, not ${JSON.stringify(opts.processes ?? process.env.PROCESSES)}.`,
           );
-          for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
-          process.exit(EXIT_FAILED);
-        }, 2 * config.shutdownTimeoutMs).unref();
-      };
-      // on, not once: Ctrl-C under npm start reaches this process from the terminal and from npm (stop
-      // ignores the second), where a second signal with no handler would end it at once
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
-      if (processes > 1 && !worker) {
-        const running = await startCluster(config, processes, io.stdout);
-        server = { close: () => running.stop() };
-      } else {
-        server = await startServer(config, io.stdout, { worker });
-      }
-      if (stopping) void close(server);
-      setExit(EXIT_OK);
+        await serve(processes, opts, log);
+      });
     });
+
+  /** `paperlink serve` once its options are read. */
+  const serve = async (processes: number, opts: { port?: number; host?: string; dataDir?: string }, log: Log) => {
+    const worker = cluster.isWorker;
+    const config = loadConfig(process.env, { port: opts.port, host: opts.host, dataDir: opts.dataDir });
+    // listening before the server is up: a stop asked for while it starts happens once it has
+    let server: { close(): Promise<void> } | undefined;
+    let stopping = false;
+    const close = (s: NonNullable<typeof server>) =>
+      s.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    const stop = () => {
+      if (stopping) return;
+      stopping = true;
+      if (!worker) log('Stopping…');
+      if (server) void close(server);
+      // whatever hangs (a disk that refuses every write, a database that does not answer), the
+      // process ends: requests get SHUTDOWN_TIMEOUT_MS, the background work as long again; what
+      // it still holds is taken over by the other processes, or at the next start
+      setTimeout(() => {
+        log(
+          `Not stopped within ${(2 * config.shutdownTimeoutMs) / 1000} s (twice SHUTDOWN_TIMEOUT_MS): exiting now. What this process held is taken over by the others or at the next start.`,
+          { level: 'error' },
+        );
+        for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
+        process.exit(EXIT_FAILED);
+      }, 2 * config.shutdownTimeoutMs).unref();
+    };
+    // on, not once: Ctrl-C under npm start reaches this process from the terminal and from npm (stop
+    // ignores the second), where a second signal with no handler would end it at once
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    if (processes > 1 && !worker) {
+      const running = await startCluster(config, processes, log);
+      server = { close: () => running.stop() };
+    } else {
+      server = await startServer(config, log, { worker });
+    }
+    if (stopping) void close(server);
+  };
 
   program
     .command('doctor')
@@ -408,11 +453,14 @@ function addServiceCommands(program: Command, io: Io, setExit: (code: number) =>
       '\nEnvironment: DATABASE_URL (postgres://…, required), STORAGE (database or s3 with S3_BUCKET, S3_ENDPOINT…, or one DATA_DIR every machine mounts), TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default default), TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY, TEMPORAL_TLS (true|false), TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY (mTLS), TEMPORAL_TLS_CA, TEMPORAL_WORKER_VERSIONING (true|false, default false) with TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_BUILD_ID, TEMPORAL_PAYLOAD_KEYS (payloads encrypted in history), TEMPORAL_SEARCH_ATTRIBUTES (true|false), SMTP_URL, MAIL_FROM, PUBLIC_URL. See the README, "Running on Temporal"; a worker of your own runs the same with Paperlink\'s plugin (docs/temporal.md, "In your own worker").',
     )
     .action(async (opts: { dataDir?: string; taskQueue?: string }) => {
-      const config = loadConfig(process.env, { dataDir: opts.dataDir });
-      if (opts.taskQueue) config.temporal.taskQueue = opts.taskQueue;
-      const { runWorker } = await import('../workflows/worker');
-      await runWorker(config, { log: (line) => io.stderr(`${line}\n`) });
-      setExit(EXIT_OK);
+      const log = createLog(logFormatOf(process.env, process.stdout.isTTY), io.stderr);
+      warningsThrough(log, io);
+      await logged(io, setExit, async () => {
+        const config = loadConfig(process.env, { dataDir: opts.dataDir });
+        if (opts.taskQueue) config.temporal.taskQueue = opts.taskQueue;
+        const { runWorker } = await import('../workflows/worker');
+        await runWorker(config, { log });
+      });
     });
 
   const kindOf = (k: string): KeyKind => {

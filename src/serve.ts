@@ -20,6 +20,7 @@ import { LIBREOFFICE_MISSING, officePaths } from './templates/docx';
 import { sandboxStatus } from './templates/sandbox';
 import { checkFormats } from './doctor';
 import type { Renderer } from './templates/pool';
+import { flowIds, type Log } from './log';
 
 export interface Server {
   service: Service;
@@ -49,12 +50,15 @@ export interface StartOptions {
   worker?: boolean;
 }
 
-/** How serve makes its service: its log, and the Temporal engine with ENGINE=temporal. */
-function serviceOptions(config: Config, log: (text: string) => void) {
+/**
+ * How serve makes its service: its log, where a failure in the background is said (with its cause
+ * chain and the ids it concerns), and the Temporal engine with ENGINE=temporal.
+ */
+export function serviceOptions(config: Config, log: Log) {
   const onFlowError = (id: string, err: unknown) =>
-    log(`flow ${id} failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    log(`flow ${id} failed: ${err instanceof Error ? err.message : String(err)}`, { err, ...flowIds(id) });
   return {
-    log: (line: string) => log(`${line}\n`),
+    log,
     onFlowError,
     // loaded only in this mode: the Temporal SDK is an optional dependency
     engine:
@@ -65,11 +69,7 @@ function serviceOptions(config: Config, log: (text: string) => void) {
   };
 }
 
-export async function startServer(
-  config: Config,
-  log: (text: string) => void,
-  options: StartOptions = {},
-): Promise<Server> {
+export async function startServer(config: Config, log: Log, options: StartOptions = {}): Promise<Server> {
   if (config.engine === 'temporal') requirePostgres(config, 'ENGINE=temporal');
   // one SQLite data dir, one server: taken before the database is opened (a server's start takes
   // over what a dead one left half-done, which must never happen beside a live one)
@@ -137,13 +137,7 @@ export async function startServer(
 }
 
 /** What a new user needs after the start: where things are, and on the first start a key and a first request. */
-async function greet(
-  service: Service,
-  config: Config,
-  url: string,
-  log: (text: string) => void,
-  processes = 1,
-): Promise<void> {
+async function greet(service: Service, config: Config, url: string, log: Log, processes = 1): Promise<void> {
   const where =
     service.database.dialect === 'sqlite'
       ? `SQLite at ${service.database.location}`
@@ -163,6 +157,23 @@ async function greet(
       : 'embedded (flows run in these processes)';
   log(
     `Paperlink ${service.version} is listening on ${url}${processes > 1 ? ` (${processes} processes)` : ''}\n  data: ${where}; documents: ${docs}; engine: ${engine}\n  templates: ${formats}${config.startupCheck ? ' (each being tried with a small document)' : ''}${chromium && office ? '' : '; `npx paperlink doctor` checks every format'}\n  ${sandboxStatus()}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n`,
+    // what a log collector reads of it without parsing the text
+    {
+      version: service.version,
+      url,
+      processes,
+      database: service.database.dialect,
+      engine: config.engine,
+      ...(config.engine === 'temporal'
+        ? {
+            temporal: {
+              address: config.temporal.address,
+              namespace: config.temporal.namespace,
+              task_queue: config.temporal.taskQueue,
+            },
+          }
+        : {}),
+    },
   );
 
   const app = await service.apps.magicLink.get();
@@ -174,7 +185,7 @@ async function greet(
     );
   } else {
     const warning = publicUrlMismatch(app, url);
-    if (warning) log(`  ${warning}\n`);
+    if (warning) log(`  ${warning}\n`, { level: 'warn' });
   }
   if ((await service.keys.count('api')) === 0) {
     const { secret } = await service.keys.create('api', 'first key');
@@ -207,11 +218,7 @@ async function greet(
  * work: one line when all do, a line for each that does not with `npx paperlink doctor` to learn
  * more. Nothing is said once `stopped()` (a stop cut the check short: its failures mean nothing).
  */
-export async function tryFormats(
-  renderer: Renderer,
-  log: (text: string) => void,
-  stopped: () => boolean = () => false,
-): Promise<void> {
+export async function tryFormats(renderer: Renderer, log: Log, stopped: () => boolean = () => false): Promise<void> {
   const checks = await checkFormats(renderer);
   if (stopped()) return;
   const working = checks.filter((c) => c.outcome === 'ok').map((c) => c.name);
@@ -220,6 +227,7 @@ export async function tryFormats(
   log(
     `  templates tried: ${working.length ? `${working.join(', ')} work${working.length === 1 ? 's' : ''}` : 'none works'}${broken.length ? '' : '.'}\n` +
       broken.map((c) => `  ${c.name} does NOT work: ${c.says}. \`npx paperlink doctor\` says what to fix.\n`).join(''),
+    { level: broken.length ? 'warn' : 'info', formats_working: working, formats_failing: broken.map((c) => c.name) },
   );
 }
 
@@ -232,7 +240,7 @@ export async function tryFormats(
 export async function startCluster(
   config: Config,
   processes: number,
-  log: (text: string) => void,
+  log: Log,
 ): Promise<{ url: string; stop(): Promise<void> }> {
   if (config.engine === 'temporal') requirePostgres(config, 'ENGINE=temporal');
   const unlock = config.databaseUrl ? () => undefined : lockDataDir(config.dataDir);
@@ -264,7 +272,10 @@ export async function startCluster(
   let started = false;
   cluster.on('exit', (worker, code, signal) => {
     if (stopping || !started) return;
-    log(`worker ${worker.process.pid} exited (${signal ?? code}); starting another\n`);
+    log(`worker ${worker.process.pid} exited (${signal ?? code}); starting another`, {
+      level: 'warn',
+      worker_pid: worker.process.pid,
+    });
     // its presence file says nothing true any more
     for (const f of fs.existsSync(presenceDir(config.dataDir)) ? fs.readdirSync(presenceDir(config.dataDir)) : []) {
       const file = path.join(presenceDir(config.dataDir), f);

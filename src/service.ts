@@ -37,6 +37,7 @@ import { converter } from './templates/docx';
 import { TemplateStore } from './templates/store';
 import { Dispatcher, Webhooks } from './webhooks';
 import { WriteHealth } from './outage';
+import type { Log } from './log';
 
 export interface Service {
   config: Config;
@@ -99,7 +100,7 @@ export interface ServiceOptions {
   /** Run flows (link lifecycles) in this process and resume the unfinished ones: what `serve` does. CLI commands leave it off. */
   runFlows?: boolean;
   /** Where the service tells people what it did (e.g. e-mails written to the outbox). */
-  log?: (line: string) => void;
+  log?: Log;
   /** Where flow errors are reported. */
   onFlowError?: (id: string, err: unknown) => void;
   /** Another engine than the embedded one (`ENGINE=temporal`), made from the activities and what it needs of the service. */
@@ -275,13 +276,16 @@ export async function createService(config: Config, options: ServiceOptions = {}
       } catch (err) {
         options.log?.(
           `presence: could not reconnect (${err instanceof Error ? err.message : String(err)}); trying again in ${wait} ms`,
+          { err },
         );
         await new Promise((resolve) => (retry = setTimeout(resolve, wait)));
       }
     }
     if (engine instanceof EmbeddedEngine) engine.unfence();
     dispatcher.resume();
-    options.log?.(`presence: back (presence id ${presence.id}); running what this process holds again`);
+    options.log?.(`presence: back (presence id ${presence.id}); running what this process holds again`, {
+      presence_id: presence.id,
+    });
     await options.onPresence?.('back', presence.id);
   };
   /** Makes `p` this process's presence: its id in what this process claims from now on. */

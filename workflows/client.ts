@@ -64,6 +64,7 @@ export function unreachable(t: TemporalConfig, err: unknown): PaperlinkError {
   return new PaperlinkError(
     'temporal_unreachable',
     `Cannot reach Temporal at ${t.address} (namespace ${t.namespace}): ${why}. Start a Temporal server there, or set TEMPORAL_ADDRESS (with TEMPORAL_API_KEY or TEMPORAL_TLS_CERT/TEMPORAL_TLS_KEY for Temporal Cloud), or unset ENGINE to run flows in this process.`,
+    { cause: err },
   );
 }
 

@@ -31,6 +31,7 @@ import { createService, type Service } from '../src/service';
 import { createActivities } from './activities';
 import { connectClient, connectionOptions, noWorkerDeployments, TemporalEngine } from './client';
 import { paperlinkDataConverter } from './codec';
+import { flowIds, type Log } from '../src/log';
 
 /** Paperlink's workflows module: a worker's `workflowsPath` when it has none of its own. */
 export const workflowsPath = require.resolve('./workflows');
@@ -39,7 +40,7 @@ export interface PaperlinkPluginOptions {
   /** Paperlink's settings (default: loadConfig(), from the environment as for the API). */
   config?: Config;
   /** Where Paperlink says what it does (default: stderr). */
-  log?: (line: string) => void;
+  log?: Log;
 }
 
 /** Where the server sends a task queue's workflow tasks under Worker Versioning: a deployment's build, or none (unversioned workers). */
@@ -95,7 +96,7 @@ export class PaperlinkPlugin implements WorkerPlugin, NativeConnectionPlugin, Cl
   constructor(
     /** Paperlink's service: its database, storage, mailer and renderers, the API's own. */
     readonly service: Service,
-    private readonly log: (line: string) => void,
+    private readonly log: Log,
   ) {}
 
   private get temporal() {
@@ -227,7 +228,8 @@ export async function createPaperlinkPlugin(options: PaperlinkPluginOptions = {}
           new TemporalEngine(client, config.temporal.taskQueue, {
             searchAttributes: config.temporal.searchAttributes,
             ...parts,
-            onError: (id, err) => log(`${id}: ${err instanceof Error ? err.message : String(err)}`),
+            onError: (id, err) =>
+              log(`${id}: ${err instanceof Error ? err.message : String(err)}`, { err, ...flowIds(id) }),
           }),
       },
     );

@@ -6,7 +6,9 @@
  * To run our workflows in a worker of your own, give it the plugin (./plugin.ts):
  *   Worker.create({ …, plugins: [await createPaperlinkPlugin()] })
  */
-import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
+import { makeTelemetryFilterString, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
+import type { LogMetadata, Logger } from '@temporalio/common';
+import type { Log, LogLevel as OurLevel } from '../src/log';
 import { requirePostgres, type Config } from '../src/config';
 import { packageVersion } from '../src/service';
 import type { Client } from '@temporalio/client';
@@ -96,8 +98,55 @@ export { createActivities } from './activities';
 /** The workflow file to give `Worker.create({ workflowsPath })` (or `bundleWorkflowCode`). */
 export { workflowsPath, createPaperlinkPlugin, PaperlinkPlugin, type PaperlinkPluginOptions } from './plugin';
 
+/** Temporal's levels, lowest first. */
+const SDK_LEVELS: LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
+
+/**
+ * The Temporal SDK's log (the worker's own messages, Core's forwarded ones, workflow.log and
+ * activity loggers) written through Paperlink's, at `level` and above: one line each in the
+ * process's LOG_FORMAT, its metadata (workflow and activity ids, task queue) as fields, an error in
+ * it with its cause chain.
+ */
+export class SdkLogger implements Logger {
+  constructor(
+    private readonly out: Log,
+    private readonly level: LogLevel,
+  ) {}
+
+  log(level: LogLevel, message: string, meta: LogMetadata = {}): void {
+    if (SDK_LEVELS.indexOf(level) < SDK_LEVELS.indexOf(this.level)) return;
+    const fields: Record<string, unknown> = {};
+    let err: unknown;
+    for (const [k, v] of Object.entries(meta)) {
+      // the SDK names the error `error` or `failure`; the log's `err` carries its causes
+      if (v instanceof Error && err === undefined) err = v;
+      else fields[k] = v;
+    }
+    this.out(`temporal: ${message}`, {
+      ...fields,
+      ...(err === undefined ? {} : { err }),
+      level: level.toLowerCase() as OurLevel,
+    });
+  }
+  trace(message: string, meta?: LogMetadata): void {
+    this.log('TRACE', message, meta);
+  }
+  debug(message: string, meta?: LogMetadata): void {
+    this.log('DEBUG', message, meta);
+  }
+  info(message: string, meta?: LogMetadata): void {
+    this.log('INFO', message, meta);
+  }
+  warn(message: string, meta?: LogMetadata): void {
+    this.log('WARN', message, meta);
+  }
+  error(message: string, meta?: LogMetadata): void {
+    this.log('ERROR', message, meta);
+  }
+}
+
 export interface WorkerOptions {
-  log?: (line: string) => void;
+  log?: Log;
   /** Stops the worker when aborted (besides SIGTERM and SIGINT). */
   signal?: AbortSignal;
 }
@@ -105,7 +154,6 @@ export interface WorkerOptions {
 export async function runWorker(config: Config, options: WorkerOptions = {}): Promise<void> {
   const log = options.log ?? ((line: string) => console.error(line));
   requirePostgres(config, 'paperlink worker');
-  const t = config.temporal;
   // the SDK's own log at LOG_LEVEL, but its start-up chatter (the workflow bundle's build report)
   // only at debug: `paperlink worker: polling …` says it is up
   const level: Record<Config['logLevel'], LogLevel> = {
@@ -117,11 +165,42 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     fatal: 'ERROR',
     silent: 'ERROR',
   };
+  const sdkLevel = level[config.logLevel];
+  const coreLevel: LogLevel =
+    config.logLevel === 'trace'
+      ? 'TRACE'
+      : SDK_LEVELS.indexOf(sdkLevel) > SDK_LEVELS.indexOf('WARN')
+        ? sdkLevel
+        : 'WARN';
+  let installed = false;
   try {
-    Runtime.install({ logger: new DefaultLogger(level[config.logLevel]) });
+    Runtime.install({
+      logger: new SdkLogger(log, sdkLevel),
+      // Core's own messages (the Rust side) forwarded to that logger too, not printed to stderr by it
+      telemetryOptions: {
+        logging: {
+          forward: {},
+          // Core's (and its libraries', `other`) at WARN and above as before: their DEBUG is every
+          // HTTP/2 frame; lower only at LOG_LEVEL=trace
+          filter: makeTelemetryFilterString({ core: coreLevel, other: coreLevel }),
+        },
+      },
+    });
+    installed = true;
   } catch {
     // installed already (a worker of one's own in the same process): its logger stays
   }
+  try {
+    await work(config, log, options);
+  } finally {
+    // the runtime this installed, shut down: its signal handlers and native threads would keep a
+    // worker that failed to start alive, deaf to SIGTERM
+    if (installed) await Runtime.instance().shutdown();
+  }
+}
+
+async function work(config: Config, log: Log, options: WorkerOptions): Promise<void> {
+  const t = config.temporal;
   // Paperlink's worker is the plugin an engineer's worker takes, on a worker of its own
   const paperlink = await createPaperlinkPlugin({ config, log });
   let connection: NativeConnection | undefined;
@@ -152,13 +231,23 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     options.signal?.addEventListener('abort', stop, { once: true });
     log(
       `paperlink worker: polling task queue "${t.taskQueue}" in namespace "${t.namespace}" at ${t.address}${versioned ? ` as build ${version.buildId} of deployment ${version.deploymentName}` : ''}`,
+      {
+        version: packageVersion(),
+        engine: 'temporal',
+        temporal: { address: t.address, namespace: t.namespace, task_queue: t.taskQueue },
+        ...(versioned ? { deployment: version.deploymentName, build_id: version.buildId } : {}),
+      },
     );
     const running = worker.run();
     if (versioned)
       void adoptVersion(client, t.namespace, version).then(
         (said) => log(`paperlink worker: ${said}`),
         (err: unknown) =>
-          log(`paperlink worker: could not read deployment ${version.deploymentName}: ${(err as Error).message}`),
+          log(`paperlink worker: could not read deployment ${version.deploymentName}: ${(err as Error).message}`, {
+            err,
+            deployment: version.deploymentName,
+            build_id: version.buildId,
+          }),
       );
     try {
       await running;

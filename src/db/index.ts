@@ -24,6 +24,7 @@ import { Pool, type PoolClient } from 'pg';
 import { migrationsFor } from './migrations';
 import { isDiskFailure, markDatabaseError } from '../outage';
 import type { Dialect, Schema } from './schema';
+import type { Log } from '../log';
 
 export type { Dialect } from './schema';
 export type Db = Kysely<Schema>;
@@ -56,7 +57,7 @@ export interface OpenOptions {
   /** Called with each statement before it runs, on either database; a throw fails the statement (fault tests). */
   beforeStatement?: (sql: string) => void;
   /** Where a pooled connection that failed while idle is reported (PostgreSQL restarted): the pool drops it and opens another. */
-  log?: (line: string) => void;
+  log?: Log;
 }
 
 function redactUrl(url: string): string {
@@ -89,7 +90,9 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
       args.length ? connect(...args) : connect()!.catch((err: unknown) => Promise.reject(markDatabaseError(err)));
     // an idle connection cut by the server (a restart, a failover) is an 'error' of the pool's: without
     // a listener it would end the process; the pool has dropped it already and connects anew
-    pool.on('error', (err) => options.log?.(`database: an idle connection failed (${err.message}); reconnecting`));
+    pool.on('error', (err) =>
+      options.log?.(`database: an idle connection failed (${err.message}); reconnecting`, { err }),
+    );
     const before = options.beforeStatement;
     pool.on('connect', (client) => {
       // a connection cut while it is checked out fails its query, and also emits 'error' on its client,

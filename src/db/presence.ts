@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
 import { processAlive } from './lock';
+import type { Log } from '../log';
 
 /** The first key of every presence lock: "pl" (Paperlink), so other advisory locks never collide. */
 const LOCK_SPACE = 0x706c;
@@ -85,10 +86,7 @@ export const HEARTBEAT_MS = 5_000;
  * then it is closed (PostgreSQL frees the lock, if it still can) and `onLost` is called once; this
  * presence is done, and the process opens a new one (a new id) to come back.
  */
-export async function postgresPresence(
-  connectionString: string,
-  log: (line: string) => void = () => undefined,
-): Promise<Presence> {
+export async function postgresPresence(connectionString: string, log: Log = () => undefined): Promise<Presence> {
   const client = new Client({
     connectionString,
     application_name: 'paperlink presence',
@@ -117,20 +115,24 @@ export async function postgresPresence(
   let closed = false;
   let lost = false;
   // losing this connection means the others see this process as dead: it stops its work at once
-  const lose = (why: string) => {
+  const lose = (why: string, err?: unknown) => {
     if (closed || lost) return;
     lost = true;
     clearInterval(heartbeat);
     log(
       `presence: the database connection was lost (${why}); other processes take over this one's work, and it stops its own until it is back`,
+      { level: 'warn', presence_id: id, ...(err === undefined ? {} : { err }) },
     );
     void client.end().catch(() => undefined);
     presence.onLost();
   };
-  onError = (err) => lose(err.message);
+  onError = (err) => lose(err.message, err);
   client.on('end', () => lose('the connection closed'));
   const heartbeat = setInterval(
-    () => void client.query('SELECT 1').catch((err: unknown) => lose(err instanceof Error ? err.message : String(err))),
+    () =>
+      void client
+        .query('SELECT 1')
+        .catch((err: unknown) => lose(err instanceof Error ? err.message : String(err), err)),
     HEARTBEAT_MS,
   );
   heartbeat.unref();

@@ -6,6 +6,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer, { type Transporter } from 'nodemailer';
+import type { Log } from '../log';
 
 export interface Message {
   to: string;
@@ -44,12 +45,7 @@ export interface Mailer {
   close(): void;
 }
 
-export function createMailer(options: {
-  smtpUrl?: string;
-  from: string;
-  outbox: string;
-  log?: (line: string) => void;
-}): Mailer {
+export function createMailer(options: { smtpUrl?: string; from: string; outbox: string; log?: Log }): Mailer {
   if (options.smtpUrl) {
     const url = new URL(options.smtpUrl);
     // every wait bounded well inside a link's send lease (SEND_LEASE_MS, two minutes): a send that

@@ -23,6 +23,7 @@ import { sign } from './signature';
 import { isObject } from '../guards';
 import { POLICIES, waitMs } from '../flows/policies';
 import { freeing, isFree, isHeld, LEASES, taking, type Held } from '../jobs/lease';
+import type { Log } from '../log';
 
 export interface WebhookInfo {
   id: string;
@@ -276,7 +277,7 @@ export interface DispatcherOptions extends WebhookOptions {
   concurrency?: number;
   /** Attempts in flight at once to one webhook, counted over every process on the database. */
   perWebhook?: number;
-  log?: (line: string) => void;
+  log?: Log;
   /** This process's presence id (src/db/presence.ts): a delivery is claimed by one process at a time. */
   owner?: number;
   /** PostgreSQL: claims lock the webhook's row so that processes count its attempts in flight one at a time. */
@@ -441,7 +442,7 @@ export class Dispatcher {
   wake(): void {
     if (!this.halted)
       void this.pump().catch((err: unknown) =>
-        this.options.log?.(`webhooks: ${err instanceof Error ? err.message : String(err)}`),
+        this.options.log?.(`webhooks: ${err instanceof Error ? err.message : String(err)}`, { err }),
       );
   }
 
@@ -581,7 +582,11 @@ export class Dispatcher {
     this.perHook.set(d.webhook_id, (this.perHook.get(d.webhook_id) ?? 0) + 1);
     const p = this.attempt(d, claim)
       .catch((err: unknown) =>
-        this.options.log?.(`webhooks: delivery ${d.id}: ${err instanceof Error ? err.message : String(err)}`),
+        this.options.log?.(`webhooks: delivery ${d.id}: ${err instanceof Error ? err.message : String(err)}`, {
+          err,
+          delivery_id: d.id,
+          webhook_id: d.webhook_id,
+        }),
       )
       .finally(() => {
         this.inFlight.delete(d.id);
@@ -673,10 +678,12 @@ export class Dispatcher {
     if (!held)
       this.options.log?.(
         `webhooks: delivery ${d.id}: its claim ran out during the attempt and another took it over; this attempt's outcome (${result.error ?? `HTTP ${result.status}`}) is in its history only`,
+        { level: 'warn', delivery_id: d.id, webhook_id: d.webhook_id },
       );
     else if (status === 'failed')
       this.options.log?.(
         `webhooks: gave up on delivery ${d.id} of ${event.type} to ${redact(d.url)} after ${failures} attempts: ${result.error ?? `HTTP ${result.status}`}`,
+        { level: 'error', delivery_id: d.id, webhook_id: d.webhook_id, event_id: event.id, event_type: event.type },
       );
   }
 

@@ -309,7 +309,8 @@ describe('npm start, the way a new user meets it', () => {
       const child = spawn(
         process.execPath,
         [path.join(root, 'dist/src/cli.js'), 'serve', '--port', '0', '--data-dir', dataDir],
-        { env: { ...process.env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] },
+        // a new user meets it at a terminal, where LOG_FORMAT is pretty
+        { env: { ...process.env, LOG_LEVEL: 'warn', LOG_FORMAT: 'pretty' }, stdio: ['ignore', 'pipe', 'pipe'] },
       );
       server = child;
       let out = '';
@@ -377,7 +378,7 @@ describe('npm start, the way a new user meets it', () => {
       const child = spawn(
         process.execPath,
         [path.join(root, 'dist/src/cli.js'), 'serve', '--port', '0', '--data-dir', path.join(dir, 'data')],
-        { env: { ...process.env, LOG_LEVEL: 'warn' } },
+        { env: { ...process.env, LOG_LEVEL: 'warn', LOG_FORMAT: 'pretty' } },
       );
       server = child;
       let out = '';

@@ -26,7 +26,7 @@ export function serveProcess(
     child.stdout.on('data', (c: Buffer) => {
       out += c.toString();
       // the greeting ends with the links to the web app and the API reference
-      const m = /listening on (https?:\/\/\S+)[\s\S]*openapi\.json/.exec(out);
+      const m = /listening on (https?:\/\/[^\s"]+)[\s\S]*openapi\.json/.exec(out);
       if (m) resolve({ child, url: m[1], output: () => out });
     });
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));

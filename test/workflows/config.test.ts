@@ -8,6 +8,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { connectionOptions } from '../../workflows/client';
 import { cli } from '../support/cli';
+import { jsonLines } from '../support/logs';
 import { closedPort } from '../support/net';
 import { freshPostgres } from '../support/service';
 
@@ -83,9 +84,13 @@ describe('paperlink serve and worker on Temporal', () => {
       ['serve', '-d', dir()],
       ['worker', '-d', dir()],
     ]) {
-      const r = await withEnv({ ENGINE: 'temporal' }, () => cli(args));
+      const r = await withEnv({ ENGINE: 'temporal', LOG_FORMAT: 'pretty' }, () => cli(args));
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/^error \(invalid_configuration\): .*DATABASE_URL=postgres:/);
+      // under LOG_FORMAT=json, a JSON line with the code
+      const json = await withEnv({ ENGINE: 'temporal', LOG_FORMAT: 'json' }, () => cli(args));
+      expect(json.code).toBe(1);
+      expect(jsonLines(json.stderr, 'stderr').map((l) => l.err?.code)).toEqual(['invalid_configuration']);
     }
   });
 
@@ -96,13 +101,20 @@ describe('paperlink serve and worker on Temporal', () => {
       TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}`,
     };
     for (const command of ['worker', 'serve']) {
-      const r = await withEnv(vars, () => cli([command, '-d', dir(), ...(command === 'serve' ? ['--port', '0'] : [])]));
+      const args = [command, '-d', dir(), ...(command === 'serve' ? ['--port', '0'] : [])];
+      const r = await withEnv({ ...vars, LOG_FORMAT: 'pretty' }, () => cli(args));
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(
         /^error \(temporal_unreachable\): Cannot reach Temporal at 127\.0\.0\.1:\d+ .*TEMPORAL_ADDRESS/,
       );
+      // under LOG_FORMAT=json, a JSON line with the code and what the connection failed with
+      const json = await withEnv({ ...vars, LOG_FORMAT: 'json' }, () => cli(args));
+      expect(json.code).toBe(1);
+      const [line, ...more] = jsonLines(json.stderr, 'stderr');
+      expect(more).toEqual([]);
+      expect(line.err).toMatchObject({ code: 'temporal_unreachable', cause: expect.objectContaining({}) });
     }
-  }, 30_000);
+  }, 90_000);
 
   it('have --help that names every setting', async () => {
     const r = await cli(['worker', '--help']);

@@ -15,6 +15,9 @@ import { closedPort } from '../support/net';
 import { startReceiver } from '../support/receiver';
 import { linkRow, sample } from '../support/rows';
 import { testService, type TestService } from '../support/service';
+import { createLog } from '../../src/log';
+import { serviceOptions } from '../../src/serve';
+import type { LogLine } from '../support/logs';
 
 const markOf = async (db: Db, table: 'magic_links' | 'postcards', id: string) =>
   (await db.selectFrom(table).select('wake_at').where('id', '=', id).executeTakeFirstOrThrow()).wake_at;
@@ -23,7 +26,11 @@ const markOf = async (db: Db, table: 'magic_links' | 'postcards', id: string) =>
  * A service on PostgreSQL whose Temporal engine talks to a port nothing listens on; the ids of
  * what it reports failing, and the engine itself.
  */
-async function withTemporalAway(clock: FakeClock, config: Partial<Config> = {}) {
+async function withTemporalAway(
+  clock: FakeClock,
+  config: Partial<Config> = {},
+  onError: (id: string, err: unknown) => void = () => undefined,
+) {
   const errors: string[] = [];
   const connection = Connection.lazy({ address: `127.0.0.1:${await closedPort()}` });
   let engine: TemporalEngine | undefined;
@@ -34,7 +41,7 @@ async function withTemporalAway(clock: FakeClock, config: Partial<Config> = {}) 
     service: {
       engine: (_activities, { marks }) =>
         (engine = new TemporalEngine(new Client({ connection }), 'paperlink', {
-          onError: (id) => errors.push(id),
+          onError: (id, err) => (errors.push(id), onError(id, err)),
           marks,
           callTimeoutMs: 300,
           clock,
@@ -57,6 +64,28 @@ async function postPostcard(t: TestService): Promise<string> {
 }
 
 describe('TemporalEngine without a reachable server', () => {
+  it("logs a failed signal as serve does: under LOG_FORMAT=json with the SDK error's cause chain and the link's id", async () => {
+    const clock = new FakeClock('2026-11-26T10:00:00Z');
+    const lines: string[] = [];
+    const { onFlowError } = serviceOptions(
+      { engine: 'temporal' } as Config,
+      createLog('json', (text) => lines.push(text)),
+    );
+    const { t, engine } = await withTemporalAway(clock, {}, onFlowError);
+    try {
+      await t.service.database.db.insertInto('magic_links').values(linkRow('ml_told', clock.now())).execute();
+      engine.linkChanged('ml_told', 'opened');
+      await eventually(async () => lines.length > 0, 'the failed signal logged', 25);
+      const line = JSON.parse(lines[0]) as LogLine;
+      expect(line).toMatchObject({ flow: 'link-ml_told', link_id: 'ml_told' });
+      // the SDK's own error ("Failed to signalWithStart Workflow", or the deadline's) says little: its causes say why
+      expect(line.err).toBeDefined();
+      expect(line.err!.cause).toBeDefined();
+    } finally {
+      await t.stop();
+    }
+  }, 60_000);
+
   it('marks what it could not tell in its row (nothing held in memory), reports it, and keeps the marks when a handover fails', async () => {
     const clock = new FakeClock('2026-11-26T10:00:00Z');
     const { t, errors, engine } = await withTemporalAway(clock);

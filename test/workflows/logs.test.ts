@@ -1,0 +1,94 @@
+/**
+ * `paperlink worker` and `ENGINE=temporal paperlink serve` as operators run them, on a real
+ * Temporal server (test/support/temporal.ts), under LOG_FORMAT=json: each greets naming the engine
+ * and the address, namespace and task queue it connects to, and every line either writes, on
+ * standard output and standard error, is a JSON object — the Temporal SDK's own messages (at
+ * LOG_LEVEL=debug, where it says most) included — through a generate run by the worker and a stop.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { eventually } from '../support/eventually';
+import { jsonLines, run, type LogLine } from '../support/logs';
+import { freshPostgres } from '../support/service';
+import { startTemporal, TEMPORAL_MISSING } from '../support/temporal';
+
+const suite = TEMPORAL_MISSING ? describe.skip : describe;
+
+suite(
+  `logs of paperlink worker and serve on Temporal${TEMPORAL_MISSING ? ` (skipped: ${TEMPORAL_MISSING})` : ''}`,
+  () => {
+    let env: TestWorkflowEnvironment;
+    let dataDir: string;
+
+    beforeAll(async () => {
+      env = await startTemporal();
+      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-logs-'));
+    }, 120_000);
+
+    afterAll(async () => {
+      await env?.teardown();
+      if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it('greet with where they connect, and write only JSON lines through a generate and a stop', async () => {
+      const address = env.connection.options.address;
+      const taskQueue = `paperlink-logs-${process.pid}`;
+      const common = {
+        DATABASE_URL: await freshPostgres(),
+        STORAGE: 'database',
+        TEMPORAL_ADDRESS: address,
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        LOG_FORMAT: 'json',
+        LOG_LEVEL: 'debug',
+        STARTUP_CHECK: 'false',
+        // one set of Magic Link keys for both, as every process on one database must have
+        LINK_TOKEN_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+      };
+      const worker = run(['worker', '--data-dir', path.join(dataDir, 'worker')], common);
+      const serve = run(['serve', '--port', '0', '--processes', '1', '--data-dir', path.join(dataDir, 'serve')], {
+        ...common,
+        ENGINE: 'temporal',
+      });
+      const where = { address, namespace: 'default', task_queue: taskQueue };
+      try {
+        const polling = () => jsonLines(worker.out.stderr, 'worker stderr').find((l) => l.engine === 'temporal');
+        await eventually(async () => polling() !== undefined, 'the worker polling', 60).catch((err: Error) => {
+          throw new Error(`${err.message}; it wrote:\n${worker.out.stderr}`);
+        });
+        expect(polling()!.temporal).toEqual(where);
+
+        const keyLine = () => jsonLines(serve.out.stdout, 'serve stdout').find((l) => /^plk_\w+$/.test(l.msg));
+        await eventually(async () => keyLine() !== undefined, 'the greeting', 60).catch((err: Error) => {
+          throw new Error(`${err.message}; it wrote:\n${serve.out.stdout}${serve.out.stderr}`);
+        });
+        const greeting = jsonLines(serve.out.stdout, 'serve stdout').find((l) => typeof l.url === 'string')!;
+        expect(greeting).toMatchObject({ engine: 'temporal', database: 'postgres', temporal: where });
+
+        // a letter rendered by the worker, through Temporal
+        const res = await fetch(`${greeting.url as string}/v1/generate`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-service-api-token': keyLine()!.msg },
+          body: fs.readFileSync(path.join(dataDir, 'serve', 'first-request.json')),
+        });
+        expect(res.status).toBe(201);
+      } finally {
+        serve.child.kill('SIGTERM');
+        worker.child.kill('SIGTERM');
+      }
+      expect(await serve.exited).toBe(0);
+      expect(await worker.exited).toBe(0);
+      const lines: LogLine[] = [
+        ...jsonLines(worker.out.stdout, 'worker stdout'),
+        ...jsonLines(worker.out.stderr, 'worker stderr'),
+        ...jsonLines(serve.out.stdout, 'serve stdout'),
+        ...jsonLines(serve.out.stderr, 'serve stderr'),
+      ];
+      // the SDK's own messages came through Paperlink's log, one object each
+      expect(lines.some((l) => typeof l.sdkComponent === 'string')).toBe(true);
+      expect(lines.every((l) => typeof l.level === 'number' && typeof l.msg === 'string')).toBe(true);
+    }, 180_000);
+  },
+);
