@@ -104,20 +104,21 @@ export async function sweep(
         ? sql`or (${by} = ${owner} and id not in (${sql.join(mine)}))`
         : sql`or ${by} = ${owner}`
       : sql``;
-    const set = kind.due ? sql`, ${sql.ref(kind.due)} = ${dueBy(kind.due, now)}` : sql``;
-    const r = await sql`update ${sql.table(kind.table)} set ${by} = null, ${sql.ref(col(kind, 'until'))} = null ${set}
-      where ${by} is not null and (${by} not in (${sql.join(alive)}) ${own})`.execute(db);
-    freed += Number(r.numAffectedRows ?? 0);
+    freed += await free(db, kind, now, sql`${by} is not null and (${by} not in (${sql.join(alive)}) ${own})`);
   }
   return freed;
 }
 
+/** Frees the leases of `kind` that `where` picks, their work due `now`; how many. */
+async function free(db: Db, kind: LeaseKind, now: Date, where: RawBuilder<unknown>): Promise<number> {
+  const set = kind.due ? sql`, ${sql.ref(kind.due)} = ${dueBy(kind.due, now)}` : sql``;
+  const r = await sql`update ${sql.table(kind.table)} set ${sql.ref(col(kind, 'by'))} = null,
+    ${sql.ref(col(kind, 'until'))} = null ${set} where ${where}`.execute(db);
+  return Number(r.numAffectedRows ?? 0);
+}
+
 /** Gives back every lease `owner` holds (a clean stop): the others take the work at once. */
 export async function releaseAll(db: Db, owner: number, now: Date): Promise<void> {
-  for (const kind of Object.values(LEASES) as LeaseKind[]) {
-    const by = sql.ref(col(kind, 'by'));
-    const set = kind.due ? sql`, ${sql.ref(kind.due)} = ${dueBy(kind.due, now)}` : sql``;
-    await sql`update ${sql.table(kind.table)} set ${by} = null, ${sql.ref(col(kind, 'until'))} = null ${set}
-      where ${by} = ${owner}`.execute(db);
-  }
+  for (const kind of Object.values(LEASES) as LeaseKind[])
+    await free(db, kind, now, sql`${sql.ref(col(kind, 'by'))} = ${owner}`);
 }
