@@ -32,6 +32,8 @@ export class EmbeddedEngine implements Engine {
   postcardConcurrency = 2;
   /** How busy requests keep this process: while they do, postcards render one at a time, each after a pause (./load.ts). */
   load: Load = NO_LOAD;
+  /** Changes being marked on their rows (linkChanged): drain() waits for them, so that it sees what they made due. */
+  private readonly marking = new Set<Promise<void>>();
   /** The steps under way here, by row id. */
   private readonly steps = new Map<string, Promise<void>>();
   private postcardsRunning = 0;
@@ -78,10 +80,12 @@ export class EmbeddedEngine implements Engine {
 
   /** A link changed (or was made): its step runs now, here or in whichever process claims it first. */
   linkChanged(id: string): void {
-    void this.claims.linkDue(id, this.clock.now()).then(
+    const marking = this.claims.linkDue(id, this.clock.now()).then(
       () => this.poke('links'),
       (err: unknown) => this.onError(`link-${id}`, err),
     );
+    this.marking.add(marking);
+    void marking.finally(() => this.marking.delete(marking));
   }
 
   /** A postcard was accepted (its row is due already): render it soon. */
@@ -251,6 +255,7 @@ export class EmbeddedEngine implements Engine {
    */
   async drain(): Promise<void> {
     for (;;) {
+      await Promise.all(this.marking);
       this.wanted = { links: true, postcards: true };
       const more = await this.pass();
       if (this.steps.size) {
@@ -271,6 +276,7 @@ export class EmbeddedEngine implements Engine {
     this.stopped = true;
     this.sleeping?.abort();
     await this.loop;
+    await Promise.all(this.marking);
     await this.passing;
     await Promise.all(this.steps.values());
   }
