@@ -20,6 +20,7 @@ import { Claims } from './engine/claims';
 import { Marks, markOnEngineChange } from './engine/marks';
 import { EmbeddedEngine } from './engine/embedded';
 import { eventLoopLoad, type Load } from './engine/load';
+import { periodic, Runner } from './jobs/runner';
 import { Events } from './events';
 import { MagicLinks } from './links';
 import { linkKeyring } from './links/keyring';
@@ -216,11 +217,14 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const claims = new Claims(database, presence);
   links.owner = presence.id;
   links.live = () => presence.live();
+  // every kind of background work this process runs, on either engine (src/jobs/runner.ts)
+  const runner = new Runner(clock, onFlowError, (now, running) => claims.sweep(now, running));
   const dispatcher = new Dispatcher(db, clock, {
     ...webhookOptions,
     log: options.log,
     owner: presence.id,
     lockRows: database.dialect === 'postgres',
+    runner,
   });
   const parts = { documents, links, postcards, dispatcher };
   const activities = activitiesOf(parts);
@@ -231,11 +235,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
           linkUrl: (id) => links.url(id),
           onError: onFlowError,
         }))().catch(abandon)
-    : new EmbeddedEngine(clock, activities, claims, onFlowError);
-  let housekeeping: NodeJS.Timeout | undefined;
-  let tidying: Promise<void> = Promise.resolve();
-  let retention: NodeJS.Timeout | undefined;
-  let sweeping: Promise<void> = Promise.resolve();
+    : new EmbeddedEngine(clock, activities, claims, onFlowError, runner);
   const idempotency = new Idempotency(db, clock);
   idempotency.owner = () => presence.id;
   // one housekeeping at a time in a process: a call during another (the one at start, the hourly
@@ -264,7 +264,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   let closing = false;
   let retry: NodeJS.Timeout | undefined;
   const comeBack = async (): Promise<void> => {
-    await Promise.all([engine instanceof EmbeddedEngine ? engine.fence() : undefined, dispatcher.pause()]);
+    await runner.fence();
     await options.onPresence?.('lost', presence.id);
     for (let wait = 250; ; wait = Math.min(wait * 2, 30_000)) {
       if (closing) return;
@@ -281,8 +281,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         await new Promise((resolve) => (retry = setTimeout(resolve, wait)));
       }
     }
-    if (engine instanceof EmbeddedEngine) engine.unfence();
-    dispatcher.resume();
+    runner.unfence();
     options.log?.(`presence: back (presence id ${presence.id}); running what this process holds again`, {
       presence_id: presence.id,
     });
@@ -298,42 +297,22 @@ export async function createService(config: Config, options: ServiceOptions = {}
   };
   if (options.runFlows) {
     wire(presence);
-    const tidy = () => {
-      tidying = keepHouse().then(
-        () => undefined,
-        (err: unknown) => onFlowError('housekeeping', err),
-      );
-    };
-    tidy();
-    housekeeping = setInterval(tidy, HOUSEKEEPING_MS);
-    housekeeping.unref();
-    // documents whose retention ran out: deleted within a minute of their time, by whichever process looks first
-    // one sweep at a time: a tick during a long sweep is skipped, not queued
-    let busy = false;
-    const sweep = () => {
-      if (busy) return;
-      busy = true;
-      sweeping = documents
-        .expireDue()
-        .then(
-          () => undefined,
-          (err: unknown) => onFlowError('retention', err),
-        )
-        .finally(() => (busy = false));
-    };
-    retention = setInterval(sweep, RETENTION_SWEEP_MS);
-    retention.unref();
+    // upkeep on timetables of the process's own: what has expired (at the start, then every hour),
+    // and documents whose retention ran out (deleted within a minute of their time)
+    void keepHouse().catch((err: unknown) => onFlowError('housekeeping', err));
+    runner.add(periodic('housekeeping', HOUSEKEEPING_MS, keepHouse));
+    runner.add(periodic('retention', RETENTION_SWEEP_MS, () => documents.expireDue()));
     // every process that runs background work delivers webhooks, on either engine: it claims what
     // is due (written here or by any other process) and wakes at once for what it wrote itself
     events.onEmitted = () => dispatcher.wake();
-    dispatcher.start();
     postcards.onReceived = (id) => engine.postcardReceived(id);
     links.onChange = (id, change) => engine.linkChanged(id, change);
     // what another engine left is due once for this one (a statement per kind, once per change)
     await markOnEngineChange(db, engine.kind, clock.now()).catch(abandon);
-    if (engine instanceof EmbeddedEngine) engine.load = options.load ?? eventLoopLoad();
+    runner.load = options.load ?? eventLoopLoad();
     // nothing per link or postcard: what is due or marked is found through an index
     engine.start();
+    runner.start();
   }
   return {
     config,
@@ -364,12 +343,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
     close: async () => {
       closing = true;
       clearTimeout(retry);
-      clearInterval(housekeeping);
-      clearInterval(retention);
-      await tidying;
-      await sweeping;
+      // what runs ends first (a housekeeping too); then no more is taken
+      await runner.stop();
+      await housekept;
       await engine.stop();
-      await dispatcher.stop();
       // what this process still had goes to the others now, not when they notice it is gone
       if (options.runFlows) await claims.releaseAll(clock.now()).catch(() => undefined);
       await presence.close();

@@ -5,7 +5,6 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { performance } from 'node:perf_hooks';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import type { Db } from '../db';
@@ -24,6 +23,7 @@ import { isObject } from '../guards';
 import { POLICIES, waitMs } from '../flows/policies';
 import { freeing, isFree, isHeld, LEASES, taking, type Held } from '../jobs/lease';
 import type { Log } from '../log';
+import { Runner } from '../jobs/runner';
 
 export interface WebhookInfo {
   id: string;
@@ -62,9 +62,6 @@ const MAX_DESCRIPTION = 500;
 const LIMIT_LOCK = 'webhook_subscriptions';
 /** Deliveries one fan-out transaction writes at most (src/webhooks Dispatcher.fanOut). */
 const FAN_OUT_ROWS = 500;
-/** How often the background looks at how busy the event loop was, and above what share it waits. */
-const LOOP_SAMPLE_MS = 100;
-const BUSY_LOOP = 0.5;
 
 function info(row: WebhookRow): WebhookInfo {
   return {
@@ -282,26 +279,21 @@ export interface DispatcherOptions extends WebhookOptions {
   owner?: number;
   /** PostgreSQL: claims lock the webhook's row so that processes count its attempts in flight one at a time. */
   lockRows?: boolean;
+  /** The process's runner (src/jobs/runner.ts), which runs the attempts as its kind `webhook_delivery`; one of its own when not given. */
+  runner?: Runner;
 }
 
+/** A delivery as taken: its lease, and what the attempt sends. */
+type Taken = Held & { delivery: Due };
+
+/** The runner's name of webhook delivery. */
+const KIND = 'webhook_delivery';
+
 export class Dispatcher {
-  private readonly inFlight = new Set<string>();
+  /** Attempts in flight in this process, per webhook. */
   private readonly perHook = new Map<string, number>();
-  private readonly running = new Set<Promise<void>>();
-  /** The pump running now, if one is. */
-  private pumping?: Promise<void>;
-  private launches = 0;
-  private again = false;
-  private stopped = false;
-  private paused = false;
-  private timer?: NodeJS.Timeout;
-  private sampler?: NodeJS.Timeout;
-  private loop = performance.eventLoopUtilization();
-  private busy = false;
-  private deferred = false;
-  private lastWork = 0;
-  private readonly concurrency: number;
   private readonly perWebhook: number;
+  private readonly runner: Runner;
   /** This process's presence id, written into each claim (a new one after the presence was lost). */
   owner: number;
 
@@ -310,39 +302,50 @@ export class Dispatcher {
     private readonly clock: Clock,
     private readonly options: DispatcherOptions,
   ) {
-    this.concurrency = options.concurrency ?? 16;
     this.perWebhook = options.perWebhook ?? 2;
     this.owner = options.owner ?? 0;
-  }
-
-  /** Delivers in the background: on every wake() and every `pollMs` for retries that came due. */
-  start(pollMs = 1000): void {
-    this.timer = setInterval(() => this.wake(), pollMs);
-    this.timer.unref();
-    // what the event loop did in the last LOOP_SAMPLE_MS: the background yields to requests
-    this.sampler = setInterval(() => {
-      this.busy = performance.eventLoopUtilization(this.loop).utilization > BUSY_LOOP;
-      this.loop = performance.eventLoopUtilization();
-      if (!this.busy && this.deferred) this.wake();
-    }, LOOP_SAMPLE_MS);
-    this.sampler.unref();
-    this.wake();
+    this.runner =
+      options.runner ??
+      new Runner(clock, (where, err) =>
+        options.log?.(`webhooks: ${where}: ${err instanceof Error ? err.message : String(err)}`, { err }),
+      );
+    this.runner.add<Taken>({
+      name: KIND,
+      concurrency: options.concurrency ?? 16,
+      // the receiver waits on the network, not on this process: while requests keep it busy, a batch after each pause
+      whileBusy: options.concurrency ?? 16,
+      prepare: async () => (await this.fanOut()) > 0,
+      take: (_now, n, running) => this.take(n, running),
+      run: (taken) => this.attempt(taken),
+      next: () => this.nextDue(),
+    });
   }
 
   /**
-   * Whether background work may go on now: the event loop was mostly idle in the last sample, or
-   * a second has passed since it last went (so a server busy with requests for hours still
-   * delivers, slowly). Requests come first; what waits is delivery latency, never the API's.
+   * When to look again: when the first pending delivery is due, but not sooner than a second from
+   * now (what is due now may be held by another process, or wait for a resting endpoint).
    */
-  private mayWork(): boolean {
-    const now = performance.now();
-    if (this.busy && now - this.lastWork < 1000) {
-      this.deferred = true;
-      return false;
-    }
-    this.deferred = false;
-    this.lastWork = now;
-    return true;
+  private async nextDue(): Promise<Date | undefined> {
+    const next = await this.firstPending();
+    return next === null ? undefined : new Date(Math.max(Date.parse(next), this.clock.now().getTime() + 1000));
+  }
+
+  /** When the first pending delivery is due (ISO), or null when none is pending. */
+  private async firstPending(): Promise<string | null> {
+    const next = await this.db
+      .selectFrom('deliveries')
+      .select('next_attempt_at')
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<', BLOCKED)
+      .orderBy('next_attempt_at', 'asc')
+      .limit(1)
+      .executeTakeFirst();
+    return next?.next_attempt_at ?? null;
+  }
+
+  /** Delivers in the background (the runner: the service's starts once, with everything it runs). */
+  start(): void {
+    this.runner.start();
   }
 
   /**
@@ -435,53 +438,26 @@ export class Dispatcher {
     });
   }
 
-  private get halted(): boolean {
-    return this.stopped || this.paused;
-  }
-
+  /** An event was written here: its deliveries go now. */
   wake(): void {
-    if (!this.halted)
-      void this.pump().catch((err: unknown) =>
-        this.options.log?.(`webhooks: ${err instanceof Error ? err.message : String(err)}`, { err }),
-      );
+    this.runner.poke(KIND);
   }
 
   /**
-   * Starts what there is room for. One pump runs at a time: a wake during one makes it go round
-   * again; drain() (`yielding` false) waits for it and then pumps itself, never yielding.
+   * Up to `limit` due deliveries, each claimed for this process: not one in flight here, and not
+   * past its webhook's attempts in flight (`perWebhook`).
    */
-  private pump(yielding = true): Promise<void> {
-    if (this.pumping) {
-      this.again = true;
-      return yielding ? this.pumping : this.pumping.then(() => this.pump(false));
+  private async take(limit: number, running: ReadonlySet<string>): Promise<Taken[]> {
+    const taken: Taken[] = [];
+    for (const d of await this.due()) {
+      if (taken.length >= limit) break;
+      if (running.has(d.id) || (this.perHook.get(d.webhook_id) ?? 0) >= this.perWebhook) continue;
+      const claim = await this.claim(d);
+      if (!claim) continue;
+      this.perHook.set(d.webhook_id, (this.perHook.get(d.webhook_id) ?? 0) + 1);
+      taken.push({ ...claim, delivery: d });
     }
-    const run = this.run(yielding).finally(() => {
-      if (this.pumping === run) this.pumping = undefined;
-    });
-    this.pumping = run;
-    return run;
-  }
-
-  private async run(yielding: boolean): Promise<void> {
-    do {
-      this.again = false;
-      // in the background (not for drain()): only while requests leave room
-      if (yielding && this.timer && !this.mayWork()) break;
-      // a batch of deliveries to write, then what is due; the next batch after the requests
-      // that arrived meanwhile (setImmediate runs after the event loop's I/O)
-      if ((await this.fanOut()) > 0) {
-        this.again = true;
-        await new Promise((resolve) => setImmediate(resolve));
-        if (this.halted) break;
-      }
-      if (this.inFlight.size >= this.concurrency) continue;
-      for (const d of await this.due()) {
-        if (this.halted || this.inFlight.size >= this.concurrency) break;
-        if (this.inFlight.has(d.id) || (this.perHook.get(d.webhook_id) ?? 0) >= this.perWebhook) continue;
-        const claim = await this.claim(d);
-        if (claim) this.launch(d, claim);
-      }
-    } while (this.again && !this.halted);
+    return taken;
   }
 
   /**
@@ -576,27 +552,6 @@ export class Dispatcher {
       .execute();
   }
 
-  private launch(d: Due, claim: Held): void {
-    this.launches++;
-    this.inFlight.add(d.id);
-    this.perHook.set(d.webhook_id, (this.perHook.get(d.webhook_id) ?? 0) + 1);
-    const p = this.attempt(d, claim)
-      .catch((err: unknown) =>
-        this.options.log?.(`webhooks: delivery ${d.id}: ${err instanceof Error ? err.message : String(err)}`, {
-          err,
-          delivery_id: d.id,
-          webhook_id: d.webhook_id,
-        }),
-      )
-      .finally(() => {
-        this.inFlight.delete(d.id);
-        this.perHook.set(d.webhook_id, (this.perHook.get(d.webhook_id) ?? 1) - 1);
-        this.running.delete(p);
-        this.wake();
-      });
-    this.running.add(p);
-  }
-
   /**
    * One POST: the result is recorded before the next delivery for the same resource may go. The
    * record is fenced by the lease's epoch: when the lease
@@ -604,7 +559,15 @@ export class Dispatcher {
    * presumed dead), this attempt is kept in the delivery's history and changes nothing else, so a
    * late timeout never turns the other's `succeeded` back into `pending`.
    */
-  private async attempt(d: Due, claim: Held): Promise<void> {
+  private async attempt(taken: Taken): Promise<void> {
+    try {
+      await this.post(taken.delivery, taken);
+    } finally {
+      this.perHook.set(taken.delivery.webhook_id, (this.perHook.get(taken.delivery.webhook_id) ?? 1) - 1);
+    }
+  }
+
+  private async post(d: Due, claim: Held): Promise<void> {
     const event: Event = {
       id: d.event_id,
       object: 'event',
@@ -692,46 +655,26 @@ export class Dispatcher {
    * the next pending delivery is due, or null when none is pending.
    */
   async drain(): Promise<string | null> {
-    for (;;) {
-      const launched = this.launches;
-      await this.pump(false);
-      await Promise.all([...this.running]);
-      // nothing more could be started (what is due is another process's, or at its webhook's limit)
-      if (this.launches === launched || !(await this.due()).some((d) => !this.inFlight.has(d.id))) break;
-    }
-    const next = await this.db
-      .selectFrom('deliveries')
-      .select('next_attempt_at')
-      .where('status', '=', 'pending')
-      .where('next_attempt_at', '<', BLOCKED)
-      .orderBy('next_attempt_at', 'asc')
-      .limit(1)
-      .executeTakeFirst();
-    return next?.next_attempt_at ?? null;
+    await this.runner.drain([KIND]);
+    return this.firstPending();
   }
 
   /**
    * Claims no delivery until resume() (this process lost its presence: the others take its
-   * deliveries over); resolves when the attempts in flight have ended and been recorded.
+   * deliveries over; the runner takes no work of any kind meanwhile); resolves when the attempts in
+   * flight have ended and been recorded.
    */
-  async pause(): Promise<void> {
-    this.paused = true;
-    // a pump under way claims nothing more once it sees the pause; its claims are in `running`
-    await this.pumping?.catch(() => undefined);
-    await Promise.all([...this.running]);
+  pause(): Promise<void> {
+    return this.runner.fence();
   }
 
   resume(): void {
-    this.paused = false;
-    this.wake();
+    this.runner.unfence();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    if (this.sampler) clearInterval(this.sampler);
-    await this.pumping?.catch(() => undefined);
-    await Promise.all([...this.running]);
+  /** Stops the runner (the service's: with everything it runs); what is in flight ends first. */
+  stop(): Promise<void> {
+    return this.runner.stop();
   }
 }
 

@@ -1,0 +1,303 @@
+/**
+ * One runner per process for every kind of background work: a link's lifecycle step and a
+ * postcard's render (the embedded engine, src/engine/embedded.ts), a webhook delivery's attempt
+ * (src/webhooks), and the service's housekeeping (src/service.ts). Each kind says how to take its
+ * due work (under a lease of src/jobs/lease.ts: the take bumps the epoch, the final write checks
+ * it), how to run one piece, how many may run at once, and when its next piece is due; its retry
+ * policy is in src/flows/policies.ts. The runner does the rest the same way for all: one loop that
+ * sleeps until the next piece is due (POLL_MS at most, to see what other processes made due) or a
+ * poke, the sweep that frees dead processes' leases, yielding to requests, drain() for tests and
+ * tools that drive a fake clock, fence() while the process has lost its presence, and a stop that
+ * lets what runs finish. Work waits in the database, never here: a stop or a crash loses none.
+ */
+import type { Clock } from '../clock';
+import { NO_LOAD, type Load } from '../engine/load';
+
+/** The longest the runner sleeps: how soon it sees what another process made due, and how often it sweeps. */
+export const POLL_MS = 5_000;
+
+/** A piece of work as taken: its id is unique within its kind. */
+export interface Job {
+  readonly id: string;
+}
+
+export interface JobKind<T extends Job = Job> {
+  readonly name: string;
+  /** How many may run at once in this process. */
+  readonly concurrency: number;
+  /**
+   * Whether and how it yields to requests (work nobody waits for): while they keep the process
+   * busy (../engine/load.ts), at most this many run at once, and each take waits for a pause
+   * first; nothing starves, as a take follows every pause whatever the load. Not set: it does not
+   * yield.
+   */
+  readonly whileBusy?: number;
+  /** What comes before a take (a webhook event's fan-out into deliveries): whether there is more of it. */
+  prepare?(): Promise<boolean>;
+  /**
+   * Takes up to `limit` pieces due at `now`, each under its lease; never one of `running` (what
+   * runs here now: its lease may have run out while it runs, and a take would fence its write out).
+   */
+  take(now: Date, limit: number, running: ReadonlySet<string>): Promise<T[]>;
+  /** Runs one piece: its outcome is written under the lease it was taken with. */
+  run(job: T): Promise<void>;
+  /** When its next piece is due, if it can say (the runner sleeps until then, or POLL_MS). */
+  next?(): Promise<Date | undefined>;
+}
+
+interface Entry {
+  readonly kind: JobKind<Job>;
+  /** What runs now, by id. */
+  readonly running: Map<string, Promise<void>>;
+  /** Whether the next pass looks for this kind's work. */
+  wanted: boolean;
+  /** Whether the last pass had room for it (if not, a run's end pokes, not the clock). */
+  room: boolean;
+  pausing: boolean;
+  pausedOnce: boolean;
+}
+
+export class Runner {
+  /** How busy requests keep this process (what `yields` kinds yield to). */
+  load: Load = NO_LOAD;
+  private readonly entries = new Map<string, Entry>();
+  private stopped = false;
+  /** Lost its presence (fence()): takes nothing until unfence(). */
+  private fenced = false;
+  private started = false;
+  private loop: Promise<void> = Promise.resolve();
+  /** Ends the sleep (a poke). */
+  private sleeping: AbortController | undefined;
+  private poked = false;
+  /** One pass at a time (the loop's and drain()'s). */
+  private passing: Promise<boolean> = Promise.resolve(false);
+  private lastSweep = -Infinity;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly onError: (where: string, err: unknown) => void = () => undefined,
+    /** Frees dead processes' leases (and this one's on work it does not run): how many; every POLL_MS. */
+    private readonly sweep?: (now: Date, running: ReadonlySet<string>) => Promise<number>,
+  ) {}
+
+  /** Adds a kind of work (before start()). */
+  add<T extends Job>(kind: JobKind<T>): void {
+    if (this.entries.has(kind.name)) throw new Error(`a job kind named ${kind.name} runs already`);
+    this.entries.set(kind.name, {
+      kind: kind,
+      running: new Map(),
+      wanted: true,
+      room: true,
+      pausing: false,
+      pausedOnce: false,
+    });
+  }
+
+  /** Starts the loop (once). */
+  start(): void {
+    if (this.started || this.stopped) return;
+    this.started = true;
+    this.loop = this.run();
+  }
+
+  /** Something of `kind` (of every kind when not said) may be due now: the loop looks at once. */
+  poke(kind?: string): void {
+    for (const [name, e] of this.entries) if (kind === undefined || name === kind) e.wanted = true;
+    this.poked = true;
+    this.sleeping?.abort();
+  }
+
+  /** How many pieces run now (of `kind`, or of all). */
+  size(kind?: string): number {
+    let n = 0;
+    for (const [name, e] of this.entries) if (kind === undefined || name === kind) n += e.running.size;
+    return n;
+  }
+
+  private get halted(): boolean {
+    return this.stopped || this.fenced;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      this.poked = false;
+      let more = false;
+      if (!this.fenced) {
+        try {
+          more = await this.pass();
+        } catch (err) {
+          this.onError('runner', err);
+        }
+      }
+      if (this.stopped) break;
+      if (more || this.poked) {
+        // the next batch after the requests that arrived meanwhile (setImmediate runs after I/O)
+        await new Promise((resolve) => setImmediate(resolve));
+        continue;
+      }
+      const ms = this.fenced ? POLL_MS : await this.untilNext().catch(() => POLL_MS);
+      if (this.poked || this.stopped) continue;
+      if (ms > 0) {
+        this.sleeping = new AbortController();
+        await this.clock.sleep(ms, this.sleeping.signal).catch(() => undefined);
+        this.sleeping = undefined;
+      }
+      // the clock woke it: what is due may be of any kind
+      if (!this.poked) for (const e of this.entries.values()) e.wanted = true;
+    }
+  }
+
+  /** How long until the next piece is due (at most POLL_MS; of the kinds the last pass had room for). */
+  private async untilNext(): Promise<number> {
+    const waits = [...this.entries.values()]
+      .filter((e) => e.room)
+      .map((e) => (e.kind.next ? e.kind.next() : Promise.resolve(undefined)));
+    const next = Math.min(Infinity, ...(await Promise.all(waits)).map((d) => d?.getTime() ?? Infinity));
+    return Math.min(POLL_MS, Math.max(0, next - this.clock.now().getTime()));
+  }
+
+  /** Takes and starts what is due and has room (of `only`'s kinds, when said); whether there may be more. */
+  private pass(only?: ReadonlySet<string>, draining = false): Promise<boolean> {
+    const pass = this.passing.then(async () => {
+      if (this.halted) return false;
+      const now = this.clock.now();
+      if (this.sweep && now.getTime() - this.lastSweep >= POLL_MS) {
+        this.lastSweep = now.getTime();
+        const running = new Set<string>();
+        for (const e of this.entries.values()) for (const id of e.running.keys()) running.add(id);
+        if ((await this.sweep(now, running)) > 0) for (const e of this.entries.values()) e.wanted = true;
+      }
+      // what this pass looks at is decided at its start: a poke (or a drain) after it began, with
+      // a later `now`, is for the next pass
+      const visit = [...this.entries].filter(([name, e]) => (only ? only.has(name) : e.wanted));
+      for (const [, e] of visit) e.wanted = false;
+      let more = false;
+      for (const [name, e] of visit) {
+        if (this.halted) break;
+        const room = this.room(e, draining);
+        e.room = room > 0;
+        // what comes before a take waits as the take does (for room, for the load)
+        if (room > 0 && e.kind.prepare && (await e.kind.prepare())) e.wanted = true;
+        const jobs = room > 0 && !this.halted ? await e.kind.take(now, room, new Set(e.running.keys())) : [];
+        for (const job of jobs) this.launch(name, e, job);
+        // a full batch: there may be more
+        if (room > 0 && jobs.length === room) e.wanted = true;
+        more ||= e.wanted;
+      }
+      return more;
+    });
+    this.passing = pass.catch(() => false);
+    return pass;
+  }
+
+  /** Pieces of `e` to take now: its free slots, or while requests keep the process busy (a kind that yields), its share after a pause. */
+  private room(e: Entry, draining: boolean): number {
+    const free = e.kind.concurrency - e.running.size;
+    if (free <= 0) return 0;
+    if (e.kind.whileBusy === undefined || draining || !this.load.busy()) return free;
+    const share = Math.min(free, e.kind.whileBusy - e.running.size);
+    if (share <= 0) return 0; // a running one pokes when it ends
+    if (e.pausedOnce) {
+      e.pausedOnce = false;
+      return share;
+    }
+    if (!e.pausing) {
+      e.pausing = true;
+      void this.load.pause().then(() => {
+        e.pausing = false;
+        e.pausedOnce = true;
+        this.poke(e.kind.name);
+      });
+    }
+    return 0;
+  }
+
+  private launch(name: string, e: Entry, job: Job): void {
+    const done = e.kind.run(job).then(
+      () => undefined,
+      (err: unknown) => this.onError(job.id === name ? name : `${name} ${job.id}`, err),
+    );
+    e.running.set(job.id, done);
+    void done.finally(() => {
+      e.running.delete(job.id);
+      this.poke(name);
+    });
+  }
+
+  /**
+   * Runs what is due of `kinds` (of every kind when not said) until nothing is, or only what
+   * waits for the clock or for another process: for tests and tools that drive a fake clock.
+   * Never yields to requests. Resolves when none of it runs.
+   */
+  async drain(kinds?: readonly string[]): Promise<void> {
+    const only = kinds && new Set(kinds);
+    for (;;) {
+      const more = await this.pass(only ?? new Set(this.entries.keys()), true);
+      const running = [...this.entries]
+        .filter(([name]) => !only || only.has(name))
+        .flatMap(([, e]) => [...e.running.values()]);
+      if (running.length) {
+        await Promise.all(running);
+        continue;
+      }
+      if (!more || this.halted) return;
+    }
+  }
+
+  private async settle(): Promise<void> {
+    await this.passing;
+    await Promise.all([...this.entries.values()].flatMap((e) => [...e.running.values()]));
+  }
+
+  /**
+   * This process lost its presence, so other processes take its work: it takes nothing until
+   * unfence(). Resolves when what runs has ended (each final write is fenced by its lease, so one
+   * that ends after another process took the work over changes nothing).
+   */
+  async fence(): Promise<void> {
+    this.fenced = true;
+    await this.settle();
+  }
+
+  /** Back with a new presence: takes work again. */
+  unfence(): void {
+    this.fenced = false;
+    this.lastSweep = -Infinity;
+    this.poke();
+  }
+
+  /** Stops taking work; what runs ends first (each piece is short). The database keeps the rest. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.sleeping?.abort();
+    await this.loop;
+    await this.settle();
+  }
+}
+
+/**
+ * A kind of work on a timetable of this process's own: due `everyMs` after the start, then `everyMs`
+ * after each run began, in wall time (upkeep, not a deadline: what a run deletes is chosen by the service's
+ * clock). Nothing to lease: every process runs it, and what one run deletes another finds gone.
+ * One run at a time: a run that is due during a long one waits for it to end.
+ */
+export function periodic(
+  name: string,
+  everyMs: number,
+  work: () => Promise<unknown>,
+  wall: () => number = Date.now,
+): JobKind {
+  let dueAt = wall() + everyMs;
+  return {
+    name,
+    concurrency: 1,
+    take: () => {
+      if (wall() < dueAt) return Promise.resolve([]);
+      dueAt = wall() + everyMs;
+      return Promise.resolve([{ id: name }]);
+    },
+    run: async () => {
+      await work();
+    },
+  };
+}

@@ -1,0 +1,183 @@
+/**
+ * The one runner every kind of background work runs on (src/jobs/runner.ts): what a pass looks at,
+ * what it never takes twice, how it stands aside while fenced, and the timetable of upkeep.
+ */
+import { FakeClock } from '../../src/clock';
+import { periodic, Runner, type Job, type JobKind } from '../../src/jobs/runner';
+
+/** A kind over an in-memory list of due times: takes what is due at the pass's `now`, records each take's time. */
+function kind(name: string, due: Map<string, number>, options: Partial<JobKind> = {}) {
+  const takes: number[] = [];
+  const ran: string[] = [];
+  const k: JobKind = {
+    name,
+    concurrency: 10,
+    take: async (now, limit, running) => {
+      takes.push(now.getTime());
+      const ids = [...due]
+        .filter(([id, at]) => at <= now.getTime() && !running.has(id))
+        .slice(0, limit)
+        .map(([id]) => id);
+      for (const id of ids) due.delete(id);
+      return ids.map((id) => ({ id }));
+    },
+    run: async (job: Job) => {
+      ran.push(job.id);
+    },
+    ...options,
+  };
+  return { kind: k, takes, ran };
+}
+
+describe('the runner', () => {
+  it('drains what is due at the time the drain was asked, though a pass that began earlier was under way', async () => {
+    const clock = new FakeClock();
+    const t0 = clock.now().getTime();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    // the first kind's take hangs: the pass the loop began at t0 waits in it
+    const slow = kind('slow', new Map(), {
+      take: async () => {
+        await gate;
+        return [];
+      },
+    });
+    const links = kind('links', new Map([['a', t0 + 1000]]));
+    const runner = new Runner(clock);
+    runner.add(slow.kind);
+    runner.add(links.kind);
+    runner.start();
+    await new Promise((resolve) => setImmediate(resolve));
+    clock.advance(1000);
+    const draining = runner.drain(['links']);
+    release();
+    await draining;
+    // the earlier pass looked with t0 and found nothing; the drain's own pass found `a`
+    expect(links.ran).toEqual(['a']);
+    await runner.stop();
+  });
+
+  it('never takes again what runs here now, even when its lease ran out meanwhile', async () => {
+    const clock = new FakeClock();
+    let finish!: () => void;
+    const offered: string[][] = [];
+    const runner = new Runner(clock);
+    runner.add({
+      name: 'deliveries',
+      concurrency: 4,
+      // a lease that ran out: the row is due again at every take
+      take: async (_now, _limit, running) => {
+        offered.push([...running]);
+        return running.has('d1') ? [] : [{ id: 'd1' }];
+      },
+      run: () => new Promise<void>((resolve) => (finish = resolve)),
+    });
+    runner.start();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(runner.size('deliveries')).toBe(1);
+    runner.poke('deliveries');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(offered.at(-1)).toEqual(['d1']);
+    expect(runner.size('deliveries')).toBe(1);
+    finish();
+    await runner.stop();
+  });
+
+  it('takes nothing while fenced, lets what runs finish, and takes again once unfenced', async () => {
+    const clock = new FakeClock();
+    const t0 = clock.now().getTime();
+    const due = new Map([['a', t0]]);
+    const work = kind('steps', due);
+    const runner = new Runner(clock);
+    runner.add(work.kind);
+    await runner.fence();
+    await runner.drain();
+    expect(work.ran).toEqual([]);
+    runner.unfence();
+    await runner.drain();
+    expect(work.ran).toEqual(['a']);
+    await runner.stop();
+  });
+
+  it('while requests keep the process busy, a kind that yields takes its share after each pause only', async () => {
+    const clock = new FakeClock();
+    const t0 = clock.now().getTime();
+    const due = new Map(['a', 'b', 'c'].map((id) => [id, t0]));
+    const pauses: (() => void)[] = [];
+    const running = new Map<string, () => void>();
+    let instant = false;
+    const runner = new Runner(clock);
+    runner.load = { busy: () => true, pause: () => new Promise<void>((resolve) => pauses.push(resolve)) };
+    runner.add(
+      kind('renders', due, {
+        concurrency: 3,
+        whileBusy: 1,
+        run: (job) => (instant ? Promise.resolve() : new Promise<void>((resolve) => running.set(job.id, resolve))),
+      }).kind,
+    );
+    runner.start();
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    await settle();
+    expect([running.size, pauses.length]).toEqual([0, 1]);
+    pauses.shift()!();
+    for (let i = 0; i < 5 && running.size === 0; i++) await settle();
+    expect([...running.keys()]).toEqual(['a']);
+    await settle();
+    // one at a time: no second pause while one runs
+    expect(pauses).toHaveLength(0);
+    running.get('a')!();
+    running.delete('a');
+    for (let i = 0; i < 5 && pauses.length === 0; i++) await settle();
+    expect([running.size, pauses.length]).toEqual([0, 1]);
+    // the load drops: the rest is taken at full concurrency
+    instant = true;
+    runner.load = { busy: () => false, pause: () => Promise.resolve() };
+    pauses.shift()!();
+    for (let i = 0; i < 5 && running.size === 0; i++) await settle();
+    for (const finish of running.values()) finish();
+    await runner.drain();
+    expect(due.size).toBe(0);
+    await runner.stop();
+  });
+
+  it('runs upkeep on its timetable: not at the start, once when due, and one run at a time', async () => {
+    const clock = new FakeClock();
+    let wall = 0;
+    let runs = 0;
+    let finish: (() => void) | undefined;
+    const runner = new Runner(clock);
+    runner.add(
+      periodic(
+        'housekeeping',
+        60_000,
+        () =>
+          new Promise<void>((resolve) => {
+            runs++;
+            finish = resolve;
+          }),
+        () => wall,
+      ),
+    );
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    runner.poke();
+    runner.start();
+    await settle();
+    expect(runs).toBe(0);
+    wall = 60_000;
+    runner.poke();
+    await settle();
+    await settle();
+    expect(runs).toBe(1);
+    // due again while the first still runs: it waits for it
+    wall = 120_000;
+    runner.poke();
+    await settle();
+    await settle();
+    expect(runs).toBe(1);
+    finish!();
+    for (let i = 0; i < 5 && runs < 2; i++) await settle();
+    expect(runs).toBe(2);
+    finish!();
+    await runner.stop();
+  });
+});
