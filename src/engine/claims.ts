@@ -1,5 +1,5 @@
 /**
- * What the embedded engine's scheduler asks of the database. A link or postcard that waits holds
+ * What the embedded engine's two kinds of work on the process's runner (src/jobs/runner.ts) ask of the database. A link or postcard that waits holds
  * nothing anywhere but its row: `wake_at` says when it is due (indexed where it is set). A process
  * takes due rows in batches, each under a lease (src/jobs/lease.ts: `claimed_by` = its presence id,
  * while it lives; `claimed_epoch` bumped; `wake_at` cleared; PostgreSQL skips rows another process

@@ -23,7 +23,6 @@ import { Runner, type JobKind } from '../jobs/runner';
 
 /** How many link steps run at once (each is a few queries, and an e-mail now and then). */
 export const LINK_STEPS = 50;
-export { POLL_MS } from '../jobs/runner';
 
 /** The runner's names of the engine's two kinds of work. */
 const KINDS = ['link_step', 'postcard_render'] as const;
@@ -169,7 +168,7 @@ export class EmbeddedEngine implements Engine {
     await this.runner.stop();
   }
 
-  /** This process lost its presence: its runner takes nothing until unfence() (src/jobs/runner.ts). */
+  /** This process lost its presence: its runner takes nothing, of any kind, until unfence() (src/jobs/runner.ts). */
   fence(): Promise<void> {
     return this.runner.fence();
   }

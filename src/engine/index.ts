@@ -23,7 +23,7 @@ export interface Engine {
   /** A postcard was received: its intake flow starts. */
   postcardReceived(id: string): void;
   /**
-   * Begins the background work of a process that runs flows: the embedded scheduler, or Temporal's
+   * Begins the background work of a process that runs flows: the embedded engine's kinds on the runner, or Temporal's
    * handover of what it has not heard of. Nothing per link or postcard: what is due or marked is
    * found through an index (src/engine/claims.ts, src/engine/marks.ts).
    */

@@ -49,16 +49,20 @@ interface Entry {
   readonly kind: JobKind<Job>;
   /** What runs now, by id. */
   readonly running: Map<string, Promise<void>>;
-  /** Whether the next pass looks for this kind's work. */
+  /** Whether the next pass looks for this kind's work (it was poked). */
   wanted: boolean;
-  /** Whether the last pass had room for it (if not, a run's end pokes, not the clock). */
+  /** When a pass last looked (the service's clock, ms): every kind is looked at every POLL_MS at least, pokes or not. */
+  lastLook: number;
+  /** When its next piece is due, as it said when the runner last asked (ms; Infinity: not known). */
+  nextAt: number;
+  /** Whether the last pass had room for it and took without error (if not, a run's end pokes, not the clock). */
   room: boolean;
   pausing: boolean;
   pausedOnce: boolean;
 }
 
 export class Runner {
-  /** How busy requests keep this process (what `yields` kinds yield to). */
+  /** How busy requests keep this process (what kinds with `whileBusy` yield to). */
   load: Load = NO_LOAD;
   private readonly entries = new Map<string, Entry>();
   private stopped = false;
@@ -87,6 +91,8 @@ export class Runner {
       kind: kind,
       running: new Map(),
       wanted: true,
+      lastLook: -Infinity,
+      nextAt: Infinity,
       room: true,
       pausing: false,
       pausedOnce: false,
@@ -136,52 +142,78 @@ export class Runner {
         continue;
       }
       const ms = this.fenced ? POLL_MS : await this.untilNext().catch(() => POLL_MS);
-      if (this.poked || this.stopped) continue;
-      if (ms > 0) {
-        this.sleeping = new AbortController();
-        await this.clock.sleep(ms, this.sleeping.signal).catch(() => undefined);
-        this.sleeping = undefined;
-      }
-      // the clock woke it: what is due may be of any kind
-      if (!this.poked) for (const e of this.entries.values()) e.wanted = true;
+      if (this.poked || this.stopped || ms <= 0) continue;
+      // the clock wakes it for what is due then (pass(): what is due, and what was not looked at for POLL_MS)
+      this.sleeping = new AbortController();
+      await this.clock.sleep(ms, this.sleeping.signal).catch(() => undefined);
+      this.sleeping = undefined;
     }
   }
 
-  /** How long until the next piece is due (at most POLL_MS; of the kinds the last pass had room for). */
+  /**
+   * How long until a kind is due to be looked at: its next piece's time (of the kinds the last pass
+   * had room for), or POLL_MS after it was last looked at, whichever is sooner.
+   */
   private async untilNext(): Promise<number> {
-    const waits = [...this.entries.values()]
-      .filter((e) => e.room)
-      .map((e) => (e.kind.next ? e.kind.next() : Promise.resolve(undefined)));
-    const next = Math.min(Infinity, ...(await Promise.all(waits)).map((d) => d?.getTime() ?? Infinity));
-    return Math.min(POLL_MS, Math.max(0, next - this.clock.now().getTime()));
+    const entries = [...this.entries.values()].filter((e) => e.room);
+    const next = await Promise.all(entries.map((e) => (e.kind.next ? e.kind.next() : Promise.resolve(undefined))));
+    entries.forEach((e, i) => (e.nextAt = next[i]?.getTime() ?? Infinity));
+    const at = Math.min(Infinity, ...entries.map((e) => Math.min(e.nextAt, e.lastLook + POLL_MS)));
+    return Math.min(POLL_MS, Math.max(0, at - this.clock.now().getTime()));
   }
 
-  /** Takes and starts what is due and has room (of `only`'s kinds, when said); whether there may be more. */
+  /** Whether a pass at `now` looks at `e`: poked, due by its own word, or not looked at for POLL_MS. */
+  private looksAt(e: Entry, now: number): boolean {
+    return e.wanted || e.nextAt <= now || now - e.lastLook >= POLL_MS;
+  }
+
+  /**
+   * Takes and starts what is due and has room (of `only`'s kinds, when said); whether there may
+   * be more. What it looks at, and the `now` it takes with, are decided at its start: a poke (or a
+   * drain) after it began is for the next pass. One kind's error is reported and the others go on.
+   */
   private pass(only?: ReadonlySet<string>, draining = false): Promise<boolean> {
     const pass = this.passing.then(async () => {
       if (this.halted) return false;
       const now = this.clock.now();
-      if (this.sweep && now.getTime() - this.lastSweep >= POLL_MS) {
-        this.lastSweep = now.getTime();
+      const t = now.getTime();
+      const visit = [...this.entries].filter(([name, e]) => (only ? only.has(name) : this.looksAt(e, t)));
+      for (const [, e] of visit) {
+        e.wanted = false;
+        e.lastLook = t;
+        e.nextAt = Infinity;
+      }
+      let more = false;
+      if (this.sweep && t - this.lastSweep >= POLL_MS) {
+        this.lastSweep = t;
         const running = new Set<string>();
         for (const e of this.entries.values()) for (const id of e.running.keys()) running.add(id);
-        if ((await this.sweep(now, running)) > 0) for (const e of this.entries.values()) e.wanted = true;
+        // what it freed is due now: the next pass looks for it
+        if ((await this.sweep(now, running)) > 0) {
+          for (const e of this.entries.values()) e.wanted = true;
+          more = true;
+        }
       }
-      // what this pass looks at is decided at its start: a poke (or a drain) after it began, with
-      // a later `now`, is for the next pass
-      const visit = [...this.entries].filter(([name, e]) => (only ? only.has(name) : e.wanted));
-      for (const [, e] of visit) e.wanted = false;
-      let more = false;
       for (const [name, e] of visit) {
         if (this.halted) break;
         const room = this.room(e, draining);
         e.room = room > 0;
-        // what comes before a take waits as the take does (for room, for the load)
-        if (room > 0 && e.kind.prepare && (await e.kind.prepare())) e.wanted = true;
-        const jobs = room > 0 && !this.halted ? await e.kind.take(now, room, new Set(e.running.keys())) : [];
-        for (const job of jobs) this.launch(name, e, job);
-        // a full batch: there may be more
-        if (room > 0 && jobs.length === room) e.wanted = true;
+        if (room === 0) continue;
+        try {
+          // what comes before a take waits as the take does (for room, for the load)
+          if (e.kind.prepare && (await e.kind.prepare())) e.wanted = true;
+          const jobs = this.halted ? [] : await e.kind.take(now, room, new Set(e.running.keys()));
+          for (const job of jobs) this.launch(name, e, job);
+          // a full batch: there may be more
+          if (jobs.length === room) e.wanted = true;
+        } catch (err) {
+          // a drain says so; the loop does not look at it again before POLL_MS (or a poke): a
+          // database that fails is not hammered
+          if (draining) throw err;
+          e.room = false;
+          e.wanted = false;
+          this.onError(name, err);
+        }
         more ||= e.wanted;
       }
       return more;

@@ -181,7 +181,7 @@ export class Postcards {
         claimed_by: null,
         claimed_until: null,
         claimed_epoch: 0,
-        // due at once: a scheduler (of this process, told by onReceived, or of any other) renders it
+        // due at once: a runner (of this process, told by onReceived, or of any other) renders it
         wake_at: now,
         document_id: null,
         failure_reason: null,

@@ -17,7 +17,7 @@ import { EVENT_TYPES, TEST_EVENT, waitingFor, type Event, type Events } from '..
 import { newId, sequentialId } from '../ids';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import { randomToken } from '../secrets';
-import { guardedLookup, urlProblem } from './guard';
+import { guardedLookup, urlProblem } from '../net/guard';
 import { sign } from './signature';
 import { isObject } from '../guards';
 import { POLICIES, waitMs } from '../flows/policies';
@@ -343,11 +343,6 @@ export class Dispatcher {
     return next?.next_attempt_at ?? null;
   }
 
-  /** Delivers in the background (the runner: the service's starts once, with everything it runs). */
-  start(): void {
-    this.runner.start();
-  }
-
   /**
    * Writes the deliveries of events emitted since, oldest first: one for each webhook subscribed
    * to the event's type when it was written, due now, or waiting (BLOCKED) behind a pending one
@@ -357,7 +352,7 @@ export class Dispatcher {
    * delivery is never written waiting behind one that is being finished unseen.
    */
   async fanOut(): Promise<number> {
-    // every pump asks: a read by the partial index, before any write transaction (SQLite's lock)
+    // every pass asks: a read by the partial index, before any write transaction (SQLite's lock)
     const waiting = await this.db
       .selectFrom('events')
       .select('id')
@@ -452,7 +447,19 @@ export class Dispatcher {
     for (const d of await this.due()) {
       if (taken.length >= limit) break;
       if (running.has(d.id) || (this.perHook.get(d.webhook_id) ?? 0) >= this.perWebhook) continue;
-      const claim = await this.claim(d);
+      let claim;
+      try {
+        claim = await this.claim(d);
+      } catch (err) {
+        // what it claimed before the failure is attempted (and counted back when it ends)
+        if (taken.length === 0) throw err;
+        this.options.log?.(`webhooks: claiming delivery ${d.id}: ${err instanceof Error ? err.message : String(err)}`, {
+          err,
+          delivery_id: d.id,
+          webhook_id: d.webhook_id,
+        });
+        break;
+      }
       if (!claim) continue;
       this.perHook.set(d.webhook_id, (this.perHook.get(d.webhook_id) ?? 0) + 1);
       taken.push({ ...claim, delivery: d });
@@ -560,8 +567,16 @@ export class Dispatcher {
    * late timeout never turns the other's `succeeded` back into `pending`.
    */
   private async attempt(taken: Taken): Promise<void> {
+    const d = taken.delivery;
     try {
-      await this.post(taken.delivery, taken);
+      await this.post(d, taken);
+    } catch (err) {
+      // its lease runs out and it is tried again; the error is logged with what it concerns
+      this.options.log?.(`webhooks: delivery ${d.id}: ${err instanceof Error ? err.message : String(err)}`, {
+        err,
+        delivery_id: d.id,
+        webhook_id: d.webhook_id,
+      });
     } finally {
       this.perHook.set(taken.delivery.webhook_id, (this.perHook.get(taken.delivery.webhook_id) ?? 1) - 1);
     }
@@ -670,11 +685,6 @@ export class Dispatcher {
 
   resume(): void {
     this.runner.unfence();
-  }
-
-  /** Stops the runner (the service's: with everything it runs); what is in flight ends first. */
-  stop(): Promise<void> {
-    return this.runner.stop();
   }
 }
 

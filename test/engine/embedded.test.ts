@@ -1,5 +1,5 @@
 /**
- * The embedded engine's scheduler on a real database, with a fake clock: a link is looked at when
+ * The embedded engine's kinds of work on the runner, on a real database, with a fake clock: a link is looked at when
  * its row says (its deadline, a planned retry) or when it changes, and at no other time; postcards
  * render as many at once as configured, one at a time after a pause while requests keep the
  * process busy, and each once.
@@ -106,7 +106,7 @@ describe('the embedded engine', () => {
     await engine.stop();
   });
 
-  it('runs the step of a link that changed at once, waking the scheduler from its sleep', async () => {
+  it('runs the step of a link that changed at once, waking the runner from its sleep', async () => {
     const links = fakeLinks({ b: { status: 'active', sent: true, sendAttempts: 1, expiresAt: null, viewsLeft: 1 } });
     await row('b', clock.now().toISOString());
     const engine = engineFor(links.activities);

@@ -1,7 +1,7 @@
 /**
  * Cost flat in the work held (issue 45): a link waiting for its deadline is a row with a wake-up
  * time, not a flow in memory. A start on 20,000 waiting links runs a bounded number of queries and
- * holds nothing for them; the one that falls due is expired by the scheduler (fake clock) and its
+ * holds nothing for them; the one that falls due is expired by the runner (fake clock) and its
  * `magic_link.expired` webhook delivered; on PostgreSQL two processes never both run one link's step.
  */
 import { sql } from 'kysely';

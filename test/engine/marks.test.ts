@@ -11,7 +11,7 @@ describe.each(BACKENDS)('marks on %s', (backend) => {
   const clock = new FakeClock('2026-11-26T10:00:00Z');
   let t: TestService;
   beforeAll(async () => {
-    // no scheduler: it would take the rows these tests mark
+    // no runner: it would take the rows these tests mark
     t = await testService({ backend, clock, service: { runFlows: false } });
   });
   afterAll(() => t?.stop());

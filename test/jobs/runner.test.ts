@@ -3,7 +3,7 @@
  * what it never takes twice, how it stands aside while fenced, and the timetable of upkeep.
  */
 import { FakeClock } from '../../src/clock';
-import { periodic, Runner, type Job, type JobKind } from '../../src/jobs/runner';
+import { periodic, POLL_MS, Runner, type Job, type JobKind } from '../../src/jobs/runner';
 
 /** A kind over an in-memory list of due times: takes what is due at the pass's `now`, records each take's time. */
 function kind(name: string, due: Map<string, number>, options: Partial<JobKind> = {}) {
@@ -178,6 +178,53 @@ describe('the runner', () => {
     for (let i = 0; i < 5 && runs < 2; i++) await settle();
     expect(runs).toBe(2);
     finish!();
+    await runner.stop();
+  });
+
+  it('looks at every kind at least every POLL_MS, though another is poked without end', async () => {
+    const clock = new FakeClock();
+    const t0 = clock.now().getTime();
+    let storm = true;
+    const runner = new Runner(clock);
+    // a kind that always has one more, whose every end pokes the runner again
+    runner.add({
+      name: 'storm',
+      concurrency: 1,
+      take: async () => (storm ? [{ id: `s${Math.random()}` }] : []),
+      run: async () => undefined,
+    });
+    const timed = kind('timed', new Map([['x', t0 + 1000]]));
+    runner.add({ ...timed.kind, next: async () => new Date(t0 + 1000) });
+    const settle = async () => {
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    runner.start();
+    await settle();
+    clock.advance(POLL_MS);
+    await settle();
+    expect(timed.ran).toEqual(['x']);
+    storm = false;
+    await runner.stop();
+  });
+
+  it("reports one kind's error and goes on with the others", async () => {
+    const clock = new FakeClock();
+    const errors: string[] = [];
+    const runner = new Runner(clock, (where) => errors.push(where));
+    runner.add({
+      name: 'broken',
+      concurrency: 1,
+      take: () => Promise.reject(new Error('the database went away')),
+      run: async () => undefined,
+    });
+    const good = kind('good', new Map([['y', clock.now().getTime()]]));
+    runner.add(good.kind);
+    runner.start();
+    for (let i = 0; i < 20 && good.ran.length === 0; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(good.ran).toEqual(['y']);
+    expect(errors).toContain('broken');
+    // a drain says so
+    await expect(runner.drain(['broken'])).rejects.toThrow('the database went away');
     await runner.stop();
   });
 });

@@ -34,7 +34,7 @@ describe.each(BACKENDS)('a link e-mail whose send lease was taken over (%s)', (b
   const clock = new FakeClock();
   beforeAll(async () => {
     t = await testService({ backend, clock });
-    // the service's own scheduler stands aside: to it the two processes below are dead, and it would
+    // the service's own runner stands aside: to it the two processes below are dead, and it would
     // free and take their lease
     await (t.service.engine as EmbeddedEngine).fence();
     await t.service.apps.magicLink.put({});
