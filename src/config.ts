@@ -8,15 +8,45 @@ import { PaperlinkError } from './errors';
 import { isEmail } from './guards';
 import { POLICIES } from './flows/policies';
 import { DEFAULT_HISTORY, type HistoryRetention } from './history';
-import type { S3Settings } from './storage';
 import { DEFAULT_LIMITS, type RenderLimits } from './templates/limits';
-import { DEFAULT_RATE_LIMITS, RATE_LIMIT_SETTINGS, type RateLimits } from './http/ratelimit';
 
 /**
  * Render threads unless RENDER_THREADS says otherwise: one per core but the one the HTTP thread
  * (requests, the database, storage) needs. Measured on 2 cores (BENCHMARKS.md): 1 render thread
  * generates more documents per second than 2, which only compete with the HTTP thread.
  */
+/** An S3-compatible bucket for documents (STORAGE=s3; src/storage). */
+export interface S3Settings {
+  bucket: string;
+  /** Put before every key, e.g. `paperlink/` (default none). */
+  prefix: string;
+  region: string;
+  /** Another endpoint than AWS's, e.g. http://127.0.0.1:8333 (SeaweedFS, MinIO, s3proxy). */
+  endpoint?: string;
+  /** Bucket in the path (http://host/bucket/key) rather than the host name: what most servers other than AWS need. */
+  forcePathStyle: boolean;
+}
+
+/** The per-address limits of the routes anyone may call (src/http/ratelimit.ts), by group. */
+export type RateGroup = 'postcards' | 'pages' | 'codes';
+
+/** Requests per minute per client address, by group; 0: no limit. */
+export type RateLimits = Record<RateGroup, number>;
+
+/**
+ * Postcards: 50 a second from one address, sustained (a bulk sender that needs more sets it, or
+ * spreads its requests); pages: 10 a second (a recipient's view is two or three requests); codes:
+ * 10 a minute (one link may have 5 an hour; this stops one client asking for many links' codes).
+ */
+export const DEFAULT_RATE_LIMITS: RateLimits = { postcards: 3000, pages: 600, codes: 10 };
+
+/** The settings that change each limit (docs/api.md lists them). */
+export const RATE_LIMIT_SETTINGS: Record<RateGroup, string> = {
+  postcards: 'RATE_LIMIT_POSTCARDS',
+  pages: 'RATE_LIMIT_PAGES',
+  codes: 'RATE_LIMIT_CODES',
+};
+
 export function defaultRenderThreads(): number {
   return Math.max(1, os.availableParallelism() - 1);
 }

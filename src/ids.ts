@@ -55,16 +55,6 @@ export function firstIdAt(prefix: string, at: Date): string {
   return `${prefix}_${timePart(Math.max(0, at.getTime()))}`;
 }
 
-/** Whether a string looks like an id of the given prefix (cheap check before a lookup). */
-export function isId(prefix: string, value: unknown): value is string {
-  return (
-    typeof value === 'string' &&
-    value.length <= 64 &&
-    value.startsWith(`${prefix}_`) &&
-    /^[a-z]+_[0-9a-z_]+$/.test(value)
-  );
-}
-
 let lastTime = -1;
 let lastRand = 0n;
 

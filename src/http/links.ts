@@ -15,7 +15,7 @@ import type { Stamp } from '../templates/viewcopy';
 import { publicView } from '../links/app';
 import type { StorageApp } from '../documents/retention';
 import { SocialLogin } from '../links/oidc';
-import { guardedFetch } from '../webhooks/guard';
+import { guardedFetch } from '../net/guard';
 import type { Service } from '../service';
 import { contentDisposition, pageHeaders } from './headers';
 import {

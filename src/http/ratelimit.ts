@@ -7,25 +7,7 @@
  */
 import type { Clock } from '../clock';
 import { RateLimitError } from '../errors';
-
-export type RateGroup = 'postcards' | 'pages' | 'codes';
-
-/** Requests per minute per client address, by group; 0: no limit. */
-export type RateLimits = Record<RateGroup, number>;
-
-/**
- * Postcards: 50 a second from one address, sustained (a bulk sender that needs more sets it, or
- * spreads its requests); pages: 10 a second (a recipient's view is two or three requests); codes:
- * 10 a minute (one link may have 5 an hour; this stops one client asking for many links' codes).
- */
-export const DEFAULT_RATE_LIMITS: RateLimits = { postcards: 3000, pages: 600, codes: 10 };
-
-/** The settings that change each limit (docs/api.md lists them). */
-export const RATE_LIMIT_SETTINGS: Record<RateGroup, string> = {
-  postcards: 'RATE_LIMIT_POSTCARDS',
-  pages: 'RATE_LIMIT_PAGES',
-  codes: 'RATE_LIMIT_CODES',
-};
+import type { RateGroup, RateLimits } from '../config';
 
 const MAX_ADDRESSES = 100_000;
 

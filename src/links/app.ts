@@ -11,7 +11,7 @@ import { ConflictError, ValidationError, type ErrorDetail } from '../errors';
 import { isEmail } from '../guards';
 import { type AuthType } from './policy';
 import { isObject } from '../guards';
-import { urlProblem } from '../webhooks/guard';
+import { urlProblem } from '../net/guard';
 
 export interface OidcProvider {
   /** Short id used in URLs, e.g. `google`. */

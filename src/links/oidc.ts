@@ -4,7 +4,7 @@
  * verified e-mail must equal the link's auth_email (case-insensitive).
  */
 import * as client from 'openid-client';
-import type { GuardedFetch } from '../webhooks/guard';
+import type { GuardedFetch } from '../net/guard';
 import type { OidcProvider } from './app';
 
 export interface LoginStart {
@@ -24,7 +24,7 @@ function isLoopback(url: URL): boolean {
 export class SocialLogin {
   private readonly configs = new Map<string, Promise<client.Configuration>>();
 
-  /** `fetch`: every request to a provider goes through it (the address guard and timeout of src/webhooks/guard.ts). */
+  /** `fetch`: every request to a provider goes through it (the address guard and timeout of src/net/guard.ts). */
   constructor(private readonly fetch: GuardedFetch) {}
 
   private config(p: OidcProvider): Promise<client.Configuration> {

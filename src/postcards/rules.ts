@@ -56,14 +56,6 @@ export function characters(s: string): number {
   return [...s.normalize('NFC')].length;
 }
 
-export function isCountry(code: string): boolean {
-  return COUNTRIES.has(code.toUpperCase());
-}
-
-export function isUsState(code: string): boolean {
-  return US_STATES.has(code.toUpperCase());
-}
-
 /** Checks a postcard request body. Returns the normalised request, or the list of broken rules. */
 export function checkPostcard(
   body: unknown,

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { markStorageError } from '../outage';
-import { ConfigError, type Config } from '../config';
+import { ConfigError, type Config, type S3Settings } from '../config';
 import type { Db } from '../db';
 import { Setting } from '../db/setting';
 
@@ -149,16 +149,7 @@ export class DatabaseStorage implements Storage {
   }
 }
 
-export interface S3Settings {
-  bucket: string;
-  /** Put before every key, e.g. `paperlink/` (default none). */
-  prefix: string;
-  region: string;
-  /** Another endpoint than AWS's, e.g. http://127.0.0.1:8333 (SeaweedFS, MinIO, s3proxy). */
-  endpoint?: string;
-  /** Bucket in the path (http://host/bucket/key) rather than the host name: what most servers other than AWS need. */
-  forcePathStyle: boolean;
-}
+export type { S3Settings } from '../config';
 
 /**
  * Objects in an S3-compatible bucket, through the AWS SDK's own client; credentials come from

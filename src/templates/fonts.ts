@@ -296,8 +296,6 @@ class BuiltinFamily implements FontFamily {
 
 const BUILTINS = new Map(Object.entries(BUILTIN_FILES).map(([name, files]) => [name, new BuiltinFamily(name, files)]));
 
-export const BUILTIN_FAMILY_NAMES = [...BUILTINS.keys()];
-
 /** The fonts a template can use: the built-in families plus the template's own. */
 export class FontSet {
   private readonly custom = new Map<string, FontFamily>();

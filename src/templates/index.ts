@@ -14,7 +14,7 @@ import { compileXml, type AssetResolver } from './compile';
 import { drawPages } from './draw';
 import { loadPdfTemplate, renderPdfTemplate, type PdfTemplate } from './fillable';
 import { layoutTemplate, metadataText, type Numbering } from './layout';
-import type { XmlTemplate } from './model';
+import type { RenderWarning, XmlTemplate } from './model';
 import { compileHtml, fillHtml, isHtml, printHtml, type FilledHtml, type HtmlTemplate } from './html';
 import { compileDocx, convertDocx, fillDocx, isZip, type DocxTemplate } from './docx';
 import { DEFAULT_RENDER_TIMEOUT_MS } from '../config';
@@ -69,14 +69,7 @@ export interface RenderOptions {
   numbering?: Numbering;
 }
 
-/** Something drawn that a person should look at; the document is still made. */
-export interface RenderWarning {
-  /** `resource_blocked`: an HTML template named an address that is not one of its own files; it was not fetched. */
-  code: 'text_overflow' | 'resource_blocked';
-  /** The variable whose text it is, when the text comes from one. */
-  variable?: string;
-  message: string;
-}
+export type { RenderWarning } from './model';
 
 const PDF_MAGIC = '%PDF-';
 

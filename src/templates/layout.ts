@@ -27,7 +27,7 @@ import { checkLimit } from './limits';
 import { hyphenationFor } from './hyphenate';
 import { breakLines, drawLine, type Fragment, type Line, type TextOp } from './text';
 import type { Rgb } from './units';
-import type { RenderWarning } from './index';
+import type { RenderWarning } from './model';
 
 export type Op = (
   | TextOp

@@ -214,3 +214,12 @@ export interface XmlTemplate {
   /** The optional variables (written `{{name | default: "text"}}`) and the text used when a value is not given. */
   defaults: Record<string, string>;
 }
+
+/** Something drawn that a person should look at; the document is still made. */
+export interface RenderWarning {
+  /** `resource_blocked`: an HTML template named an address that is not one of its own files; it was not fetched. */
+  code: 'text_overflow' | 'resource_blocked';
+  /** The variable whose text it is, when the text comes from one. */
+  variable?: string;
+  message: string;
+}

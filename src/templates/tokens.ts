@@ -83,8 +83,3 @@ function field(raw: string, loc: SourceLocation, ctx: TokenContext): Token {
   if (conflict) throw new TemplateError(conflict, loc);
   return { t: 'var', name: expr };
 }
-
-/** The merge fields of a text, without recording them; used to refuse fields where they are not allowed. */
-export function hasField(text: string): boolean {
-  return text.includes('{{');
-}

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { RATE_LIMIT_SETTINGS } from '../../src/http/ratelimit';
+import { RATE_LIMIT_SETTINGS } from '../../src/config';
 import { root } from '../support/fixtures';
 
 const read = (file: string) => fs.readFileSync(path.join(root, file), 'utf8');

@@ -6,7 +6,7 @@
 import dns from 'node:dns/promises';
 import net from 'node:net';
 import os from 'node:os';
-import { isPrivateAddress } from '../../src/webhooks/guard';
+import { isPrivateAddress } from '../../src/net/guard';
 import { firstRequest } from '../../src/serve';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { testService, type TestService } from '../support/service';

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { FakeClock } from '../../src/clock';
 import { EXAMPLE_IDS } from '../../src/templates/store';
-import { guardedLookup, isPrivateAddress } from '../../src/webhooks/guard';
+import { guardedLookup, isPrivateAddress } from '../../src/net/guard';
 import { verify } from '../../src/webhooks/signature';
 import { eventually } from '../support/eventually';
 import { root } from '../support/fixtures';
