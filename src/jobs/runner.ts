@@ -88,7 +88,7 @@ export class Runner {
   add<T extends Job>(kind: JobKind<T>): void {
     if (this.entries.has(kind.name)) throw new Error(`a job kind named ${kind.name} runs already`);
     this.entries.set(kind.name, {
-      kind: kind,
+      kind,
       running: new Map(),
       wanted: true,
       lastLook: -Infinity,
@@ -262,12 +262,10 @@ export class Runner {
    * Never yields to requests. Resolves when none of it runs.
    */
   async drain(kinds?: readonly string[]): Promise<void> {
-    const only = kinds && new Set(kinds);
+    const names = new Set(kinds ?? this.entries.keys());
     for (;;) {
-      const more = await this.pass(only ?? new Set(this.entries.keys()), true);
-      const running = [...this.entries]
-        .filter(([name]) => !only || only.has(name))
-        .flatMap(([, e]) => [...e.running.values()]);
+      const more = await this.pass(names, true);
+      const running = this.runs(names);
       if (running.length) {
         await Promise.all(running);
         continue;
@@ -276,9 +274,14 @@ export class Runner {
     }
   }
 
+  /** The runs under way of the kinds `names` (of every kind when not said). */
+  private runs(names?: ReadonlySet<string>): Promise<void>[] {
+    return [...this.entries].filter(([name]) => !names || names.has(name)).flatMap(([, e]) => [...e.running.values()]);
+  }
+
   private async settle(): Promise<void> {
     await this.passing;
-    await Promise.all([...this.entries.values()].flatMap((e) => [...e.running.values()]));
+    await Promise.all(this.runs());
   }
 
   /**
