@@ -134,6 +134,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     db = new Kysely<Schema>({ dialect: new TrackedSqliteDialect({ database }, direct) });
     directs.set(db, direct);
   }
+  trackCommits(db);
   const provider: MigrationProvider = { getMigrations: async () => migrationsFor(dialect) };
   const migrator = new Migrator({
     db,
@@ -165,6 +166,41 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     );
   }
   return { ...database, pending: 0 };
+}
+
+/** What runs once each transaction of a database opened here has committed (afterCommit), by transaction. */
+const commitHooks = new WeakMap<Db, (() => void)[]>();
+
+/** Makes every transaction of `db` run its afterCommit hooks once it has committed (never when it rolls back). */
+function trackCommits(db: Db): void {
+  const begin = db.transaction.bind(db);
+  db.transaction = () => {
+    const builder = begin();
+    const execute = builder.execute.bind(builder);
+    builder.execute = (async (work: (trx: Db) => Promise<unknown>) => {
+      const hooks: (() => void)[] = [];
+      const result = await execute((trx) => {
+        commitHooks.set(trx, hooks);
+        return work(trx);
+      });
+      for (const hook of hooks) hook();
+      return result;
+    }) as typeof builder.execute;
+    return builder;
+  };
+}
+
+/**
+ * Runs `fn` once what `db` wrote is visible to every connection: when `db` is a transaction, after
+ * it commits (not at all if it rolls back, e.g. a group commit's shared transaction that failed:
+ * each write runs again in its own, which calls this again); otherwise on the next turn. For
+ * telling another part of the process to look for what was written (a poke read before the
+ * commit finds nothing, and nothing pokes again).
+ */
+export function afterCommit(db: Db, fn: () => void): void {
+  const hooks = commitHooks.get(db);
+  if (hooks) hooks.push(fn);
+  else setImmediate(fn);
 }
 
 const MAX_STATEMENTS = 500;

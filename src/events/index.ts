@@ -6,7 +6,7 @@
  */
 import type { Clock } from '../clock';
 import { iso } from '../clock';
-import { PreparedQuery, type Db } from '../db';
+import { afterCommit, PreparedQuery, type Db } from '../db';
 import { BLOCKED } from '../db/schema';
 import { sequentialId } from '../ids';
 
@@ -55,7 +55,7 @@ export type ExpiryReason =
   'time' | 'views' | 'ten_day_cap' | 'revoked' | 'document_deleted' | 'document_expired' | 'not_opened';
 
 export class Events {
-  /** Called after an event is written (the dispatcher wakes up; it polls as well). */
+  /** Called once the transaction that wrote an event has committed (the dispatcher wakes up; it polls as well). */
   onEmitted: () => void = () => undefined;
 
   private subscriptions?: PreparedQuery<Record<string, never>, { id: string; events: string }>;
@@ -128,7 +128,8 @@ export class Events {
         .execute();
       deliveries.push(id);
     }
-    setImmediate(() => this.onEmitted());
+    // after the commit: a dispatcher that looked before it would find nothing, and sleep
+    afterCommit(trx, () => this.onEmitted());
     return { event, deliveries };
   }
 

@@ -1,7 +1,8 @@
 /**
  * Signed webhooks with durable retries, against a real receiver over HTTP, on SQLite and
- * PostgreSQL. The service's clock is fake, so a day of retries takes no time; the dispatcher
- * polls every second of real time.
+ * PostgreSQL. The service's clock is fake, so a day of retries takes no time; the runner sleeps
+ * on that clock, so only what pokes it (an event's transaction committing, an attempt ending, the
+ * test moving the clock) gets a delivery out: one that waits on a poll shows as a timeout here.
  */
 import fs from 'node:fs';
 import path from 'node:path';
