@@ -79,6 +79,8 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** `json`: a JSON line per message (for log collectors); `pretty`: short readable lines (a person at a terminal). */
   logFormat: 'json' | 'pretty';
+  /** METRICS_ADDRESS: where `GET /metrics` answers (src/metrics.ts), apart from the API; unset: nowhere. */
+  metrics?: { host: string; port: number };
   /** smtp(s)://user:pass@host:port to send e-mail; unset: messages are written to DATA_DIR/outbox as .eml files. */
   smtpUrl?: string;
   /** The sender of e-mails, e.g. `Acme Documents <docs@acme.example>`. */
@@ -182,11 +184,23 @@ export function parseBytes(text: string): number | undefined {
 
 export type Env = Record<string, string | undefined>;
 
+/** METRICS_ADDRESS: "port", ":port" or "host:port" ("[::1]:port" for IPv6); the host is 127.0.0.1 when not given. */
+function metricsAddress(address: string): { host: string; port: number } {
+  const m = /^(?:(\[[^\]]+\]|[^:]*):)?(\d{1,5})$/.exec(address.trim());
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || port > 65535)
+    throw new ConfigError(
+      `METRICS_ADDRESS must be a port or host:port (e.g. 9464, or 0.0.0.0:9464 to be scraped from other machines), not ${JSON.stringify(address)}.`,
+    );
+  return { host: m[1] ? m[1].replace(/^\[|\]$/g, '') : '127.0.0.1', port };
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const port = overrides.port ?? Number(env.PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new ConfigError(`PORT must be a port number from 0 to 65535, not ${JSON.stringify(env.PORT)}.`);
   const host = overrides.host ?? env.HOST ?? '127.0.0.1';
+  const metrics = overrides.metrics ?? (env.METRICS_ADDRESS ? metricsAddress(env.METRICS_ADDRESS) : undefined);
   const dataDir = path.resolve(overrides.dataDir ?? env.DATA_DIR ?? 'data');
   const databaseUrl = overrides.databaseUrl ?? (env.DATABASE_URL || undefined);
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -358,6 +372,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   return {
     port,
     host,
+    metrics,
     dataDir,
     databaseUrl,
     storage,

@@ -36,8 +36,14 @@ const NET_ERRNO = new Set([
 ]);
 const FROM_DATABASE = Symbol('raised by the database driver');
 
+/** Told of each failure marked here: src/metrics.ts counts them (set when it loads; render threads never load it). */
+export const dependencyFailures = { count: (_dependency: 'database' | 'storage'): void => undefined };
+
 /** Marks an error as raised by the database's driver (src/db does, for PostgreSQL's pool and connections). */
 export function markDatabaseError(err: unknown): unknown {
+  // a broken rule (a unique key taken by a concurrent write, class 23) is the data's answer, not a fault
+  const code = (err as { code?: unknown } | null)?.code;
+  if (!(typeof code === 'string' && code.startsWith('23'))) dependencyFailures.count('database');
   if (err && typeof err === 'object') (err as Record<symbol, boolean>)[FROM_DATABASE] = true;
   return err;
 }
@@ -45,6 +51,7 @@ const FROM_STORAGE = Symbol('raised by the object storage');
 
 /** Marks an error as the object storage's answer (src/storage does, for every S3 call). */
 export function markStorageError(err: unknown): unknown {
+  dependencyFailures.count('storage');
   if (err && typeof err === 'object') (err as Record<symbol, boolean>)[FROM_STORAGE] = true;
   return err;
 }

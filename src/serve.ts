@@ -21,6 +21,7 @@ import { sandboxStatus } from './templates/sandbox';
 import { checkFormats } from './doctor';
 import type { Renderer } from './templates/pool';
 import { flowIds, type Log } from './log';
+import { reportToPrimary, serveMetrics, type MetricsServer } from './metrics';
 
 export interface Server {
   service: Service;
@@ -102,6 +103,16 @@ export async function startServer(config: Config, log: Log, options: StartOption
       if (stopping && answering === 0) app.server.closeIdleConnections();
     });
   });
+  // GET /metrics apart from the API (src/metrics.ts): a process of a cluster reports to its primary, which answers
+  let metrics: MetricsServer | undefined;
+  if (config.metrics && options.worker) reportToPrimary();
+  else if (config.metrics)
+    metrics = await serveMetrics(config.metrics).catch(async (err: unknown) => {
+      await app.close();
+      await service.close();
+      unlock();
+      throw err;
+    });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   // with --port 0 the system picks the port; show the real one
@@ -125,19 +136,27 @@ export async function startServer(config: Config, log: Log, options: StartOption
       await trying;
       // then the background work: flows stop, deliveries in flight finish, claims go to the others
       await service.close();
+      await metrics?.close();
       unlock();
     },
   };
 
   if (!options.worker) {
-    await greet(service, config, url, log);
+    await greet(service, config, url, log, 1, metrics);
     if (config.startupCheck) trying = tryFormats(service.renderer, log, () => stopping).catch(() => undefined);
   }
   return server;
 }
 
 /** What a new user needs after the start: where things are, and on the first start a key and a first request. */
-async function greet(service: Service, config: Config, url: string, log: Log, processes = 1): Promise<void> {
+async function greet(
+  service: Service,
+  config: Config,
+  url: string,
+  log: Log,
+  processes = 1,
+  metrics?: MetricsServer,
+): Promise<void> {
   const where =
     service.database.dialect === 'sqlite'
       ? `SQLite at ${service.database.location}`
@@ -156,7 +175,7 @@ async function greet(service: Service, config: Config, url: string, log: Log, pr
       ? `Temporal at ${config.temporal.address} (namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue})`
       : 'embedded (flows run in these processes)';
   log(
-    `Paperlink ${service.version} is listening on ${url}${processes > 1 ? ` (${processes} processes)` : ''}\n  data: ${where}; documents: ${docs}; engine: ${engine}\n  templates: ${formats}${config.startupCheck ? ' (each being tried with a small document)' : ''}${chromium && office ? '' : '; `npx paperlink doctor` checks every format'}\n  ${sandboxStatus()}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n`,
+    `Paperlink ${service.version} is listening on ${url}${processes > 1 ? ` (${processes} processes)` : ''}\n  data: ${where}; documents: ${docs}; engine: ${engine}\n  templates: ${formats}${config.startupCheck ? ' (each being tried with a small document)' : ''}${chromium && office ? '' : '; `npx paperlink doctor` checks every format'}\n  ${sandboxStatus()}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n${metrics ? `  metrics: ${metrics.url}\n` : ''}`,
     // what a log collector reads of it without parsing the text
     {
       version: service.version,
@@ -164,6 +183,7 @@ async function greet(service: Service, config: Config, url: string, log: Log, pr
       processes,
       database: service.database.dialect,
       engine: config.engine,
+      ...(metrics ? { metrics: metrics.url } : {}),
       ...(config.engine === 'temporal'
         ? {
             temporal: {
@@ -304,8 +324,11 @@ export async function startCluster(
   }
   const url = config.publicUrl.endsWith(':0') ? `${config.publicUrl.slice(0, -2)}:${port}` : config.publicUrl;
   service.apps.magicLink.serverUrl = url;
+  let metrics: MetricsServer | undefined;
   try {
-    await greet(service, config, url, log, processes);
+    // the primary answers for every process: it asks each over the cluster's channel
+    if (config.metrics) metrics = await serveMetrics(config.metrics, { cluster: true });
+    await greet(service, config, url, log, processes, metrics);
     // here, before this process's service (and its browser and LibreOffice) is closed
     if (config.startupCheck) await tryFormats(service.renderer, log);
   } finally {
@@ -325,6 +348,7 @@ export async function startCluster(
             }),
         ),
       );
+      await metrics?.close();
       unlock();
     },
   };

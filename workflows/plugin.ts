@@ -32,6 +32,7 @@ import { createActivities } from './activities';
 import { connectClient, connectionOptions, noWorkerDeployments, TemporalEngine } from './client';
 import { paperlinkDataConverter } from './codec';
 import { flowIds, type Log } from '../src/log';
+import { serveMetrics, type MetricsServer } from '../src/metrics';
 
 /** Paperlink's workflows module: a worker's `workflowsPath` when it has none of its own. */
 export const workflowsPath = require.resolve('./workflows');
@@ -97,6 +98,8 @@ export class PaperlinkPlugin implements WorkerPlugin, NativeConnectionPlugin, Cl
     /** Paperlink's service: its database, storage, mailer and renderers, the API's own. */
     readonly service: Service,
     private readonly log: Log,
+    /** Where `GET /metrics` answers for this process (METRICS_ADDRESS; src/metrics.ts), closed with the service. */
+    readonly metrics?: MetricsServer,
   ) {}
 
   private get temporal() {
@@ -201,7 +204,10 @@ export class PaperlinkPlugin implements WorkerPlugin, NativeConnectionPlugin, Cl
 
   /** Closes Paperlink's service (the worker's end does it too); once. */
   close(): Promise<void> {
-    this.closing ??= this.service.close().then(() => this.log('paperlink: closed'));
+    this.closing ??= this.service
+      .close()
+      .then(() => this.metrics?.close())
+      .then(() => this.log('paperlink: closed'));
     return this.closing;
   }
 }
@@ -237,5 +243,13 @@ export async function createPaperlinkPlugin(options: PaperlinkPluginOptions = {}
     await client.connection.close();
     throw err;
   }
-  return new PaperlinkPlugin(service, log);
+  // GET /metrics on a port of its own, in `paperlink worker` and in a worker of yours alike
+  let metrics: MetricsServer | undefined;
+  try {
+    if (config.metrics) metrics = await serveMetrics(config.metrics);
+  } catch (err) {
+    await service.close();
+    throw err;
+  }
+  return new PaperlinkPlugin(service, log, metrics);
 }

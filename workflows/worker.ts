@@ -204,6 +204,7 @@ async function work(config: Config, log: Log, options: WorkerOptions): Promise<v
   // Paperlink's worker is the plugin an engineer's worker takes, on a worker of its own
   const paperlink = await createPaperlinkPlugin({ config, log });
   let connection: NativeConnection | undefined;
+  const metrics = paperlink.metrics;
   try {
     connection = await NativeConnection.connect(paperlink.connectionOptions).catch((err: unknown) => {
       throw unreachable(t, err);
@@ -230,9 +231,10 @@ async function work(config: Config, log: Log, options: WorkerOptions): Promise<v
     process.once('SIGINT', stop);
     options.signal?.addEventListener('abort', stop, { once: true });
     log(
-      `paperlink worker: polling task queue "${t.taskQueue}" in namespace "${t.namespace}" at ${t.address}${versioned ? ` as build ${version.buildId} of deployment ${version.deploymentName}` : ''}`,
+      `paperlink worker: polling task queue "${t.taskQueue}" in namespace "${t.namespace}" at ${t.address}${versioned ? ` as build ${version.buildId} of deployment ${version.deploymentName}` : ''}${metrics ? `; metrics at ${metrics.url}` : ''}`,
       {
         version: packageVersion(),
+        ...(metrics ? { metrics: metrics.url } : {}),
         engine: 'temporal',
         temporal: { address: t.address, namespace: t.namespace, task_queue: t.taskQueue },
         ...(versioned ? { deployment: version.deploymentName, build_id: version.buildId } : {}),

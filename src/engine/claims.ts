@@ -12,6 +12,7 @@ import type { Database, Db } from '../db';
 import type { Presence } from '../db/presence';
 import { iso } from '../clock';
 import { freeing, isFree, LEASES, taking, releaseAll, sweep, type Held } from '../jobs/lease';
+import type { Backlog } from '../jobs/runner';
 
 /** The tables whose rows wait for their wake-up. */
 export type Waiting = 'magic_links' | 'postcards';
@@ -108,6 +109,16 @@ export class Claims {
       .where('id', '=', id)
       .where((e) => e.or([e('wake_at', 'is', null), e('wake_at', '>', iso(now))]))
       .execute();
+  }
+
+  /** How many rows of `table` are due at `now` and not taken, and since when the oldest is (for the metrics). */
+  async backlog(table: Waiting, now: Date): Promise<Backlog> {
+    const row = await this.db
+      .selectFrom(table)
+      .select((e) => [e.fn.countAll<number | string>().as('n'), e.fn.min('wake_at').as('oldest')])
+      .where('wake_at', '<=', iso(now))
+      .executeTakeFirst();
+    return { due: Number(row?.n ?? 0), oldest: row?.oldest ? new Date(row.oldest) : undefined };
   }
 
   /** The earliest wake-up among the rows of `table` nobody holds, if any. */

@@ -51,6 +51,7 @@ export class EmbeddedEngine implements Engine {
       take: (now, n) => claims.due('magic_links', now, n),
       run: (held) => this.linkStep(held),
       next: () => claims.nextWake('magic_links'),
+      backlog: (now) => claims.backlog('magic_links', now),
     });
     this.renders = {
       name: 'postcard_render',
@@ -59,6 +60,7 @@ export class EmbeddedEngine implements Engine {
       take: (now, n) => claims.due('postcards', now, n),
       run: (held) => this.render(held),
       next: () => claims.nextWake('postcards'),
+      backlog: (now) => claims.backlog('postcards', now),
     };
     this.runner.add(this.renders);
   }

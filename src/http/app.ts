@@ -9,6 +9,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import secureJson from 'secure-json-parse';
 import type { Service } from '../service';
 import { AuthenticationError } from '../errors';
+import { httpDuration, httpRequests } from '../metrics';
 import type { KeyInfo } from '../keys';
 import { assetRoutes } from './assets';
 import { documentRoutes } from './documents';
@@ -225,6 +226,14 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
   await app.register(cookie);
   const limiter = new RateLimiter(service.clock, config.rateLimits);
   rateLimiters.set(app, limiter);
+
+  // what operators chart (src/metrics.ts): by the route as declared, so ids in paths make no new series
+  app.addHook('onResponse', (req, reply, done) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    httpRequests.inc({ method: req.method, route, status: reply.statusCode });
+    httpDuration.observe({ method: req.method, route }, reply.elapsedTime / 1000);
+    done();
+  });
 
   // one hook for every request, and a synchronous one: most requests need none of it but the id
   app.addHook('onRequest', (req, reply, done) => {

@@ -12,6 +12,7 @@
  */
 import type { Clock } from '../clock';
 import { NO_LOAD, type Load } from '../engine/load';
+import { watchJobs, type JobState } from '../metrics';
 
 /** The longest the runner sleeps: how soon it sees what another process made due, and how often it sweeps. */
 export const POLL_MS = 5_000;
@@ -19,6 +20,12 @@ export const POLL_MS = 5_000;
 /** A piece of work as taken: its id is unique within its kind. */
 export interface Job {
   readonly id: string;
+}
+
+/** Work due and not taken: how much, and since when the oldest piece is due. */
+export interface Backlog {
+  due: number;
+  oldest: Date | undefined;
 }
 
 export interface JobKind<T extends Job = Job> {
@@ -43,6 +50,8 @@ export interface JobKind<T extends Job = Job> {
   run(job: T): Promise<void>;
   /** When its next piece is due, if it can say (the runner sleeps until then, or POLL_MS). */
   next?(): Promise<Date | undefined>;
+  /** How many pieces are due at `now` that no process runs, and since when the oldest is (the metrics' gauges). */
+  backlog?(now: Date): Promise<Backlog>;
 }
 
 interface Entry {
@@ -76,6 +85,7 @@ export class Runner {
   /** One pass at a time (the loop's and drain()'s). */
   private passing: Promise<boolean> = Promise.resolve(false);
   private lastSweep = -Infinity;
+  private unwatch = () => undefined as void;
 
   constructor(
     private readonly clock: Clock,
@@ -99,11 +109,29 @@ export class Runner {
     });
   }
 
-  /** Starts the loop (once). */
+  /** Starts the loop (once); the metrics read its kinds from then until the stop. */
   start(): void {
     if (this.started || this.stopped) return;
     this.started = true;
+    this.unwatch = watchJobs(() => this.state());
     this.loop = this.run();
+  }
+
+  /** Each kind: how many run here, how many are due, and how long the oldest due has waited. */
+  private state(): Promise<JobState[]> {
+    const now = this.clock.now();
+    return Promise.all(
+      [...this.entries].map(async ([kind, e]) => {
+        const backlog = await e.kind.backlog?.(now);
+        return {
+          kind,
+          running: e.running.size,
+          due: backlog?.due,
+          oldestDueSeconds:
+            backlog && (backlog.oldest ? Math.max(0, now.getTime() - backlog.oldest.getTime()) / 1000 : 0),
+        };
+      }),
+    );
   }
 
   /** Something of `kind` (of every kind when not said) may be due now: the loop looks at once. */
@@ -304,6 +332,7 @@ export class Runner {
   /** Stops taking work; what runs ends first (each piece is short). The database keeps the rest. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.unwatch();
     this.sleeping?.abort();
     await this.loop;
     await this.settle();

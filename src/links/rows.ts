@@ -4,11 +4,12 @@
  */
 import type { Clock } from '../clock';
 import { iso } from '../clock';
-import type { Db } from '../db';
+import { afterCommit, type Db } from '../db';
 import type { MagicLinkRow } from '../db/schema';
 import { NotFoundError } from '../errors';
 import type { Events } from '../events';
 import { sequentialId } from '../ids';
+import { linkRefusals } from '../metrics';
 import { ALLOWED, linkInfo, type Visitor } from './model';
 
 export type LinkEvent =
@@ -76,6 +77,7 @@ export class LinkRows {
       await db.insertInto('link_events').values(entry).execute();
       return;
     }
+    afterCommit(db, () => linkRefusals.inc({ reason: outcome }));
     // an opening of an ended link that repeats the link's newest entry from the same address and
     // browser within a day (a scanner or a bookmark, again and again) adds to its count: one row and
     // one event, however often it comes. Other refusals (a failed sign-in) are each an entry.

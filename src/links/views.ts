@@ -5,7 +5,8 @@
  * link (a timer from opening starts); the last allowed one ends it.
  */
 import { iso } from '../clock';
-import { PreparedQuery, type Db } from '../db';
+import { afterCommit, PreparedQuery, type Db } from '../db';
+import { linkViews } from '../metrics';
 import type { LinkSessionsTable, MagicLinkRow } from '../db/schema';
 import { newId } from '../ids';
 import { sha256 } from '../secrets';
@@ -224,6 +225,7 @@ export class LinkViews {
       await this.rows.events.emit(trx, 'magic_link.viewed', link.row.id, async () => ({
         object: { ...linkInfo(await this.rows.row(link.row.id, trx)), viewers: await viewersOf(trx, link.row.id) },
       }));
+      afterCommit(trx, () => linkViews.inc());
       const viewsLeft = row.max_views === null ? null : Math.max(0, row.max_views - row.views_used);
       // the last allowed view ends the link at once
       if (viewsLeft === 0) {

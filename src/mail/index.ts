@@ -7,6 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Log } from '../log';
+import { emails } from '../metrics';
 
 export interface Message {
   to: string;
@@ -45,7 +46,22 @@ export interface Mailer {
   close(): void;
 }
 
-export function createMailer(options: { smtpUrl?: string; from: string; outbox: string; log?: Log }): Mailer {
+type MailerOptions = { smtpUrl?: string; from: string; outbox: string; log?: Log };
+
+export function createMailer(options: MailerOptions): Mailer {
+  const mailer = transportOf(options);
+  // counted for operators (src/metrics.ts)
+  return {
+    ...mailer,
+    send: (m) =>
+      mailer.send(m).then(
+        (sent) => (emails.inc({ outcome: 'sent' }), sent),
+        (err: unknown) => (emails.inc({ outcome: 'failed' }), Promise.reject(err)),
+      ),
+  };
+}
+
+function transportOf(options: MailerOptions): Mailer {
   if (options.smtpUrl) {
     const url = new URL(options.smtpUrl);
     // every wait bounded well inside a link's send lease (SEND_LEASE_MS, two minutes): a send that

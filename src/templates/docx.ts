@@ -466,6 +466,8 @@ class Converter {
 
   private async launch(): Promise<Running> {
     const { soffice, python } = requireOffice();
+    // loaded here, not at the top: render threads load this module and count nothing
+    (await import('../metrics')).rendererStarts.inc({ renderer: 'libreoffice' });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-office-'));
     const pipe = `paperlink_${process.pid}_${path.basename(dir).replace(/\W/g, '')}`;
     // in the sandbox (sandbox.ts): LibreOffice sees its own folder and the system's programs, no network

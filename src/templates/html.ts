@@ -319,6 +319,8 @@ class Browser {
 
   private async launch() {
     const executable = await requireChromium();
+    // loaded here, not at the top: render threads load this module and count nothing
+    (await import('../metrics')).rendererStarts.inc({ renderer: 'chromium' });
     const { chromium } = await import('playwright-core');
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-chromium-'));
     const profile = path.join(this.dir, 'profile');

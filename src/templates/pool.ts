@@ -37,6 +37,7 @@ import { mergeParts, openPart, type MergeOptions, type Part } from './merge';
 import { viewCopy, type ViewOptions } from './viewcopy';
 import type { RenderReply, RenderTask } from './worker';
 import { stopOutsideZlib, zlibGate } from './zlib';
+import { renderDuration, renders, watchPool } from '../metrics';
 
 /** Loads and renders templates; both reject with the same PaperlinkErrors as loadTemplate and renderTemplate. */
 export interface Renderer {
@@ -101,6 +102,8 @@ export class RenderPool implements Renderer {
   private readonly running = new Set<Promise<unknown>>();
   /** One per thread: a task holds one while piscina has it. */
   private readonly slots = new Slots(() => this.threads);
+  /** Stops the metrics' reading of this pool (close()). */
+  private readonly unwatch: () => void;
 
   constructor(
     readonly threads: number,
@@ -121,6 +124,7 @@ export class RenderPool implements Renderer {
       resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: memoryMb },
       workerData: { limits },
     });
+    this.unwatch = watchPool(() => ({ size: this.threads, ...this.slots.state() }));
   }
 
   async load(source: string | Uint8Array, options: LoadOptions = {}): Promise<TemplateSummary> {
@@ -267,6 +271,7 @@ export class RenderPool implements Renderer {
   }
 
   async close(): Promise<void> {
+    this.unwatch();
     // ending a thread mid-render could end it inside zlib: the renders under way end first
     while (this.running.size) await Promise.allSettled([...this.running]);
     await this.pool.destroy();
@@ -295,5 +300,30 @@ function answer<K extends string>(reply: RenderReply, want: K): Extract<RenderRe
 
 export function createRenderer(options: RendererOptions = {}): Renderer {
   const threads = options.threads ?? defaultRenderThreads();
-  return threads > 0 ? new RenderPool(threads, options.timeoutMs, options.memoryMb) : inProcessRenderer;
+  return measured(threads > 0 ? new RenderPool(threads, options.timeoutMs, options.memoryMb) : inProcessRenderer);
+}
+
+/** `renderer` with each render counted and timed for operators (src/metrics.ts), by format and outcome. */
+function measured(renderer: Renderer): Renderer {
+  return {
+    load: (source, options) => renderer.load(source, options),
+    pages: (pdf, field) => renderer.pages(pdf, field),
+    merge: (parts, options) => renderer.merge(parts, options),
+    view: (pdf, options) => renderer.view(pdf, options),
+    close: () => renderer.close(),
+    render: async (template, values, options) => {
+      const format = template.kind;
+      const end = renderDuration.startTimer({ format });
+      try {
+        const pdf = await renderer.render(template, values, options);
+        renders.inc({ format, outcome: 'ok' });
+        return pdf;
+      } catch (err) {
+        renders.inc({ format, outcome: err instanceof PaperlinkError ? err.code : 'error' });
+        throw err;
+      } finally {
+        end();
+      }
+    },
+  };
 }

@@ -19,6 +19,11 @@ export class Slots {
     await new Promise<void>((resolve) => this.waiting.push(resolve));
   }
 
+  /** Slots held, and callers waiting for one. */
+  state(): { busy: number; waiting: number } {
+    return { busy: this.busy, waiting: this.waiting.length };
+  }
+
   release(): void {
     const next = this.waiting.shift();
     if (next) next();

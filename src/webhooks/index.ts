@@ -23,7 +23,8 @@ import { isObject } from '../guards';
 import { POLICIES, waitMs } from '../flows/policies';
 import { freeing, isFree, isHeld, LEASES, taking, type Held } from '../jobs/lease';
 import type { Log } from '../log';
-import { Runner } from '../jobs/runner';
+import { webhookAttempts } from '../metrics';
+import { Runner, type Backlog } from '../jobs/runner';
 
 export interface WebhookInfo {
   id: string;
@@ -318,7 +319,21 @@ export class Dispatcher {
       take: (_now, n, running) => this.take(n, running),
       run: (taken) => this.attempt(taken),
       next: () => this.nextDue(),
+      backlog: (now) => this.backlog(now),
     });
+  }
+
+  /** Deliveries due at `now` that no process is attempting, and since when the oldest is due (for the metrics). */
+  private async backlog(now: Date): Promise<Backlog> {
+    const at = iso(now);
+    const row = await this.db
+      .selectFrom('deliveries')
+      .select((e) => [e.fn.countAll<number | string>().as('n'), e.fn.min('next_attempt_at').as('oldest')])
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', at)
+      .where(isFree(ATTEMPT, now))
+      .executeTakeFirst();
+    return { due: Number(row?.n ?? 0), oldest: row?.oldest ? new Date(row.oldest) : undefined };
   }
 
   /**
@@ -653,12 +668,13 @@ export class Dispatcher {
       if (!ok || d.failures_in_a_row > 0) await rest(trx, d.webhook_id, ok, now);
       return true;
     });
-    if (!held)
+    if (held) webhookAttempts.inc({ outcome: ok ? 'delivered' : status === 'failed' ? 'gave_up' : 'retrying' });
+    else
       this.options.log?.(
         `webhooks: delivery ${d.id}: its claim ran out during the attempt and another took it over; this attempt's outcome (${result.error ?? `HTTP ${result.status}`}) is in its history only`,
         { level: 'warn', delivery_id: d.id, webhook_id: d.webhook_id },
       );
-    else if (status === 'failed')
+    if (held && status === 'failed')
       this.options.log?.(
         `webhooks: gave up on delivery ${d.id} of ${event.type} to ${redact(d.url)} after ${failures} attempts: ${result.error ?? `HTTP ${result.status}`}`,
         { level: 'error', delivery_id: d.id, webhook_id: d.webhook_id, event_id: event.id, event_type: event.type },

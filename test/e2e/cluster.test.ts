@@ -33,6 +33,7 @@ describe.each(BACKENDS)('serve --processes 2 on %s', (backend) => {
   beforeAll(async () => {
     env = {
       WEBHOOK_ALLOW_PRIVATE: 'true',
+      METRICS_ADDRESS: '127.0.0.1:0',
       ...(backend === 'postgres' ? { DATABASE_URL: await freshPostgres(), STORAGE: 'database' } : {}),
     };
     receiver = await startReceiver();
@@ -129,6 +130,18 @@ describe.each(BACKENDS)('serve --processes 2 on %s', (backend) => {
           ids.map((id) => `postcard ${id}`),
         ),
       ).toBe(100);
+
+      // GET /metrics of the primary adds up both processes' (each answered some of the requests)
+      const metricsUrl = /metrics: (http:\/\/[^\s"]+)/.exec(server.output())![1];
+      const scraped = await (await fetch(metricsUrl)).text();
+      const sum = (name: string, ...labels: string[]) =>
+        scraped
+          .split('\n')
+          .filter((l) => l.startsWith(`${name}{`) && labels.every((x) => l.includes(x)))
+          .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+      expect(sum('paperlink_http_requests_total', 'method="POST"', 'route="/postcards"', 'status="202"')).toBe(100);
+      expect(sum('paperlink_renders_total', 'outcome="ok"')).toBeGreaterThanOrEqual(100);
+      expect(sum('paperlink_webhook_attempts_total', 'outcome="delivered"')).toBe(200);
 
       // a worker dies: the primary starts another, and the work goes on
       const pids = spawnSync('pgrep', ['-P', String(server.child.pid)], { encoding: 'utf8' })

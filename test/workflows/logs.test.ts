@@ -4,6 +4,7 @@
  * and the address, namespace and task queue it connects to, and every line either writes, on
  * standard output and standard error, is a JSON object — the Temporal SDK's own messages (at
  * LOG_LEVEL=debug, where it says most) included — through a generate run by the worker and a stop.
+ * Each serves GET /metrics on METRICS_ADDRESS: the API counts the request, the worker the render.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -44,6 +45,8 @@ suite(
         LOG_FORMAT: 'json',
         LOG_LEVEL: 'debug',
         STARTUP_CHECK: 'false',
+        // each its own GET /metrics, on a port the system picks (named in its greeting)
+        METRICS_ADDRESS: '127.0.0.1:0',
         // one set of Magic Link keys for both, as every process on one database must have
         LINK_TOKEN_KEYS: `k1:${randomBytes(32).toString('base64')}`,
       };
@@ -74,6 +77,19 @@ suite(
           body: fs.readFileSync(path.join(dataDir, 'serve', 'first-request.json')),
         });
         expect(res.status).toBe(201);
+
+        // the API counted the request; the worker, the render it did (Prometheus' text format)
+        const scrape = async (url: unknown) => (await (await fetch(url as string)).text()).split('\n');
+        const count = (lines: string[], name: string, ...labels: string[]) =>
+          lines
+            .filter((l) => l.startsWith(`${name}{`) && labels.every((x) => l.includes(x)))
+            .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+        const api = await scrape(greeting.metrics);
+        expect(count(api, 'paperlink_http_requests_total', 'route="/v1/generate"', 'status="201"')).toBe(1);
+        expect(count(api, 'paperlink_renders_total')).toBe(0);
+        const work = await scrape(polling()!.metrics);
+        expect(count(work, 'paperlink_renders_total', 'outcome="ok"')).toBe(1);
+        expect(work.some((l) => l.startsWith('paperlink_jobs_running{kind="webhook_delivery"}'))).toBe(true);
       } finally {
         serve.child.kill('SIGTERM');
         worker.child.kill('SIGTERM');
