@@ -136,10 +136,18 @@ new Gauge({
   },
 });
 
+/** The longest a scrape waits for the database's answer on the jobs due. */
+const READ_MS = 1_000;
 /** The job gauges share one read per scrape. */
 let reading: Promise<JobState[]> | undefined;
 function jobStates(): Promise<JobState[]> {
-  reading ??= Promise.all([...runners].map((r) => r().catch(() => [] as JobState[])))
+  // a database that hangs must not hang the scrape: what has not answered within a second is left out
+  const within = (r: () => Promise<JobState[]>) =>
+    Promise.race([
+      r().catch(() => [] as JobState[]),
+      new Promise<JobState[]>((resolve) => setTimeout(() => resolve([]), READ_MS).unref()),
+    ]);
+  reading ??= Promise.all([...runners].map(within))
     .then((all) => all.flat())
     .finally(() => setImmediate(() => (reading = undefined)));
   return reading;

@@ -75,6 +75,9 @@ export async function startServer(config: Config, log: Log, options: StartOption
   // one SQLite data dir, one server: taken before the database is opened (a server's start takes
   // over what a dead one left half-done, which must never happen beside a live one)
   const unlock = config.databaseUrl || options.worker ? () => undefined : lockDataDir(config.dataDir);
+  // a process of a cluster answers its primary's requests for metrics from its start: the primary
+  // waits for every process it has, and one still starting would fail the scrape
+  if (config.metrics && options.worker) reportToPrimary();
   let service: Service;
   try {
     service = await createService(config, { ...serviceOptions(config, log), runFlows: true });
@@ -105,8 +108,7 @@ export async function startServer(config: Config, log: Log, options: StartOption
   });
   // GET /metrics apart from the API (src/metrics.ts): a process of a cluster reports to its primary, which answers
   let metrics: MetricsServer | undefined;
-  if (config.metrics && options.worker) reportToPrimary();
-  else if (config.metrics)
+  if (config.metrics && !options.worker)
     metrics = await serveMetrics(config.metrics).catch(async (err: unknown) => {
       await app.close();
       await service.close();
@@ -268,8 +270,16 @@ export async function startCluster(
   fs.rmSync(presenceDir(config.dataDir), { recursive: true, force: true });
   // the database migrated and the engine reachable before any worker starts: a problem is said once, here
   let service: Service;
+  // the primary answers GET /metrics for every process (it asks each over the cluster's channel):
+  // bound before any process starts, so a port in use fails the start with nothing left running
+  let metrics: MetricsServer | undefined;
   try {
     service = await createService(config, serviceOptions(config, log));
+    if (config.metrics)
+      metrics = await serveMetrics(config.metrics, { cluster: true }).catch(async (err: unknown) => {
+        await service.close();
+        throw err;
+      });
   } catch (err) {
     unlock();
     throw err;
@@ -319,15 +329,13 @@ export async function startCluster(
     stopping = true;
     for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
     await service.close();
+    await metrics?.close();
     unlock();
     throw err;
   }
   const url = config.publicUrl.endsWith(':0') ? `${config.publicUrl.slice(0, -2)}:${port}` : config.publicUrl;
   service.apps.magicLink.serverUrl = url;
-  let metrics: MetricsServer | undefined;
   try {
-    // the primary answers for every process: it asks each over the cluster's channel
-    if (config.metrics) metrics = await serveMetrics(config.metrics, { cluster: true });
     await greet(service, config, url, log, processes, metrics);
     // here, before this process's service (and its browser and LibreOffice) is closed
     if (config.startupCheck) await tryFormats(service.renderer, log);

@@ -129,6 +129,8 @@ describe.each(BACKENDS)('metrics on %s', (backend) => {
     await eventually(async () => calls === 2, 'the retry');
     await t.service.dispatcher.drain();
 
+    // paths with ids: the document, the recipient's link (its token)
+    expect((await api('GET', `/v1/documents/${made.json().document_id as string}`)).statusCode).toBe(200);
     const after = await scrape();
     const delta = (name: string, labels: Record<string, string> = {}) =>
       value(after, name, labels) - value(before, name, labels);
@@ -145,7 +147,12 @@ describe.each(BACKENDS)('metrics on %s', (backend) => {
     expect(delta('paperlink_webhook_attempts_total', { outcome: 'retrying' })).toBe(1);
     expect(delta('paperlink_webhook_attempts_total', { outcome: 'delivered' })).toBe(1);
     // an id in a path makes no series of its own: the route as declared
-    expect(after.some((s) => s.labels.route?.includes(made.json().document_id as string))).toBe(false);
+    expect(delta('paperlink_http_requests_total', { route: '/v1/documents/:id', status: '200' })).toBe(1);
+    const token = linkPath.split('/').pop()!;
+    expect(after.some((s) => Object.values(s.labels).some((v) => v.includes(made.json().document_id as string)))).toBe(
+      false,
+    );
+    expect(after.some((s) => Object.values(s.labels).some((v) => v.includes(token)))).toBe(false);
 
     // gauges of what this process runs: its render threads and each kind of background work
     expect(value(after, 'paperlink_render_threads')).toBeGreaterThanOrEqual(1);

@@ -183,7 +183,13 @@ function trackCommits(db: Db): void {
         commitHooks.set(trx, hooks);
         return work(trx);
       });
-      for (const hook of hooks) hook();
+      // committed: a hook that throws must not make it look failed (a group commit would write again)
+      for (const hook of hooks)
+        try {
+          hook();
+        } catch (err) {
+          process.emitWarning(`an after-commit hook failed: ${String(err)}`);
+        }
       return result;
     }) as typeof builder.execute;
     return builder;

@@ -77,7 +77,6 @@ export class LinkRows {
       await db.insertInto('link_events').values(entry).execute();
       return;
     }
-    afterCommit(db, () => linkRefusals.inc({ reason: outcome }));
     // an opening of an ended link that repeats the link's newest entry from the same address and
     // browser within a day (a scanner or a bookmark, again and again) adds to its count: one row and
     // one event, however often it comes. Other refusals (a failed sign-in) are each an entry.
@@ -97,13 +96,17 @@ export class LinkRows {
           entry.user_agent === null ? e('user_agent', 'is', null) : e('user_agent', '=', entry.user_agent),
         )
         .executeTakeFirst();
-      if (Number(repeated.numUpdatedRows) > 0) return;
+      if (Number(repeated.numUpdatedRows) > 0) {
+        afterCommit(db, () => linkRefusals.inc({ reason: outcome }));
+        return;
+      }
     }
     const write = async (trx: Db) => {
       await trx.insertInto('link_events').values(entry).execute();
       const row = await trx.selectFrom('magic_links').selectAll().where('id', '=', linkId).executeTakeFirstOrThrow();
       const { id: _id, link_id: _link, ...access } = entry;
       await this.emit(trx, 'magic_link.access_denied', row, { access });
+      afterCommit(trx, () => linkRefusals.inc({ reason: outcome }));
     };
     await (db === this.db ? this.db.transaction().execute(write) : write(db));
   }

@@ -196,6 +196,8 @@ export class S3Storage implements Storage {
     try {
       return await call(client, sdk);
     } catch (err) {
+      // a key that is not there is an answer (get() says undefined), not a failure of the storage
+      if ((err as Error).name === 'NoSuchKey') throw err;
       throw markStorageError(err);
     }
   }

@@ -323,15 +323,18 @@ export class Dispatcher {
     });
   }
 
-  /** Deliveries due at `now` that no process is attempting, and since when the oldest is due (for the metrics). */
+  /** Deliveries due at `now` that no process is attempting, to endpoints not resting, and since when the oldest is due (for the metrics). */
   private async backlog(now: Date): Promise<Backlog> {
     const at = iso(now);
+    // as due() finds them: an endpoint that rests is not due (its deliveries wait by design)
     const row = await this.db
-      .selectFrom('deliveries')
-      .select((e) => [e.fn.countAll<number | string>().as('n'), e.fn.min('next_attempt_at').as('oldest')])
-      .where('status', '=', 'pending')
-      .where('next_attempt_at', '<=', at)
+      .selectFrom('deliveries as d')
+      .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
+      .select((e) => [e.fn.countAll<number | string>().as('n'), e.fn.min('d.next_attempt_at').as('oldest')])
+      .where('d.status', '=', 'pending')
+      .where('d.next_attempt_at', '<=', at)
       .where(isFree(ATTEMPT, now))
+      .where((e) => e.or([e('w.resting_until', 'is', null), e('w.resting_until', '<=', at)]))
       .executeTakeFirst();
     return { due: Number(row?.n ?? 0), oldest: row?.oldest ? new Date(row.oldest) : undefined };
   }
