@@ -110,31 +110,19 @@ export function watchJobs(state: () => Promise<JobState[]>): () => void {
   return () => void runners.delete(state);
 }
 
-const sumPools = (key: keyof PoolState) => [...pools].reduce((n, s) => n + s()[key], 0);
-new Gauge({
-  name: 'paperlink_render_threads',
-  help: 'Render threads of this process (RENDER_THREADS).',
-  registers,
-  collect() {
-    this.set(sumPools('size'));
-  },
-});
-new Gauge({
-  name: 'paperlink_render_threads_busy',
-  help: 'Render threads running a task now.',
-  registers,
-  collect() {
-    this.set(sumPools('busy'));
-  },
-});
-new Gauge({
-  name: 'paperlink_render_queue',
-  help: 'Render tasks waiting for a thread.',
-  registers,
-  collect() {
-    this.set(sumPools('waiting'));
-  },
-});
+/** A gauge of every watched pool's `key`, added up. */
+const poolGauge = (name: string, help: string, key: keyof PoolState) =>
+  new Gauge({
+    name,
+    help,
+    registers,
+    collect() {
+      this.set([...pools].reduce((n, s) => n + s()[key], 0));
+    },
+  });
+poolGauge('paperlink_render_threads', 'Render threads of this process (RENDER_THREADS).', 'size');
+poolGauge('paperlink_render_threads_busy', 'Render threads running a task now.', 'busy');
+poolGauge('paperlink_render_queue', 'Render tasks waiting for a thread.', 'waiting');
 
 /** The longest a scrape waits for the database's answer on the jobs due. */
 const READ_MS = 1_000;

@@ -12,7 +12,7 @@ import type { Database, Db } from '../db';
 import type { Presence } from '../db/presence';
 import { iso } from '../clock';
 import { freeing, isFree, LEASES, taking, releaseAll, sweep, type Held } from '../jobs/lease';
-import type { Backlog } from '../jobs/runner';
+import { backlogOf, type Backlog } from '../jobs/runner';
 
 /** The tables whose rows wait for their wake-up. */
 export type Waiting = 'magic_links' | 'postcards';
@@ -118,7 +118,7 @@ export class Claims {
       .select((e) => [e.fn.countAll<number | string>().as('n'), e.fn.min('wake_at').as('oldest')])
       .where('wake_at', '<=', iso(now))
       .executeTakeFirst();
-    return { due: Number(row?.n ?? 0), oldest: row?.oldest ? new Date(row.oldest) : undefined };
+    return backlogOf(row);
   }
 
   /** The earliest wake-up among the rows of `table` nobody holds, if any. */

@@ -28,6 +28,11 @@ export interface Backlog {
   oldest: Date | undefined;
 }
 
+/** A backlog as a count and the oldest due time read it (`count(*)` is text on PostgreSQL; no rows: no time). */
+export function backlogOf(row: { n: number | string; oldest: string | null } | undefined): Backlog {
+  return { due: Number(row?.n ?? 0), oldest: row?.oldest ? new Date(row.oldest) : undefined };
+}
+
 export interface JobKind<T extends Job = Job> {
   readonly name: string;
   /** How many may run at once in this process. */

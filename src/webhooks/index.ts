@@ -24,7 +24,7 @@ import { POLICIES, waitMs } from '../flows/policies';
 import { freeing, isFree, isHeld, LEASES, taking, type Held } from '../jobs/lease';
 import type { Log } from '../log';
 import { webhookAttempts } from '../metrics';
-import { Runner, type Backlog } from '../jobs/runner';
+import { backlogOf, Runner, type Backlog } from '../jobs/runner';
 
 export interface WebhookInfo {
   id: string;
@@ -336,7 +336,7 @@ export class Dispatcher {
       .where(isFree(ATTEMPT, now))
       .where((e) => e.or([e('w.resting_until', 'is', null), e('w.resting_until', '<=', at)]))
       .executeTakeFirst();
-    return { due: Number(row?.n ?? 0), oldest: row?.oldest ? new Date(row.oldest) : undefined };
+    return backlogOf(row);
   }
 
   /**
@@ -671,13 +671,15 @@ export class Dispatcher {
       if (!ok || d.failures_in_a_row > 0) await rest(trx, d.webhook_id, ok, now);
       return true;
     });
-    if (held) webhookAttempts.inc({ outcome: ok ? 'delivered' : status === 'failed' ? 'gave_up' : 'retrying' });
-    else
+    if (!held) {
       this.options.log?.(
         `webhooks: delivery ${d.id}: its claim ran out during the attempt and another took it over; this attempt's outcome (${result.error ?? `HTTP ${result.status}`}) is in its history only`,
         { level: 'warn', delivery_id: d.id, webhook_id: d.webhook_id },
       );
-    if (held && status === 'failed')
+      return;
+    }
+    webhookAttempts.inc({ outcome: ok ? 'delivered' : status === 'failed' ? 'gave_up' : 'retrying' });
+    if (status === 'failed')
       this.options.log?.(
         `webhooks: gave up on delivery ${d.id} of ${event.type} to ${redact(d.url)} after ${failures} attempts: ${result.error ?? `HTTP ${result.status}`}`,
         { level: 'error', delivery_id: d.id, webhook_id: d.webhook_id, event_id: event.id, event_type: event.type },
