@@ -9,6 +9,7 @@ import { isEmail } from './guards';
 import { POLICIES } from './flows/policies';
 import { DEFAULT_HISTORY, type HistoryRetention } from './history';
 import { DEFAULT_LIMITS, type RenderLimits } from './templates/limits';
+import type { TracingConfig } from './tracing';
 
 /**
  * Render threads unless RENDER_THREADS says otherwise: one per core but the one the HTTP thread
@@ -81,6 +82,8 @@ export interface Config {
   logFormat: 'json' | 'pretty';
   /** METRICS_ADDRESS: where `GET /metrics` answers (src/metrics.ts), apart from the API; unset: nowhere. */
   metrics?: { host: string; port: number };
+  /** OpenTelemetry tracing (src/tracing.ts): on when OTEL_TRACES_EXPORTER or an OTLP endpoint says so; unset: off. */
+  tracing?: TracingConfig;
   /** smtp(s)://user:pass@host:port to send e-mail; unset: messages are written to DATA_DIR/outbox as .eml files. */
   smtpUrl?: string;
   /** The sender of e-mails, e.g. `Acme Documents <docs@acme.example>`. */
@@ -195,12 +198,38 @@ function metricsAddress(address: string): { host: string; port: number } {
   return { host: m[1] ? m[1].replace(/^\[|\]$/g, '') : '127.0.0.1', port };
 }
 
+/**
+ * The standard OpenTelemetry settings, read as the SDKs read them, but off unless asked for:
+ * OTEL_TRACES_EXPORTER (`otlp`, `console`, `none`), or else an OTLP endpoint set
+ * (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); OTEL_SDK_DISABLED=true turns it off.
+ */
+function tracingOf(env: Env): TracingConfig | undefined {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
+  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim();
+  const named = env.OTEL_TRACES_EXPORTER?.trim();
+  const exporter =
+    named || (env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? 'otlp' : 'none');
+  if (exporter === 'none') return undefined;
+  if (exporter !== 'otlp' && exporter !== 'console')
+    throw new ConfigError(
+      `OTEL_TRACES_EXPORTER must be "otlp", "console" or "none" (Paperlink sends no other kind), not ${JSON.stringify(named)}.`,
+    );
+  if (exporter === 'otlp' && protocol === 'grpc')
+    throw new ConfigError(
+      "Paperlink sends traces over OTLP/HTTP, not gRPC: set OTEL_EXPORTER_OTLP_PROTOCOL=http/json and point OTEL_EXPORTER_OTLP_ENDPOINT at the collector's OTLP/HTTP port (4318 by default).",
+    );
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  const base = (env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || 'http://localhost:4318').replace(/\/$/, '');
+  return { exporter, destination: exporter === 'console' ? 'standard output' : traces || `${base}/v1/traces` };
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const port = overrides.port ?? Number(env.PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new ConfigError(`PORT must be a port number from 0 to 65535, not ${JSON.stringify(env.PORT)}.`);
   const host = overrides.host ?? env.HOST ?? '127.0.0.1';
   const metrics = overrides.metrics ?? (env.METRICS_ADDRESS ? metricsAddress(env.METRICS_ADDRESS) : undefined);
+  const tracing = 'tracing' in overrides ? overrides.tracing : tracingOf(env);
   const dataDir = path.resolve(overrides.dataDir ?? env.DATA_DIR ?? 'data');
   const databaseUrl = overrides.databaseUrl ?? (env.DATABASE_URL || undefined);
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -373,6 +402,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     port,
     host,
     metrics,
+    tracing,
     dataDir,
     databaseUrl,
     storage,

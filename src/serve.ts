@@ -177,7 +177,7 @@ async function greet(
       ? `Temporal at ${config.temporal.address} (namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue})`
       : 'embedded (flows run in these processes)';
   log(
-    `Paperlink ${service.version} is listening on ${url}${processes > 1 ? ` (${processes} processes)` : ''}\n  data: ${where}; documents: ${docs}; engine: ${engine}\n  templates: ${formats}${config.startupCheck ? ' (each being tried with a small document)' : ''}${chromium && office ? '' : '; `npx paperlink doctor` checks every format'}\n  ${sandboxStatus()}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n${metrics ? `  metrics: ${metrics.url}\n` : ''}`,
+    `Paperlink ${service.version} is listening on ${url}${processes > 1 ? ` (${processes} processes)` : ''}\n  data: ${where}; documents: ${docs}; engine: ${engine}\n  templates: ${formats}${config.startupCheck ? ' (each being tried with a small document)' : ''}${chromium && office ? '' : '; `npx paperlink doctor` checks every format'}\n  ${sandboxStatus()}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n${metrics ? `  metrics: ${metrics.url}\n` : ''}${config.tracing ? `  traces: ${config.tracing.destination}\n` : ''}`,
     // what a log collector reads of it without parsing the text
     {
       version: service.version,
@@ -186,6 +186,7 @@ async function greet(
       database: service.database.dialect,
       engine: config.engine,
       ...(metrics ? { metrics: metrics.url } : {}),
+      ...(config.tracing ? { traces: config.tracing.destination } : {}),
       ...(config.engine === 'temporal'
         ? {
             temporal: {

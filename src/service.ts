@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { Operators } from './admin';
+import { startTracing, tracing } from './tracing';
 import { systemClock, type Clock } from './clock';
 import { senderOf, type Config } from './config';
 import { openDatabase, sqliteFile, type Database } from './db';
@@ -126,6 +127,8 @@ export function packageVersion(): string {
 
 export async function createService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const clock = options.clock ?? systemClock;
+  // OTEL_*: this process's spans go where they say, from its first request (src/tracing.ts)
+  startTracing(config.tracing);
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     sqlitePath: sqliteFile(config.dataDir),
@@ -356,6 +359,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
       await converter.close();
       storage.close?.();
       await database.close();
+      // the last spans leave before the process does
+      await tracing()
+        ?.flush()
+        .catch(() => undefined);
     },
   };
 }

@@ -16,6 +16,7 @@ import {
   type ConnectionOptions,
 } from '@temporalio/client';
 import { systemClock, type Clock } from '../src/clock';
+import { temporalInterceptors, tracing } from '../src/tracing';
 import { ConfigError, type TemporalConfig } from '../src/config';
 import type { GenerateResult } from '../src/documents';
 import type { Activities, Engine } from '../src/engine';
@@ -96,7 +97,15 @@ export async function connectClient(t: TemporalConfig): Promise<Client> {
   const connection = await Connection.connect(connectionOptions(t)).catch((err: unknown) => {
     throw unreachable(t, err);
   });
-  const client = new Client({ connection, namespace: t.namespace, dataConverter: paperlinkDataConverter(t) });
+  const client = new Client({
+    connection,
+    namespace: t.namespace,
+    dataConverter: paperlinkDataConverter(t),
+    // with tracing on (src/tracing.ts), a workflow's start carries the caller's trace to the worker
+    ...(tracing()
+      ? { interceptors: { workflow: [new (temporalInterceptors().OpenTelemetryWorkflowClientInterceptor)()] } }
+      : {}),
+  });
   if (t.searchAttributes)
     await requireSearchAttributes(client, t.namespace).catch(async (err: unknown) => {
       await connection.close();

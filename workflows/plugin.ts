@@ -25,11 +25,13 @@ import type {
   WorkerPlugin,
 } from '@temporalio/worker';
 import type { Client, ClientOptions, ClientPlugin } from '@temporalio/client';
+import type { OpenTelemetryPluginOptions } from '@temporalio/interceptors-opentelemetry';
 import { ConfigError, loadConfig, requirePostgres, type Config } from '../src/config';
 import { PaperlinkError } from '../src/errors';
 import { createService, type Service } from '../src/service';
 import { createActivities } from './activities';
 import { connectClient, connectionOptions, noWorkerDeployments, TemporalEngine } from './client';
+import { startTracing, temporalInterceptors, tracing, workflowSpans } from '../src/tracing';
 import { paperlinkDataConverter } from './codec';
 import { flowIds, type Log } from '../src/log';
 import { serveMetrics, type MetricsServer } from '../src/metrics';
@@ -80,6 +82,27 @@ export function starvedError(
     'temporal_task_queue_versioned',
     `Task queue "${taskQueue}" sends its workflow tasks to build ${routed.buildId} of Worker Deployment "${routed.deploymentName}", so this ${own ? `worker of deployment "${own.deploymentName}"` : 'unversioned worker'} would get none. Poll a task queue of your own (TEMPORAL_TASK_QUEUE, for the API too), or register as a build of "${routed.deploymentName}" (workerDeploymentOptions), or stop that deployment's versioning: docs/temporal.md, "Versioning in a mixed fleet".`,
   );
+}
+
+/**
+ * With tracing on (OTEL_*; src/tracing.ts), the worker runs under Temporal's OpenTelemetry
+ * interceptors: a workflow's run continues the trace its start carried, each activity is a span
+ * of it, and Paperlink's own spans (the render, the store, the e-mail) are children of the
+ * activity's. The workflow's spans, made in its sandbox, reach this process's span processor.
+ * A worker already under those interceptors (OpenTelemetryPlugin of your own) is left as it is.
+ */
+function traced<T extends WorkerOptions | ReplayWorkerOptions>(options: T): T {
+  const on = tracing();
+  if (!on) return options;
+  const otel = temporalInterceptors();
+  const module = require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+  if (options.interceptors?.workflowModules?.includes(module)) return options;
+  const plugin = new otel.OpenTelemetryPlugin({
+    // the sandbox's spans come in the shape of the SDK it bundles (src/tracing.ts workflowSpans)
+    spanProcessor: workflowSpans(on.processor) as unknown as OpenTelemetryPluginOptions['spanProcessor'],
+    resource: on.resource,
+  });
+  return ('activities' in options ? plugin.configureWorker(options) : plugin.configureReplayWorker(options)) as T;
 }
 
 /**
@@ -162,12 +185,12 @@ export class PaperlinkPlugin implements WorkerPlugin, NativeConnectionPlugin, Cl
     const routed = await routedTo(this.client, namespace, options.taskQueue);
     const starved = routed && starvedError(options.taskQueue, routed, versioned);
     if (starved) throw starved;
-    const configured: WorkerOptions = {
+    const configured: WorkerOptions = traced({
       ...options,
       dataConverter: paperlinkDataConverter(this.temporal, options.dataConverter),
       activities: { ...yours, ...ours },
       ...(options.workflowsPath || options.workflowBundle ? {} : { workflowsPath }),
-    };
+    });
     this.configured.add(configured);
     return configured;
   }
@@ -175,9 +198,11 @@ export class PaperlinkPlugin implements WorkerPlugin, NativeConnectionPlugin, Cl
   /** A replay worker replays Paperlink's workflows when it has none of its own, and reads their payloads. */
   configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {
     const dataConverter = paperlinkDataConverter(this.temporal, options.dataConverter);
-    return options.workflowsPath || options.workflowBundle
-      ? { ...options, dataConverter }
-      : { ...options, dataConverter, workflowsPath };
+    return traced(
+      options.workflowsPath || options.workflowBundle
+        ? { ...options, dataConverter }
+        : { ...options, dataConverter, workflowsPath },
+    );
   }
 
   /** A client (`plugins` of `new Client`) reads and writes Paperlink's payloads; in a process that runs no worker, `paperlinkDataConverter` does the same without opening the service. */
@@ -221,6 +246,8 @@ export async function createPaperlinkPlugin(options: PaperlinkPluginOptions = {}
   const config = options.config ?? loadConfig();
   const log = options.log ?? ((line: string) => console.error(line));
   requirePostgres(config, 'Paperlink in a Temporal worker');
+  // before the client: its starts carry traces when tracing is on (src/tracing.ts)
+  startTracing(config.tracing);
   // Temporal first: an unreachable server is said before the database is touched
   const client = await connectClient(config.temporal);
   let service: Service;

@@ -205,6 +205,7 @@ async function work(config: Config, log: Log, options: WorkerOptions): Promise<v
   const paperlink = await createPaperlinkPlugin({ config, log });
   let connection: NativeConnection | undefined;
   const metrics = paperlink.metrics;
+  const traces = paperlink.service.config.tracing?.destination;
   try {
     connection = await NativeConnection.connect(paperlink.connectionOptions).catch((err: unknown) => {
       throw unreachable(t, err);
@@ -231,10 +232,11 @@ async function work(config: Config, log: Log, options: WorkerOptions): Promise<v
     process.once('SIGINT', stop);
     options.signal?.addEventListener('abort', stop, { once: true });
     log(
-      `paperlink worker: polling task queue "${t.taskQueue}" in namespace "${t.namespace}" at ${t.address}${versioned ? ` as build ${version.buildId} of deployment ${version.deploymentName}` : ''}${metrics ? `; metrics at ${metrics.url}` : ''}`,
+      `paperlink worker: polling task queue "${t.taskQueue}" in namespace "${t.namespace}" at ${t.address}${versioned ? ` as build ${version.buildId} of deployment ${version.deploymentName}` : ''}${metrics ? `; metrics at ${metrics.url}` : ''}${traces ? `; traces to ${traces}` : ''}`,
       {
         version: packageVersion(),
         ...(metrics ? { metrics: metrics.url } : {}),
+        ...(traces ? { traces } : {}),
         engine: 'temporal',
         temporal: { address: t.address, namespace: t.namespace, task_queue: t.taskQueue },
         ...(versioned ? { deployment: version.deploymentName, build_id: version.buildId } : {}),

@@ -41,6 +41,7 @@ import {
 } from '../templates/standards';
 import { normalizeValues } from '../templates/values';
 import { hasInvisible, isObject } from '../guards';
+import { inSpan } from '../tracing';
 
 export interface DocumentInfo {
   id: string;
@@ -670,7 +671,20 @@ export class Documents {
    * pending first and the note goes in the record's transaction: a crash on the way leaves a note,
    * and housekeeping deletes the bytes no record names (`purgeUnreferenced`).
    */
-  private async save(
+  private save(
+    row: DocumentRow,
+    pdf: Uint8Array,
+    spool?: { renderId: string; meta: unknown; spooled: boolean },
+  ): Promise<void> {
+    const attributes = {
+      'paperlink.document_id': row.id,
+      'paperlink.storage': this.storage.kind,
+      'paperlink.bytes': pdf.byteLength,
+    };
+    return inSpan('paperlink.store', attributes, () => this.saveNow(row, pdf, spool));
+  }
+
+  private async saveNow(
     row: DocumentRow,
     pdf: Uint8Array,
     spool?: { renderId: string; meta: unknown; spooled: boolean },

@@ -8,8 +8,10 @@ import cookie from '@fastify/cookie';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
 import type { Service } from '../service';
-import { AuthenticationError } from '../errors';
+import { AuthenticationError, PaperlinkError } from '../errors';
 import { httpDuration, httpRequests } from '../metrics';
+import { requestSpan, within } from '../tracing';
+import { SpanStatusCode, type Context, type Span } from '@opentelemetry/api';
 import type { KeyInfo } from '../keys';
 import { assetRoutes } from './assets';
 import { documentRoutes } from './documents';
@@ -31,7 +33,38 @@ import { webhookRoutes } from './webhooks';
 declare module 'fastify' {
   interface FastifyRequest {
     apiKey?: KeyInfo;
+    /** The request's span, when tracing is on (src/tracing.ts). */
+    traced?: { span: Span; context: Context };
   }
+}
+
+/**
+ * A span per request (OTEL_*; src/tracing.ts), named by the route as declared, a child of the
+ * caller's `traceparent`. The handler runs within it (entered once the body is read, as stream
+ * events would lose it), so what the handler does — the engine, a Temporal workflow's start, the
+ * render — is part of the same trace.
+ */
+function traceRequests(app: FastifyInstance): void {
+  app.addHook('onRequest', (req, _reply, done) => {
+    req.traced = requestSpan(req.method, req.routeOptions.url, req.headers);
+    done();
+  });
+  app.addHook('preHandler', (req, _reply, done) => (req.traced ? within(req.traced.context, done) : done()));
+  // a refused request (4xx) leaves the span's status unset, as OpenTelemetry's HTTP conventions say; its code stays
+  app.addHook('onError', (req, _reply, err, done) => {
+    req.traced?.span.recordException(err);
+    req.traced?.span.setAttribute('error.type', err instanceof PaperlinkError ? err.code : err.name);
+    done();
+  });
+  app.addHook('onResponse', (req, reply, done) => {
+    const span = req.traced?.span;
+    if (span) {
+      span.setAttribute('http.response.status_code', reply.statusCode);
+      if (reply.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    }
+    done();
+  });
 }
 
 export interface AppOptions {
@@ -234,6 +267,7 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
     httpDuration.observe({ method: req.method, route }, reply.elapsedTime / 1000);
     done();
   });
+  if (config.tracing) traceRequests(app);
 
   // one hook for every request, and a synchronous one: most requests need none of it but the id
   app.addHook('onRequest', (req, reply, done) => {

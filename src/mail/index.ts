@@ -8,6 +8,7 @@ import path from 'node:path';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Log } from '../log';
 import { emails } from '../metrics';
+import { inSpan } from '../tracing';
 
 export interface Message {
   to: string;
@@ -50,13 +51,15 @@ type MailerOptions = { smtpUrl?: string; from: string; outbox: string; log?: Log
 
 export function createMailer(options: MailerOptions): Mailer {
   const mailer = transportOf(options);
-  // counted for operators (src/metrics.ts)
+  // counted for operators (src/metrics.ts) and traced (src/tracing.ts; no address in a span)
   return {
     ...mailer,
     send: (m) =>
-      mailer.send(m).then(
-        (sent) => (emails.inc({ outcome: 'sent' }), sent),
-        (err: unknown) => (emails.inc({ outcome: 'failed' }), Promise.reject(err)),
+      inSpan('paperlink.email', { 'paperlink.mail_server': mailer.destination }, () =>
+        mailer.send(m).then(
+          (sent) => (emails.inc({ outcome: 'sent' }), sent),
+          (err: unknown) => (emails.inc({ outcome: 'failed' }), Promise.reject(err)),
+        ),
       ),
   };
 }

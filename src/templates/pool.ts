@@ -38,6 +38,7 @@ import { viewCopy, type ViewOptions } from './viewcopy';
 import type { RenderReply, RenderTask } from './worker';
 import { stopOutsideZlib, zlibGate } from './zlib';
 import { renderDuration, renders, watchPool } from '../metrics';
+import { inSpan } from '../tracing';
 
 /** Loads and renders templates; both reject with the same PaperlinkErrors as loadTemplate and renderTemplate. */
 export interface Renderer {
@@ -303,7 +304,7 @@ export function createRenderer(options: RendererOptions = {}): Renderer {
   return measured(threads > 0 ? new RenderPool(threads, options.timeoutMs, options.memoryMb) : inProcessRenderer);
 }
 
-/** `renderer` with each render counted and timed for operators (src/metrics.ts), by format and outcome. */
+/** `renderer` with each render counted and timed for operators (src/metrics.ts), by format and outcome, and traced (src/tracing.ts). */
 function measured(renderer: Renderer): Renderer {
   return {
     load: (source, options) => renderer.load(source, options),
@@ -311,19 +312,22 @@ function measured(renderer: Renderer): Renderer {
     merge: (parts, options) => renderer.merge(parts, options),
     view: (pdf, options) => renderer.view(pdf, options),
     close: () => renderer.close(),
-    render: async (template, values, options) => {
+    render: (template, values, options) => {
       const format = template.kind;
-      const end = renderDuration.startTimer({ format });
-      try {
-        const pdf = await renderer.render(template, values, options);
-        renders.inc({ format, outcome: 'ok' });
-        return pdf;
-      } catch (err) {
-        renders.inc({ format, outcome: err instanceof PaperlinkError ? err.code : 'error' });
-        throw err;
-      } finally {
-        end();
-      }
+      return inSpan('paperlink.render', { 'paperlink.template_format': format }, async (span) => {
+        const end = renderDuration.startTimer({ format });
+        try {
+          const pdf = await renderer.render(template, values, options);
+          renders.inc({ format, outcome: 'ok' });
+          span.setAttribute('paperlink.bytes', pdf.byteLength);
+          return pdf;
+        } catch (err) {
+          renders.inc({ format, outcome: err instanceof PaperlinkError ? err.code : 'error' });
+          throw err;
+        } finally {
+          end();
+        }
+      });
     },
   };
 }

@@ -5,6 +5,8 @@
  * standard output and standard error, is a JSON object — the Temporal SDK's own messages (at
  * LOG_LEVEL=debug, where it says most) included — through a generate run by the worker and a stop.
  * Each serves GET /metrics on METRICS_ADDRESS: the API counts the request, the worker the render.
+ * Each sends its spans to one collector (OTEL_EXPORTER_OTLP_ENDPOINT): the generate is one trace
+ * from the caller's `traceparent` through the API and Temporal into the worker's render, store and e-mail.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -14,7 +16,11 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { eventually } from '../support/eventually';
 import { jsonLines, run, type LogLine } from '../support/logs';
 import { freshPostgres } from '../support/service';
+import { ancestry, spanNamed, startCollector } from '../support/otlp';
 import { startTemporal, TEMPORAL_MISSING } from '../support/temporal';
+
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CALLER_SPAN = '00f067aa0ba902b7';
 
 const suite = TEMPORAL_MISSING ? describe.skip : describe;
 
@@ -36,6 +42,7 @@ suite(
 
     it('greet with where they connect, and write only JSON lines through a generate and a stop', async () => {
       const address = env.connection.options.address;
+      const collector = await startCollector();
       const taskQueue = `paperlink-logs-${process.pid}`;
       const common = {
         DATABASE_URL: await freshPostgres(),
@@ -49,11 +56,18 @@ suite(
         METRICS_ADDRESS: '127.0.0.1:0',
         // one set of Magic Link keys for both, as every process on one database must have
         LINK_TOKEN_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+        // traces to one collector, sent within 50 ms of each span's end
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+        OTEL_BSP_SCHEDULE_DELAY: '50',
       };
-      const worker = run(['worker', '--data-dir', path.join(dataDir, 'worker')], common);
+      const worker = run(['worker', '--data-dir', path.join(dataDir, 'worker')], {
+        ...common,
+        OTEL_SERVICE_NAME: 'paperlink-worker',
+      });
       const serve = run(['serve', '--port', '0', '--processes', '1', '--data-dir', path.join(dataDir, 'serve')], {
         ...common,
         ENGINE: 'temporal',
+        OTEL_SERVICE_NAME: 'paperlink-api',
       });
       const where = { address, namespace: 'default', task_queue: taskQueue };
       try {
@@ -70,13 +84,41 @@ suite(
         const greeting = jsonLines(serve.out.stdout, 'serve stdout').find((l) => typeof l.url === 'string')!;
         expect(greeting).toMatchObject({ engine: 'temporal', database: 'postgres', temporal: where });
 
-        // a letter rendered by the worker, through Temporal
+        // a letter rendered by the worker, through Temporal, shared by a Magic Link, in the caller's trace
+        const request = JSON.parse(fs.readFileSync(path.join(dataDir, 'serve', 'first-request.json'), 'utf8')) as {
+          destinations: Record<string, unknown>;
+        };
+        request.destinations.magic_link = { recipient_email: 'reader@example.com', expire_after_n_views: 3 };
         const res = await fetch(`${greeting.url as string}/v1/generate`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-service-api-token': keyLine()!.msg },
-          body: fs.readFileSync(path.join(dataDir, 'serve', 'first-request.json')),
+          headers: {
+            'content-type': 'application/json',
+            'x-service-api-token': keyLine()!.msg,
+            traceparent: `00-${TRACE}-${CALLER_SPAN}-01`,
+          },
+          body: JSON.stringify(request),
         });
         expect(res.status).toBe(201);
+
+        // one trace: the API's request span, Temporal's spans on both sides, and the worker's own steps
+        const steps = ['paperlink.render', 'paperlink.store', 'paperlink.email'];
+        const sent = [...steps, 'POST /v1/generate'];
+        await eventually(async () => sent.every((n) => collector.spans.some((s) => s.name === n)), 'the spans', 30);
+        const spans = collector.spans.filter((s) => s.traceId === TRACE);
+        const service = (name: string) => spanNamed(spans, name).resource['service.name'];
+        for (const step of steps) {
+          const chain = ancestry(spans, spanNamed(spans, step));
+          expect(chain.slice(0, 2)).toEqual([step, 'paperlink.generate']);
+          expect(chain).toEqual(
+            expect.arrayContaining(['RunActivity:generateDocument', 'RunWorkflow:generate', 'StartWorkflow:generate']),
+          );
+          expect(chain.at(-1)).toBe('POST /v1/generate');
+          expect(service(step)).toBe('paperlink-worker');
+        }
+        expect(spanNamed(spans, 'POST /v1/generate').parentSpanId).toBe(CALLER_SPAN);
+        expect(service('POST /v1/generate')).toBe('paperlink-api');
+        expect(service('StartWorkflow:generate')).toBe('paperlink-api');
+        expect(service('RunWorkflow:generate')).toBe('paperlink-worker');
 
         // the API counted the request; the worker, the render it did (Prometheus' text format)
         const scrape = async (url: unknown) => (await (await fetch(url as string)).text()).split('\n');
@@ -93,6 +135,7 @@ suite(
       } finally {
         serve.child.kill('SIGTERM');
         worker.child.kill('SIGTERM');
+        await collector.close();
       }
       expect(await serve.exited).toBe(0);
       expect(await worker.exited).toBe(0);

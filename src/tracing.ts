@@ -1,0 +1,173 @@
+/**
+ * OpenTelemetry traces, when the standard OTEL_* settings ask for them (config.tracing; off by
+ * default). Spans are made through the OpenTelemetry API wherever the work happens — the HTTP
+ * request (src/http/app.ts), the generate (src/flows/generate.ts), the render (src/templates/pool.ts),
+ * the store (src/documents), the e-mail (src/mail) — and under Temporal its interceptors carry the
+ * trace from the API's client into the worker's workflow and activities (workflows/plugin.ts).
+ *
+ * Off, the API's tracer makes no span that records anything and the SDK is never loaded. On, this
+ * process registers one tracer provider that sends its spans in batches over OTLP/HTTP
+ * (OTEL_EXPORTER_OTLP_ENDPOINT and the rest of the exporter's standard settings) or writes them to
+ * standard output (OTEL_TRACES_EXPORTER=console). A process whose own code registered a provider
+ * first (an engineer's worker with its own SDK) keeps it: Paperlink's spans go there. docs/tracing.md.
+ */
+import {
+  context,
+  propagation,
+  ProxyTracerProvider,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
+import type { SpanExporter, SpanProcessor, ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { Resource } from '@opentelemetry/resources';
+import { PaperlinkError } from './errors';
+
+const tracer = trace.getTracer('paperlink');
+
+/** What the settings ask for (src/config.ts reads them from OTEL_*). */
+export interface TracingConfig {
+  /** `otlp`: OTLP over HTTP to OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT; `console`: each span on standard output. */
+  exporter: 'otlp' | 'console';
+  /** Where the spans go, as the greeting names it: the OTLP URL, or standard output. */
+  destination: string;
+}
+
+/** The tracing this process started: its span processor and resource (Temporal's workflow spans go there too). */
+export interface Tracing {
+  readonly processor: SpanProcessor;
+  readonly resource: Resource;
+  /** Sends what is batched; at a process's end. */
+  flush(): Promise<void>;
+}
+
+let started: Tracing | undefined;
+
+/**
+ * Starts this process's tracing, once (later calls return the first): a tracer provider with a
+ * batching processor, registered as the process's global one with W3C trace context propagation.
+ * Undefined when tracing is off, or when the process registered a provider of its own first.
+ * `exporter` replaces the configured one (tests: an in-memory exporter).
+ */
+export function startTracing(config: TracingConfig | undefined, exporter?: SpanExporter): Tracing | undefined {
+  if (started || !config) return started;
+  // a provider the process's own code registered first keeps Paperlink's spans
+  if (!(trace.getTracerProvider() instanceof ProxyTracerProvider)) return undefined;
+  /* eslint-disable @typescript-eslint/no-require-imports -- the SDK is loaded only when tracing is on */
+  const sdk = require('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node');
+  const resources = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
+  const out: SpanExporter =
+    exporter ??
+    (config.exporter === 'console'
+      ? new sdk.ConsoleSpanExporter()
+      : new (
+          require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http')
+        ).OTLPTraceExporter());
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES say what the process is; "paperlink" otherwise
+  const resource = resources
+    .resourceFromAttributes({ 'service.name': 'paperlink' })
+    .merge(resources.detectResources({ detectors: [resources.envDetector] }));
+  const processor = exporter ? new sdk.SimpleSpanProcessor(out) : new sdk.BatchSpanProcessor(out);
+  const provider = new sdk.NodeTracerProvider({ resource, spanProcessors: [processor] });
+  provider.register();
+  started = { processor, resource, flush: () => provider.forceFlush() };
+  return started;
+}
+
+/** The tracing this process started, if it did. */
+export function tracing(): Tracing | undefined {
+  return started;
+}
+
+/**
+ * Runs `fn` in a span named `name`, a child of the span under way (none: a trace of its own). A
+ * failure marks the span with the error's code (the API's, for a PaperlinkError) and ends it.
+ */
+export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>): Promise<T> {
+  return tracer.startActiveSpan(name, { attributes }, async (span) => {
+    try {
+      return await fn(span);
+    } catch (err) {
+      failed(span, err);
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** Marks `span` failed by `err`: its code (or name) as the status, the error as an event. */
+export function failed(span: Span, err: unknown): void {
+  if (!span.isRecording()) return;
+  const code = err instanceof PaperlinkError ? err.code : err instanceof Error ? err.name : 'error';
+  span.recordException(err instanceof Error ? err : String(err));
+  span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+}
+
+/**
+ * The span of an HTTP request, begun when it is read: a child of the caller's span when the request
+ * names one (`traceparent`, W3C trace context). `enter` runs the handler within it.
+ */
+export function requestSpan(
+  method: string,
+  route: string | undefined,
+  headers: Record<string, unknown>,
+): { span: Span; context: Context } {
+  const parent = propagation.extract(ROOT_CONTEXT, headers);
+  const span = tracer.startSpan(
+    route ? `${method} ${route}` : method,
+    {
+      kind: SpanKind.SERVER,
+      attributes: { 'http.request.method': method, ...(route ? { 'http.route': route } : {}) },
+    },
+    parent,
+  );
+  return { span, context: trace.setSpan(parent, span) };
+}
+
+/** Runs `fn` within `ctx` (the request's span). */
+export function within<T>(ctx: Context, fn: () => T): T {
+  return context.with(ctx, fn);
+}
+
+/** Temporal's OpenTelemetry interceptors (workflows/ uses them): loaded only when tracing is on. */
+export function temporalInterceptors(): typeof import('@temporalio/interceptors-opentelemetry') {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('@temporalio/interceptors-opentelemetry') as typeof import('@temporalio/interceptors-opentelemetry');
+}
+
+/**
+ * Temporal's workflow spans are made in the workflow sandbox by an SDK of the 1.x line and handed
+ * over in its shape (`parentSpanId`, `instrumentationLibrary`); this process's SDK and exporter read
+ * the 2.x shape (`parentSpanContext`, `instrumentationScope`). Converts the one to the other on the
+ * way to `processor`.
+ */
+export function workflowSpans(processor: SpanProcessor): SpanProcessor {
+  return {
+    onStart: () => undefined,
+    onEnd: (span) => {
+      const old = span as ReadableSpan & {
+        parentSpanId?: string;
+        instrumentationLibrary?: ReadableSpan['instrumentationScope'];
+      };
+      const ctx = span.spanContext();
+      processor.onEnd({
+        ...old,
+        spanContext: () => ctx,
+        parentSpanContext:
+          old.parentSpanContext ??
+          (old.parentSpanId
+            ? { traceId: ctx.traceId, spanId: old.parentSpanId, traceFlags: ctx.traceFlags }
+            : undefined),
+        instrumentationScope: old.instrumentationScope ?? old.instrumentationLibrary ?? { name: 'temporal' },
+      });
+    },
+    forceFlush: () => processor.forceFlush(),
+    shutdown: () => Promise.resolve(),
+  };
+}
