@@ -5,6 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { PaperlinkError } from './errors';
+import { redact } from './log';
 import { isEmail } from './guards';
 import { POLICIES } from './flows/policies';
 import { DEFAULT_HISTORY, type HistoryRetention } from './history';
@@ -200,27 +201,44 @@ function metricsAddress(address: string): { host: string; port: number } {
 
 /**
  * The standard OpenTelemetry settings, read as the SDKs read them, but off unless asked for:
- * OTEL_TRACES_EXPORTER (`otlp`, `console`, `none`), or else an OTLP endpoint set
- * (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); OTEL_SDK_DISABLED=true turns it off.
+ * OTEL_TRACES_EXPORTER (`otlp`, `console`, `none`; a list of one, any case), or else an OTLP
+ * endpoint set (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+ * OTEL_SDK_DISABLED=true turns it off. The endpoint is checked here and given to the exporter as
+ * checked, so the greeting names where the spans go.
  */
 function tracingOf(env: Env): TracingConfig | undefined {
-  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
-  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim();
-  const named = env.OTEL_TRACES_EXPORTER?.trim();
-  const exporter =
-    named || (env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? 'otlp' : 'none');
-  if (exporter === 'none') return undefined;
-  if (exporter !== 'otlp' && exporter !== 'console')
-    throw new ConfigError(
-      `OTEL_TRACES_EXPORTER must be "otlp", "console" or "none" (Paperlink sends no other kind), not ${JSON.stringify(named)}.`,
-    );
-  if (exporter === 'otlp' && protocol === 'grpc')
-    throw new ConfigError(
-      "Paperlink sends traces over OTLP/HTTP, not gRPC: set OTEL_EXPORTER_OTLP_PROTOCOL=http/json and point OTEL_EXPORTER_OTLP_ENDPOINT at the collector's OTLP/HTTP port (4318 by default).",
-    );
+  const lower = (v: string | undefined) => v?.trim().toLowerCase() || undefined;
+  if (lower(env.OTEL_SDK_DISABLED) === 'true') return undefined;
+  const named = (lower(env.OTEL_TRACES_EXPORTER) ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
   const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
-  const base = (env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || 'http://localhost:4318').replace(/\/$/, '');
-  return { exporter, destination: exporter === 'console' ? 'standard output' : traces || `${base}/v1/traces` };
+  const exporter = named.length ? named : base || traces ? ['otlp'] : ['none'];
+  if (exporter.length === 1 && exporter[0] === 'none') return undefined;
+  if (exporter.length !== 1 || (exporter[0] !== 'otlp' && exporter[0] !== 'console'))
+    throw new ConfigError(
+      `OTEL_TRACES_EXPORTER must be one of "otlp", "console" or "none" (Paperlink sends to one), not ${JSON.stringify(env.OTEL_TRACES_EXPORTER)}.`,
+    );
+  if (exporter[0] === 'console') return { exporter: 'console', destination: 'standard output' };
+  const protocol = lower(env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL);
+  if (protocol && protocol !== 'http/json' && protocol !== 'http/protobuf')
+    throw new ConfigError(
+      `Paperlink sends traces over OTLP/HTTP, not ${JSON.stringify(protocol)}: set OTEL_EXPORTER_OTLP_PROTOCOL=http/json and point OTEL_EXPORTER_OTLP_ENDPOINT at the collector's OTLP/HTTP port (4318 by default).`,
+    );
+  const endpoint = traces || `${(base || 'http://localhost:4318').replace(/\/+$/, '')}/v1/traces`;
+  let url: URL | undefined;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    // said below
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    throw new ConfigError(
+      `${traces ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT'} must be an http:// or https:// URL of the collector's OTLP/HTTP receiver (e.g. http://collector:4318), not ${JSON.stringify(traces || base)}.`,
+    );
+  return { exporter: 'otlp', endpoint, destination: redact(endpoint) };
 }
 
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {

@@ -22,6 +22,7 @@ import { checkFormats } from './doctor';
 import type { Renderer } from './templates/pool';
 import { flowIds, type Log } from './log';
 import { reportToPrimary, serveMetrics, type MetricsServer } from './metrics';
+import { tracing } from './tracing';
 
 export interface Server {
   service: Service;
@@ -172,12 +173,14 @@ async function greet(
     chromium ? `HTML with Chromium at ${chromium}` : `not HTML: ${CHROMIUM_MISSING}`,
     office ? `Word with LibreOffice at ${office.soffice}` : `not Word: ${LIBREOFFICE_MISSING}`,
   ].join('; ');
+  // where this process's spans go (none named when a provider of the process's own took them)
+  const traces = tracing() && config.tracing?.destination;
   const engine =
     config.engine === 'temporal'
       ? `Temporal at ${config.temporal.address} (namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue})`
       : 'embedded (flows run in these processes)';
   log(
-    `Paperlink ${service.version} is listening on ${url}${processes > 1 ? ` (${processes} processes)` : ''}\n  data: ${where}; documents: ${docs}; engine: ${engine}\n  templates: ${formats}${config.startupCheck ? ' (each being tried with a small document)' : ''}${chromium && office ? '' : '; `npx paperlink doctor` checks every format'}\n  ${sandboxStatus()}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n${metrics ? `  metrics: ${metrics.url}\n` : ''}${config.tracing ? `  traces: ${config.tracing.destination}\n` : ''}`,
+    `Paperlink ${service.version} is listening on ${url}${processes > 1 ? ` (${processes} processes)` : ''}\n  data: ${where}; documents: ${docs}; engine: ${engine}\n  templates: ${formats}${config.startupCheck ? ' (each being tried with a small document)' : ''}${chromium && office ? '' : '; `npx paperlink doctor` checks every format'}\n  ${sandboxStatus()}\n  web app: ${url}/app (sign in with an API key)\n  API reference: ${url}/openapi.json\n${metrics ? `  metrics: ${metrics.url}\n` : ''}${traces ? `  traces: ${traces}\n` : ''}`,
     // what a log collector reads of it without parsing the text
     {
       version: service.version,
@@ -186,7 +189,7 @@ async function greet(
       database: service.database.dialect,
       engine: config.engine,
       ...(metrics ? { metrics: metrics.url } : {}),
-      ...(config.tracing ? { traces: config.tracing.destination } : {}),
+      ...(traces ? { traces } : {}),
       ...(config.engine === 'temporal'
         ? {
             temporal: {

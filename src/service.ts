@@ -128,7 +128,7 @@ export function packageVersion(): string {
 export async function createService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const clock = options.clock ?? systemClock;
   // OTEL_*: this process's spans go where they say, from its first request (src/tracing.ts)
-  startTracing(config.tracing);
+  startTracing(config.tracing, options.log);
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     sqlitePath: sqliteFile(config.dataDir),

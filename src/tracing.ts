@@ -1,20 +1,21 @@
 /**
  * OpenTelemetry traces, when the standard OTEL_* settings ask for them (config.tracing; off by
  * default). Spans are made through the OpenTelemetry API wherever the work happens — the HTTP
- * request (src/http/app.ts), the generate (src/flows/generate.ts), the render (src/templates/pool.ts),
+ * request (src/http/app.ts), the generate (src/engine/index.ts), the render (src/templates/pool.ts),
  * the store (src/documents), the e-mail (src/mail) — and under Temporal its interceptors carry the
  * trace from the API's client into the worker's workflow and activities (workflows/plugin.ts).
  *
  * Off, the API's tracer makes no span that records anything and the SDK is never loaded. On, this
  * process registers one tracer provider that sends its spans in batches over OTLP/HTTP
  * (OTEL_EXPORTER_OTLP_ENDPOINT and the rest of the exporter's standard settings) or writes them to
- * standard output (OTEL_TRACES_EXPORTER=console). A process whose own code registered a provider
+ * standard output as JSON lines (OTEL_TRACES_EXPORTER=console). A process whose own code registered a provider
  * first (an engineer's worker with its own SDK) keeps it: Paperlink's spans go there. docs/tracing.md.
  */
 import {
   context,
+  diag,
+  DiagLogLevel,
   propagation,
-  ProxyTracerProvider,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
@@ -26,6 +27,7 @@ import {
 import type { SpanExporter, SpanProcessor, ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Resource } from '@opentelemetry/resources';
 import { PaperlinkError } from './errors';
+import { redact, type Log } from './log';
 
 const tracer = trace.getTracer('paperlink');
 
@@ -33,7 +35,9 @@ const tracer = trace.getTracer('paperlink');
 export interface TracingConfig {
   /** `otlp`: OTLP over HTTP to OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT; `console`: each span on standard output. */
   exporter: 'otlp' | 'console';
-  /** Where the spans go, as the greeting names it: the OTLP URL, or standard output. */
+  /** The OTLP URL the spans are sent to (`otlp`). */
+  endpoint?: string;
+  /** Where the spans go, as the greeting names it: the OTLP URL (its password masked), or standard output. */
   destination: string;
 }
 
@@ -49,35 +53,77 @@ let started: Tracing | undefined;
 
 /**
  * Starts this process's tracing, once (later calls return the first): a tracer provider with a
- * batching processor, registered as the process's global one with W3C trace context propagation.
- * Undefined when tracing is off, or when the process registered a provider of its own first.
- * `exporter` replaces the configured one (tests: an in-memory exporter).
+ * batching processor, registered as the process's global one, with W3C trace context propagation
+ * (and no baggage: what a caller puts there is not carried into Temporal's histories). Undefined
+ * when tracing is off, or when the process registered a provider of its own first: Paperlink's spans
+ * go to that one. What the exporter fails to send is said on `log`. `exporter` replaces the
+ * configured one, each span sent as it ends (tests: an in-memory exporter).
  */
-export function startTracing(config: TracingConfig | undefined, exporter?: SpanExporter): Tracing | undefined {
+export function startTracing(
+  config: TracingConfig | undefined,
+  log: Log | undefined,
+  exporter?: SpanExporter,
+): Tracing | undefined {
   if (started || !config) return started;
-  // a provider the process's own code registered first keeps Paperlink's spans
-  if (!(trace.getTracerProvider() instanceof ProxyTracerProvider)) return undefined;
   /* eslint-disable @typescript-eslint/no-require-imports -- the SDK is loaded only when tracing is on */
-  const sdk = require('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node');
+  const sdk = require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
   const resources = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
+  const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof import('@opentelemetry/core');
+  const { AsyncLocalStorageContextManager } =
+    require('@opentelemetry/context-async-hooks') as typeof import('@opentelemetry/context-async-hooks');
   const out: SpanExporter =
     exporter ??
     (config.exporter === 'console'
-      ? new sdk.ConsoleSpanExporter()
+      ? jsonLines
       : new (
           require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http')
-        ).OTLPTraceExporter());
+        ).OTLPTraceExporter({ url: config.endpoint }));
   /* eslint-enable @typescript-eslint/no-require-imports */
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES say what the process is; "paperlink" otherwise
   const resource = resources
     .resourceFromAttributes({ 'service.name': 'paperlink' })
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
   const processor = exporter ? new sdk.SimpleSpanProcessor(out) : new sdk.BatchSpanProcessor(out);
-  const provider = new sdk.NodeTracerProvider({ resource, spanProcessors: [processor] });
-  provider.register();
+  const provider = new sdk.BasicTracerProvider({ resource, spanProcessors: [processor] });
+  // a provider the process's own code registered first keeps Paperlink's spans
+  if (!trace.setGlobalTracerProvider(provider)) {
+    void provider.shutdown();
+    return undefined;
+  }
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  // a collector that cannot be reached, or refuses the spans, is said once per failed send
+  if (log) {
+    const say = (message: string) => log(`tracing: ${redact(message)}`);
+    diag.setLogger(
+      { error: say, warn: say, info: () => undefined, debug: () => undefined, verbose: () => undefined },
+      DiagLogLevel.WARN,
+    );
+  }
   started = { processor, resource, flush: () => provider.forceFlush() };
   return started;
 }
+
+/** OTEL_TRACES_EXPORTER=console: each span one JSON line on standard output (so LOG_FORMAT=json stays JSON). */
+const jsonLines: SpanExporter = {
+  export: (spans, done) => {
+    for (const s of spans) {
+      const { traceId, spanId } = s.spanContext();
+      const line = {
+        trace_id: traceId,
+        span_id: spanId,
+        parent_span_id: s.parentSpanContext?.spanId,
+        name: s.name,
+        duration_ms: s.duration[0] * 1000 + s.duration[1] / 1e6,
+        status: s.status.code === SpanStatusCode.ERROR ? 'error' : 'ok',
+        attributes: s.attributes,
+      };
+      process.stdout.write(`${JSON.stringify(line)}\n`);
+    }
+    done({ code: 0 });
+  },
+  shutdown: () => Promise.resolve(),
+};
 
 /** The tracing this process started, if it did. */
 export function tracing(): Tracing | undefined {
@@ -101,17 +147,23 @@ export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span)
   });
 }
 
-/** Marks `span` failed by `err`: its code (or name) as the status, the error as an event. */
+/**
+ * Marks `span` failed by `err`: its code as the status and `error.type`. Only the code: an error's
+ * message and stack may hold what a span must not (an address a mail server refused, a body's text).
+ */
 export function failed(span: Span, err: unknown): void {
-  if (!span.isRecording()) return;
-  const code = err instanceof PaperlinkError ? err.code : err instanceof Error ? err.name : 'error';
-  span.recordException(err instanceof Error ? err : String(err));
-  span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+  span.setAttribute('error.type', codeOf(err));
+  span.setStatus({ code: SpanStatusCode.ERROR, message: codeOf(err) });
+}
+
+/** What names an error in a span: the API's code, or the error's class. */
+export function codeOf(err: unknown): string {
+  return err instanceof PaperlinkError ? err.code : err instanceof Error ? err.name : 'error';
 }
 
 /**
  * The span of an HTTP request, begun when it is read: a child of the caller's span when the request
- * names one (`traceparent`, W3C trace context). `enter` runs the handler within it.
+ * names one (`traceparent`, W3C trace context); `context` is what the handler runs within (within()).
  */
 export function requestSpan(
   method: string,

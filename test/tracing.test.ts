@@ -7,6 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config';
@@ -16,6 +17,10 @@ import { root } from './support/fixtures';
 import { ancestry, spanNamed, startCollector } from './support/otlp';
 import { cliJs, serveProcess } from './support/serve';
 
+/** `env` without the OTEL_* settings of whoever runs the tests. */
+const withoutOtel = (env: NodeJS.ProcessEnv) =>
+  Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('OTEL_')));
+
 const TRACE = '0af7651916cd43dd8448eb211c80319c';
 const CALLER_SPAN = 'b7ad6b7169203331';
 
@@ -24,18 +29,20 @@ describe('tracing settings', () => {
 
   it('are off unless an exporter or an OTLP endpoint is named', () => {
     expect(tracing({})).toBeUndefined();
-    expect(tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' })).toEqual({
-      exporter: 'otlp',
-      destination: 'http://collector:4318/v1/traces',
-    });
-    expect(tracing({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/traces' })).toEqual({
-      exporter: 'otlp',
-      destination: 'http://collector:4318/traces',
-    });
-    expect(tracing({ OTEL_TRACES_EXPORTER: 'otlp' })).toEqual({
-      exporter: 'otlp',
-      destination: 'http://localhost:4318/v1/traces',
-    });
+    const otlp = (endpoint: string, destination = endpoint) => ({ exporter: 'otlp', endpoint, destination });
+    expect(tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: ' http://collector:4318/ ' })).toEqual(
+      otlp('http://collector:4318/v1/traces'),
+    );
+    expect(tracing({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/traces' })).toEqual(
+      otlp('http://collector:4318/traces'),
+    );
+    expect(tracing({ OTEL_TRACES_EXPORTER: ' OTLP ', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' })).toEqual(
+      otlp('http://localhost:4318/v1/traces'),
+    );
+    // a password in the URL is not repeated in the greeting
+    expect(tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://me:s3cret@collector' })).toEqual(
+      otlp('https://me:s3cret@collector/v1/traces', 'https://me:***@collector/v1/traces'),
+    );
     expect(tracing({ OTEL_TRACES_EXPORTER: 'console' })).toEqual({
       exporter: 'console',
       destination: 'standard output',
@@ -43,13 +50,16 @@ describe('tracing settings', () => {
     expect(tracing({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(
       undefined,
     );
-    expect(tracing({ OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp' })).toBeUndefined();
+    expect(tracing({ OTEL_SDK_DISABLED: 'TRUE', OTEL_TRACES_EXPORTER: 'otlp' })).toBeUndefined();
   });
 
-  it('refuse an exporter or a protocol Paperlink does not send', () => {
+  it('refuse an exporter, a protocol or an endpoint Paperlink cannot send to', () => {
     for (const env of [
       { OTEL_TRACES_EXPORTER: 'zipkin' },
-      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' },
+      { OTEL_TRACES_EXPORTER: 'otlp,console' },
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'GRPC' },
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' },
+      { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'not a url' },
     ])
       expect(() => tracing(env)).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
   });
@@ -102,8 +112,8 @@ describe('a generate traced on the embedded engine', () => {
       ];
       await eventually(async () => names.every((n) => collector.spans.some((s) => s.name === n)), 'the spans', 30);
       const spans = collector.spans.filter((s) => s.traceId === TRACE);
-      const http = spanNamed(spans, 'POST /v1/generate');
-      expect(http).toMatchObject({
+      const served = spanNamed(spans, 'POST /v1/generate');
+      expect(served).toMatchObject({
         parentSpanId: CALLER_SPAN,
         kind: 2,
         attributes: { 'http.route': '/v1/generate', 'http.response.status_code': 201 },
@@ -134,6 +144,30 @@ describe('a generate traced on the embedded engine', () => {
       const refused = spanNamed(collector.spans.slice(before), 'POST /v1/generate');
       expect(refused.attributes).toMatchObject({ 'error.type': 'validation_failed', 'http.response.status_code': 422 });
       expect(refused.status).toBe(0);
+
+      // a client that goes away before its body is read: its request's span still ends, and says so
+      const aborted = collector.spans.length;
+      const target = new URL(`${server.url}/v1/generate`);
+      await new Promise<void>((resolve) => {
+        const req = http.request({
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': '1000', 'x-service-api-token': key },
+        });
+        req.on('error', () => resolve());
+        req.on('close', () => resolve());
+        req.write('{"template_id":', () => setImmediate(() => req.destroy()));
+      });
+      await eventually(
+        async () => collector.spans.slice(aborted).some((s) => s.name === 'POST /v1/generate'),
+        'the aborted request',
+        30,
+      );
+      const gone = spanNamed(collector.spans.slice(aborted), 'POST /v1/generate');
+      expect(gone.attributes['error.type']).toBe('aborted');
+      expect(gone.attributes['http.response.status_code']).toBeUndefined();
     } finally {
       server.child.kill('SIGTERM');
       await collector.close();
@@ -159,7 +193,7 @@ describe('a generate traced on the embedded engine', () => {
       const r = spawnSync(process.execPath, ['-e', script, path.join(dataDir, 'off')], {
         cwd: root,
         encoding: 'utf8',
-        env: { ...process.env, NODE_OPTIONS: '', STARTUP_CHECK: 'false', ...env },
+        env: { ...withoutOtel(process.env), NODE_OPTIONS: '', STARTUP_CHECK: 'false', ...env },
       });
       expect(r.status).toBe(0);
       // (the console exporter writes its spans first)

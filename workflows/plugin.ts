@@ -89,14 +89,17 @@ export function starvedError(
  * interceptors: a workflow's run continues the trace its start carried, each activity is a span
  * of it, and Paperlink's own spans (the render, the store, the e-mail) are children of the
  * activity's. The workflow's spans, made in its sandbox, reach this process's span processor.
- * A worker already under those interceptors (OpenTelemetryPlugin of your own) is left as it is.
+ * A worker already under those interceptors (an OpenTelemetryPlugin of your own) is left as it is.
+ * A worker made from a prebuilt workflowBundle gets the activities' spans only: the workflow's
+ * interceptors are bundled (docs/tracing.md).
  */
 function traced<T extends WorkerOptions | ReplayWorkerOptions>(options: T): T {
   const on = tracing();
   if (!on) return options;
   const otel = temporalInterceptors();
   const module = require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
-  if (options.interceptors?.workflowModules?.includes(module)) return options;
+  const yours = (options as { plugins?: { name: string }[] }).plugins?.some((p) => p.name === 'OpenTelemetryPlugin');
+  if (yours || options.interceptors?.workflowModules?.includes(module)) return options;
   const plugin = new otel.OpenTelemetryPlugin({
     // the sandbox's spans come in the shape of the SDK it bundles (src/tracing.ts workflowSpans)
     spanProcessor: workflowSpans(on.processor) as unknown as OpenTelemetryPluginOptions['spanProcessor'],
@@ -247,7 +250,7 @@ export async function createPaperlinkPlugin(options: PaperlinkPluginOptions = {}
   const log = options.log ?? ((line: string) => console.error(line));
   requirePostgres(config, 'Paperlink in a Temporal worker');
   // before the client: its starts carry traces when tracing is on (src/tracing.ts)
-  startTracing(config.tracing);
+  startTracing(config.tracing, log);
   // Temporal first: an unreachable server is said before the database is touched
   const client = await connectClient(config.temporal);
   let service: Service;

@@ -15,6 +15,7 @@ import type { Client } from '@temporalio/client';
 import { noWorkerDeployments, unreachable } from './client';
 import { createPaperlinkPlugin } from './plugin';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
+import { tracing } from '../src/tracing';
 
 /**
  * Worker Versioning: a worker registers as one build of the deployment, and the server sends each
@@ -205,7 +206,7 @@ async function work(config: Config, log: Log, options: WorkerOptions): Promise<v
   const paperlink = await createPaperlinkPlugin({ config, log });
   let connection: NativeConnection | undefined;
   const metrics = paperlink.metrics;
-  const traces = paperlink.service.config.tracing?.destination;
+  const traces = tracing() && paperlink.service.config.tracing?.destination;
   try {
     connection = await NativeConnection.connect(paperlink.connectionOptions).catch((err: unknown) => {
       throw unreachable(t, err);

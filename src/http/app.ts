@@ -8,7 +8,7 @@ import cookie from '@fastify/cookie';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
 import type { Service } from '../service';
-import { AuthenticationError, PaperlinkError } from '../errors';
+import { AuthenticationError } from '../errors';
 import { httpDuration, httpRequests } from '../metrics';
 import { requestSpan, within } from '../tracing';
 import { SpanStatusCode, type Context, type Span } from '@opentelemetry/api';
@@ -35,6 +35,8 @@ declare module 'fastify' {
     apiKey?: KeyInfo;
     /** The request's span, when tracing is on (src/tracing.ts). */
     traced?: { span: Span; context: Context };
+    /** The code of the error answered (sendError), for the request's span. */
+    errorCode?: string;
   }
 }
 
@@ -42,29 +44,26 @@ declare module 'fastify' {
  * A span per request (OTEL_*; src/tracing.ts), named by the route as declared, a child of the
  * caller's `traceparent`. The handler runs within it (entered once the body is read, as stream
  * events would lose it), so what the handler does — the engine, a Temporal workflow's start, the
- * render — is part of the same trace.
+ * render — is part of the same trace. It ends when the response does, sent or not (a client that
+ * went away: `error.type` aborted); an error answer puts its code in `error.type` (sendError), and
+ * only a 5xx is the server's error, as OpenTelemetry's HTTP conventions say.
  */
 function traceRequests(app: FastifyInstance): void {
-  app.addHook('onRequest', (req, _reply, done) => {
-    req.traced = requestSpan(req.method, req.routeOptions.url, req.headers);
+  app.addHook('onRequest', (req, reply, done) => {
+    const traced = requestSpan(req.method, req.routeOptions.url, req.headers);
+    req.traced = traced;
+    reply.raw.once('close', () => {
+      const { span } = traced;
+      const sent = reply.raw.writableFinished;
+      if (sent) span.setAttribute('http.response.status_code', reply.statusCode);
+      const code = sent ? req.errorCode : 'aborted';
+      if (code) span.setAttribute('error.type', code);
+      if (!sent || reply.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+      span.end();
+    });
     done();
   });
   app.addHook('preHandler', (req, _reply, done) => (req.traced ? within(req.traced.context, done) : done()));
-  // a refused request (4xx) leaves the span's status unset, as OpenTelemetry's HTTP conventions say; its code stays
-  app.addHook('onError', (req, _reply, err, done) => {
-    req.traced?.span.recordException(err);
-    req.traced?.span.setAttribute('error.type', err instanceof PaperlinkError ? err.code : err.name);
-    done();
-  });
-  app.addHook('onResponse', (req, reply, done) => {
-    const span = req.traced?.span;
-    if (span) {
-      span.setAttribute('http.response.status_code', reply.statusCode);
-      if (reply.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-      span.end();
-    }
-    done();
-  });
 }
 
 export interface AppOptions {

@@ -39,6 +39,7 @@ export function isPagePath(url: string): boolean {
 export function sendError(req: FastifyRequest, reply: FastifyReply, status: number, body: ErrorBody): FastifyReply {
   // the router's own refusals answer before any hook has set it
   void reply.header('X-Request-Id', req.id);
+  req.errorCode = body.error.code;
   if (!isPagePath(req.url)) return reply.status(status).send(body);
   return reply
     .status(status)

@@ -102,8 +102,14 @@ suite(
 
         // one trace: the API's request span, Temporal's spans on both sides, and the worker's own steps
         const steps = ['paperlink.render', 'paperlink.store', 'paperlink.email'];
-        const sent = [...steps, 'POST /v1/generate'];
-        await eventually(async () => sent.every((n) => collector.spans.some((s) => s.name === n)), 'the spans', 30);
+        // each process sends on its own timer: wait until every step's chain reaches the request's span
+        const reached = () =>
+          steps.every((n) => {
+            const inTrace = collector.spans.filter((s) => s.traceId === TRACE);
+            const step = inTrace.find((s) => s.name === n);
+            return step !== undefined && ancestry(inTrace, step).at(-1) === 'POST /v1/generate';
+          });
+        await eventually(async () => reached(), 'the spans', 30);
         const spans = collector.spans.filter((s) => s.traceId === TRACE);
         const service = (name: string) => spanNamed(spans, name).resource['service.name'];
         for (const step of steps) {
