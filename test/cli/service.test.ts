@@ -455,7 +455,8 @@ describe('paperlink serve logs', () => {
     }
     const pretty = await logsOfOneRequest({ terminal: false, format: 'pretty' });
     expect(pretty).toMatch(/^\d\d:\d\d:\d\d {2}GET \/healthz → 200 in \d+ ms$/m);
-  });
+    // three servers started one after another, each trying every format at its start
+  }, 90_000);
 });
 
 describe('paperlink apps magic-link', () => {
