@@ -56,14 +56,9 @@ let started: Tracing | undefined;
  * batching processor, registered as the process's global one, with W3C trace context propagation
  * (and no baggage: what a caller puts there is not carried into Temporal's histories). Undefined
  * when tracing is off, or when the process registered a provider of its own first: Paperlink's spans
- * go to that one. What the exporter fails to send is said on `log`. `exporter` replaces the
- * configured one, each span sent as it ends (tests: an in-memory exporter).
+ * go to that one. What the exporter fails to send is said on `log`.
  */
-export function startTracing(
-  config: TracingConfig | undefined,
-  log: Log | undefined,
-  exporter?: SpanExporter,
-): Tracing | undefined {
+export function startTracing(config: TracingConfig | undefined, log: Log | undefined): Tracing | undefined {
   if (started || !config) return started;
   /* eslint-disable @typescript-eslint/no-require-imports -- the SDK is loaded only when tracing is on */
   const sdk = require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
@@ -72,18 +67,17 @@ export function startTracing(
   const { AsyncLocalStorageContextManager } =
     require('@opentelemetry/context-async-hooks') as typeof import('@opentelemetry/context-async-hooks');
   const out: SpanExporter =
-    exporter ??
-    (config.exporter === 'console'
+    config.exporter === 'console'
       ? jsonLines
       : new (
           require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http')
-        ).OTLPTraceExporter({ url: config.endpoint }));
+        ).OTLPTraceExporter({ url: config.endpoint });
   /* eslint-enable @typescript-eslint/no-require-imports */
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES say what the process is; "paperlink" otherwise
   const resource = resources
     .resourceFromAttributes({ 'service.name': 'paperlink' })
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
-  const processor = exporter ? new sdk.SimpleSpanProcessor(out) : new sdk.BatchSpanProcessor(out);
+  const processor = new sdk.BatchSpanProcessor(out);
   const provider = new sdk.BasicTracerProvider({ resource, spanProcessors: [processor] });
   // a provider the process's own code registered first keeps Paperlink's spans
   if (!trace.setGlobalTracerProvider(provider)) {
@@ -157,7 +151,7 @@ export function failed(span: Span, err: unknown): void {
 }
 
 /** What names an error in a span: the API's code, or the error's class. */
-export function codeOf(err: unknown): string {
+function codeOf(err: unknown): string {
   return err instanceof PaperlinkError ? err.code : err instanceof Error ? err.name : 'error';
 }
 
