@@ -179,10 +179,10 @@ describe('a generate traced on the embedded engine', () => {
     const script = `
       const { loadConfig } = require('./dist/src/config');
       const { createService } = require('./dist/src/service');
-      const { buildApi } = require('./dist/src/http/app');
+      const { buildApp } = require('./dist/src/app');
       (async () => {
         const service = await createService(loadConfig(process.env, { dataDir: process.argv[1] }), { examples: false });
-        const app = await buildApi(service, { logger: false });
+        const app = await buildApp(service, { logger: false });
         await app.inject({ method: 'GET', url: '/healthz' });
         await app.close();
         await service.close();

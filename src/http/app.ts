@@ -6,6 +6,7 @@
  */
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Duplex } from 'node:stream';
 import secureJson from 'secure-json-parse';
 import type { Service } from '../service';
 import { AuthenticationError } from '../errors';
@@ -13,22 +14,14 @@ import { httpDuration, httpRequests } from '../metrics';
 import { requestSpan, within } from '../tracing';
 import { SpanStatusCode, type Context, type Span } from '@opentelemetry/api';
 import type { KeyInfo } from '../keys';
-import { assetRoutes } from './assets';
-import { documentRoutes } from './documents';
 import { errorBody, errorHandler, isPagePath, requireJson, sendError, type ErrorBody } from './errors';
-import { generateRoutes } from './generate';
-import { healthRoutes } from './health';
 import { prettyLog } from './logformat';
-import { keyRoutes } from './key';
-import { linkRoutes, redactUrl } from './links';
 import { registerOpenApi } from './openapi';
-import { postcardRoutes } from './postcards';
 import { RateLimiter, rateGroupOf } from './ratelimit';
-import { DOCX_TYPE, SHARED_SCHEMAS } from './schemas';
+import { DOCX_TYPE, ErrorSchema, HealthSchema } from './schemas';
+import type { TSchema } from '@sinclair/typebox';
 import { requireScopes, scopesOf } from './scopes';
-import { templateRoutes } from './templates';
 import { validatorFor } from './validation';
-import { webhookRoutes } from './webhooks';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -66,6 +59,108 @@ function traceRequests(app: FastifyInstance): void {
   app.addHook('preHandler', (req, _reply, done) => (req.traced ? within(req.traced.context, done) : done()));
 }
 
+/**
+ * What the router refuses (a broken %-escape, an over-long id) in the one error shape too, and
+ * under /v1 only after the key was checked: without a key, every /v1 answer is a 401.
+ */
+function frameworkErrors(service: Service, handleError: ReturnType<typeof errorHandler>) {
+  return (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+    const answer = async (): Promise<[number, ErrorBody]> => {
+      if (req.url.startsWith('/v1/') && !(await service.keys.authenticate('api', req.headers[API_KEY_HEADER]))) {
+        const unauthorized = new AuthenticationError();
+        return [401, errorBody(unauthorized.code, unauthorized.message)];
+      }
+      // an id longer than any id this API makes: a broken rule of the id (the page of a link: no such link)
+      if (err.code === 'FST_ERR_MAX_PARAM_LENGTH')
+        return isPagePath(req.url)
+          ? [404, errorBody('not_found', 'There is no page at this address. Open the link from the e-mail again.')]
+          : [
+              422,
+              errorBody(
+                'validation_failed',
+                'An id in the address is longer than any id this API makes (at most 100 characters). Check the address.',
+                [{ field: 'id', message: 'must be at most 100 characters', code: 'too_long' }],
+              ),
+            ];
+      if (err.code === 'FST_ERR_BAD_URL')
+        return [
+          400,
+          errorBody(
+            'bad_url',
+            'The address has a broken %-escape (a % not followed by two hex digits, or bytes that are not UTF-8). Escape the id with encodeURIComponent.',
+          ),
+        ];
+      return [400, errorBody('bad_request', err.message)];
+    };
+    answer().then(
+      ([status, body]) => void sendError(req, reply, status, body),
+      // the key could not be checked (the database away): as every route answers that
+      (e: unknown) => handleError(e as FastifyError, req, reply),
+    );
+  };
+}
+
+/** What Node's HTTP parser refuses before any route (headers over 16 KB, garbage), in the shape as well. */
+function clientErrorHandler(requestTimeoutMs: number) {
+  return (err: Error, socket: Duplex) => {
+    // an answer already begun on this connection cannot be followed by another
+    const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+    if (!socket.writable || answering) return socket.destroy();
+    const code = (err as NodeJS.ErrnoException).code;
+    const [status, body] =
+      code === 'HPE_HEADER_OVERFLOW'
+        ? [
+            '431 Request Header Fields Too Large',
+            errorBody('headers_too_large', 'The request headers are larger than 16 KB. Send fewer or shorter headers.'),
+          ]
+        : code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [
+              '408 Request Timeout',
+              errorBody(
+                'request_timeout',
+                `The request was not sent whole within ${requestTimeoutMs} ms (REQUEST_TIMEOUT_MS). Send the body at once, or a smaller one.`,
+              ),
+            ]
+          : ['400 Bad Request', errorBody('bad_request', 'The request could not be read as HTTP.')];
+    const text = JSON.stringify(body);
+    socket.end(
+      `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+    );
+  };
+}
+
+/** The bodies this server reads: JSON, XML, HTML, Word, PDF and forms; anything else is a 415. */
+function addBodyParsers(app: FastifyInstance): void {
+  app.removeContentTypeParser('text/plain');
+  // JSON as Fastify reads it (a "__proto__" or "constructor.prototype" key is refused), but an
+  // empty body is no body: many clients send Content-Type: application/json on every call,
+  // a DELETE too; and a broken body's error says where it broke
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+    } catch (err) {
+      done(Object.assign(err as Error, { statusCode: 400 }), undefined);
+    }
+  });
+  app.addContentTypeParser(
+    ['application/xml', 'text/xml', 'text/html', 'application/pdf', DOCX_TYPE],
+    { parseAs: 'buffer' },
+    (_req, body, done) => done(null, body),
+  );
+  // HTML forms (the recipient's pages, the web app): a repeated name (checkboxes) gives a list
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    const form: Record<string, string | string[]> = {};
+    for (const [k, v] of new URLSearchParams(body as string)) {
+      const seen = form[k];
+      form[k] = seen === undefined ? v : Array.isArray(seen) ? [...seen, v] : [seen, v];
+    }
+    done(null, form);
+  });
+}
+
 export interface AppOptions {
   /** false: no logging. Default: JSON lines at LOG_LEVEL to standard output. */
   logger?: boolean;
@@ -83,8 +178,21 @@ export const rateLimiters = new WeakMap<FastifyInstance, RateLimiter>();
 /** The routes each app registered, by method and URL pattern. */
 export const registeredRoutes = new WeakMap<FastifyInstance, { method: string; url: string }[]>();
 
-/** The HTTP API and the recipient's pages (src/app.ts adds the operator's web app). */
-export async function buildApi(service: Service, options: AppOptions = {}): Promise<FastifyInstance> {
+/** Replaces link tokens in a URL, so that logs never hold them. */
+export function redactUrl(url: string): string {
+  // also drop the query: the sign-in callback carries the provider's one-time code
+  return url.startsWith('/l/') ? url.replace(/[?#].*$/, '').replace(/^\/l\/[^/]+/, '/l/[token]') : url;
+}
+
+/**
+ * The server every route shares, with no route of its own: src/app.ts registers each resource's
+ * routes on it, and `schemas` are the shared schemas they point at (each resource's `schemas.ts`).
+ */
+export async function httpServer(
+  service: Service,
+  schemas: TSchema[],
+  options: AppOptions = {},
+): Promise<FastifyInstance> {
   const { config } = service;
   const { trustProxy } = config;
   // LOG_FORMAT=pretty: readable lines, to the given stream or standard output; json: pino's own lines
@@ -124,75 +232,13 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
           },
     genReqId: () => `req_${Math.random().toString(36).slice(2, 12)}`,
     requestIdHeader: false,
-    // what the router refuses (a broken %-escape, an over-long id) gets the one error shape too, and
-    // under /v1 only after the key was checked: without a key, every /v1 answer is a 401
-    frameworkErrors: (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-      const answer = async (): Promise<[number, ErrorBody]> => {
-        if (req.url.startsWith('/v1/') && !(await service.keys.authenticate('api', req.headers[API_KEY_HEADER]))) {
-          const unauthorized = new AuthenticationError();
-          return [401, errorBody(unauthorized.code, unauthorized.message)];
-        }
-        // an id longer than any id this API makes: a broken rule of the id (the page of a link: no such link)
-        if (err.code === 'FST_ERR_MAX_PARAM_LENGTH')
-          return isPagePath(req.url)
-            ? [404, errorBody('not_found', 'There is no page at this address. Open the link from the e-mail again.')]
-            : [
-                422,
-                errorBody(
-                  'validation_failed',
-                  'An id in the address is longer than any id this API makes (at most 100 characters). Check the address.',
-                  [{ field: 'id', message: 'must be at most 100 characters', code: 'too_long' }],
-                ),
-              ];
-        if (err.code === 'FST_ERR_BAD_URL')
-          return [
-            400,
-            errorBody(
-              'bad_url',
-              'The address has a broken %-escape (a % not followed by two hex digits, or bytes that are not UTF-8). Escape the id with encodeURIComponent.',
-            ),
-          ];
-        return [400, errorBody('bad_request', err.message)];
-      };
-      answer().then(
-        ([status, body]) => void sendError(req, reply, status, body),
-        // the key could not be checked (the database away): as every route answers that
-        (e: unknown) => handleError(e as FastifyError, req, reply),
-      );
-    },
-    // what Node's HTTP parser refuses before any route (headers over 16 KB, garbage) in the shape as well
-    clientErrorHandler: (err, socket) => {
-      // an answer already begun on this connection cannot be followed by another
-      const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
-      if (!socket.writable || answering) return socket.destroy();
-      const code = (err as NodeJS.ErrnoException).code;
-      const [status, body] =
-        code === 'HPE_HEADER_OVERFLOW'
-          ? [
-              '431 Request Header Fields Too Large',
-              errorBody(
-                'headers_too_large',
-                'The request headers are larger than 16 KB. Send fewer or shorter headers.',
-              ),
-            ]
-          : code === 'ERR_HTTP_REQUEST_TIMEOUT'
-            ? [
-                '408 Request Timeout',
-                errorBody(
-                  'request_timeout',
-                  `The request was not sent whole within ${config.requestTimeoutMs} ms (REQUEST_TIMEOUT_MS). Send the body at once, or a smaller one.`,
-                ),
-              ]
-            : ['400 Bad Request', errorBody('bad_request', 'The request could not be read as HTTP.')];
-      const text = JSON.stringify(body);
-      socket.end(
-        `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
-      );
-    },
+    frameworkErrors: frameworkErrors(service, handleError),
+    clientErrorHandler: clientErrorHandler(config.requestTimeoutMs),
   });
-  // the routes' schemas (src/http/schemas.ts): checked, serialized, and described in /openapi.json
-  app.setValidatorCompiler(validatorFor(SHARED_SCHEMAS));
-  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  // the routes' schemas (each resource's schemas.ts): checked, serialized, and described in /openapi.json
+  const shared = [ErrorSchema, HealthSchema, ...schemas];
+  app.setValidatorCompiler(validatorFor(shared));
+  for (const schema of shared) app.addSchema(schema);
   // a route whose body is JSON (its schema names no other media) answers 415 to any other body,
   // before its schema is checked: a form or a text is the wrong medium, not a wrong field
   app.addHook('preValidation', async (req) => {
@@ -226,35 +272,7 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
     );
   });
 
-  // Only JSON, XML, HTML, Word and PDF bodies exist in this API; anything else is a 415.
-  app.removeContentTypeParser('text/plain');
-  // JSON as Fastify reads it (a "__proto__" or "constructor.prototype" key is refused), but an
-  // empty body is no body: many clients send Content-Type: application/json on every call,
-  // a DELETE too; and a broken body's error says where it broke
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    const text = body as string;
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
-    } catch (err) {
-      done(Object.assign(err as Error, { statusCode: 400 }), undefined);
-    }
-  });
-  app.addContentTypeParser(
-    ['application/xml', 'text/xml', 'text/html', 'application/pdf', DOCX_TYPE],
-    { parseAs: 'buffer' },
-    (_req, body, done) => done(null, body),
-  );
-  // HTML forms (the recipient's pages, the web app): a repeated name (checkboxes) gives a list
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
-    const form: Record<string, string | string[]> = {};
-    for (const [k, v] of new URLSearchParams(body as string)) {
-      const seen = form[k];
-      form[k] = seen === undefined ? v : Array.isArray(seen) ? [...seen, v] : [seen, v];
-    }
-    done(null, form);
-  });
+  addBodyParsers(app);
   await app.register(cookie);
   const limiter = new RateLimiter(service.clock, config.rateLimits);
   rateLimiters.set(app, limiter);
@@ -304,14 +322,5 @@ export async function buildApi(service: Service, options: AppOptions = {}): Prom
     }, done);
   });
 
-  await app.register(keyRoutes, { prefix: '/v1/key' });
-  await app.register(healthRoutes(service));
-  await app.register(generateRoutes(service), { prefix: '/v1/generate' });
-  await app.register(templateRoutes(service), { prefix: '/v1/templates' });
-  await app.register(documentRoutes(service), { prefix: '/v1/documents' });
-  await app.register(assetRoutes);
-  await app.register(linkRoutes(service));
-  await app.register(postcardRoutes(service));
-  await app.register(webhookRoutes(service), { prefix: '/v1/webhooks' });
   return app;
 }

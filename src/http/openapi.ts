@@ -1,6 +1,6 @@
 /**
  * The OpenAPI 3.1 description of the API, served at GET /openapi.json: built by @fastify/swagger
- * from the schemas the routes declare (src/http/schemas.ts), so it has every route as it is. A test
+ * from the schemas the routes declare (each resource's schemas.ts and routes.ts), so it has every route as it is. A test
  * checks it against the OpenAPI schema, checks that it has every public route, and checks real
  * answers against it.
  */

@@ -5,7 +5,7 @@
  */
 import type { ErrorDetail } from '../errors';
 import { LOGO_SVG } from '../http/assets';
-import { VIEWER_SCRIPT } from '../http/pages';
+import { VIEWER_SCRIPT } from '../links/pages';
 import { Html, html, htmlPage, raw, type HtmlValue } from '../html';
 
 export { html, raw, type Html };

@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { html, raw } from '../../src/html';
-import { messagePage, signInPage, viewerPage, DEFAULT_BRAND } from '../../src/http/pages';
+import { messagePage, DEFAULT_BRAND } from '../../src/http/pages';
+import { signInPage, viewerPage } from '../../src/links/pages';
 import { codeMessage, linkMessage } from '../../src/links/mail';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';

@@ -5,20 +5,11 @@ import type { FastifyPluginAsync } from 'fastify';
 import { ValidationError } from '../errors';
 import type { Service } from '../service';
 import { PAGE_IMAGE_WIDTH } from '../templates/viewcopy';
-import { contentDisposition } from './headers';
-import { mayRead } from './scopes';
-import {
-  answer,
-  Deleted,
-  described,
-  DocumentSchema,
-  errors,
-  exampleDocument,
-  IdParams,
-  List,
-  PageQuery,
-  pageOf,
-} from './schemas';
+import { contentDisposition } from '../http/headers';
+import { mayRead } from '../http/scopes';
+import { answer, Deleted, described, errors, IdParams, List, PageQuery, pageOf } from '../http/schemas';
+import { DocumentSchema, exampleDocument, StorageAppSchema } from './schemas';
+import type { StorageApp } from './retention';
 
 /** Under /v1/documents. */
 export const documentRoutes =
@@ -165,5 +156,38 @@ export const documentRoutes =
         await service.documents.remove(req.params.id);
         return { id: req.params.id, object: 'document' as const, deleted: true as const };
       },
+    );
+  };
+
+/** The storage settings (GET and PUT /v1/apps/inkit_storage): how long documents are kept by default. */
+export const storageAppRoutes =
+  (service: Service): FastifyPluginAsync =>
+  async (app) => {
+    const api = app.withTypeProvider<TypeBoxTypeProvider>();
+    const storageApp = (app: StorageApp) => ({ object: 'app' as const, name: 'inkit_storage' as const, ...app });
+    api.get(
+      '/v1/apps/inkit_storage',
+      {
+        schema: {
+          operationId: 'getStorageApp',
+          tags: ['Documents'],
+          summary: 'The storage settings: how long documents are kept by default',
+          response: { 200: answer(StorageAppSchema, 'The settings.'), ...errors(401) },
+        },
+      },
+      async () => storageApp(await service.apps.storage.get()),
+    );
+    api.put(
+      '/v1/apps/inkit_storage',
+      {
+        schema: {
+          operationId: 'setUpStorageApp',
+          tags: ['Documents'],
+          summary: 'Set how long documents are kept when a generate request does not say',
+          body: described(StorageAppSchema, { retain_for: { days: 90 } }),
+          response: { 200: answer(StorageAppSchema, 'Saved.'), ...errors(400, 401, 409, 415, 422) },
+        },
+      },
+      async (req) => storageApp(await service.apps.storage.put(req.body)),
     );
   };

@@ -5,23 +5,11 @@ import type { FastifyPluginAsync } from 'fastify';
 import { ValidationError } from '../errors';
 import { isObject } from '../guards';
 import type { Service } from '../service';
-import { EXAMPLE_IDS } from '../templates/store';
-import { requireJson } from './errors';
-import { acceptMultipart, readMultipart } from './multipart';
-import {
-  answer,
-  Deleted,
-  described,
-  DOCX_TYPE,
-  errors,
-  exampleTemplate,
-  IdParams,
-  List,
-  PageQuery,
-  pageOf,
-  TemplateSchema,
-  TemplateUploadBody,
-} from './schemas';
+import { EXAMPLE_IDS } from './store';
+import { requireJson } from '../http/errors';
+import { acceptMultipart, readMultipart } from '../http/multipart';
+import { answer, Deleted, described, DOCX_TYPE, errors, IdParams, List, PageQuery, pageOf } from '../http/schemas';
+import { exampleTemplate, TemplateSchema, TemplateUploadBody } from './schemas';
 
 /** Under /v1/templates. The one API resource that takes multipart (uploads); src/http/multipart.ts says why it is scoped. */
 export const templateRoutes =

@@ -16,9 +16,8 @@ import {
   oneOf,
   PageQuery,
   pageOf,
-  PostcardRequestSchema,
-  PostcardSchema,
-} from './schemas';
+} from '../http/schemas';
+import { PostcardRequestSchema, PostcardSchema } from './schemas';
 
 /** A postcard request is small: bodies above this are refused with 413 whatever BODY_LIMIT says. */
 export const POSTCARD_BODY_LIMIT = 64 * 1024;

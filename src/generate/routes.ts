@@ -3,16 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { renderIdFor, type KeyEntry } from '../idempotency';
 import type { Service } from '../service';
-import {
-  answer,
-  described,
-  errors,
-  exampleGenerate,
-  exampleRender,
-  GenerateRequestSchema,
-  IdempotencyHeader,
-  RenderSchema,
-} from './schemas';
+import { answer, described, errors, IdempotencyHeader } from '../http/schemas';
+import { exampleGenerate, exampleRender, GenerateRequestSchema, RenderSchema } from './schemas';
 
 export const generateRoutes =
   (service: Service): FastifyPluginAsync =>

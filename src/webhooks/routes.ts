@@ -3,7 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Service } from '../service';
-import { answer, Deleted, errors, IdParams, List, PageQuery, pageOf, T, WebhookCreate, WebhookSchema } from './schemas';
+import { answer, Deleted, errors, IdParams, List, PageQuery, pageOf, T } from '../http/schemas';
+import { WebhookCreate, WebhookSchema } from './schemas';
 
 const exampleWebhook = {
   id: 'wh_01m82kzq5az78r9b7p2fxgxka8',

@@ -2,9 +2,17 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import { ALL_SCOPES, parseScopes } from '../keys';
-import { errors, KeyInfoSchema } from './schemas';
-import { requireScopes } from './scopes';
+import { ALL_SCOPES, parseScopes } from '.';
+import { errors, oneOf } from '../http/schemas';
+import { requireScopes } from '../http/scopes';
+
+const KeyInfoSchema = Type.Object({
+  object: Type.Literal('api_key'),
+  id: Type.String(),
+  name: Type.String(),
+  prefix: Type.String(),
+  scopes: Type.Array(oneOf(ALL_SCOPES)),
+});
 
 /** GET /v1/key. */
 export const keyRoutes: FastifyPluginAsync = async (app) => {

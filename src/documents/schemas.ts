@@ -1,0 +1,79 @@
+/** A stored document and the storage settings (inkit_storage), as the API answers and takes them. */
+import type { TSchema } from '@sinclair/typebox';
+import { EXAMPLE_IDS } from '../templates/store';
+import { ref, shared, T } from '../http/schemas';
+
+export const DocumentSchema = shared('Document', {
+  type: 'object',
+  required: [
+    'id',
+    'object',
+    'name',
+    'description',
+    'status',
+    'template_id',
+    'created_at',
+    'created_by',
+    'size',
+    'sha256',
+  ],
+  properties: {
+    id: { type: 'string' },
+    object: { const: 'document' },
+    name: { type: 'string' },
+    description: { type: ['string', 'null'] },
+    status: { const: 'generated' },
+    template_id: { type: 'string' },
+    created_at: { type: 'string', format: 'date-time' },
+    created_by: {
+      type: 'object',
+      required: ['name'],
+      properties: { name: { type: ['string', 'null'], description: 'The name of the API key that made it.' } },
+    },
+    size: { type: 'integer' },
+    sha256: { type: 'string' },
+    expires_at: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'When it is deleted with its bytes and links (retain_for); null: kept until deleted.',
+    },
+    magic_links: {
+      type: 'array',
+      items: ref('MagicLink'),
+      description: 'Only on GET /v1/documents/{id}, and only for a key with the scope links:read.',
+    },
+  },
+  additionalProperties: false,
+});
+
+export const StorageAppSchema = shared('StorageApp', {
+  type: 'object',
+  properties: {
+    object: { const: 'app', readOnly: true },
+    name: { const: 'inkit_storage', readOnly: true },
+    configured_at: { type: ['string', 'null'], format: 'date-time', readOnly: true },
+    retain_for: {
+      oneOf: [ref('Duration'), { type: 'null' }],
+      description:
+        'How long a document is kept when its generate request gives no retain_for; null: until it is deleted. Documents made before a change keep their time.',
+    },
+  },
+  additionalProperties: false,
+});
+
+export const exampleDocument = {
+  id: 'doc_01m82kzq5az78r9b7p2fxgxka8',
+  object: 'document',
+  name: 'Welcome letter',
+  description: null,
+  status: 'generated',
+  template_id: EXAMPLE_IDS.letter,
+  created_at: T,
+  created_by: { name: 'n8n production' },
+  size: 50907,
+  sha256: 'c24a4762e2e5dcf0d2abf4b9a29f6371c5a6b49bb148fd8aac569c2ca797b975',
+  expires_at: null,
+};
+
+/** The shared schemas of documents, registered once on the app. */
+export const DOCUMENT_SCHEMAS: TSchema[] = [DocumentSchema, StorageAppSchema];

@@ -1,0 +1,98 @@
+/** A postcard request as the webhook takes it, and a postcard as the API answers it. */
+import type { TSchema } from '@sinclair/typebox';
+import { shared } from '../http/schemas';
+
+/**
+ * A field of a postcard request: text, or null (left out). Its length is the intake's rule, not the
+ * schema's: the intake trims and normalizes (NFC) a text before it counts its characters, so a
+ * schema's count of the raw text would refuse what the rule takes (`too_long` in the rules' round).
+ */
+const postcardText = (max: number, extra: Record<string, unknown> = {}) => ({
+  type: ['string', 'null'],
+  description: `At most ${max} characters, counted once trimmed and normalized (NFC).`,
+  ...extra,
+});
+
+export const PostcardRequestSchema = shared('PostcardRequest', {
+  type: 'object',
+  required: [
+    'api_token',
+    'template_id',
+    'address_line_1',
+    'address_city',
+    'address_state',
+    'address_zip',
+    'address_country',
+  ],
+  description:
+    'first_name or last_name is required. Every other field is custom data (a string). null is a field left out.',
+  properties: {
+    api_token: { type: 'string' },
+    template_id: { type: 'string' },
+    first_name: postcardText(100),
+    last_name: postcardText(100),
+    email: { type: ['string', 'null'], description: 'An e-mail address (spaces around it are trimmed).' },
+    company: postcardText(200),
+    phone: postcardText(40),
+    address_line_1: postcardText(64),
+    address_line_2: postcardText(64),
+    address_city: postcardText(100),
+    address_state: {
+      type: ['string', 'null'],
+      description:
+        'Two letters, any case (spaces around them are trimmed); a US state or territory code when the country is US.',
+    },
+    address_zip: postcardText(20),
+    address_country: {
+      type: ['string', 'null'],
+      description: 'ISO 3166-1 alpha-2, any case (spaces around it are trimmed); stored upper-case.',
+    },
+    source: postcardText(100),
+  },
+  additionalProperties: postcardText(2000),
+});
+
+export const PostcardSchema = shared('Postcard', {
+  type: 'object',
+  required: [
+    'id',
+    'object',
+    'status',
+    'template_id',
+    'contact',
+    'address',
+    'custom_data',
+    'document_id',
+    'failure_reason',
+    'warnings',
+    'created_at',
+    'updated_at',
+  ],
+  properties: {
+    id: { type: 'string' },
+    object: { const: 'postcard' },
+    status: { enum: ['received', 'rendered', 'failed'] },
+    template_id: { type: 'string' },
+    contact: { type: 'object', additionalProperties: { type: 'string' } },
+    address: { type: 'object', additionalProperties: { type: 'string' } },
+    custom_data: { type: 'object', additionalProperties: { type: 'string' } },
+    document_id: { type: ['string', 'null'] },
+    failure_reason: { type: ['string', 'null'] },
+    warnings: {
+      type: 'array',
+      description:
+        'What the render warned about: `text_overflow` when a text does not fit its box (`field` is the variable).',
+      items: {
+        type: 'object',
+        required: ['code', 'field', 'message'],
+        properties: { code: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+    created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
+  },
+  additionalProperties: false,
+});
+
+/** The shared schemas of postcards, registered once on the app. */
+export const POSTCARD_SCHEMAS: TSchema[] = [PostcardRequestSchema, PostcardSchema];

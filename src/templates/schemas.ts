@@ -1,0 +1,98 @@
+/** A template as the API takes (POST /v1/templates in each medium) and answers it, with its example. */
+import type { TSchema } from '@sinclair/typebox';
+import { EXAMPLE_IDS } from './store';
+import { described, DOCX_TYPE, shared, T } from '../http/schemas';
+
+export const TemplateUploadSchema = shared('TemplateUpload', {
+  type: 'object',
+  properties: {
+    name: { type: 'string', maxLength: 200 },
+    source: { type: 'string', description: 'XML text' },
+    source_base64: { type: 'string', description: 'An XML file or a fillable PDF, base64' },
+    assets: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description:
+        'The images and fonts an XML template names, by the path it names them with, each as base64: `{ "images/logo.png": "iVBOR…" }`',
+    },
+  },
+});
+
+export const TemplateSchema = shared('Template', {
+  type: 'object',
+  required: ['id', 'object', 'name', 'format', 'variables', 'optional_variables', 'size', 'created_at', 'updated_at'],
+  properties: {
+    id: { type: 'string' },
+    object: { const: 'template' },
+    name: { type: 'string' },
+    format: { enum: ['xml', 'html', 'docx', 'pdf'] },
+    variables: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Every merge field, in order of first use. Each needs a value, but the optional ones.',
+    },
+    optional_variables: {
+      type: 'array',
+      description:
+        'The variables that may be left out (written `{{name | default: "text"}}` in the template), each with the text it takes then.',
+      items: {
+        type: 'object',
+        required: ['name', 'default'],
+        properties: { name: { type: 'string' }, default: { type: 'string' } },
+        additionalProperties: false,
+      },
+    },
+    size: { type: 'integer' },
+    created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
+  },
+  additionalProperties: false,
+});
+
+/** What POST /v1/templates takes: XML, HTML, a Word document, a PDF, JSON, or a multipart form. */
+export const TemplateUploadBody = {
+  content: {
+    'application/json': {
+      schema: described(TemplateUploadSchema, {
+        name: 'Thank you note',
+        source: '<document size="A5"><body><p>Thank you, {{name}}!</p></body></document>',
+      }),
+    },
+    'application/xml': {
+      schema: { type: 'string', examples: ['<document><body><p>Hello {{name}}</p></body></document>'] },
+    },
+    'text/html': {
+      schema: {
+        type: 'string',
+        examples: ['<!doctype html><html><body><p>Hello {{ name }}</p></body></html>'],
+      },
+    },
+    'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } },
+    [DOCX_TYPE]: { schema: { type: 'string', contentMediaType: DOCX_TYPE } },
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        properties: {
+          file: { type: 'string', contentMediaType: 'application/octet-stream' },
+          name: { type: 'string' },
+        },
+        required: ['file'],
+      },
+    },
+  },
+};
+
+export const exampleTemplate = {
+  id: EXAMPLE_IDS.letter,
+  object: 'template',
+  name: 'Letter',
+  format: 'xml',
+  variables: ['date', 'recipient_name', 'body', 'sender_name', 'enclosure'],
+  optional_variables: [{ name: 'enclosure', default: '' }],
+  size: 3520,
+  created_at: T,
+  updated_at: T,
+};
+
+/** The shared schemas of templates, registered once on the app. */
+export const TEMPLATE_SCHEMAS: TSchema[] = [TemplateUploadSchema, TemplateSchema];
