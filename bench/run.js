@@ -62,7 +62,7 @@ function help() {
     '',
     ...SUITES.map((s) => `  ${s.name.padEnd(width)}  ${s.says}${s.byName ? ' [by name only]' : ''}`),
     '',
-    'Results go to standard output as Markdown for BENCHMARKS.md.',
+    'Results go to standard output as Markdown: a new run goes at the top of docs/benchmarks-history.md, its figures into the Now tables of BENCHMARKS.md.',
     '',
   ].join('\n');
 }
