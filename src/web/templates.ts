@@ -3,6 +3,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationError } from '../errors';
 import { contentDisposition } from '../http/headers';
 import { parsePageQuery } from '../pagination';
+import type { Service } from '../service';
+import type { TemplateSummary } from '../templates';
+import type { TemplateInfo } from '../templates/store';
 import {
   failureOf,
   multipartForm,
@@ -20,6 +23,7 @@ import {
   csrfField,
   errorNotice,
   field,
+  type Html,
   html,
   idWithCopy,
   pager,
@@ -27,6 +31,99 @@ import {
   table,
   when,
 } from './html';
+
+/** What an upload's error detail is about, as the notice says it: "Line 3, column 7:" for a place in the template. */
+function errorLabel(f: string): string {
+  const at = /^template:(\d+):(\d+)$/.exec(f);
+  return at ? `Line ${at[1]}, column ${at[2]}:` : f === 'template' ? 'Template:' : `${f}:`;
+}
+
+/** The form to upload a template with its images, fonts and CSS. */
+function uploadCard(csrf: string): Html {
+  return html`<div class="card">
+    <h2>Upload a template</h2>
+    <form method="post" action="/app/templates" enctype="multipart/form-data">
+      ${csrfField(csrf)}
+      <div class="row">
+        <div class="field">
+          <label for="f-file">Template file</label
+          ><input
+            id="f-file"
+            name="file"
+            type="file"
+            accept=".xml,.html,.htm,.docx,.pdf,application/xml,text/xml,text/html,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+            required
+          />
+          <div class="hint">
+            An XML layout template, an HTML document with Liquid merge fields, a Word document (.docx) with {fields}, or
+            a fillable PDF form.
+          </div>
+        </div>
+        <div class="field">
+          <label for="f-assets">Images, fonts and CSS (optional)</label
+          ><input id="f-assets" name="assets" type="file" multiple />
+          <div class="hint">The files the template names, e.g. logo.png or style.css.</div>
+        </div>
+        ${field({ name: 'name', label: 'Name (optional)', hint: 'Defaults to the name in the template or the file name.' })}
+      </div>
+      <button type="submit">Upload template</button>
+    </form>
+  </div>`;
+}
+
+/** A template's preview page: the PDF beside its details (id, format, size, variables). */
+function previewBody(t: TemplateInfo, preview: Html): Html {
+  return html`<div class="head">
+      <div>
+        <h1>${t.name}</h1>
+        <p class="sub">Preview with sample values: each variable shows its own name in brackets; lists are empty.</p>
+      </div>
+      <div class="actions">
+        <a class="button" href="/app/generate?template_id=${t.id}">Generate from this template</a
+        ><a class="button secondary" href="/app/templates">All templates</a>
+      </div>
+    </div>
+    <div class="grid2">
+      <div class="card">${preview}</div>
+      <div class="card">
+        <h2>Details</h2>
+        <dl class="facts">
+          <dt>ID</dt>
+          <dd>${idWithCopy(t.id)}</dd>
+          <dt>Format</dt>
+          <dd>${t.format.toUpperCase()}</dd>
+          <dt>Size</dt>
+          <dd>${bytes(t.size)}</dd>
+          <dt>Created</dt>
+          <dd>${when(t.created_at)}</dd>
+          <dt>Variables</dt>
+          <dd>
+            ${t.variables.length ? t.variables.map((v) => html`<span class="chip">${v}</span>`) : html`<span class="muted">none</span>`}
+          </dd>
+        </dl>
+      </div>
+    </div>`;
+}
+
+/** The template rendered with sample values: each variable its own name in brackets. */
+async function renderWithSamples(service: Service, template: TemplateSummary): Promise<Uint8Array> {
+  const values: Record<string, string> = Object.fromEntries(template.variables.map((v) => [v, `[${v}]`]));
+  // a value the template cannot take as text (a list, a checkbox) is tried empty instead
+  let pdf: Uint8Array | undefined;
+  for (let tries = 0; !pdf; tries++) {
+    try {
+      pdf = await service.renderer.render(template, values, { now: service.clock.now() });
+    } catch (err) {
+      const variable =
+        err instanceof ValidationError
+          ? err.details.map((d) => d.field.split(/[.[]/)[0]).find((f) => values[f])
+          : undefined;
+      if (!variable || tries > template.variables.length) throw err;
+      values[variable] = '';
+    }
+  }
+  return pdf;
+}
 
 export const templatesSection: WebSection = (service) => async (web) => {
   async function templatesPage(req: FastifyRequest, reply: FastifyReply, o: { error?: Failure; status?: number } = {}) {
@@ -47,50 +144,18 @@ export const templatesSection: WebSection = (service) => async (web) => {
       }</td>
 <td><div class="actions"><a class="button secondary" href="/app/templates/${t.id}/preview">Preview</a><a class="button secondary" href="/app/generate?template_id=${t.id}">Generate</a>${actionButton({ action: `/app/templates/${t.id}/delete`, label: 'Delete', csrf: req.admin!.csrf, style: 'danger', confirm: `Delete the template "${t.name}"? Documents made from it stay.` })}</div></td></tr>`,
     );
-    const label = (f: string) => {
-      const at = /^template:(\d+):(\d+)$/.exec(f);
-      return at ? `Line ${at[1]}, column ${at[2]}:` : f === 'template' ? 'Template:' : `${f}:`;
-    };
     const body = html`<div class="head">
         <div>
           <h1>Templates</h1>
           <p class="sub">Copy a template's id into your requests, or generate a document from it here.</p>
         </div>
       </div>
-      ${doneNotice(req)}${errorNotice(o.error, label)}
+      ${doneNotice(req)}${errorNotice(o.error, errorLabel)}
       <div class="card scroll">
         ${table(['Name', 'ID', 'Variables', html`<th><span class="skip">Actions</span></th>`], rows, 'No templates yet. Upload one below.')}
         ${list.has_more && pager(`/app/templates?starting_after=${list.next_cursor!}`, 'Older templates →')}
       </div>
-      <div class="card">
-        <h2>Upload a template</h2>
-        <form method="post" action="/app/templates" enctype="multipart/form-data">
-          ${csrfField(req.admin!.csrf)}
-          <div class="row">
-            <div class="field">
-              <label for="f-file">Template file</label
-              ><input
-                id="f-file"
-                name="file"
-                type="file"
-                accept=".xml,.html,.htm,.docx,.pdf,application/xml,text/xml,text/html,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document"
-                required
-              />
-              <div class="hint">
-                An XML layout template, an HTML document with Liquid merge fields, a Word document (.docx) with
-                {fields}, or a fillable PDF form.
-              </div>
-            </div>
-            <div class="field">
-              <label for="f-assets">Images, fonts and CSS (optional)</label
-              ><input id="f-assets" name="assets" type="file" multiple />
-              <div class="hint">The files the template names, e.g. logo.png or style.css.</div>
-            </div>
-            ${field({ name: 'name', label: 'Name (optional)', hint: 'Defaults to the name in the template or the file name.' })}
-          </div>
-          <button type="submit">Upload template</button>
-        </form>
-      </div>`;
+      ${uploadCard(req.admin!.csrf)}`;
     return page(req, reply, { section: 'templates', title: 'Templates', body, status: o.status });
   }
 
@@ -125,36 +190,7 @@ export const templatesSection: WebSection = (service) => async (web) => {
   web.get('/templates/:id/preview', async (req, reply) => {
     const t = await service.templates.get((req.params as { id: string }).id);
     const preview = pdfPreview(`/app/templates/${t.id}/preview.pdf`);
-    const body = html`<div class="head">
-        <div>
-          <h1>${t.name}</h1>
-          <p class="sub">Preview with sample values: each variable shows its own name in brackets; lists are empty.</p>
-        </div>
-        <div class="actions">
-          <a class="button" href="/app/generate?template_id=${t.id}">Generate from this template</a
-          ><a class="button secondary" href="/app/templates">All templates</a>
-        </div>
-      </div>
-      <div class="grid2">
-        <div class="card">${preview.body}</div>
-        <div class="card">
-          <h2>Details</h2>
-          <dl class="facts">
-            <dt>ID</dt>
-            <dd>${idWithCopy(t.id)}</dd>
-            <dt>Format</dt>
-            <dd>${t.format.toUpperCase()}</dd>
-            <dt>Size</dt>
-            <dd>${bytes(t.size)}</dd>
-            <dt>Created</dt>
-            <dd>${when(t.created_at)}</dd>
-            <dt>Variables</dt>
-            <dd>
-              ${t.variables.length ? t.variables.map((v) => html`<span class="chip">${v}</span>`) : html`<span class="muted">none</span>`}
-            </dd>
-          </dl>
-        </div>
-      </div>`;
+    const body = previewBody(t, preview.body);
     return page(req, reply, {
       section: 'templates',
       title: `Preview of ${t.name}`,
@@ -164,21 +200,7 @@ export const templatesSection: WebSection = (service) => async (web) => {
   });
   web.get('/templates/:id/preview.pdf', async (req, reply) => {
     const template = await service.templates.load((req.params as { id: string }).id);
-    const values: Record<string, string> = Object.fromEntries(template.variables.map((v) => [v, `[${v}]`]));
-    // a value the template cannot take as text (a list, a checkbox) is tried empty instead
-    let pdf: Uint8Array | undefined;
-    for (let tries = 0; !pdf; tries++) {
-      try {
-        pdf = await service.renderer.render(template, values, { now: service.clock.now() });
-      } catch (err) {
-        const variable =
-          err instanceof ValidationError
-            ? err.details.map((d) => d.field.split(/[.[]/)[0]).find((f) => values[f])
-            : undefined;
-        if (!variable || tries > template.variables.length) throw err;
-        values[variable] = '';
-      }
-    }
+    const pdf = await renderWithSamples(service, template);
     return reply
       .type('application/pdf')
       .header('Content-Disposition', contentDisposition(`${template.name} (preview)`, 'inline'))
