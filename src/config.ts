@@ -241,6 +241,100 @@ function tracingOf(env: Env): TracingConfig | undefined {
   return { exporter: 'otlp', endpoint, destination: redact(endpoint) };
 }
 
+/** A setting that is true or false (default false). */
+function flagOf(env: Env, name: string): boolean {
+  const v = env[name] ?? 'false';
+  if (!['true', 'false'].includes(v)) throw new ConfigError(`${name} must be true or false, not ${JSON.stringify(v)}.`);
+  return v === 'true';
+}
+
+/** A reader of whole number settings from min to max, in `unit`: the override given, or the variable `name`, or `fallback`. */
+function wholeIn(env: Env) {
+  return (
+    name: string,
+    given: number | undefined,
+    fallback: number,
+    min: number,
+    max: number,
+    unit = 'a whole number',
+  ) => {
+    const v = given ?? Number(env[name] ?? fallback);
+    if (!Number.isInteger(v) || v < min || v > max)
+      throw new ConfigError(`${name} must be ${unit} from ${min} to ${max}, not ${JSON.stringify(env[name])}.`);
+    return v;
+  };
+}
+
+/** What bounds delivering webhooks: private addresses, how many subscriptions, each attempt's time, how long to retry. */
+function webhookSettings(
+  env: Env,
+  overrides: Partial<Config>,
+): Pick<Config, 'webhookAllowPrivate' | 'webhookMaxSubscriptions' | 'webhookTimeoutMs' | 'webhookRetryHours'> {
+  const whole = wholeIn(env);
+  const webhookAllowPrivate = overrides.webhookAllowPrivate ?? flagOf(env, 'WEBHOOK_ALLOW_PRIVATE');
+  const webhookMaxSubscriptions = whole(
+    'WEBHOOK_MAX_SUBSCRIPTIONS',
+    overrides.webhookMaxSubscriptions,
+    DEFAULT_MAX_SUBSCRIPTIONS,
+    1,
+    10_000,
+  );
+  const webhookTimeoutMs = whole(
+    'WEBHOOK_TIMEOUT_MS',
+    overrides.webhookTimeoutMs,
+    10_000,
+    100,
+    120_000,
+    'milliseconds',
+  );
+  const webhookRetryHours =
+    overrides.webhookRetryHours ?? Number(env.WEBHOOK_RETRY_HOURS ?? POLICIES.webhook_delivery.forMs / 3_600_000);
+  if (!(webhookRetryHours > 0 && webhookRetryHours <= 24 * 30))
+    throw new ConfigError(
+      `WEBHOOK_RETRY_HOURS must be hours from more than 0 to 720, not ${JSON.stringify(env.WEBHOOK_RETRY_HOURS)}.`,
+    );
+  return { webhookAllowPrivate, webhookMaxSubscriptions, webhookTimeoutMs, webhookRetryHours };
+}
+
+/** What bounds rendering: threads, each render's time and memory, and what a template may make. */
+function renderSettings(
+  env: Env,
+  overrides: Partial<Config>,
+): Pick<Config, 'renderThreads' | 'renderTimeoutMs' | 'renderMemoryMb' | 'renderLimits'> {
+  const whole = wholeIn(env);
+  const renderThreads = whole('RENDER_THREADS', overrides.renderThreads, defaultRenderThreads(), 0, 256);
+  const renderTimeoutMs = whole(
+    'RENDER_TIMEOUT_MS',
+    overrides.renderTimeoutMs,
+    DEFAULT_RENDER_TIMEOUT_MS,
+    100,
+    600_000,
+    'milliseconds',
+  );
+  const renderMemoryMb = whole(
+    'RENDER_MEMORY_MB',
+    overrides.renderMemoryMb,
+    DEFAULT_RENDER_MEMORY_MB,
+    64,
+    16_384,
+    'megabytes',
+  );
+  const limit = (name: string, fallback: number) => {
+    const v = Number(env[name] ?? fallback);
+    if (!Number.isInteger(v) || v < 1)
+      throw new ConfigError(`${name} must be a whole number of at least 1, not ${JSON.stringify(env[name])}.`);
+    return v;
+  };
+  const renderLimits: RenderLimits = overrides.renderLimits ?? {
+    imagePixels: limit('RENDER_MAX_IMAGE_PIXELS', DEFAULT_LIMITS.imagePixels),
+    pages: limit('RENDER_MAX_PAGES', DEFAULT_LIMITS.pages),
+    items: limit('RENDER_MAX_ITEMS', DEFAULT_LIMITS.items),
+    text: limit('RENDER_MAX_TEXT', DEFAULT_LIMITS.text),
+    processMemoryMb: limit('RENDER_PROCESS_MEMORY_MB', DEFAULT_LIMITS.processMemoryMb),
+  };
+  return { renderThreads, renderTimeoutMs, renderMemoryMb, renderLimits };
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const port = overrides.port ?? Number(env.PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
@@ -302,37 +396,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (engine !== 'embedded' && engine !== 'temporal')
     throw new ConfigError(`ENGINE must be "embedded" or "temporal", not ${JSON.stringify(engine)}.`);
   const temporal = overrides.temporal ?? temporalConfig(env);
-  const flag = (name: string) => {
-    const v = env[name] ?? 'false';
-    if (!['true', 'false'].includes(v))
-      throw new ConfigError(`${name} must be true or false, not ${JSON.stringify(v)}.`);
-    return v === 'true';
-  };
-  /** A whole number setting from min to max, in `unit`: the override given, or the variable `name`, or `fallback`. */
-  const whole = (
-    name: string,
-    given: number | undefined,
-    fallback: number,
-    min: number,
-    max: number,
-    unit = 'a whole number',
-  ) => {
-    const v = given ?? Number(env[name] ?? fallback);
-    if (!Number.isInteger(v) || v < min || v > max)
-      throw new ConfigError(`${name} must be ${unit} from ${min} to ${max}, not ${JSON.stringify(env[name])}.`);
-    return v;
-  };
-  const webhookAllowPrivate = overrides.webhookAllowPrivate ?? flag('WEBHOOK_ALLOW_PRIVATE');
+  const flag = (name: string) => flagOf(env, name);
+  const whole = wholeIn(env);
   const oidcAllowPrivate = overrides.oidcAllowPrivate ?? flag('OIDC_ALLOW_PRIVATE');
   const startupCheck = overrides.startupCheck ?? (env.STARTUP_CHECK ? flag('STARTUP_CHECK') : true);
   const oidcTimeoutMs = whole('OIDC_TIMEOUT_MS', overrides.oidcTimeoutMs, 5_000, 100, 60_000, 'milliseconds');
-  const webhookMaxSubscriptions = whole(
-    'WEBHOOK_MAX_SUBSCRIPTIONS',
-    overrides.webhookMaxSubscriptions,
-    DEFAULT_MAX_SUBSCRIPTIONS,
-    1,
-    10_000,
-  );
   const requestTimeoutMs = whole(
     'REQUEST_TIMEOUT_MS',
     overrides.requestTimeoutMs,
@@ -346,20 +414,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const rateLimits = { postcards: rateLimit('postcards'), pages: rateLimit('pages'), codes: rateLimit('codes') };
   const trustProxy = overrides.trustProxy ?? parseTrustProxy(env.TRUST_PROXY);
   const linkTokenKeys = overrides.linkTokenKeys ?? (env.LINK_TOKEN_KEYS?.trim() || undefined);
-  const webhookTimeoutMs = whole(
-    'WEBHOOK_TIMEOUT_MS',
-    overrides.webhookTimeoutMs,
-    10_000,
-    100,
-    120_000,
-    'milliseconds',
-  );
-  const webhookRetryHours =
-    overrides.webhookRetryHours ?? Number(env.WEBHOOK_RETRY_HOURS ?? POLICIES.webhook_delivery.forMs / 3_600_000);
-  if (!(webhookRetryHours > 0 && webhookRetryHours <= 24 * 30))
-    throw new ConfigError(
-      `WEBHOOK_RETRY_HOURS must be hours from more than 0 to 720, not ${JSON.stringify(env.WEBHOOK_RETRY_HOURS)}.`,
-    );
   const history: HistoryRetention = {
     accessLogDays: whole(
       'ACCESS_LOG_RETENTION_DAYS',
@@ -377,36 +431,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       36_500,
       'days',
     ),
-  };
-  const renderThreads = whole('RENDER_THREADS', overrides.renderThreads, defaultRenderThreads(), 0, 256);
-  const renderTimeoutMs = whole(
-    'RENDER_TIMEOUT_MS',
-    overrides.renderTimeoutMs,
-    DEFAULT_RENDER_TIMEOUT_MS,
-    100,
-    600_000,
-    'milliseconds',
-  );
-  const renderMemoryMb = whole(
-    'RENDER_MEMORY_MB',
-    overrides.renderMemoryMb,
-    DEFAULT_RENDER_MEMORY_MB,
-    64,
-    16_384,
-    'megabytes',
-  );
-  const limit = (name: string, fallback: number) => {
-    const v = Number(env[name] ?? fallback);
-    if (!Number.isInteger(v) || v < 1)
-      throw new ConfigError(`${name} must be a whole number of at least 1, not ${JSON.stringify(env[name])}.`);
-    return v;
-  };
-  const renderLimits: RenderLimits = overrides.renderLimits ?? {
-    imagePixels: limit('RENDER_MAX_IMAGE_PIXELS', DEFAULT_LIMITS.imagePixels),
-    pages: limit('RENDER_MAX_PAGES', DEFAULT_LIMITS.pages),
-    items: limit('RENDER_MAX_ITEMS', DEFAULT_LIMITS.items),
-    text: limit('RENDER_MAX_TEXT', DEFAULT_LIMITS.text),
-    processMemoryMb: limit('RENDER_PROCESS_MEMORY_MB', DEFAULT_LIMITS.processMemoryMb),
   };
   const shutdownTimeoutMs = whole(
     'SHUTDOWN_TIMEOUT_MS',
@@ -432,16 +456,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     smtpUrl,
     mailFrom,
     postcardPath,
-    webhookAllowPrivate,
     linkTokenKeys,
-    webhookTimeoutMs,
-    webhookRetryHours,
     history,
-    webhookMaxSubscriptions,
-    renderThreads,
-    renderTimeoutMs,
-    renderMemoryMb,
-    renderLimits,
+    ...webhookSettings(env, overrides),
+    ...renderSettings(env, overrides),
     engine,
     temporal,
     shutdownTimeoutMs,

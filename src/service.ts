@@ -27,7 +27,7 @@ import { MagicLinks } from './links';
 import { linkKeyring } from './links/keyring';
 import { checkKeys, moveLegacyKey } from './links/tokens';
 import { RETENTION_SWEEP_MS, type StorageApps } from './documents/retention';
-import { MagicLinkApps } from './links/app';
+import { MagicLinkApps, type MagicLinkApp } from './links/app';
 import { createMailer, type Mailer } from './mail';
 import { Postcards } from './postcards';
 import { packageRoot } from './paths';
@@ -125,10 +125,60 @@ export function packageVersion(): string {
   return (JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 }
 
-export async function createService(config: Config, options: ServiceOptions = {}): Promise<Service> {
-  const clock = options.clock ?? systemClock;
-  // OTEL_*: this process's spans go where they say, from its first request (src/tracing.ts)
-  startTracing(config.tracing, options.log);
+/** The Magic Link app's settings before an operator sets it up: the server's address and MAIL_FROM. */
+function magicLinkDefaults(config: Config): Omit<MagicLinkApp, 'configured_at'> {
+  const from = senderOf(config.mailFrom);
+  return {
+    public_url: config.publicUrl,
+    public_url_follows_server: true,
+    sender_name: from.name ?? 'Paperlink',
+    sender_email: from.address,
+    organization_name: 'Paperlink',
+    logo_url: null,
+    accent_color: '#1F6FEB',
+    auth_types: ['email'],
+    oidc_providers: [],
+  };
+}
+
+/** Closes what a service opened, last opened first (its close, and a start that failed part way). */
+async function closeParts(p: {
+  mailer: Mailer;
+  presence: Presence;
+  renderer: Renderer;
+  storage: Storage;
+  database: Database;
+}): Promise<void> {
+  await p.presence.close();
+  p.mailer.close();
+  await p.renderer.close();
+  await printer.close();
+  await converter.close();
+  p.storage.close?.();
+  await p.database.close();
+}
+
+/**
+ * One run of `work` at a time: a call during another (housekeeping at the start, then hourly) waits
+ * for it, then runs whole, so what it answers is what it did; `settled` waits for the last.
+ */
+function oneAtATime<T>(work: () => Promise<T>): { run: () => Promise<T>; settled: () => Promise<unknown> } {
+  let last: Promise<unknown> = Promise.resolve();
+  return {
+    run: () => {
+      const run = last.then(work);
+      last = run.catch(() => undefined);
+      return run;
+    },
+    settled: () => last,
+  };
+}
+
+/**
+ * What a service is made of before any work of the process's own: the database, the storage, the
+ * render threads, the mailer, and each resource's core, wired to one another.
+ */
+async function openParts(config: Config, options: ServiceOptions, clock: Clock) {
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     sqlitePath: sqliteFile(config.dataDir),
@@ -138,10 +188,6 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const { db } = database;
   // a write the disk refused, in a request or in the background, makes /readyz try writes of its own
   const writes = new WriteHealth(() => probeWrites(db, storage));
-  const onFlowError = (id: string, err: unknown) => {
-    writes.noticed(err);
-    options.onFlowError?.(id, err);
-  };
   const storage = openStorage(config, db);
   // a bucket that cannot be used fails the start, saying why, rather than the first request
   await storage.check?.().catch(async (err: unknown) => {
@@ -164,23 +210,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     outbox: path.join(config.dataDir, 'outbox'),
     log: options.log,
   });
-  const from = senderOf(config.mailFrom);
-  const magicLink = new MagicLinkApps(
-    db,
-    clock,
-    {
-      public_url: config.publicUrl,
-      public_url_follows_server: true,
-      sender_name: from.name ?? 'Paperlink',
-      sender_email: from.address,
-      organization_name: 'Paperlink',
-      logo_url: null,
-      accent_color: '#1F6FEB',
-      auth_types: ['email'],
-      oidc_providers: [],
-    },
-    config.oidcAllowPrivate,
-  );
+  const magicLink = new MagicLinkApps(db, clock, magicLinkDefaults(config), config.oidcAllowPrivate);
   const events = new Events(clock);
   // the keys of Magic Link URLs live outside the database; older versions kept one in it
   const keyring = linkKeyring(config);
@@ -197,16 +227,40 @@ export async function createService(config: Config, options: ServiceOptions = {}
     maxSubscriptions: config.webhookMaxSubscriptions,
   };
   const webhooks = new Webhooks(db, clock, events, webhookOptions);
+  return {
+    database,
+    db,
+    writes,
+    storage,
+    renderer,
+    templates,
+    mailer,
+    magicLink,
+    events,
+    links,
+    keys,
+    documents,
+    postcards,
+    webhooks,
+    webhookOptions,
+  };
+}
+
+export async function createService(config: Config, options: ServiceOptions = {}): Promise<Service> {
+  const clock = options.clock ?? systemClock;
+  // OTEL_*: this process's spans go where they say, from its first request (src/tracing.ts)
+  startTracing(config.tracing, options.log);
+  const core = await openParts(config, options, clock);
+  const { database, db, writes, storage, renderer, templates, mailer, magicLink } = core;
+  const { events, links, keys, documents, postcards, webhooks, webhookOptions } = core;
+  const onFlowError = (id: string, err: unknown) => {
+    writes.noticed(err);
+    options.onFlowError?.(id, err);
+  };
   let presence: Presence = localPresence();
   /** Closes what is open so far when a later step of the start fails. */
   const abandon = async (err: unknown): Promise<never> => {
-    mailer.close();
-    await presence.close();
-    await renderer.close();
-    await printer.close();
-    await converter.close();
-    storage.close?.();
-    await database.close();
+    await closeParts({ mailer, presence, renderer, storage, database });
     throw err;
   };
   // several processes may share the database: the ones that run background work say so
@@ -241,24 +295,18 @@ export async function createService(config: Config, options: ServiceOptions = {}
     : new EmbeddedEngine(clock, activities, claims, onFlowError, runner);
   const idempotency = new Idempotency(db, clock);
   idempotency.owner = () => presence.id;
-  // one housekeeping at a time in a process: a call during another (the one at start, the hourly
-  // one) waits for it, then runs whole, so what it answers is what it deleted
-  let housekept: Promise<unknown> = Promise.resolve();
-  const keepHouse = () => {
-    const run = housekept.then(async () => {
-      const { sessions, codes } = await links.purgeExpired();
-      return {
-        idempotency: await idempotency.purge(),
-        sessions,
-        codes,
-        unreferenced: await documents.purgeUnreferenced(),
-        spooled: await documents.spool.purge(),
-        ...(await purgeHistory(db, database.inTransaction, clock.now(), config.history)),
-      };
-    });
-    housekept = run.catch(() => undefined);
-    return run;
-  };
+  const house = oneAtATime(async () => {
+    const { sessions, codes } = await links.purgeExpired();
+    return {
+      idempotency: await idempotency.purge(),
+      sessions,
+      codes,
+      unreferenced: await documents.purgeUnreferenced(),
+      spooled: await documents.spool.purge(),
+      ...(await purgeHistory(db, database.inTransaction, clock.now(), config.history)),
+    };
+  });
+  const keepHouse = house.run;
   /**
    * Fencing: a process whose presence connection is lost is seen as dead by the others, which free
    * its claims at their next sweep; so it stops claiming at once (link and postcard steps, webhook
@@ -348,17 +396,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
       clearTimeout(retry);
       // what runs ends first (a housekeeping too); then no more is taken
       await runner.stop();
-      await housekept;
+      await house.settled();
       await engine.stop();
       // what this process still had goes to the others now, not when they notice it is gone
       if (options.runFlows) await claims.releaseAll(clock.now()).catch(() => undefined);
-      await presence.close();
-      mailer.close();
-      await renderer.close();
-      await printer.close();
-      await converter.close();
-      storage.close?.();
-      await database.close();
+      await closeParts({ mailer, presence, renderer, storage, database });
       // the last spans leave before the process does
       await tracing()
         ?.flush()

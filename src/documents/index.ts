@@ -213,6 +213,60 @@ export function magicLinkDestination(link: LinkInfo, url: string): MagicLinkDest
 /** How old a note of pending bytes is before housekeeping deletes bytes no record names: far longer than any save. */
 export const UNREFERENCED_AFTER_MS = 60 * 60 * 1000;
 
+/**
+ * A generate request's `destinations`: whether it is stored (inkit_storage, with its name and
+ * settings) and the Magic Link's settings; what is wrong goes into `details`.
+ */
+function parseDestinations(
+  destinations: unknown,
+  details: ErrorDetail[],
+): {
+  stored: boolean;
+  storageName?: string;
+  storageSettings?: Record<string, unknown>;
+  linkSettings?: LinkSettings;
+} {
+  let storageName: string | undefined;
+  let storageSettings: Record<string, unknown> | undefined;
+  let stored = false;
+  let linkSettings: LinkSettings | undefined;
+  if (!isObject(destinations) || Object.keys(destinations).length === 0) {
+    details.push({
+      field: 'destinations',
+      message: `is required: an object naming at least one of ${DESTINATIONS.join(', ')}`,
+      code: 'required',
+    });
+  } else {
+    for (const [key, settings] of Object.entries(destinations)) {
+      const field = `destinations.${key}`;
+      if (!(DESTINATIONS as readonly string[]).includes(key)) {
+        details.push({
+          field,
+          message: `is not a destination; use ${DESTINATIONS.join(' or ')}`,
+          code: 'unknown_destination',
+        });
+      } else if (!isObject(settings)) {
+        details.push({ field, message: 'must be an object of settings ({} for the defaults)', code: 'type' });
+      } else if (key === 'magic_link') {
+        try {
+          linkSettings = parseLinkSettings(settings, field);
+        } catch (err) {
+          if (!(err instanceof ValidationError)) throw err;
+          details.push(...err.details);
+        }
+      } else {
+        stored = true;
+        storageSettings = settings;
+        storageName = optionalText(settings, 'name', `${field}.name`, MAX_NAME, details);
+        for (const k of Object.keys(settings))
+          if (k !== 'name' && k !== 'retain_for')
+            details.push({ field: `${field}.${k}`, message: 'is not a storage setting', code: 'unknown_field' });
+      }
+    }
+  }
+  return { stored, storageName, storageSettings, linkSettings };
+}
+
 export class Documents {
   constructor(
     private readonly db: Db,
@@ -446,45 +500,7 @@ export class Documents {
     const templateId = body.template_id;
     const { template, values, given } = await this.templateAndValues(body, '', details);
 
-    let storageName: string | undefined;
-    let storageSettings: Record<string, unknown> | undefined;
-    let stored = false;
-    let linkSettings: LinkSettings | undefined;
-    const destinations = body.destinations;
-    if (!isObject(destinations) || Object.keys(destinations).length === 0) {
-      details.push({
-        field: 'destinations',
-        message: `is required: an object naming at least one of ${DESTINATIONS.join(', ')}`,
-        code: 'required',
-      });
-    } else {
-      for (const [key, settings] of Object.entries(destinations)) {
-        const field = `destinations.${key}`;
-        if (!(DESTINATIONS as readonly string[]).includes(key)) {
-          details.push({
-            field,
-            message: `is not a destination; use ${DESTINATIONS.join(' or ')}`,
-            code: 'unknown_destination',
-          });
-        } else if (!isObject(settings)) {
-          details.push({ field, message: 'must be an object of settings ({} for the defaults)', code: 'type' });
-        } else if (key === 'magic_link') {
-          try {
-            linkSettings = parseLinkSettings(settings, field);
-          } catch (err) {
-            if (!(err instanceof ValidationError)) throw err;
-            details.push(...err.details);
-          }
-        } else {
-          stored = true;
-          storageSettings = settings;
-          storageName = optionalText(settings, 'name', `${field}.name`, MAX_NAME, details);
-          for (const k of Object.keys(settings))
-            if (k !== 'name' && k !== 'retain_for')
-              details.push({ field: `${field}.${k}`, message: 'is not a storage setting', code: 'unknown_field' });
-        }
-      }
-    }
+    const { stored, storageName, storageSettings, linkSettings } = parseDestinations(body.destinations, details);
     const standard = parseStandard(body.pdf_standard, 'pdf_standard', details);
     const metadata = parseMetadata(body.pdf_metadata, 'pdf_metadata', details);
     const attachments = parseAttachments(body.attachments, 'attachments', details);
