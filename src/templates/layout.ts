@@ -408,6 +408,9 @@ function layoutBlock(block: BlockLeaf, flow: Flow, ctx: Ctx): void {
   else flow.tagSince(m, 'artifact');
 }
 
+// a layout algorithm: one pass over a block that breaks it across pages (orphans and widows, text
+// that shrinks to fit) with its state in locals; split, that state would be passed around
+// eslint-disable-next-line max-lines-per-function
 function placeBlock(block: BlockLeaf, flow: Flow, ctx: Ctx): void {
   const { t, b } = ctx;
   switch (block.kind) {
@@ -674,6 +677,9 @@ function rowHeight(r: RowBox, table: Table, from: number[]): number {
   return h + table.padding.top + table.padding.bottom;
 }
 
+// a layout algorithm: rows placed one after another, split across pages with the header repeated,
+// its state in locals; split, that state would be passed around
+// eslint-disable-next-line max-lines-per-function
 function layoutTable(table: Table, flow: Flow, ctx: Ctx): void {
   const widths = columnWidths(table, flow.area.width);
   const left = flow.area.left;

@@ -2,6 +2,8 @@
 import type { IDataObject, IDisplayOptions, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { text } from '../text';
 
+// the fields as n8n declares them: one list of data, read top to bottom as the form shows it
+// eslint-disable-next-line max-lines-per-function
 export function linkFields(show: NonNullable<IDisplayOptions['show']>): INodeProperties[] {
   const displayOptions = { show };
   return [
