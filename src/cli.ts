@@ -33,19 +33,22 @@ export function buildProgram(io: Io, setExit: SetExit): Command {
     .exitOverride()
     .showHelpAfterError('(run with --help for usage)');
   // in the order --help lists them
-  addRenderCommand(program, io, setExit);
-  addVariablesCommand(program, io, setExit);
-  addExamplesCommand(program, io, setExit);
-  addServeCommand(program, io, setExit);
-  addDoctorCommand(program, io, setExit);
-  addCodecServerCommand(program, io, setExit);
-  addWorkerCommand(program, io, setExit);
-  addKeysCommands(program, io, setExit);
-  addTemplatesCommands(program, io, setExit);
-  addAppsCommands(program, io, setExit);
-  addSecretsCommands(program, io, setExit);
-  addAdminCommands(program, io, setExit);
-  addGenerateCommand(program, io, setExit);
+  for (const add of [
+    addRenderCommand,
+    addVariablesCommand,
+    addExamplesCommand,
+    addServeCommand,
+    addDoctorCommand,
+    addCodecServerCommand,
+    addWorkerCommand,
+    addKeysCommands,
+    addTemplatesCommands,
+    addAppsCommands,
+    addSecretsCommands,
+    addAdminCommands,
+    addGenerateCommand,
+  ])
+    add(program, io, setExit);
   return program;
 }
 
