@@ -1,8 +1,9 @@
 /**
- * The HTTP API (Fastify): the app with what every route shares (the one error handler and error
- * shape, body parsers, the API key and its scopes, logging, the OpenAPI document), and one plugin
- * per resource, each in its own file under its prefix. Handlers are thin: they read the request,
- * call the core, and shape the answer.
+ * The HTTP server (Fastify) with what every route shares: the one error handler and error shape,
+ * body parsers, the API key and its scopes, logging, metrics and traces, the OpenAPI document. It
+ * has no route of its own: each resource's routes are in its folder (src/<resource>/routes.ts),
+ * registered by src/app.ts. Handlers are thin: they read the request, call the core, and shape the
+ * answer.
  */
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
