@@ -4,7 +4,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { PaperlinkError } from './errors';
+import { StartupError } from './errors';
 import { redact } from './log';
 import { isEmail } from './guards';
 import { POLICIES } from './flows/policies';
@@ -170,7 +170,7 @@ export function senderOf(mailFrom: string): { name: string | undefined; address:
   return m ? { name: m[1]?.trim() || undefined, address: m[2].trim() } : { name: undefined, address: mailFrom.trim() };
 }
 
-export class ConfigError extends PaperlinkError {
+export class ConfigError extends StartupError {
   constructor(message: string) {
     super('invalid_configuration', message);
   }

@@ -6,6 +6,68 @@
  * The class says what kind of failure it is; the HTTP layer maps the class to a status code.
  */
 
+/**
+ * Every `error.code` the API answers, by its HTTP status: the catalogue a client author reads. Each
+ * error class below takes only the codes of its own status, so the compiler refuses a code thrown
+ * anywhere that is not here; docs/api.md's table of errors is checked against this one
+ * (test/docs/errors.test.ts). A detail's `code` (per field: `required`, `range`, …) is another list.
+ */
+export const ERROR_CODES = {
+  400: ['malformed_json', 'malformed_multipart', 'bad_url', 'bad_request'],
+  // invalid_credentials: the web app's sign-in; invalid_signature: the n8n Paperlink Trigger's webhook
+  401: ['unauthorized', 'invalid_credentials', 'invalid_signature'],
+  403: ['insufficient_scope'],
+  404: ['not_found'],
+  408: ['request_timeout'],
+  409: ['idempotency_key_reused', 'app_not_configured', 'webhook_limit_reached', 'settings_busy'],
+  413: ['body_too_large'],
+  415: ['unsupported_media_type'],
+  422: [
+    'validation_failed',
+    'missing_variables',
+    'template_invalid',
+    'invalid_value',
+    'unsupported_character',
+    'render_limit_exceeded',
+    'too_deep',
+    'text_overflow',
+    'standard_unavailable',
+    'format_unavailable',
+    // the n8n Postcard Intake trigger's own list of templates
+    'template_not_allowed',
+  ],
+  429: ['rate_limited'],
+  431: ['headers_too_large'],
+  500: ['internal_error'],
+  503: [
+    'engine_unavailable',
+    'database_unavailable',
+    'storage_unavailable',
+    'renderer_unavailable',
+    'write_failed',
+    'stopping',
+  ],
+  507: ['insufficient_storage'],
+} as const;
+
+/**
+ * What fails a process's start (serve, paperlink worker, a plugin's worker) before it answers
+ * anything: the CLI prints the code and message and exits.
+ */
+export const STARTUP_CODES = [
+  'invalid_configuration',
+  'data_dir_in_use',
+  'temporal_unreachable',
+  'temporal_task_queue_versioned',
+] as const;
+
+/** The codes answered with one status. */
+export type CodeOf<S extends keyof typeof ERROR_CODES> = (typeof ERROR_CODES)[S][number];
+/** Any code of the catalogue. */
+export type ErrorCode = CodeOf<keyof typeof ERROR_CODES>;
+/** A code that fails a start. */
+export type StartupCode = (typeof STARTUP_CODES)[number];
+
 export interface ErrorDetail {
   /** The field (or template location, or variable) the detail is about, e.g. `merge_parameters.name`. */
   field: string;
@@ -16,10 +78,10 @@ export interface ErrorDetail {
 
 /** The one error shape of every answer that is not a success (HTTP API, n8n trigger nodes). */
 export interface ErrorBody {
-  error: { code: string; message: string; details: ErrorDetail[]; request_id?: string };
+  error: { code: ErrorCode; message: string; details: ErrorDetail[]; request_id?: string };
 }
 
-export function errorBody(code: string, message: string, details: ErrorDetail[] = []): ErrorBody {
+export function errorBody(code: ErrorCode, message: string, details: ErrorDetail[] = []): ErrorBody {
   return { error: { code, message, details } };
 }
 
@@ -29,10 +91,10 @@ export interface PaperlinkErrorOptions {
 }
 
 export class PaperlinkError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode | StartupCode;
   readonly details: ErrorDetail[];
 
-  constructor(code: string, message: string, options: PaperlinkErrorOptions = {}) {
+  constructor(code: ErrorCode | StartupCode, message: string, options: PaperlinkErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = this.constructor.name;
     this.code = code;
@@ -40,12 +102,26 @@ export class PaperlinkError extends Error {
   }
 }
 
+/** What fails a process's start (STARTUP_CODES): the CLI prints it and exits; never an answer of the API. */
+export class StartupError extends PaperlinkError {
+  declare readonly code: StartupCode;
+  constructor(code: StartupCode, message: string, options: PaperlinkErrorOptions = {}) {
+    super(code, message, options);
+  }
+}
+
+/** An error the API answers with, in its catalogue's codes: any PaperlinkError but a start's. */
+export function isAnswered(err: unknown): err is PaperlinkError & { readonly code: ErrorCode } {
+  return err instanceof PaperlinkError && !(err instanceof StartupError);
+}
+
 /** The request was understood but breaks a rule (HTTP 422). */
 export class ValidationError extends PaperlinkError {
+  declare readonly code: CodeOf<422>;
   constructor(
     message: string,
     details: ErrorDetail[] = [],
-    code = 'validation_failed',
+    code: CodeOf<422> = 'validation_failed',
     options: PaperlinkErrorOptions = {},
   ) {
     super(code, message, { ...options, details });
@@ -53,34 +129,51 @@ export class ValidationError extends PaperlinkError {
 }
 
 /** The request body is not well-formed (HTTP 400). */
-export class MalformedRequestError extends PaperlinkError {}
+export class MalformedRequestError extends PaperlinkError {
+  declare readonly code: CodeOf<400>;
+  constructor(code: CodeOf<400>, message: string, options: PaperlinkErrorOptions = {}) {
+    super(code, message, options);
+  }
+}
 
 /** A credential is missing or wrong (HTTP 401). */
 export class AuthenticationError extends PaperlinkError {
-  constructor(message = 'A valid API key is required in the X-Service-API-Token header.', code = 'unauthorized') {
+  declare readonly code: CodeOf<401>;
+  constructor(
+    message = 'A valid API key is required in the X-Service-API-Token header.',
+    code: CodeOf<401> = 'unauthorized',
+  ) {
     super(code, message);
   }
 }
 
 /** The credential is good but may not do this (HTTP 403), e.g. an API key without the scope a route needs. */
 export class ForbiddenError extends PaperlinkError {
-  constructor(message: string, code = 'forbidden', options: PaperlinkErrorOptions = {}) {
+  declare readonly code: CodeOf<403>;
+  constructor(message: string, code: CodeOf<403> = 'insufficient_scope', options: PaperlinkErrorOptions = {}) {
     super(code, message, options);
   }
 }
 
 /** The id names nothing (HTTP 404). */
 export class NotFoundError extends PaperlinkError {
+  declare readonly code: CodeOf<404>;
   constructor(resource: string, id: string) {
     super('not_found', `No ${resource} with id ${JSON.stringify(id)} exists.`);
   }
 }
 
 /** The request conflicts with the current state (HTTP 409). */
-export class ConflictError extends PaperlinkError {}
+export class ConflictError extends PaperlinkError {
+  declare readonly code: CodeOf<409>;
+  constructor(code: CodeOf<409>, message: string, options: PaperlinkErrorOptions = {}) {
+    super(code, message, options);
+  }
+}
 
 /** The request is larger than what has to carry it takes (HTTP 413). */
 export class TooLargeError extends PaperlinkError {
+  declare readonly code: CodeOf<413>;
   constructor(message: string) {
     super('body_too_large', message);
   }
@@ -88,8 +181,9 @@ export class TooLargeError extends PaperlinkError {
 
 /** Too many attempts (HTTP 429). */
 export class RateLimitError extends PaperlinkError {
+  declare readonly code: CodeOf<429>;
   readonly retryAfterSeconds: number;
-  constructor(message: string, retryAfterSeconds: number, code = 'rate_limited') {
+  constructor(message: string, retryAfterSeconds: number, code: CodeOf<429> = 'rate_limited') {
     super(code, message);
     this.retryAfterSeconds = retryAfterSeconds;
   }
@@ -97,8 +191,14 @@ export class RateLimitError extends PaperlinkError {
 
 /** What the request needs is down for now; try again later (HTTP 503, with Retry-After). */
 export class UnavailableError extends PaperlinkError {
+  declare readonly code: CodeOf<503> | CodeOf<507>;
   readonly retryAfterSeconds: number;
-  constructor(code: string, message: string, retryAfterSeconds: number, options: PaperlinkErrorOptions = {}) {
+  constructor(
+    code: CodeOf<503> | CodeOf<507>,
+    message: string,
+    retryAfterSeconds: number,
+    options: PaperlinkErrorOptions = {},
+  ) {
     super(code, message, options);
     this.retryAfterSeconds = retryAfterSeconds;
   }
@@ -199,7 +299,7 @@ const KINDS = {
 /** A PaperlinkError as plain data (e.g. the details of a Temporal ApplicationFailure). */
 export interface ErrorData {
   kind: keyof typeof KINDS;
-  code: string;
+  code: ErrorCode | StartupCode;
   message: string;
   details: ErrorDetail[];
   retryAfterSeconds?: number;

@@ -30,6 +30,10 @@ export {
   ConflictError,
   RateLimitError,
   MalformedRequestError,
+  StartupError,
+  ERROR_CODES,
+  STARTUP_CODES,
+  type ErrorCode,
   type ErrorDetail,
   type SourceLocation,
 } from './errors';

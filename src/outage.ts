@@ -9,7 +9,7 @@
  * transaction, or a file written before any record names it); a database cut off in the middle of
  * a commit may have kept it, so that answer says to retry with the same Idempotency-Key.
  */
-import { InsufficientStorageError, UnavailableError, type PaperlinkError } from './errors';
+import { InsufficientStorageError, UnavailableError } from './errors';
 
 /** Node's codes for a file system that cannot take a write. */
 const DISK_ERRNO = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO']);
@@ -94,7 +94,7 @@ function isDatabaseAway(err: unknown): boolean {
 }
 
 /** The answer for a failure of the disk or the database underneath; undefined for anything else (a bug: 500). */
-export function outageOf(err: unknown): PaperlinkError | undefined {
+export function outageOf(err: unknown): UnavailableError | undefined {
   if (isDiskFailure(err))
     return new InsufficientStorageError(
       'The server cannot write to its disk now (full or read-only), so nothing of this request was kept. Send it again later (with the same Idempotency-Key where you gave one). Operators: free space where DATA_DIR or the database keeps its files; /readyz answers 200 again once writes work.',
@@ -139,7 +139,7 @@ export class WriteHealth {
   }
 
   /** Undefined when writes work; the answer to give while they do not. */
-  async check(): Promise<PaperlinkError | undefined> {
+  async check(): Promise<UnavailableError | undefined> {
     const seen = this.refused;
     if (seen === this.cleared) return undefined;
     try {

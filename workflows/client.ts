@@ -23,6 +23,7 @@ import type { Activities, Engine } from '../src/engine';
 import type { Marks } from '../src/engine/marks';
 import {
   PaperlinkError,
+  StartupError,
   reviveError,
   TooLargeError,
   UnavailableError,
@@ -62,7 +63,7 @@ export const noWorkerDeployments = (err: unknown): boolean => [12, 9].includes((
 /** What to say when the Temporal frontend cannot be reached. */
 export function unreachable(t: TemporalConfig, err: unknown): PaperlinkError {
   const why = err instanceof Error ? err.message : String(err);
-  return new PaperlinkError(
+  return new StartupError(
     'temporal_unreachable',
     `Cannot reach Temporal at ${t.address} (namespace ${t.namespace}): ${why}. Start a Temporal server there, or set TEMPORAL_ADDRESS (with TEMPORAL_API_KEY or TEMPORAL_TLS_CERT/TEMPORAL_TLS_KEY for Temporal Cloud), or unset ENGINE to run flows in this process.`,
     { cause: err },

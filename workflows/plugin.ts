@@ -27,7 +27,7 @@ import type {
 import type { Client, ClientOptions, ClientPlugin } from '@temporalio/client';
 import type { OpenTelemetryPluginOptions } from '@temporalio/interceptors-opentelemetry';
 import { ConfigError, loadConfig, requirePostgres, type Config } from '../src/config';
-import { PaperlinkError } from '../src/errors';
+import { StartupError, type PaperlinkError } from '../src/errors';
 import { createService, type Service } from '../src/service';
 import { createActivities } from './activities';
 import { connectClient, connectionOptions, noWorkerDeployments, TemporalEngine } from './client';
@@ -78,7 +78,7 @@ export function starvedError(
   own: { deploymentName: string } | undefined,
 ): PaperlinkError | undefined {
   if (own?.deploymentName === routed.deploymentName) return undefined; // a build of the same deployment: it is made current, or waits to be
-  return new PaperlinkError(
+  return new StartupError(
     'temporal_task_queue_versioned',
     `Task queue "${taskQueue}" sends its workflow tasks to build ${routed.buildId} of Worker Deployment "${routed.deploymentName}", so this ${own ? `worker of deployment "${own.deploymentName}"` : 'unversioned worker'} would get none. Poll a task queue of your own (TEMPORAL_TASK_QUEUE, for the API too), or register as a build of "${routed.deploymentName}" (workerDeploymentOptions), or stop that deployment's versioning: docs/temporal.md, "Versioning in a mixed fleet".`,
   );

@@ -7,7 +7,7 @@ import {
   type IWebhookFunctions,
   type IWebhookResponseData,
 } from 'n8n-workflow';
-import { errorBody } from '../../src/errors';
+import { errorBody, type ErrorCode } from '../../src/errors';
 import { checkPostcard } from '../../src/postcards/rules';
 import { sameHash, sha256 } from '../../src/secrets';
 import { text } from '../Paperlink/text';
@@ -112,7 +112,7 @@ export class PostcardIntakeTrigger implements INodeType {
     const res = this.getResponseObject();
     const refuse = (
       status: number,
-      code: string,
+      code: ErrorCode,
       message: string,
       details: { field: string; message: string; code?: string }[] = [],
     ) => {

@@ -9,9 +9,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PaperlinkError } from '../errors';
+import { StartupError } from '../errors';
 
-export class DataDirInUseError extends PaperlinkError {
+export class DataDirInUseError extends StartupError {
   constructor(message: string) {
     super('data_dir_in_use', message);
   }

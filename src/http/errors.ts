@@ -16,6 +16,8 @@ import {
   UnavailableError,
   ValidationError,
   errorBody,
+  isAnswered,
+  type ErrorCode,
   type ErrorBody,
 } from '../errors';
 
@@ -117,13 +119,14 @@ export function requireJson(req: FastifyRequest): void {
 }
 
 /**
- * What a failure is to the client: ours (a PaperlinkError), what a route's schema refused
+ * What a failure is to the client: ours (a PaperlinkError in the catalogue's codes), what a route's schema refused
  * (src/http/validation.ts), or the disk or the database failing underneath (src/outage.ts);
  * undefined for anything else.
  */
-function failureOf(err: FastifyError): PaperlinkError | undefined {
+function failureOf(err: FastifyError): (PaperlinkError & { readonly code: ErrorCode }) | undefined {
   if (err.validation) return schemaFailure(err.validation as ErrorObject[], err.validationContext);
-  return err instanceof PaperlinkError ? err : outageOf(err);
+  // a start's failure (StartupError) is never the client's: a 500, logged, like any other bug
+  return isAnswered(err) ? err : outageOf(err);
 }
 
 /** The status and body of any failure: ours, the framework's (limits, parsing), or a bug (500, logged). */
