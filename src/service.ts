@@ -20,7 +20,7 @@ import { activitiesOf, type Activities, type Engine } from './engine';
 import { Claims } from './engine/claims';
 import { Marks, markOnEngineChange } from './engine/marks';
 import { EmbeddedEngine } from './engine/embedded';
-import { eventLoopLoad, type Load } from './engine/load';
+import { eventLoopLoad, type Load } from './jobs/load';
 import { periodic, Runner } from './jobs/runner';
 import { Events } from './events';
 import { MagicLinks } from './links';

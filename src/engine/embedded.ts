@@ -18,7 +18,7 @@ import type { Ports } from '../flows/ports';
 import type { Engine } from '.';
 import type { Held } from '../jobs/lease';
 import type { Claims } from './claims';
-import type { Load } from './load';
+import type { Load } from '../jobs/load';
 import { Runner, type JobKind } from '../jobs/runner';
 
 /** How many link steps run at once (each is a few queries, and an e-mail now and then). */
@@ -74,7 +74,7 @@ export class EmbeddedEngine implements Engine {
     this.renders.concurrency = n;
   }
 
-  /** How busy requests keep this process: while they do, postcards render one at a time, each after a pause (./load.ts). */
+  /** How busy requests keep this process: while they do, postcards render one at a time, each after a pause (src/jobs/load.ts). */
   set load(load: Load) {
     this.runner.load = load;
   }

@@ -11,7 +11,7 @@
  * lets what runs finish. Work waits in the database, never here: a stop or a crash loses none.
  */
 import type { Clock } from '../clock';
-import { NO_LOAD, type Load } from '../engine/load';
+import { NO_LOAD, type Load } from './load';
 import { watchJobs, type JobState } from '../metrics';
 
 /** The longest the runner sleeps: how soon it sees what another process made due, and how often it sweeps. */
@@ -39,7 +39,7 @@ export interface JobKind<T extends Job = Job> {
   readonly concurrency: number;
   /**
    * Whether and how it yields to requests (work nobody waits for): while they keep the process
-   * busy (../engine/load.ts), at most this many run at once, and each take waits for a pause
+   * busy (load.ts), at most this many run at once, and each take waits for a pause
    * first; nothing starves, as a take follows every pause whatever the load. Not set: it does not
    * yield.
    */

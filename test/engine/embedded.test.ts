@@ -8,7 +8,7 @@ import { FakeClock } from '../../src/clock';
 import { localPresence } from '../../src/db/presence';
 import { Claims } from '../../src/engine/claims';
 import { EmbeddedEngine } from '../../src/engine/embedded';
-import type { Load } from '../../src/engine/load';
+import type { Load } from '../../src/jobs/load';
 import type { LinkActivities, LinkState } from '../../src/flows/link';
 import type { PostcardStatus } from '../../src/flows/postcard';
 import { testService, type TestService } from '../support/service';

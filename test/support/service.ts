@@ -7,7 +7,7 @@ import type { Clock } from '../../src/clock';
 import { loadConfig, type Config } from '../../src/config';
 import { buildApp } from '../../src/app';
 import { createService, type Service, type ServiceOptions } from '../../src/service';
-import { NO_LOAD } from '../../src/engine/load';
+import { NO_LOAD } from '../../src/jobs/load';
 import { checkAnswers } from './contract';
 
 export type Backend = 'sqlite' | 'postgres';
