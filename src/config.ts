@@ -8,15 +8,40 @@ import { StartupError } from './errors';
 import { redact } from './log';
 import { isEmail } from './guards';
 import { POLICIES } from './flows/policies';
-import { DEFAULT_HISTORY, type HistoryRetention } from './history';
-import { DEFAULT_LIMITS, type RenderLimits } from './templates/limits';
 import type { TracingConfig } from './tracing';
 
-/**
- * Render threads unless RENDER_THREADS says otherwise: one per core but the one the HTTP thread
- * (requests, the database, storage) needs. Measured on 2 cores (BENCHMARKS.md): 1 render thread
- * generates more documents per second than 2, which only compete with the HTTP thread.
- */
+/** Bounds on one render (src/templates/limits.ts applies them), with their defaults. */
+export interface RenderLimits {
+  /** Decoded pixels of one image (width × height). RENDER_MAX_IMAGE_PIXELS. */
+  imagePixels: number;
+  /** Pages of one document. RENDER_MAX_PAGES. */
+  pages: number;
+  /** List items expanded in one document, all lists and nesting counted. RENDER_MAX_ITEMS. */
+  items: number;
+  /** Characters of all merge values of one document together. RENDER_MAX_TEXT. */
+  text: number;
+  /** Megabytes a browser or LibreOffice may hold, all its processes counted, while it prints one document. RENDER_PROCESS_MEMORY_MB. */
+  processMemoryMb: number;
+}
+
+export const DEFAULT_LIMITS: RenderLimits = {
+  imagePixels: 25_000_000,
+  pages: 1_000,
+  items: 100_000,
+  text: 2_000_000,
+  processMemoryMb: 1_024,
+};
+
+/** How long the access log and events are kept (src/history.ts deletes the rest). */
+export interface HistoryRetention {
+  /** Days a link's access-log entry is kept. */
+  accessLogDays: number;
+  /** Days an event, its deliveries and their attempts are kept once delivered (or given up). */
+  eventDays: number;
+}
+
+export const DEFAULT_HISTORY: HistoryRetention = { accessLogDays: 90, eventDays: 90 };
+
 /** An S3-compatible bucket for documents (STORAGE=s3; src/storage). */
 export interface S3Settings {
   bucket: string;
@@ -49,6 +74,11 @@ export const RATE_LIMIT_SETTINGS: Record<RateGroup, string> = {
   codes: 'RATE_LIMIT_CODES',
 };
 
+/**
+ * Render threads unless RENDER_THREADS says otherwise: one per core but the one the HTTP thread
+ * (requests, the database, storage) needs. Measured on 2 cores (BENCHMARKS.md): 1 render thread
+ * generates more documents per second than 2, which only compete with the HTTP thread.
+ */
 export function defaultRenderThreads(): number {
   return Math.max(1, os.availableParallelism() - 1);
 }

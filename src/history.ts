@@ -6,20 +6,12 @@
  * with its deliveries and their attempts, and only once none of its deliveries is pending: what is
  * still being delivered stays, however old.
  */
+import type { HistoryRetention } from './config';
 import type { Db } from './db';
 import { deleteInBatches } from './db';
 import { firstIdAt } from './ids';
 
 const DAY = 86_400_000;
-
-export interface HistoryRetention {
-  /** Days a link's access-log entry is kept. */
-  accessLogDays: number;
-  /** Days an event, its deliveries and their attempts are kept once delivered (or given up). */
-  eventDays: number;
-}
-
-export const DEFAULT_HISTORY: HistoryRetention = { accessLogDays: 90, eventDays: 90 };
 
 export async function purgeHistory(
   db: Db,

@@ -490,7 +490,20 @@ export class Documents {
    * `POST /v1/generate`: checks the whole request and reports every broken field at once, renders
    * the template, writes the bytes durably, then commits the record.
    */
-  async generate(body: unknown, caller: Caller, renderId?: string): Promise<GenerateResult> {
+  /** POST /v1/generate's work, run by the generate flow's activity: a span of the request's trace (src/tracing.ts). */
+  generate(body: unknown, caller: Caller, renderId?: string): Promise<GenerateResult> {
+    return inSpan('paperlink.generate', renderId ? { 'paperlink.render_id': renderId } : {}, async (span) => {
+      const result = await this.generateNow(body, caller, renderId);
+      span.setAttributes({
+        'paperlink.render_id': result.id,
+        'paperlink.document_id': result.document_id,
+        ...(result.magic_link_piece_id ? { 'paperlink.link_id': result.magic_link_piece_id } : {}),
+      });
+      return result;
+    });
+  }
+
+  private async generateNow(body: unknown, caller: Caller, renderId?: string): Promise<GenerateResult> {
     if (!isObject(body))
       throw new ValidationError('The body must be a JSON object with template_id, merge_parameters and destinations.', [
         { field: 'body', message: 'must be an object', code: 'type' },

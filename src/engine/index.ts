@@ -11,7 +11,6 @@ import { activitiesForWebhooks, type WebhookActivities } from '../flows/webhooks
 import type { MagicLinks } from '../links';
 import type { Postcards } from '../postcards';
 import type { Dispatcher } from '../webhooks';
-import { inSpan } from '../tracing';
 
 export type Activities = GenerateActivities & LinkActivities & PostcardActivities & WebhookActivities;
 
@@ -34,8 +33,7 @@ export interface Engine {
 
 /**
  * Every flow's activities on the service's parts (each flow defines its own, beside it): one set for
- * both engines. The generate is a span of the request's trace (src/tracing.ts; here, as the flows
- * themselves run in Temporal's sandbox too).
+ * both engines.
  */
 export function activitiesOf(parts: {
   documents: Documents;
@@ -43,18 +41,8 @@ export function activitiesOf(parts: {
   postcards: Postcards;
   dispatcher: Dispatcher;
 }): Activities {
-  const generate = activitiesForGenerate(parts.documents);
   return {
-    generateDocument: (input) =>
-      inSpan('paperlink.generate', input.renderId ? { 'paperlink.render_id': input.renderId } : {}, async (span) => {
-        const result = await generate.generateDocument(input);
-        span.setAttributes({
-          'paperlink.render_id': result.id,
-          'paperlink.document_id': result.document_id,
-          ...(result.magic_link_piece_id ? { 'paperlink.link_id': result.magic_link_piece_id } : {}),
-        });
-        return result;
-      }),
+    ...activitiesForGenerate(parts.documents),
     ...activitiesForLinks(parts.links),
     ...activitiesForPostcards(parts.postcards),
     ...activitiesForWebhooks(parts.dispatcher),

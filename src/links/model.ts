@@ -6,7 +6,6 @@ import type { LinkEventsTable, MagicLinkRow } from '../db/schema';
 import type { Selectable } from 'kysely';
 import type { ExpiryReason } from '../events';
 import type { MagicLinkApp } from './app';
-import { noticesSent } from './notices';
 import { mayOpen, VIEW_LIMIT_CAP, type LinkSettings, type Watermark } from './policy';
 
 export const LINK_STATUSES = ['active', 'send_failed', 'expired', 'revoked'] as const;
@@ -129,7 +128,7 @@ export function linkInfo(row: MagicLinkRow): LinkInfo {
       ? { email: s.notifySender.email, on_first_view: s.notifySender.firstView, on_end: s.notifySender.ended }
       : null,
     remind_before: s.remindBefore ? { [s.remindBefore.unit]: s.remindBefore.amount } : null,
-    notices_sent: noticesSent(row),
+    notices_sent: noticesOf(row).sent,
     created_at: row.created_at,
     sent_at: row.sent_at,
     opened_at: row.opened_at,
@@ -154,4 +153,32 @@ export function expiryReason(row: MagicLinkRow): ExpiryReason {
     return 'not_opened';
   const cap = row.max_views !== null ? Date.parse(row.created_at) + VIEW_LIMIT_CAP.toMillis() : undefined;
   return cap !== undefined && row.expires_at !== null && Date.parse(row.expires_at) === cap ? 'ten_day_cap' : 'time';
+}
+
+/** The e-mails a link's lifecycle sends besides the link (./notices.ts sends them), as its row records them. */
+export const NOTICES = ['first_view', 'ended', 'reminder'] as const;
+export type Notice = (typeof NOTICES)[number];
+/** When each notice went. */
+export type NoticesSent = Partial<Record<Notice, string>>;
+/** A notice that could not be sent (yet): its failures in a row, the last one's time and error, and when it was given up. */
+export interface NoticeFailure {
+  attempts: number;
+  at: string;
+  error: string;
+  gave_up_at?: string;
+}
+/** The row's `notices`: when each went (at the top, as before failures were kept), and the failures of those not sent. */
+type NoticeRecord = NoticesSent & { failed?: Partial<Record<Notice, NoticeFailure>> };
+
+function record(row: Pick<MagicLinkRow, 'notices'>): NoticeRecord {
+  return row.notices ? (JSON.parse(row.notices) as NoticeRecord) : {};
+}
+
+/** The row's notices record read once: when each went, and the failures of those not sent. */
+export function noticesOf(row: Pick<MagicLinkRow, 'notices'>): {
+  sent: NoticesSent;
+  failed: Partial<Record<Notice, NoticeFailure>>;
+} {
+  const all = record(row);
+  return { sent: Object.fromEntries(NOTICES.filter((n) => all[n]).map((n) => [n, all[n]])), failed: all.failed ?? {} };
 }

@@ -15,42 +15,11 @@ import type { Mailer } from '../mail';
 import type { MagicLinkApp, MagicLinkApps } from './app';
 import type { LinkDelivery } from './delivery';
 import { senderNotice } from './mail';
-import { expiryReason, settingsOf } from './model';
+import { expiryReason, noticesOf, settingsOf, type Notice, type NoticeFailure } from './model';
 import { mailDate } from './policy';
 import type { LinkRows } from './rows';
 
-export const NOTICES = ['first_view', 'ended', 'reminder'] as const;
-export type Notice = (typeof NOTICES)[number];
-/** When each notice went. */
-export type NoticesSent = Partial<Record<Notice, string>>;
-/** A notice that could not be sent (yet): its failures in a row, the last one's time and error, and when it was given up. */
-export interface NoticeFailure {
-  attempts: number;
-  at: string;
-  error: string;
-  gave_up_at?: string;
-}
-/** The row's `notices`: when each went (at the top, as before failures were kept), and the failures of those not sent. */
-type NoticeRecord = NoticesSent & { failed?: Partial<Record<Notice, NoticeFailure>> };
-
 const POLICY = POLICIES.link_notice;
-
-function record(row: Pick<MagicLinkRow, 'notices'>): NoticeRecord {
-  return row.notices ? (JSON.parse(row.notices) as NoticeRecord) : {};
-}
-
-/** The row's notices record read once: when each went, and the failures of those not sent. */
-function noticesOf(row: Pick<MagicLinkRow, 'notices'>): {
-  sent: NoticesSent;
-  failed: Partial<Record<Notice, NoticeFailure>>;
-} {
-  const all = record(row);
-  return { sent: Object.fromEntries(NOTICES.filter((n) => all[n]).map((n) => [n, all[n]])), failed: all.failed ?? {} };
-}
-
-export function noticesSent(row: Pick<MagicLinkRow, 'notices'>): NoticesSent {
-  return noticesOf(row).sent;
-}
 
 /**
  * The notices due now, and when the next one is (ms; null when none is to come). The first-view

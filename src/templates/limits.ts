@@ -5,28 +5,8 @@
  * and an environment variable to raise it (config.ts); every refusal is `422 render_limit_exceeded`
  * with the limit as `details[].field`, the value found, and the variable that raises it.
  */
+import { DEFAULT_LIMITS, type RenderLimits } from '../config';
 import { ValidationError } from '../errors';
-
-export interface RenderLimits {
-  /** Decoded pixels of one image (width × height). RENDER_MAX_IMAGE_PIXELS. */
-  imagePixels: number;
-  /** Pages of one document. RENDER_MAX_PAGES. */
-  pages: number;
-  /** List items expanded in one document, all lists and nesting counted. RENDER_MAX_ITEMS. */
-  items: number;
-  /** Characters of all merge values of one document together. RENDER_MAX_TEXT. */
-  text: number;
-  /** Megabytes a browser or LibreOffice may hold, all its processes counted, while it prints one document. RENDER_PROCESS_MEMORY_MB. */
-  processMemoryMb: number;
-}
-
-export const DEFAULT_LIMITS: RenderLimits = {
-  imagePixels: 25_000_000,
-  pages: 1_000,
-  items: 100_000,
-  text: 2_000_000,
-  processMemoryMb: 1_024,
-};
 
 const VARIABLE: Record<keyof RenderLimits, string> = {
   imagePixels: 'RENDER_MAX_IMAGE_PIXELS',

@@ -31,7 +31,8 @@ import {
   type TemplateOrigin,
   type TemplateSummary,
 } from './index';
-import { renderLimits, RenderLimitError, type RenderLimits } from './limits';
+import type { RenderLimits } from '../config';
+import { renderLimits, RenderLimitError } from './limits';
 import { Slots } from './slots';
 import { mergeParts, openPart, type MergeOptions, type Part } from './merge';
 import { viewCopy, type ViewOptions } from './viewcopy';

@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PDFDocument } from 'pdf-lib';
-import { DEFAULT_LIMITS, setRenderLimits } from '../../src/templates/limits';
+import { DEFAULT_LIMITS } from '../../src/config';
+import { setRenderLimits } from '../../src/templates/limits';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
 import { readOutline, readPdf } from '../support/pdf';

@@ -5,7 +5,7 @@
  */
 import { FakeClock } from '../../src/clock';
 import { PURGE_BATCH } from '../../src/db';
-import { DEFAULT_HISTORY } from '../../src/history';
+import { DEFAULT_HISTORY } from '../../src/config';
 import { newId } from '../../src/ids';
 import { BACKENDS, testService, type TestService } from '../support/service';
 

@@ -7,7 +7,8 @@
 import { convertDocx, converter, fillDocx, compileDocx } from '../../src/templates/docx';
 import { printer } from '../../src/templates/html';
 import { loadTemplate, renderTemplate } from '../../src/templates';
-import { DEFAULT_LIMITS, setRenderLimits } from '../../src/templates/limits';
+import { DEFAULT_LIMITS } from '../../src/config';
+import { setRenderLimits } from '../../src/templates/limits';
 import { childrenWith } from '../../src/templates/watch';
 import { makeDocx } from '../support/docx';
 import { readPdf } from '../support/pdf';

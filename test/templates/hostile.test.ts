@@ -8,7 +8,7 @@
  */
 import PizZip from 'pizzip';
 import { PDFDocument, PDFName } from 'pdf-lib';
-import { DEFAULT_LIMITS } from '../../src/templates/limits';
+import { DEFAULT_LIMITS } from '../../src/config';
 import { converter } from '../../src/templates/docx';
 import { printer } from '../../src/templates/html';
 import { childrenWith } from '../../src/templates/watch';

@@ -6,7 +6,8 @@
  */
 import zlib from 'node:zlib';
 import { loadTemplate, renderTemplate } from '../../src/templates';
-import { DEFAULT_LIMITS, setRenderLimits } from '../../src/templates/limits';
+import { DEFAULT_LIMITS } from '../../src/config';
+import { setRenderLimits } from '../../src/templates/limits';
 import { RenderPool } from '../../src/templates/pool';
 import { testService } from '../support/service';
 

@@ -5,7 +5,7 @@
  * its budget, and keeps working after.
  */
 import { loadTemplate, renderTemplate } from '../../src/templates';
-import { DEFAULT_LIMITS } from '../../src/templates/limits';
+import { DEFAULT_LIMITS } from '../../src/config';
 import { RenderPool } from '../../src/templates/pool';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
