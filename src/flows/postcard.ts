@@ -1,9 +1,11 @@
 /**
- * The postcard intake flow: render a received postcard. The activity itself marks it `rendered`
- * or `failed` (a request that cannot make a postcard); an unexpected error (the database down, a
- * full disk) is retried with back-off, so nothing answered 202 is dropped. The embedded engine runs
- * this loop; under Temporal the activity's retry policy does the same (workflows/workflows.ts), and
- * only runs recorded before that change replay this loop.
+ * The postcard intake: render a received postcard. The activity itself marks it `rendered` or
+ * `failed` (a request that cannot make a postcard); an unexpected error (the database down, a full
+ * disk) is retried with back-off by POLICIES.postcard_render, so nothing answered 202 is dropped.
+ * Neither engine loops here: the embedded engine runs one attempt each time the postcard is due and
+ * writes when it is due again (src/engine/embedded.ts), and under Temporal the activity's retry
+ * policy retries it (workflows/workflows.ts). `postcardIntake`, the loop below, is kept only for the
+ * Temporal runs recorded before that change, which replay it.
  */
 import type { Postcards } from '../postcards';
 import { POLICIES, waitMs } from './policies';
