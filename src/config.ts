@@ -88,6 +88,9 @@ export const DEFAULT_MAX_SUBSCRIPTIONS = 20;
 
 /** How long one render may take unless RENDER_TIMEOUT_MS says otherwise. */
 export const DEFAULT_RENDER_TIMEOUT_MS = 30_000;
+/** Page images kept drawn in each process unless PAGE_IMAGE_CACHE_MB says otherwise (src/documents/images.ts): about 150 pages. */
+export const DEFAULT_PAGE_IMAGE_CACHE_MB = 64;
+
 /** How much heap one render thread may use unless RENDER_MEMORY_MB says otherwise. */
 export const DEFAULT_RENDER_MEMORY_MB = 256;
 
@@ -143,6 +146,8 @@ export interface Config {
   startupCheck: boolean;
   /** Heap one render thread may use (RENDER_MEMORY_MB); a render that needs more is stopped. */
   renderMemoryMb: number;
+  /** Page images each process keeps drawn (PAGE_IMAGE_CACHE_MB; 0 keeps none), src/documents/images.ts. */
+  pageImageCacheMb: number;
   /** Work limits of one render (RENDER_MAX_IMAGE_PIXELS, RENDER_MAX_PAGES, RENDER_MAX_ITEMS, RENDER_MAX_TEXT). */
   renderLimits: RenderLimits;
   /** What runs the flows: this process (`embedded`) or Temporal workers (`temporal`). */
@@ -330,7 +335,7 @@ function webhookSettings(
 function renderSettings(
   env: Env,
   overrides: Partial<Config>,
-): Pick<Config, 'renderThreads' | 'renderTimeoutMs' | 'renderMemoryMb' | 'renderLimits'> {
+): Pick<Config, 'renderThreads' | 'renderTimeoutMs' | 'renderMemoryMb' | 'pageImageCacheMb' | 'renderLimits'> {
   const whole = wholeIn(env);
   const renderThreads = whole('RENDER_THREADS', overrides.renderThreads, defaultRenderThreads(), 0, 256);
   const renderTimeoutMs = whole(
@@ -349,6 +354,14 @@ function renderSettings(
     16_384,
     'megabytes',
   );
+  const pageImageCacheMb = whole(
+    'PAGE_IMAGE_CACHE_MB',
+    overrides.pageImageCacheMb,
+    DEFAULT_PAGE_IMAGE_CACHE_MB,
+    0,
+    65_536,
+    'megabytes',
+  );
   const limit = (name: string, fallback: number) => {
     const v = Number(env[name] ?? fallback);
     if (!Number.isInteger(v) || v < 1)
@@ -362,7 +375,7 @@ function renderSettings(
     text: limit('RENDER_MAX_TEXT', DEFAULT_LIMITS.text),
     processMemoryMb: limit('RENDER_PROCESS_MEMORY_MB', DEFAULT_LIMITS.processMemoryMb),
   };
-  return { renderThreads, renderTimeoutMs, renderMemoryMb, renderLimits };
+  return { renderThreads, renderTimeoutMs, renderMemoryMb, pageImageCacheMb, renderLimits };
 }
 
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {

@@ -39,6 +39,12 @@ export const renderDuration = new Histogram({
   buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
   registers,
 });
+export const pageImages = new Counter({
+  name: 'paperlink_page_images_total',
+  help: 'Page images served (src/documents/images.ts), by how: "drawn" (the page drawn for this ask), "stamped" (a viewer\'s watermark laid over a page drawn before), "kept" (an image kept, or being made for another ask).',
+  labelNames: ['how'] as const,
+  registers,
+});
 export const rendererStarts = new Counter({
   name: 'paperlink_renderer_starts_total',
   help: 'Chromium and LibreOffice processes started (the first of each, then one after each that was stopped or failed), by renderer.',

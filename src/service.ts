@@ -218,7 +218,17 @@ async function openParts(config: Config, options: ServiceOptions, clock: Clock) 
   await checkKeys(db, keyring);
   const links = new MagicLinks(db, clock, mailer, magicLink, events, keyring, database.inTransaction);
   const keys = new Keys(db, clock);
-  const documents = new Documents(db, storage, templates, clock, links, events, renderer, database.inTransaction);
+  const documents = new Documents(
+    db,
+    storage,
+    templates,
+    clock,
+    links,
+    events,
+    renderer,
+    database.inTransaction,
+    config.pageImageCacheMb * 1024 * 1024,
+  );
   const postcards = new Postcards(db, clock, keys, templates, documents, events, database.inTransaction, renderer);
   const webhookOptions = {
     allowPrivate: config.webhookAllowPrivate,

@@ -22,11 +22,14 @@ import {
   type TemplateSummary,
 } from '../templates';
 import type { Renderer } from '../templates/pool';
+import type { Stamp } from '../templates/viewcopy';
+import { DEFAULT_PAGE_IMAGE_CACHE_MB } from '../config';
 import type { TemplateStore } from '../templates/store';
 import type { Events } from '../events';
 import type { LinkInfo, MagicLinks } from '../links';
 import { parseLinkSettings, type LinkSettings, type Span } from '../links/policy';
 import { deleteAt, requestedRetention, StorageApps } from './retention';
+import { PageImages } from './images';
 import { Spool, type Spooled } from './spool';
 import {
   decodeBase64,
@@ -279,10 +282,16 @@ export class Documents {
     /** Runs a small write (SQLite: committed with the others of the same moment, see Database). */
     private readonly inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T> = (work) =>
       db.transaction().execute(work),
+    /** Bytes of page images kept drawn (PAGE_IMAGE_CACHE_MB). */
+    pageImageBytes = DEFAULT_PAGE_IMAGE_CACHE_MB * 1024 * 1024,
   ) {
     this.apps = new StorageApps(db, clock);
     this.spool = new Spool(db, clock);
+    this.pageImages = new PageImages(renderer, async (id) => (await this.pdf(id)).bytes, pageImageBytes);
   }
+
+  /** Page images, each page drawn once (./pages.ts). */
+  readonly pageImages: PageImages;
 
   /** Bytes of renders whose storing failed, waiting for their retry (./spool.ts). */
   readonly spool: Spool;
@@ -825,6 +834,16 @@ export class Documents {
   }
 
   private readonly pageCounts = new Map<string, number>();
+
+  /**
+   * One page (from 1) of a stored document as a PNG, with a viewer's stamp laid over it when given:
+   * drawn once, then kept (./pages.ts). A page past the last is not_found.
+   */
+  async pageImage(id: string, page: number, stamp?: Stamp): Promise<Uint8Array> {
+    // the document is there (it may have been deleted since its pages were drawn)
+    await this.row(id);
+    return this.pageImages.image(id, page, stamp);
+  }
 
   /** `POST /v1/documents/:id/magic_links`: a new Magic Link for a stored document, with the settings of the generate destination. */
   /**

@@ -122,15 +122,14 @@ export const documentRoutes =
           throw new ValidationError('The page is a whole number from 1.', [
             { field: 'page', message: 'must be a whole number from 1', code: 'invalid' },
           ]);
-        const { bytes } = await service.documents.pdf(req.params.id);
-        // drawn on a render thread, under the render budget; a page past the last is not_found
-        const image = await service.renderer.view(bytes, { page: Number(req.params.page) });
+        // drawn once on a render thread, under the render budget, then kept; a page past the last is not_found
+        const image = await service.documents.pageImage(req.params.id, Number(req.params.page));
         return (
           reply
             .header('Content-Type', 'image/png')
             // a stored document's id (pdf() found it): letters, digits and underscores
             .header('Content-Disposition', `inline; filename="${req.params.id}-page-${req.params.page}.png"`)
-            .send(Buffer.from(image.bytes))
+            .send(Buffer.from(image))
         );
       },
     );

@@ -35,7 +35,7 @@ import type { RenderLimits } from '../config';
 import { renderLimits, RenderLimitError } from './limits';
 import { Slots } from './slots';
 import { mergeParts, openPart, type MergeOptions, type Part } from './merge';
-import { viewCopy, type ViewOptions } from './viewcopy';
+import { viewCopy, type ViewCopy, type ViewOptions } from './viewcopy';
 import type { RenderReply, RenderTask } from './worker';
 import { stopOutsideZlib, zlibGate } from './zlib';
 import { renderDuration, renders, watchPool } from '../metrics';
@@ -50,8 +50,11 @@ export interface Renderer {
   pages(pdf: Uint8Array, field?: string): Promise<number>;
   /** Rendered and uploaded PDFs as one document (merge.ts), within the page limit. */
   merge(parts: Part[], options: MergeOptions): Promise<Uint8Array>;
-  /** What a Magic Link's recipient is shown of a stored document: stamped with a watermark, or one page as a PNG (viewcopy.ts). */
-  view(pdf: Uint8Array, options: ViewOptions): Promise<{ bytes: Uint8Array; pages: number }>;
+  /**
+   * What a Magic Link's recipient is shown of a stored document: stamped with a watermark, or one
+   * page as a PNG (viewcopy.ts). With `options.drawn` the PDF is not read (it may be empty).
+   */
+  view(pdf: Uint8Array, options: ViewOptions): Promise<ViewCopy>;
   close(): Promise<void>;
 }
 
@@ -204,7 +207,7 @@ export class RenderPool implements Renderer {
     return merged;
   }
 
-  async view(pdf: Uint8Array, options: ViewOptions): Promise<{ bytes: Uint8Array; pages: number }> {
+  async view(pdf: Uint8Array, options: ViewOptions): Promise<ViewCopy> {
     return answer(await this.run({ op: 'view', pdf, options }), 'view').view;
   }
 
@@ -216,7 +219,8 @@ export class RenderPool implements Renderer {
    */
   private run(task: RenderTask): Promise<RenderReply> {
     const run = (async () => {
-      await this.slots.take();
+      // a recipient's page image waits behind renders: a viewer paging through cannot hold up a generate
+      await this.slots.take(task.op === 'view' && task.options.page !== undefined);
       try {
         return await this.runOnThread(task);
       } finally {

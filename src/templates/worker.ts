@@ -16,7 +16,7 @@ import { setRenderLimits } from './limits';
 import type { Numbering } from './layout';
 import { mergeParts, openPart, type MergeOptions, type Part } from './merge';
 import type { Attachment, PdfMetadata, PdfStandard } from './standards';
-import { viewCopy, type ViewOptions } from './viewcopy';
+import { viewCopy, type ViewCopy, type ViewOptions } from './viewcopy';
 import { useZlibGate } from './zlib';
 import {
   fillTemplate,
@@ -103,7 +103,7 @@ export type RenderReply =
   | { filled: Filled; warnings: RenderWarning[] }
   | { pages: number; pdf: Uint8Array }
   | { merged: Uint8Array; count: number }
-  | { view: { bytes: Uint8Array; pages: number } }
+  | { view: ViewCopy }
   | { missing: true }
   | { error: ErrorData }
   | { failure: string };

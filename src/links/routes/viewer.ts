@@ -9,6 +9,7 @@ import type { Grant } from '..';
 import { settingsOf } from '../model';
 import { watermarkText } from '../policy';
 import type { Stamp } from '../../templates/viewcopy';
+import { Slots } from '../../templates/slots';
 import type { Service } from '../../service';
 import { contentDisposition } from '../../http/headers';
 import { brandOf, viewerPage } from '../pages';
@@ -108,16 +109,20 @@ export const viewerRoutes =
       return reply.status(204).send();
     });
 
-    // one page as an image (what a link without downloads shows), watermarked like the PDF
+    // one page as an image (what a link without downloads shows), watermarked like the PDF: each
+    // page drawn once and kept (src/documents/images.ts), a viewing session's asks at most
+    // PAGE_IMAGES_PER_SESSION at a time, behind the renders of generate requests
+    const inTurn = perSession();
     app.get<{ Params: { token: string; page: string } }>('/l/:token/pages/:page', async (req, reply) => {
       const { token } = req.params;
       const grant = await links.granted(token, req.cookies[COOKIE]);
       const page = /^[1-9]\d{0,4}$/.test(req.params.page) ? Number(req.params.page) : 0;
       if (!grant || !page) return gone(reply);
-      const { bytes } = await service.documents.pdf(grant.documentId);
       let image;
       try {
-        image = await service.renderer.view(bytes, { stamp: stampOf(grant, req), page });
+        image = await inTurn(grant.sessionHash, () =>
+          service.documents.pageImage(grant.documentId, page, stampOf(grant, req)),
+        );
       } catch (err) {
         // past the document's last page
         if (err instanceof PaperlinkError && err.code === 'not_found') return gone(reply);
@@ -127,6 +132,26 @@ export const viewerRoutes =
         .type('image/png')
         .header('Cache-Control', 'no-store')
         .header('Content-Disposition', 'inline')
-        .send(Buffer.from(image.bytes));
+        .send(Buffer.from(image));
     });
   };
+
+/** Page images one viewing session is served at once; its other asks wait their turn. */
+export const PAGE_IMAGES_PER_SESSION = 2;
+
+/** Runs each session's work PAGE_IMAGES_PER_SESSION at a time, first come first served. */
+export function perSession(): <T>(session: string, work: () => Promise<T>) => Promise<T> {
+  const gates = new Map<string, Slots>();
+  return async (session, work) => {
+    let gate = gates.get(session);
+    if (!gate) gates.set(session, (gate = new Slots(() => PAGE_IMAGES_PER_SESSION)));
+    await gate.take();
+    try {
+      return await work();
+    } finally {
+      gate.release();
+      const { busy, waiting } = gate.state();
+      if (busy === 0 && waiting === 0) gates.delete(session);
+    }
+  };
+}
