@@ -74,6 +74,23 @@ function sessions(dataDir, linkId, n) {
     });
 }
 
+/** Signs in to the link at `link` (a path) the way a recipient does: asks for a code, reads it from the outbox, types it. Resolves with the session's cookie. */
+async function signIn(url, dataDir, link) {
+  await fetch(`${url}${link}/code`, { method: 'POST', redirect: 'manual' });
+  const outbox = path.join(dataDir, 'outbox');
+  const code = fs
+    .readdirSync(outbox)
+    .map((f) => /Your code is (\d{6})/.exec(fs.readFileSync(path.join(outbox, f), 'utf8')))
+    .find(Boolean)[1];
+  const verified = await fetch(`${url}${link}/verify`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: `code=${code}`,
+  });
+  return verified.headers.get('set-cookie').split(';')[0];
+}
+
 /** A Magic Link to a postcard with a million views, signed in as its recipient: what a view request sends. */
 async function signedInView(url, dataDir, key) {
   const headers = { 'x-service-api-token': key, 'content-type': 'application/json' };
@@ -93,20 +110,7 @@ async function signedInView(url, dataDir, key) {
     })
   ).json();
   const link = new URL(made.destinations.magic_link.url).pathname;
-  // sign in the way a recipient does: ask for a code, read it from the outbox, type it
-  await fetch(`${url}${link}/code`, { method: 'POST', redirect: 'manual' });
-  const outbox = path.join(dataDir, 'outbox');
-  const code = fs
-    .readdirSync(outbox)
-    .map((f) => /Your code is (\d{6})/.exec(fs.readFileSync(path.join(outbox, f), 'utf8')))
-    .find(Boolean)[1];
-  const verified = await fetch(`${url}${link}/verify`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: `code=${code}`,
-  });
-  const cookie = verified.headers.get('set-cookie').split(';')[0];
+  const cookie = await signIn(url, dataDir, link);
   const sample = await fetch(`${url}${link}`, { headers: { cookie } });
   if (sample.status !== 200) throw new Error(`a view answered ${sample.status}`);
   return { made, link, cookie, page: Buffer.from(await sample.text()) };
@@ -209,4 +213,4 @@ async function run(report) {
   }
 }
 
-module.exports = { run, signedInView, sessions, BARE };
+module.exports = { run, signedInView, signIn, sessions, BARE };

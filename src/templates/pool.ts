@@ -107,6 +107,13 @@ export class RenderPool implements Renderer {
   private readonly running = new Set<Promise<unknown>>();
   /** One per thread: a task holds one while piscina has it. */
   private readonly slots = new Slots(() => this.threads);
+  /**
+   * Recipients' page images are drawn on a thread of their own, at the lowest priority: a viewer
+   * paging through a long document takes no render thread from generate requests, and only the
+   * CPU time they leave.
+   */
+  private readonly pagePool: Piscina;
+  private readonly pageSlots = new Slots(() => 1);
   /** Stops the metrics' reading of this pool (close()). */
   private readonly unwatch: () => void;
 
@@ -128,6 +135,15 @@ export class RenderPool implements Renderer {
       concurrentTasksPerWorker: 1,
       resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: memoryMb },
       workerData: { limits },
+    });
+    this.pagePool = new Piscina({
+      filename: workerFile,
+      minThreads: 0,
+      maxThreads: 1,
+      idleTimeout: 60_000,
+      concurrentTasksPerWorker: 1,
+      resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: memoryMb },
+      workerData: { limits, lowest: true },
     });
     this.unwatch = watchPool(() => ({ size: this.threads, ...this.slots.state() }));
   }
@@ -218,13 +234,14 @@ export class RenderPool implements Renderer {
    * some renders waited 0.4–1.4 s behind dozens that came after them.)
    */
   private run(task: RenderTask): Promise<RenderReply> {
+    const page = task.op === 'view' && task.options.page !== undefined;
+    const [pool, slots] = page ? [this.pagePool, this.pageSlots] : [this.pool, this.slots];
     const run = (async () => {
-      // a recipient's page image waits behind renders: a viewer paging through cannot hold up a generate
-      await this.slots.take(task.op === 'view' && task.options.page !== undefined);
+      await slots.take();
       try {
-        return await this.runOnThread(task);
+        return await this.runOnThread(pool, task);
       } finally {
-        this.slots.release();
+        slots.release();
       }
     })();
     this.running.add(run);
@@ -236,7 +253,7 @@ export class RenderPool implements Renderer {
    * The time budget starts when a thread takes the task up (it says so on a port), not when it is
    * handed over: waiting for a new thread to start is not the document's doing.
    */
-  private async runOnThread(task: RenderTask): Promise<RenderReply> {
+  private async runOnThread(pool: Piscina, task: RenderTask): Promise<RenderReply> {
     const { port1, port2 } = new MessageChannel();
     const controller = new AbortController();
     const gate = zlibGate();
@@ -244,10 +261,7 @@ export class RenderPool implements Renderer {
     port2.once('message', () => {
       timer = setTimeout(() => stopOutsideZlib(gate, () => controller.abort()), this.timeoutMs);
     });
-    const running = this.pool.run(
-      { ...task, started: port1, gate },
-      { signal: controller.signal, transferList: [port1] },
-    );
+    const running = pool.run({ ...task, started: port1, gate }, { signal: controller.signal, transferList: [port1] });
     try {
       return (await running) as RenderReply;
     } catch (err) {
@@ -280,7 +294,7 @@ export class RenderPool implements Renderer {
     this.unwatch();
     // ending a thread mid-render could end it inside zlib: the renders under way end first
     while (this.running.size) await Promise.allSettled([...this.running]);
-    await this.pool.destroy();
+    await Promise.all([this.pool.destroy(), this.pagePool.destroy()]);
   }
 }
 

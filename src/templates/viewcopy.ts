@@ -10,6 +10,7 @@ import { beginMarkedContent, degrees, endMarkedContent, PDFDocument, rgb, type P
 import { NotFoundError } from '../errors';
 import { builtinSans, embeddingFontkit } from './fonts';
 import { openUntrusted } from './pdfsafe';
+import { encodePng } from './png';
 
 export const WATERMARK_POSITIONS = ['center', 'top', 'bottom', 'tiled'] as const;
 export type WatermarkPosition = (typeof WATERMARK_POSITIONS)[number];
@@ -162,7 +163,7 @@ async function stampImage(drawn: PageImage, stamp: Stamp): Promise<Uint8Array> {
     context.fillText(stamp.text, 0, 0);
     context.restore();
   }
-  return new Uint8Array(canvas.toBuffer('image/png'));
+  return encodePng(canvas.data(), canvas.width, canvas.height);
 }
 
 /**
@@ -230,7 +231,11 @@ async function pageImage(pdf: Uint8Array): Promise<{ png: Uint8Array; width: num
       canvasContext: context as never,
       viewport,
     }).promise;
-    return { png: new Uint8Array(canvas.toBuffer('image/png')), width: base.width, height: base.height };
+    return {
+      png: encodePng(canvas.data(), canvas.width, canvas.height),
+      width: base.width,
+      height: base.height,
+    };
   } finally {
     await doc.destroy();
   }

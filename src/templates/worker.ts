@@ -113,7 +113,9 @@ export type RenderReply =
 // Linux, where each thread has its own nice value (elsewhere it would lower the whole process).
 if (process.platform === 'linux') {
   try {
-    os.setPriority(os.constants.priority.PRIORITY_BELOW_NORMAL);
+    // the thread of recipients' page images (pool.ts) below renders too
+    const lowest = ((workerData ?? {}) as { lowest?: boolean }).lowest;
+    os.setPriority(lowest ? os.constants.priority.PRIORITY_LOW : os.constants.priority.PRIORITY_BELOW_NORMAL);
   } catch {
     // not allowed here: renders keep the normal priority
   }

@@ -8,6 +8,7 @@ import { loadTemplate, renderTemplate } from '../../src/templates';
 import { DEFAULT_LIMITS } from '../../src/config';
 import { RenderPool } from '../../src/templates/pool';
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 
 const UNLIMITED = { ...DEFAULT_LIMITS, pages: 1e9, items: 1e9, text: 1e9 };
@@ -158,6 +159,31 @@ describe('RenderPool', () => {
     await Promise.all(Array.from({ length: 6 }, (_, i) => pool.render(template, valuesFor(i))));
     expect(pool.completed - before).toBeGreaterThanOrEqual(7);
     expect(pool.completed - before).toBeLessThanOrEqual(10);
+  });
+
+  it("draws a recipient's page image on a thread of its own, at the lowest priority, never on a render thread", async () => {
+    const own = new RenderPool(1, 30_000);
+    try {
+      const pdf = await own.render(await letterTemplate(), valuesFor(1));
+      const rendered = own.completed;
+      const image = await own.view(pdf, { page: 1 });
+      expect(Buffer.from(image.bytes).subarray(1, 4).toString()).toBe('PNG');
+      // the render threads did nothing for it
+      expect(own.completed).toBe(rendered);
+      // the threads of this process by their nice value: renders below normal (10), page images lowest (19)
+      const nice = fs.readdirSync('/proc/self/task').map((tid) => {
+        try {
+          const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+        } catch {
+          return NaN; // ended meanwhile
+        }
+      });
+      expect(nice).toContain(10);
+      expect(nice).toContain(19);
+    } finally {
+      await own.close();
+    }
   });
 
   it('answers with the errors renderTemplate throws, of the same kind', async () => {

@@ -31,18 +31,4 @@ describe('Slots', () => {
     await slots.take().then(() => (entered = true));
     expect(entered).toBe(true);
   });
-
-  it('gives a slot to a caller waiting behind (a page image) only when no other caller waits', async () => {
-    const slots = new Slots(() => 1);
-    const got: string[] = [];
-    const enter = (name: string, behind = false) => slots.take(behind).then(() => void got.push(name));
-    await enter('render 1');
-    const waiting = [enter('page 1', true), enter('page 2', true), enter('render 2')];
-    await Promise.resolve();
-    expect(slots.state()).toEqual({ busy: 1, waiting: 3 });
-    for (let i = 0; i < 3; i++) slots.release();
-    await Promise.all(waiting);
-    // the render that came last goes first; the page images keep their order
-    expect(got).toEqual(['render 1', 'render 2', 'page 1', 'page 2']);
-  });
 });
