@@ -568,6 +568,15 @@ export const MIGRATIONS: [string, Step][] = [
       await db.schema.dropIndex('magic_links_sending').execute();
     },
   ],
+  [
+    '0027_link_ended_reason',
+    async (db) => {
+      // why a link ended, kept with it (a link ended with its document cannot tell from its row);
+      // an older ended link's reason is read from its row, or is `revoked`
+      await db.schema.alterTable('magic_links').addColumn('ended_reason', 'text').execute();
+      await sql`update magic_links set ended_reason = 'revoked' where status = 'revoked'`.execute(db);
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

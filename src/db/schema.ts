@@ -121,6 +121,8 @@ export interface MagicLinksTable {
   expires_at: string | null;
   /** When it was marked expired or revoked. */
   ended_at: string | null;
+  /** Why it ended (an ExpiryReason: `views`, `time`, `revoked`, `document_deleted`, …); null while it has not, and for some links ended before 0027. */
+  ended_reason: string | null;
   /** JSON: when each notice went (`first_view`, `ended`, `reminder`); null: none yet. */
   notices: string | null;
   /** The render (POST /v1/generate) that made the link: one link per render, however often it runs. */

@@ -51,8 +51,17 @@ export async function waitingFor(db: Db, resourceId: string, webhookIds: string[
 }
 
 /** Why a link ended, on `magic_link.expired`. */
-export type ExpiryReason =
-  'time' | 'views' | 'ten_day_cap' | 'revoked' | 'document_deleted' | 'document_expired' | 'not_opened';
+/** Why a Magic Link ended: its `ended_reason`, and the `reason` of its `magic_link.expired` event. */
+export const EXPIRY_REASONS = [
+  'time',
+  'views',
+  'ten_day_cap',
+  'not_opened',
+  'revoked',
+  'document_deleted',
+  'document_expired',
+] as const;
+export type ExpiryReason = (typeof EXPIRY_REASONS)[number];
 
 export class Events {
   /** Called once the transaction that wrote an event has committed (the dispatcher wakes up; it polls as well). */

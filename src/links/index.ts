@@ -174,6 +174,7 @@ export class MagicLinks {
         opened_at: null,
         expires_at: deadlineAtCreation(settings, now)?.toISOString() ?? null,
         ended_at: null,
+        ended_reason: null,
         render_id: renderId ?? null,
         token_generation: 0,
         sending_by: null,
@@ -439,18 +440,24 @@ export class MagicLinks {
    */
   finish(id: string, status: 'expired' | 'revoked'): Promise<boolean> {
     return this.inTransaction(async (trx) => {
-      const r = await trx
+      const ended = await trx
         .updateTable('magic_links')
         .set({ status, ended_at: this.now(), wake_at: null })
         .where('id', '=', id)
         .where('status', 'in', ACTIVE)
         .returningAll()
         .executeTakeFirst();
-      if (r)
-        await this.rows.emit(trx, 'magic_link.expired', r, {
-          reason: status === 'revoked' ? 'revoked' : expiryReason(r),
-        });
-      return r !== undefined;
+      if (!ended) return false;
+      // why it ended, read from the row as it ended (its views, its deadlines), kept with it
+      const reason = status === 'revoked' ? 'revoked' : expiryReason(ended);
+      const r = await trx
+        .updateTable('magic_links')
+        .set({ ended_reason: reason })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await this.rows.emit(trx, 'magic_link.expired', r, { reason });
+      return true;
     });
   }
 
@@ -467,7 +474,7 @@ export class MagicLinks {
   ): Promise<string[]> {
     const ended = await trx
       .updateTable('magic_links')
-      .set({ status: 'expired', ended_at: this.now(), wake_at: null })
+      .set({ status: 'expired', ended_at: this.now(), ended_reason: reason, wake_at: null })
       .where('document_id', '=', documentId)
       .where('status', 'in', ACTIVE)
       .returningAll()

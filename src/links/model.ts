@@ -48,6 +48,10 @@ export interface LinkInfo {
   views_used: number;
   views_left: number | null;
   send_error: string | null;
+  /** When it ended (expired or revoked); null while it has not. */
+  ended_at: string | null;
+  /** Why it ended (as the `magic_link.expired` webhook says): `views`, `time`, `ten_day_cap`, `not_opened`, `revoked`, `document_deleted`, `document_expired`; null while it has not. */
+  ended_reason: ExpiryReason | null;
   /** The newest ACCESS_LOG_SHOWN entries, oldest first (with `get(id, true)`). */
   access_log?: AccessEntry[];
   /** Whether older entries than those are kept (GET /v1/magic_links/:id/access_log pages them all). */
@@ -136,7 +140,16 @@ export function linkInfo(row: MagicLinkRow): LinkInfo {
     views_used: row.views_used,
     views_left: row.max_views === null ? null : Math.max(0, row.max_views - row.views_used),
     send_error: row.send_error,
+    ended_at: row.ended_at,
+    ended_reason: endedReason(row),
   };
+}
+
+/** Why the link ended (null while it has not): as kept with it, or read from the row of a link ended before it was kept. */
+function endedReason(row: MagicLinkRow): ExpiryReason | null {
+  if (row.ended_reason) return row.ended_reason as ExpiryReason;
+  if (row.status === 'revoked') return 'revoked';
+  return row.status === 'expired' ? expiryReason(row) : null;
 }
 
 /** The statuses of a link that has not ended. */

@@ -2,6 +2,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { LONGEST, MAX_VIEWS } from './policy';
 import { ACCESS_LOG_SHOWN } from './model';
+import { EXPIRY_REASONS } from '../events';
 import { ref, shared } from '../http/schemas';
 
 export const DurationSchema = shared('Duration', {
@@ -204,6 +205,16 @@ export const MagicLinkSchema = shared('MagicLink', {
     views_used: { type: 'integer' },
     views_left: { type: ['integer', 'null'] },
     send_error: { type: ['string', 'null'] },
+    ended_at: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'When it ended (expired or revoked); null while it has not.',
+    },
+    ended_reason: {
+      oneOf: [{ enum: [...EXPIRY_REASONS] }, { type: 'null' }],
+      description:
+        'Why it ended, as the magic_link.expired webhook says: views (its view limit), time (its timer), ten_day_cap, not_opened (a timer from opening, not opened in time), revoked, document_deleted or document_expired (its document was deleted, or its retention ran out); null while it has not ended.',
+    },
     url: {
       type: 'string',
       description: 'Only when the link is made or re-sent: the token is stored hashed and cannot be shown again.',

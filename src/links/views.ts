@@ -231,7 +231,7 @@ export class LinkViews {
       if (viewsLeft === 0) {
         const ended = await trx
           .updateTable('magic_links')
-          .set({ status: 'expired', ended_at: at })
+          .set({ status: 'expired', ended_at: at, ended_reason: 'views' })
           .where('id', '=', link.row.id)
           .where('status', 'in', ACTIVE)
           .returningAll()

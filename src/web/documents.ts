@@ -19,7 +19,7 @@ import {
   table,
   when,
 } from './html';
-import { ACCESS_COLUMNS, accessRows, isLive, ruleInWords } from './links';
+import { ACCESS_COLUMNS, accessRows, endedInWords, isLive, ruleInWords } from './links';
 import type { Viewer } from '../links/model';
 
 /** Seconds as people read them: "45 s", "3 min 20 s". */
@@ -94,7 +94,7 @@ function linkCard(l: LinkInfo, csrf: string): Html {
         used${limit ? html` · <span data-views-left>${l.views_left}</span> left of ${limit}` : ' · no view limit'}${meter}
       </dd>
       <dt>Ends</dt>
-      <dd data-rule>${live ? ruleInWords(l) : `${l.status}: it no longer opens`}</dd>
+      <dd data-rule>${live ? ruleInWords(l) : endedInWords(l)}</dd>
       <dt>Sign-in</dt>
       <dd>${l.auth_type === 'social' ? 'Social sign-in' : 'E-mailed code'} as ${l.auth_email}</dd>
       ${

@@ -5,6 +5,7 @@
 import Bowser from 'bowser';
 import { ACTIVE, LINK_STATUSES, type AccessEntry, type LinkInfo } from '../links';
 import { parsePageQuery } from '../pagination';
+import type { ExpiryReason } from '../events';
 import { doneNotice, page, PAGE, type WebSection } from './context';
 import { all, type Form } from './forms';
 import { badge, csrfField, type Html, html, pager, statusTabs, table, when } from './html';
@@ -24,6 +25,23 @@ function duration(r: Record<string, number>): string {
 /** Whether the link can still be opened (its status; its time is checked when it is opened). */
 export function isLive(l: LinkInfo): boolean {
   return ACTIVE.includes(l.status);
+}
+
+const ENDED_BECAUSE: Record<ExpiryReason, string> = {
+  views: 'its views were used',
+  time: 'its time ran out',
+  ten_day_cap: 'it reached the 10-day limit',
+  not_opened: 'it was not opened in time',
+  revoked: 'it was revoked',
+  document_deleted: 'its document was deleted',
+  document_expired: "its document's retention ran out",
+};
+
+/** Why and when an ended link ended, in words: "ended 2 Dec: its views were used". HTML (the date is a <time>). */
+export function endedInWords(l: LinkInfo): Html {
+  return html`<span class="muted" data-ended-reason="${l.ended_reason ?? ''}"
+    >ended${l.ended_at ? html` ${when(l.ended_at)}` : ''}${l.ended_reason ? `: ${ENDED_BECAUSE[l.ended_reason]}` : ''}</span
+  >`;
 }
 
 /**
@@ -118,7 +136,7 @@ export const linksSection: WebSection = (service) => async (web) => {
           <a href="/app/documents/${l.document_id}#links">${documentNames.get(l.document_id) ?? l.document_id}</a>
         </td>
         <td data-status data-label="Status">${badge(l.status)}</td>
-        <td data-rule data-label="Ends">${isLive(l) ? ruleInWords(l) : html`<span class="muted">ended</span>`}</td>
+        <td data-rule data-label="Ends">${isLive(l) ? ruleInWords(l) : endedInWords(l)}</td>
         <td data-views data-label="Views">${views}</td>
         <td class="hide-sm">${when(lastViewed.get(l.id), 'never')}</td>
       </tr>`;

@@ -303,8 +303,12 @@ describe('the operator web app in a browser', () => {
       await card.getByRole('button', { name: 'Expire link now' }).click();
       await page.waitForURL((u) => u.searchParams.get('done') === 'link_expired');
       await expect(page.locator('.link-card .badge').textContent()).resolves.toBe('revoked');
-      // an ended link shows no future date
-      await expect(card.locator('[data-rule] time').count()).resolves.toBe(0);
+      // an ended link says why and when it ended, and no future date
+      await expect(card.locator('[data-rule] [data-ended-reason]').getAttribute('data-ended-reason')).resolves.toBe(
+        'revoked',
+      );
+      const endedAt = await card.locator('[data-rule] time').getAttribute('datetime');
+      expect(Date.parse(endedAt!)).toBeLessThanOrEqual(Date.now());
       const gone = await r.goto(url);
       expect(gone?.status()).toBe(404);
     } finally {
@@ -373,7 +377,12 @@ describe('the operator web app in a browser', () => {
     await page.goto(`${base}/app/links`);
     await expect(page.getByRole('link', { name: 'Magic Links' }).getAttribute('aria-current')).resolves.toBe('page');
     const row = (who: string) => page.locator('tr', { hasText: who });
-    await expect(row('robin@example.com').locator('[data-rule]').textContent()).resolves.toBe('ended');
+    await expect(
+      row('robin@example.com').locator('[data-rule] [data-ended-reason]').getAttribute('data-ended-reason'),
+    ).resolves.toBe('revoked');
+    await expect(row('robin@example.com').locator('[data-rule]').textContent()).resolves.toMatch(
+      /^ended .+: it was revoked$/,
+    );
     await expect(row('robin@example.com').locator('input[type=checkbox]').count()).resolves.toBe(0);
     await expect(row('robin@example.com').locator('[data-views]').textContent()).resolves.toBe('1 of 3');
     // viewed once: the last view has a time

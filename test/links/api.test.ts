@@ -615,10 +615,10 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
         async () => (await t.service.links.get(late.res.magic_link_piece_id)).status === 'expired',
         'the unopened link expired',
       );
-      expect((await api('GET', `/v1/magic_links/${late.res.magic_link_piece_id}`)).json()).toMatchObject({
-        status: 'expired',
-        opened_at: null,
-      });
+      // the link says why and when it ended, as its webhook does
+      const lateLink = (await api('GET', `/v1/magic_links/${late.res.magic_link_piece_id}`)).json();
+      expect(lateLink).toMatchObject({ status: 'expired', opened_at: null, ended_reason: 'not_opened' });
+      expect(Date.parse(lateLink.ended_at)).toBeGreaterThan(opened);
       const ended = await t.service.database.db
         .selectFrom('events')
         .select('data')
@@ -628,7 +628,12 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
       expect(ended.map((e) => JSON.parse(e.data).reason)).toEqual(['not_opened']);
       expect((await view(late.path)).statusCode).toBe(404);
       const kept = (await api('GET', `/v1/magic_links/${early.res.magic_link_piece_id}`)).json();
-      expect(kept).toMatchObject({ status: 'active', expires_at: new Date(opened + 720 * HOUR).toISOString() });
+      expect(kept).toMatchObject({
+        status: 'active',
+        expires_at: new Date(opened + 720 * HOUR).toISOString(),
+        ended_at: null,
+        ended_reason: null,
+      });
       await t.service.webhooks.remove(hook.id);
     });
 

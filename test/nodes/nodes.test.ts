@@ -385,9 +385,11 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
       remind_before: null,
     });
     const got = await runPaperlink({ resource: 'magicLink', operation: 'get', magicLinkId: id }, [{}], creds);
-    expect(got.items[0].json).toMatchObject({ id, status: 'active', access_log: [] });
+    expect(got.items[0].json).toMatchObject({ id, status: 'active', access_log: [], ended_reason: null });
     const ended = await runPaperlink({ resource: 'magicLink', operation: 'expire', magicLinkId: id }, [{}], creds);
-    expect(ended.items[0].json).toMatchObject({ id, status: 'revoked' });
+    // the node's output says why the link ended, as the API does
+    expect(ended.items[0].json).toMatchObject({ id, status: 'revoked', ended_reason: 'revoked' });
+    expect(typeof ended.items[0].json.ended_at).toBe('string');
   });
 
   it('lists templates, gets one with its variables, and offers them to the editor', async () => {

@@ -33,6 +33,7 @@ export function linkRow(id: string, now: Date, patch: Partial<MagicLinkRow> = {}
     opened_at: null,
     expires_at: new Date(now.getTime() + 86_400_000).toISOString(),
     ended_at: null,
+    ended_reason: null,
     render_id: null,
     token_generation: 0,
     sending_until: null,

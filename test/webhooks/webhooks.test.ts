@@ -203,7 +203,10 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
     await advanceUntil(() => types().includes('magic_link.expired'), 15_000, 'the link events after the retry');
     const linkEvents = rx.received.filter((r) => r.event.type.startsWith('magic_link.'));
     expect(linkEvents.map((r) => r.event.type)).toEqual(['magic_link.sent', 'magic_link.sent', 'magic_link.expired']);
-    expect(linkEvents[2].event.data).toMatchObject({ reason: 'revoked', object: { id: linkId, status: 'revoked' } });
+    expect(linkEvents[2].event.data).toMatchObject({
+      reason: 'revoked',
+      object: { id: linkId, status: 'revoked', ended_reason: 'revoked' },
+    });
     await api('DELETE', `/v1/webhooks/${hook.id}`);
   });
 
@@ -269,7 +272,10 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
       outcome: 'wrong',
     });
     expect(of('magic_link.viewed', linkId).data.object).toMatchObject({ views_used: 1, views_left: 0 });
-    expect(of('magic_link.expired', linkId).data).toMatchObject({ reason: 'views', object: { status: 'expired' } });
+    expect(of('magic_link.expired', linkId).data).toMatchObject({
+      reason: 'views',
+      object: { status: 'expired', ended_reason: 'views' },
+    });
     expect(of('postcard.rendered', good.json().id).data.object).toMatchObject({
       status: 'rendered',
       object: 'postcard',
@@ -318,7 +324,7 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
     const expired = rx.received.find((r) => r.event.type === 'magic_link.expired')!.event;
     expect(expired.data).toMatchObject({
       reason: 'document_deleted',
-      object: { id: made.magic_link_piece_id, status: 'expired' },
+      object: { id: made.magic_link_piece_id, status: 'expired', ended_reason: 'document_deleted' },
     });
     expect(rx.received.filter((r) => r.event.type === 'magic_link.expired')).toHaveLength(1);
     // a second delete is a 404, and ends nothing twice
