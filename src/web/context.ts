@@ -65,6 +65,78 @@ export function failureOf(err: unknown): Failure {
   throw err;
 }
 
+/**
+ * A secret a form made (a key, a token, a webhook's signing secret, a new Magic Link's URL) is shown
+ * once, after a redirect: the POST answers 303 with it in a short-lived cookie only the page it
+ * redirects to reads, and that page clears the cookie as it shows it. Reloading the page then makes
+ * nothing and shows it no more (a page answered to the POST would make another on every reload).
+ */
+const SHOWN_ONCE_COOKIE = 'plk_new_secret';
+
+export interface ShownOnce {
+  title: string;
+  value: string;
+  hint: string;
+  /** Which part of the page made it. */
+  section?: string;
+}
+
+/** Answers a form that made a secret: a redirect to `path` + `then` (a query, an anchor), the secret in a cookie for that path alone. */
+export function redirectShowingOnce(
+  reply: FastifyReply,
+  secure: boolean,
+  path: string,
+  then: string,
+  secret: ShownOnce,
+): FastifyReply {
+  void reply.setCookie(SHOWN_ONCE_COOKIE, Buffer.from(JSON.stringify(secret)).toString('base64url'), {
+    path,
+    httpOnly: true,
+    sameSite: 'strict',
+    secure,
+    maxAge: 300,
+  });
+  return reply.redirect(`${path}${then}`, 303);
+}
+
+/** The secret a form just made for the page at `path`, if any, and the cookie that held it cleared. */
+export function takeShownOnce(req: FastifyRequest, reply: FastifyReply, path: string): ShownOnce | undefined {
+  const cookie = req.cookies[SHOWN_ONCE_COOKIE];
+  if (!cookie) return undefined;
+  void reply.clearCookie(SHOWN_ONCE_COOKIE, { path });
+  try {
+    const { section, title, value, hint } = JSON.parse(Buffer.from(cookie, 'base64url').toString('utf8')) as Record<
+      string,
+      unknown
+    >;
+    if (![title, value, hint].every((x) => typeof x === 'string')) return undefined;
+    if (section !== undefined && typeof section !== 'string') return undefined;
+    return { title, value, hint, section } as ShownOnce;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Answers a form that made a Magic Link: to its document's page, with the link's URL shown there once. */
+export function redirectShowingLink(
+  reply: FastifyReply,
+  secure: boolean,
+  documentId: string,
+  link: { url: string; recipient_email: string; status: string },
+  done: string,
+): FastifyReply {
+  return redirectShowingOnce(reply, secure, `/app/documents/${encodeURIComponent(documentId)}`, `?done=${done}#links`, {
+    section: 'links',
+    title: `${done === 'generated' ? 'Document generated. ' : ''}${
+      link.status === 'send_failed'
+        ? `The Magic Link to ${link.recipient_email} could not be e-mailed yet (it is retried). Its URL:`
+        : `Magic Link e-mailed to ${link.recipient_email}. Its URL:`
+    }`,
+    value: link.url,
+    hint: 'Copy it now to send it another way (a chat, your own e-mail): it is not shown again, as only a hash of it is kept. "Resend" e-mails a new URL and ends this one.',
+  });
+}
+
 /** Sends a whole page. */
 export function sendPage(reply: FastifyReply, page: string, status = 200) {
   return reply.status(status).type('text/html; charset=utf-8').send(page);

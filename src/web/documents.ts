@@ -3,7 +3,17 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { contentDisposition } from '../http/headers';
 import type { LinkInfo } from '../links';
 import { parsePageQuery } from '../pagination';
-import { doneNotice, failureOf, page, PAGE, type Failure, type WebSection } from './context';
+import {
+  doneNotice,
+  failureOf,
+  page,
+  PAGE,
+  redirectShowingLink,
+  takeShownOnce,
+  type Failure,
+  type ShownOnce,
+  type WebSection,
+} from './context';
 import { fieldErrors, formLabel, linkFieldset, linkSettingsFrom, type Form } from './forms';
 import {
   actionButton,
@@ -16,6 +26,7 @@ import {
   idWithCopy,
   pager,
   pdfPreview,
+  secretNotice,
   table,
   when,
 } from './html';
@@ -155,6 +166,7 @@ function linkCard(l: LinkInfo, csrf: string): Html {
 }
 
 export const documentsSection: WebSection = (service) => async (web) => {
+  const secure = service.config.publicUrl.startsWith('https://');
   web.get('/documents', async (req, reply) => {
     const query = req.query as Record<string, string | undefined>;
     const search = (query.search ?? '').trim().slice(0, 200);
@@ -210,7 +222,7 @@ export const documentsSection: WebSection = (service) => async (web) => {
     req: FastifyRequest,
     reply: FastifyReply,
     id: string,
-    o: { form?: Form; error?: Failure; status?: number } = {},
+    o: { form?: Form; error?: Failure; status?: number; shown?: ShownOnce } = {},
   ) {
     const d = await service.documents.get(id);
     const csrf = req.admin!.csrf;
@@ -228,7 +240,7 @@ export const documentsSection: WebSection = (service) => async (web) => {
           ><a class="button secondary" href="#share">Share with Magic Link</a>
         </div>
       </div>
-      ${doneNotice(req)}
+      ${o.shown ? secretNotice(o.shown.title, o.shown.value, o.shown.hint) : doneNotice(req)}
       <div class="card" id="links">
         <h2>Magic Links</h2>
         ${links.length ? links.map((l) => linkCard(l, csrf)) : html`<p class="muted">Not shared yet.</p>`}
@@ -273,7 +285,12 @@ export const documentsSection: WebSection = (service) => async (web) => {
     });
   }
 
-  web.get('/documents/:id', async (req, reply) => documentPage(req, reply, (req.params as { id: string }).id));
+  web.get('/documents/:id', async (req, reply) => {
+    const { id } = req.params as { id: string };
+    // a Magic Link just made here: its URL, once (redirectShowingLink)
+    const shown = takeShownOnce(req, reply, `/app/documents/${encodeURIComponent(id)}`);
+    return documentPage(req, reply, id, { shown });
+  });
   web.get('/documents/:id/pdf', async (req, reply) => {
     const { document, bytes: pdf } = await service.documents.pdf((req.params as { id: string }).id);
     const download = (req.query as { download?: string }).download === '1';
@@ -285,11 +302,12 @@ export const documentsSection: WebSection = (service) => async (web) => {
   web.post('/documents/:id/share', async (req, reply) => {
     const { id } = req.params as { id: string };
     const form = req.body as Form;
+    let made;
     try {
-      await service.documents.share(id, linkSettingsFrom(form), req.admin!.session.keyId);
+      made = await service.documents.share(id, linkSettingsFrom(form), req.admin!.session.keyId);
     } catch (err) {
       return documentPage(req, reply, id, { form, error: failureOf(err), status: 422 });
     }
-    return reply.redirect(`/app/documents/${encodeURIComponent(id)}?done=shared#share`, 303);
+    return redirectShowingLink(reply, secure, id, { ...made.link, url: made.url }, 'shared');
   });
 };

@@ -1,11 +1,12 @@
 /** The Generate section: a template's merge fields, then store the PDF, share it, or both. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { caller, failureOf, page, type Failure, type WebSection } from './context';
+import { caller, failureOf, page, redirectShowingLink, type Failure, type WebSection } from './context';
 import { fieldErrors, formLabel, linkFieldset, linkSettingsFrom, one, type Form } from './forms';
 import { csrfField, errorNotice, field, html, select, type Html } from './html';
 import { PDF_STANDARDS, unavailableReason } from '../templates/standards';
 
 export const generateSection: WebSection = (service) => async (web) => {
+  const secure = service.config.publicUrl.startsWith('https://');
   async function generatePage(
     req: FastifyRequest,
     reply: FastifyReply,
@@ -136,6 +137,8 @@ export const generateSection: WebSection = (service) => async (web) => {
         },
         caller: caller(req),
       });
+      const link = result.destinations.magic_link;
+      if (link) return redirectShowingLink(reply, secure, result.document_id, link, 'generated');
       return reply.redirect(`/app/documents/${encodeURIComponent(result.document_id)}?done=generated`, 303);
     } catch (err) {
       return generatePage(req, reply, form, { error: failureOf(err), status: 422 });

@@ -5,7 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Service } from '../service';
-import { doneNotice, page, type WebSection } from './context';
+import { doneNotice, page, redirectShowingOnce, takeShownOnce, type WebSection } from './context';
 import { copyButton, type Html, html } from './html';
 import { credentialRoutes, credentialsCard } from './settings/credentials';
 import { magicLinkCard, magicLinkRoutes } from './settings/magic-link';
@@ -14,49 +14,7 @@ import { retentionCard, retentionRoutes } from './settings/retention';
 import type { SettingsPart, SettingsRoutes, SettingsState } from './settings/state';
 import { webhookRoutes, webhooksCard } from './settings/webhooks';
 
-/**
- * A secret made by a form (a key, a token, a webhook's signing secret) is shown once, after a
- * redirect: the POST answers 303 with it in a short-lived cookie only this page reads, and the
- * page clears the cookie as it shows it. Reloading the page then makes nothing and shows it no
- * more (a page answered to the POST would make another on every reload).
- */
-const SECRET_COOKIE = 'plk_new_secret';
 const SECRET_PATH = '/app/settings';
-
-/** Answers a form that made a secret: the redirect to its part of the page, the secret in the cookie. */
-function redirectWithSecret(
-  reply: FastifyReply,
-  secure: boolean,
-  section: SettingsPart,
-  secret: NonNullable<SettingsState['secret']>,
-) {
-  void reply.setCookie(SECRET_COOKIE, Buffer.from(JSON.stringify({ section, ...secret })).toString('base64url'), {
-    path: SECRET_PATH,
-    httpOnly: true,
-    sameSite: 'strict',
-    secure,
-    maxAge: 300,
-  });
-  // the section's id on the page is its name
-  return reply.redirect(`${SECRET_PATH}#${section}`, 303);
-}
-
-/** The secret a form just made, for the page to show, and the cookie that held it cleared. */
-function takeSecret(req: FastifyRequest, reply: FastifyReply): SettingsState {
-  const cookie = req.cookies[SECRET_COOKIE];
-  if (!cookie) return {};
-  void reply.clearCookie(SECRET_COOKIE, { path: SECRET_PATH });
-  try {
-    const { section, title, value, hint } = JSON.parse(Buffer.from(cookie, 'base64url').toString('utf8')) as Record<
-      string,
-      string
-    >;
-    if (![section, title, value, hint].every((x) => typeof x === 'string')) return {};
-    return { section: section as SettingsState['section'], secret: { title, value, hint } };
-  } catch {
-    return {};
-  }
-}
 
 /** Where clients send postcards: the Magic Link app's public URL (or this server's) and the postcard path. */
 async function intakeUrl(service: Service): Promise<string> {
@@ -104,9 +62,17 @@ export const settingsSection: WebSection = (service) => async (web) => {
     web,
     service,
     page: (req, reply, s) => settingsPage(service, req, reply, s),
-    redirectWithSecret: (reply, section, secret) => redirectWithSecret(reply, secure, section, secret),
+    // the section's id on the page is its name
+    redirectWithSecret: (reply, section, secret) =>
+      redirectShowingOnce(reply, secure, SECRET_PATH, `#${section}`, { section, ...secret }),
   };
-  web.get('/settings', async (req, reply) => settingsPage(service, req, reply, takeSecret(req, reply)));
+  web.get('/settings', async (req, reply) => {
+    const shown = takeShownOnce(req, reply, SECRET_PATH);
+    const state: SettingsState = shown
+      ? { section: shown.section as SettingsPart, secret: { title: shown.title, value: shown.value, hint: shown.hint } }
+      : {};
+    return settingsPage(service, req, reply, state);
+  });
   credentialRoutes(routes);
   retentionRoutes(routes);
   magicLinkRoutes(routes);

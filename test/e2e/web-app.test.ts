@@ -167,6 +167,7 @@ describe('the operator web app in a browser', () => {
   });
 
   let documentUrl: string;
+  let shownUrl: string;
 
   it('generates a document with a Magic Link from the form, with the API rules on bad settings', async () => {
     await page.goto(`${base}/app/generate`);
@@ -223,6 +224,16 @@ describe('the operator web app in a browser', () => {
     await page.waitForURL((u) => u.pathname.startsWith('/app/documents/doc_'));
     documentUrl = page.url().split('?')[0];
     await expect(page.getByRole('heading', { name: 'Welcome for Robin' }).isVisible()).resolves.toBe(true);
+    // the new link's URL, shown once with a copy button (the API shows it once too)
+    const secret = page.locator('.notice.secret');
+    await expect(secret.textContent()).resolves.toMatch(
+      /Magic Link e-mailed to robin@example\.com[\s\S]*not shown again/,
+    );
+    shownUrl = (await secret.locator('[data-secret]').textContent())!;
+    expect(shownUrl).toMatch(/^http:\/\/[^/]+\/l\/[A-Za-z0-9_-]{20,}$/);
+    await expect(secret.getByRole('button', { name: /copy/i }).count()).resolves.toBe(1);
+    await page.reload();
+    await expect(page.locator('.notice.secret').count()).resolves.toBe(0);
     const card = page.locator('.link-card');
     await expect(card.count()).resolves.toBe(1);
     await expect(card.locator('.badge').textContent()).resolves.toBe('active');
@@ -252,6 +263,8 @@ describe('the operator web app in a browser', () => {
 
   it('shows the views going up after the recipient opens the link, and expires it on request', async () => {
     const url = linkIn(await mail.next('robin@example.com'));
+    // the URL the web app showed once is the one e-mailed
+    expect(url).toBe(shownUrl);
     const recipient = await browser.newContext();
     try {
       const r = await recipient.newPage();
@@ -337,6 +350,10 @@ describe('the operator web app in a browser', () => {
     await page.locator('#share').getByLabel('Watermark', { exact: true }).fill('For {{email}}');
     await page.locator('#share').getByRole('button', { name: 'Share' }).click();
     await page.waitForURL((u) => u.searchParams.get('done') === 'shared');
+    await expect(page.locator('.notice.secret').textContent()).resolves.toContain('dana@example.com');
+    await expect(page.locator('.notice.secret [data-secret]').textContent()).resolves.toMatch(
+      /\/l\/[A-Za-z0-9_-]{20,}$/,
+    );
     await expect(page.locator('.link-card').count()).resolves.toBe(2);
     await expect(
       page.locator('.link-card', { hasText: 'dana@example.com' }).locator('[data-shown]').textContent(),
