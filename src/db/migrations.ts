@@ -572,9 +572,14 @@ export const MIGRATIONS: [string, Step][] = [
     '0027_link_ended_reason',
     async (db) => {
       // why a link ended, kept with it (a link ended with its document cannot tell from its row);
-      // an older ended link's reason is read from its row, or is `revoked`
+      // what an older ended link's row says: revoked, or ended with its document (which is gone);
+      // the rest read their reason from their row (src/links/model.ts)
       await db.schema.alterTable('magic_links').addColumn('ended_reason', 'text').execute();
       await sql`update magic_links set ended_reason = 'revoked' where status = 'revoked'`.execute(db);
+      await sql`update magic_links set ended_reason = 'document_deleted'
+        where status = 'expired' and not exists (select 1 from documents where documents.id = magic_links.document_id)`.execute(
+        db,
+      );
     },
   ],
 ];

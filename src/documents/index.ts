@@ -290,7 +290,7 @@ export class Documents {
     this.pageImages = new PageImages(renderer, async (id) => (await this.pdf(id)).bytes, pageImageBytes);
   }
 
-  /** Page images, each page drawn once (./pages.ts). */
+  /** Page images, each page drawn once (./images.ts). */
   readonly pageImages: PageImages;
 
   /** Bytes of renders whose storing failed, waiting for their retry (./spool.ts). */
@@ -837,11 +837,13 @@ export class Documents {
 
   /**
    * One page (from 1) of a stored document as a PNG, with a viewer's stamp laid over it when given:
-   * drawn once, then kept (./pages.ts). A page past the last is not_found.
+   * drawn once, then kept (./images.ts). A page past the last is not_found.
    */
   async pageImage(id: string, page: number, stamp?: Stamp): Promise<Uint8Array> {
-    // the document is there (it may have been deleted since its pages were drawn)
+    // the document is there (it may have been deleted since its pages were drawn), and has the page:
+    // its count is kept, so a page past the last costs no draw
     await this.row(id);
+    if (page > (await this.pageCount(id))) throw new NotFoundError('page', String(page));
     return this.pageImages.image(id, page, stamp);
   }
 
@@ -902,6 +904,7 @@ export class Documents {
       return links;
     });
     this.links.ended(ended);
+    this.pageImages.forget(id);
     await this.storage.delete(id);
     await this.db.deleteFrom('storage_pending').where('key', '=', id).execute();
   }

@@ -40,7 +40,7 @@ const ENDED_BECAUSE: Record<ExpiryReason, string> = {
 /** Why and when an ended link ended, in words: "ended 2 Dec: its views were used". HTML (the date is a <time>). */
 export function endedInWords(l: LinkInfo): Html {
   return html`<span class="muted" data-ended-reason="${l.ended_reason ?? ''}"
-    >ended${l.ended_at ? html` ${when(l.ended_at)}` : ''}${l.ended_reason ? `: ${ENDED_BECAUSE[l.ended_reason]}` : ''}</span
+    >ended${l.ended_at ? html` ${when(l.ended_at)}` : ''}${l.ended_reason && ENDED_BECAUSE[l.ended_reason] ? `: ${ENDED_BECAUSE[l.ended_reason]}` : ''}</span
   >`;
 }
 

@@ -128,6 +128,7 @@ describe.each(BACKENDS)('templates and documents on %s', (backend) => {
     const made = await generate(EXAMPLE_IDS.letter, Object.fromEntries(letterVariables.map((v) => [v, 'x'])));
     expect(made.statusCode).toBe(201);
     const id = made.json().document_id as string;
+    const keptBefore = t.service.documents.pageImages.bytes;
     const page = await get(`/v1/documents/${id}/pages/1`);
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toBe('image/png');
@@ -139,6 +140,12 @@ describe.each(BACKENDS)('templates and documents on %s', (backend) => {
     expect((await get(`/v1/documents/${id}/pages/2`)).json().error.code).toBe('not_found');
     expect((await get(`/v1/documents/${id}/pages/0`)).json().error.code).toBe('validation_failed');
     expect((await get(`/v1/documents/doc_missing/pages/1`)).json().error.code).toBe('not_found');
+    // drawn once and kept: asked again, the same image, and a deleted document's page is gone with it
+    expect((await get(`/v1/documents/${id}/pages/1`)).rawPayload.equals(png)).toBe(true);
+    expect(t.service.documents.pageImages.bytes).toBeGreaterThan(keptBefore);
+    expect((await del(`/v1/documents/${id}`)).statusCode).toBe(200);
+    expect((await get(`/v1/documents/${id}/pages/1`)).json().error.code).toBe('not_found');
+    expect(t.service.documents.pageImages.bytes).toBe(keptBefore);
   });
 
   it('stores a template sent as JSON source', async () => {

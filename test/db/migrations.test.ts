@@ -1,5 +1,6 @@
 /**
- * Upgrading a database whose links and postcards were made before wake-up times (migration 0015):
+ * Upgrading a database: links and postcards made before wake-up times (migration 0015), and links
+ * that ended before they kept why (0027). Before 0015:
  * a sent link with views left waits for its deadline (none: for a change), every other link not
  * ended and every postcard not rendered is due at once, and what an older process claimed is free.
  */
@@ -10,6 +11,7 @@ import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
 import { openDatabase } from '../../src/db';
 import { migrationsFor } from '../../src/db/migrations';
 import SQLite from '../../src/db/sqlite-module';
+import { linkInfo } from '../../src/links/model';
 
 describe('migration 0015 on links and postcards made before it', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-migrate-'));
@@ -82,6 +84,57 @@ describe('migration 0015 on links and postcards made before it', () => {
         { id: 'pc_received', wake_at: created, claimed_by: null },
         { id: 'pc_rendered', wake_at: null, claimed_by: null },
       ]);
+    } finally {
+      await database.close();
+    }
+  });
+});
+
+describe('migration 0027 on links that ended before it', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-migrate-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps why each ended where its row can tell: revoked, or ended with its document', async () => {
+    const file = path.join(dir, 'paperlink.db');
+    const old = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new SQLite(file) }) });
+    const migrations = migrationsFor('sqlite');
+    const { error } = await new Migrator({
+      db: old,
+      provider: { getMigrations: async () => migrations },
+      migrationTableName: 'paperlink_migrations',
+      migrationLockTableName: 'paperlink_migrations_lock',
+    }).migrateTo('0026_leases');
+    expect(error).toBeUndefined();
+    const at = '2026-11-01T10:00:00.000Z';
+    await sql`insert into documents (id, render_id, name, status, template_id, size, sha256, storage, created_at)
+      values ('doc_kept', 'rnd_1', 'd', 'generated', 'tmpl_1', 1, 'x', 'files', ${at})`.execute(old);
+    const link = (id: string, documentId: string, status: string, maxViews: number | null, used: number) =>
+      sql`insert into magic_links (id, document_id, token_hash, recipient_email, auth_email, auth_type, settings,
+          max_views, views_used, status, send_attempts, created_at, sent_at, expires_at, token_generation)
+        values (${id}, ${documentId}, ${`h-${id}`}, 'a@example.com', 'a@example.com', 'email', '{}', ${maxViews},
+          ${used}, ${status}, 1, ${at}, ${at}, null, 0)`.execute(old);
+    await link('ml_revoked', 'doc_kept', 'revoked', 3, 0);
+    await link('ml_with_document', 'doc_gone', 'expired', 3, 0);
+    await link('ml_views', 'doc_kept', 'expired', 3, 3);
+    await link('ml_active', 'doc_kept', 'active', 3, 1);
+    await old.destroy();
+
+    const database = await openDatabase({ sqlitePath: file });
+    try {
+      const rows = await database.db.selectFrom('magic_links').selectAll().orderBy('id').execute();
+      expect(Object.fromEntries(rows.map((r) => [r.id, r.ended_reason]))).toEqual({
+        ml_active: null,
+        ml_revoked: 'revoked',
+        ml_views: null,
+        ml_with_document: 'document_deleted',
+      });
+      // what the API says: the rest read from the row
+      expect(Object.fromEntries(rows.map((r) => [r.id, linkInfo(r).ended_reason]))).toEqual({
+        ml_active: null,
+        ml_revoked: 'revoked',
+        ml_views: 'views',
+        ml_with_document: 'document_deleted',
+      });
     } finally {
       await database.close();
     }

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { root } from '../support/fixtures';
 
-/** From the bottom up; a file is in the first layer with a pattern that matches it. */
+/** Each layer's files; a file is in the first layer with a pattern that matches it (so `http`, a resource's outermost part, comes before `core`). ORDER ranks them. */
 const LAYERS: [string, RegExp[]][] = [
   [
     'foundation',
@@ -103,6 +103,10 @@ describe('the layers of src/ and workflows/', () => {
     expect(graph.get('src/app.ts')).toContain('src/service.ts');
     expect(graph.get('src/index.ts')!.length).toBeGreaterThan(3);
     expect([...graph.values()].flat().length).toBeGreaterThan(600);
+  });
+
+  it("has the flows' policies import nothing (what lets every layer use them)", () => {
+    expect(graph.get('src/flows/policies.ts')).toEqual([]);
   });
 
   it('imports only from the same layer or one below', () => {

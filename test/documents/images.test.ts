@@ -6,7 +6,7 @@
  */
 import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import { PageImages } from '../../src/documents/images';
+import { DRAWS_AT_ONCE, PageImages } from '../../src/documents/images';
 import { PAGE_IMAGES_PER_SESSION, perSession } from '../../src/links/routes/viewer';
 import { registry } from '../../src/metrics';
 import { inProcessRenderer, type Renderer } from '../../src/templates/pool';
@@ -175,6 +175,51 @@ describe('page images', () => {
     await pages.image('doc_d', 1);
     await pages.image('doc_d', 2);
     expect(asked).toEqual(['draw 1', 'draw 2', 'draw 3', 'draw 2']);
+  });
+
+  it("lets stamped images go before pages when it needs room, and a deleted document's at once", async () => {
+    const { renderer, asked } = counting();
+    const size = (await inProcessRenderer.view(pdf, { page: 1 })).bytes.byteLength;
+    // room for about three images
+    const pages = images(renderer, [], Math.floor(size * 3.5));
+    await pages.image('doc_f', 1);
+    await pages.image('doc_f', 1, stamp('ann@example.com'));
+    await pages.image('doc_f', 2);
+    await pages.image('doc_f', 3);
+    // the stamped image went, though page 1 was used before it
+    await pages.image('doc_f', 1);
+    await pages.image('doc_f', 1, stamp('ann@example.com'));
+    expect(asked).toEqual(['draw 1', 'stamp 1', 'draw 2', 'draw 3', 'stamp 1']);
+    pages.forget('doc_f');
+    expect(pages.bytes).toBe(0);
+    await pages.image('doc_f', 1);
+    expect(asked.at(-1)).toBe('draw 1');
+  });
+
+  it(`draws at most ${DRAWS_AT_ONCE} pages at once, reading each document only when its turn comes`, async () => {
+    let holding = 0;
+    let most = 0;
+    const renderer: Renderer = {
+      ...inProcessRenderer,
+      view: async (bytes, options) => {
+        try {
+          return await inProcessRenderer.view(bytes, options);
+        } finally {
+          if (!options.drawn) holding--;
+        }
+      },
+    };
+    const pages = new PageImages(
+      renderer,
+      async () => {
+        most = Math.max(most, ++holding);
+        return pdf;
+      },
+      64 << 20,
+    );
+    await Promise.all(Array.from({ length: 12 }, (_, n) => pages.image(`doc_g${n}`, 1 + (n % 3))));
+    expect(most).toBe(DRAWS_AT_ONCE);
+    expect(holding).toBe(0);
   });
 
   it('answers a page past the last not_found, and keeps nothing for it', async () => {

@@ -619,6 +619,13 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
       const lateLink = (await api('GET', `/v1/magic_links/${late.res.magic_link_piece_id}`)).json();
       expect(lateLink).toMatchObject({ status: 'expired', opened_at: null, ended_reason: 'not_opened' });
       expect(Date.parse(lateLink.ended_at)).toBeGreaterThan(opened);
+      // kept with the link as it ended, not worked out again when asked
+      const stored = await t.service.database.db
+        .selectFrom('magic_links')
+        .select('ended_reason')
+        .where('id', '=', late.res.magic_link_piece_id)
+        .executeTakeFirstOrThrow();
+      expect(stored.ended_reason).toBe('not_opened');
       const ended = await t.service.database.db
         .selectFrom('events')
         .select('data')
