@@ -20,8 +20,8 @@ const LAYERS: [string, RegExp[]][] = [
     ],
   ],
   ['infrastructure', [/^src\/(db|storage|mail|net|jobs|events)\//, /^src\/(history|idempotency)\.ts$/]],
-  // a resource's routes, schemas and pages are its outermost part (the `http` layer)
-  ['http', [/^src\/[a-z]+\/(routes\.ts|routes\/|schemas\.ts|pages\.ts)/, /^src\/(http|generate|web)\//]],
+  // a resource's routes, schemas, pages and web-app section are its outermost part (the `http` layer)
+  ['http', [/^src\/[a-z]+\/(routes\.ts|routes\/|schemas\.ts|pages\.ts|web\.ts)/, /^src\/(http|generate|web)\//]],
   ['core', [/^src\/(templates|keys|links|documents|postcards|webhooks|admin)\//]],
   // what runs the flows: the embedded engine and Temporal's (the workflows, the client that starts them)
   ['flows', [/^src\/(flows|engine)\//, /^workflows\/(workflows|common|children|client|codec)\.ts$/]],

@@ -3,12 +3,12 @@
  * link: the rule that ends it in words, a readable browser in the access log.
  */
 import Bowser from 'bowser';
-import { ACTIVE, LINK_STATUSES, type AccessEntry, type LinkInfo } from '../links';
+import { ACTIVE, LINK_STATUSES, type AccessEntry, type LinkInfo } from '.';
 import { parsePageQuery } from '../pagination';
 import type { ExpiryReason } from '../events';
-import { doneNotice, page, PAGE, type WebSection } from './context';
-import { all, type Form } from './forms';
-import { badge, csrfField, type Html, html, pager, statusTabs, table, when } from './html';
+import { doneNotice, page, PAGE, type WebSection } from '../web/context';
+import { all, type Form } from '../web/forms';
+import { badge, csrfField, type Html, html, pager, statusTabs, table, when } from '../web/html';
 
 const UNIT_WORDS: Record<string, [string, string]> = {
   minutes: ['min', 'min'],

@@ -13,8 +13,8 @@ import {
   type Failure,
   type ShownOnce,
   type WebSection,
-} from './context';
-import { fieldErrors, formLabel, linkFieldset, linkSettingsFrom, type Form } from './forms';
+} from '../web/context';
+import { fieldErrors, formLabel, linkFieldset, linkSettingsFrom, type Form } from '../web/forms';
 import {
   actionButton,
   badge,
@@ -29,8 +29,8 @@ import {
   secretNotice,
   table,
   when,
-} from './html';
-import { ACCESS_COLUMNS, accessRows, endedInWords, isLive, ruleInWords } from './links';
+} from '../web/html';
+import { ACCESS_COLUMNS, accessRows, endedInWords, isLive, ruleInWords } from '../links/web';
 import type { Viewer } from '../links/model';
 
 /** Seconds as people read them: "45 s", "3 min 20 s". */

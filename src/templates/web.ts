@@ -4,8 +4,8 @@ import { ValidationError } from '../errors';
 import { contentDisposition } from '../http/headers';
 import { parsePageQuery } from '../pagination';
 import type { Service } from '../service';
-import type { TemplateSummary } from '../templates';
-import type { TemplateInfo } from '../templates/store';
+import type { TemplateSummary } from '.';
+import type { TemplateInfo } from './store';
 import {
   failureOf,
   multipartForm,
@@ -15,8 +15,8 @@ import {
   refuseForgery,
   type Failure,
   type WebSection,
-} from './context';
-import { one } from './forms';
+} from '../web/context';
+import { one } from '../web/forms';
 import {
   actionButton,
   bytes,
@@ -30,7 +30,7 @@ import {
   pdfPreview,
   table,
   when,
-} from './html';
+} from '../web/html';
 
 /** What an upload's error detail is about, as the notice says it: "Line 3, column 7:" for a place in the template. */
 function errorLabel(f: string): string {

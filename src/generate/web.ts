@@ -1,8 +1,8 @@
 /** The Generate section: a template's merge fields, then store the PDF, share it, or both. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { caller, failureOf, page, redirectShowingLink, type Failure, type WebSection } from './context';
-import { fieldErrors, formLabel, linkFieldset, linkSettingsFrom, one, type Form } from './forms';
-import { csrfField, errorNotice, field, html, select, type Html } from './html';
+import { caller, failureOf, page, redirectShowingLink, type Failure, type WebSection } from '../web/context';
+import { fieldErrors, formLabel, linkFieldset, linkSettingsFrom, one, type Form } from '../web/forms';
+import { csrfField, errorNotice, field, html, select, type Html } from '../web/html';
 import { PDF_STANDARDS, unavailableReason } from '../templates/standards';
 
 export const generateSection: WebSection = (service) => async (web) => {

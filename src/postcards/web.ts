@@ -1,8 +1,8 @@
 /** The Postcards section: requests from the intake webhook, by status, and each one's page. */
 import { parsePageQuery } from '../pagination';
-import { STATUSES } from '../postcards';
-import { page, PAGE, type WebSection } from './context';
-import { badge, html, pager, pdfPreview, statusTabs, table, when } from './html';
+import { STATUSES } from '.';
+import { page, PAGE, type WebSection } from '../web/context';
+import { badge, html, pager, pdfPreview, statusTabs, table, when } from '../web/html';
 
 export const postcardsSection: WebSection = (service) => async (web) => {
   web.get('/postcards', async (req, reply) => {
