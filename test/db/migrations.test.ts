@@ -13,21 +13,27 @@ import { migrationsFor } from '../../src/db/migrations';
 import SQLite from '../../src/db/sqlite-module';
 import { linkInfo } from '../../src/links/model';
 
+/** A SQLite database at `file` with the migrations up to `version` applied, as an older release left it. */
+async function migratedTo(file: string, version: string): Promise<Kysely<unknown>> {
+  const old = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new SQLite(file) }) });
+  const migrations = migrationsFor('sqlite');
+  const { error } = await new Migrator({
+    db: old,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: 'paperlink_migrations',
+    migrationLockTableName: 'paperlink_migrations_lock',
+  }).migrateTo(version);
+  expect(error).toBeUndefined();
+  return old;
+}
+
 describe('migration 0015 on links and postcards made before it', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-migrate-'));
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('gives each what it waits for', async () => {
     const file = path.join(dir, 'paperlink.db');
-    const old = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new SQLite(file) }) });
-    const migrations = migrationsFor('sqlite');
-    const { error } = await new Migrator({
-      db: old,
-      provider: { getMigrations: async () => migrations },
-      migrationTableName: 'paperlink_migrations',
-      migrationLockTableName: 'paperlink_migrations_lock',
-    }).migrateTo('0014_purge_indexes');
-    expect(error).toBeUndefined();
+    const old = await migratedTo(file, '0014_purge_indexes');
     const created = '2026-11-01T10:00:00.000Z';
     const expires = '2026-12-01T10:00:00.000Z';
     const link = (
@@ -96,15 +102,7 @@ describe('migration 0027 on links that ended before it', () => {
 
   it('keeps why each ended where its row can tell: revoked, or ended with its document', async () => {
     const file = path.join(dir, 'paperlink.db');
-    const old = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new SQLite(file) }) });
-    const migrations = migrationsFor('sqlite');
-    const { error } = await new Migrator({
-      db: old,
-      provider: { getMigrations: async () => migrations },
-      migrationTableName: 'paperlink_migrations',
-      migrationLockTableName: 'paperlink_migrations_lock',
-    }).migrateTo('0026_leases');
-    expect(error).toBeUndefined();
+    const old = await migratedTo(file, '0026_leases');
     const at = '2026-11-01T10:00:00.000Z';
     await sql`insert into documents (id, render_id, name, status, template_id, size, sha256, storage, created_at)
       values ('doc_kept', 'rnd_1', 'd', 'generated', 'tmpl_1', 1, 'x', 'files', ${at})`.execute(old);
