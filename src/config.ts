@@ -79,6 +79,11 @@ export const RATE_LIMIT_SETTINGS: Record<RateGroup, string> = {
  * (requests, the database, storage) needs. Measured on 2 cores (BENCHMARKS.md): 1 render thread
  * generates more documents per second than 2, which only compete with the HTTP thread.
  */
+/** Whether the service's cookies are marked Secure: it is served over https (PUBLIC_URL). */
+export function secureCookies(config: Pick<Config, 'publicUrl'>): boolean {
+  return config.publicUrl.startsWith('https://');
+}
+
 export function defaultRenderThreads(): number {
   return Math.max(1, os.availableParallelism() - 1);
 }

@@ -32,6 +32,7 @@ import {
 } from '../web/html';
 import { ACCESS_COLUMNS, accessRows, endedInWords, isLive, ruleInWords } from '../links/web';
 import type { Viewer } from '../links/model';
+import { secureCookies } from '../config';
 
 /** Seconds as people read them: "45 s", "3 min 20 s". */
 function duration(seconds: number): string {
@@ -166,7 +167,7 @@ function linkCard(l: LinkInfo, csrf: string): Html {
 }
 
 export const documentsSection: WebSection = (service) => async (web) => {
-  const secure = service.config.publicUrl.startsWith('https://');
+  const secure = secureCookies(service.config);
   web.get('/documents', async (req, reply) => {
     const query = req.query as Record<string, string | undefined>;
     const search = (query.search ?? '').trim().slice(0, 200);

@@ -4,9 +4,10 @@ import { caller, failureOf, page, redirectShowingLink, type Failure, type WebSec
 import { fieldErrors, formLabel, linkFieldset, linkSettingsFrom, one, type Form } from '../web/forms';
 import { csrfField, errorNotice, field, html, select, type Html } from '../web/html';
 import { PDF_STANDARDS, unavailableReason } from '../templates/standards';
+import { secureCookies } from '../config';
 
 export const generateSection: WebSection = (service) => async (web) => {
-  const secure = service.config.publicUrl.startsWith('https://');
+  const secure = secureCookies(service.config);
   async function generatePage(
     req: FastifyRequest,
     reply: FastifyReply,

@@ -127,24 +127,18 @@ export class RenderPool implements Renderer {
     // threads start when work comes and stop after a minute idle. A small young generation suits
     // renders (short-lived garbage) and, with the cap on the old one, keeps the process's memory
     // bounded: V8 would otherwise let each thread's heap grow long before collecting it.
-    this.pool = new Piscina({
-      filename: workerFile,
-      minThreads: 0,
-      maxThreads: threads,
-      idleTimeout: 60_000,
-      concurrentTasksPerWorker: 1,
-      resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: memoryMb },
-      workerData: { limits },
-    });
-    this.pagePool = new Piscina({
-      filename: workerFile,
-      minThreads: 0,
-      maxThreads: 1,
-      idleTimeout: 60_000,
-      concurrentTasksPerWorker: 1,
-      resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: memoryMb },
-      workerData: { limits, lowest: true },
-    });
+    const threadsOf = (maxThreads: number, lowest: boolean) =>
+      new Piscina({
+        filename: workerFile,
+        minThreads: 0,
+        maxThreads,
+        idleTimeout: 60_000,
+        concurrentTasksPerWorker: 1,
+        resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: memoryMb },
+        workerData: { limits, lowest },
+      });
+    this.pool = threadsOf(threads, false);
+    this.pagePool = threadsOf(1, true);
     this.unwatch = watchPool(() => ({ size: this.threads, ...this.slots.state() }));
   }
 

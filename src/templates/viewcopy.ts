@@ -129,7 +129,7 @@ function baselineStart({ cx, cy, size, rotation }: Placement, width: number): [n
 }
 
 const STAMP_FONT = 'Paperlink Stamp';
-let stampFont: Promise<void> | undefined;
+let stampFontRegistered = false;
 
 /**
  * The stamp laid over a page drawn before: the image decoded, the text drawn where the PDF's stamp
@@ -138,9 +138,10 @@ let stampFont: Promise<void> | undefined;
  */
 async function stampImage(drawn: PageImage, stamp: Stamp): Promise<Uint8Array> {
   const { createCanvas, loadImage, GlobalFonts } = await import('@napi-rs/canvas');
-  await (stampFont ??= Promise.resolve().then(() => {
+  if (!stampFontRegistered) {
     GlobalFonts.register(Buffer.from(builtinSans().bytes), STAMP_FONT);
-  }));
+    stampFontRegistered = true;
+  }
   const image = await loadImage(Buffer.from(drawn.png));
   const canvas = createCanvas(image.width, image.height);
   const context = canvas.getContext('2d');

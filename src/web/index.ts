@@ -26,6 +26,7 @@ import { linksSection } from '../links/web';
 import { postcardsSection } from '../postcards/web';
 import { settingsSection } from './settings';
 import { templatesSection } from '../templates/web';
+import { secureCookies } from '../config';
 
 const SESSION_COOKIE = 'paperlink_admin';
 const SIGNIN_COOKIE = 'paperlink_signin';
@@ -54,7 +55,7 @@ function safeNext(next: unknown): string {
 }
 
 export function webApp(service: Service) {
-  const secure = service.config.publicUrl.startsWith('https://');
+  const secure = secureCookies(service.config);
   const publicOrigin = new URL(service.config.publicUrl).origin;
 
   const signInPage = async (

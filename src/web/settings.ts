@@ -13,6 +13,7 @@ import { providerRoutes } from './settings/providers';
 import { retentionCard, retentionRoutes } from './settings/retention';
 import type { SettingsPart, SettingsRoutes, SettingsState } from './settings/state';
 import { webhookRoutes, webhooksCard } from './settings/webhooks';
+import { secureCookies } from '../config';
 
 const SECRET_PATH = '/app/settings';
 
@@ -57,7 +58,7 @@ async function settingsPage(service: Service, req: FastifyRequest, reply: Fastif
 }
 
 export const settingsSection: WebSection = (service) => async (web) => {
-  const secure = service.config.publicUrl.startsWith('https://');
+  const secure = secureCookies(service.config);
   const routes: SettingsRoutes = {
     web,
     service,

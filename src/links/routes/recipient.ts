@@ -9,13 +9,14 @@ import { isEmail } from '../../guards';
 import type { Service } from '../../service';
 import { pageHeaders } from '../../http/headers';
 import { brandOf, maskEmail, signInPage, unavailablePage } from '../pages';
+import { secureCookies } from '../../config';
 
 /** The viewing session's cookie, scoped to its link's path. */
 export const COOKIE = 'paperlink_link';
 
 /** The helpers of the recipient's routes, for one service. */
 export function recipientKit(service: Service) {
-  const secure = service.config.publicUrl.startsWith('https://');
+  const secure = secureCookies(service.config);
   const visitor = (req: FastifyRequest): Visitor => ({ ip: req.ip, userAgent: req.headers['user-agent'] });
   const brand = async () => brandOf(await service.apps.magicLink.get());
   const show = (reply: FastifyReply, status: number, body: string) =>
