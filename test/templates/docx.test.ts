@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadTemplate, renderTemplate } from '../../src/templates';
 import { converter, LIBREOFFICE_MISSING, MAX_UNPACKED, officePaths } from '../../src/templates/docx';
+import { processTree } from '../../src/templates/watch';
 import { setRenderLimits } from '../../src/templates/limits';
 import { DOCX_TYPE } from '../../src/http/schemas';
 import { makeDocx } from '../support/docx';
@@ -151,11 +152,13 @@ describe('a LibreOffice that does not answer', () => {
 describe('a LibreOffice that ends while it converts', () => {
   afterAll(() => converter.close());
 
-  /** The running LibreOffice's pid (its soffice.bin, as the host sees it, sandbox or not). */
+  /**
+   * This process's running LibreOffice's pid (its soffice.bin, as the host sees it, sandbox or not),
+   * looked for under this process only: suites beside this one start LibreOffices of their own.
+   */
   const office = () =>
-    fs
-      .readdirSync('/proc')
-      .filter((p) => /^\d+$/.test(p))
+    processTree(process.pid)
+      .map(String)
       .find((p) => {
         try {
           const cmd = fs.readFileSync(`/proc/${p}/cmdline`, 'latin1');

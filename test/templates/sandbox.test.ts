@@ -11,6 +11,7 @@ import { convertDocx, converter } from '../../src/templates/docx';
 import { printer } from '../../src/templates/html';
 import { loadTemplate, renderTemplate } from '../../src/templates';
 import { sandboxAvailable, sandboxed } from '../../src/templates/sandbox';
+import { processTree } from '../../src/templates/watch';
 import { listener, linkedPicture, secretFiles, type Listener } from '../support/hostile';
 import { readPdf } from '../support/pdf';
 import { tempDir } from '../support/tmp';
@@ -20,29 +21,16 @@ const inSandbox = available ? describe : describe.skip;
 
 /** Every process under this one, with its network namespace. */
 function descendants(): { pid: number; args: string; net: string }[] {
-  const children = new Map<number, number[]>();
-  for (const name of fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'latin1');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const found: { pid: number; args: string; net: string }[] = [];
-  const stack = [...(children.get(process.pid) ?? [])];
-  while (stack.length) {
-    const pid = stack.pop()!;
-    try {
-      const args = fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').replace(/\0/g, ' ');
-      found.push({ pid, args, net: fs.readlinkSync(`/proc/${pid}/ns/net`) });
-    } catch {
-      continue;
-    }
-    stack.push(...(children.get(pid) ?? []));
-  }
-  return found;
+  return processTree(process.pid)
+    .slice(1)
+    .flatMap((pid) => {
+      try {
+        const args = fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').replace(/\0/g, ' ');
+        return [{ pid, args, net: fs.readlinkSync(`/proc/${pid}/ns/net`) }];
+      } catch {
+        return []; // gone meanwhile
+      }
+    });
 }
 
 inSandbox('a program in the sandbox', () => {
