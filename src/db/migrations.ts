@@ -582,6 +582,18 @@ export const MIGRATIONS: [string, Step][] = [
       );
     },
   ],
+  [
+    '0028_document_follows_links',
+    async (db) => {
+      // a document made only for Magic Links is kept while one is active and deleted a set time
+      // after the last one ends (Documents.expireDue); the sweep finds them by a partial index
+      await db.schema
+        .alterTable('documents')
+        .addColumn('follows_links', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await sql`create index documents_follow_links on documents (id) where follows_links = 1`.execute(db);
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

@@ -52,6 +52,8 @@ export interface DocumentsTable {
   created_at: string;
   /** When the retention sweep deletes it (retain_for, or the storage app's default); null: kept until deleted. */
   expires_at: string | null;
+  /** 1: made only for Magic Links, kept while one is active and a set time after the last ends (Documents.expireDue). */
+  follows_links: Generated<number>;
 }
 
 export interface BlobsTable {

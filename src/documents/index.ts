@@ -4,10 +4,10 @@
  * that can be listed can always be downloaded.
  */
 import type { Clock } from '../clock';
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import { iso } from '../clock';
 import { isUniqueViolation, PURGE_BATCH, type Db } from '../db';
-import type { DocumentRow } from '../db/schema';
+import type { DocumentRow, Schema } from '../db/schema';
 import { NotFoundError, ValidationError, type ErrorDetail } from '../errors';
 import { newId } from '../ids';
 import { toPage, type Page, type PageQuery } from '../pagination';
@@ -28,7 +28,7 @@ import type { TemplateStore } from '../templates/store';
 import type { Events } from '../events';
 import type { LinkInfo, MagicLinks } from '../links';
 import { parseLinkSettings, type LinkSettings, type Span } from '../links/policy';
-import { deleteAt, requestedRetention, StorageApps } from './retention';
+import { deleteAt, KEPT_AFTER_LINKS, requestedRetention, spanBefore, StorageApps } from './retention';
 import { PageImages } from './images';
 import { Spool, type Spooled } from './spool';
 import {
@@ -57,8 +57,13 @@ export interface DocumentInfo {
   created_by: { name: string | null };
   size: number;
   sha256: string;
-  /** When it is deleted, with its bytes and links (retain_for, or the storage app's default); null: kept until deleted. */
+  /**
+   * When it is deleted, with its bytes and links (retain_for, or the storage app's default); null:
+   * kept until deleted, or, when it follows its links, while one of them is active.
+   */
   expires_at: string | null;
+  /** Made only for Magic Links: kept while one is active, deleted `keptAfterLinks()` after the last one ends. */
+  follows_links: boolean;
   /** The document's Magic Links (only on GET /v1/documents/:id). */
   magic_links?: LinkInfo[];
 }
@@ -121,6 +126,7 @@ function info(row: DocumentRow): DocumentInfo {
     size: row.size,
     sha256: row.sha256,
     expires_at: row.expires_at,
+    follows_links: row.follows_links === 1,
   };
 }
 
@@ -536,6 +542,7 @@ export class Documents {
     const description = optionalText(body, 'description', 'description', MAX_DESCRIPTION, details) ?? null;
     const retainFor = requestedRetention(body, storageSettings, details);
     if (details.length || !template) throw failure(details);
+    const follows = !stored && linkSettings !== undefined && retainFor === undefined;
     // before rendering: a link needs the Magic Link app set up (409) and an allowed auth type
     if (linkSettings) await this.links.prepare(linkSettings, 'destinations.magic_link');
 
@@ -576,7 +583,9 @@ export class Documents {
         sha256: sha256(pdf),
         storage: this.storage.kind,
         created_at: iso(now),
-        expires_at: await this.expiresAt(retainFor, now),
+        // made only for a link, with no time asked: it follows its links (expireDue)
+        expires_at: follows ? null : await this.expiresAt(retainFor, now),
+        follows_links: follows ? 1 : 0,
       };
       try {
         await this.save(row, pdf, renderId ? { renderId, meta: drawn, spooled: spooled !== undefined } : undefined);
@@ -688,6 +697,7 @@ export class Documents {
       storage: this.storage.kind,
       created_at: iso(now),
       expires_at: await this.expiresAt(undefined, now),
+      follows_links: 0,
     };
     try {
       await this.save(row, d.pdf, { renderId: d.renderId, meta: d.meta ?? null, spooled: d.spooled === true });
@@ -808,7 +818,18 @@ export class Documents {
   /** The record; with its Magic Links unless `links` is false (a key without links:read). */
   async get(id: string, { links = true }: { links?: boolean } = {}): Promise<DocumentInfo> {
     const document = info(await this.row(id));
-    return links ? { ...document, magic_links: await this.links.forDocument(id) } : document;
+    if (!links) return document;
+    const magicLinks = await this.links.forDocument(id);
+    // a document that follows its links, all of them ended: the sweep's date for it
+    const ends = magicLinks.map((l) => l.ended_at);
+    if (document.follows_links && ends.length && ends.every((e) => e !== null))
+      document.expires_at = deleteAt(await this.keptAfterLinks(), new Date(ends.sort().at(-1)!));
+    return { ...document, magic_links: magicLinks };
+  }
+
+  /** How long a document made only for Magic Links is kept after its last link ends: the storage app's retention, else KEPT_AFTER_LINKS. */
+  async keptAfterLinks(): Promise<Span> {
+    return (await this.apps.defaultRetention()) ?? KEPT_AFTER_LINKS;
   }
 
   /** The record (without its links: downloads and Magic Link views need only the name) and the bytes. */
@@ -918,12 +939,41 @@ export class Documents {
    */
   async expireDue(batch = 100): Promise<number> {
     let deleted = 0;
+    const now = this.clock.now();
+    // a document that follows its links: none of them active, the last ended that long ago (one
+    // whose link was never made, that long after it was)
+    const before = spanBefore(await this.keptAfterLinks(), now);
+    const overdue = (eb: ExpressionBuilder<Schema, 'documents'>) =>
+      eb.or([
+        eb('documents.expires_at', '<=', iso(now)),
+        eb.and([
+          eb('documents.follows_links', '=', 1),
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('magic_links')
+                .select('magic_links.id')
+                .whereRef('magic_links.document_id', '=', 'documents.id')
+                .where((l) => l.or([l('magic_links.ended_at', 'is', null), l('magic_links.ended_at', '>', before)])),
+            ),
+          ),
+          eb.or([
+            eb('documents.created_at', '<=', before),
+            eb.exists(
+              eb
+                .selectFrom('magic_links')
+                .select('magic_links.id')
+                .whereRef('magic_links.document_id', '=', 'documents.id'),
+            ),
+          ]),
+        ]),
+      ]);
     for (;;) {
       const due = await this.db
         .selectFrom('documents')
         .select('id')
-        .where('expires_at', '<=', iso(this.clock.now()))
-        .orderBy('expires_at')
+        .where(overdue)
+        .orderBy('id')
         .limit(batch)
         .execute();
       for (const { id } of due) {

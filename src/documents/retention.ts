@@ -39,6 +39,18 @@ export function deleteAt(span: Span, now: Date): string {
   );
 }
 
+/** The time `span` before `now`: a document that follows its links is deleted once its last link ended before it. */
+export function spanBefore(span: Span, now: Date): string {
+  return iso(
+    DateTime.fromJSDate(now, { zone: 'utc' })
+      .minus({ [span.unit]: span.amount })
+      .toJSDate(),
+  );
+}
+
+/** How long a document made only for Magic Links is kept after its last link ends, when the storage app does not say. */
+export const KEPT_AFTER_LINKS: Span = { unit: 'days', amount: 30 };
+
 /**
  * The retention a generate request asks for: `retain_for`, or the same on `inkit_storage` (both
  * may be given when they agree). Undefined: the request does not say.

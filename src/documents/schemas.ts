@@ -35,7 +35,13 @@ export const DocumentSchema = shared('Document', {
     expires_at: {
       type: ['string', 'null'],
       format: 'date-time',
-      description: 'When it is deleted with its bytes and links (retain_for); null: kept until deleted.',
+      description:
+        "When it is deleted with its bytes and links (retain_for, or the storage app's retain_for; for a document that follows its links, once all of them have ended); null: kept until deleted, or while one of its links is active.",
+    },
+    follows_links: {
+      type: 'boolean',
+      description:
+        "Made only for a Magic Link (no inkit_storage, no retain_for): kept while one of its links is active, and deleted the storage app's retain_for (default 30 days) after the last one ends.",
     },
     magic_links: {
       type: 'array',
@@ -55,7 +61,7 @@ export const StorageAppSchema = shared('StorageApp', {
     retain_for: {
       oneOf: [ref('Duration'), { type: 'null' }],
       description:
-        'How long a document is kept when its generate request gives no retain_for; null: until it is deleted. Documents made before a change keep their time.',
+        'How long a document is kept when its generate request gives no retain_for; null: until it is deleted. Documents made before a change keep their time. A document made only for a Magic Link is kept this long after its last link ends (default 30 days).',
     },
   },
   additionalProperties: false,
@@ -73,6 +79,7 @@ export const exampleDocument = {
   size: 50907,
   sha256: 'c24a4762e2e5dcf0d2abf4b9a29f6371c5a6b49bb148fd8aac569c2ca797b975',
   expires_at: null,
+  follows_links: false,
 };
 
 /** The shared schemas of documents, registered once on the app. */

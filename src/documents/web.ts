@@ -30,7 +30,8 @@ import {
   table,
   when,
 } from '../web/html';
-import { ACCESS_COLUMNS, accessRows, endedInWords, isLive, ruleInWords } from '../links/web';
+import { ACCESS_COLUMNS, accessRows, spanInWords, endedInWords, isLive, ruleInWords } from '../links/web';
+import { spanJson } from './retention';
 import type { Viewer } from '../links/model';
 import { secureCookies } from '../config';
 
@@ -231,6 +232,13 @@ export const documentsSection: WebSection = (service) => async (web) => {
     const errors = fieldErrors(o.error?.details ?? []);
     const preview = pdfPreview(`/app/documents/${d.id}/pdf`);
     const authTypes = (await service.apps.magicLink.get())?.auth_types ?? ['email'];
+    // a document made only for a link goes when its links have ended (Documents.expireDue)
+    const deletedInWords = d.expires_at
+      ? html`${when(d.expires_at)}${d.follows_links ? ', after its Magic Links ended' : ''}`
+      : d.follows_links
+        ? html`${spanInWords(spanJson(await service.documents.keptAfterLinks())!)} after its last Magic Link ends (made
+          only to share)`
+        : html`when you delete it`;
     const body = html`<div class="head">
         <div>
           <h1>${d.name}</h1>
@@ -263,7 +271,7 @@ export const documentsSection: WebSection = (service) => async (web) => {
               <dt>SHA-256</dt>
               <dd class="mono small">${d.sha256}</dd>
               <dt>Deleted</dt>
-              <dd data-expires>${d.expires_at ? when(d.expires_at) : 'when you delete it'}</dd>
+              <dd data-expires>${deletedInWords}</dd>
             </dl>
           </div>
           <div class="card" id="share">

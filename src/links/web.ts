@@ -16,7 +16,8 @@ const UNIT_WORDS: Record<string, [string, string]> = {
   days: ['day', 'days'],
 };
 
-function duration(r: Record<string, number>): string {
+/** {"days": 30} in words: "30 days". */
+export function spanInWords(r: Record<string, number>): string {
   const [unit, n] = Object.entries(r)[0];
   const [one, many] = UNIT_WORDS[unit] ?? [unit, unit];
   return `${n} ${n === 1 ? one : many}`;
@@ -57,11 +58,11 @@ export function ruleInWords(l: LinkInfo): Html {
   const parts: Html[] = [];
   if (views) parts.push(html`${views}`);
   if (l.retain_from_opened) {
-    parts.push(html`${duration(l.retain_from_opened)} after opening`);
+    parts.push(html`${spanInWords(l.retain_from_opened)} after opening`);
     // before the opening, the date is the bound on opening (or the 10-day cap of a view limit)
     if (until) parts.push(html`${l.opened_at ? 'until' : views ? 'at the latest' : 'open by'} ${until}`);
   } else if (until) parts.push(html`until ${until}`);
-  else if (l.retain_from_created) parts.push(html`${duration(l.retain_from_created)} after sending`);
+  else if (l.retain_from_created) parts.push(html`${spanInWords(l.retain_from_created)} after sending`);
   return parts.length
     ? html`${parts.map((p, i) => (i ? [html`, `, p] : p))}`
     : html`<span class="muted">no limit</span>`;
