@@ -1,10 +1,43 @@
 /** The Generate section: a template's merge fields, then store the PDF, share it, or both. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { caller, failureOf, page, redirectShowingLink, type Failure, type WebSection } from '../web/context';
-import { fieldErrors, formLabel, linkFieldset, linkSettingsFrom, one, type Form } from '../web/forms';
-import { csrfField, errorNotice, field, html, select, type Html } from '../web/html';
+import {
+  fieldErrors,
+  formLabel,
+  linkFieldset,
+  linkSettingsFrom,
+  one,
+  readableLabel,
+  wordsOf,
+  type Form,
+} from '../web/forms';
+import { csrfField, errorNotice, field, html, raw, select, type Html } from '../web/html';
 import { PDF_STANDARDS, unavailableReason } from '../templates/standards';
 import { secureCookies } from '../config';
+
+/**
+ * Last words of a name that say its value is several lines (`client_address`, `notes`), but an
+ * address of one line (`email_address`, `ip_address`); and that say it is a list for <each>
+ * (`line_items`). The last word is the one that names the thing: `address_line_1` is one line.
+ */
+const LONG_WORDS = new Set(['address', 'notes', 'note', 'body', 'message', 'description', 'comments', 'comment']);
+const ONE_LINE_ADDRESS = new Set(['email', 'mail', 'ip', 'web', 'url', 'website']);
+const LIST_WORDS = new Set(['items', 'list', 'rows', 'entries']);
+
+/**
+ * What a variable's value is likely to be, guessed from its name, since a template's summary says
+ * only which variables it reads: a list for <each> (JSON, several lines), text of several lines,
+ * or one line. A wrong guess costs little: a box too large, or for text of several lines typed
+ * into one line, its line breaks (the general hint under the fields says how lists are written).
+ */
+export function valueShape(name: string): 'list' | 'text' | 'line' {
+  const words = wordsOf(name).map((w) => w.toLowerCase());
+  const last = words[words.length - 1] ?? '';
+  if (LIST_WORDS.has(last)) return 'list';
+  if (LONG_WORDS.has(last) && !(last === 'address' && ONE_LINE_ADDRESS.has(words[words.length - 2] ?? '')))
+    return 'text';
+  return 'line';
+}
 
 export const generateSection: WebSection = (service) => async (web) => {
   const secure = secureCookies(service.config);
@@ -40,21 +73,30 @@ export const generateSection: WebSection = (service) => async (web) => {
       const share = one(form, 'share') === 'on';
       // a required variable is marked so (the browser asks for it); an optional one says what it reads when left empty
       const defaults = new Map(chosen.optional_variables.map((o) => [o.name, o.default]));
-      const vars = chosen.variables.map((v) => {
+      // the required ones first, so that what must be filled in is not found between what may be left empty
+      const ordered = [
+        ...chosen.variables.filter((v) => !defaults.has(v)),
+        ...chosen.variables.filter((v) => defaults.has(v)),
+      ];
+      const vars = ordered.map((v) => {
         const fallback = defaults.get(v);
+        const shape = valueShape(v);
         return field({
           name: `var:${v}`,
-          label: fallback === undefined ? v : `${v} (optional)`,
+          label: fallback === undefined ? readableLabel(v) : `${readableLabel(v)} (optional)`,
           value: one(form, `var:${v}`),
           errors,
-          textarea: true,
+          textarea: shape !== 'line',
           required: fallback === undefined,
-          hint:
-            fallback === undefined
-              ? undefined
-              : fallback
-                ? `Left empty, it reads “${fallback}”.`
-                : 'May be left empty.',
+          // the name as the template and the API write it, so the field can be matched to both
+          hint: [
+            v,
+            shape === 'list' ? 'A JSON list: see below.' : '',
+            fallback === undefined ? '' : fallback ? `Left empty, it reads “${fallback}”.` : 'May be left empty.',
+          ]
+            .filter(Boolean)
+            .join(' · '),
+          attrs: shape === 'list' ? raw('spellcheck="false"') : undefined,
         });
       });
       const destinationsError = errors.get('destinations');

@@ -26,6 +26,15 @@ pdfjs.GlobalWorkerOptions.workerSrc = '/assets/pdfjs/pdf.worker.min.mjs';
 const holder = document.getElementById('pages');
 const status = document.getElementById('status');
 const plural = (n) => n + (n === 1 ? ' page' : ' pages');
+/** The page in the middle of the window (0 while none is there). */
+const pageAtMiddle = () => {
+  const middle = window.innerHeight / 2;
+  for (const el of holder.querySelectorAll('[data-page]')) {
+    const r = el.getBoundingClientRect();
+    if (r.top <= middle && r.bottom >= middle) return Number(el.dataset.page);
+  }
+  return 0;
+};
 // page analytics: which page is in the middle of the window, and for how long while the tab is
 // shown; reported every 15 s and when the page is left (the server bounds what it takes)
 if (holder.dataset.report) {
@@ -33,19 +42,11 @@ if (holder.dataset.report) {
   const times = {};
   let current = 0;
   let last = performance.now();
-  const shown = () => {
-    const middle = window.innerHeight / 2;
-    for (const el of holder.querySelectorAll('[data-page]')) {
-      const r = el.getBoundingClientRect();
-      if (r.top <= middle && r.bottom >= middle) return Number(el.dataset.page);
-    }
-    return 0;
-  };
   const tick = () => {
     const now = performance.now();
     if (current && document.visibilityState === 'visible') times[current] = (times[current] || 0) + (now - last);
     last = now;
-    current = shown();
+    current = pageAtMiddle();
   };
   const flush = (leaving) => {
     tick();
@@ -62,25 +63,122 @@ if (holder.dataset.report) {
   addEventListener('pagehide', () => flush(true));
   document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'hidden') flush(true); else { last = performance.now(); } });
 }
+// the controls: page navigation, zoom, thumbnails and their keys (the page works without them;
+// the web app's previews have none)
+const controls = document.querySelector('.controls');
+const ui = controls ? controlsOf() : { counted() {}, shown() {} };
+function controlsOf() {
+  controls.hidden = false;
+  const thumbs = document.getElementById('thumbs');
+  const number = document.getElementById('page-number');
+  const zoomShown = document.getElementById('zoom');
+  const toggle = document.getElementById('thumbs-toggle');
+  const ZOOMS = [0.5, 0.75, 1, 1.25, 1.5, 2, 3];
+  let count = 0;
+  let shownPage = 1;
+  let zoom = 1;
+  const pageEl = (n) => holder.querySelector('[data-page="' + n + '"]');
+  const mark = (n) => {
+    shownPage = n;
+    number.value = String(n);
+    document.getElementById('prev').disabled = n <= 1;
+    document.getElementById('next').disabled = n >= count;
+    for (const b of thumbs.children) {
+      if (Number(b.dataset.page) === n) b.setAttribute('aria-current', 'true');
+      else b.removeAttribute('aria-current');
+    }
+  };
+  const go = (n) => {
+    if (!count) return;
+    n = Math.min(Math.max(1, Math.round(n) || 1), count);
+    const el = pageEl(n);
+    if (el) el.scrollIntoView({ block: 'start' });
+    mark(n);
+  };
+  const setZoom = (z) => {
+    const keep = shownPage;
+    zoom = Math.min(Math.max(z, ZOOMS[0]), ZOOMS[ZOOMS.length - 1]);
+    holder.style.setProperty('--zoom', String(zoom));
+    zoomShown.textContent = Math.round(zoom * 100) + '%';
+    go(keep);
+  };
+  // the next step of ZOOMS up or down from where the zoom is
+  const zoomStep = (by) => {
+    const i = by > 0 ? ZOOMS.findIndex((z) => z > zoom + 1e-9) : ZOOMS.findLastIndex((z) => z < zoom - 1e-9);
+    if (i >= 0) setZoom(ZOOMS[i]);
+  };
+  const showThumbs = (open) => {
+    thumbs.hidden = !open;
+    toggle.setAttribute('aria-expanded', String(open));
+  };
+  const narrow = window.matchMedia('(max-width: 700px)');
+  /** A page is shown: the page count knows it, and its thumbnail is drawn from it. */
+  const shown = (n, source, width, height) => {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.dataset.page = String(n);
+    b.setAttribute('aria-label', 'Page ' + n);
+    const c = document.createElement('canvas');
+    c.width = 120;
+    c.height = Math.max(1, Math.round((120 * height) / width));
+    c.getContext('2d').drawImage(source, 0, 0, c.width, c.height);
+    b.append(c, String(n));
+    b.addEventListener('click', () => { go(n); if (narrow.matches) showThumbs(false); });
+    const after = [...thumbs.children].find((t) => Number(t.dataset.page) > n);
+    thumbs.insertBefore(b, after || null);
+    if (n === shownPage) mark(n);
+  };
+  const counted = (n) => {
+    count = n;
+    number.max = String(n);
+    document.getElementById('page-count').textContent = 'of ' + n;
+    mark(1);
+  };
+  showThumbs(!narrow.matches);
+  toggle.addEventListener('click', () => showThumbs(thumbs.hidden));
+  document.getElementById('prev').addEventListener('click', () => go(shownPage - 1));
+  document.getElementById('next').addEventListener('click', () => go(shownPage + 1));
+  number.addEventListener('change', () => go(Number(number.value)));
+  document.getElementById('zoom-in').addEventListener('click', () => zoomStep(1));
+  document.getElementById('zoom-out').addEventListener('click', () => zoomStep(-1));
+  document.getElementById('fit').addEventListener('click', () => setZoom(1));
+  let pending = false;
+  addEventListener('scroll', () => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => { pending = false; const n = pageAtMiddle(); if (n && n !== shownPage) mark(n); });
+  }, { passive: true });
+  document.addEventListener('keydown', (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey || e.target.closest('input, textarea, select')) return;
+    const act = { ArrowRight: () => go(shownPage + 1), ArrowLeft: () => go(shownPage - 1), '+': () => zoomStep(1), '=': () => zoomStep(1), '-': () => zoomStep(-1), '0': () => setZoom(1) }[e.key];
+    if (act) { e.preventDefault(); act(); }
+  });
+  return { counted, shown };
+}
 if (holder.dataset.images) {
   // a link without downloads: the server draws each page as an image; no PDF reaches the browser
-  const count = Number(holder.dataset.count);
+  const total = Number(holder.dataset.count);
+  ui.counted(total);
   const loads = [];
-  for (let n = 1; n <= count; n++) {
+  for (let n = 1; n <= total; n++) {
     const img = document.createElement('img');
-    img.alt = 'Page ' + n + ' of ' + count;
+    img.alt = 'Page ' + n + ' of ' + total;
     img.dataset.page = String(n);
     img.decoding = 'async';
-    loads.push(new Promise((resolve, reject) => { img.onload = resolve; img.onerror = reject; }));
+    loads.push(new Promise((resolve, reject) => {
+      img.onload = () => { ui.shown(n, img, img.naturalWidth, img.naturalHeight); resolve(); };
+      img.onerror = reject;
+    }));
     img.src = holder.dataset.images + '/' + n;
     holder.appendChild(img);
   }
   Promise.all(loads).then(() => {
-    status.textContent = plural(count);
+    status.textContent = plural(total);
     document.body.dataset.rendered = 'true';
   }, () => { status.textContent = 'The document could not be shown. Reload the page to try again.'; });
 } else try {
   const doc = await pdfjs.getDocument({ url: holder.dataset.pdf, withCredentials: true }).promise;
+  ui.counted(doc.numPages);
   for (let n = 1; n <= doc.numPages; n++) {
     const p = await doc.getPage(n);
     const viewport = p.getViewport({ scale: 2 });
@@ -91,6 +189,7 @@ if (holder.dataset.images) {
     canvas.dataset.page = String(n);
     holder.appendChild(canvas);
     await p.render({ canvasContext: canvas.getContext('2d'), viewport }).promise;
+    ui.shown(n, canvas, canvas.width, canvas.height);
   }
   status.textContent = plural(doc.numPages);
   document.body.dataset.rendered = 'true';

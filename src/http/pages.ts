@@ -21,7 +21,7 @@ const STYLE = raw(`  * { box-sizing: border-box; }
   header img { max-height: 32px; }
   header span { font-weight: 600; }
   main { max-width: 560px; margin: 32px auto; padding: 0 16px; }
-  main.wide { max-width: 960px; }
+  main.wide { max-width: 1200px; }
   .card { background: #fff; border: 1px solid #e3e5e8; border-radius: 10px; padding: 24px; }
   h1 { font-size: 1.4rem; margin: 0 0 12px; line-height: 1.3; }
   p { margin: 0 0 14px; }
@@ -32,15 +32,41 @@ const STYLE = raw(`  * { box-sizing: border-box; }
   :focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
   .error { color: #b00020; font-weight: 600; }
   .muted { color: #5f6368; font-size: .9rem; }
-  .toolbar { display: flex; justify-content: space-between; align-items: center; gap: 12px; flex-wrap: wrap; margin-bottom: 16px; }
-  #pages canvas, #pages img { display: block; width: 100%; height: auto; margin: 0 auto 16px; background: #fff; box-shadow: 0 1px 4px rgba(0,0,0,.15); }`);
+  .from strong { font-weight: 600; }
+  .message { margin: 0 0 14px; padding: 10px 16px; background: #fff; border-left: 4px solid var(--accent); border-radius: 4px; white-space: pre-line; }
+  .doc-head h1 { margin-bottom: 4px; }
+  .controls { position: sticky; top: 0; z-index: 2; display: flex; align-items: center; gap: 8px 14px; flex-wrap: wrap; padding: 8px 0; margin-bottom: 8px; background: #f4f5f7; }
+  .controls[hidden] { display: none; }
+  .controls .group { display: inline-flex; align-items: center; gap: 6px; }
+  .controls button, .controls .button { margin: 0; padding: 7px 12px; min-width: 40px; justify-content: center; }
+  .controls .button { margin-left: auto; }
+  .controls input { width: 4.5em; font: inherit; padding: 6px 8px; border: 1px solid #9aa0a6; border-radius: 6px; text-align: right; }
+  .controls output { min-width: 3.5em; text-align: center; font-variant-numeric: tabular-nums; }
+  .viewer { display: flex; gap: 16px; align-items: flex-start; }
+  #thumbs { flex: none; width: 132px; position: sticky; top: 60px; max-height: calc(100vh - 72px); overflow-y: auto; display: flex; flex-direction: column; gap: 10px; padding: 2px; }
+  #thumbs[hidden] { display: none; }
+  #thumbs button { display: block; margin: 0; padding: 4px; background: #fff; border: 2px solid transparent; border-radius: 4px; color: #1a1a1a; font-weight: 400; font-size: .8rem; }
+  #thumbs button[aria-current="true"] { border-color: var(--accent); }
+  #thumbs canvas { display: block; width: 100%; height: auto; margin-bottom: 2px; box-shadow: 0 1px 3px rgba(0,0,0,.2); }
+  #pages { flex: 1; min-width: 0; overflow-x: auto; }
+  #pages [data-page] { scroll-margin-top: 64px; }
+  #pages canvas, #pages img { display: block; width: calc(var(--zoom, 1) * 100%); max-width: none; height: auto; margin: 0 auto 16px; background: #fff; box-shadow: 0 1px 4px rgba(0,0,0,.15); }
+  .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+  @media (max-width: 700px) {
+    /* a toolbar of two rows would hide a third of a phone's screen: it scrolls away with the page */
+    .controls { position: static; gap: 8px; }
+    .controls .button { margin-left: 0; }
+    #pages [data-page] { scroll-margin-top: 8px; }
+  }
+  @media (max-width: 700px) { #thumbs { position: fixed; inset: 0 auto 0 0; top: 0; max-height: none; width: 150px; background: #f4f5f7; z-index: 3; padding: 12px; box-shadow: 2px 0 8px rgba(0,0,0,.2); } }`);
 
 /** A page in the brand's colours and name; `script`: a wide page that runs it. */
 export function page(brand: Brand, title: string, body: Html, script?: Html): string {
   return htmlPage({
     title: `${title} · ${brand.organization_name}`,
     noReferrer: true,
-    head: html`<style>
+    head: html`<link rel="icon" href="${brand.logo_url ?? '/assets/icon.svg'}" />
+      <style>
           :root { --accent: ${brand.accent_color}; color-scheme: light; }
         ${STYLE}
       </style>

@@ -163,6 +163,7 @@ export class LinkDelivery {
       url,
       limits,
       confirm,
+      message: settings.message ?? undefined,
       reminder: reminder && expires ? mailDate(expires) : undefined,
     });
   }

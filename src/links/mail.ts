@@ -58,6 +58,8 @@ export function linkMessage(
     url: string;
     limits: string;
     confirm: string;
+    /** The sender's own words (the link's `message`), quoted below the first line. */
+    message?: string;
     /** A reminder of a link not opened yet, that ends at this date (in words). */
     reminder?: string;
   },
@@ -70,6 +72,17 @@ export function linkMessage(
     style="display:inline-block;padding:12px 20px;border-radius:6px;background:${app.accent_color};color:#fff;text-decoration:none;font-weight:600"
     >Open the document</a
   >`;
+  // the sender's words, as they wrote them (plain text: line breaks kept, nothing else made of it)
+  const said = o.message
+    ? {
+        text: `\n\n${who} wrote:\n${o.message.replace(/^/gm, '> ')}`,
+        html: html`<blockquote
+          style="margin:0 0 14px;padding:8px 14px;border-left:3px solid ${app.accent_color};color:#333;white-space:pre-line"
+        >
+          ${o.message}
+        </blockquote>`,
+      }
+    : { text: '', html: '' };
   return {
     to: o.to,
     from: { name: app.organization_name, address: app.sender_email },
@@ -77,13 +90,14 @@ export function linkMessage(
     subject: o.reminder
       ? `Reminder: "${o.documentName}" is available until ${o.reminder}`
       : `${who} shared "${o.documentName}" with you`,
-    text: `${o.reminder ? 'A reminder: ' : ''}${who} shared the document "${o.documentName}" with you${o.reminder ? `, and you have not opened it yet. The link ends ${o.reminder}` : ''}.\n\nOpen it here:\n${o.url}\n\n${o.limits} You will be asked to confirm ${o.confirm}.\n${foot.text}`,
+    text: `${o.reminder ? 'A reminder: ' : ''}${who} shared the document "${o.documentName}" with you${o.reminder ? `, and you have not opened it yet. The link ends ${o.reminder}` : ''}.${said.text}\n\nOpen it here:\n${o.url}\n\n${o.limits} You will be asked to confirm ${o.confirm}.\n${foot.text}`,
     html: wrap(
       html`${mark.img}
         <p>
           ${o.reminder ? 'A reminder: ' : ''}${who} shared the document <strong>${o.documentName}</strong> with
           you${o.reminder ? `, and you have not opened it yet. The link ends ${o.reminder}` : ''}.
         </p>
+        ${said.html}
         <p>${button}</p>
         <p style="color:#555">${o.limits} You will be asked to confirm ${o.confirm}.</p>
         <p style="color:#777;font-size:12px">

@@ -39,6 +39,8 @@ export interface LinkInfo {
   allowed_viewers: string[];
   notify_sender: { email: string | null; on_first_view: boolean; on_end: boolean } | null;
   remind_before: Record<string, number> | null;
+  /** The sender's words to the recipient, shown in the e-mail and above the document; null: none. */
+  message: string | null;
   /** When each e-mail besides the link went: `first_view` and `ended` to the sender, `reminder` to the recipient. */
   notices_sent: Partial<Record<'first_view' | 'ended' | 'reminder', string>>;
   created_at: string;
@@ -132,6 +134,7 @@ export function linkInfo(row: MagicLinkRow): LinkInfo {
       ? { email: s.notifySender.email, on_first_view: s.notifySender.firstView, on_end: s.notifySender.ended }
       : null,
     remind_before: s.remindBefore ? { [s.remindBefore.unit]: s.remindBefore.amount } : null,
+    message: s.message ?? null,
     notices_sent: noticesOf(row).sent,
     created_at: row.created_at,
     sent_at: row.sent_at,

@@ -31,6 +31,8 @@ export function unavailablePage(brand: Brand = DEFAULT_BRAND): string {
 export function signInPage(o: {
   brand: Brand;
   documentName: string;
+  /** Who shared it: "Ann at Acme", or the organisation (mail.ts senderOf). */
+  sender: string;
   authType: 'email' | 'social';
   maskedEmail: string;
   /** The link allows several people: the recipient types their own address. */
@@ -111,7 +113,7 @@ export function signInPage(o: {
     o.documentName,
     html`<div class="card">
       <h1>${o.documentName}</h1>
-      <p>Someone at ${o.brand.organization_name} shared this document with you.</p>
+      <p class="from">Shared with you by <strong>${o.sender}</strong>.</p>
       ${cost}${body}
     </div>`,
   );
@@ -120,6 +122,10 @@ export function signInPage(o: {
 export function viewerPage(o: {
   brand: Brand;
   documentName: string;
+  /** Who shared it: "Ann at Acme", or the organisation (mail.ts senderOf). */
+  sender: string;
+  /** The sender's words to the recipient (the link's `message`). */
+  message?: string | null;
   pdfUrl: string;
   /** Where the page reports which page is shown and for how long (page analytics). */
   reportUrl?: string;
@@ -139,28 +145,77 @@ export function viewerPage(o: {
       html`available until <time datetime="${o.expiresAt}">${o.expiresAt.replace('T', ' ').slice(0, 16)} UTC</time>`,
   ].filter((x): x is Html => x instanceof Html);
   const shown = limits.flatMap((l, i) => (i ? [SEPARATOR, l] : [l]));
+  const download = !o.images && html`<a class="button" href="${o.pdfUrl}?download=1" download>Download PDF</a>`;
+  // without JavaScript: the PDF opens in the browser's own viewer, or the page images load as they are
+  const noScript = o.images
+    ? html`<noscript
+        >${Array.from(
+          { length: o.images.pages },
+          (_, i) =>
+            html`<img
+              src="${o.images!.url}/${String(i + 1)}"
+              alt="Page ${String(i + 1)} of ${String(o.images!.pages)}"
+            />`,
+        )}</noscript
+      >`
+    : html`<noscript
+        ><p class="card">
+          This page draws the document with JavaScript, which is off in this browser.
+          <a href="${o.pdfUrl}">Open the PDF</a> in the browser's own viewer instead.
+        </p></noscript
+      >`;
+  // the controls work only with the script, which shows them
+  const controls = html`<div class="controls" role="toolbar" aria-label="Document" hidden>
+    <button type="button" class="secondary" id="thumbs-toggle" aria-controls="thumbs" aria-expanded="false">
+      Pages
+    </button>
+    <span class="group">
+      <button type="button" class="secondary" id="prev" aria-label="Previous page" aria-keyshortcuts="ArrowLeft">
+        &lsaquo;
+      </button>
+      <label for="page-number" class="sr-only">Page number</label>
+      <input id="page-number" type="number" inputmode="numeric" min="1" value="1" />
+      <span id="page-count" class="muted">of ?</span>
+      <button type="button" class="secondary" id="next" aria-label="Next page" aria-keyshortcuts="ArrowRight">
+        &rsaquo;
+      </button>
+    </span>
+    <span class="group">
+      <button type="button" class="secondary" id="zoom-out" aria-label="Zoom out" aria-keyshortcuts="-">&minus;</button>
+      <output id="zoom" aria-live="polite" aria-label="Zoom">100%</output>
+      <button type="button" class="secondary" id="zoom-in" aria-label="Zoom in" aria-keyshortcuts="+">+</button>
+      <button type="button" class="secondary" id="fit" aria-keyshortcuts="0">Fit to width</button>
+    </span>
+    ${download}
+  </div>`;
   return page(
     o.brand,
     o.documentName,
-    html`<div class="toolbar">
-        <div>
-          <h1>${o.documentName}</h1>
-          <p class="muted">
-            ${shown}${limits.length ? SEPARATOR : ''}<span id="status" aria-live="polite">Loading&hellip;</span>
-          </p>
-        </div>
-        ${o.images ? '' : html`<a class="button" href="${o.pdfUrl}?download=1" download>Download PDF</a>`}
+    html`<div class="doc-head">
+        <h1>${o.documentName}</h1>
+        <p class="from">Shared with you by <strong>${o.sender}</strong></p>
+        ${o.message && html`<blockquote class="message" aria-label="Message from ${o.sender}">${o.message}</blockquote>`}
+        <p class="muted">
+          ${shown}${limits.length ? SEPARATOR : ''}<span id="status" aria-live="polite">Loading&hellip;</span>
+        </p>
+        <noscript>${download}</noscript>
       </div>
-      ${
-        o.images
-          ? html`<div
-              id="pages"
-              data-images="${o.images.url}"
-              data-count="${String(o.images.pages)}"
-              data-report="${o.reportUrl ?? ''}"
-            ></div>`
-          : html`<div id="pages" data-pdf="${o.pdfUrl}" data-report="${o.reportUrl ?? ''}"></div>`
-      }`,
+      ${controls}
+      <div class="viewer">
+        <nav id="thumbs" aria-label="Pages" hidden></nav>
+        ${
+          o.images
+            ? html`<div
+                id="pages"
+                data-images="${o.images.url}"
+                data-count="${String(o.images.pages)}"
+                data-report="${o.reportUrl ?? ''}"
+              >
+                ${noScript}
+              </div>`
+            : html`<div id="pages" data-pdf="${o.pdfUrl}" data-report="${o.reportUrl ?? ''}">${noScript}</div>`
+        }
+      </div>`,
     VIEWER_SCRIPT,
   );
 }

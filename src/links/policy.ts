@@ -36,6 +36,7 @@ export const SETTING_KEYS = [
   'allowed_viewers',
   'notify_sender',
   'remind_before',
+  'message',
 ] as const;
 
 export interface Retention extends Span {
@@ -72,6 +73,21 @@ export interface LinkSettings {
   notifySender?: { email: string | null; firstView: boolean; ended: boolean } | null;
   /** A reminder to the recipient this long before the link ends, while it is unopened. */
   remindBefore?: Span | null;
+  /** The sender's words to the recipient: in the link's e-mail and above the document. */
+  message?: string | null;
+}
+
+/** The longest `message` a link may carry, in characters. */
+export const MAX_MESSAGE = 1000;
+
+function messageOf(value: unknown, field: string, details: ErrorDetail[]): string | null {
+  if (value === undefined || value === null) return null;
+  const text = typeof value === 'string' ? value.trim() : '';
+  if (!text || text.length > MAX_MESSAGE) {
+    details.push({ field, message: `must be text of 1 to ${MAX_MESSAGE} characters, or null`, code: 'invalid' });
+    return null;
+  }
+  return text;
 }
 
 function notifyOf(value: unknown, field: string, details: ErrorDetail[]): LinkSettings['notifySender'] {
@@ -330,6 +346,7 @@ export function parseLinkSettings(input: unknown, prefix: string): LinkSettings 
     input.remind_before === undefined || input.remind_before === null
       ? null
       : parseDuration(input.remind_before, at('remind_before'), details, 'a reminder is for a link about to end');
+  const message = messageOf(input.message, at('message'), details);
   const allowDownload = input.allow_download ?? true;
   if (typeof allowDownload !== 'boolean')
     details.push({ field: at('allow_download'), message: 'must be true or false', code: 'type' });
@@ -361,6 +378,7 @@ export function parseLinkSettings(input: unknown, prefix: string): LinkSettings 
     allowedViewers,
     notifySender,
     remindBefore,
+    message,
   };
 }
 

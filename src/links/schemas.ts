@@ -1,6 +1,6 @@
 /** Magic Links as the API takes and answers them: a duration, a watermark, a link's settings, the link with its access log, and the Magic Link app's settings. */
 import type { TSchema } from '@sinclair/typebox';
-import { LONGEST, MAX_VIEWS } from './policy';
+import { LONGEST, MAX_MESSAGE, MAX_VIEWS } from './policy';
 import { ACCESS_LOG_SHOWN } from './model';
 import { EXPIRY_REASONS } from '../events';
 import { ref, shared } from '../http/schemas';
@@ -95,6 +95,13 @@ export const MagicLinkSettingsSchema = shared('MagicLinkSettings', {
       description:
         'false: the recipient sees the pages as images in the browser; no download button, and no route serves them the PDF (screenshots remain possible).',
     },
+    message: {
+      type: ['string', 'null'],
+      minLength: 1,
+      maxLength: MAX_MESSAGE,
+      description: "The sender's words to the recipient (plain text): in the link's e-mail and above the document.",
+      examples: ['Here is the signed lease. Call me with any questions.'],
+    },
   },
   additionalProperties: false,
 });
@@ -161,6 +168,7 @@ export const MagicLinkSchema = shared('MagicLink', {
       },
     },
     remind_before: { oneOf: [ref('Duration'), { type: 'null' }] },
+    message: { type: ['string', 'null'] },
     notices_sent: {
       type: 'object',
       description:

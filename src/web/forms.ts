@@ -5,7 +5,7 @@
  */
 import type { ErrorDetail } from '../errors';
 import { field, html, radios, raw, select, type Html } from './html';
-import { SETTING_KEYS } from '../links/policy';
+import { MAX_MESSAGE, SETTING_KEYS } from '../links/policy';
 
 export type Form = Record<string, string | string[] | undefined>;
 
@@ -59,6 +59,8 @@ export function linkSettingsFrom(form: Form): Record<string, unknown> {
     settings.notify_sender = { on_first_view: notify.includes('first_view'), on_end: notify.includes('ended') };
   const remind = one(form, 'remind_hours').trim();
   if (remind) settings.remind_before = { hours: amount(remind) };
+  const message = one(form, 'message').trim();
+  if (message) settings.message = message;
   return settings;
 }
 
@@ -68,7 +70,7 @@ function isLinkPath(path: string): boolean {
     path.includes('magic_link') ||
     path === 'body' ||
     path.startsWith('body.') ||
-    /^(recipient_email|auth_email|auth_type|expire_after_n_views|retain_from_|watermark|allow_download|allowed_viewers|notify_sender|remind_before)/.test(
+    /^(recipient_email|auth_email|auth_type|expire_after_n_views|retain_from_|watermark|allow_download|allowed_viewers|notify_sender|remind_before|message)/.test(
       path,
     )
   );
@@ -92,6 +94,7 @@ function linkField(path: string): string | undefined {
     retain_from_opened: 'expire_amount',
     watermark: 'watermark_text',
     allow_download: 'download',
+    message: 'message',
   }[key];
 }
 
@@ -117,6 +120,30 @@ export function fieldErrors(details: ErrorDetail[]): Map<string, string> {
   return out;
 }
 
+/** The words of a variable's name: snake_case, camelCase, dotted paths and numbers split apart. */
+export function wordsOf(name: string): string[] {
+  return name
+    .replace(/(\p{Ll}|\p{N})(\p{Lu})/gu, '$1 $2')
+    .replace(/(\p{Lu})(\p{Lu}\p{Ll})/gu, '$1 $2')
+    .replace(/(\p{L})(\p{N})/gu, '$1 $2')
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
+}
+
+/**
+ * A variable's name as a label: `recipient_name` is "Recipient name", `invoiceTotal` "Invoice
+ * total", `customer.address.city` "Customer address city". An acronym in a mixed-case name stays
+ * one (`customerURL` is "Customer URL"); a name in capitals only is read as words (`VAT_NUMBER` is
+ * "Vat number"). A name with no letters or digits is shown as it is.
+ */
+export function readableLabel(name: string): string {
+  const words = wordsOf(name);
+  if (!words.length) return name;
+  const mixed = /\p{Ll}/u.test(name);
+  const text = words.map((w) => (mixed && w.length > 1 && w === w.toUpperCase() ? w : w.toLowerCase())).join(' ');
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 /** The form's label of an API field, for the list at the top of a form. */
 export function formLabel(field: string): string {
   const f = linkField(field);
@@ -132,11 +159,13 @@ export function formLabel(field: string): string {
       allowed_viewers: 'Also allowed',
       notify: 'Tell me',
       remind_hours: 'Remind the recipient',
+      message: 'Message',
     }[f]!;
   if (/^destinations\.magic_link$|^body$/.test(field)) return 'Magic Link';
   if (field === 'destinations.inkit_storage.name') return 'Document name';
   if (field === 'destinations') return 'Destinations';
-  return field.replace(/^merge_parameters\./, '');
+  // a merge field as the form labels it
+  return readableLabel(field.replace(/^merge_parameters\./, ''));
 }
 
 /**
@@ -164,7 +193,37 @@ export function formMessage(d: ErrorDetail): string {
   return d.message;
 }
 
-/** The Magic Link settings as the spec's web form has them (used by Generate and by Share), offering the authentication types the app allows. */
+/** Where the Magic Link app's sign-in types and providers are set (src/web/settings/magic-link.ts). */
+const MAGIC_LINK_SETTINGS = '/app/settings#magic-link-app';
+
+/**
+ * The Authentication Type choice: Email when the Magic Link app allows it, and Social always, so
+ * that it can be found; while the app does not allow it, it cannot be chosen and says where it is
+ * set up (a provider, then Social in the allowed types, both on the Settings page).
+ */
+function authTypeField(chosen: string, errors: Map<string, string>, id: string, authTypes: string[]): Html {
+  const socialReady = authTypes.includes('social');
+  const offered: string[] = authTypes.filter((t) => t === 'email' || t === 'social');
+  const note = `${id}-social-setup`;
+  return radios({
+    name: 'auth_type',
+    legend: 'Authentication Type',
+    options: [
+      ...(authTypes.includes('email') ? [['email', 'Email (a one-time code)'] as [string, string]] : []),
+      ['social', 'Social (OpenID Connect sign-in)', socialReady ? undefined : note],
+    ],
+    value: offered.includes(chosen) ? chosen : (offered[0] ?? 'email'),
+    errors,
+    hint: socialReady
+      ? undefined
+      : html`<div class="hint" id="${note}">
+          Social sign-in is not set up: add a sign-in provider and allow Social sign-in in
+          <a href="${MAGIC_LINK_SETTINGS}">Settings → Magic Link app</a>.
+        </div>`,
+  });
+}
+
+/** The Magic Link settings as the spec's web form has them (used by Generate and by Share), offering the authentication types the app allows (authTypeField). */
 export function linkFieldset(
   form: Form,
   errors: Map<string, string>,
@@ -178,18 +237,8 @@ export function linkFieldset(
       ${field({ name: 'auth_email', label: 'Authorization Email Address', type: 'email', value: value('auth_email'), errors, hint: 'The address the recipient must prove; empty: the recipient email.' })}
     </div>
     ${field({ name: 'allowed_viewers', label: 'Also allowed', value: value('allowed_viewers'), errors, hint: 'Others who may open it, each proving their own address: e-mail addresses and whole domains written @example.com, separated by commas. The view limit counts everyone.', attrs: raw('placeholder="ann@example.com, @example.com"') })}
-    ${radios({
-      name: 'auth_type',
-      legend: 'Authentication Type',
-      options: (
-        [
-          ['email', 'Email (a one-time code)'],
-          ['social', 'Social (OpenID Connect sign-in)'],
-        ] as [string, string][]
-      ).filter(([v]) => authTypes.includes(v)),
-      value: value('auth_type', authTypes[0] ?? 'email'),
-      errors,
-    })}
+    ${field({ name: 'message', label: 'Message', value: value('message'), errors, textarea: true, hint: 'Your words to the recipient, quoted in the e-mail and shown above the document. Empty: none.', attrs: raw(`maxlength="${MAX_MESSAGE}"`) })}
+    ${authTypeField(value('auth_type'), errors, id, authTypes)}
     <div class="row">
       ${field({ name: 'expire_amount', label: 'Expire after', type: 'text', value: value('expire_amount'), errors, attrs: raw('inputmode="numeric" placeholder="e.g. 24"') })}
       ${select({

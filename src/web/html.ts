@@ -205,24 +205,33 @@ export function select(o: {
   </div>`;
 }
 
+/** A choice of one: each option's value and label, and whether it is offered but not available yet (`off`: the id of what says why). */
 export function radios(o: {
   name: string;
   legend: string;
-  options: [string, string][];
+  options: [value: string, label: string, off?: string][];
   value?: string;
   errors?: Map<string, string>;
+  /** Under the choices, e.g. how to make an option available. */
+  hint?: Html;
 }): Html {
   const error = o.errors?.get(o.name);
   const opts = o.options.map(
-    ([v, l]) =>
+    ([v, l, off]) =>
       html`<label
-        ><input type="radio" name="${o.name}" value="${v}" ${v === o.value ? raw(' checked') : ''} /> ${l}</label
+        ><input
+          type="radio"
+          name="${o.name}"
+          value="${v}"
+          ${!off && v === o.value ? raw(' checked') : ''}${off ? html` disabled aria-describedby="${off}"` : ''}
+        />
+        ${l}</label
       >`,
   );
   return html`<div class="field" role="radiogroup" aria-labelledby="rg-${o.name}">
     <div class="label" id="rg-${o.name}"><strong class="small">${o.legend}</strong></div>
     <div class="choices">${opts}</div>
-    ${error ? html`<div class="err">${error}</div>` : ''}
+    ${o.hint}${error ? html`<div class="err">${error}</div>` : ''}
   </div>`;
 }
 

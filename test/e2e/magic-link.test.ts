@@ -35,7 +35,12 @@ describe('a recipient in a browser', () => {
     mail = await startSmtp();
     t = await testService({ clock, config: { smtpUrl: mail.url } });
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    await t.service.apps.magicLink.put({ public_url: base, organization_name: 'Acme Clinic', accent_color: '#0B6E4F' });
+    await t.service.apps.magicLink.put({
+      public_url: base,
+      organization_name: 'Acme Clinic',
+      sender_name: 'Dana Reyes',
+      accent_color: '#0B6E4F',
+    });
     browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
@@ -173,6 +178,121 @@ describe('a recipient in a browser', () => {
     await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
     return page;
   }
+
+  it('says who shared it and what they wrote, and pages, zooms and jumps by thumbnail with buttons and keys', async () => {
+    const message = 'Here is the proof.\nCall me with any changes.';
+    const url = await share('vic@example.com', 2, { message });
+    const context = await browser.newContext({ viewport: { width: 1100, height: 700 } });
+    const page = await context.newPage();
+    try {
+      await page.goto(url);
+      await expect(page.locator('.from').textContent()).resolves.toContain('Dana Reyes at Acme Clinic');
+      await signedIn(url, 'vic@example.com', page);
+      if (process.env.VIEWER_SHOTS) await page.screenshot({ path: `${process.env.VIEWER_SHOTS}/desktop.png` });
+      await expect(page.locator('.from').textContent()).resolves.toContain('Dana Reyes at Acme Clinic');
+      // the sender's words as written: text, line break kept, no markup made of them
+      expect(await page.locator('blockquote.message').innerText()).toBe(message);
+      // the brand's icon (the default install's: Paperlink's)
+      const icon = await page.locator('link[rel="icon"]').getAttribute('href');
+      expect(await page.evaluate(async (u) => (await fetch(u)).headers.get('content-type'), icon!)).toBe(
+        'image/svg+xml',
+      );
+
+      const number = page.getByLabel('Page number');
+      const top = (n: number) =>
+        page.locator(`#pages [data-page="${n}"]`).evaluate((el) => Math.round(el.getBoundingClientRect().top));
+      expect(await number.inputValue()).toBe('1');
+      await expect(page.getByRole('button', { name: 'Previous page' }).isDisabled()).resolves.toBe(true);
+      await page.getByRole('button', { name: 'Next page' }).click();
+      expect(await number.inputValue()).toBe('2');
+      // page 2 is at the top of the window, below the toolbar
+      const below = (await page.getByRole('toolbar', { name: 'Document' }).boundingBox())!;
+      expect(Math.abs((await top(2)) - (below.y + below.height))).toBeLessThan(40);
+      await expect(page.getByRole('button', { name: 'Next page' }).isDisabled()).resolves.toBe(true);
+      await page.keyboard.press('ArrowLeft');
+      expect(await number.inputValue()).toBe('1');
+      await number.fill('2');
+      await number.press('Enter');
+      expect(await number.inputValue()).toBe('2');
+
+      // zoom: in a step, out a step, and back to the width of the window
+      const width = () => page.locator('#pages [data-page="1"]').evaluate((el) => el.getBoundingClientRect().width);
+      const fit = await width();
+      await page.getByRole('button', { name: 'Zoom in' }).click();
+      await expect(page.locator('#zoom').textContent()).resolves.toBe('125%');
+      expect(await width()).toBeCloseTo(fit * 1.25, 0);
+      await page.keyboard.press('-');
+      await page.keyboard.press('-');
+      await expect(page.locator('#zoom').textContent()).resolves.toBe('75%');
+      await page.keyboard.press('0');
+      await expect(page.locator('#zoom').textContent()).resolves.toBe('100%');
+      expect(await width()).toBeCloseTo(fit, 0);
+      await page.getByRole('button', { name: 'Zoom in' }).click();
+      await page.getByRole('button', { name: 'Fit to width' }).click();
+      expect(await width()).toBeCloseTo(fit, 0);
+
+      // thumbnails: one per page, drawn, the page shown marked; a click goes to its page
+      const thumbs = page.getByRole('navigation', { name: 'Pages' }).getByRole('button');
+      expect(await thumbs.count()).toBe(2);
+      await page.getByRole('button', { name: 'Page 1', exact: true }).click();
+      expect(await number.inputValue()).toBe('1');
+      await expect(
+        page.getByRole('button', { name: 'Page 1', exact: true }).getAttribute('aria-current'),
+      ).resolves.toBe('true');
+      expect(await page.getByRole('button', { name: 'Page 2', exact: true }).getAttribute('aria-current')).toBeNull();
+      await page.getByRole('button', { name: 'Pages', exact: true }).click();
+      expect(await page.getByRole('navigation', { name: 'Pages' }).isVisible()).toBe(false);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('on a phone, keeps the thumbnails behind the Pages button and scrolls nothing sideways', async () => {
+    const url = await share('phone@example.com', 2, { message: 'A long message '.repeat(20) });
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    const page = await context.newPage();
+    try {
+      await signedIn(url, 'phone@example.com', page);
+      if (process.env.VIEWER_SHOTS) await page.screenshot({ path: `${process.env.VIEWER_SHOTS}/phone.png` });
+      const toggle = page.getByRole('button', { name: 'Pages', exact: true });
+      await expect(toggle.getAttribute('aria-expanded')).resolves.toBe('false');
+      expect(await page.getByRole('navigation', { name: 'Pages' }).isVisible()).toBe(false);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(
+        0,
+      );
+      await toggle.click();
+      await expect(toggle.getAttribute('aria-expanded')).resolves.toBe('true');
+      // choosing a page closes them again
+      await page.getByRole('button', { name: 'Page 2', exact: true }).click();
+      expect(await page.getByLabel('Page number').inputValue()).toBe('2');
+      expect(await page.getByRole('navigation', { name: 'Pages' }).isVisible()).toBe(false);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("with JavaScript off, signs in and opens the PDF in the browser's own viewer", async () => {
+    const url = await share('nojs@example.com', 2);
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    try {
+      await page.goto(url);
+      const before = mail.messages.length;
+      await page.getByRole('button', { name: 'E-mail me a code' }).click();
+      await page.getByLabel('Code').fill(codeIn(await mail.next('nojs@example.com', before)));
+      await page.getByRole('button', { name: 'Show the document' }).click();
+      // the controls need the script: they are not offered
+      expect(await page.getByRole('toolbar', { name: 'Document' }).isVisible()).toBe(false);
+      const open = page.getByRole('link', { name: 'Open the PDF' });
+      await expect(open.isVisible()).resolves.toBe(true);
+      const pdf = await context.request.get(new URL((await open.getAttribute('href'))!, url).href);
+      expect(pdf.status()).toBe(200);
+      expect(pdf.headers()['content-type']).toBe('application/pdf');
+      await expect(page.getByRole('link', { name: 'Download PDF' }).isVisible()).resolves.toBe(true);
+    } finally {
+      await context.close();
+    }
+  });
 
   it('reads the watermark, filled in for the viewer, in the PDF the viewer draws and downloads', async () => {
     const url = await share('wanda@example.com', 2, { watermark: { text: 'Confidential: {{email}}' } });

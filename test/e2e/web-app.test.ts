@@ -173,7 +173,7 @@ describe('the operator web app in a browser', () => {
     await page.goto(`${base}/app/generate`);
     await page.getByLabel('Template').selectOption(templateId);
     await page.waitForURL((u) => u.searchParams.get('template_id') === templateId);
-    await page.getByLabel('first_name').fill('Robin');
+    await page.getByLabel('First name').fill('Robin');
     await page.getByLabel('plan').fill('Platinum');
     await page.getByLabel('Document name').fill('Welcome for Robin');
     await page.getByLabel('Share with a Magic Link').check();
@@ -186,10 +186,10 @@ describe('the operator web app in a browser', () => {
     const said = (await page.locator('.notice.error').textContent())!;
     expect(said).toContain('Magic Link: Choose a limit: a number of views, a time, or both.');
     expect(said).not.toMatch(/expire_after_n_views|retain_from/);
-    await expect(page.getByLabel('first_name').inputValue()).resolves.toBe('Robin');
-    // only the sign-in the Magic Link app allows (e-mailed codes here) is offered
+    await expect(page.getByLabel('First name').inputValue()).resolves.toBe('Robin');
+    // only the sign-in the Magic Link app allows (e-mailed codes here) can be chosen; Social is shown, not set up
     await expect(page.getByLabel('Email (a one-time code)').count()).resolves.toBe(1);
-    await expect(page.getByLabel('Social (OpenID Connect sign-in)').count()).resolves.toBe(0);
+    await expect(page.getByLabel('Social (OpenID Connect sign-in)').isDisabled()).resolves.toBe(true);
     await shot(page, '05-generate-error');
 
     // Magic Links not set up: the form says what to do and keeps everything typed
@@ -208,7 +208,7 @@ describe('the operator web app in a browser', () => {
       await page.getByRole('button', { name: 'Generate document' }).click();
       expect((await notSetUp).status()).toBe(422);
       await expect(page.locator('.notice.error').textContent()).resolves.toContain('Magic Links are not set up yet');
-      await expect(page.getByLabel('first_name').inputValue()).resolves.toBe('Robin');
+      await expect(page.getByLabel('First name').inputValue()).resolves.toBe('Robin');
       await expect(page.getByLabel('Recipient Email').inputValue()).resolves.toBe('robin@example.com');
       await expect(page.getByLabel('Expire after N views').inputValue()).resolves.toBe('3');
       await expect(page.getByLabel('Document name').inputValue()).resolves.toBe('Welcome for Robin');
@@ -344,6 +344,7 @@ describe('the operator web app in a browser', () => {
     await form.getByLabel('Also allowed').fill('kim@studio.example, @partner.example');
     await form.getByLabel('When it ends').check();
     await form.getByLabel('Remind the recipient').fill('2');
+    await form.getByLabel('Message').fill('Your lease, as agreed.');
     await form.getByRole('button', { name: 'Share' }).click();
     await expect(page.locator('#share .err').first().textContent()).resolves.toContain('{{email}}');
     await expect(page.locator('#share').getByLabel('Download').inputValue()).resolves.toBe('off');
@@ -377,6 +378,7 @@ describe('the operator web app in a browser', () => {
       allowed_viewers: ['kim@studio.example', '@partner.example'],
       notify_sender: { on_first_view: false, on_end: true, email: null },
       remind_before: { hours: 2 },
+      message: 'Your lease, as agreed.',
     });
   });
 
@@ -604,6 +606,23 @@ describe('the operator web app in a browser', () => {
       await expect(page.locator('[data-expires] time').getAttribute('datetime')).resolves.toBe(
         made.destinations.inkit_storage.expires_at,
       );
+      // one made only for a link: kept while the link is active, then the 90 days; its page says so
+      const shared = (
+        await api('POST', '/v1/generate', {
+          template_id: EXAMPLE_IDS.postcard,
+          merge_parameters: postcard,
+          destinations: { magic_link: { recipient_email: 'only@example.com', expire_after_n_views: 1 } },
+        })
+      ).json();
+      await mail.next('only@example.com');
+      await page.goto(`${base}/app/documents/${shared.document_id}`);
+      await expect(page.locator('[data-expires]').textContent()).resolves.toMatch(
+        /^90 days after its last Magic Link ends/,
+      );
+      await api('POST', `/v1/magic_links/${shared.magic_link_piece_id}/expire`);
+      await page.reload();
+      const ends = Date.parse((await page.locator('[data-expires] time').getAttribute('datetime'))!);
+      expect(ends - Date.now()).toBeGreaterThan(89 * 24 * 3600 * 1000);
     } finally {
       await page.goto(`${base}/app/settings`);
       await page.getByLabel('Keep documents for').fill('');

@@ -3,7 +3,7 @@ import type { EmbeddedEngine } from '../../src/engine/embedded';
 import fs from 'node:fs';
 import path from 'node:path';
 import { FakeClock } from '../../src/clock';
-import { SETTING_KEYS } from '../../src/links/policy';
+import { MAX_MESSAGE, SETTING_KEYS } from '../../src/links/policy';
 import { ACCESS_LOG_SHOWN, VIEW_MS } from '../../src/links';
 import { POLICIES, waitMs } from '../../src/flows/policies';
 import { EXAMPLE_IDS } from '../../src/templates/store';
@@ -189,6 +189,30 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
       expect(message.text).toContain('Questions? Reply to this e-mail or write to ann@acme.example.');
     } finally {
       await api('PUT', '/v1/apps/magic_link', { logo_url: null });
+    }
+  });
+
+  it("carries the sender's message into the e-mail and the link; refuses one that is blank or too long", async () => {
+    const words = 'Here is the signed lease.\nCall me with any questions.';
+    const { res, message } = await share({ expire_after_n_views: 1, message: `  ${words}  ` });
+    expect(message.text).toContain('Ann at Acme wrote:\n> Here is the signed lease.\n> Call me with any questions.');
+    expect(message.html).toContain('<blockquote');
+    expect((await api('GET', `/v1/magic_links/${res.magic_link_piece_id}`)).json().message).toBe(words);
+    // left out: null, and the e-mail has no quote
+    const plain = await share({ expire_after_n_views: 1 });
+    expect((await api('GET', `/v1/magic_links/${plain.res.magic_link_piece_id}`)).json().message).toBeNull();
+    expect(plain.message.text).not.toContain('wrote:');
+    for (const bad of [' \n ', 'x'.repeat(MAX_MESSAGE + 1), 42]) {
+      const refused = await generatePostcard({
+        magic_link: { recipient_email: 'x@example.com', expire_after_n_views: 1, message: bad },
+      });
+      expect(refused.statusCode).toBe(422);
+      expect(refused.json().error.details).toEqual([
+        expect.objectContaining({
+          field: 'destinations.magic_link.message',
+          code: typeof bad === 'string' ? 'invalid' : 'type',
+        }),
+      ]);
     }
   });
 
@@ -1073,6 +1097,61 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
       expect(await t.service.documents.expireDue()).toBe(1);
       expect((await api('GET', `/v1/documents/${kept.document_id}`)).statusCode).toBe(200);
       await t.service.webhooks.remove(hook.id);
+    });
+
+    it("keeps a document made only for links while one is active, and deletes it 30 days (or the storage app's span) after the last ends", async () => {
+      const DAY = 24 * HOUR;
+      const { res } = await share({ expire_after_n_views: 3 }, {});
+      const doc = res.document_id as string;
+      const link = res.magic_link_piece_id as string;
+      const got = () => api('GET', `/v1/documents/${doc}`);
+      expect((await got()).json()).toMatchObject({ follows_links: true, expires_at: null });
+      // one stored too, or given its own time, does not follow its links
+      const stored = (await share({ expire_after_n_views: 1 })).res;
+      expect((await api('GET', `/v1/documents/${stored.document_id}`)).json().follows_links).toBe(false);
+      const timed = (
+        await generatePostcard(
+          { magic_link: { recipient_email: 'timed@example.com', expire_after_n_views: 1 } },
+          { retain_for: { days: 1 } },
+        )
+      ).json();
+      expect((await api('GET', `/v1/documents/${timed.document_id}`)).json()).toMatchObject({ follows_links: false });
+      // a second link on it; the first ends, the second is active: kept, however long
+      const second = await api('POST', `/v1/documents/${doc}/magic_links`, {
+        recipient_email: 'second@example.com',
+        retain_from_created: { days: 60 },
+      });
+      await mail.next('second@example.com');
+      await api('POST', `/v1/magic_links/${link}/expire`);
+      clock.advance(40 * DAY);
+      await t.service.documents.expireDue();
+      expect((await got()).statusCode).toBe(200);
+      // the last one ends: the document says when it goes, and goes then, not before
+      await api('POST', `/v1/magic_links/${second.json().id}/expire`);
+      const ends = new Date(clock.now().getTime() + 30 * DAY).toISOString();
+      expect((await got()).json().expires_at).toBe(ends);
+      clock.advance(30 * DAY - 1);
+      await t.service.documents.expireDue();
+      expect((await got()).statusCode).toBe(200);
+      clock.advance(1);
+      await t.service.documents.expireDue();
+      expect((await got()).statusCode).toBe(404);
+      expect(await t.service.storage.get(doc)).toBeUndefined();
+
+      // the storage app's span, counted from the link's end
+      expect((await api('PUT', '/v1/apps/inkit_storage', { retain_for: { days: 2 } })).statusCode).toBe(200);
+      try {
+        const other = (await share({ expire_after_n_views: 1 }, {})).res;
+        await api('POST', `/v1/magic_links/${other.magic_link_piece_id}/expire`);
+        expect((await api('GET', `/v1/documents/${other.document_id}`)).json().expires_at).toBe(
+          new Date(clock.now().getTime() + 2 * DAY).toISOString(),
+        );
+        clock.advance(2 * DAY);
+        await t.service.documents.expireDue();
+        expect((await api('GET', `/v1/documents/${other.document_id}`)).statusCode).toBe(404);
+      } finally {
+        await api('PUT', '/v1/apps/inkit_storage', { retain_for: null });
+      }
     });
 
     it("keeps documents for the storage app's default when a request does not say; a request's own span wins", async () => {

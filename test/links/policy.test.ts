@@ -40,6 +40,7 @@ describe('Magic Link settings', () => {
       allowedViewers: [],
       notifySender: null,
       remindBefore: null,
+      message: null,
     });
     expect(parse({ recipient_email: 'to@example.com', expire_after_n_views: 1 })).toMatchObject({
       authEmail: 'to@example.com',

@@ -366,6 +366,7 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
           notifyEnd: true,
           notifyEmail: 'owner@example.com',
           remindHours: 0,
+          message: '  Your proof, as agreed.  ',
         },
       },
       [{}],
@@ -383,6 +384,7 @@ describe('Paperlink node: Magic Link, Template, Postcard', () => {
       allowed_viewers: ['ann@example.com', '@partner.example'],
       notify_sender: { on_first_view: false, on_end: true, email: 'owner@example.com' },
       remind_before: null,
+      message: 'Your proof, as agreed.',
     });
     const got = await runPaperlink({ resource: 'magicLink', operation: 'get', magicLinkId: id }, [{}], creds);
     expect(got.items[0].json).toMatchObject({ id, status: 'active', access_log: [], ended_reason: null });

@@ -41,6 +41,8 @@ describe('the escaping template', () => {
       viewerPage({
         brand: { ...DEFAULT_BRAND, organization_name: HOSTILE },
         documentName: HOSTILE,
+        sender: HOSTILE,
+        message: HOSTILE,
         pdfUrl: '/l/abc/document.pdf',
         viewsUsed: 1,
         maxViews: 3,
@@ -49,6 +51,7 @@ describe('the escaping template', () => {
       signInPage({
         brand: DEFAULT_BRAND,
         documentName: HOSTILE,
+        sender: HOSTILE,
         authType: 'social',
         maskedEmail: HOSTILE,
         action: '/l/abc',
@@ -87,6 +90,7 @@ describe('the escaping template', () => {
         url: 'https://docs.example.com/l/abc',
         limits: HOSTILE,
         confirm: to,
+        message: HOSTILE,
       }),
       codeMessage(app, { to, documentName: HOSTILE, code: '123456', minutes: 10 }),
     ];

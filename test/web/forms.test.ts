@@ -21,7 +21,8 @@ describe('web forms: API error details in the form words', () => {
 
   it('leaves a merge field that shares a Magic Link setting name as the template names it', () => {
     const d = { field: 'merge_parameters.recipient_email', code: 'required', message: 'is required by the template' };
-    expect(formLabel(d.field)).toBe('recipient_email');
+    // the merge field's own label (its name in words), not the link setting's "Recipient Email"
+    expect(formLabel(d.field)).toBe('Recipient email');
     expect(formMessage(d)).toBe('is required by the template');
     expect([...fieldErrors([d]).keys()]).toEqual(['var:recipient_email']);
   });

@@ -3,7 +3,8 @@
  * file name is a template like any other (it answered 500 before; issue 53); a file that is no
  * template is refused once, as what it is; the form marks each merge field required or optional,
  * and an optional one left empty takes its default (issue 47); it offers the PDF standards the
- * template's format can meet (issue 50).
+ * template's format can meet (issue 50). Its fields are labelled in words, required ones first, one
+ * line unless the value is likely long, and it shows social sign-in even before it is set up (issue 69).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -86,11 +87,11 @@ describe('the web app template upload and generate form', () => {
 
   it('marks the required merge fields, says what an optional one reads when empty, and lets it be empty', async () => {
     const form = (await pageOf(`/app/generate?template_id=${EXAMPLE_IDS.postcard}`)).body;
-    const control = (name: string) => new RegExp(`<textarea[^>]*name="var:${name}"[^>]*>`).exec(form)?.[0];
+    const control = (name: string) => new RegExp(`<(input|textarea)[^>]*name="var:${name}"[^>]*>`).exec(form)?.[0];
     expect(control('address_line_1')).toContain(' required');
     expect(control('city')).toBeDefined();
     expect(control('city')).not.toContain(' required');
-    expect(form).toMatch(/<label for="f-var_city">city \(optional\)<\/label/);
+    expect(form).toMatch(/<label for="f-var_city">City \(optional\)<\/label/);
 
     const greeting = await t.service.templates.create({
       source:
@@ -123,6 +124,121 @@ describe('the web app template upload and generate form', () => {
     const empty = await generate({ 'var:name': '' });
     expect(empty.statusCode).toBe(422);
     expect(empty.body).toMatch(/id="f-var_name"[^>]*aria-invalid="true"/);
+  });
+
+  it('labels merge fields in words, puts the required ones first, and gives long values a textarea', async () => {
+    const letter = await t.service.templates.create({
+      source: [
+        '<document name="Readable letter" size="a5"><body>',
+        '<p>{{greeting | default: "Hello"}} {{recipient_name}}</p>',
+        '<p>{{notes | default: ""}}</p><p>{{client_address}}</p><p>{{invoiceTotal}}</p>',
+        '<each var="line_items" as="line"><p>{{line.description}}</p></each>',
+        '</body></document>',
+      ].join(''),
+    });
+    const form = (await pageOf(`/app/generate?template_id=${letter.id}`)).body;
+    const merge = /<h2>Merge fields<\/h2>([\s\S]*?)<\/div>\s*<div class="card">/.exec(form)![1];
+    // each variable's control, in document order: element, name, whether required
+    const controls = [...merge.matchAll(/<(input|textarea)\b[^>]*\bname="var:([^"]+)"[^>]*>/g)].map((m) => ({
+      element: m[1],
+      name: m[2],
+      required: / required\b/.test(m[0]),
+    }));
+    const names = controls.map((c) => c.name);
+    expect([...names].sort()).toEqual(
+      ['client_address', 'greeting', 'invoiceTotal', 'line_items', 'notes', 'recipient_name'].sort(),
+    );
+    // the required ones first, each group in the template's own order
+    const firstOptional = controls.findIndex((c) => !c.required);
+    expect(firstOptional).toBeGreaterThan(0);
+    expect(controls.slice(firstOptional).every((c) => !c.required)).toBe(true);
+    expect(names).toEqual(['recipient_name', 'client_address', 'invoiceTotal', 'line_items', 'greeting', 'notes']);
+
+    const labelOf = (name: string) => new RegExp(`<label for="f-var_${name}">([^<]*)</label`).exec(merge)?.[1];
+    expect(labelOf('recipient_name')).toBe('Recipient name');
+    expect(labelOf('invoiceTotal')).toBe('Invoice total');
+    expect(labelOf('greeting')).toMatch(/^Greeting\b/);
+    // the name as the template writes it stays visible, in the field's hint
+    const hintOf = (name: string) =>
+      new RegExp(`<div class="hint" id="f-var_${name}-hint">([^<]*)</div>`).exec(merge)?.[1];
+    expect(hintOf('recipient_name')).toContain('recipient_name');
+    expect(merge).toMatch(/id="f-var_recipient_name"[^>]*aria-describedby="f-var_recipient_name-hint"/);
+
+    const element = (name: string) => controls.find((c) => c.name === name)?.element;
+    expect(element('recipient_name')).toBe('input');
+    expect(merge).toMatch(/<input\s[^>]*name="var:recipient_name"[^>]*type="text"/);
+    expect(element('invoiceTotal')).toBe('input');
+    expect(element('greeting')).toBe('input');
+    expect(element('client_address')).toBe('textarea');
+    expect(element('notes')).toBe('textarea');
+    // a list for <each> is JSON of several lines, and its hint says so
+    expect(element('line_items')).toBe('textarea');
+    expect(hintOf('line_items')).toContain('JSON');
+  });
+
+  it('offers social sign-in even before it is set up, saying where to set it up', async () => {
+    const radioOf = (body: string, value: string) =>
+      new RegExp(`<input\\s[^>]*name="auth_type"[^>]*value="${value}"[^>]*>`).exec(body)?.[0];
+    const describedBy = (tag: string) => /aria-describedby="([^"]+)"/.exec(tag)?.[1];
+    const elementById = (body: string, id: string) =>
+      new RegExp(`<div[^>]*id="${id}"[^>]*>([\\s\\S]*?)</div>`).exec(body)?.[1];
+
+    // social sign-in is not set up (the test service's Magic Link app is not): the Generate and Share forms both show it
+    const stored = await t.app.inject({
+      method: 'POST',
+      url: '/v1/generate',
+      headers: { 'x-service-api-token': t.key },
+      payload: {
+        template_id: EXAMPLE_IDS.postcard,
+        merge_parameters: postcardSample,
+        destinations: { inkit_storage: { name: 'Postcard to share' } },
+      },
+    });
+    expect(stored.statusCode).toBe(201);
+    for (const url of [
+      `/app/generate?template_id=${EXAMPLE_IDS.postcard}`,
+      `/app/documents/${stored.json().document_id}`,
+    ]) {
+      const body = (await pageOf(url)).body;
+      const email = radioOf(body, 'email')!;
+      expect(email).toContain(' checked');
+      const social = radioOf(body, 'social');
+      expect(social).toBeDefined();
+      expect(social).toMatch(/ disabled\b/);
+      expect(social).not.toContain(' checked');
+      const note = elementById(body, describedBy(social!)!);
+      expect(note).toMatch(/<a href="\/app\/settings#magic-link-app">/);
+    }
+
+    // with a provider and Social allowed, it can be chosen and the note is gone
+    const before = await t.service.apps.magicLink.get();
+    await t.service.apps.magicLink.put({
+      auth_types: ['email', 'social'],
+      oidc_providers: [
+        {
+          id: 'example',
+          name: 'Example ID',
+          issuer: 'https://id.example.com',
+          client_id: 'paperlink',
+          client_secret: 's',
+        },
+      ],
+    });
+    try {
+      const body = (await pageOf(`/app/generate?template_id=${EXAMPLE_IDS.postcard}`)).body;
+      const social = radioOf(body, 'social')!;
+      expect(social).not.toMatch(/ disabled\b/);
+      expect(describedBy(social)).toBeUndefined();
+      expect(body).not.toContain('href="/app/settings#magic-link-app"');
+    } finally {
+      // back as it was: the settings as they were, or none (then the kept copy is forgotten too)
+      if (before) {
+        await t.service.apps.magicLink.put({ auth_types: before.auth_types, oidc_providers: before.oidc_providers });
+      } else {
+        await t.service.database.db.deleteFrom('settings').where('key', '=', 'app:magic_link').execute();
+        t.service.apps.magicLink.serverUrl = t.service.apps.magicLink.serverUrl;
+      }
+    }
   });
 
   it('offers the PDF standards the template can meet, and makes the document to the one chosen', async () => {

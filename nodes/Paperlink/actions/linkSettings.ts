@@ -105,6 +105,16 @@ export function linkFields(show: NonNullable<IDisplayOptions['show']>): INodePro
             'Others who may open the link, each proving their own address: e-mail addresses and whole domains written @example.com, separated by commas. The view limit counts everyone.',
         },
         {
+          displayName: 'Message',
+          name: 'message',
+          type: 'string',
+          typeOptions: { rows: 3 },
+          default: '',
+          placeholder: 'Here is the signed lease. Call me with any questions.',
+          description:
+            'Your words to the recipient (up to 1,000 characters): quoted in the e-mail and shown above the document',
+        },
+        {
           displayName: 'Notify Email',
           name: 'notifyEmail',
           type: 'string',
@@ -194,6 +204,8 @@ export function linkSettings(ctx: IExecuteFunctions, i: number): IDataObject {
       ...(email ? { email } : {}),
     };
   }
+  const message = text(sharing.message ?? '').trim();
+  if (message) settings.message = message;
   const remind = Number(sharing.remindHours ?? 0);
   if (remind > 0) settings.remind_before = { hours: remind };
   return settings;

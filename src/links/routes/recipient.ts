@@ -9,6 +9,7 @@ import { isEmail } from '../../guards';
 import type { Service } from '../../service';
 import { pageHeaders } from '../../http/headers';
 import { brandOf, maskEmail, signInPage, unavailablePage } from '../pages';
+import { senderOf } from '../mail';
 import { secureCookies } from '../../config';
 
 /** The viewing session's cookie, scoped to its link's path. */
@@ -40,6 +41,7 @@ export function recipientKit(service: Service) {
     signInPage({
       brand: brandOf(link.app),
       documentName: link.document.name,
+      sender: senderOf(link.app),
       authType: link.row.auth_type as 'email' | 'social',
       maskedEmail: maskEmail(link.row.auth_email),
       askEmail: hasList(link.row),

@@ -13,6 +13,7 @@ import { Slots } from '../../templates/slots';
 import type { Service } from '../../service';
 import { contentDisposition } from '../../http/headers';
 import { brandOf, viewerPage } from '../pages';
+import { senderOf } from '../mail';
 import { COOKIE, recipientKit } from './recipient';
 
 /** The watermark of a grant, filled in for this viewing session; none when the link has none. */
@@ -70,6 +71,8 @@ export const viewerRoutes =
           viewerPage({
             brand: brandOf(link.app),
             documentName: link.document.name,
+            sender: senderOf(link.app),
+            message: settings.message,
             pdfUrl: `/l/${token}/document.pdf`,
             reportUrl: `/l/${token}/activity`,
             images,
