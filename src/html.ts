@@ -43,6 +43,11 @@ export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): Htm
   return new Html(out);
 }
 
+/** Plain text of several lines as HTML: each line escaped, the line breaks as <br> (an e-mail program may ignore white-space). */
+export function lines(text: string): Html {
+  return html`${text.split('\n').map((line, i) => (i ? [raw('<br />'), line] : line))}`;
+}
+
 /** Markup written in this repository, taken as it is. Never for anything that came from outside. */
 export function raw(markup: string): Html {
   return new Html(markup);

@@ -4,7 +4,7 @@
  * that can be listed can always be downloaded.
  */
 import type { Clock } from '../clock';
-import { sql, type ExpressionBuilder } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { iso } from '../clock';
 import { isUniqueViolation, PURGE_BATCH, type Db } from '../db';
 import type { DocumentRow, Schema } from '../db/schema';
@@ -62,7 +62,7 @@ export interface DocumentInfo {
    * kept until deleted, or, when it follows its links, while one of them is active.
    */
   expires_at: string | null;
-  /** Made only for Magic Links: kept while one is active, deleted `keptAfterLinks()` after the last one ends. */
+  /** Made only for Magic Links: kept while one is active, deleted KEPT_AFTER_LINKS after the last one ends (expireDue). */
   follows_links: boolean;
   /** The document's Magic Links (only on GET /v1/documents/:id). */
   magic_links?: LinkInfo[];
@@ -542,7 +542,9 @@ export class Documents {
     const description = optionalText(body, 'description', 'description', MAX_DESCRIPTION, details) ?? null;
     const retainFor = requestedRetention(body, storageSettings, details);
     if (details.length || !template) throw failure(details);
-    const follows = !stored && linkSettings !== undefined && retainFor === undefined;
+    // made only for a link, with no time asked nor set as the storage app's default: it follows its links
+    const follows =
+      !stored && linkSettings !== undefined && retainFor === undefined && !(await this.apps.defaultRetention());
     // before rendering: a link needs the Magic Link app set up (409) and an allowed auth type
     if (linkSettings) await this.links.prepare(linkSettings, 'destinations.magic_link');
 
@@ -583,7 +585,6 @@ export class Documents {
         sha256: sha256(pdf),
         storage: this.storage.kind,
         created_at: iso(now),
-        // made only for a link, with no time asked: it follows its links (expireDue)
         expires_at: follows ? null : await this.expiresAt(retainFor, now),
         follows_links: follows ? 1 : 0,
       };
@@ -823,13 +824,8 @@ export class Documents {
     // a document that follows its links, all of them ended: the sweep's date for it
     const ends = magicLinks.map((l) => l.ended_at);
     if (document.follows_links && ends.length && ends.every((e) => e !== null))
-      document.expires_at = deleteAt(await this.keptAfterLinks(), new Date(ends.sort().at(-1)!));
+      document.expires_at = deleteAt(KEPT_AFTER_LINKS, new Date(ends.sort().at(-1)!));
     return { ...document, magic_links: magicLinks };
-  }
-
-  /** How long a document made only for Magic Links is kept after its last link ends: the storage app's retention, else KEPT_AFTER_LINKS. */
-  async keptAfterLinks(): Promise<Span> {
-    return (await this.apps.defaultRetention()) ?? KEPT_AFTER_LINKS;
   }
 
   /** The record (without its links: downloads and Magic Link views need only the name) and the bytes. */
@@ -907,9 +903,15 @@ export class Documents {
    * are to go; then they go. A crash between the two leaves bytes no record names (never a record
    * without its bytes), and the note, by which housekeeping deletes them.
    */
-  async remove(id: string, reason: 'deleted' | 'expired' = 'deleted'): Promise<void> {
+  async remove(id: string, reason: 'deleted' | 'expired' = 'deleted', due?: Due): Promise<void> {
     const ended = await this.db.transaction().execute(async (trx) => {
-      const row = await trx.deleteFrom('documents').where('id', '=', id).returningAll().executeTakeFirst();
+      // the sweep deletes it only if it is still due (a link made for it meanwhile keeps it)
+      const row = await trx
+        .deleteFrom('documents')
+        .where('id', '=', id)
+        .$if(due !== undefined, (q) => q.where(due!))
+        .returningAll()
+        .executeTakeFirst();
       if (!row) throw new NotFoundError('document', id);
       const links = await this.links.endForDocument(
         trx,
@@ -940,51 +942,56 @@ export class Documents {
   async expireDue(batch = 100): Promise<number> {
     let deleted = 0;
     const now = this.clock.now();
-    // a document that follows its links: none of them active, the last ended that long ago (one
-    // whose link was never made, that long after it was)
-    const before = spanBefore(await this.keptAfterLinks(), now);
-    const overdue = (eb: ExpressionBuilder<Schema, 'documents'>) =>
-      eb.or([
-        eb('documents.expires_at', '<=', iso(now)),
-        eb.and([
-          eb('documents.follows_links', '=', 1),
-          eb.not(
-            eb.exists(
-              eb
-                .selectFrom('magic_links')
-                .select('magic_links.id')
-                .whereRef('magic_links.document_id', '=', 'documents.id')
-                .where((l) => l.or([l('magic_links.ended_at', 'is', null), l('magic_links.ended_at', '>', before)])),
-            ),
-          ),
-          eb.or([
-            eb('documents.created_at', '<=', before),
-            eb.exists(
-              eb
-                .selectFrom('magic_links')
-                .select('magic_links.id')
-                .whereRef('magic_links.document_id', '=', 'documents.id'),
-            ),
-          ]),
-        ]),
-      ]);
-    for (;;) {
-      const due = await this.db
-        .selectFrom('documents')
-        .select('id')
-        .where(overdue)
-        .orderBy('id')
-        .limit(batch)
-        .execute();
-      for (const { id } of due) {
-        try {
-          await this.remove(id, 'expired');
-          deleted++;
-        } catch (err) {
-          if (!(err instanceof NotFoundError)) throw err;
+    // two queries, each on its own index: by time, and documents that follow their links
+    for (const due of [byTime(iso(now)), afterLinks(spanBefore(KEPT_AFTER_LINKS, now))]) {
+      for (;;) {
+        const found = await this.db
+          .selectFrom('documents')
+          .select('id')
+          .where(due)
+          .orderBy('id')
+          .limit(batch)
+          .execute();
+        for (const { id } of found) {
+          try {
+            await this.remove(id, 'expired', due);
+            deleted++;
+          } catch (err) {
+            if (!(err instanceof NotFoundError)) throw err;
+          }
         }
+        if (found.length < batch) break;
       }
-      if (due.length < batch) return deleted;
     }
+    return deleted;
   }
 }
+
+/** A condition on a document row: whether the retention sweep deletes it. */
+type Due = (eb: ExpressionBuilder<Schema, 'documents'>) => Expression<SqlBool>;
+
+/** Its time (retain_for, or the storage app's default) has come. */
+const byTime =
+  (now: string): Due =>
+  (eb) =>
+    eb('documents.expires_at', '<=', now);
+
+/**
+ * It follows its links, none of them is active or ended after `before`, and one was made (or it
+ * was made before `before`: a document whose link was never made goes too).
+ */
+const afterLinks =
+  (before: string): Due =>
+  (eb) => {
+    const links = () =>
+      eb.selectFrom('magic_links').select('magic_links.id').whereRef('magic_links.document_id', '=', 'documents.id');
+    return eb.and([
+      eb('documents.follows_links', '=', 1),
+      eb.not(
+        eb.exists(
+          links().where((l) => l.or([l('magic_links.ended_at', 'is', null), l('magic_links.ended_at', '>', before)])),
+        ),
+      ),
+      eb.or([eb('documents.created_at', '<=', before), eb.exists(links())]),
+    ]);
+  };

@@ -48,7 +48,11 @@ export function spanBefore(span: Span, now: Date): string {
   );
 }
 
-/** How long a document made only for Magic Links is kept after its last link ends, when the storage app does not say. */
+/**
+ * How long a document made only for Magic Links is kept after its last link ends (when neither its
+ * request nor the storage app says how long to keep it): the sender can still see the link's views
+ * and share it again meanwhile.
+ */
 export const KEPT_AFTER_LINKS: Span = { unit: 'days', amount: 30 };
 
 /**

@@ -36,12 +36,12 @@ export const DocumentSchema = shared('Document', {
       type: ['string', 'null'],
       format: 'date-time',
       description:
-        "When it is deleted with its bytes and links (retain_for, or the storage app's retain_for; for a document that follows its links, once all of them have ended); null: kept until deleted, or while one of its links is active.",
+        "When it is deleted with its bytes and links (retain_for, or the storage app's retain_for; for a document that follows its links, 30 days after the last one ended, on GET /v1/documents/{id} only); null: kept until deleted, or while one of its links is active.",
     },
     follows_links: {
       type: 'boolean',
       description:
-        "Made only for a Magic Link (no inkit_storage, no retain_for): kept while one of its links is active, and deleted the storage app's retain_for (default 30 days) after the last one ends.",
+        'Made only for a Magic Link (no inkit_storage, no retain_for, no default in the storage app): kept while one of its links is active, and deleted 30 days after the last one ends.',
     },
     magic_links: {
       type: 'array',
@@ -61,7 +61,7 @@ export const StorageAppSchema = shared('StorageApp', {
     retain_for: {
       oneOf: [ref('Duration'), { type: 'null' }],
       description:
-        'How long a document is kept when its generate request gives no retain_for; null: until it is deleted. Documents made before a change keep their time. A document made only for a Magic Link is kept this long after its last link ends (default 30 days).',
+        'How long a document is kept when its generate request gives no retain_for; null: until it is deleted (one made only for a Magic Link: 30 days after its last link ends). Documents made before a change keep their time.',
     },
   },
   additionalProperties: false,

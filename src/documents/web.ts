@@ -31,7 +31,7 @@ import {
   when,
 } from '../web/html';
 import { ACCESS_COLUMNS, accessRows, spanInWords, endedInWords, isLive, ruleInWords } from '../links/web';
-import { spanJson } from './retention';
+import { KEPT_AFTER_LINKS, spanJson } from './retention';
 import type { Viewer } from '../links/model';
 import { secureCookies } from '../config';
 
@@ -236,8 +236,7 @@ export const documentsSection: WebSection = (service) => async (web) => {
     const deletedInWords = d.expires_at
       ? html`${when(d.expires_at)}${d.follows_links ? ', after its Magic Links ended' : ''}`
       : d.follows_links
-        ? html`${spanInWords(spanJson(await service.documents.keptAfterLinks())!)} after its last Magic Link ends (made
-          only to share)`
+        ? html`${spanInWords(spanJson(KEPT_AFTER_LINKS)!)} after its last Magic Link ends (made only to share)`
         : html`when you delete it`;
     const body = html`<div class="head">
         <div>

@@ -88,9 +88,17 @@ function controlsOf() {
       else b.removeAttribute('aria-current');
     }
   };
+  // the page last gone to stays the one shown while it is on the screen: the last pages of a
+  // document cannot scroll to the top, and the page in the middle of the window may be another
+  let chosen = 0;
+  const onScreen = (n) => {
+    const r = pageEl(n)?.getBoundingClientRect();
+    return Boolean(r) && r.bottom > 0 && r.top < window.innerHeight;
+  };
   const go = (n) => {
     if (!count) return;
     n = Math.min(Math.max(1, Math.round(n) || 1), count);
+    chosen = n;
     const el = pageEl(n);
     if (el) el.scrollIntoView({ block: 'start' });
     mark(n);
@@ -107,11 +115,15 @@ function controlsOf() {
     const i = by > 0 ? ZOOMS.findIndex((z) => z > zoom + 1e-9) : ZOOMS.findLastIndex((z) => z < zoom - 1e-9);
     if (i >= 0) setZoom(ZOOMS[i]);
   };
+  const narrow = window.matchMedia('(max-width: 700px)');
+  // on a phone the thumbnails are a drawer over the page: focus goes into it, and back when it closes
   const showThumbs = (open) => {
     thumbs.hidden = !open;
     toggle.setAttribute('aria-expanded', String(open));
+    if (!narrow.matches) return;
+    if (open) (thumbs.querySelector('[aria-current]') || thumbs.firstElementChild || thumbs).focus();
+    else if (thumbs.contains(document.activeElement) || document.activeElement === document.body) toggle.focus();
   };
-  const narrow = window.matchMedia('(max-width: 700px)');
   /** A page is shown: the page count knows it, and its thumbnail is drawn from it. */
   const shown = (n, source, width, height) => {
     const b = document.createElement('button');
@@ -146,11 +158,30 @@ function controlsOf() {
   addEventListener('scroll', () => {
     if (pending) return;
     pending = true;
-    requestAnimationFrame(() => { pending = false; const n = pageAtMiddle(); if (n && n !== shownPage) mark(n); });
+    requestAnimationFrame(() => {
+      pending = false;
+      if (chosen && onScreen(chosen)) return;
+      chosen = 0;
+      const n = pageAtMiddle();
+      if (n && n !== shownPage) mark(n);
+    });
   }, { passive: true });
-  document.addEventListener('keydown', (e) => {
-    if (e.ctrlKey || e.metaKey || e.altKey || e.target.closest('input, textarea, select')) return;
-    const act = { ArrowRight: () => go(shownPage + 1), ArrowLeft: () => go(shownPage - 1), '+': () => zoomStep(1), '=': () => zoomStep(1), '-': () => zoomStep(-1), '0': () => setZoom(1) }[e.key];
+  // the drawer closes with Escape, and with a tap beside it
+  document.addEventListener('keydown', (e) => { if (e.key === 'Escape' && narrow.matches && !thumbs.hidden) showThumbs(false); });
+  document.addEventListener('click', (e) => {
+    if (narrow.matches && !thumbs.hidden && !thumbs.contains(e.target) && !toggle.contains(e.target)) showThumbs(false);
+  });
+  // the keys work where the focus is on the document (its pages, which a click focuses, or the
+  // thumbnails), so that they never take a key from anything else (WCAG 2.1.4); the arrows pan a
+  // page zoomed wider than the window instead
+  document.querySelector('.viewer').addEventListener('keydown', (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const panning = holder.scrollWidth > holder.clientWidth;
+    const act = {
+      ArrowRight: !panning && (() => go(shownPage + 1)),
+      ArrowLeft: !panning && (() => go(shownPage - 1)),
+      '+': () => zoomStep(1), '=': () => zoomStep(1), '-': () => zoomStep(-1), '0': () => setZoom(1),
+    }[e.key];
     if (act) { e.preventDefault(); act(); }
   });
   return { counted, shown };

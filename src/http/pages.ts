@@ -33,7 +33,7 @@ const STYLE = raw(`  * { box-sizing: border-box; }
   .error { color: #b00020; font-weight: 600; }
   .muted { color: #5f6368; font-size: .9rem; }
   .from strong { font-weight: 600; }
-  .message { margin: 0 0 14px; padding: 10px 16px; background: #fff; border-left: 4px solid var(--accent); border-radius: 4px; white-space: pre-line; }
+  .message { margin: 0 0 14px; padding: 10px 16px; background: #fff; border-left: 4px solid var(--accent); border-radius: 4px; }
   .doc-head h1 { margin-bottom: 4px; }
   .controls { position: sticky; top: 0; z-index: 2; display: flex; align-items: center; gap: 8px 14px; flex-wrap: wrap; padding: 8px 0; margin-bottom: 8px; background: #f4f5f7; }
   .controls[hidden] { display: none; }

@@ -13,7 +13,7 @@ import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { deleteInBatches, isUniqueViolation, type Db } from '../db';
 import type { MagicLinkRow } from '../db/schema';
-import { ValidationError, type ErrorDetail } from '../errors';
+import { NotFoundError, ValidationError, type ErrorDetail } from '../errors';
 import type { Events } from '../events';
 import { isObject } from '../guards';
 import { firstIdAt, newId } from '../ids';
@@ -194,6 +194,12 @@ export class MagicLinks {
         // the same render made it at the same moment elsewhere
         if (!(renderId && isUniqueViolation(err))) throw err;
         id = (await byRender())!.id;
+      }
+      // the document deleted since it was looked up (DELETE, or the retention sweep, which ended
+      // its links before this one was there): the link is taken back before it is e-mailed
+      if (!(await this.db.selectFrom('documents').select('id').where('id', '=', documentId).executeTakeFirst())) {
+        await this.db.deleteFrom('magic_links').where('id', '=', id).execute();
+        throw new NotFoundError('document', documentId);
       }
     }
     const { url } = await this.deliver(id, start);

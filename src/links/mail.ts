@@ -5,7 +5,7 @@
  * since mail programs block `data:` images.
  */
 import type { Message } from '../mail';
-import { html, type Html } from '../html';
+import { html, lines, type Html } from '../html';
 import { DATA_IMAGE, type MagicLinkApp } from './app';
 
 const LOGO_CID = 'logo@paperlink';
@@ -77,9 +77,9 @@ export function linkMessage(
     ? {
         text: `\n\n${who} wrote:\n${o.message.replace(/^/gm, '> ')}`,
         html: html`<blockquote
-          style="margin:0 0 14px;padding:8px 14px;border-left:3px solid ${app.accent_color};color:#333;white-space:pre-line"
+          style="margin:0 0 14px;padding:8px 14px;border-left:3px solid ${app.accent_color};color:#333"
         >
-          ${o.message}
+          ${lines(o.message)}
         </blockquote>`,
       }
     : { text: '', html: '' };

@@ -3,7 +3,7 @@
  * images when downloads are off), and the one page for a link that is not available.
  */
 import type { MagicLinkApp } from './app';
-import { Html, html, raw } from '../html';
+import { Html, html, lines, raw } from '../html';
 import { VIEW_MS } from '.';
 import { DEFAULT_BRAND, page, type Brand } from '../http/pages';
 
@@ -164,6 +164,10 @@ export function viewerPage(o: {
           <a href="${o.pdfUrl}">Open the PDF</a> in the browser's own viewer instead.
         </p></noscript
       >`;
+  // what the script draws: the server's page images, or the PDF
+  const source = o.images
+    ? html`data-images="${o.images.url}" data-count="${String(o.images.pages)}"`
+    : html`data-pdf="${o.pdfUrl}"`;
   // the controls work only with the script, which shows them
   const controls = html`<div class="controls" role="toolbar" aria-label="Document" hidden>
     <button type="button" class="secondary" id="thumbs-toggle" aria-controls="thumbs" aria-expanded="false">
@@ -194,7 +198,7 @@ export function viewerPage(o: {
     html`<div class="doc-head">
         <h1>${o.documentName}</h1>
         <p class="from">Shared with you by <strong>${o.sender}</strong></p>
-        ${o.message && html`<blockquote class="message" aria-label="Message from ${o.sender}">${o.message}</blockquote>`}
+        ${o.message && html`<blockquote class="message" aria-label="Message from ${o.sender}">${lines(o.message)}</blockquote>`}
         <p class="muted">
           ${shown}${limits.length ? SEPARATOR : ''}<span id="status" aria-live="polite">Loading&hellip;</span>
         </p>
@@ -203,18 +207,16 @@ export function viewerPage(o: {
       ${controls}
       <div class="viewer">
         <nav id="thumbs" aria-label="Pages" hidden></nav>
-        ${
-          o.images
-            ? html`<div
-                id="pages"
-                data-images="${o.images.url}"
-                data-count="${String(o.images.pages)}"
-                data-report="${o.reportUrl ?? ''}"
-              >
-                ${noScript}
-              </div>`
-            : html`<div id="pages" data-pdf="${o.pdfUrl}" data-report="${o.reportUrl ?? ''}">${noScript}</div>`
-        }
+        <div
+          id="pages"
+          tabindex="0"
+          role="region"
+          aria-label="The document's pages"
+          ${source}
+          data-report="${o.reportUrl ?? ''}"
+        >
+          ${noScript}
+        </div>
       </div>`,
     VIEWER_SCRIPT,
   );

@@ -82,7 +82,8 @@ export const MAX_MESSAGE = 1000;
 
 function messageOf(value: unknown, field: string, details: ErrorDetail[]): string | null {
   if (value === undefined || value === null) return null;
-  const text = typeof value === 'string' ? value.trim() : '';
+  // a browser's form sends its line breaks as CRLF: kept as one kind, and counted so
+  const text = typeof value === 'string' ? value.replace(/\r\n?/g, '\n').trim() : '';
   if (!text || text.length > MAX_MESSAGE) {
     details.push({ field, message: `must be text of 1 to ${MAX_MESSAGE} characters, or null`, code: 'invalid' });
     return null;

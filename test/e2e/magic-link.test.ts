@@ -209,6 +209,10 @@ describe('a recipient in a browser', () => {
       const below = (await page.getByRole('toolbar', { name: 'Document' }).boundingBox())!;
       expect(Math.abs((await top(2)) - (below.y + below.height))).toBeLessThan(40);
       await expect(page.getByRole('button', { name: 'Next page' }).isDisabled()).resolves.toBe(true);
+      // the keys act where the focus is on the document, and nowhere else
+      await page.keyboard.press('ArrowLeft');
+      expect(await number.inputValue()).toBe('2');
+      await page.locator('#pages').focus();
       await page.keyboard.press('ArrowLeft');
       expect(await number.inputValue()).toBe('1');
       await number.fill('2');
@@ -221,6 +225,7 @@ describe('a recipient in a browser', () => {
       await page.getByRole('button', { name: 'Zoom in' }).click();
       await expect(page.locator('#zoom').textContent()).resolves.toBe('125%');
       expect(await width()).toBeCloseTo(fit * 1.25, 0);
+      await page.locator('#pages').click();
       await page.keyboard.press('-');
       await page.keyboard.press('-');
       await expect(page.locator('#zoom').textContent()).resolves.toBe('75%');
@@ -230,6 +235,19 @@ describe('a recipient in a browser', () => {
       await page.getByRole('button', { name: 'Zoom in' }).click();
       await page.getByRole('button', { name: 'Fit to width' }).click();
       expect(await width()).toBeCloseTo(fit, 0);
+      // zoomed wider than the window, the arrows pan the page instead of turning it
+      for (let i = 0; i < 4; i++) await page.getByRole('button', { name: 'Zoom in' }).click();
+      await expect(page.locator('#zoom').textContent()).resolves.toBe('300%');
+      await page.locator('#pages').focus();
+      const at = await number.inputValue();
+      await page.keyboard.press('ArrowRight');
+      expect(await number.inputValue()).toBe(at);
+      // (the browser's own scrolling, smooth: it gets there)
+      await eventually(
+        async () => (await page.locator('#pages').evaluate((el) => el.scrollLeft)) > 0,
+        'the arrow panned the zoomed page',
+      );
+      await page.keyboard.press('0');
 
       // thumbnails: one per page, drawn, the page shown marked; a click goes to its page
       const thumbs = page.getByRole('navigation', { name: 'Pages' }).getByRole('button');
@@ -260,8 +278,14 @@ describe('a recipient in a browser', () => {
       expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(
         0,
       );
+      // open, the focus is in them; Escape closes them and gives it back
       await toggle.click();
       await expect(toggle.getAttribute('aria-expanded')).resolves.toBe('true');
+      expect(await page.evaluate(() => document.activeElement?.closest('#thumbs') !== null)).toBe(true);
+      await page.keyboard.press('Escape');
+      await expect(toggle.getAttribute('aria-expanded')).resolves.toBe('false');
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('thumbs-toggle');
+      await toggle.click();
       // choosing a page closes them again
       await page.getByRole('button', { name: 'Page 2', exact: true }).click();
       expect(await page.getByLabel('Page number').inputValue()).toBe('2');

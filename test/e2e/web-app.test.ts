@@ -606,23 +606,6 @@ describe('the operator web app in a browser', () => {
       await expect(page.locator('[data-expires] time').getAttribute('datetime')).resolves.toBe(
         made.destinations.inkit_storage.expires_at,
       );
-      // one made only for a link: kept while the link is active, then the 90 days; its page says so
-      const shared = (
-        await api('POST', '/v1/generate', {
-          template_id: EXAMPLE_IDS.postcard,
-          merge_parameters: postcard,
-          destinations: { magic_link: { recipient_email: 'only@example.com', expire_after_n_views: 1 } },
-        })
-      ).json();
-      await mail.next('only@example.com');
-      await page.goto(`${base}/app/documents/${shared.document_id}`);
-      await expect(page.locator('[data-expires]').textContent()).resolves.toMatch(
-        /^90 days after its last Magic Link ends/,
-      );
-      await api('POST', `/v1/magic_links/${shared.magic_link_piece_id}/expire`);
-      await page.reload();
-      const ends = Date.parse((await page.locator('[data-expires] time').getAttribute('datetime'))!);
-      expect(ends - Date.now()).toBeGreaterThan(89 * 24 * 3600 * 1000);
     } finally {
       await page.goto(`${base}/app/settings`);
       await page.getByLabel('Keep documents for').fill('');
@@ -630,6 +613,24 @@ describe('the operator web app in a browser', () => {
       await page.waitForURL((u) => u.searchParams.get('done') === 'retention_saved');
       expect((await t.service.apps.storage.get()).retain_for).toBeNull();
     }
+    // with no default, one made only for a link is kept while the link is active, then 30 days; its page says so
+    const shared = (
+      await api('POST', '/v1/generate', {
+        template_id: EXAMPLE_IDS.postcard,
+        merge_parameters: postcard,
+        destinations: { magic_link: { recipient_email: 'only@example.com', expire_after_n_views: 1 } },
+      })
+    ).json();
+    await mail.next('only@example.com');
+    await page.goto(`${base}/app/documents/${shared.document_id}`);
+    await expect(page.locator('[data-expires]').textContent()).resolves.toMatch(
+      /^30 days after its last Magic Link ends/,
+    );
+    await api('POST', `/v1/magic_links/${shared.magic_link_piece_id}/expire`);
+    await page.reload();
+    const ends = Date.parse((await page.locator('[data-expires] time').getAttribute('datetime'))!);
+    expect(ends - Date.now()).toBeGreaterThan(29 * 24 * 3600 * 1000);
+    expect(ends - Date.now()).toBeLessThanOrEqual(30 * 24 * 3600 * 1000);
   });
 
   it("refuses a form without its CSRF token, or with another session's", async () => {

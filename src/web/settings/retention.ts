@@ -19,7 +19,7 @@ export function retentionCard(storageApp: StorageApp, csrf: string, s: SettingsS
     <form method="post" action="/app/settings/storage">
       ${csrfField(csrf)}
       <div class="row">
-        ${field({ name: 'retain_amount', label: 'Keep documents for', value: storageForm ? one(storageForm, 'retain_amount') : keptAmount === undefined ? '' : String(keptAmount), errors: retentionErrors, attrs: raw('inputmode="numeric" placeholder="e.g. 90"'), hint: 'Then a document is deleted with its PDF, and its Magic Links end. Empty: until it is deleted. A generate request may say otherwise (retain_for).' })}
+        ${field({ name: 'retain_amount', label: 'Keep documents for', value: storageForm ? one(storageForm, 'retain_amount') : keptAmount === undefined ? '' : String(keptAmount), errors: retentionErrors, attrs: raw('inputmode="numeric" placeholder="e.g. 90"'), hint: 'Then a document is deleted with its PDF, and its Magic Links end. Empty: until it is deleted (one made only to share by Magic Link: 30 days after its last link ends). A generate request may say otherwise (retain_for).' })}
         ${select({
           name: 'retain_unit',
           label: 'Unit',
