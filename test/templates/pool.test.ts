@@ -204,7 +204,9 @@ describe('RenderPool', () => {
       '<document><body><each var="items" as="it"><each var="items" as="j"><p>{{j.n}}</p></each><page-break/></each></body></document>',
     );
     const items = JSON.stringify(Array.from({ length: 10_000 }, (_, n) => ({ n: String(n) })));
-    const tight = new RenderPool(1, 5_000, 256, UNLIMITED);
+    // the memory cap far above what 5 s of this can hold: the paragraphs pile up, and at 256 MB a
+    // fast machine's thread reached the cap before the time (CI saw render_memory_mb)
+    const tight = new RenderPool(1, 5_000, 4_096, UNLIMITED);
     try {
       await expect(tight.render(slow, { items })).rejects.toMatchObject({
         code: 'render_limit_exceeded',
