@@ -64,16 +64,12 @@ export function linkSettingsFrom(form: Form): Record<string, unknown> {
   return settings;
 }
 
+/** A path that starts with a Magic Link setting's name (the share form's body is the settings themselves). */
+const LINK_SETTING = new RegExp(`^(${SETTING_KEYS.join('|')})`);
+
 /** Whether an API error detail is about the Magic Link settings (not, say, a merge field named recipient_email). */
 function isLinkPath(path: string): boolean {
-  return (
-    path.includes('magic_link') ||
-    path === 'body' ||
-    path.startsWith('body.') ||
-    /^(recipient_email|auth_email|auth_type|expire_after_n_views|retain_from_|watermark|allow_download|allowed_viewers|notify_sender|remind_before|message)/.test(
-      path,
-    )
-  );
+  return path.includes('magic_link') || path === 'body' || path.startsWith('body.') || LINK_SETTING.test(path);
 }
 
 /** Where an API error detail about Magic Link settings belongs on the form; undefined for any other detail. */
