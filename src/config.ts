@@ -55,23 +55,25 @@ export interface S3Settings {
 }
 
 /** The per-address limits of the routes anyone may call (src/http/ratelimit.ts), by group. */
-export type RateGroup = 'postcards' | 'pages' | 'codes';
+export type RateGroup = 'postcards' | 'pages' | 'codes' | 'previews';
 
-/** Requests per minute per client address, by group; 0: no limit. */
+/** Requests per minute per client address (previews: per API key), by group; 0: no limit. */
 export type RateLimits = Record<RateGroup, number>;
 
 /**
  * Postcards: 50 a second from one address, sustained (a bulk sender that needs more sets it, or
  * spreads its requests); pages: 10 a second (a recipient's view is two or three requests); codes:
- * 10 a minute (one link may have 5 an hour; this stops one client asking for many links' codes).
+ * 10 a minute (one link may have 5 an hour; this stops one client asking for many links' codes);
+ * previews: 2 a second per API key (an editor renders one as its user stops typing).
  */
-export const DEFAULT_RATE_LIMITS: RateLimits = { postcards: 3000, pages: 600, codes: 10 };
+export const DEFAULT_RATE_LIMITS: RateLimits = { postcards: 3000, pages: 600, codes: 10, previews: 120 };
 
 /** The settings that change each limit (docs/api.md lists them). */
 export const RATE_LIMIT_SETTINGS: Record<RateGroup, string> = {
   postcards: 'RATE_LIMIT_POSTCARDS',
   pages: 'RATE_LIMIT_PAGES',
   codes: 'RATE_LIMIT_CODES',
+  previews: 'RATE_LIMIT_PREVIEWS',
 };
 
 /**
@@ -459,7 +461,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   );
   const rateLimit = (group: keyof RateLimits) =>
     whole(RATE_LIMIT_SETTINGS[group], overrides.rateLimits?.[group], DEFAULT_RATE_LIMITS[group], 0, 1_000_000);
-  const rateLimits = { postcards: rateLimit('postcards'), pages: rateLimit('pages'), codes: rateLimit('codes') };
+  const rateLimits = {
+    postcards: rateLimit('postcards'),
+    pages: rateLimit('pages'),
+    codes: rateLimit('codes'),
+    previews: rateLimit('previews'),
+  };
   const trustProxy = overrides.trustProxy ?? parseTrustProxy(env.TRUST_PROXY);
   const linkTokenKeys = overrides.linkTokenKeys ?? (env.LINK_TOKEN_KEYS?.trim() || undefined);
   const history: HistoryRetention = {

@@ -594,6 +594,55 @@ export const MIGRATIONS: [string, Step][] = [
       await sql`create index documents_follow_links on documents (id) where follows_links = 1`.execute(db);
     },
   ],
+  [
+    '0029_template_versions',
+    async (db, d) => {
+      // a template is a name and its current version; each save is a new version that never
+      // changes (its source, its files, its sample values), and a render records which it used
+      await db.schema
+        .createTable('template_versions')
+        .addColumn('template_id', 'text', (c) => c.notNull().references('templates.id').onDelete('cascade'))
+        .addColumn('version', 'integer', (c) => c.notNull())
+        .addColumn('format', 'text', (c) => c.notNull())
+        .addColumn('source', sql.raw(blob(d)), (c) => c.notNull())
+        .addColumn('variables', 'text', (c) => c.notNull())
+        .addColumn('defaults', 'text', (c) => c.notNull())
+        .addColumn('sample', 'text')
+        .addColumn('size', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('template_versions_pk', ['template_id', 'version'])
+        .execute();
+      await sql`insert into template_versions (template_id, version, format, source, variables, defaults, size, created_at)
+        select id, 1, format, source, variables, defaults, size, updated_at from templates`.execute(db);
+      await db.schema
+        .createTable('template_version_assets')
+        .addColumn('template_id', 'text', (c) => c.notNull())
+        .addColumn('version', 'integer', (c) => c.notNull())
+        .addColumn('path', 'text', (c) => c.notNull())
+        .addColumn('bytes', sql.raw(blob(d)), (c) => c.notNull())
+        .addPrimaryKeyConstraint('template_version_assets_pk', ['template_id', 'version', 'path'])
+        .addForeignKeyConstraint(
+          'template_version_assets_version',
+          ['template_id', 'version'],
+          'template_versions',
+          ['template_id', 'version'],
+          (c) => c.onDelete('cascade'),
+        )
+        .execute();
+      await sql`insert into template_version_assets (template_id, version, path, bytes)
+        select template_id, 1, path, bytes from template_assets`.execute(db);
+      await db.schema.dropTable('template_assets').execute();
+      await db.schema
+        .alterTable('templates')
+        .addColumn('current_version', 'integer', (c) => c.notNull().defaultTo(1))
+        .execute();
+      for (const column of ['format', 'source', 'variables', 'defaults', 'size'])
+        await db.schema.alterTable('templates').dropColumn(column).execute();
+      // what a render used: null on a record made before versions (it was version 1 or its replacement)
+      await db.schema.alterTable('documents').addColumn('template_version', 'integer').execute();
+      await db.schema.alterTable('postcards').addColumn('template_version', 'integer').execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

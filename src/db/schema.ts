@@ -20,19 +20,34 @@ export interface ApiKeysTable {
 export interface TemplatesTable {
   id: string;
   name: string;
+  /** The version a render uses when it names none. */
+  current_version: number;
+  created_at: string;
+  /** When its name or its current version last changed. */
+  updated_at: string;
+}
+
+/** Each saved version of a template, never changed once written. */
+export interface TemplateVersionsTable {
+  template_id: string;
+  /** 1, 2, 3, … in the order saved. */
+  version: number;
   format: string;
   source: Uint8Array;
   /** JSON array of variable names, in order of first use. */
   variables: string;
   /** JSON object: each optional variable and the text it takes when no value is given. */
   defaults: string;
+  /** JSON object: the values the editor and the previews fill it with; null: none saved. */
+  sample: string | null;
   size: number;
   created_at: string;
-  updated_at: string;
 }
 
-export interface TemplateAssetsTable {
+/** The images, fonts and style sheets a version names, by the path it names them with. */
+export interface TemplateVersionAssetsTable {
   template_id: string;
+  version: number;
   path: string;
   bytes: Uint8Array;
 }
@@ -44,6 +59,8 @@ export interface DocumentsTable {
   description: string | null;
   status: string;
   template_id: string;
+  /** The template version it was rendered from; null on a record made before versions. */
+  template_version: number | null;
   created_by_key_id: string | null;
   created_by_name: string | null;
   size: number;
@@ -208,6 +225,8 @@ export interface PostcardsTable {
   /** received | rendered | failed */
   status: string;
   template_id: string;
+  /** The template version it is rendered from, fixed when it is received; null on a record made before versions. */
+  template_version: number | null;
   /** JSON: first_name, last_name, email, company, phone, source (those given). */
   contact: string;
   /** JSON: line_1, line_2, city, state, zip, country. */
@@ -325,7 +344,8 @@ export interface Schema {
   link_page_times: LinkPageTimesTable;
   api_keys: ApiKeysTable;
   templates: TemplatesTable;
-  template_assets: TemplateAssetsTable;
+  template_versions: TemplateVersionsTable;
+  template_version_assets: TemplateVersionAssetsTable;
   documents: DocumentsTable;
   blobs: BlobsTable;
   storage_pending: StoragePendingTable;
@@ -336,6 +356,7 @@ export interface Schema {
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type TemplateRow = Selectable<TemplatesTable>;
+export type TemplateVersionRow = Selectable<TemplateVersionsTable>;
 export type DocumentRow = Selectable<DocumentsTable>;
 export type MagicLinkRow = Selectable<MagicLinksTable>;
 export type PostcardRow = Selectable<PostcardsTable>;

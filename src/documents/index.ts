@@ -53,6 +53,8 @@ export interface DocumentInfo {
   description: string | null;
   status: 'generated';
   template_id: string;
+  /** The template version it was rendered from; null on a document made before versions. */
+  template_version: number | null;
   created_at: string;
   created_by: { name: string | null };
   size: number;
@@ -95,6 +97,8 @@ export interface GenerateResult {
   magic_link_piece_id?: string;
   status: 'completed';
   template_id: string;
+  /** The template version rendered: the one the request named, else the current one when it was made. */
+  template_version: number | null;
   destinations: {
     inkit_storage?: { document_id: string; name: string; size: number; sha256: string; expires_at: string | null };
     magic_link?: MagicLinkDestination;
@@ -121,6 +125,7 @@ function info(row: DocumentRow): DocumentInfo {
     description: row.description,
     status: 'generated',
     template_id: row.template_id,
+    template_version: row.template_version,
     created_at: row.created_at,
     created_by: { name: row.created_by_name },
     size: row.size,
@@ -326,7 +331,16 @@ export class Documents {
    */
   private async templateAndValues(source: Record<string, unknown>, at: string, details: ErrorDetail[]) {
     let template: TemplateSummary | undefined;
+    let version: number | undefined;
     const templateId = source.template_id;
+    const asked = source.template_version;
+    const askedOk = asked === undefined || (Number.isInteger(asked) && (asked as number) >= 1);
+    if (!askedOk)
+      details.push({
+        field: `${at}template_version`,
+        message: 'must be a version number of the template (1, 2, …); leave it out for the current one',
+        code: 'type',
+      });
     if (typeof templateId !== 'string' || templateId === '') {
       details.push({
         field: `${at}template_id`,
@@ -335,14 +349,23 @@ export class Documents {
       });
     } else {
       try {
-        template = await this.templates.load(templateId);
+        ({ template, version } = await this.templates.resolve(templateId, askedOk ? (asked as number) : undefined));
       } catch (err) {
         if (!(err instanceof NotFoundError)) throw err;
-        details.push({
-          field: `${at}template_id`,
-          message: `no template has the id ${JSON.stringify(templateId)}; GET /v1/templates lists them`,
-          code: 'not_found',
-        });
+        const noVersion = asked !== undefined && (await this.templates.exists(templateId));
+        details.push(
+          noVersion
+            ? {
+                field: `${at}template_version`,
+                message: `the template has no version ${asked as number}; GET /v1/templates/${templateId}/versions lists them`,
+                code: 'not_found',
+              }
+            : {
+                field: `${at}template_id`,
+                message: `no template has the id ${JSON.stringify(templateId)}; GET /v1/templates lists them`,
+                code: 'not_found',
+              },
+        );
       }
     }
     const field = `${at}merge_parameters`;
@@ -366,7 +389,7 @@ export class Documents {
     if (template && isObject(source.merge_parameters))
       for (const v of missingVariables(template, given))
         details.push({ field: `${field}.${v}`, message: 'is required by the template', code: 'required' });
-    return { template, values, given };
+    return { template, version, values, given };
   }
 
   /**
@@ -396,7 +419,7 @@ export class Documents {
       }
       const before = details.length;
       for (const k of Object.keys(item))
-        if (!['template_id', 'merge_parameters', 'pdf', 'title'].includes(k))
+        if (!['template_id', 'template_version', 'merge_parameters', 'pdf', 'title'].includes(k))
           details.push({ field: `${at}.${k}`, message: 'is not a field of a part', code: 'unknown_field' });
       const title = optionalText(item, 'title', `${at}.title`, MAX_NAME, details);
       if ((item.template_id === undefined) === (item.pdf === undefined)) {
@@ -526,7 +549,7 @@ export class Documents {
     const details: ErrorDetail[] = [];
 
     const templateId = body.template_id;
-    const { template, values, given } = await this.templateAndValues(body, '', details);
+    const { template, version, values, given } = await this.templateAndValues(body, '', details);
 
     const { stored, storageName, storageSettings, linkSettings } = parseDestinations(body.destinations, details);
     const standard = parseStandard(body.pdf_standard, 'pdf_standard', details);
@@ -579,6 +602,7 @@ export class Documents {
         description,
         status: 'generated',
         template_id: templateId as string,
+        template_version: version ?? null,
         created_by_key_id: caller.keyId,
         created_by_name: caller.name,
         size: pdf.length,
@@ -633,6 +657,7 @@ export class Documents {
       document_id: row.id,
       status: 'completed',
       template_id: row.template_id,
+      template_version: row.template_version,
       destinations: {},
       warnings,
       created_at: row.created_at,
@@ -670,6 +695,7 @@ export class Documents {
   async store(d: {
     renderId: string;
     templateId: string;
+    templateVersion: number | null;
     name: string;
     description: string | null;
     pdf: Uint8Array;
@@ -691,6 +717,7 @@ export class Documents {
       description: d.description,
       status: 'generated',
       template_id: d.templateId,
+      template_version: d.templateVersion,
       created_by_key_id: d.caller.keyId,
       created_by_name: d.caller.name,
       size: d.pdf.length,

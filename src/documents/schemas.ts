@@ -12,6 +12,7 @@ export const DocumentSchema = shared('Document', {
     'description',
     'status',
     'template_id',
+    'template_version',
     'created_at',
     'created_by',
     'size',
@@ -24,6 +25,10 @@ export const DocumentSchema = shared('Document', {
     description: { type: ['string', 'null'] },
     status: { const: 'generated' },
     template_id: { type: 'string' },
+    template_version: {
+      type: ['integer', 'null'],
+      description: 'The template version it was rendered from; null for one made before versions.',
+    },
     created_at: { type: 'string', format: 'date-time' },
     created_by: {
       type: 'object',
@@ -74,6 +79,7 @@ export const exampleDocument = {
   description: null,
   status: 'generated',
   template_id: EXAMPLE_IDS.letter,
+  template_version: 1,
   created_at: T,
   created_by: { name: 'n8n production' },
   size: 50907,

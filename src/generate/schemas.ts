@@ -10,6 +10,12 @@ export const GenerateRequestSchema = shared('GenerateRequest', {
   required: ['template_id', 'merge_parameters', 'destinations'],
   properties: {
     template_id: { type: 'string' },
+    template_version: {
+      type: 'integer',
+      minimum: 1,
+      description:
+        'The version of the template to render (GET /v1/templates/{id}/versions). Default: its current version.',
+    },
     merge_parameters: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
     destinations: {
       type: 'object',
@@ -67,6 +73,7 @@ export const GenerateRequestSchema = shared('GenerateRequest', {
         additionalProperties: false,
         properties: {
           template_id: { type: 'string' },
+          template_version: { type: 'integer', minimum: 1, description: 'Default: its current version.' },
           merge_parameters: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
           pdf: { type: 'string', contentEncoding: 'base64', description: 'A PDF to merge as it is' },
           title: {
@@ -106,7 +113,17 @@ export const GenerateRequestSchema = shared('GenerateRequest', {
 
 export const RenderSchema = shared('Render', {
   type: 'object',
-  required: ['id', 'object', 'document_id', 'status', 'template_id', 'destinations', 'warnings', 'created_at'],
+  required: [
+    'id',
+    'object',
+    'document_id',
+    'status',
+    'template_id',
+    'template_version',
+    'destinations',
+    'warnings',
+    'created_at',
+  ],
   properties: {
     id: { type: 'string', description: 'The render id.' },
     object: { const: 'render' },
@@ -117,6 +134,10 @@ export const RenderSchema = shared('Render', {
     },
     status: { const: 'completed' },
     template_id: { type: 'string' },
+    template_version: {
+      type: ['integer', 'null'],
+      description: 'The template version it was rendered from; null for one made before versions.',
+    },
     destinations: {
       type: 'object',
       properties: {
@@ -181,6 +202,7 @@ export const exampleRender = {
   document_id: exampleDocument.id,
   status: 'completed',
   template_id: EXAMPLE_IDS.letter,
+  template_version: 1,
   destinations: {
     inkit_storage: {
       document_id: exampleDocument.id,

@@ -316,6 +316,9 @@ export async function httpServer(
       const scopes = req.routeOptions.url === undefined ? [] : scopesOf(req.method, req.routeOptions.url);
       try {
         requireScopes(key, scopes);
+        // what costs a render and keeps nothing is counted per key (src/http/ratelimit.ts)
+        const group = rateGroupOf(req.method, req.routeOptions.url, config.postcardPath);
+        if (group) limiter.take(group, key.id);
       } catch (err) {
         return done(err as Error);
       }

@@ -1,6 +1,7 @@
 /**
  * Per-address limits on the routes anyone may call without an API key: postcard intake, the
- * recipient's pages, and code requests. A token bucket per client address and group, refilled
+ * recipient's pages, and code requests; and per-key limits on what costs a render and stores
+ * nothing (previews). A token bucket per client address and group, refilled
  * evenly over a minute, read from the service's clock. Kept in this process (with
  * `--processes N` each process counts on its own) and bounded: past MAX_ADDRESSES the address
  * seen longest ago is forgotten.
@@ -16,6 +17,7 @@ export function rateGroupOf(method: string, url: string | undefined, postcardPat
   if (url === undefined) return undefined;
   if ((url === postcardPath || url === `${postcardPath}/token`) && method === 'POST') return 'postcards';
   if (url === '/l/:token/code') return 'codes';
+  if (url === '/v1/templates/preview' && method === 'POST') return 'previews';
   if (url.startsWith('/l/')) return 'pages';
   return undefined;
 }

@@ -48,6 +48,8 @@ export interface PostcardInfo {
   object: 'postcard';
   status: PostcardStatus;
   template_id: string;
+  /** The template version it is rendered from: the current one when it was received. */
+  template_version: number | null;
   contact: PostcardRequest['contact'];
   address: PostcardRequest['address'];
   custom_data: Record<string, string>;
@@ -65,6 +67,7 @@ function info(row: PostcardRow): PostcardInfo {
     object: 'postcard',
     status: row.status as PostcardStatus,
     template_id: row.template_id,
+    template_version: row.template_version,
     contact: JSON.parse(row.contact) as PostcardInfo['contact'],
     address: JSON.parse(row.address) as PostcardInfo['address'],
     custom_data: JSON.parse(row.custom) as PostcardInfo['custom_data'],
@@ -95,6 +98,7 @@ export class Postcards {
         id: arg('id'),
         status: arg('status'),
         template_id: arg('template_id'),
+        template_version: arg('template_version'),
         contact: arg('contact'),
         address: arg('address'),
         custom: arg('custom'),
@@ -140,11 +144,12 @@ export class Postcards {
         checked.details,
       );
     const req = checked.value;
-    const template = await this.templates.load(req.template_id).catch((err: unknown) => {
+    // the version current now is the one it is rendered from, however long its render waits
+    const current = await this.templates.resolve(req.template_id).catch((err: unknown) => {
       if (err instanceof NotFoundError) return undefined;
       throw err;
     });
-    if (!template) {
+    if (!current) {
       throw new ValidationError('The postcard request is not valid; see details.', [
         {
           field: 'template_id',
@@ -154,7 +159,7 @@ export class Postcards {
       ]);
     }
     // refused now rather than accepted and failed later: the fields fill the template's variables
-    const missing = missingVariables(template, mergeValues(req));
+    const missing = missingVariables(current.template, mergeValues(req));
     if (missing.length) {
       throw new ValidationError(
         `The template ${req.template_id} needs a value for ${missing.join(', ')}. Send each as a field of the request, or make it optional in the template with {{name | default: ""}}.`,
@@ -173,6 +178,7 @@ export class Postcards {
         id: newId('pc', this.clock.now()),
         status: 'received',
         template_id: req.template_id,
+        template_version: current.version,
         contact: JSON.stringify(req.contact),
         address: JSON.stringify(req.address),
         custom: JSON.stringify(req.custom),
@@ -285,7 +291,7 @@ export class Postcards {
       drawn = spooled.meta.warnings;
     } else
       try {
-        const template = await this.templates.load(p.template_id);
+        const template = await this.templates.load(p.template_id, p.template_version ?? undefined);
         templateName = template.name;
         pdf = await this.renderer.render(
           template,
@@ -294,7 +300,10 @@ export class Postcards {
         );
       } catch (err) {
         if (!(err instanceof PaperlinkError)) throw err;
-        if (err instanceof NotFoundError) return fail(`the template ${p.template_id} no longer exists`);
+        if (err instanceof NotFoundError)
+          return fail(
+            `the template ${p.template_id}${p.template_version ? ` (version ${p.template_version})` : ''} no longer exists`,
+          );
         const reason = `${err.code}: ${err.message}`;
         if (!passing(err)) return fail(reason);
         // the same render may pass when the machine is less busy: tried again with back-off (the flow,
@@ -317,6 +326,7 @@ export class Postcards {
       meta: { templateName, warnings: drawn },
       spooled: spooled !== undefined,
       templateId: p.template_id,
+      templateVersion: p.template_version,
       name: `${templateName} for ${name}`,
       description: `postcard ${id}`,
       pdf,

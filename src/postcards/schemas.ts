@@ -59,6 +59,7 @@ export const PostcardSchema = shared('Postcard', {
     'object',
     'status',
     'template_id',
+    'template_version',
     'contact',
     'address',
     'custom_data',
@@ -73,6 +74,11 @@ export const PostcardSchema = shared('Postcard', {
     object: { const: 'postcard' },
     status: { enum: ['received', 'rendered', 'failed'] },
     template_id: { type: 'string' },
+    template_version: {
+      type: ['integer', 'null'],
+      description:
+        'The template version it is rendered from: the current one when it was received (null before versions).',
+    },
     contact: { type: 'object', additionalProperties: { type: 'string' } },
     address: { type: 'object', additionalProperties: { type: 'string' } },
     custom_data: { type: 'object', additionalProperties: { type: 'string' } },

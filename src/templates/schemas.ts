@@ -13,18 +13,40 @@ export const TemplateUploadSchema = shared('TemplateUpload', {
       type: 'object',
       additionalProperties: { type: 'string' },
       description:
-        'The images and fonts an XML template names, by the path it names them with, each as base64: `{ "images/logo.png": "iVBOR…" }`',
+        'The images and fonts an XML template names, by the path it names them with, each as base64: `{ "images/logo.png": "iVBOR…" }`. A new version takes the ones it does not carry from the current version.',
+    },
+    sample_values: {
+      type: 'object',
+      additionalProperties: { type: ['string', 'number', 'boolean'] },
+      description:
+        'Values to fill it with in previews and the web editor, kept with the version (a multipart form sends them as JSON text).',
     },
   },
 });
 
 export const TemplateSchema = shared('Template', {
   type: 'object',
-  required: ['id', 'object', 'name', 'format', 'variables', 'optional_variables', 'size', 'created_at', 'updated_at'],
+  required: [
+    'id',
+    'object',
+    'name',
+    'version',
+    'format',
+    'variables',
+    'optional_variables',
+    'sample_values',
+    'size',
+    'created_at',
+    'updated_at',
+  ],
   properties: {
     id: { type: 'string' },
     object: { const: 'template' },
     name: { type: 'string' },
+    version: {
+      type: 'integer',
+      description: 'Its current version: what a render that names no template_version uses. The fields below are its.',
+    },
     format: { enum: ['xml', 'html', 'docx', 'pdf'] },
     variables: {
       type: 'array',
@@ -42,9 +64,61 @@ export const TemplateSchema = shared('Template', {
         additionalProperties: false,
       },
     },
+    sample_values: {
+      type: ['object', 'null'],
+      additionalProperties: { type: 'string' },
+      description: 'The values previews and the web editor fill it with, saved with the version; null: none.',
+    },
     size: { type: 'integer' },
     created_at: { type: 'string', format: 'date-time' },
-    updated_at: { type: 'string', format: 'date-time' },
+    updated_at: {
+      type: 'string',
+      format: 'date-time',
+      description: 'When its name or its current version last changed.',
+    },
+  },
+  additionalProperties: false,
+});
+
+export const TemplateVersionSchema = shared('TemplateVersion', {
+  type: 'object',
+  required: [
+    'id',
+    'object',
+    'template_id',
+    'version',
+    'current',
+    'format',
+    'variables',
+    'optional_variables',
+    'sample_values',
+    'size',
+    'created_at',
+  ],
+  properties: {
+    id: { type: 'string', description: '`<template id>@<version>`; a list of versions pages by it.' },
+    object: { const: 'template_version' },
+    template_id: { type: 'string' },
+    version: { type: 'integer', description: '1, 2, 3, … in the order saved.' },
+    current: { type: 'boolean', description: 'Whether renders that name no version use it.' },
+    format: { enum: ['xml', 'html', 'docx', 'pdf'] },
+    variables: { type: 'array', items: { type: 'string' } },
+    optional_variables: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['name', 'default'],
+        properties: { name: { type: 'string' }, default: { type: 'string' } },
+        additionalProperties: false,
+      },
+    },
+    sample_values: {
+      type: ['object', 'null'],
+      additionalProperties: { type: 'string' },
+      description: 'The values previews and the web editor fill it with, saved with the version; null: none.',
+    },
+    size: { type: 'integer' },
+    created_at: { type: 'string', format: 'date-time', description: 'When it was saved.' },
   },
   additionalProperties: false,
 });
@@ -86,13 +160,29 @@ export const exampleTemplate = {
   id: EXAMPLE_IDS.letter,
   object: 'template',
   name: 'Letter',
+  version: 1,
   format: 'xml',
   variables: ['date', 'recipient_name', 'body', 'sender_name', 'enclosure'],
   optional_variables: [{ name: 'enclosure', default: '' }],
+  sample_values: { date: 'November 22, 2026', recipient_name: 'Dr. Eleanor Vance' },
   size: 3520,
   created_at: T,
   updated_at: T,
 };
 
 /** The shared schemas of templates, registered once on the app. */
-export const TEMPLATE_SCHEMAS: TSchema[] = [TemplateUploadSchema, TemplateSchema];
+export const exampleVersion = {
+  id: `${EXAMPLE_IDS.letter}@2`,
+  object: 'template_version',
+  template_id: EXAMPLE_IDS.letter,
+  version: 2,
+  current: true,
+  format: 'xml',
+  variables: exampleTemplate.variables,
+  optional_variables: exampleTemplate.optional_variables,
+  sample_values: exampleTemplate.sample_values,
+  size: 3610,
+  created_at: T,
+};
+
+export const TEMPLATE_SCHEMAS: TSchema[] = [TemplateUploadSchema, TemplateSchema, TemplateVersionSchema];

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { isUniqueViolation, PreparedQuery, type Db } from '../db';
-import type { TemplateRow } from '../db/schema';
+import type { TemplateRow, TemplateVersionRow } from '../db/schema';
 import { NotFoundError, TemplateError, ValidationError } from '../errors';
 import { hasInvisible } from '../guards';
 import { newId } from '../ids';
@@ -20,20 +20,42 @@ import { RenderPool, type Renderer } from './pool';
 import { requireChromium } from './chromium';
 import { requireOffice } from './docx';
 import { sandboxInUse } from './sandbox';
+import { normalizeValues } from './values';
 
 export interface TemplateInfo {
   id: string;
   object: 'template';
   name: string;
+  /** The version a render uses when it names none (`template_version`). */
+  version: number;
   /** `xml` for layout templates, `html` for HTML with Liquid, `docx` for Word documents, `pdf` for fillable PDF forms. */
   format: 'xml' | 'html' | 'docx' | 'pdf';
   /** The merge fields, in order of first use. Each needs a value in `merge_parameters`, but the optional ones. */
   variables: string[];
   /** The variables that may be left out (`{{name | default: "…"}}`), each with the text it takes then. */
   optional_variables: { name: string; default: string }[];
+  /** The values previews and the editor fill it with, saved with the version; null: none. */
+  sample_values: Record<string, string> | null;
   size: number;
   created_at: string;
   updated_at: string;
+}
+
+/** One saved version of a template: what it was at that save, never changed afterwards. */
+export interface TemplateVersionInfo {
+  /** `<template id>@<version>`: a list of versions pages by it (`starting_after`). */
+  id: string;
+  object: 'template_version';
+  template_id: string;
+  version: number;
+  /** Whether renders that name no version use this one. */
+  current: boolean;
+  format: TemplateInfo['format'];
+  variables: string[];
+  optional_variables: { name: string; default: string }[];
+  sample_values: Record<string, string> | null;
+  size: number;
+  created_at: string;
 }
 
 export interface NewTemplate {
@@ -43,6 +65,8 @@ export interface NewTemplate {
   name?: string;
   /** Finds images and fonts the XML names by relative path, e.g. `logo.png`; the ones used are stored with it. */
   assets?: AssetResolver;
+  /** The values its previews are filled with (checked as merge parameters are). */
+  sample?: unknown;
   /** Only for the bundled examples, which have stable ids. */
   id?: string;
 }
@@ -82,24 +106,55 @@ export function exampleSample(name: keyof typeof EXAMPLE_IDS): Record<string, st
   >;
 }
 
-function info(row: TemplateRow): TemplateInfo {
-  const defaults = JSON.parse(row.defaults) as Record<string, string>;
+type Joined = TemplateRow & Omit<TemplateVersionRow, 'template_id' | 'created_at'>;
+
+function optional(defaults: string): TemplateInfo['optional_variables'] {
+  return Object.entries(JSON.parse(defaults) as Record<string, string>).map(([name, value]) => ({
+    name,
+    default: value,
+  }));
+}
+
+const sampleOf = (sample: string | null) => (sample === null ? null : (JSON.parse(sample) as Record<string, string>));
+
+function info(row: Joined): TemplateInfo {
   return {
     id: row.id,
     object: 'template',
     name: row.name,
+    version: row.current_version,
     format: row.format as TemplateInfo['format'],
     variables: JSON.parse(row.variables) as string[],
-    optional_variables: Object.entries(defaults).map(([name, value]) => ({ name, default: value })),
+    optional_variables: optional(row.defaults),
+    sample_values: sampleOf(row.sample),
     size: row.size,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
 }
 
+function versionInfo(row: TemplateVersionRow, current: number): TemplateVersionInfo {
+  return {
+    id: `${row.template_id}@${row.version}`,
+    object: 'template_version',
+    template_id: row.template_id,
+    version: row.version,
+    current: row.version === current,
+    format: row.format as TemplateInfo['format'],
+    variables: JSON.parse(row.variables) as string[],
+    optional_variables: optional(row.defaults),
+    sample_values: sampleOf(row.sample),
+    size: row.size,
+    created_at: row.created_at,
+  };
+}
+
+/** How many compiled versions of one template a process keeps (the current one and those renders name). */
+const VERSIONS_KEPT = 3;
+
 export class TemplateStore {
-  /** Compiled templates by id, each with the version (`updated_at`) it was compiled from. */
-  private readonly compiled = new Map<string, { version: string; template: Promise<TemplateSummary> }>();
+  /** Compiled templates by id, then by version (at most VERSIONS_KEPT of each, the oldest let go first). */
+  private readonly compiled = new Map<string, Map<number, Promise<TemplateSummary>>>();
 
   constructor(
     private readonly db: Db,
@@ -107,16 +162,23 @@ export class TemplateStore {
     /** Compiles templates (on its render threads, off the HTTP thread). */
     private readonly renderer: Renderer,
   ) {
-    this.version = new PreparedQuery(db, (d, arg) =>
-      d.selectFrom('templates').select('updated_at').where('id', '=', arg('id')),
+    this.currentVersion = new PreparedQuery(db, (d, arg) =>
+      d.selectFrom('templates').select('current_version as version').where('id', '=', arg('id')),
+    );
+    this.namedVersion = new PreparedQuery(db, (d, arg) =>
+      d
+        .selectFrom('template_versions')
+        .select('version')
+        .where('template_id', '=', arg('id'))
+        .where('version', '=', arg('version')),
     );
   }
 
   /**
-   * Checks the template by compiling it (on a render thread), then stores it with its assets in one
-   * transaction. The compiled template is kept for its renders, unless another renderer compiled it.
+   * Compiles a version (on a render thread), keeping the files it names and refusing what could not
+   * be printed here: what a new template and a new version both do before anything is written.
    */
-  async create(input: NewTemplate, renderer: Renderer = this.renderer): Promise<TemplateInfo> {
+  private async check(input: NewTemplate, renderer: Renderer) {
     if (input.name !== undefined && hasInvisible(input.name))
       throw new ValidationError('A template name may not hold control or format characters (such as U+202E).', [
         { field: 'name', message: 'must not hold control or format characters', code: 'invalid_character' },
@@ -126,6 +188,7 @@ export class TemplateStore {
         { field: 'name', message: `must be 1 to ${MAX_NAME} characters`, code: 'length' },
       ]);
     }
+    const sample = input.sample === undefined ? null : normalizeValues(input.sample, 'sample_values');
     const bytes = typeof input.source === 'string' ? new TextEncoder().encode(input.source) : input.source;
     const assets = new Map<string, Uint8Array>();
     const missing = new Set<string>();
@@ -160,31 +223,219 @@ export class TemplateStore {
     if (template.kind === 'docx') requireOffice();
     // and, with TEMPLATE_SANDBOX=required, only where the sandbox works
     if (template.kind === 'html' || template.kind === 'docx') sandboxInUse();
-    const name = input.name?.trim() || template.name;
-    const now = iso(this.clock.now());
-    const row: TemplateRow = {
-      id: input.id ?? newId('tmpl', this.clock.now()),
-      name,
+    const version = (templateId: string, n: number, now: string): TemplateVersionRow => ({
+      template_id: templateId,
+      version: n,
       format: template.kind,
       source: Buffer.from(bytes),
       variables: JSON.stringify(template.variables),
       defaults: JSON.stringify(template.defaults),
+      sample: sample && JSON.stringify(sample),
       size: bytes.length,
+      created_at: now,
+    });
+    return { template, assets, version };
+  }
+
+  private async insertVersion(trx: Db, row: TemplateVersionRow, assets: Map<string, Uint8Array>): Promise<void> {
+    await trx.insertInto('template_versions').values(row).execute();
+    for (const [p, b] of assets)
+      await trx
+        .insertInto('template_version_assets')
+        .values({ template_id: row.template_id, version: row.version, path: p, bytes: Buffer.from(b) })
+        .execute();
+  }
+
+  /** Keeps a compiled version for its renders (the render threads have it compiled already). */
+  private keep(id: string, version: number, template: Promise<TemplateSummary>): Promise<TemplateSummary> {
+    let versions = this.compiled.get(id);
+    if (!versions) this.compiled.set(id, (versions = new Map<number, Promise<TemplateSummary>>()));
+    versions.delete(version);
+    versions.set(version, template);
+    if (versions.size > VERSIONS_KEPT) versions.delete(versions.keys().next().value as number);
+    template.catch(() => {
+      if (versions.get(version) === template) versions.delete(version);
+    });
+    return template;
+  }
+
+  /**
+   * Checks the template by compiling it (on a render thread), then stores it as its version 1 with
+   * its assets in one transaction. The compiled template is kept for its renders, unless another
+   * renderer compiled it.
+   */
+  async create(input: NewTemplate, renderer: Renderer = this.renderer): Promise<TemplateInfo> {
+    const { template, assets, version } = await this.check(input, renderer);
+    const now = iso(this.clock.now());
+    const id = input.id ?? newId('tmpl', this.clock.now());
+    const row: TemplateRow = {
+      id,
+      name: input.name?.trim() || template.name,
+      current_version: 1,
       created_at: now,
       updated_at: now,
     };
+    const first = version(id, 1, now);
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('templates').values(row).execute();
-      for (const [p, b] of assets)
-        await trx
-          .insertInto('template_assets')
-          .values({ template_id: row.id, path: p, bytes: Buffer.from(b) })
-          .execute();
+      await this.insertVersion(trx, first, assets);
     });
-    // the render threads have it compiled already: renders use that, not a second copy
-    if (renderer === this.renderer)
-      this.compiled.set(row.id, { version: row.updated_at, template: Promise.resolve(template) });
-    return info(row);
+    if (renderer === this.renderer) void this.keep(id, 1, Promise.resolve(template));
+    return info({ ...first, ...row });
+  }
+
+  /**
+   * Saves a new version of a template and makes it the current one. The files the new source names
+   * and the upload does not carry are taken from the current version; its name, when given, renames
+   * the template. Two saves at once each get their own number (the second waits for the first).
+   */
+  async addVersion(id: string, input: Omit<NewTemplate, 'id'>): Promise<TemplateVersionInfo> {
+    const current = await this.currentVersion.first(this.db, { id });
+    if (!current) throw new NotFoundError('template', id);
+    const given = input.assets;
+    const { template, assets, version } = await this.check(
+      {
+        ...input,
+        assets: async (p) =>
+          (given ? await given(p) : undefined) ?? (await this.asset(id, current.version, p)) ?? undefined,
+      },
+      this.renderer,
+    );
+    const now = iso(this.clock.now());
+    const row = await this.db.transaction().execute(async (trx) => {
+      // the template's row is written first: a second save waits here, then numbers after this one
+      const renamed = input.name?.trim();
+      const updated = await trx
+        .updateTable('templates')
+        .set({ updated_at: now, ...(renamed ? { name: renamed } : {}) })
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (!Number(updated.numUpdatedRows)) throw new NotFoundError('template', id);
+      const last = await trx
+        .selectFrom('template_versions')
+        .select((eb) => eb.fn.max('version').as('n'))
+        .where('template_id', '=', id)
+        .executeTakeFirstOrThrow();
+      const made = version(id, Number(last.n ?? 0) + 1, now);
+      await this.insertVersion(trx, made, assets);
+      await trx.updateTable('templates').set({ current_version: made.version }).where('id', '=', id).execute();
+      return made;
+    });
+    void this.keep(id, row.version, Promise.resolve(template));
+    return versionInfo(row, row.version);
+  }
+
+  private async asset(id: string, version: number, p: string): Promise<Uint8Array | undefined> {
+    const row = await this.db
+      .selectFrom('template_version_assets')
+      .select('bytes')
+      .where('template_id', '=', id)
+      .where('version', '=', version)
+      .where('path', '=', p)
+      .executeTakeFirst();
+    return row && new Uint8Array(row.bytes);
+  }
+
+  /** Makes an earlier (or later) version the one renders use when they name none. */
+  async makeCurrent(id: string, version: number): Promise<TemplateInfo> {
+    const now = iso(this.clock.now());
+    await this.db.transaction().execute(async (trx) => {
+      const found = await trx
+        .selectFrom('template_versions')
+        .select('version')
+        .where('template_id', '=', id)
+        .where('version', '=', version)
+        .executeTakeFirst();
+      if (!found) {
+        await this.mustExist(trx, id);
+        throw new NotFoundError('template version', `${id}@${version}`);
+      }
+      await trx
+        .updateTable('templates')
+        .set({ current_version: version, updated_at: now })
+        .where('id', '=', id)
+        .execute();
+    });
+    return this.get(id);
+  }
+
+  /** Whether a template has this id. */
+  async exists(id: string): Promise<boolean> {
+    return (await this.currentVersion.first(this.db, { id })) !== undefined;
+  }
+
+  private async mustExist(db: Db, id: string): Promise<TemplateRow> {
+    const row = await db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw new NotFoundError('template', id);
+    return row;
+  }
+
+  /** A template's versions, newest first. */
+  async versions(id: string, page: PageQuery): Promise<Page<TemplateVersionInfo>> {
+    const template = await this.mustExist(this.db, id);
+    let q = this.db
+      .selectFrom('template_versions')
+      .selectAll()
+      .where('template_id', '=', id)
+      .orderBy('version', 'desc')
+      .limit(page.limit + 1);
+    if (page.startingAfter) {
+      const after = /^(.+)@([1-9]\d{0,8})$/.exec(page.startingAfter);
+      if (!after || after[1] !== id)
+        throw new ValidationError('The paging parameters are not valid.', [
+          {
+            field: 'starting_after',
+            message: `must be the id of a version of this template, e.g. ${id}@2`,
+            code: 'invalid',
+          },
+        ]);
+      q = q.where('version', '<', Number(after[2]));
+    }
+    const rows = (await q.execute()).map((r) => ({ ...r, id: `${r.template_id}@${r.version}` }));
+    return toPage(rows, page.limit, (r) => versionInfo(r, template.current_version));
+  }
+
+  /** One version (the current one when none is named), its source file, and the files it names. */
+  async version(
+    id: string,
+    version?: number,
+  ): Promise<TemplateVersionInfo & { source: Uint8Array; asset: (path: string) => Promise<Uint8Array | undefined> }> {
+    const template = await this.mustExist(this.db, id);
+    const n = version ?? template.current_version;
+    const row = await this.db
+      .selectFrom('template_versions')
+      .selectAll()
+      .where('template_id', '=', id)
+      .where('version', '=', n)
+      .executeTakeFirst();
+    if (!row) throw new NotFoundError('template version', `${id}@${n}`);
+    return {
+      ...versionInfo(row, template.current_version),
+      source: new Uint8Array(row.source),
+      asset: (p) => this.asset(id, n, p),
+    };
+  }
+
+  private joined() {
+    return this.db
+      .selectFrom('templates')
+      .innerJoin('template_versions as v', (j) =>
+        j.onRef('v.template_id', '=', 'templates.id').onRef('v.version', '=', 'templates.current_version'),
+      )
+      .select([
+        'templates.id',
+        'templates.name',
+        'templates.current_version',
+        'templates.created_at',
+        'templates.updated_at',
+        'v.version',
+        'v.format',
+        'v.source',
+        'v.variables',
+        'v.defaults',
+        'v.sample',
+        'v.size',
+      ]);
   }
 
   /**
@@ -192,11 +443,9 @@ export class TemplateStore {
    * that do not sort by time as other ids do, so this list pages by (created_at, id).
    */
   async list(page: PageQuery): Promise<Page<TemplateInfo>> {
-    let q = this.db
-      .selectFrom('templates')
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
+    let q = this.joined()
+      .orderBy('templates.created_at', 'desc')
+      .orderBy('templates.id', 'desc')
       .limit(page.limit + 1);
     if (page.startingAfter) {
       const after = await this.db
@@ -214,8 +463,8 @@ export class TemplateStore {
         ]);
       q = q.where((eb) =>
         eb.or([
-          eb('created_at', '<', after.created_at),
-          eb.and([eb('created_at', '=', after.created_at), eb('id', '<', after.id)]),
+          eb('templates.created_at', '<', after.created_at),
+          eb.and([eb('templates.created_at', '=', after.created_at), eb('templates.id', '<', after.id)]),
         ]),
       );
     }
@@ -223,46 +472,61 @@ export class TemplateStore {
   }
 
   async get(id: string): Promise<TemplateInfo> {
-    const row = await this.db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await this.joined().where('templates.id', '=', id).executeTakeFirst();
     if (!row) throw new NotFoundError('template', id);
     return info(row);
   }
 
   /**
-   * The template, compiled where the renderer renders, ready to render. Every call asks the
-   * database whether it still exists and which version it is (one indexed read): a template
-   * deleted or replaced by another process or machine is seen at its next use, never served from
-   * this process's copy.
+   * The template, compiled where the renderer renders, ready to render, and which version it is:
+   * the one named, else the current one. Every call asks the database whether it (still) exists,
+   * and which version is current (one indexed read): a template deleted or changed by another
+   * process or machine is seen at its next use, never served from this process's copy. A version
+   * never changes, so a compiled one is kept.
    */
-  async load(id: string): Promise<TemplateSummary> {
-    const current = await this.version.first(this.db, { id });
-    if (!current) {
-      this.compiled.delete(id);
-      throw new NotFoundError('template', id);
+  async resolve(id: string, version?: number): Promise<{ template: TemplateSummary; version: number }> {
+    const found =
+      version === undefined
+        ? await this.currentVersion.first(this.db, { id })
+        : await this.namedVersion.first(this.db, { id, version });
+    if (!found) {
+      if (version === undefined) this.compiled.delete(id);
+      else await this.mustExist(this.db, id);
+      throw version === undefined
+        ? new NotFoundError('template', id)
+        : new NotFoundError('template version', `${id}@${version}`);
     }
-    let cached = this.compiled.get(id);
-    if (cached?.version !== current.updated_at) {
-      const template = this.compile(id);
-      cached = { version: current.updated_at, template };
-      this.compiled.set(id, cached);
-      const mine = cached;
-      template.catch(() => {
-        if (this.compiled.get(id) === mine) this.compiled.delete(id);
-      });
-    }
-    return cached.template;
+    const cached = this.compiled.get(id)?.get(found.version);
+    return {
+      template: await (cached ?? this.keep(id, found.version, this.compile(id, found.version))),
+      version: found.version,
+    };
   }
 
-  /** A template's version, compiled once (see PreparedQuery): every generate and postcard reads it. */
-  private readonly version: PreparedQuery<{ id: string }, { updated_at: string }>;
+  /** The template (see resolve), compiled and ready to render. */
+  async load(id: string, version?: number): Promise<TemplateSummary> {
+    return (await this.resolve(id, version)).template;
+  }
 
-  private async compile(id: string): Promise<TemplateSummary> {
-    const row = await this.db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirst();
+  /** A template's current version, compiled once (see PreparedQuery): every generate and postcard reads it. */
+  private readonly currentVersion: PreparedQuery<{ id: string }, { version: number }>;
+  /** Whether a named version exists: a render that names one reads it. */
+  private readonly namedVersion: PreparedQuery<{ id: string; version: number }, { version: number }>;
+
+  private async compile(id: string, version: number): Promise<TemplateSummary> {
+    const row = await this.db
+      .selectFrom('template_versions')
+      .innerJoin('templates', 'templates.id', 'template_versions.template_id')
+      .select(['templates.name', 'template_versions.format', 'template_versions.source'])
+      .where('template_versions.template_id', '=', id)
+      .where('template_versions.version', '=', version)
+      .executeTakeFirst();
     if (!row) throw new NotFoundError('template', id);
     const assets = await this.db
-      .selectFrom('template_assets')
+      .selectFrom('template_version_assets')
       .select(['path', 'bytes'])
       .where('template_id', '=', id)
+      .where('version', '=', version)
       .execute();
     const byPath = new Map(assets.map((a) => [a.path, new Uint8Array(a.bytes)]));
     const source = new Uint8Array(row.source);
@@ -275,7 +539,8 @@ export class TemplateStore {
 
   async remove(id: string): Promise<void> {
     const deleted = await this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('template_assets').where('template_id', '=', id).execute();
+      await trx.deleteFrom('template_version_assets').where('template_id', '=', id).execute();
+      await trx.deleteFrom('template_versions').where('template_id', '=', id).execute();
       const r = await trx.deleteFrom('templates').where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows);
     });
@@ -305,7 +570,15 @@ export class TemplateStore {
         const file = exampleFile(name as keyof typeof EXAMPLE_IDS);
         try {
           const source = new Uint8Array(await fs.readFile(file));
-          await this.create({ id, source, assets: folderAssets(path.dirname(file)) }, once);
+          await this.create(
+            {
+              id,
+              source,
+              assets: folderAssets(path.dirname(file)),
+              sample: exampleSample(name as keyof typeof EXAMPLE_IDS),
+            },
+            once,
+          );
           loaded.push(id);
         } catch (err) {
           // another process sharing the database got there first; an HTML or Word example waits for Chromium or LibreOffice

@@ -1,6 +1,6 @@
 /**
- * Upgrading a database: links and postcards made before wake-up times (migration 0015), and links
- * that ended before they kept why (0027). Before 0015:
+ * Upgrading a database: links and postcards made before wake-up times (migration 0015), links
+ * that ended before they kept why (0027), and templates stored before versions (0029). Before 0015:
  * a sent link with views left waits for its deadline (none: for a change), every other link not
  * ended and every postcard not rendered is due at once, and what an older process claimed is free.
  */
@@ -12,6 +12,11 @@ import { openDatabase } from '../../src/db';
 import { migrationsFor } from '../../src/db/migrations';
 import SQLite from '../../src/db/sqlite-module';
 import { linkInfo } from '../../src/links/model';
+import { FakeClock } from '../../src/clock';
+import { inProcessRenderer } from '../../src/templates/pool';
+import { TemplateStore } from '../../src/templates/store';
+import { png } from '../support/fixtures';
+import { readPdf } from '../support/pdf';
 
 /** A SQLite database at `file` with the migrations up to `version` applied, as an older release left it. */
 async function migratedTo(file: string, version: string): Promise<Kysely<unknown>> {
@@ -133,6 +138,54 @@ describe('migration 0027 on links that ended before it', () => {
         ml_views: 'views',
         ml_with_document: 'document_deleted',
       });
+    } finally {
+      await database.close();
+    }
+  });
+});
+
+describe('migration 0029 on templates stored before versions', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-migrate-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps each template, with its files, as its version 1, current, and renders it', async () => {
+    const file = path.join(dir, 'paperlink.db');
+    const old = await migratedTo(file, '0028_document_follows_links');
+    const at = '2026-11-01T10:00:00.000Z';
+    const source = '<document><body><image src="mark.png" width="1in" alt="m"/><p>Hi {{name}}</p></body></document>';
+    await sql`insert into templates (id, name, format, source, variables, defaults, size, created_at, updated_at)
+      values ('tmpl_old', 'Old', 'xml', ${Buffer.from(source)}, '["name"]', '{}', ${source.length}, ${at}, ${at})`.execute(
+      old,
+    );
+    await sql`insert into template_assets (template_id, path, bytes) values ('tmpl_old', 'mark.png', ${png})`.execute(
+      old,
+    );
+    await sql`insert into documents (id, render_id, name, status, template_id, size, sha256, storage, created_at)
+      values ('doc_old', 'rnd_old', 'd', 'generated', 'tmpl_old', 1, 'x', 'files', ${at})`.execute(old);
+    await old.destroy();
+
+    const database = await openDatabase({ sqlitePath: file });
+    try {
+      const store = new TemplateStore(database.db, new FakeClock(), inProcessRenderer);
+      expect(await store.get('tmpl_old')).toMatchObject({
+        version: 1,
+        format: 'xml',
+        variables: ['name'],
+        size: source.length,
+      });
+      expect((await store.versions('tmpl_old', { limit: 10 })).data.map((v) => [v.version, v.current])).toEqual([
+        [1, true],
+      ]);
+      const { template, version } = await store.resolve('tmpl_old');
+      expect(version).toBe(1);
+      const pdf = await inProcessRenderer.render(template, { name: 'Ann' });
+      expect((await readPdf(pdf)).text).toContain('Hi Ann');
+      const doc = await database.db
+        .selectFrom('documents')
+        .selectAll()
+        .where('id', '=', 'doc_old')
+        .executeTakeFirstOrThrow();
+      expect(doc.template_version).toBeNull();
     } finally {
       await database.close();
     }

@@ -144,6 +144,7 @@ describe.each(BACKENDS)('a render whose bytes cannot be stored, on %s', (backend
     await t.service.documents.store({
       renderId: 'rnd_raced',
       templateId: EXAMPLE_IDS.postcard,
+      templateVersion: 1,
       name: 'raced',
       description: null,
       pdf: new TextEncoder().encode('%PDF-1.7 b'),

@@ -35,6 +35,7 @@ describe.each(CASES)('documents on %s with %s storage', (backend, storage) => {
     t.service.documents.store({
       renderId,
       templateId: 'tmpl_example_postcard',
+      templateVersion: 1,
       name: 'Postcard',
       description: null,
       pdf: new TextEncoder().encode(text),

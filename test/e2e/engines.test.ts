@@ -69,7 +69,7 @@ describe.each(ENGINES)('the API on the %s engine', (kind) => {
       webhookAllowPrivate: true,
       publicUrl: 'http://docs.acme.example',
       // every request here comes from one address
-      rateLimits: { postcards: 0, pages: 0, codes: 0 },
+      rateLimits: { postcards: 0, pages: 0, codes: 0, previews: 0 },
     };
     if (kind === 'embedded') {
       t = await testService({ backend: 'postgres', clock, config: settings });

@@ -53,7 +53,7 @@ describe('per-address limits on the routes without a key', () => {
   let t: TestService;
   const clock = new FakeClock();
   beforeAll(async () => {
-    t = await testService({ clock, config: { rateLimits: { postcards: 3, pages: 5, codes: 2 } } });
+    t = await testService({ clock, config: { rateLimits: { postcards: 3, pages: 5, codes: 2, previews: 2 } } });
   });
   afterAll(() => t?.stop());
 
@@ -113,7 +113,7 @@ describe('per-address limits on the routes without a key', () => {
     expect((await postcard('192.0.2.50', { 'x-forwarded-for': '203.0.113.200' })).statusCode).toBe(429);
     const behind = await testService({
       clock,
-      config: { rateLimits: { postcards: 1, pages: 0, codes: 0 }, trustProxy: true },
+      config: { rateLimits: { postcards: 1, pages: 0, codes: 0, previews: 0 }, trustProxy: true },
     });
     try {
       for (let i = 0; i < 3; i++) {
@@ -133,7 +133,7 @@ describe('per-address limits on the routes without a key', () => {
   });
 
   it('holds at most 100,000 addresses, forgetting the one seen longest ago', () => {
-    const limiter = new RateLimiter(clock, { postcards: 1, pages: 0, codes: 0 });
+    const limiter = new RateLimiter(clock, { postcards: 1, pages: 0, codes: 0, previews: 0 });
     for (let i = 0; i < 100_050; i++) limiter.take('postcards', `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
     expect(limiter.size).toBe(100_000);
     // the first was forgotten (a fresh count), the last is remembered (over its limit)

@@ -45,7 +45,12 @@ suite(`schemathesis against /openapi.json${reason ? ` (skipped: ${reason})` : ''
   it('finds no 5xx, no answer the document does not describe, and no schema-breaking request taken', async () => {
     const key = /plk_\w+/.exec(operatorCli(dataDir, {})('keys', 'create', '--name', 'schemathesis'))![0];
     // every request comes from here: no per-address limits
-    server = await serveProcess(dataDir, { RATE_LIMIT_POSTCARDS: '0', RATE_LIMIT_PAGES: '0', RATE_LIMIT_CODES: '0' });
+    server = await serveProcess(dataDir, {
+      RATE_LIMIT_POSTCARDS: '0',
+      RATE_LIMIT_PAGES: '0',
+      RATE_LIMIT_CODES: '0',
+      RATE_LIMIT_PREVIEWS: '0',
+    });
     const run = spawnSync(
       st,
       [

@@ -146,7 +146,7 @@ describe('scoped API keys', () => {
         if (r.url.includes(':id') && !ids[resource]) continue;
         const res = await t.app.inject({
           method: 'GET',
-          url: r.url.replace(':id', ids[resource]).replace(':page', '1'),
+          url: r.url.replace(':id', ids[resource]).replace(':page', '1').replace(':version', '1'),
           headers: { 'x-service-api-token': key },
         });
         if (res.headers['content-type']?.toString().startsWith('application/json') !== true) continue;

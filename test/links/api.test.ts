@@ -36,7 +36,7 @@ describe.each(BACKENDS)('Magic Links on %s', (backend) => {
         mailFrom: 'Acme Docs <docs@acme.example>',
         publicUrl: 'http://docs.acme.example',
         // every request here comes from one address; the per-address limits have test/http/limits.test.ts
-        rateLimits: { postcards: 0, pages: 0, codes: 0 },
+        rateLimits: { postcards: 0, pages: 0, codes: 0, previews: 0 },
       },
     });
   });

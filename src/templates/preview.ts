@@ -1,0 +1,85 @@
+/**
+ * A template rendered to look at, never stored (POST /v1/templates/preview): a source being
+ * edited, or a saved version, filled with the values given, then its saved sample values, then a
+ * mark that shows where each variable goes. Rendered as generate renders, on the render threads
+ * under the same time and memory budget and, for HTML and Word, in the same sandbox.
+ */
+import { ValidationError, type ErrorDetail } from '../errors';
+import { isObject } from '../guards';
+import type { TemplateSummary } from './index';
+import type { Renderer } from './pool';
+import type { TemplateStore } from './store';
+import { normalizeValues } from './values';
+import type { RenderWarning } from './index';
+
+export interface PreviewResult {
+  bytes: Uint8Array;
+  type: 'application/pdf' | 'image/png';
+  /** The page count, when a page was asked for. */
+  pages?: number;
+  /** What the render warned about (text that does not fit its box). */
+  warnings: RenderWarning[];
+}
+
+/** What a variable with no value shows in a preview: its name, as a mail merge shows a field. */
+export const placeholder = (name: string): string => `«${name}»`;
+
+function base64(value: unknown): Uint8Array | undefined {
+  return typeof value === 'string' ? new Uint8Array(Buffer.from(value, 'base64')) : undefined;
+}
+
+export async function preview(
+  store: TemplateStore,
+  renderer: Renderer,
+  body: unknown,
+  now: Date,
+): Promise<PreviewResult> {
+  if (!isObject(body))
+    throw new ValidationError('The body must be a JSON object: a template_id or a source, and merge_parameters.', [
+      { field: 'body', message: 'must be an object', code: 'type' },
+    ]);
+  const details: ErrorDetail[] = [];
+  const id = typeof body.template_id === 'string' && body.template_id !== '' ? body.template_id : undefined;
+  const asked = body.template_version;
+  if (asked !== undefined && !(Number.isInteger(asked) && (asked as number) >= 1))
+    details.push({ field: 'template_version', message: 'must be a version number (1, 2, …)', code: 'type' });
+  const sources = ['source', 'source_base64'].filter((f) => typeof body[f] === 'string');
+  if (sources.length > 1)
+    details.push({ field: 'source', message: 'give one of source or source_base64', code: 'invalid' });
+  if (!sources.length && !id)
+    details.push({ field: 'template_id', message: 'give a template_id, a source, or both', code: 'required' });
+  const page = body.page;
+  if (page !== undefined && !(Number.isInteger(page) && (page as number) >= 1))
+    details.push({ field: 'page', message: 'must be a page number (1, 2, …)', code: 'type' });
+  const assets = body.assets ?? {};
+  if (!isObject(assets) || Object.values(assets).some((v) => typeof v !== 'string'))
+    details.push({ field: 'assets', message: 'must be an object of base64 strings', code: 'type' });
+  let values: Record<string, string> = {};
+  try {
+    values = body.merge_parameters === undefined ? {} : normalizeValues(body.merge_parameters);
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    details.push(...err.details);
+  }
+  if (details.length) throw new ValidationError('The preview request is not valid; see details.', details);
+
+  // a saved version gives its files (to a source being edited too) and its sample values
+  const saved = id === undefined ? undefined : await store.version(id, asked as number | undefined);
+  let template: TemplateSummary;
+  if (sources.length) {
+    const given = assets as Record<string, string>;
+    const source = typeof body.source === 'string' ? body.source : base64(body.source_base64)!;
+    template = await renderer.load(source, {
+      assets: async (p) => (Object.hasOwn(given, p) ? base64(given[p]) : await saved?.asset(p)),
+    });
+  } else template = await store.load(id!, saved!.version);
+
+  const filled: Record<string, string> = {};
+  for (const v of template.variables)
+    filled[v] = values[v] ?? saved?.sample_values?.[v] ?? template.defaults[v] ?? placeholder(v);
+  const warnings: RenderWarning[] = [];
+  const pdf = await renderer.render(template, filled, { now, warnings });
+  if (page === undefined) return { bytes: pdf, type: 'application/pdf', warnings };
+  const image = await renderer.view(pdf, { page: page as number });
+  return { bytes: image.bytes, type: 'image/png', pages: image.pages, warnings };
+}
