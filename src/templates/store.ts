@@ -11,7 +11,7 @@ import { iso } from '../clock';
 import { isUniqueViolation, PreparedQuery, type Db } from '../db';
 import type { TemplateRow, TemplateVersionRow } from '../db/schema';
 import { NotFoundError, TemplateError, ValidationError } from '../errors';
-import { hasInvisible } from '../guards';
+import { hasInvisible, isObject } from '../guards';
 import { newId } from '../ids';
 import { toPage, type Page, type PageQuery } from '../pagination';
 import { packageRoot } from '../paths';
@@ -357,6 +357,23 @@ export class TemplateStore {
         .execute();
     });
     return this.get(id);
+  }
+
+  /**
+   * A generate body with the version of each template it names and leaves unversioned fixed to the
+   * current one (its `template_id` and each `append` part's): the engine may render it later or
+   * again (a retried Temporal activity), and renders what was current when it was asked for. What
+   * does not name a template as it should is left for generate to refuse.
+   */
+  async pin(body: unknown): Promise<unknown> {
+    if (!isObject(body)) return body;
+    const fix = async (part: unknown): Promise<unknown> => {
+      if (!isObject(part) || typeof part.template_id !== 'string' || part.template_version !== undefined) return part;
+      const found = await this.currentVersion.first(this.db, { id: part.template_id });
+      return found ? { ...part, template_version: found.version } : part;
+    };
+    const pinned = (await fix(body)) as Record<string, unknown>;
+    return Array.isArray(body.append) ? { ...pinned, append: await Promise.all(body.append.map(fix)) } : pinned;
   }
 
   /** Whether a template has this id. */

@@ -66,6 +66,32 @@ describe.each(BACKENDS)('template versions on %s', (backend) => {
     ]);
   });
 
+  it('renders the version current when the request came, though the template changes before the engine runs it', async () => {
+    const id = await newTemplate('Asked');
+    const engine = t.service.engine;
+    const run = engine.generate.bind(engine);
+    // the template changes between the request and the render (a Temporal activity run later, or again)
+    const spy = jest.spyOn(engine, 'generate').mockImplementationOnce(async (input) => {
+      expect((await post(`/v1/templates/${id}/versions`, { source: xml('Changed') })).statusCode).toBe(201);
+      return run(input);
+    });
+    try {
+      const res = await post('/v1/generate', {
+        template_id: id,
+        merge_parameters: { name: 'Ann' },
+        destinations: { inkit_storage: {} },
+        append: [{ template_id: id, merge_parameters: { name: 'Bo' } }],
+      });
+      expect(res.statusCode).toBe(201);
+      expect(res.json().template_version).toBe(1);
+      const text = await textOf(res.json().document_id);
+      expect(text).toContain('Asked Ann');
+      expect(text).toContain('Asked Bo');
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('lists versions newest first, page by page, and gives back each source as it was saved', async () => {
     const id = await newTemplate('One');
     for (const w of ['Two', 'Three'])
