@@ -17,6 +17,8 @@ export interface PreviewResult {
   type: 'application/pdf' | 'image/png';
   /** The page count, when a page was asked for. */
   pages?: number;
+  /** The variables of what was rendered (of the source being edited, as found now). */
+  variables: string[];
   /** What the render warned about (text that does not fit its box). */
   warnings: RenderWarning[];
 }
@@ -75,11 +77,42 @@ export async function preview(
   } else template = await store.load(id!, saved!.version);
 
   const filled: Record<string, string> = {};
-  for (const v of template.variables)
+  const marked = new Set<string>();
+  for (const v of template.variables) {
     filled[v] = values[v] ?? saved?.sample_values?.[v] ?? template.defaults[v] ?? placeholder(v);
+    if (filled[v] === placeholder(v)) marked.add(v);
+  }
   const warnings: RenderWarning[] = [];
-  const pdf = await renderer.render(template, filled, { now, warnings });
-  if (page === undefined) return { bytes: pdf, type: 'application/pdf', warnings };
+  const pdf = await renderMarked(renderer, template, filled, marked, { now, warnings });
+  const { variables } = template;
+  if (page === undefined) return { bytes: pdf, type: 'application/pdf', variables, warnings };
   const image = await renderer.view(pdf, { page: page as number });
-  return { bytes: image.bytes, type: 'image/png', pages: image.pages, warnings };
+  return { bytes: image.bytes, type: 'image/png', pages: image.pages, variables, warnings };
+}
+
+/**
+ * Renders with each variable's mark; a mark the template cannot take as text (a list for `<each>`,
+ * a checkbox of a PDF form) is tried empty instead, one at a time.
+ */
+async function renderMarked(
+  renderer: Renderer,
+  template: TemplateSummary,
+  values: Record<string, string>,
+  marked: Set<string>,
+  options: { now: Date; warnings: RenderWarning[] },
+): Promise<Uint8Array> {
+  for (;;) {
+    try {
+      return await renderer.render(template, values, options);
+    } catch (err) {
+      const variable =
+        err instanceof ValidationError
+          ? err.details.map((d) => d.field.split(/[.[]/)[0]).find((f) => marked.has(f))
+          : undefined;
+      if (!variable) throw err;
+      marked.delete(variable);
+      values[variable] = '';
+      options.warnings.length = 0;
+    }
+  }
 }

@@ -3,9 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationError } from '../errors';
 import { contentDisposition } from '../http/headers';
 import { parsePageQuery } from '../pagination';
-import type { Service } from '../service';
-import type { TemplateSummary } from '.';
 import type { TemplateInfo } from './store';
+import { preview } from './preview';
 import {
   failureOf,
   multipartForm,
@@ -76,7 +75,7 @@ function previewBody(t: TemplateInfo, preview: Html): Html {
   return html`<div class="head">
       <div>
         <h1>${t.name}</h1>
-        <p class="sub">Preview with sample values: each variable shows its own name in brackets; lists are empty.</p>
+        <p class="sub">Preview with its sample values; a variable without one shows its name, as «name».</p>
       </div>
       <div class="actions">
         <a class="button" href="/app/generate?template_id=${t.id}">Generate from this template</a
@@ -103,26 +102,6 @@ function previewBody(t: TemplateInfo, preview: Html): Html {
         </dl>
       </div>
     </div>`;
-}
-
-/** The template rendered with sample values: each variable its own name in brackets. */
-async function renderWithSamples(service: Service, template: TemplateSummary): Promise<Uint8Array> {
-  const values: Record<string, string> = Object.fromEntries(template.variables.map((v) => [v, `[${v}]`]));
-  // a value the template cannot take as text (a list, a checkbox) is tried empty instead
-  let pdf: Uint8Array | undefined;
-  for (let tries = 0; !pdf; tries++) {
-    try {
-      pdf = await service.renderer.render(template, values, { now: service.clock.now() });
-    } catch (err) {
-      const variable =
-        err instanceof ValidationError
-          ? err.details.map((d) => d.field.split(/[.[]/)[0]).find((f) => values[f])
-          : undefined;
-      if (!variable || tries > template.variables.length) throw err;
-      values[variable] = '';
-    }
-  }
-  return pdf;
 }
 
 export const templatesSection: WebSection = (service) => async (web) => {
@@ -199,11 +178,11 @@ export const templatesSection: WebSection = (service) => async (web) => {
     });
   });
   web.get('/templates/:id/preview.pdf', async (req, reply) => {
-    const template = await service.templates.load((req.params as { id: string }).id);
-    const pdf = await renderWithSamples(service, template);
+    const t = await service.templates.get((req.params as { id: string }).id);
+    const made = await preview(service.templates, service.renderer, { template_id: t.id }, service.clock.now());
     return reply
       .type('application/pdf')
-      .header('Content-Disposition', contentDisposition(`${template.name} (preview)`, 'inline'))
-      .send(Buffer.from(pdf));
+      .header('Content-Disposition', contentDisposition(`${t.name} (preview)`, 'inline'))
+      .send(Buffer.from(made.bytes));
   });
 };

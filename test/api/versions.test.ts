@@ -205,6 +205,15 @@ describe.each(BACKENDS)('template versions on %s', (backend) => {
       expect((await readPdf(pdf.rawPayload)).text).toContain('Dear «customer»,');
     });
 
+    it('leaves a list empty when it has no value, as its mark cannot be a list', async () => {
+      const res = await post('/v1/templates/preview', {
+        source:
+          '<document><body><p>To {{who}}</p><each var="items" as="item"><p>- {{item.name}}</p></each></body></document>',
+      });
+      expect(res.statusCode).toBe(200);
+      expect((await readPdf(res.rawPayload)).text).toContain('To «who»');
+    });
+
     it('answers a broken source or request with the error shape, and needs templates:write', async () => {
       const broken = await post('/v1/templates/preview', { source: '<document><body><p>{{x</p></body>' });
       expect(broken.statusCode).toBe(422);
