@@ -1,5 +1,8 @@
 // The build (`npm run build` runs `gulp build`), as n8n node packages have long been built:
 //   service      the service, its CLI and library, compiled by tsc into dist/ (the bin executable)
+//   editor       the web app's template editor (web/editor.mjs with CodeMirror) as one browser
+//                module in dist/src/web/editor.js, shipped in the package and served as
+//                /assets/editor.js; pdf.js stays outside (the service serves it)
 //   n8nBundle    each n8n node and credential (nodes/, credentials/) as one self-contained
 //                CommonJS file (esbuild) in packages/n8n-nodes-paperlink/dist: no runtime
 //                dependencies, nothing of the service loaded; only n8n-workflow (a peer, provided
@@ -31,6 +34,21 @@ async function service() {
     fs.chmodSync(path.join(root, bin), 0o755);
   // when it was built, for `npm start` (scripts/start.js builds again only when a source is newer)
   fs.writeFileSync(path.join(root, 'dist/.built'), `${new Date().toISOString()}\n`);
+}
+
+async function editor() {
+  await require('esbuild').build({
+    entryPoints: [path.join(root, 'web/editor.mjs')],
+    outfile: path.join(root, 'dist/src/web/editor.js'),
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    minify: true,
+    external: ['/assets/pdfjs/*'],
+    logLevel: 'warning',
+    legalComments: 'none',
+  });
 }
 
 async function n8nBundle() {
@@ -80,5 +98,5 @@ async function n8nPackage() {
 const n8n = series(n8nBundle, parallel(n8nIcons, n8nPackage));
 exports.service = service;
 exports.n8n = n8n;
-exports.build = series(service, n8n);
+exports.build = series(service, editor, n8n);
 exports.default = exports.build;

@@ -11,7 +11,7 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 /** What the build of the service reads: a change to any of these makes dist/ stale. */
-const SOURCES = ['src', 'workflows', 'tsconfig.json'];
+const SOURCES = ['src', 'workflows', 'web', 'tsconfig.json'];
 /** Written by the build (gulpfile.js, the service task) when it is done. */
 const STAMP = path.join('dist', '.built');
 

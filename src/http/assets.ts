@@ -7,6 +7,10 @@ import path from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
 
 const PDFJS = path.dirname(require.resolve('pdfjs-dist/package.json'));
+/** The template editor's bundle (gulpfile.js editor): beside the compiled web app, or in dist/ when this file runs as TypeScript (the tests). */
+const EDITOR = __filename.endsWith('.ts')
+  ? path.resolve(__dirname, '../../dist/src/web/editor.js')
+  : path.join(__dirname, '../web/editor.js');
 
 /**
  * Draws the PDF named by `#pages[data-pdf]` with pdf.js, one canvas per page, and reports in
@@ -293,6 +297,10 @@ h3 { font-size: .95rem; margin: 16px 0 8px; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 10px; padding: 20px; margin-bottom: 20px; box-shadow: 0 1px 2px rgba(16,24,40,.04); }
 .card > h2:first-child { margin-top: 0; }
 .grid2 { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 20px; align-items: start; }
+#editor #pages canvas { display: block; border: 1px solid var(--line); margin-bottom: 12px; }
+table.diff td { padding: 0 8px; white-space: pre-wrap; border: 0; }
+table.diff .diff-added { background: #e6f4ea; }
+table.diff .diff-removed { background: #fde8e8; }
 table { width: 100%; border-collapse: collapse; font-size: .92rem; }
 th { text-align: left; font-weight: 600; color: var(--muted); font-size: .78rem; text-transform: uppercase; letter-spacing: .04em; padding: 8px 10px; border-bottom: 1px solid var(--line); }
 td { padding: 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
@@ -405,6 +413,7 @@ const STATIC: Record<string, { type: string; body: string | (() => fs.ReadStream
   '/assets/app.js': { type: 'text/javascript; charset=utf-8', body: APP_JS },
   '/assets/app.css': { type: 'text/css; charset=utf-8', body: CSS },
   '/assets/icon.svg': { type: 'image/svg+xml', body: LOGO_SVG },
+  '/assets/editor.js': { type: 'text/javascript; charset=utf-8', body: () => fs.createReadStream(EDITOR) },
   '/assets/pdfjs/pdf.min.mjs': {
     type: 'text/javascript; charset=utf-8',
     body: () => fs.createReadStream(path.join(PDFJS, 'build', 'pdf.min.mjs')),

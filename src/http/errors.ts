@@ -50,7 +50,8 @@ export function sendError(req: FastifyRequest, reply: FastifyReply, status: numb
     .send(errorPage(status, body.error));
 }
 
-function statusOf(err: PaperlinkError): number {
+/** The HTTP status an error is answered with. */
+export function statusOf(err: PaperlinkError): number {
   if (err instanceof ValidationError) return 422;
   if (err instanceof MalformedRequestError) return 400;
   if (err instanceof AuthenticationError) return 401;

@@ -3,7 +3,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationError } from '../errors';
 import { contentDisposition } from '../http/headers';
 import { parsePageQuery } from '../pagination';
-import type { TemplateInfo } from './store';
+import { diffLines } from 'diff';
+import { PaperlinkError } from '../errors';
+import { statusOf } from '../http/errors';
+import type { TemplateInfo, TemplateVersionInfo } from './store';
 import { preview } from './preview';
 import {
   failureOf,
@@ -25,6 +28,7 @@ import {
   type Html,
   html,
   idWithCopy,
+  raw,
   pager,
   pdfPreview,
   table,
@@ -79,6 +83,7 @@ function previewBody(t: TemplateInfo, preview: Html): Html {
       </div>
       <div class="actions">
         <a class="button" href="/app/generate?template_id=${t.id}">Generate from this template</a
+        ><a class="button secondary" href="/app/templates/${t.id}/edit">Edit</a
         ><a class="button secondary" href="/app/templates">All templates</a>
       </div>
     </div>
@@ -121,7 +126,7 @@ export const templatesSection: WebSection = (service) => async (web) => {
             ]
           : html`<span class="muted">none</span>`
       }</td>
-<td><div class="actions"><a class="button secondary" href="/app/templates/${t.id}/preview">Preview</a><a class="button secondary" href="/app/generate?template_id=${t.id}">Generate</a>${actionButton({ action: `/app/templates/${t.id}/delete`, label: 'Delete', csrf: req.admin!.csrf, style: 'danger', confirm: `Delete the template "${t.name}"? Documents made from it stay.` })}</div></td></tr>`,
+<td><div class="actions"><a class="button secondary" href="/app/templates/${t.id}/edit">Edit</a><a class="button secondary" href="/app/templates/${t.id}/preview">Preview</a><a class="button secondary" href="/app/generate?template_id=${t.id}">Generate</a>${actionButton({ action: `/app/templates/${t.id}/delete`, label: 'Delete', csrf: req.admin!.csrf, style: 'danger', confirm: `Delete the template "${t.name}"? Documents made from it stay.` })}</div></td></tr>`,
     );
     const body = html`<div class="head">
         <div>
@@ -184,5 +189,224 @@ export const templatesSection: WebSection = (service) => async (web) => {
       .type('application/pdf')
       .header('Content-Disposition', contentDisposition(`${t.name} (preview)`, 'inline'))
       .send(Buffer.from(made.bytes));
+  });
+};
+
+/** The sample fields: one per variable, with the saved sample value (the editor adds and drops them as the source changes). */
+function sampleFields(variables: string[], sample: Record<string, string> | null): Html {
+  return html`<div id="samples">
+    <p class="muted small none" ${variables.length ? raw(' hidden') : ''}>It has no variables.</p>
+    ${variables.map(
+      (v) =>
+        html`<div class="field" data-variable="${v}">
+          <label for="f-sample-${v.replace(/[^a-zA-Z0-9_-]/g, '_')}">${v}</label
+          ><input
+            id="f-sample-${v.replace(/[^a-zA-Z0-9_-]/g, '_')}"
+            name="sample.${v}"
+            type="text"
+            data-variable="${v}"
+            value="${sample?.[v] ?? ''}"
+          />
+        </div>`,
+    )}
+  </div>`;
+}
+
+/** A template's versions, newest first: each can be compared with the one before it, or made current. */
+function versionsCard(t: TemplateInfo, versions: TemplateVersionInfo[], csrf: string): Html {
+  const rows = versions.map(
+    (v) =>
+      html`<tr>
+        <td><strong>Version ${v.version}</strong>${v.current ? html` <span class="chip">current</span>` : ''}</td>
+        <td>${when(v.created_at)}</td>
+        <td>${bytes(v.size)}</td>
+        <td>
+          <div class="actions">
+            ${v.version > 1 && (t.format === 'xml' || t.format === 'html') ? html`<a class="button secondary" href="/app/templates/${t.id}/versions/${v.version}/changes">Changes</a>` : ''}
+            ${v.current ? '' : actionButton({ action: `/app/templates/${t.id}/versions/${v.version}/make_current`, label: 'Make current', csrf, style: 'secondary' })}
+          </div>
+        </td>
+      </tr>`,
+  );
+  return html`<div class="card scroll">
+    <h2>Versions</h2>
+    <p class="muted small">
+      Renders that name no version use the current one; a request, a workflow or a postcard already under way keeps the
+      version it started with.
+    </p>
+    ${table(['Version', 'Saved', 'Size', html`<th><span class="skip">Actions</span></th>`], rows, 'No versions.')}
+  </div>`;
+}
+
+/** The editor: the source (XML or HTML) or a new file (Word, PDF), the sample values, the preview, and the versions. */
+function editorBody(t: TemplateInfo, source: string | undefined, versions: TemplateVersionInfo[], csrf: string): Html {
+  const text = source !== undefined;
+  return html`<div class="head">
+      <div>
+        <h1>Edit ${t.name}</h1>
+        <p class="sub">Version ${t.version} is current. Saving makes version ${versions[0].version + 1}.</p>
+      </div>
+      <div class="actions">
+        <a class="button secondary" href="/app/generate?template_id=${t.id}">Generate</a
+        ><a class="button secondary" href="/app/templates">All templates</a>
+      </div>
+    </div>
+    <form
+      id="editor"
+      class="grid2"
+      method="post"
+      action="/app/templates/${t.id}/versions"
+      enctype="multipart/form-data"
+      data-format="${t.format}"
+      data-preview="/app/templates/${t.id}/draft"
+    >
+      ${csrfField(csrf)}
+      <div class="card">
+        ${
+          text
+            ? html`<label for="f-source">Source</label
+                ><textarea id="f-source" name="source" rows="24" spellcheck="false">${source}</textarea>`
+            : html`<div class="field">
+                <label for="f-file">Replace the ${t.format === 'docx' ? 'Word document' : 'PDF form'}</label
+                ><input id="f-file" name="file" type="file" accept=".${t.format}" />
+                <div class="hint">Leave it empty to save only new sample values.</div>
+              </div>`
+        }
+        <ul id="problems" class="err" aria-live="polite" hidden></ul>
+        <h2>Sample values</h2>
+        <p class="muted small">What the preview, and the next person who opens this template, fill it with.</p>
+        ${sampleFields(t.variables, t.sample_values)}
+        <div class="field">
+          <label for="f-assets">Add images, fonts or CSS (optional)</label
+          ><input id="f-assets" name="assets" type="file" multiple />
+          <div class="hint">Files the template names, e.g. logo.png. Files of the current version are kept.</div>
+        </div>
+        <button type="submit">Save as a new version</button>
+      </div>
+      <div class="card">
+        <h2>Preview</h2>
+        <p class="muted small"><span id="status" aria-live="polite">Loading the preview…</span></p>
+        <div id="pages"></div>
+        <noscript><a href="/app/templates/${t.id}/preview">Open the preview of the saved version</a></noscript>
+      </div>
+    </form>
+    ${versionsCard(t, versions, csrf)}`;
+}
+
+/** The sample values a form sent, as `sample.<variable>` fields. */
+function samplesOf(form: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(form)) if (k.startsWith('sample.') && typeof v === 'string') out[k.slice(7)] = v;
+  return out;
+}
+
+/** The editor's routes: the page, its live preview, saving a version, comparing, making one current. */
+export const templateEditor: WebSection = (service) => async (web) => {
+  const editorPage = async (req: FastifyRequest, reply: FastifyReply, o: { error?: Failure; status?: number } = {}) => {
+    const id = (req.params as { id: string }).id;
+    const t = await service.templates.get(id);
+    const current = await service.templates.version(id);
+    const versions = (await service.templates.versions(id, { limit: PAGE })).data;
+    const source = t.format === 'xml' || t.format === 'html' ? Buffer.from(current.source).toString('utf8') : undefined;
+    const body = html`${doneNotice(req)}${errorNotice(o.error, errorLabel)}${editorBody(t, source, versions, req.admin!.csrf)}`;
+    return page(req, reply, {
+      section: 'templates',
+      title: `Edit ${t.name}`,
+      body,
+      status: o.status,
+      scripts: html`<script type="module" src="/assets/editor.js"></script>`,
+    });
+  };
+  web.get('/templates/:id/edit', async (req, reply) => editorPage(req, reply));
+
+  // the editor's preview: what is typed, with the saved version's files; JSON (the PDF in base64) or the error
+  web.post('/templates/:id/draft', async (req, reply) => {
+    const id = (req.params as { id: string }).id;
+    const body = req.body as { source?: unknown; sample_values?: unknown };
+    try {
+      const made = await preview(
+        service.templates,
+        service.renderer,
+        {
+          template_id: id,
+          ...(typeof body.source === 'string' ? { source: body.source } : {}),
+          merge_parameters: body.sample_values ?? {},
+        },
+        service.clock.now(),
+      );
+      return reply.send({
+        pdf: Buffer.from(made.bytes).toString('base64'),
+        variables: made.variables,
+        warnings: made.warnings,
+      });
+    } catch (err) {
+      if (!(err instanceof PaperlinkError)) throw err;
+      return reply
+        .status(statusOf(err))
+        .send({ error: { code: err.code, message: err.message, details: err.details } });
+    }
+  });
+
+  web.post('/templates/:id/versions', { config: { multipart: true } }, async (req, reply) => {
+    if (!req.isMultipart()) return refuseForgery(reply);
+    const parsed = await multipartForm(req);
+    if (!parsed) return refuseForgery(reply);
+    const id = (req.params as { id: string }).id;
+    const file = parsed.files.get('file')?.[0];
+    const assets = new Map((parsed.files.get('assets') ?? []).map((f) => [f.filename, f.bytes] as const));
+    try {
+      // a browser sends a textarea's lines ending CRLF: kept as they were typed, LF, so versions compare by line
+      const source = file ? new Uint8Array(file.bytes) : one(parsed.form, 'source').replace(/\r\n/g, '\n');
+      // a Word or PDF template saved with new sample values only: its current file again
+      const saved = source === '' ? (await service.templates.version(id)).source : source;
+      const made = await service.templates.addVersion(id, {
+        source: saved,
+        sample: samplesOf(parsed.form),
+        assets: async (p) => assets.get(p) ?? assets.get(p.split('/').pop()!),
+      });
+      return reply.redirect(`/app/templates/${id}/edit?done=version_saved&version=${made.version}`, 303);
+    } catch (err) {
+      return editorPage(req, reply, { error: failureOf(err), status: 422 });
+    }
+  });
+
+  web.post('/templates/:id/versions/:version/make_current', async (req, reply) => {
+    const { id, version } = req.params as { id: string; version: string };
+    await service.templates.makeCurrent(id, Number(version));
+    return reply.redirect(`/app/templates/${id}/edit?done=version_made_current`, 303);
+  });
+
+  web.get('/templates/:id/versions/:version/changes', async (req, reply) => {
+    const { id, version } = req.params as { id: string; version: string };
+    const n = Number(version);
+    const [after, before] = await Promise.all([service.templates.version(id, n), service.templates.version(id, n - 1)]);
+    const text = (b: Uint8Array) => Buffer.from(b).toString('utf8');
+    const lines = diffLines(text(before.source), text(after.source)).flatMap((part) =>
+      part.value
+        .replace(/\n$/, '')
+        .split('\n')
+        .map((line) => {
+          const [mark, label] = part.added ? ['+', 'added'] : part.removed ? ['−', 'removed'] : [' ', 'same'];
+          return html`<tr class="diff-${label}">
+            <td class="mono" aria-label="${label}">${mark}</td>
+            <td class="mono">${line}</td>
+          </tr>`;
+        }),
+    );
+    const body = html`<div class="head">
+        <div>
+          <h1>Changes in version ${n}</h1>
+          <p class="sub">Against version ${n - 1}. Lines added are marked +, lines removed −.</p>
+        </div>
+        <div class="actions"><a class="button secondary" href="/app/templates/${id}/edit">Back to the editor</a></div>
+      </div>
+      <div class="card scroll">
+        <table class="diff">
+          <tbody>
+            ${lines}
+          </tbody>
+        </table>
+      </div>`;
+    return page(req, reply, { section: 'templates', title: `Changes in version ${n}`, body });
   });
 };

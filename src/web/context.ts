@@ -29,6 +29,8 @@ export const PAGE = 50;
 const DONE: Record<string, string> = {
   template_uploaded: 'Template uploaded.',
   template_deleted: 'Template deleted.',
+  version_saved: 'Saved as a new version; it is the current one now.',
+  version_made_current: 'That version is the current one now.',
   generated: 'Document generated.',
   shared: 'Magic Link created and e-mailed.',
   link_expired: 'The link was expired: it no longer opens.',

@@ -25,12 +25,20 @@ import { bare, csrfField, errorNotice, field, html, layout, raw } from './html';
 import { linksSection } from '../links/web';
 import { postcardsSection } from '../postcards/web';
 import { settingsSection } from './settings';
-import { templatesSection } from '../templates/web';
+import { templateEditor, templatesSection } from '../templates/web';
 import { secureCookies } from '../config';
 
 const SESSION_COOKIE = 'paperlink_admin';
 const SIGNIN_COOKIE = 'paperlink_signin';
-const SECTIONS = [templatesSection, generateSection, documentsSection, linksSection, postcardsSection, settingsSection];
+const SECTIONS = [
+  templatesSection,
+  templateEditor,
+  generateSection,
+  documentsSection,
+  linksSection,
+  postcardsSection,
+  settingsSection,
+];
 
 /**
  * Whether a state-changing request comes from a page of this server, by what the browser says:
