@@ -107,6 +107,8 @@ export default tseslint.config(
     extends: [js.configs.recommended],
     languageOptions: { sourceType: 'module', globals: { ...globals.node } },
   },
+  // the web app's browser modules (bundled by gulpfile.js)
+  { files: ['web/**/*.mjs'], languageOptions: { globals: { ...globals.browser } } },
   // n8n's rules for community node packages, every one on, on the nodes, the credentials and the
   // n8n package's manifest (which must have no runtime dependencies: the nodes are bundled)
   // (recommended, which holds recommendedWithoutN8nCloudSupport, and the one rule outside both)

@@ -22,12 +22,12 @@ const problems = document.getElementById('problems');
 /** How long the typing must stop before the preview is asked for. */
 const QUIET_MS = 100;
 
-// the editor lives in a shadow root: there CodeMirror's styles are constructed style sheets, which
+// the editor grows with its source (the page scrolls, not a region of its own: WCAG's keyboard
+// access to scrolled regions); it lives in a shadow root: there CodeMirror's styles are constructed style sheets, which
 // the web app's Content-Security-Policy (style-src 'self', no inline <style>) allows
 const look = EditorView.theme({
-  '&': { border: '1px solid #e2e5ea', borderRadius: '8px', maxHeight: '70vh', fontSize: '.85rem', background: '#fff' },
+  '&': { border: '1px solid #e2e5ea', borderRadius: '8px', fontSize: '.85rem', background: '#fff' },
   '&.cm-focused': { outline: '2px solid #1a63d6' },
-  '.cm-scroller': { overflow: 'auto' },
 });
 
 let view;

@@ -228,8 +228,9 @@ function versionsCard(t: TemplateInfo, versions: TemplateVersionInfo[], csrf: st
         </td>
       </tr>`,
   );
-  return html`<div class="card scroll">
-    <h2>Versions</h2>
+  // a region of its own that scrolls on a phone: reachable by keyboard even when it holds no button
+  return html`<div class="card scroll" tabindex="0" role="region" aria-labelledby="versions-title">
+    <h2 id="versions-title">Versions</h2>
     <p class="muted small">
       Renders that name no version use the current one; a request, a workflow or a postcard already under way keeps the
       version it started with.

@@ -187,6 +187,33 @@ describe('Paperlink node: Document', () => {
     expect((html.error as unknown as { description: string }).description).toMatch(/pdf_standard: /);
   });
 
+  it('renders the template version chosen in its options, else the current one', async () => {
+    const xml = (w: string) => `<document><body><p>${w} {{name}}</p></body></document>`;
+    const { id } = await t.service.templates.create({ source: xml('Old') });
+    await t.service.templates.addVersion(id, { source: xml('New') });
+    const textOf = async (options: object) => {
+      const { items, error } = await runPaperlink(
+        {
+          resource: 'document',
+          operation: 'generate',
+          templateId: { __rl: true, mode: 'id', value: id },
+          mergeFields: { mappingMode: 'defineBelow', value: { name: 'Ann' } },
+          store: true,
+          documentName: '',
+          shareByMagicLink: false,
+          options: { returnBinary: true, ...options },
+        },
+        [{}],
+        creds,
+      );
+      expect(error).toBeUndefined();
+      expect(items[0].json.template_version).toBe('templateVersion' in options ? options.templateVersion : 2);
+      return (await readPdf(await binaryBytes(items[0].binary!.data))).text;
+    };
+    await expect(textOf({ templateVersion: 1 })).resolves.toContain('Old Ann');
+    await expect(textOf({})).resolves.toContain('New Ann');
+  });
+
   it('attaches the binary fields named in its options: the example invoice as a Factur-X e-invoice', async () => {
     const facturx = fs.readFileSync(path.join(root, 'examples/invoice/attachments/factur-x.xml'));
     const invoice = JSON.parse(fs.readFileSync(path.join(root, 'examples/invoice/sample.json'), 'utf8')) as Record<

@@ -254,6 +254,15 @@ export const description: INodeProperties[] = [
         default: false,
         description: 'Whether to download the generated PDF into the item as binary data',
       },
+      {
+        displayName: 'Template Version',
+        name: 'templateVersion',
+        type: 'number',
+        typeOptions: { minValue: 0 },
+        default: 0,
+        description:
+          "The template version to render (Paperlink's Templates → Edit lists them); 0 renders the current one. A workflow that names one keeps rendering it when the template changes.",
+      },
     ],
   },
 ];
@@ -321,6 +330,7 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
     returnPageImage?: boolean;
     pageImagePropertyName?: string;
     description?: string;
+    templateVersion?: number;
     pdfStandard?: string;
     pdfMetadata?: { properties?: IDataObject };
     retainFor?: { span?: { amount?: number; unit?: string } };
@@ -342,6 +352,7 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
     destinations,
   };
   if (options.description) body.description = options.description;
+  if (options.templateVersion) body.template_version = Math.trunc(Number(options.templateVersion));
   if (options.pdfStandard) body.pdf_standard = options.pdfStandard;
   const span = options.retainFor?.span;
   if (span) body.retain_for = { [text(span.unit)]: Number(span.amount) };
