@@ -298,6 +298,8 @@ h3 { font-size: .95rem; margin: 16px 0 8px; }
 .card > h2:first-child { margin-top: 0; }
 .grid2 { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 20px; align-items: start; }
 #editor #pages canvas { display: block; border: 1px solid var(--line); margin-bottom: 12px; }
+.named { display: flex; gap: 12px; align-items: flex-start; }
+img.thumb { flex: none; width: 56px; height: 72px; object-fit: contain; object-position: top; border: 1px solid var(--line); border-radius: 4px; background: #fff; }
 table.diff td { padding: 0 8px; white-space: pre-wrap; border: 0; }
 table.diff .diff-added { background: #e6f4ea; }
 table.diff .diff-removed { background: #fde8e8; }

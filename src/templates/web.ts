@@ -117,7 +117,7 @@ export const templatesSection: WebSection = (service) => async (web) => {
     const rows = list.data.map(
       (
         t,
-      ) => html`<tr${t.id === fresh ? html` class="fresh"` : ''}><td><strong>${t.name}</strong><div class="muted small">${t.format.toUpperCase()} · added ${when(t.created_at)}</div></td><td>${idWithCopy(t.id)}</td>
+      ) => html`<tr${t.id === fresh ? html` class="fresh"` : ''}><td><div class="named"><a href="/app/templates/${t.id}/preview" aria-label="Preview of ${t.name}"><img class="thumb" src="/app/templates/${t.id}/versions/${String(t.version)}/thumbnail.png" alt="" width="56" height="72" loading="lazy" /></a><div><strong>${t.name}</strong><div class="muted small">${t.format.toUpperCase()} · version ${String(t.version)} · added ${when(t.created_at)}</div></div></div></td><td>${idWithCopy(t.id)}</td>
 <td>${
         t.variables.length
           ? [
@@ -126,7 +126,7 @@ export const templatesSection: WebSection = (service) => async (web) => {
             ]
           : html`<span class="muted">none</span>`
       }</td>
-<td><div class="actions"><a class="button secondary" href="/app/templates/${t.id}/edit">Edit</a><a class="button secondary" href="/app/templates/${t.id}/preview">Preview</a><a class="button secondary" href="/app/generate?template_id=${t.id}">Generate</a>${actionButton({ action: `/app/templates/${t.id}/delete`, label: 'Delete', csrf: req.admin!.csrf, style: 'danger', confirm: `Delete the template "${t.name}"? Documents made from it stay.` })}</div></td></tr>`,
+<td><div class="actions"><a class="button secondary" href="/app/templates/${t.id}/edit">Edit</a><a class="button secondary" href="/app/generate?template_id=${t.id}">Generate</a>${actionButton({ action: `/app/templates/${t.id}/delete`, label: 'Delete', csrf: req.admin!.csrf, style: 'danger', confirm: `Delete the template "${t.name}"? Documents made from it stay.` })}</div></td></tr>`,
     );
     const body = html`<div class="head">
         <div>
@@ -181,6 +181,20 @@ export const templatesSection: WebSection = (service) => async (web) => {
       body,
       scripts: preview.scripts,
     });
+  });
+  // the first page of a version with its sample values: a version never changes, so the browser keeps it
+  web.get('/templates/:id/versions/:version/thumbnail.png', async (req, reply) => {
+    const { id, version } = req.params as { id: string; version: string };
+    const made = await preview(
+      service.templates,
+      service.renderer,
+      { template_id: id, template_version: Number(version), page: 1 },
+      service.clock.now(),
+    );
+    return reply
+      .type('image/png')
+      .header('Cache-Control', 'private, max-age=31536000, immutable')
+      .send(Buffer.from(made.bytes));
   });
   web.get('/templates/:id/preview.pdf', async (req, reply) => {
     const t = await service.templates.get((req.params as { id: string }).id);

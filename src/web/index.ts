@@ -100,7 +100,10 @@ export function webApp(service: Service) {
   return async function routes(web: FastifyInstance): Promise<void> {
     await acceptMultipart(web, service.config.bodyLimit);
     web.addHook('onSend', async (_req, reply) => {
+      // pages are not kept (no-store); what a route says may be kept (a version's thumbnail, which never changes) is
+      const kept = reply.getHeader('cache-control');
       void reply.headers(pageHeaders('operator'));
+      if (kept !== undefined) void reply.header('Cache-Control', kept);
     });
 
     web.setErrorHandler(async (err, req, reply) => {

@@ -143,6 +143,26 @@ describe('the template editor in a browser', () => {
     expect(blocked).toEqual([]);
   });
 
+  it("shows each template's first page in the list, drawn from its current version and kept by the browser", async () => {
+    await page.goto(`${base}/app/templates`);
+    const thumb = page.locator(`img.thumb[src="/app/templates/${id}/versions/1/thumbnail.png"]`);
+    await thumb.scrollIntoViewIfNeeded();
+    await page.waitForFunction(
+      (el) => (el as HTMLImageElement).complete && (el as HTMLImageElement).naturalWidth > 0,
+      await thumb.elementHandle(),
+    );
+    const res = await page.request.get(`${base}/app/templates/${id}/versions/1/thumbnail.png`);
+    expect(res.headers()['content-type']).toBe('image/png');
+    expect(res.headers()['cache-control']).toContain('immutable');
+    expect((await page.request.get(`${base}/app/templates/${id}/versions/9/thumbnail.png`)).status()).toBe(404);
+    // every thumbnail loaded (they load as they come into view), for the screenshot
+    for (const img of await page.locator('img.thumb').all()) {
+      await img.scrollIntoViewIfNeeded();
+      await page.waitForFunction((el) => (el as HTMLImageElement).complete, await img.elementHandle());
+    }
+    await page.screenshot({ path: path.join(SHOTS, '23-templates-thumbnails.png'), fullPage: true });
+  });
+
   it('re-renders the example invoice as its source is typed (the time is written to test-results, not asserted)', async () => {
     await page.goto(`${base}/app/templates/${EXAMPLE_IDS.invoice}/edit`);
     await page.waitForSelector('#editor[data-state="ready"]');

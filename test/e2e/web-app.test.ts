@@ -148,10 +148,10 @@ describe('the operator web app in a browser', () => {
     await page.getByRole('button', { name: 'Upload template' }).click();
     await page.waitForURL((u) => u.searchParams.get('done') === 'template_uploaded');
     const pdfRow = page.locator('tr', { hasText: 'membership' });
-    await expect(pdfRow.locator('td').first().textContent()).resolves.toMatch(/PDF · added /);
+    await expect(pdfRow.locator('td').first().textContent()).resolves.toMatch(/PDF · version 1 · added /);
     await expect(pdfRow.locator('.chip').allTextContents()).resolves.toEqual(['member_name', 'member_number']);
 
-    await row.getByRole('link', { name: 'Preview' }).click();
+    await row.getByRole('link', { name: 'Preview of Welcome note' }).click();
     await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
     // both pages of the welcome note
     await expect(page.locator('#pages canvas').count()).resolves.toBe(2);
