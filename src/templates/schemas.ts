@@ -24,21 +24,36 @@ export const TemplateUploadSchema = shared('TemplateUpload', {
   },
 });
 
+/** What a version is, shared by a template (its current version's) and each of its versions. */
+const CONTENT = {
+  format: { enum: ['xml', 'html', 'docx', 'pdf'] },
+  variables: {
+    type: 'array',
+    items: { type: 'string' },
+    description: 'Every merge field, in order of first use. Each needs a value, but the optional ones.',
+  },
+  optional_variables: {
+    type: 'array',
+    description:
+      'The variables that may be left out (written `{{name | default: "text"}}` in the template), each with the text it takes then.',
+    items: {
+      type: 'object',
+      required: ['name', 'default'],
+      properties: { name: { type: 'string' }, default: { type: 'string' } },
+      additionalProperties: false,
+    },
+  },
+  sample_values: {
+    type: ['object', 'null'],
+    additionalProperties: { type: 'string' },
+    description: 'The values previews and the web editor fill it with, saved with the version; null: none.',
+  },
+  size: { type: 'integer' },
+} as const;
+
 export const TemplateSchema = shared('Template', {
   type: 'object',
-  required: [
-    'id',
-    'object',
-    'name',
-    'version',
-    'format',
-    'variables',
-    'optional_variables',
-    'sample_values',
-    'size',
-    'created_at',
-    'updated_at',
-  ],
+  required: ['id', 'object', 'name', 'version', ...Object.keys(CONTENT), 'created_at', 'updated_at'],
   properties: {
     id: { type: 'string' },
     object: { const: 'template' },
@@ -47,29 +62,7 @@ export const TemplateSchema = shared('Template', {
       type: 'integer',
       description: 'Its current version: what a render that names no template_version uses. The fields below are its.',
     },
-    format: { enum: ['xml', 'html', 'docx', 'pdf'] },
-    variables: {
-      type: 'array',
-      items: { type: 'string' },
-      description: 'Every merge field, in order of first use. Each needs a value, but the optional ones.',
-    },
-    optional_variables: {
-      type: 'array',
-      description:
-        'The variables that may be left out (written `{{name | default: "text"}}` in the template), each with the text it takes then.',
-      items: {
-        type: 'object',
-        required: ['name', 'default'],
-        properties: { name: { type: 'string' }, default: { type: 'string' } },
-        additionalProperties: false,
-      },
-    },
-    sample_values: {
-      type: ['object', 'null'],
-      additionalProperties: { type: 'string' },
-      description: 'The values previews and the web editor fill it with, saved with the version; null: none.',
-    },
-    size: { type: 'integer' },
+    ...CONTENT,
     created_at: { type: 'string', format: 'date-time' },
     updated_at: {
       type: 'string',
@@ -82,42 +75,14 @@ export const TemplateSchema = shared('Template', {
 
 export const TemplateVersionSchema = shared('TemplateVersion', {
   type: 'object',
-  required: [
-    'id',
-    'object',
-    'template_id',
-    'version',
-    'current',
-    'format',
-    'variables',
-    'optional_variables',
-    'sample_values',
-    'size',
-    'created_at',
-  ],
+  required: ['id', 'object', 'template_id', 'version', 'current', ...Object.keys(CONTENT), 'created_at'],
   properties: {
     id: { type: 'string', description: '`<template id>@<version>`; a list of versions pages by it.' },
     object: { const: 'template_version' },
     template_id: { type: 'string' },
     version: { type: 'integer', description: '1, 2, 3, … in the order saved.' },
     current: { type: 'boolean', description: 'Whether renders that name no version use it.' },
-    format: { enum: ['xml', 'html', 'docx', 'pdf'] },
-    variables: { type: 'array', items: { type: 'string' } },
-    optional_variables: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['name', 'default'],
-        properties: { name: { type: 'string' }, default: { type: 'string' } },
-        additionalProperties: false,
-      },
-    },
-    sample_values: {
-      type: ['object', 'null'],
-      additionalProperties: { type: 'string' },
-      description: 'The values previews and the web editor fill it with, saved with the version; null: none.',
-    },
-    size: { type: 'integer' },
+    ...CONTENT,
     created_at: { type: 'string', format: 'date-time', description: 'When it was saved.' },
   },
   additionalProperties: false,

@@ -117,17 +117,24 @@ function optional(defaults: string): TemplateInfo['optional_variables'] {
 
 const sampleOf = (sample: string | null) => (sample === null ? null : (JSON.parse(sample) as Record<string, string>));
 
+/** What a version is, as a template (its current version's) and each version answer it. */
+function content(row: Omit<TemplateVersionRow, 'template_id' | 'version' | 'created_at' | 'source'>) {
+  return {
+    format: row.format as TemplateInfo['format'],
+    variables: JSON.parse(row.variables) as string[],
+    optional_variables: optional(row.defaults),
+    sample_values: sampleOf(row.sample),
+    size: row.size,
+  };
+}
+
 function info(row: Joined): TemplateInfo {
   return {
     id: row.id,
     object: 'template',
     name: row.name,
     version: row.current_version,
-    format: row.format as TemplateInfo['format'],
-    variables: JSON.parse(row.variables) as string[],
-    optional_variables: optional(row.defaults),
-    sample_values: sampleOf(row.sample),
-    size: row.size,
+    ...content(row),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -140,11 +147,7 @@ function versionInfo(row: TemplateVersionRow, current: number): TemplateVersionI
     template_id: row.template_id,
     version: row.version,
     current: row.version === current,
-    format: row.format as TemplateInfo['format'],
-    variables: JSON.parse(row.variables) as string[],
-    optional_variables: optional(row.defaults),
-    sample_values: sampleOf(row.sample),
-    size: row.size,
+    ...content(row),
     created_at: row.created_at,
   };
 }
