@@ -22,7 +22,7 @@ const out = path.join(pkgDir, 'dist');
 /** Where docs/ is read on the web (the repository the package names). */
 const DOCS = 'https://github.com/paperlink/n8n-nodes-paperlink/blob/main/docs/';
 
-async function service() {
+async function compile() {
   const tsc = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'], {
     cwd: root,
     stdio: 'inherit',
@@ -32,7 +32,10 @@ async function service() {
   // path npx has linked before (its cache keeps the link) would find the command not executable
   for (const bin of Object.values(JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).bin))
     fs.chmodSync(path.join(root, bin), 0o755);
-  // when it was built, for `npm start` (scripts/start.js builds again only when a source is newer)
+}
+
+/** When it was built, for `npm start` (scripts/start.js builds again only when a source is newer): after all of it is. */
+async function stamp() {
   fs.writeFileSync(path.join(root, 'dist/.built'), `${new Date().toISOString()}\n`);
 }
 
@@ -96,7 +99,9 @@ async function n8nPackage() {
 }
 
 const n8n = series(n8nBundle, parallel(n8nIcons, n8nPackage));
+// the service with its web app's editor: what `npm start` builds
+const service = series(compile, editor, stamp);
 exports.service = service;
 exports.n8n = n8n;
-exports.build = series(service, editor, n8n);
+exports.build = series(service, n8n);
 exports.default = exports.build;

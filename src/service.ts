@@ -303,6 +303,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
           onError: onFlowError,
         }))().catch(abandon)
     : new EmbeddedEngine(clock, activities, claims, onFlowError, runner);
+  // every generate started here (the API, the web app) renders the template versions current when it
+  // was asked for, however late or often the engine runs it: the versions go into its input
+  const start = engine.generate.bind(engine);
+  engine.generate = async (input) => start({ ...input, body: await templates.pin(input.body) });
   const idempotency = new Idempotency(db, clock);
   idempotency.owner = () => presence.id;
   const house = oneAtATime(async () => {

@@ -57,8 +57,13 @@ if (textarea) {
   textarea.hidden = true;
 }
 
+/** The sample values typed; an empty field is none (the preview shows the default, or the name). */
 const sampleValues = () =>
-  Object.fromEntries([...samples.querySelectorAll('input[data-variable]')].map((i) => [i.dataset.variable, i.value]));
+  Object.fromEntries(
+    [...samples.querySelectorAll('input[data-variable]')]
+      .filter((i) => i.value !== '')
+      .map((i) => [i.dataset.variable, i.value]),
+  );
 
 /** A sample field for each variable the source has now, keeping what was typed into those it had. */
 function showVariables(variables) {
@@ -88,23 +93,34 @@ function showVariables(variables) {
 }
 
 /** Draws the PDF's pages into #pages, replacing what was there only once they are drawn (no flicker). */
-async function draw(bytes) {
+async function draw(bytes, mine) {
   const doc = await pdfjs.getDocument({ data: bytes, isEvalSupported: false, worker }).promise;
   const drawn = [];
-  const width = Math.max(200, pages.clientWidth - 2);
-  for (let n = 1; n <= doc.numPages; n++) {
-    const page = await doc.getPage(n);
-    const scale = width / page.getViewport({ scale: 1 }).width;
-    const viewport = page.getViewport({ scale: scale * (window.devicePixelRatio || 1) });
-    const canvas = document.createElement('canvas');
-    canvas.width = viewport.width;
-    canvas.height = viewport.height;
-    canvas.style.width = '100%';
-    canvas.setAttribute('role', 'img');
-    canvas.setAttribute('aria-label', `Page ${n} of ${doc.numPages}`);
-    canvas.dataset.page = String(n);
-    await page.render({ canvasContext: canvas.getContext('2d'), viewport }).promise;
-    drawn.push(canvas);
+  try {
+    const width = Math.max(200, pages.clientWidth - 2);
+    for (let n = 1; n <= doc.numPages; n++) {
+      const page = await doc.getPage(n);
+      const scale = width / page.getViewport({ scale: 1 }).width;
+      const viewport = page.getViewport({ scale: scale * (window.devicePixelRatio || 1) });
+      const canvas = document.createElement('canvas');
+      canvas.width = viewport.width;
+      canvas.height = viewport.height;
+      canvas.style.width = '100%';
+      canvas.setAttribute('role', 'img');
+      canvas.setAttribute('aria-label', `Page ${n} of ${doc.numPages}`);
+      canvas.dataset.page = String(n);
+      await page.render({ canvasContext: canvas.getContext('2d'), viewport }).promise;
+      drawn.push(canvas);
+      // a newer preview was asked for meanwhile: this one is not shown
+      if (mine !== asked) break;
+    }
+  } catch (err) {
+    void doc.destroy();
+    throw err;
+  }
+  if (mine !== asked) {
+    void doc.destroy();
+    return undefined;
   }
   pages.replaceChildren(...drawn);
   // the document shown before is let go (its pages are drawn; its data stays in the worker until then)
@@ -164,6 +180,15 @@ async function refresh() {
         sample_values: sampleValues(),
       }),
     });
+    if (!res.headers.get('content-type')?.includes('application/json')) {
+      if (mine !== asked) return;
+      status.textContent =
+        res.status === 401
+          ? 'You are signed out: sign in again (in another tab, to keep what you typed), then type on.'
+          : `The preview could not be shown (HTTP ${res.status}).`;
+      form.dataset.state = 'error';
+      return;
+    }
     const answer = await res.json();
     if (mine !== asked) return;
     if (!res.ok) {
@@ -176,7 +201,8 @@ async function refresh() {
     showVariables(answer.variables);
     const answered = performance.now();
     const bytes = Uint8Array.from(atob(answer.pdf), (c) => c.charCodeAt(0));
-    const count = await draw(bytes);
+    const count = await draw(bytes, mine);
+    if (count === undefined) return;
     // how long the server and the drawing took, for the browser test's record
     const now = performance.now();
     form.dataset.timing = JSON.stringify({

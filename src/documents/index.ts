@@ -43,6 +43,7 @@ import {
   unavailableReason,
 } from '../templates/standards';
 import { normalizeValues } from '../templates/values';
+import { isVersion } from '../templates/preview';
 import { hasInvisible, isObject } from '../guards';
 import { inSpan } from '../tracing';
 
@@ -334,7 +335,7 @@ export class Documents {
     let version: number | undefined;
     const templateId = source.template_id;
     const asked = source.template_version;
-    const askedOk = asked === undefined || (Number.isInteger(asked) && (asked as number) >= 1);
+    const askedOk = asked === undefined || isVersion(asked);
     if (!askedOk)
       details.push({
         field: `${at}template_version`,

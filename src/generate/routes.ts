@@ -37,12 +37,11 @@ export const generateRoutes =
         const idem = req.headers['idempotency-key'];
         // with an Idempotency-Key, the key's entry names the render (and so its workflow, its document
         // and its link): however often and however concurrently it is retried within the key's 24
-        // hours, each effect happens once; it renders the template versions current now, however
-        // late or often the engine runs it
+        // hours, each effect happens once
         const work = async (entry?: KeyEntry) => ({
           status: 201,
           body: await service.engine.generate({
-            body: await service.templates.pin(req.body),
+            body: req.body,
             caller: { keyId: key.id, name: key.name },
             renderId: idem === undefined || !entry ? undefined : renderIdFor(key.id, idem, entry.since),
           }),

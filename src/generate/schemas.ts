@@ -13,6 +13,7 @@ export const GenerateRequestSchema = shared('GenerateRequest', {
     template_version: {
       type: 'integer',
       minimum: 1,
+      maximum: 2147483647,
       description:
         'The version of the template to render (GET /v1/templates/{id}/versions). Default: its current version.',
     },
@@ -73,7 +74,12 @@ export const GenerateRequestSchema = shared('GenerateRequest', {
         additionalProperties: false,
         properties: {
           template_id: { type: 'string' },
-          template_version: { type: 'integer', minimum: 1, description: 'Default: its current version.' },
+          template_version: {
+            type: 'integer',
+            minimum: 1,
+            maximum: 2147483647,
+            description: 'Default: its current version.',
+          },
           merge_parameters: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
           pdf: { type: 'string', contentEncoding: 'base64', description: 'A PDF to merge as it is' },
           title: {

@@ -32,8 +32,8 @@ const ROUTES: Record<string, Scope | readonly Scope[] | null> = {
   'GET /v1/templates/:id/versions/:version/source': 'templates:read',
   'POST /v1/templates/:id/versions': 'templates:write',
   'POST /v1/templates/:id/versions/:version/make_current': 'templates:write',
-  // renders what it is given, as a template upload is compiled: a key that may write templates
-  'POST /v1/templates/preview': 'templates:write',
+  // runs what it is given, as an upload does, and shows a stored template's content and sample values
+  'POST /v1/templates/preview': ['templates:write', 'templates:read'],
   'GET /v1/postcards': 'postcards:read',
   'GET /v1/postcards/:id': 'postcards:read',
   'GET /v1/apps/magic_link': 'admin',

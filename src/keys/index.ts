@@ -33,7 +33,7 @@ export const SCOPES = {
   'links:read': 'list and read Magic Links',
   'links:write': 'share documents by Magic Link, expire and resend links',
   'templates:read': 'list and read templates',
-  'templates:write': 'add and delete templates',
+  'templates:write': 'add, change (new versions) and delete templates',
   'postcards:read': 'list and read postcard requests',
   admin: 'the Magic Link app settings and webhooks',
 } as const;

@@ -23,6 +23,13 @@ export interface PreviewResult {
   warnings: RenderWarning[];
 }
 
+/** The highest version number (the database's integer). */
+export const MAX_VERSION = 2_147_483_647;
+
+/** Whether a value is a version number a template could have. */
+export const isVersion = (v: unknown): v is number =>
+  Number.isInteger(v) && (v as number) >= 1 && (v as number) <= MAX_VERSION;
+
 /** What a variable with no value shows in a preview: its name, as a mail merge shows a field. */
 export const placeholder = (name: string): string => `«${name}»`;
 
@@ -43,7 +50,7 @@ export async function preview(
   const details: ErrorDetail[] = [];
   const id = typeof body.template_id === 'string' && body.template_id !== '' ? body.template_id : undefined;
   const asked = body.template_version;
-  if (asked !== undefined && !(Number.isInteger(asked) && (asked as number) >= 1))
+  if (asked !== undefined && !isVersion(asked))
     details.push({ field: 'template_version', message: 'must be a version number (1, 2, …)', code: 'type' });
   const sources = ['source', 'source_base64'].filter((f) => typeof body[f] === 'string');
   if (sources.length > 1)

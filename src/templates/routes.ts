@@ -6,7 +6,7 @@ import { ValidationError } from '../errors';
 import { isObject } from '../guards';
 import type { Service } from '../service';
 import { EXAMPLE_IDS, type NewTemplate } from './store';
-import { preview } from './preview';
+import { MAX_VERSION, preview } from './preview';
 import { requireJson } from '../http/errors';
 import { acceptMultipart, readMultipart } from '../http/multipart';
 import { answer, Deleted, described, DOCX_TYPE, errors, IdParams, List, PageQuery, pageOf } from '../http/schemas';
@@ -312,7 +312,7 @@ const previewRoute =
           body: Type.Object(
             {
               template_id: Type.Optional(Type.String({ maxLength: 100 })),
-              template_version: Type.Optional(Type.Integer({ minimum: 1 })),
+              template_version: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_VERSION })),
               source: Type.Optional(Type.String({ description: 'XML or HTML text' })),
               source_base64: Type.Optional(Type.String({ description: 'A Word document or a fillable PDF, base64' })),
               assets: Type.Optional(

@@ -296,9 +296,20 @@ export class TemplateStore {
     const current = await this.currentVersion.first(this.db, { id });
     if (!current) throw new NotFoundError('template', id);
     const given = input.assets;
+    // sample values not sent are the current version's, as its files are
+    const kept =
+      input.sample === undefined
+        ? await this.db
+            .selectFrom('template_versions')
+            .select('sample')
+            .where('template_id', '=', id)
+            .where('version', '=', current.version)
+            .executeTakeFirst()
+        : undefined;
     const { template, assets, version } = await this.check(
       {
         ...input,
+        sample: input.sample ?? (kept?.sample ? (JSON.parse(kept.sample) as unknown) : undefined),
         assets: async (p) =>
           (given ? await given(p) : undefined) ?? (await this.asset(id, current.version, p)) ?? undefined,
       },

@@ -4,7 +4,7 @@ import { ValidationError } from '../errors';
 import { contentDisposition } from '../http/headers';
 import { parsePageQuery } from '../pagination';
 import { diffLines } from 'diff';
-import { PaperlinkError } from '../errors';
+import { NotFoundError, PaperlinkError } from '../errors';
 import { statusOf } from '../http/errors';
 import type { TemplateInfo, TemplateVersionInfo } from './store';
 import { preview } from './preview';
@@ -188,7 +188,7 @@ export const templatesSection: WebSection = (service) => async (web) => {
     const made = await preview(
       service.templates,
       service.renderer,
-      { template_id: id, template_version: Number(version), page: 1 },
+      { template_id: id, template_version: versionOf(version), page: 1 },
       service.clock.now(),
     );
     return reply
@@ -205,6 +205,15 @@ export const templatesSection: WebSection = (service) => async (web) => {
       .send(Buffer.from(made.bytes));
   });
 };
+
+/** The most line edits the Changes page works out; past it, it says so instead. */
+const MAX_DIFF_EDITS = 5_000;
+
+/** A version number in a path (`/versions/3/…`): anything else names no version. */
+function versionOf(text: string): number {
+  if (!/^[1-9]\d{0,8}$/.test(text)) throw new NotFoundError('template version', text);
+  return Number(text);
+}
 
 /** The sample fields: one per variable, with the saved sample value (the editor adds and drops them as the source changes). */
 function sampleFields(variables: string[], sample: Record<string, string> | null): Html {
@@ -311,18 +320,27 @@ function editorBody(t: TemplateInfo, source: string | undefined, versions: Templ
 /** The sample values a form sent, as `sample.<variable>` fields. */
 function samplesOf(form: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(form)) if (k.startsWith('sample.') && typeof v === 'string') out[k.slice(7)] = v;
+  // an empty field is no sample: the preview then shows the variable's default, or its name
+  for (const [k, v] of Object.entries(form))
+    if (k.startsWith('sample.') && typeof v === 'string' && v !== '') out[k.slice(7)] = v;
   return out;
 }
 
 /** The editor's routes: the page, its live preview, saving a version, comparing, making one current. */
 export const templateEditor: WebSection = (service) => async (web) => {
-  const editorPage = async (req: FastifyRequest, reply: FastifyReply, o: { error?: Failure; status?: number } = {}) => {
+  const editorPage = async (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    o: { error?: Failure; status?: number; typed?: { source: string; sample: Record<string, string> } } = {},
+  ) => {
     const id = (req.params as { id: string }).id;
-    const t = await service.templates.get(id);
+    const saved = await service.templates.get(id);
+    // a refused save shows what was typed, not the saved version, so nothing typed is lost
+    const t = o.typed ? { ...saved, sample_values: o.typed.sample } : saved;
     const current = await service.templates.version(id);
     const versions = (await service.templates.versions(id, { limit: PAGE })).data;
-    const source = t.format === 'xml' || t.format === 'html' ? Buffer.from(current.source).toString('utf8') : undefined;
+    const text = t.format === 'xml' || t.format === 'html';
+    const source = text ? (o.typed?.source ?? Buffer.from(current.source).toString('utf8')) : undefined;
     const body = html`${doneNotice(req)}${errorNotice(o.error, errorLabel)}${editorBody(t, source, versions, req.admin!.csrf)}`;
     return page(req, reply, {
       section: 'templates',
@@ -381,22 +399,32 @@ export const templateEditor: WebSection = (service) => async (web) => {
       });
       return reply.redirect(`/app/templates/${id}/edit?done=version_saved&version=${made.version}`, 303);
     } catch (err) {
-      return editorPage(req, reply, { error: failureOf(err), status: 422 });
+      const typed = { source: one(parsed.form, 'source').replace(/\r\n/g, '\n'), sample: samplesOf(parsed.form) };
+      return editorPage(req, reply, { error: failureOf(err), status: 422, typed: file ? undefined : typed });
     }
   });
 
   web.post('/templates/:id/versions/:version/make_current', async (req, reply) => {
     const { id, version } = req.params as { id: string; version: string };
-    await service.templates.makeCurrent(id, Number(version));
+    await service.templates.makeCurrent(id, versionOf(version));
     return reply.redirect(`/app/templates/${id}/edit?done=version_made_current`, 303);
   });
 
   web.get('/templates/:id/versions/:version/changes', async (req, reply) => {
     const { id, version } = req.params as { id: string; version: string };
-    const n = Number(version);
+    const n = versionOf(version);
     const [after, before] = await Promise.all([service.templates.version(id, n), service.templates.version(id, n - 1)]);
     const text = (b: Uint8Array) => Buffer.from(b).toString('utf8');
-    const lines = diffLines(text(before.source), text(after.source)).flatMap((part) =>
+    // bounded: two long sources that differ everywhere would hold this thread for long
+    const parts = diffLines(text(before.source), text(after.source), { maxEditLength: MAX_DIFF_EDITS }) ?? [
+      {
+        value: 'Too many changes to show line by line: compare the two sources (GET …/versions/:version/source).\n',
+        added: false,
+        removed: false,
+        count: 1,
+      },
+    ];
+    const lines = parts.flatMap((part) =>
       part.value
         .replace(/\n$/, '')
         .split('\n')

@@ -68,12 +68,12 @@ describe.each(BACKENDS)('template versions on %s', (backend) => {
 
   it('renders the version current when the request came, though the template changes before the engine runs it', async () => {
     const id = await newTemplate('Asked');
-    const engine = t.service.engine;
-    const run = engine.generate.bind(engine);
+    const { documents } = t.service;
+    const render = documents.generate.bind(documents);
     // the template changes between the request and the render (a Temporal activity run later, or again)
-    const spy = jest.spyOn(engine, 'generate').mockImplementationOnce(async (input) => {
+    const spy = jest.spyOn(documents, 'generate').mockImplementationOnce(async (...args) => {
       expect((await post(`/v1/templates/${id}/versions`, { source: xml('Changed') })).statusCode).toBe(201);
-      return run(input);
+      return render(...args);
     });
     try {
       const res = await post('/v1/generate', {
@@ -125,6 +125,12 @@ describe.each(BACKENDS)('template versions on %s', (backend) => {
     expect(await textOf(res.json().document_id)).toContain('Old Ann');
     expect((await post(`/v1/templates/${id}/versions/5/make_current`)).json().error.code).toBe('not_found');
     expect((await post(`/v1/templates/tmpl_nosuch/versions/1/make_current`)).json().error.code).toBe('not_found');
+  });
+
+  it('keeps the sample values of the current version when a new version sends none', async () => {
+    const id = await newTemplate();
+    const saved = await post(`/v1/templates/${id}/versions`, { source: xml('Kept') });
+    expect(saved.json().sample_values).toEqual({ name: 'Sam Sample' });
   });
 
   it('numbers two saves at once one after the other', async () => {
@@ -231,6 +237,25 @@ describe.each(BACKENDS)('template versions on %s', (backend) => {
       });
       expect(res.statusCode).toBe(403);
       expect(res.json().error.code).toBe('insufficient_scope');
+      // a key that may write templates but not read them cannot see a stored one through a preview
+      const writer = (await t.service.keys.create('api', 'writer', ['templates:write'])).secret;
+      const blind = await t.app.inject({
+        method: 'POST',
+        url: '/v1/templates/preview',
+        headers: { 'x-service-api-token': writer, 'content-type': 'application/json' },
+        payload: { template_id: EXAMPLE_IDS.letter },
+      });
+      expect(blind.statusCode).toBe(403);
+      expect(blind.json().error.code).toBe('insufficient_scope');
+      // a version number past the database's integer is refused, not a database error
+      const huge = await post('/v1/generate', {
+        template_id: EXAMPLE_IDS.letter,
+        template_version: 3_000_000_000,
+        merge_parameters: {},
+        destinations: { inkit_storage: {} },
+      });
+      expect(huge.statusCode).toBe(422);
+      expect(huge.json().error.details).toContainEqual(expect.objectContaining({ field: 'template_version' }));
     });
   });
 });

@@ -100,6 +100,15 @@ describe('the template editor in a browser', () => {
     await expect(page.locator('#problems').textContent()).resolves.toMatch(/Line 3, column \d+/);
     await expect(page.locator('.cm-lintRange-error').count()).resolves.toBeGreaterThan(0);
     await page.screenshot({ path: path.join(SHOTS, '20-editor-error.png'), fullPage: true });
+    // saving it is refused, and the page comes back with what was typed, not the saved version
+    const reloaded = previewAnswer();
+    await page.getByRole('button', { name: 'Save as a new version' }).click();
+    await expect(page.locator('.notice.error').textContent()).resolves.toMatch(/line 3/i);
+    await expect(page.locator('#f-source').inputValue()).resolves.toContain('Hello {{name</p>');
+    await expect(page.getByLabel('name', { exact: true }).inputValue()).resolves.toBe('Ann');
+    await reloaded;
+    await settled();
+    expect((await api('GET', `/v1/templates/${id}`)).json().version).toBe(1);
 
     answer = previewAnswer();
     await page.locator('.cm-content').fill(source('Howdy'));
