@@ -350,7 +350,7 @@ export class Documents {
       });
     } else {
       try {
-        ({ template, version } = await this.templates.resolve(templateId, askedOk ? (asked as number) : undefined));
+        ({ template, version } = await this.templates.resolve(templateId, askedOk ? asked : undefined));
       } catch (err) {
         if (!(err instanceof NotFoundError)) throw err;
         const noVersion = asked !== undefined && (await this.templates.exists(templateId));

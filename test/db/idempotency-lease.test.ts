@@ -7,6 +7,7 @@
 import { FakeClock } from '../../src/clock';
 import { ValidationError } from '../../src/errors';
 import { Idempotency, TAKEOVER_MS, type Answer } from '../../src/idempotency';
+import { eventually } from '../support/eventually';
 import { BACKENDS, testService, type TestService } from '../support/service';
 
 /** Work that ends when the test says. */
@@ -41,12 +42,23 @@ describe.each(BACKENDS)('an idempotent request taken over (%s)', (backend) => {
     const first = held();
     const second = held();
     let thirdRuns = 0;
+    const epoch = async () =>
+      (
+        await t.service.database.db
+          .selectFrom('idempotency')
+          .select('claimed_epoch')
+          .where('scope', '=', 'scope')
+          .where('key', '=', 'late-failure')
+          .executeTakeFirst()
+      )?.claimed_epoch;
     const r1 = idempotency().run('scope', 'late-failure', request, () => first.done);
-    await new Promise((r) => setImmediate(r));
+    await eventually(async () => (await epoch()) !== undefined, 'the first run holds the key');
+    const before = (await epoch())!;
     // the first run's lease runs out (its process is stuck); a duplicate takes the work over
     clock.advance(TAKEOVER_MS);
     const r2 = idempotency().run('scope', 'late-failure', request, () => second.done);
-    await new Promise((r) => setTimeout(r, 50));
+    // taken over: the lease is the second run's (the wait is for that, not a time)
+    await eventually(async () => (await epoch())! > before, 'the second run took the key over');
     // the first run fails at last, unexpectedly (the disk): taken over, it changes nothing
     first.fail(new Error('EIO: i/o error'));
     await expect(r1).rejects.toThrow('EIO');
@@ -55,7 +67,7 @@ describe.each(BACKENDS)('an idempotent request taken over (%s)', (backend) => {
       thirdRuns++;
       return { status: 201, body: { third: true } };
     });
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setImmediate(r));
     second.pass({ status: 201, body: { id: 'rnd_same' } });
     expect(await r2).toEqual({ status: 201, body: { id: 'rnd_same' }, replayed: false });
     expect(await r3).toEqual({ status: 201, body: { id: 'rnd_same' }, replayed: true });
