@@ -42,7 +42,7 @@ export class RateLimiter {
     const tokens = seen ? Math.min(perMinute, seen.tokens + (now - seen.at) * perMs) : perMinute;
     if (tokens < 1) {
       throw new RateLimitError(
-        `Too many requests from this address (at most ${perMinute} a minute here). Wait as long as Retry-After says, then try again.`,
+        `Too many requests from this ${group === 'previews' ? 'API key' : 'address'} (at most ${perMinute} a minute here). Wait as long as Retry-After says, then try again.`,
         Math.max(1, Math.ceil((1 - tokens) / perMs / 1000)),
       );
     }

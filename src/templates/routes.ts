@@ -274,10 +274,14 @@ const versionRoutes =
       },
       async (req, reply) => {
         const v = await service.templates.version(req.params.id, Number(req.params.version));
-        return reply
-          .header('Content-Type', SOURCE_TYPES[v.format])
-          .header('Content-Disposition', `inline; filename="${v.template_id}-v${v.version}.${v.format}"`)
-          .send(Buffer.from(v.source));
+        return (
+          reply
+            .header('Content-Type', SOURCE_TYPES[v.format])
+            // a file to save, never a page of ours that runs: an HTML template is the customer's code
+            .header('Content-Disposition', `attachment; filename="${v.template_id}-v${v.version}.${v.format}"`)
+            .header('Content-Security-Policy', 'sandbox')
+            .send(Buffer.from(v.source))
+        );
       },
     );
     api.post(

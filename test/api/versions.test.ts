@@ -108,6 +108,9 @@ describe.each(BACKENDS)('template versions on %s', (backend) => {
 
     const source = await get(`/v1/templates/${id}/versions/1/source`);
     expect(source.headers['content-type']).toContain('application/xml');
+    // saved, never shown as a page of ours: an HTML template is the customer's code
+    expect(source.headers['content-disposition']).toMatch(/^attachment;/);
+    expect(source.headers['content-security-policy']).toBe('sandbox');
     expect(source.body).toBe(xml('One'));
     expect((await get(`/v1/templates/${id}/versions/2`)).json()).toMatchObject({ version: 2, current: false });
     expect((await get(`/v1/templates/${id}/versions/7`)).json().error.code).toBe('not_found');

@@ -106,6 +106,24 @@ describe('per-address limits on the routes without a key', () => {
       ).toBe(200);
   });
 
+  it('limits template previews per API key, not per address', async () => {
+    const preview = (key: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/templates/preview',
+        remoteAddress: '198.51.100.9',
+        headers: { 'x-service-api-token': key, 'content-type': 'application/json' },
+        payload: { source: '<document><body><p>Hi</p></body></document>' },
+      });
+    for (let i = 0; i < 2; i++) expect((await preview(t.key)).statusCode).toBe(200);
+    const over = await preview(t.key);
+    expect(over.statusCode).toBe(429);
+    expect(over.json().error.code).toBe('rate_limited');
+    // another key from the same address has its own count
+    const other = (await t.service.keys.create('api', 'another')).secret;
+    expect((await preview(other)).statusCode).toBe(200);
+  });
+
   it('counts X-Forwarded-For only from a trusted proxy (TRUST_PROXY)', async () => {
     // not trusted: every forwarded address is the proxy's own count
     for (let i = 0; i < 3; i++)
