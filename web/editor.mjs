@@ -65,6 +65,7 @@ const sampleValues = () =>
       .map((i) => [i.dataset.variable, i.value]),
   );
 
+let added = 0;
 /** A sample field for each variable the source has now, keeping what was typed into those it had. */
 function showVariables(variables) {
   const typed = sampleValues();
@@ -76,7 +77,8 @@ function showVariables(variables) {
     const field = document.createElement('div');
     field.className = 'field';
     field.dataset.variable = name;
-    const id = `f-sample-${name.replace(/[^a-zA-Z0-9_-]/g, '_')}`;
+    // ids by place, as the server's: unique whatever the names are
+    const id = `f-sample-added-${++added}`;
     const label = document.createElement('label');
     label.htmlFor = id;
     label.textContent = name;

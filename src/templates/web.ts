@@ -220,11 +220,12 @@ function sampleFields(variables: string[], sample: Record<string, string> | null
   return html`<div id="samples">
     <p class="muted small none" ${variables.length ? raw(' hidden') : ''}>It has no variables.</p>
     ${variables.map(
-      (v) =>
+      // ids by place: names such as "a b" and "a_b" would share one made from the name
+      (v, i) =>
         html`<div class="field" data-variable="${v}">
-          <label for="f-sample-${v.replace(/[^a-zA-Z0-9_-]/g, '_')}">${v}</label
+          <label for="f-sample-${String(i)}">${v}</label
           ><input
-            id="f-sample-${v.replace(/[^a-zA-Z0-9_-]/g, '_')}"
+            id="f-sample-${String(i)}"
             name="sample.${v}"
             type="text"
             data-variable="${v}"
