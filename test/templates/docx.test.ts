@@ -284,7 +284,7 @@ describe('Word templates through the API', () => {
     expect(read.text).toContain('Total: 1234.5');
   });
 
-  it('has the Word examples loaded, and the web app previews them with each field showing its name', async () => {
+  it('has the Word examples loaded, and the web app previews them with their sample values', async () => {
     const signed = await signInToWebApp(t.app, t.key);
     const cookie = signed.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
     for (const id of [EXAMPLE_IDS.letter_docx, EXAMPLE_IDS.invoice_docx]) {
@@ -292,7 +292,10 @@ describe('Word templates through the API', () => {
       expect(res.statusCode).toBe(200);
       expect(res.headers['content-type']).toBe('application/pdf');
       const read = await readPdf(new Uint8Array(res.rawPayload));
-      expect(read.text).toContain(id === EXAMPLE_IDS.letter_docx ? 'Re: [subject]' : 'No. [invoice_number]');
+      // each example is stored with its sample.json as its version's sample values
+      expect(read.text).toContain(
+        id === EXAMPLE_IDS.letter_docx ? 'Re: Design proposal for the new visitor centre' : 'No. NW-2026-0142',
+      );
     }
   });
 
