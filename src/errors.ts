@@ -158,7 +158,11 @@ export class ForbiddenError extends PaperlinkError {
 /** The id names nothing (HTTP 404). */
 export class NotFoundError extends PaperlinkError {
   declare readonly code: CodeOf<404>;
-  constructor(resource: string, id: string) {
+  constructor(
+    /** What was not found (`template`, `template version`): a caller that asked for more than one thing can say which. */
+    readonly resource: string,
+    id: string,
+  ) {
     super('not_found', `No ${resource} with id ${JSON.stringify(id)} exists.`);
   }
 }

@@ -24,7 +24,7 @@ import {
 import type { Renderer } from '../templates/pool';
 import type { Stamp } from '../templates/viewcopy';
 import { DEFAULT_PAGE_IMAGE_CACHE_MB } from '../config';
-import type { TemplateStore } from '../templates/store';
+import { isVersion, type TemplateStore } from '../templates/store';
 import type { Events } from '../events';
 import type { LinkInfo, MagicLinks } from '../links';
 import { parseLinkSettings, type LinkSettings, type Span } from '../links/policy';
@@ -43,7 +43,6 @@ import {
   unavailableReason,
 } from '../templates/standards';
 import { normalizeValues } from '../templates/values';
-import { isVersion } from '../templates/preview';
 import { hasInvisible, isObject } from '../guards';
 import { inSpan } from '../tracing';
 
@@ -353,9 +352,8 @@ export class Documents {
         ({ template, version } = await this.templates.resolve(templateId, askedOk ? asked : undefined));
       } catch (err) {
         if (!(err instanceof NotFoundError)) throw err;
-        const noVersion = asked !== undefined && (await this.templates.exists(templateId));
         details.push(
-          noVersion
+          err.resource === 'template version'
             ? {
                 field: `${at}template_version`,
                 message: `the template has no version ${asked as number}; GET /v1/templates/${templateId}/versions lists them`,

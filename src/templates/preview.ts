@@ -8,7 +8,7 @@ import { ValidationError, type ErrorDetail } from '../errors';
 import { isObject } from '../guards';
 import type { TemplateSummary } from './index';
 import type { Renderer } from './pool';
-import type { TemplateStore } from './store';
+import { isVersion, type TemplateStore } from './store';
 import { normalizeValues } from './values';
 import type { RenderWarning } from './index';
 
@@ -22,13 +22,6 @@ export interface PreviewResult {
   /** What the render warned about (text that does not fit its box). */
   warnings: RenderWarning[];
 }
-
-/** The highest version number (the database's integer). */
-export const MAX_VERSION = 2_147_483_647;
-
-/** Whether a value is a version number a template could have. */
-export const isVersion = (v: unknown): v is number =>
-  Number.isInteger(v) && (v as number) >= 1 && (v as number) <= MAX_VERSION;
 
 /** What a variable with no value shows in a preview: its name, as a mail merge shows a field. */
 export const placeholder = (name: string): string => `«${name}»`;

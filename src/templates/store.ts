@@ -42,7 +42,10 @@ export interface TemplateInfo {
 }
 
 /** One saved version of a template: what it was at that save, never changed afterwards. */
-export interface TemplateVersionInfo {
+export interface TemplateVersionInfo extends Pick<
+  TemplateInfo,
+  'format' | 'variables' | 'optional_variables' | 'sample_values' | 'size'
+> {
   /** `<template id>@<version>`: a list of versions pages by it (`starting_after`). */
   id: string;
   object: 'template_version';
@@ -50,13 +53,15 @@ export interface TemplateVersionInfo {
   version: number;
   /** Whether renders that name no version use this one. */
   current: boolean;
-  format: TemplateInfo['format'];
-  variables: string[];
-  optional_variables: { name: string; default: string }[];
-  sample_values: Record<string, string> | null;
-  size: number;
   created_at: string;
 }
+
+/** The highest version number (the database's integer). */
+export const MAX_VERSION = 2_147_483_647;
+
+/** Whether a value is a version number a template could have. */
+export const isVersion = (v: unknown): v is number =>
+  Number.isInteger(v) && (v as number) >= 1 && (v as number) <= MAX_VERSION;
 
 export interface NewTemplate {
   /** XML or HTML text, or the bytes of such a file, a Word .docx or a fillable PDF. */
@@ -293,25 +298,14 @@ export class TemplateStore {
    * the template. Two saves at once each get their own number (the second waits for the first).
    */
   async addVersion(id: string, input: Omit<NewTemplate, 'id'>): Promise<TemplateVersionInfo> {
-    const current = await this.currentVersion.first(this.db, { id });
-    if (!current) throw new NotFoundError('template', id);
+    // the files and sample values it does not send are the current version's
+    const current = await this.version(id);
     const given = input.assets;
-    // sample values not sent are the current version's, as its files are
-    const kept =
-      input.sample === undefined
-        ? await this.db
-            .selectFrom('template_versions')
-            .select('sample')
-            .where('template_id', '=', id)
-            .where('version', '=', current.version)
-            .executeTakeFirst()
-        : undefined;
     const { template, assets, version } = await this.check(
       {
         ...input,
-        sample: input.sample ?? (kept?.sample ? (JSON.parse(kept.sample) as unknown) : undefined),
-        assets: async (p) =>
-          (given ? await given(p) : undefined) ?? (await this.asset(id, current.version, p)) ?? undefined,
+        sample: input.sample ?? current.sample_values ?? undefined,
+        assets: async (p) => (given ? await given(p) : undefined) ?? (await current.asset(p)),
       },
       this.renderer,
     );
@@ -388,11 +382,6 @@ export class TemplateStore {
     };
     const pinned = (await fix(body)) as Record<string, unknown>;
     return Array.isArray(body.append) ? { ...pinned, append: await Promise.all(body.append.map(fix)) } : pinned;
-  }
-
-  /** Whether a template has this id. */
-  async exists(id: string): Promise<boolean> {
-    return (await this.currentVersion.first(this.db, { id })) !== undefined;
   }
 
   private async mustExist(db: Db, id: string): Promise<TemplateRow> {
