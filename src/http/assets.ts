@@ -299,6 +299,9 @@ h3 { font-size: .95rem; margin: 16px 0 8px; }
 .grid2 { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 20px; align-items: start; }
 #editor #pages canvas { display: block; border: 1px solid var(--line); margin-bottom: 12px; }
 .named { display: flex; gap: 12px; align-items: flex-start; }
+ul.gallery { list-style: none; padding: 0; margin: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: 20px; }
+ul.gallery li { display: flex; flex-direction: column; gap: 8px; }
+ul.gallery img { width: 100%; aspect-ratio: 3 / 4; object-fit: contain; object-position: top; border: 1px solid var(--line); border-radius: 6px; background: #fff; }
 img.thumb { flex: none; width: 56px; height: 72px; object-fit: contain; object-position: top; border: 1px solid var(--line); border-radius: 4px; background: #fff; }
 table.diff td { padding: 0 8px; white-space: pre-wrap; border: 0; }
 table.diff .diff-added { background: #e6f4ea; }

@@ -110,6 +110,36 @@ interface FontkitSubset {
   glyphs: number[];
   includeGlyph(id: number): number;
   encodeStream(): NodeJS.EventEmitter;
+  /** TrueType only: copies a glyph's outline into `glyf` and moves `offset` past it. */
+  _addGlyph?(id: number): number;
+  glyf?: Uint8Array[];
+  offset?: number;
+}
+
+/**
+ * Pads each glyph a TrueType subset copies to a multiple of 4 bytes, as the format asks. fontkit
+ * copies outlines as they are and then writes the short `loca` format (offsets halved) whenever
+ * the subset is small enough: a font whose glyphs have odd lengths (Inter as Google Fonts ships it,
+ * many fontmake builds) got every glyph after the first odd one read from the wrong byte, and
+ * drawn blank or broken. fontkit fixed this upstream (foliojs/fontkit#191); @pdf-lib/fontkit 1.1.1
+ * predates it.
+ */
+function padGlyphs(subset: FontkitSubset): void {
+  const add = subset._addGlyph?.bind(subset);
+  if (!add) return; // a CFF font has no glyf table
+  subset._addGlyph = (id) => {
+    const index = add(id);
+    const glyph = subset.glyf![index];
+    const pad = (4 - (glyph.length % 4)) % 4;
+    if (pad) {
+      // fontkit's own Buffer class: its stream takes no other
+      const padded = (glyph.constructor as typeof Buffer).alloc(glyph.length + pad);
+      padded.set(glyph);
+      subset.glyf![index] = padded;
+      subset.offset! += pad;
+    }
+    return index;
+  };
 }
 
 async function makeSubset(
@@ -121,6 +151,7 @@ async function makeSubset(
   // a view of the face of its own: subsetting creates glyphs (composite glyphs' parts) in it
   const font = embeddingFontkit.create(face.bytes) as Font & { cff?: unknown };
   const subset = (font as unknown as { createSubset(): FontkitSubset }).createSubset();
+  padGlyphs(subset);
   for (const id of ids) subset.includeGlyph(id);
   const program = await new Promise<Uint8Array>((resolve, reject) => {
     const parts: Uint8Array[] = [];

@@ -8,6 +8,7 @@ import { NotFoundError, PaperlinkError } from '../errors';
 import { statusOf } from '../http/errors';
 import type { TemplateInfo, TemplateVersionInfo } from './store';
 import { preview } from './preview';
+import { GALLERY, galleryThumbnail, useGalleryTemplate, type GalleryFormat } from './gallery';
 import {
   failureOf,
   multipartForm,
@@ -18,7 +19,7 @@ import {
   type Failure,
   type WebSection,
 } from '../web/context';
-import { one } from '../web/forms';
+import { one, type Form } from '../web/forms';
 import {
   actionButton,
   bytes,
@@ -133,6 +134,7 @@ export const templatesSection: WebSection = (service) => async (web) => {
           <h1>Templates</h1>
           <p class="sub">Copy a template's id into your requests, or generate a document from it here.</p>
         </div>
+        <div class="actions"><a class="button" href="/app/templates/gallery">Start from the gallery</a></div>
       </div>
       ${doneNotice(req)}${errorNotice(o.error, errorLabel)}
       <div class="card scroll">
@@ -166,6 +168,53 @@ export const templatesSection: WebSection = (service) => async (web) => {
     } catch (err) {
       return templatesPage(req, reply, { error: failureOf(err), status: 422 });
     }
+  });
+  web.get('/templates/gallery', async (req, reply) => {
+    const csrf = req.admin!.csrf;
+    const cards = GALLERY.map(
+      (e) =>
+        html`<li>
+          <img
+            src="/app/templates/gallery/${e.key}/thumbnail.png"
+            alt="The first page of the ${e.name} with its sample values"
+            width="220"
+            height="293"
+            loading="lazy"
+          />
+          <strong>${e.name}</strong>
+          <span class="muted small">${e.description}</span>
+          <div class="actions">
+            ${actionButton({ action: `/app/templates/gallery/${e.key}/use`, label: 'Use (XML)', csrf, style: 'secondary', hidden: { format: 'xml' } })}
+            ${actionButton({ action: `/app/templates/gallery/${e.key}/use`, label: 'Use (HTML)', csrf, style: 'secondary', hidden: { format: 'html' } })}
+          </div>
+        </li>`,
+    );
+    const body = html`<div class="head">
+        <div>
+          <h1>Template gallery</h1>
+          <p class="sub">
+            Each is in the XML layout language and in HTML, with its fonts and sample values. Using one copies it into
+            your templates and opens it in the editor; the gallery stays as it is.
+          </p>
+        </div>
+        <div class="actions"><a class="button secondary" href="/app/templates">All templates</a></div>
+      </div>
+      <div class="card">
+        <ul class="gallery">
+          ${cards}
+        </ul>
+      </div>`;
+    return page(req, reply, { section: 'templates', title: 'Template gallery', body });
+  });
+  // made once per process from files that do not change while it runs
+  web.get('/templates/gallery/:key/thumbnail.png', async (req, reply) => {
+    const png = await galleryThumbnail(service.renderer, (req.params as { key: string }).key);
+    return reply.type('image/png').header('Cache-Control', 'private, max-age=3600').send(Buffer.from(png));
+  });
+  web.post('/templates/gallery/:key/use', async (req, reply) => {
+    const format = one(req.body as Form, 'format') as GalleryFormat;
+    const made = await useGalleryTemplate(service.templates, (req.params as { key: string }).key, format);
+    return reply.redirect(`/app/templates/${made.id}/edit?done=template_copied`, 303);
   });
   web.post('/templates/:id/delete', async (req, reply) => {
     await service.templates.remove((req.params as { id: string }).id);

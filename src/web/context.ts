@@ -29,6 +29,7 @@ export const PAGE = 50;
 const DONE: Record<string, string> = {
   template_uploaded: 'Template uploaded.',
   template_deleted: 'Template deleted.',
+  template_copied: 'Copied from the gallery into your templates: change it here and save it as your own version.',
   version_saved: 'Saved as a new version; it is the current one now.',
   version_made_current: 'That version is the current one now.',
   generated: 'Document generated.',

@@ -299,3 +299,24 @@ export async function readStructure(bytes: Uint8Array): Promise<PdfStructure> {
     await doc.destroy();
   }
 }
+
+/** Each font a PDF describes: its name (without the subset tag) and its embedded program, inflated (none when it is not embedded). */
+export async function fontPrograms(bytes: Uint8Array): Promise<{ name: string; program: Buffer }[]> {
+  const { PDFDocument, PDFDict, PDFName, PDFRawStream } = await import('pdf-lib');
+  const { inflateSync } = await import('node:zlib');
+  const pdf = await PDFDocument.load(bytes);
+  const out: { name: string; program: Buffer }[] = [];
+  for (const [, obj] of pdf.context.enumerateIndirectObjects()) {
+    if (!(obj instanceof PDFDict) || obj.get(PDFName.of('Type'))?.toString() !== '/FontDescriptor') continue;
+    const name = (obj.get(PDFName.of('FontName'))?.toString() ?? '').replace(/^\/([A-Z]{6}\+)?/, '');
+    const file = ['FontFile2', 'FontFile3', 'FontFile'].map((k) => obj.lookup(PDFName.of(k))).find(Boolean);
+    const program =
+      file instanceof PDFRawStream
+        ? file.dict.get(PDFName.of('Filter'))?.toString() === '/FlateDecode'
+          ? inflateSync(file.contents)
+          : Buffer.from(file.contents)
+        : Buffer.alloc(0);
+    out.push({ name, program });
+  }
+  return out;
+}

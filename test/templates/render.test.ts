@@ -1,9 +1,7 @@
-import zlib from 'node:zlib';
-import { PDFDict } from 'pdf-lib';
 import { InvalidValueError, MissingVariablesError, UnsupportedCharacterError } from '../../src/errors';
 import { loadTemplate, renderTemplate, variables, type AssetResolver, type RenderWarning } from '../../src/templates';
 import { jpeg, liberationSans, png, pngDataUri } from '../support/fixtures';
-import { find, readPdf, run } from '../support/pdf';
+import { find, fontPrograms as fonts, readPdf, run } from '../support/pdf';
 
 async function render(xml: string, values: Record<string, string> = {}, assets?: AssetResolver) {
   const t = await loadTemplate(xml, { assets });
@@ -693,20 +691,7 @@ describe('renderTemplate() Unicode', () => {
 });
 
 describe('font subsets made once and reused', () => {
-  /** The uncompressed font programs (FontFile2) a PDF embeds. */
-  async function fontPrograms(bytes: Uint8Array): Promise<Buffer[]> {
-    const { PDFDocument, PDFName, PDFRawStream } = await import('pdf-lib');
-    const pdf = await PDFDocument.load(bytes);
-    const out: Buffer[] = [];
-    for (const [, obj] of pdf.context.enumerateIndirectObjects()) {
-      if (!(obj instanceof PDFRawStream)) continue;
-      const descriptorRefs = pdf.context
-        .enumerateIndirectObjects()
-        .some(([, d]) => d instanceof PDFDict && d.get(PDFName.of('FontFile2')) === pdf.context.getObjectRef(obj));
-      if (descriptorRefs) out.push(zlib.inflateSync(obj.contents));
-    }
-    return out;
-  }
+  const fontPrograms = async (bytes: Uint8Array) => (await fonts(bytes)).map((f) => f.program);
 
   it('embeds the same whole font program in every document that uses the same glyphs', async () => {
     const t = await loadTemplate(doc('<p>Same glyphs <b>every time</b></p>'));

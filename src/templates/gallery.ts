@@ -1,0 +1,103 @@
+/**
+ * The starter gallery: templates made to look like a paid product's (examples/gallery/), each in
+ * the XML layout language and in HTML + Liquid, filled by the same sample values, set in the fonts
+ * beside them (Inter, Source Serif 4, Playfair Display; SIL Open Font License). Using one copies it
+ * into the user's templates as a new template of its own, with its files and sample values; the
+ * gallery itself is never changed.
+ */
+import { readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { NotFoundError } from '../errors';
+import { packageRoot } from '../paths';
+import { folderAssets, type AssetResolver } from './index';
+import type { Renderer } from './pool';
+import type { TemplateInfo, TemplateStore } from './store';
+
+export type GalleryFormat = 'xml' | 'html';
+
+export interface GalleryEntry {
+  /** Its file names under examples/gallery/: `<key>.xml`, `<key>.html`, `<key>.json` (the sample values). */
+  key: string;
+  name: string;
+  description: string;
+}
+
+export const GALLERY: readonly GalleryEntry[] = [
+  { key: 'invoice', name: 'Invoice', description: 'A4. Line items that break across pages, totals, notes.' },
+  { key: 'letter', name: 'Letter', description: 'US Letter. Letterhead, a serif body, the signature kept with it.' },
+  { key: 'receipt', name: 'Receipt', description: 'A5. The amount paid, what was bought and how it was paid.' },
+  { key: 'certificate', name: 'Certificate', description: 'Landscape. A framed certificate with two signature lines.' },
+  {
+    key: 'postcard',
+    name: 'Postcard',
+    description: '6 × 4 in. A full-bleed front; message, stamp and address behind.',
+  },
+];
+
+export const GALLERY_FORMATS: readonly GalleryFormat[] = ['xml', 'html'];
+
+/** The gallery's folder: its templates, sample values, images, style sheet and fonts. */
+export const galleryDir = (): string => path.join(packageRoot(), 'examples', 'gallery');
+
+/** A gallery entry by key; `not_found` for any other. */
+export function galleryEntry(key: string): GalleryEntry {
+  const entry = GALLERY.find((e) => e.key === key);
+  if (!entry) throw new NotFoundError('gallery template', key);
+  return entry;
+}
+
+/** An entry's sample values: what its previews, thumbnail and copies are filled with. */
+export function gallerySample(key: string): Record<string, string> {
+  return JSON.parse(readFileSync(path.join(galleryDir(), `${galleryEntry(key).key}.json`), 'utf8')) as Record<
+    string,
+    string
+  >;
+}
+
+/** An entry's template file in one format, with the resolver of the files it names. */
+export async function galleryTemplate(
+  key: string,
+  format: GalleryFormat,
+): Promise<{ source: Uint8Array; assets: AssetResolver }> {
+  const entry = galleryEntry(key);
+  if (!GALLERY_FORMATS.includes(format)) throw new NotFoundError('gallery format', String(format));
+  const source = new Uint8Array(await fs.readFile(path.join(galleryDir(), `${entry.key}.${format}`)));
+  return { source, assets: folderAssets(galleryDir()) };
+}
+
+/** Copies an entry into the user's templates: a new template, version 1, with its files and sample values. */
+export async function useGalleryTemplate(
+  store: TemplateStore,
+  key: string,
+  format: GalleryFormat,
+): Promise<TemplateInfo> {
+  const entry = galleryEntry(key);
+  return store.create({
+    ...(await galleryTemplate(key, format)),
+    name: format === 'html' ? `${entry.name} (HTML)` : entry.name,
+    sample: gallerySample(key),
+  });
+}
+
+const thumbnails = new Map<string, Promise<Uint8Array>>();
+
+/**
+ * An entry's first page as a PNG, from its XML template with its sample values: made once per
+ * process (the gallery's files do not change while it runs; five images of ~100 KB).
+ */
+export function galleryThumbnail(renderer: Renderer, key: string): Promise<Uint8Array> {
+  const entry = galleryEntry(key);
+  let made = thumbnails.get(entry.key);
+  if (!made) {
+    made = (async () => {
+      const { source, assets } = await galleryTemplate(entry.key, 'xml');
+      const template = await renderer.load(source, { assets });
+      const pdf = await renderer.render(template, gallerySample(entry.key));
+      return (await renderer.view(pdf, { page: 1 })).bytes;
+    })();
+    made.catch(() => thumbnails.delete(entry.key));
+    thumbnails.set(entry.key, made);
+  }
+  return made;
+}
