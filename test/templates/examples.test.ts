@@ -27,8 +27,20 @@ describe('the example templates', () => {
     await expectInvoice('invoice');
   });
 
-  it('business letter: letterhead on page one, running head and page numbers after', async () => {
+  it('business letter: one page with its sample, the closing and signature on it', async () => {
     const { pdf, values } = await example('letter', 'letter.xml');
+    expect(pdf.pages.length).toBe(1);
+    find(pdf.pages[0], 'Kind regards');
+    find(pdf.pages[0], values.sender_name);
+    find(pdf.pages[0], `Enclosure: ${values.enclosure}`);
+    find(pdf.pages[0], 'Page 1 of 1');
+  });
+
+  it('business letter, long: letterhead on page one, running head and page numbers after', async () => {
+    const { values: sample } = await example('letter', 'letter.xml');
+    const values: Record<string, string> = { ...sample, body: Array(3).fill(sample.body).join('\n\n') };
+    const t = await loadTemplateFile(path.join(root, 'examples', 'letter', 'letter.xml'));
+    const pdf = await readPdf(await renderTemplate(t, values));
     expect(pdf.pages.length).toBe(2);
     expect(pdf.pages[0].images).toHaveLength(1);
     expect(pdf.pages[1].images).toHaveLength(0);
