@@ -68,6 +68,9 @@ export async function expectInvoice(folder: string): Promise<Rendered> {
   for (const page of r.pdf.pages) expect(page.text).toContain('Unit price');
   for (const item of items) expect(text).toContain(item.description);
   expect(text).toContain(r.values.total);
+  // one family throughout (the Word invoice's bill-to block and footer were serif): bold or not
+  const families = r.pdf.pages.flatMap((p) => p.runs.filter((x) => !x.invisible && x.text.trim()).map((x) => x.font));
+  expect(new Set(families.map((f) => f.split('-')[0])).size).toBe(1);
   await isTagged(r);
   return r;
 }

@@ -16,7 +16,7 @@ import { makeDocx } from '../support/docx';
 import { root } from '../support/fixtures';
 import { expectInvoice, expectLetter } from '../support/examples';
 import { withEnv } from '../support/env';
-import { readPdf } from '../support/pdf';
+import { find, readPdf } from '../support/pdf';
 import { cli } from '../support/cli';
 import { tempDir } from '../support/tmp';
 import { signInToWebApp, testService, type TestService } from '../support/service';
@@ -329,6 +329,16 @@ describe('the Word examples', () => {
   it('invoice: a table row per line item, the header row on each page, and the totals, on A4 as the others', async () => {
     const { values, pdf } = await expectInvoice('invoice-docx');
     expect(pdf.text.replace(/\s+/g, ' ')).toContain(values.notes);
+    // the page number ends where the amounts and the totals end (it stood past them, on the page's margin)
+    const right = (i: { x: number; width: number }) => Math.round(i.x + i.width);
+    for (const [n, page] of pdf.pages.entries()) {
+      const number = page.items.filter((i) => /\S/.test(i.str) && Math.abs(i.y - find(page, 'Page').y) < 1).pop()!;
+      expect(`${n + 1}: ${Math.abs(right(number) - right(find(page, 'Amount')))}`).toMatch(
+        new RegExp(`^${n + 1}: [0-2]$`),
+      );
+    }
+    const last = pdf.pages[pdf.pages.length - 1];
+    expect(Math.abs(right(find(last, values.total)) - right(find(last, 'Amount')))).toBeLessThanOrEqual(2);
   });
 });
 
