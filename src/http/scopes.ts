@@ -34,6 +34,8 @@ const ROUTES: Record<string, Scope | readonly Scope[] | null> = {
   'POST /v1/templates/:id/versions/:version/make_current': 'templates:write',
   // runs what it is given, as an upload does, and shows a stored template's content and sample values
   'POST /v1/templates/preview': ['templates:write', 'templates:read'],
+  'GET /v1/templates/gallery': 'templates:read',
+  'POST /v1/templates/gallery/:key/use': 'templates:write',
   'GET /v1/postcards': 'postcards:read',
   'GET /v1/postcards/:id': 'postcards:read',
   'GET /v1/apps/magic_link': 'admin',

@@ -71,13 +71,27 @@ export async function useGalleryTemplate(
   store: TemplateStore,
   key: string,
   format: GalleryFormat,
+  name?: string,
 ): Promise<TemplateInfo> {
   const entry = galleryEntry(key);
   return store.create({
     ...(await galleryTemplate(key, format)),
-    name: format === 'html' ? `${entry.name} (HTML)` : entry.name,
+    name: name?.trim() || (format === 'html' ? `${entry.name} (HTML)` : entry.name),
     sample: gallerySample(key),
   });
+}
+
+/** The gallery as the API lists it. */
+export function galleryList() {
+  return {
+    object: 'list' as const,
+    data: GALLERY.map((e) => ({
+      object: 'gallery_template' as const,
+      ...e,
+      formats: [...GALLERY_FORMATS],
+      sample_values: gallerySample(e.key),
+    })),
+  };
 }
 
 const thumbnails = new Map<string, Promise<Uint8Array>>();

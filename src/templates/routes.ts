@@ -7,6 +7,7 @@ import { isObject } from '../guards';
 import type { Service } from '../service';
 import { EXAMPLE_IDS, MAX_VERSION, type NewTemplate } from './store';
 import { preview } from './preview';
+import { GALLERY, GALLERY_FORMATS, galleryList, useGalleryTemplate } from './gallery';
 import { requireJson } from '../http/errors';
 import { acceptMultipart, readMultipart } from '../http/multipart';
 import { answer, Deleted, described, DOCX_TYPE, errors, IdParams, List, PageQuery, pageOf } from '../http/schemas';
@@ -179,6 +180,7 @@ export const templateRoutes =
     );
     await app.register(versionRoutes(service));
     await app.register(previewRoute(service));
+    await app.register(galleryRoutes(service));
   };
 
 /** A template's versions, and previews (under /v1/templates, in its multipart scope). */
@@ -352,5 +354,71 @@ const previewRoute =
           .header('Cache-Control', 'no-store')
           .send(Buffer.from(made.bytes));
       },
+    );
+  };
+
+/** The starter gallery (src/templates/gallery.ts): what is in it, and a copy of one into the templates. */
+const galleryRoutes =
+  (service: Service): FastifyPluginAsync =>
+  async (app) => {
+    const api = app.withTypeProvider<TypeBoxTypeProvider>();
+    const keys = GALLERY.map((e) => e.key);
+    const GalleryTemplate = Type.Object({
+      object: Type.Literal('gallery_template'),
+      key: Type.String({ description: 'Names it in `POST /v1/templates/gallery/{key}/use`.' }),
+      name: Type.String(),
+      description: Type.String(),
+      formats: Type.Array(Type.Union(GALLERY_FORMATS.map((f) => Type.Literal(f)))),
+      sample_values: Type.Record(Type.String(), Type.String(), { description: 'What a copy is previewed with.' }),
+    });
+    api.get(
+      '/gallery',
+      {
+        schema: {
+          operationId: 'listGalleryTemplates',
+          tags: ['Templates'],
+          summary: 'The starter gallery: templates to copy into yours',
+          response: {
+            200: Type.Object(
+              { object: Type.Literal('list'), data: Type.Array(GalleryTemplate) },
+              { description: 'Every gallery template, each in XML and HTML.' },
+            ),
+            ...errors(401),
+          },
+        },
+      },
+      () => galleryList(),
+    );
+    api.post(
+      '/gallery/:key/use',
+      {
+        schema: {
+          operationId: 'useGalleryTemplate',
+          tags: ['Templates'],
+          summary: 'Copy a gallery template into your templates',
+          description:
+            'A new template (version 1) with the gallery template in the format asked for, its images and fonts, and its sample values. The gallery is not changed.',
+          params: Type.Object({ key: Type.String({ maxLength: 100, examples: [keys[0]] }) }),
+          body: Type.Optional(
+            Type.Object(
+              {
+                format: Type.Optional(
+                  Type.Union(
+                    GALLERY_FORMATS.map((f) => Type.Literal(f)),
+                    { description: 'XML layout (the default) or HTML + Liquid.' },
+                  ),
+                ),
+                name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+              },
+              { additionalProperties: false },
+            ),
+          ),
+          response: { 201: answer(TemplateSchema, 'Copied.', exampleTemplate), ...errors(400, 401, 404, 422) },
+        },
+      },
+      async (req, reply) =>
+        reply
+          .status(201)
+          .send(await useGalleryTemplate(service.templates, req.params.key, req.body?.format ?? 'xml', req.body?.name)),
     );
   };

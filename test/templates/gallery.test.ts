@@ -147,4 +147,46 @@ describe('the web app gallery', () => {
     expect(new Set(runs.map((r) => r.font.split('-')[0]))).toEqual(new Set(['Inter']));
     expect((await get(`/app/templates/${id}/edit`)).statusCode).toBe(200);
   });
+
+  it('the API lists the gallery and copies one in HTML; a document generated from the copy is set in Inter', async () => {
+    const auth = { 'x-service-api-token': t.key };
+    const list = await t.app.inject({ method: 'GET', url: '/v1/templates/gallery', headers: auth });
+    expect(list.statusCode).toBe(200);
+    expect(list.json().data.map((e: { key: string }) => e.key)).toEqual(GALLERY.map((e) => e.key));
+    expect(list.json().data[0]).toMatchObject({ object: 'gallery_template', formats: ['xml', 'html'] });
+
+    const use = (key: string, body: Record<string, unknown>) =>
+      t.app.inject({
+        method: 'POST',
+        url: `/v1/templates/gallery/${key}/use`,
+        headers: { ...auth, 'content-type': 'application/json' },
+        payload: body,
+      });
+    const copied = await use('receipt', { format: 'html', name: 'Our receipt' });
+    expect(copied.statusCode).toBe(201);
+    expect(copied.json()).toMatchObject({ name: 'Our receipt', format: 'html', version: 1 });
+    expect(copied.json().variables).toEqual(expect.arrayContaining(Object.keys(gallerySample('receipt'))));
+    expect((await use('brochure', {})).json().error.code).toBe('not_found');
+    expect((await use('receipt', { format: 'docx' })).json().error.code).toBe('validation_failed');
+
+    const made = await t.app.inject({
+      method: 'POST',
+      url: '/v1/generate',
+      headers: { ...auth, 'content-type': 'application/json' },
+      payload: {
+        template_id: copied.json().id,
+        merge_parameters: gallerySample('receipt'),
+        destinations: { inkit_storage: {} },
+      },
+    });
+    expect(made.statusCode).toBe(201);
+    const pdf = await t.app.inject({
+      method: 'GET',
+      url: `/v1/documents/${made.json().document_id}/pdf`,
+      headers: auth,
+    });
+    const read = await readPdf(pdf.rawPayload);
+    expect(read.text).toContain(gallerySample('receipt').amount_paid);
+    expect(read.pages[0].runs.some((r) => r.font.startsWith('Inter'))).toBe(true);
+  });
 });
