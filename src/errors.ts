@@ -19,7 +19,7 @@ export const ERROR_CODES = {
   403: ['insufficient_scope'],
   404: ['not_found'],
   408: ['request_timeout'],
-  409: ['idempotency_key_reused', 'app_not_configured', 'webhook_limit_reached', 'settings_busy'],
+  409: ['idempotency_key_reused', 'app_not_configured', 'webhook_limit_reached', 'settings_busy', 'version_conflict'],
   413: ['body_too_large'],
   415: ['unsupported_media_type'],
   422: [

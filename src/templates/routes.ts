@@ -203,16 +203,28 @@ const versionRoutes =
           description:
             'Takes what POST /v1/templates takes. The files the new source names and the upload leaves out are taken from the current version; `name` renames the template. Renders that name no `template_version` use the new version from now on; renders that name one, renders already running and postcards already received keep theirs.',
           params: templateParams,
-          querystring: Type.Object({ name: Type.Optional(Type.String({ description: 'Renames the template.' })) }),
+          querystring: Type.Object({
+            name: Type.Optional(Type.String({ description: 'Renames the template.' })),
+            base_version: Type.Optional(
+              Type.Integer({
+                minimum: 1,
+                maximum: MAX_VERSION,
+                description:
+                  'The version this change was made from: if another is current by now, nothing is saved and the answer is `409 version_conflict`.',
+              }),
+            ),
+          }),
           body: TemplateUploadBody,
           response: {
             201: answer(TemplateVersionSchema, 'Saved; it is the current version.', exampleVersion),
-            ...errors(400, 401, 404, 413, 415, 422),
+            ...errors(400, 401, 404, 409, 413, 415, 422),
           },
         },
       },
       async (req, reply) =>
-        reply.status(201).send(await service.templates.addVersion(req.params.id, await upload(req))),
+        reply
+          .status(201)
+          .send(await service.templates.addVersion(req.params.id, await upload(req), req.query.base_version)),
     );
     api.get(
       '/:id/versions',

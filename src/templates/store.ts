@@ -10,7 +10,7 @@ import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { isUniqueViolation, PreparedQuery, type Db } from '../db';
 import type { TemplateRow, TemplateVersionRow } from '../db/schema';
-import { NotFoundError, TemplateError, ValidationError } from '../errors';
+import { ConflictError, NotFoundError, TemplateError, ValidationError } from '../errors';
 import { hasInvisible, isObject } from '../guards';
 import { newId } from '../ids';
 import { toPage, type Page, type PageQuery } from '../pagination';
@@ -297,7 +297,12 @@ export class TemplateStore {
    * and the upload does not carry are taken from the current version; its name, when given, renames
    * the template. Two saves at once each get their own number (the second waits for the first).
    */
-  async addVersion(id: string, input: Omit<NewTemplate, 'id'>): Promise<TemplateVersionInfo> {
+  /**
+   * Saves the next version and makes it current. With `baseVersion` (the version an editor started
+   * from), a template whose current version is another by then is `409 version_conflict`, and
+   * nothing is saved: two editors never silently replace each other's work.
+   */
+  async addVersion(id: string, input: Omit<NewTemplate, 'id'>, baseVersion?: number): Promise<TemplateVersionInfo> {
     // the files and sample values it does not send are the current version's
     const current = await this.version(id);
     const given = input.assets;
@@ -319,6 +324,18 @@ export class TemplateStore {
         .where('id', '=', id)
         .executeTakeFirst();
       if (!Number(updated.numUpdatedRows)) throw new NotFoundError('template', id);
+      if (baseVersion !== undefined) {
+        const { current_version: now } = await trx
+          .selectFrom('templates')
+          .select('current_version')
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow();
+        if (now !== baseVersion)
+          throw new ConflictError(
+            'version_conflict',
+            `Version ${now} is the current one now, not version ${baseVersion} that this change started from: see what it changed, then save again (with base_version ${now}) to put yours after it.`,
+          );
+      }
       const last = await trx
         .selectFrom('template_versions')
         .select((eb) => eb.fn.max('version').as('n'))

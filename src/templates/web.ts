@@ -6,7 +6,7 @@ import { parsePageQuery } from '../pagination';
 import { diffLines } from 'diff';
 import { NotFoundError, PaperlinkError } from '../errors';
 import { statusOf } from '../http/errors';
-import type { TemplateInfo, TemplateVersionInfo } from './store';
+import { isVersion, type TemplateInfo, type TemplateVersionInfo } from './store';
 import { preview } from './preview';
 import { GALLERY, galleryThumbnail, useGalleryTemplate, type GalleryFormat } from './gallery';
 import {
@@ -334,7 +334,7 @@ function editorBody(t: TemplateInfo, source: string | undefined, versions: Templ
       data-format="${t.format}"
       data-preview="/app/templates/${t.id}/draft"
     >
-      ${csrfField(csrf)}
+      ${csrfField(csrf)}<input type="hidden" name="base_version" value="${String(t.version)}" />
       <div class="card">
         ${
           text
@@ -442,15 +442,22 @@ export const templateEditor: WebSection = (service) => async (web) => {
       const source = file ? new Uint8Array(file.bytes) : one(parsed.form, 'source').replace(/\r\n/g, '\n');
       // a Word or PDF template saved with new sample values only: its current file again
       const saved = source === '' ? (await service.templates.version(id)).source : source;
-      const made = await service.templates.addVersion(id, {
-        source: saved,
-        sample: samplesOf(parsed.form),
-        assets: async (p) => assets.get(p) ?? assets.get(p.split('/').pop()!),
-      });
+      // the version the page showed: another saved since then is a conflict, not silently replaced
+      const base = Number(one(parsed.form, 'base_version'));
+      const made = await service.templates.addVersion(
+        id,
+        {
+          source: saved,
+          sample: samplesOf(parsed.form),
+          assets: async (p) => assets.get(p) ?? assets.get(p.split('/').pop()!),
+        },
+        isVersion(base) ? base : undefined,
+      );
       return reply.redirect(`/app/templates/${id}/edit?done=version_saved&version=${made.version}`, 303);
     } catch (err) {
       const typed = { source: one(parsed.form, 'source').replace(/\r\n/g, '\n'), sample: samplesOf(parsed.form) };
-      return editorPage(req, reply, { error: failureOf(err), status: 422, typed: file ? undefined : typed });
+      const status = err instanceof PaperlinkError ? statusOf(err) : 422;
+      return editorPage(req, reply, { error: failureOf(err), status, typed: file ? undefined : typed });
     }
   });
 

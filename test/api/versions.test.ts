@@ -143,6 +143,22 @@ describe.each(BACKENDS)('template versions on %s', (backend) => {
     expect(both.map((r) => r.json().version as number).sort()).toEqual([2, 3]);
   });
 
+  it('two editors from the same version: the second save, naming its base_version, is a conflict and saves nothing', async () => {
+    const id = await newTemplate();
+    const both = await Promise.all(
+      ['A', 'B'].map((w) => post(`/v1/templates/${id}/versions?base_version=1`, { source: xml(w) })),
+    );
+    expect(both.map((r) => r.statusCode).sort()).toEqual([201, 409]);
+    expect(both.find((r) => r.statusCode === 409)!.json().error.code).toBe('version_conflict');
+    expect((await get(`/v1/templates/${id}/versions`)).json().data).toHaveLength(2);
+    // going back to version 1 moves the current version too: a change made from 2 conflicts with it
+    await post(`/v1/templates/${id}/versions/1/make_current`);
+    const stale = await post(`/v1/templates/${id}/versions?base_version=2`, { source: xml('C') });
+    expect(stale.json().error.code).toBe('version_conflict');
+    const fresh = await post(`/v1/templates/${id}/versions?base_version=1`, { source: xml('C') });
+    expect(fresh.json()).toMatchObject({ version: 3, current: true });
+  });
+
   it('refuses a version that does not compile, and keeps the current one', async () => {
     const id = await newTemplate();
     const bad = await post(`/v1/templates/${id}/versions`, { source: '<document><body><p>{{name</p></body>' });

@@ -276,4 +276,36 @@ describe('the web app template upload and generate form', () => {
     expect(xmp).toContain('<pdfaid:part>2</pdfaid:part>');
     expect(xmp).toContain('<pdfuaid:part>1</pdfuaid:part>');
   });
+
+  it('the editor saves from the version it showed: a version saved by someone else since is a conflict, and the typed text stays', async () => {
+    const made = await t.service.templates.create({ source: '<document><body><p>One {{name}}</p></body></document>' });
+    const editor = await pageOf(`/app/templates/${made.id}/edit`);
+    expect(editor.body).toContain('name="base_version" value="1"');
+    // someone else saves version 2 meanwhile
+    await t.service.templates.addVersion(made.id, { source: '<document><body><p>Two {{name}}</p></body></document>' });
+    const save = (base: string, words: string) => {
+      const boundary = 'paperlinkeditor';
+      const field = (name: string, value: string) =>
+        `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+      return t.app.inject({
+        method: 'POST',
+        url: `/app/templates/${made.id}/versions`,
+        headers: { cookie, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        payload:
+          field('_csrf', csrfOf(editor.body)) +
+          field('base_version', base) +
+          field('source', `<document><body><p>${words} {{name}}</p></body></document>`) +
+          `--${boundary}--\r\n`,
+      });
+    };
+    const refused = await save('1', 'Mine');
+    expect(refused.statusCode).toBe(409);
+    expect(refused.body).toContain('Mine {{name}}');
+    expect((await t.service.templates.get(made.id)).version).toBe(2);
+    // the page it came back with is from version 2: saving from there puts the change after it
+    expect(refused.body).toContain('name="base_version" value="2"');
+    const saved = await save('2', 'Mine');
+    expect(saved.statusCode).toBe(303);
+    expect((await t.service.templates.get(made.id)).version).toBe(3);
+  });
 });
