@@ -157,18 +157,31 @@ function versionInfo(row: TemplateVersionRow, current: number): TemplateVersionI
   };
 }
 
-/** How many compiled versions of one template a process keeps (the current one and those renders name). */
-const VERSIONS_KEPT = 3;
+/**
+ * The bytes of compiled templates' files (source, images, fonts) a process keeps, whichever
+ * templates and versions they are: a compiled template holds its files, to hand them to a render
+ * thread that has not compiled it, so a count of templates would let memory grow with the size of
+ * each (a copy of a gallery template carries ~1 MB of fonts). The least recently used go first;
+ * the one in use is always kept. 64 MB holds hundreds of ordinary templates.
+ */
+export const COMPILED_KEPT_BYTES = 64 * 1024 * 1024;
+
+/** The bytes of a version's files: its source and the assets stored with it. */
+const filesBytes = (row: TemplateVersionRow, assets: Map<string, Uint8Array>) =>
+  [...assets.values()].reduce((n, b) => n + b.length, row.source.length);
 
 export class TemplateStore {
-  /** Compiled templates by id, then by version (at most VERSIONS_KEPT of each, the oldest let go first). */
-  private readonly compiled = new Map<string, Map<number, Promise<TemplateSummary>>>();
+  /** Compiled templates by `id@version`, least recently used first, with the bytes of their files. */
+  private readonly compiled = new Map<string, { template: Promise<TemplateSummary>; bytes: number }>();
+  private compiledBytes = 0;
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     /** Compiles templates (on its render threads, off the HTTP thread). */
     private readonly renderer: Renderer,
+    /** The bytes of compiled templates' files kept (see COMPILED_KEPT_BYTES). */
+    private readonly keptBytes = COMPILED_KEPT_BYTES,
   ) {
     this.currentVersion = new PreparedQuery(db, (d, arg) =>
       d.selectFrom('templates').select('current_version as version').where('id', '=', arg('id')),
@@ -254,17 +267,59 @@ export class TemplateStore {
         .execute();
   }
 
-  /** Keeps a compiled version for its renders (the render threads have it compiled already). */
-  private keep(id: string, version: number, template: Promise<TemplateSummary>): Promise<TemplateSummary> {
-    let versions = this.compiled.get(id);
-    if (!versions) this.compiled.set(id, (versions = new Map<number, Promise<TemplateSummary>>()));
-    versions.delete(version);
-    versions.set(version, template);
-    if (versions.size > VERSIONS_KEPT) versions.delete(versions.keys().next().value as number);
+  /** Keeps a compiled version for its renders (the render threads have it compiled already), as most recently used. */
+  private keep(
+    id: string,
+    version: number,
+    template: Promise<TemplateSummary>,
+    bytes: number,
+  ): Promise<TemplateSummary> {
+    const key = `${id}@${version}`;
+    this.forget(key);
+    this.compiled.set(key, { template, bytes: 0 });
+    this.account(key, template, bytes);
     template.catch(() => {
-      if (versions.get(version) === template) versions.delete(version);
+      if (this.compiled.get(key)?.template === template) this.forget(key);
     });
     return template;
+  }
+
+  /** Counts a kept version's bytes (known once its files are read), letting the least recently used go past the bound. */
+  private account(key: string, template: Promise<TemplateSummary>, bytes: number): void {
+    const kept = this.compiled.get(key);
+    if (kept?.template !== template) return;
+    kept.bytes += bytes;
+    this.compiledBytes += bytes;
+    for (const [old, other] of this.compiled) {
+      if (this.compiledBytes <= this.keptBytes || old === key) break;
+      this.forget(old, other);
+    }
+  }
+
+  /** What this process keeps compiled: versions, and the bytes of their files. */
+  get keptCompiled(): { versions: number; bytes: number } {
+    return { versions: this.compiled.size, bytes: this.compiledBytes };
+  }
+
+  /** A kept compiled version, marked as most recently used. */
+  private kept(id: string, version: number): Promise<TemplateSummary> | undefined {
+    const key = `${id}@${version}`;
+    const found = this.compiled.get(key);
+    if (!found) return undefined;
+    this.compiled.delete(key);
+    this.compiled.set(key, found);
+    return found.template;
+  }
+
+  private forget(key: string, kept = this.compiled.get(key)): void {
+    if (!kept) return;
+    this.compiled.delete(key);
+    this.compiledBytes -= kept.bytes;
+  }
+
+  /** Lets go of every compiled version of a template (deleted, or gone from the database). */
+  private forgetAll(id: string): void {
+    for (const key of [...this.compiled.keys()]) if (key.startsWith(`${id}@`)) this.forget(key);
   }
 
   /**
@@ -288,7 +343,7 @@ export class TemplateStore {
       await trx.insertInto('templates').values(row).execute();
       await this.insertVersion(trx, first, assets);
     });
-    if (renderer === this.renderer) void this.keep(id, 1, Promise.resolve(template));
+    if (renderer === this.renderer) void this.keep(id, 1, Promise.resolve(template), filesBytes(first, assets));
     return info({ ...first, ...row });
   }
 
@@ -346,7 +401,7 @@ export class TemplateStore {
       await trx.updateTable('templates').set({ current_version: made.version }).where('id', '=', id).execute();
       return made;
     });
-    void this.keep(id, row.version, Promise.resolve(template));
+    void this.keep(id, row.version, Promise.resolve(template), filesBytes(row, assets));
     return versionInfo(row, row.version);
   }
 
@@ -527,15 +582,14 @@ export class TemplateStore {
         ? await this.currentVersion.first(this.db, { id })
         : await this.namedVersion.first(this.db, { id, version });
     if (!found) {
-      if (version === undefined) this.compiled.delete(id);
+      if (version === undefined) this.forgetAll(id);
       else await this.mustExist(this.db, id);
       throw version === undefined
         ? new NotFoundError('template', id)
         : new NotFoundError('template version', `${id}@${version}`);
     }
-    const cached = this.compiled.get(id)?.get(found.version);
     return {
-      template: await (cached ?? this.keep(id, found.version, this.compile(id, found.version))),
+      template: await (this.kept(id, found.version) ?? this.compileAndKeep(id, found.version)),
       version: found.version,
     };
   }
@@ -550,7 +604,15 @@ export class TemplateStore {
   /** Whether a named version exists: a render that names one reads it. */
   private readonly namedVersion: PreparedQuery<{ id: string; version: number }, { version: number }>;
 
-  private async compile(id: string, version: number): Promise<TemplateSummary> {
+  /** Compiles a version and keeps it at once, so that renders asking meanwhile share the one compile. */
+  private compileAndKeep(id: string, version: number): Promise<TemplateSummary> {
+    const template: Promise<TemplateSummary> = this.compile(id, version, (bytes) =>
+      this.account(`${id}@${version}`, template, bytes),
+    );
+    return this.keep(id, version, template, 0);
+  }
+
+  private async compile(id: string, version: number, size: (bytes: number) => void): Promise<TemplateSummary> {
     const row = await this.db
       .selectFrom('template_versions')
       .innerJoin('templates', 'templates.id', 'template_versions.template_id')
@@ -567,6 +629,7 @@ export class TemplateStore {
       .execute();
     const byPath = new Map(assets.map((a) => [a.path, new Uint8Array(a.bytes)]));
     const source = new Uint8Array(row.source);
+    size(assets.reduce((n, a) => n + a.bytes.length, source.length));
     const binary = row.format === 'pdf' || row.format === 'docx';
     return this.renderer.load(binary ? source : Buffer.from(source).toString('utf8'), {
       assets: async (p) => byPath.get(p),
@@ -581,7 +644,7 @@ export class TemplateStore {
       const r = await trx.deleteFrom('templates').where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows);
     });
-    this.compiled.delete(id);
+    this.forgetAll(id);
     if (!deleted) throw new NotFoundError('template', id);
   }
 
