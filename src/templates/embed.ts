@@ -124,9 +124,11 @@ interface FontkitSubset {
  * drawn blank or broken. fontkit fixed this upstream (foliojs/fontkit#191); @pdf-lib/fontkit 1.1.1
  * predates it.
  */
-function padGlyphs(subset: FontkitSubset): void {
-  const add = subset._addGlyph?.bind(subset);
-  if (!add) return; // a CFF font has no glyf table
+function padGlyphs(subset: FontkitSubset, cff: boolean): void {
+  if (cff) return; // a CFF font has no glyf table
+  // fontkit is pinned (fonts.ts): a version without this would draw such fonts blank again
+  if (!subset._addGlyph) throw new Error('@pdf-lib/fontkit has no TTFSubset._addGlyph: see padGlyphs in embed.ts');
+  const add = subset._addGlyph.bind(subset);
   subset._addGlyph = (id) => {
     const index = add(id);
     const glyph = subset.glyf![index];
@@ -151,7 +153,7 @@ async function makeSubset(
   // a view of the face of its own: subsetting creates glyphs (composite glyphs' parts) in it
   const font = embeddingFontkit.create(face.bytes) as Font & { cff?: unknown };
   const subset = (font as unknown as { createSubset(): FontkitSubset }).createSubset();
-  padGlyphs(subset);
+  padGlyphs(subset, Boolean(font.cff));
   for (const id of ids) subset.includeGlyph(id);
   const program = await new Promise<Uint8Array>((resolve, reject) => {
     const parts: Uint8Array[] = [];

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { NotFoundError } from '../errors';
+import { NotFoundError, ValidationError } from '../errors';
 import { packageRoot } from '../paths';
 import { folderAssets, type AssetResolver } from './index';
 import type { Renderer } from './pool';
@@ -47,12 +47,17 @@ export function galleryEntry(key: string): GalleryEntry {
   return entry;
 }
 
-/** An entry's sample values: what its previews, thumbnail and copies are filled with. */
+const samples = new Map<string, Record<string, string>>();
+
+/** An entry's sample values: what its previews, thumbnail and copies are filled with (read once). */
 export function gallerySample(key: string): Record<string, string> {
-  return JSON.parse(readFileSync(path.join(galleryDir(), `${galleryEntry(key).key}.json`), 'utf8')) as Record<
-    string,
-    string
-  >;
+  const entry = galleryEntry(key);
+  let sample = samples.get(entry.key);
+  if (!sample) {
+    const file = path.join(galleryDir(), `${entry.key}.json`);
+    samples.set(entry.key, (sample = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>));
+  }
+  return { ...sample };
 }
 
 /** An entry's template file in one format, with the resolver of the files it names. */
@@ -61,7 +66,10 @@ export async function galleryTemplate(
   format: GalleryFormat,
 ): Promise<{ source: Uint8Array; assets: AssetResolver }> {
   const entry = galleryEntry(key);
-  if (!GALLERY_FORMATS.includes(format)) throw new NotFoundError('gallery format', String(format));
+  if (!GALLERY_FORMATS.includes(format))
+    throw new ValidationError(`The gallery has each template as ${GALLERY_FORMATS.join(' or ')}.`, [
+      { field: 'format', message: `must be one of ${GALLERY_FORMATS.join(', ')}`, code: 'invalid' },
+    ]);
   const source = new Uint8Array(await fs.readFile(path.join(galleryDir(), `${entry.key}.${format}`)));
   return { source, assets: folderAssets(galleryDir()) };
 }
@@ -98,7 +106,7 @@ const thumbnails = new Map<string, Promise<Uint8Array>>();
 
 /**
  * An entry's first page as a PNG, from its XML template with its sample values: made once per
- * process (the gallery's files do not change while it runs; five images of ~100 KB).
+ * process (the gallery's files do not change while it runs; five images of ~200 KB).
  */
 export function galleryThumbnail(renderer: Renderer, key: string): Promise<Uint8Array> {
   const entry = galleryEntry(key);

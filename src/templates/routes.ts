@@ -411,19 +411,17 @@ const galleryRoutes =
           description:
             'A new template (version 1) with the gallery template in the format asked for, its images and fonts, and its sample values. The gallery is not changed.',
           params: Type.Object({ key: Type.String({ maxLength: 100, examples: [keys[0]] }) }),
-          body: Type.Optional(
-            Type.Object(
-              {
-                format: Type.Optional(
-                  Type.Union(
-                    GALLERY_FORMATS.map((f) => Type.Literal(f)),
-                    { description: 'XML layout (the default) or HTML + Liquid.' },
-                  ),
+          body: Type.Object(
+            {
+              format: Type.Optional(
+                Type.Union(
+                  GALLERY_FORMATS.map((f) => Type.Literal(f)),
+                  { description: 'XML layout (the default) or HTML + Liquid.' },
                 ),
-                name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-              },
-              { additionalProperties: false },
-            ),
+              ),
+              name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            },
+            { additionalProperties: false, description: '`{}` copies the XML version under its gallery name.' },
           ),
           response: { 201: answer(TemplateSchema, 'Copied.', exampleTemplate), ...errors(400, 401, 404, 422) },
         },
@@ -431,6 +429,6 @@ const galleryRoutes =
       async (req, reply) =>
         reply
           .status(201)
-          .send(await useGalleryTemplate(service.templates, req.params.key, req.body?.format ?? 'xml', req.body?.name)),
+          .send(await useGalleryTemplate(service.templates, req.params.key, req.body.format ?? 'xml', req.body.name)),
     );
   };

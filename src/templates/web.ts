@@ -8,6 +8,7 @@ import { NotFoundError, PaperlinkError } from '../errors';
 import { statusOf } from '../http/errors';
 import { isVersion, type TemplateInfo, type TemplateVersionInfo } from './store';
 import { preview } from './preview';
+import { requireChromium } from './chromium';
 import { GALLERY, galleryThumbnail, useGalleryTemplate, type GalleryFormat } from './gallery';
 import {
   failureOf,
@@ -171,6 +172,11 @@ export const templatesSection: WebSection = (service) => async (web) => {
   });
   web.get('/templates/gallery', async (req, reply) => {
     const csrf = req.admin!.csrf;
+    // an HTML copy is refused where nothing could print it: not offered there
+    const htmlWorks = await requireChromium().then(
+      () => true,
+      () => false,
+    );
     const cards = GALLERY.map(
       (e) =>
         html`<li>
@@ -185,7 +191,7 @@ export const templatesSection: WebSection = (service) => async (web) => {
           <span class="muted small">${e.description}</span>
           <div class="actions">
             ${actionButton({ action: `/app/templates/gallery/${e.key}/use`, label: 'Use (XML)', csrf, style: 'secondary', hidden: { format: 'xml' } })}
-            ${actionButton({ action: `/app/templates/gallery/${e.key}/use`, label: 'Use (HTML)', csrf, style: 'secondary', hidden: { format: 'html' } })}
+            ${htmlWorks ? actionButton({ action: `/app/templates/gallery/${e.key}/use`, label: 'Use (HTML)', csrf, style: 'secondary', hidden: { format: 'html' } }) : html`<span class="muted small">HTML needs Chromium here</span>`}
           </div>
         </li>`,
     );

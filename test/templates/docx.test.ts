@@ -362,5 +362,8 @@ describe('Word templates from the CLI', () => {
     expect(all.code).toBe(0);
     for (const name of ['letter-docx', 'invoice-docx'])
       expect((await readPdf(fs.readFileSync(path.join(dir, `${name}.pdf`)))).text).toContain('Northwind');
+    // and the gallery, each template in XML and HTML
+    for (const name of ['gallery-invoice-xml', 'gallery-receipt-html'])
+      expect((await readPdf(fs.readFileSync(path.join(dir, `${name}.pdf`)))).text).toContain('Northwind');
   });
 });
