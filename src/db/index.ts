@@ -11,6 +11,7 @@ import {
   Kysely,
   Migrator,
   PostgresDialect,
+  SqliteAdapter,
   SqliteDialect,
   SqliteDriver,
   type Compilable,
@@ -307,6 +308,18 @@ class TrackedSqliteDriver extends SqliteDriver {
   }
 }
 
+/**
+ * SQLite changes its schema inside a transaction as it changes rows, though Kysely's adapter says it
+ * cannot: with this, the migrations to run are run in one transaction, so one that fails halfway,
+ * or a process stopped during it, leaves the database as it was (0029 moves every template's
+ * files: half-moved, the next start would fail on tables that already exist).
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
 class TrackedSqliteDialect extends SqliteDialect {
   constructor(
     private readonly sqliteConfig: ConstructorParameters<typeof SqliteDialect>[0],
@@ -316,6 +329,9 @@ class TrackedSqliteDialect extends SqliteDialect {
   }
   override createDriver(): Driver {
     return new TrackedSqliteDriver(this.sqliteConfig, this.direct);
+  }
+  override createAdapter(): SqliteAdapter {
+    return new TransactionalDdlSqliteAdapter();
   }
 }
 

@@ -190,4 +190,42 @@ describe('migration 0029 on templates stored before versions', () => {
       await database.close();
     }
   });
+
+  it('runs in one transaction: a migration that fails halfway leaves the database as it was, and runs again', async () => {
+    const file = path.join(dir, 'halfway.db');
+    const old = await migratedTo(file, '0028_document_follows_links');
+    const at = '2026-11-01T10:00:00.000Z';
+    await sql`insert into templates (id, name, format, source, variables, defaults, size, created_at, updated_at)
+      values ('tmpl_kept', 'Kept', 'xml', ${Buffer.from('<document><body><p>Hi</p></body></document>')}, '[]', '{}', 1, ${at}, ${at})`.execute(
+      old,
+    );
+    // something of the operator's own that 0029's dropping of templates.source cannot get past: it
+    // fails after it has made the version tables, moved the rows and dropped template_assets
+    await sql`create view operator_report as select id, source from templates`.execute(old);
+    await old.destroy();
+
+    await expect(openDatabase({ sqlitePath: file })).rejects.toThrow(/could not be migrated/);
+    const after = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new SQLite(file) }) });
+    try {
+      const tables = await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(after);
+      const names = tables.rows.map((r) => r.name);
+      expect(names).toContain('template_assets');
+      expect(names).not.toContain('template_versions');
+      const last = await sql<{
+        name: string;
+      }>`select name from paperlink_migrations order by name desc limit 1`.execute(after);
+      expect(last.rows[0].name).toBe('0028_document_follows_links');
+      await sql`drop view operator_report`.execute(after);
+    } finally {
+      await after.destroy();
+    }
+    const database = await openDatabase({ sqlitePath: file });
+    try {
+      expect(await new TemplateStore(database.db, new FakeClock(), inProcessRenderer).get('tmpl_kept')).toMatchObject({
+        version: 1,
+      });
+    } finally {
+      await database.close();
+    }
+  });
 });

@@ -116,6 +116,7 @@ describe('every page meets WCAG 2.1 AA (axe-core) at 1280 and 390 px', () => {
 
   const operatorPages = () => [
     '/app/templates',
+    '/app/templates/gallery',
     `/app/templates/${EXAMPLE_IDS.letter}/preview`,
     `/app/templates/${EXAMPLE_IDS.letter}/edit`,
     '/app/generate',
