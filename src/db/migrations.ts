@@ -643,6 +643,14 @@ export const MIGRATIONS: [string, Step][] = [
       await db.schema.alterTable('postcards').addColumn('template_version', 'integer').execute();
     },
   ],
+  [
+    '0030_template_files_once',
+    async (db) => {
+      // a file a version has byte for byte as an earlier version of its template is stored once:
+      // the later row's bytes are empty and stored_in names the version that holds them
+      await db.schema.alterTable('template_version_assets').addColumn('stored_in', 'integer').execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

@@ -49,7 +49,10 @@ export interface TemplateVersionAssetsTable {
   template_id: string;
   version: number;
   path: string;
+  /** Empty when stored_in names the version that holds them. */
   bytes: Uint8Array;
+  /** The version of the template whose row for this path holds the bytes (null: this row holds them). */
+  stored_in: number | null;
 }
 
 export interface DocumentsTable {

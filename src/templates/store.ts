@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { sql } from 'kysely';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { isUniqueViolation, PreparedQuery, type Db } from '../db';
@@ -258,13 +259,50 @@ export class TemplateStore {
     return { template, assets, version };
   }
 
+  /**
+   * Writes a version and its files. A file an earlier version of the template holds byte for byte
+   * (the logo and fonts a text change leaves as they were) is not stored again: its row names the
+   * version that holds it, so a template saved a hundred times holds its fonts once. A template's
+   * rows only ever point within it, and its versions are deleted all together, so none dangles.
+   */
   private async insertVersion(trx: Db, row: TemplateVersionRow, assets: Map<string, Uint8Array>): Promise<void> {
     await trx.insertInto('template_versions').values(row).execute();
-    for (const [p, b] of assets)
+    for (const [p, b] of assets) {
+      const bytes = Buffer.from(b);
+      const held = await trx
+        .selectFrom('template_version_assets')
+        .select('version')
+        .where('template_id', '=', row.template_id)
+        .where('path', '=', p)
+        .where('stored_in', 'is', null)
+        .where('bytes', '=', bytes)
+        .executeTakeFirst();
       await trx
         .insertInto('template_version_assets')
-        .values({ template_id: row.template_id, version: row.version, path: p, bytes: Buffer.from(b) })
+        .values({
+          template_id: row.template_id,
+          version: row.version,
+          path: p,
+          bytes: held ? Buffer.alloc(0) : bytes,
+          stored_in: held?.version ?? null,
+        })
         .execute();
+    }
+  }
+
+  /** A version's files, each with its bytes wherever they are held (insertVersion). */
+  private files(id: string, version: number) {
+    return this.db
+      .selectFrom('template_version_assets as a')
+      .leftJoin('template_version_assets as h', (j) =>
+        j
+          .onRef('h.template_id', '=', 'a.template_id')
+          .onRef('h.version', '=', 'a.stored_in')
+          .onRef('h.path', '=', 'a.path'),
+      )
+      .select(['a.path', sql<Buffer>`coalesce(h.bytes, a.bytes)`.as('bytes')])
+      .where('a.template_id', '=', id)
+      .where('a.version', '=', version);
   }
 
   /** Keeps a compiled version for its renders (the render threads have it compiled already), as most recently used. */
@@ -406,13 +444,7 @@ export class TemplateStore {
   }
 
   private async asset(id: string, version: number, p: string): Promise<Uint8Array | undefined> {
-    const row = await this.db
-      .selectFrom('template_version_assets')
-      .select('bytes')
-      .where('template_id', '=', id)
-      .where('version', '=', version)
-      .where('path', '=', p)
-      .executeTakeFirst();
+    const row = await this.files(id, version).where('a.path', '=', p).executeTakeFirst();
     return row && new Uint8Array(row.bytes);
   }
 
@@ -621,12 +653,7 @@ export class TemplateStore {
       .where('template_versions.version', '=', version)
       .executeTakeFirst();
     if (!row) throw new NotFoundError('template', id);
-    const assets = await this.db
-      .selectFrom('template_version_assets')
-      .select(['path', 'bytes'])
-      .where('template_id', '=', id)
-      .where('version', '=', version)
-      .execute();
+    const assets = await this.files(id, version).execute();
     const byPath = new Map(assets.map((a) => [a.path, new Uint8Array(a.bytes)]));
     const source = new Uint8Array(row.source);
     size(assets.reduce((n, a) => n + a.bytes.length, source.length));

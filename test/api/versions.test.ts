@@ -1,5 +1,8 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { sql } from 'kysely';
 import { EXAMPLE_IDS } from '../../src/templates/store';
-import { png } from '../support/fixtures';
+import { png, root } from '../support/fixtures';
 import { readPdf } from '../support/pdf';
 import { BACKENDS, testService, type TestService } from '../support/service';
 
@@ -157,6 +160,42 @@ describe.each(BACKENDS)('template versions on %s', (backend) => {
     expect(stale.json().error.code).toBe('version_conflict');
     const fresh = await post(`/v1/templates/${id}/versions?base_version=1`, { source: xml('C') });
     expect(fresh.json()).toMatchObject({ version: 3, current: true });
+  });
+
+  it('stores a file that versions share once: text changes to a template with a font hold the font once', async () => {
+    const font = fs.readFileSync(path.join(root, 'examples/gallery/fonts/PlayfairDisplay-SemiBold.ttf'));
+    const other = fs.readFileSync(path.join(root, 'examples/gallery/fonts/SourceSerif4-Italic.ttf'));
+    const source = (words: string) =>
+      `<document><fonts><font family="F" src="f.ttf"/></fonts><body><p font="F">${words} {{name}}</p></body></document>`;
+    const made = await post('/v1/templates', { source: source('v1'), assets: { 'f.ttf': font.toString('base64') } });
+    const id = made.json().id as string;
+    for (let v = 2; v <= 6; v++) await post(`/v1/templates/${id}/versions`, { source: source(`v${v}`) });
+    // a new font at the same path is stored; going back to the first font again is not
+    await post(`/v1/templates/${id}/versions`, { source: source('v7'), assets: { 'f.ttf': other.toString('base64') } });
+    await post(`/v1/templates/${id}/versions`, { source: source('v8'), assets: { 'f.ttf': font.toString('base64') } });
+    const held = await sql<{ n: number; bytes: number }>`select count(*) as n, sum(length(bytes)) as bytes
+      from template_version_assets where template_id = ${id}`.execute(t.service.database.db);
+    expect(Number(held.rows[0].n)).toBe(8);
+    expect(Number(held.rows[0].bytes)).toBe(font.length + other.length);
+    // every version renders with its own font
+    for (const [version, face] of [
+      [1, 'PlayfairDisplay'],
+      [4, 'PlayfairDisplay'],
+      [7, 'SourceSerif4'],
+      [8, 'PlayfairDisplay'],
+    ] as const) {
+      const res = await generate(id, { template_version: version });
+      const read = await readPdf((await get(`/v1/documents/${res.json().document_id}/pdf`)).rawPayload);
+      expect(read.text).toContain(`v${version} Ann`);
+      expect(read.pages[0].runs.filter((r) => r.text.includes('Ann')).map((r) => r.font.split('-')[0])).toEqual([face]);
+    }
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/templates/${id}`, headers: auth() })).statusCode).toBe(
+      200,
+    );
+    const left = await sql<{
+      n: number;
+    }>`select count(*) as n from template_version_assets where template_id = ${id}`.execute(t.service.database.db);
+    expect(Number(left.rows[0].n)).toBe(0);
   });
 
   it('refuses a version that does not compile, and keeps the current one', async () => {
