@@ -7,7 +7,9 @@ import { diffLines } from 'diff';
 import { NotFoundError, PaperlinkError } from '../errors';
 import { statusOf } from '../http/errors';
 import { isVersion, type TemplateInfo, type TemplateVersionInfo } from './store';
+import type { Service } from '../service';
 import { preview } from './preview';
+import { PageImages } from '../documents/images';
 import { requireChromium } from './chromium';
 import { GALLERY, galleryThumbnail, useGalleryTemplate, type GalleryFormat } from './gallery';
 import {
@@ -111,7 +113,29 @@ function previewBody(t: TemplateInfo, preview: Html): Html {
     </div>`;
 }
 
+/** Bytes of template thumbnails a process keeps (about a hundred). */
+const THUMBNAIL_BYTES = 16 * 1024 * 1024;
+
+/** Template versions' first pages, kept as recipients' page images are: by `id@version`, drawn from the preview's PDF. */
+function templateThumbnails(service: Service): PageImages {
+  return new PageImages(
+    service.renderer,
+    async (key) => {
+      const [id, version] = key.split('@');
+      const made = await preview(
+        service.templates,
+        service.renderer,
+        { template_id: id, template_version: Number(version) },
+        service.clock.now(),
+      );
+      return made.bytes;
+    },
+    THUMBNAIL_BYTES,
+  );
+}
+
 export const templatesSection: WebSection = (service) => async (web) => {
+  const thumbnails = templateThumbnails(service);
   async function templatesPage(req: FastifyRequest, reply: FastifyReply, o: { error?: Failure; status?: number } = {}) {
     const query = req.query as Record<string, unknown>;
     const list = await service.templates.list(parsePageQuery({ limit: PAGE, starting_after: query.starting_after }));
@@ -170,58 +194,6 @@ export const templatesSection: WebSection = (service) => async (web) => {
       return templatesPage(req, reply, { error: failureOf(err), status: 422 });
     }
   });
-  web.get('/templates/gallery', async (req, reply) => {
-    const csrf = req.admin!.csrf;
-    // an HTML copy is refused where nothing could print it: not offered there
-    const htmlWorks = await requireChromium().then(
-      () => true,
-      () => false,
-    );
-    const cards = GALLERY.map(
-      (e) =>
-        html`<li>
-          <img
-            src="/app/templates/gallery/${e.key}/thumbnail.png"
-            alt="The first page of the ${e.name} with its sample values"
-            width="220"
-            height="293"
-            loading="lazy"
-          />
-          <strong>${e.name}</strong>
-          <span class="muted small">${e.description}</span>
-          <div class="actions">
-            ${actionButton({ action: `/app/templates/gallery/${e.key}/use`, label: 'Use (XML)', csrf, style: 'secondary', hidden: { format: 'xml' } })}
-            ${htmlWorks ? actionButton({ action: `/app/templates/gallery/${e.key}/use`, label: 'Use (HTML)', csrf, style: 'secondary', hidden: { format: 'html' } }) : html`<span class="muted small">HTML needs Chromium here</span>`}
-          </div>
-        </li>`,
-    );
-    const body = html`<div class="head">
-        <div>
-          <h1>Template gallery</h1>
-          <p class="sub">
-            Each is in the XML layout language and in HTML, with its fonts and sample values. Using one copies it into
-            your templates and opens it in the editor; the gallery stays as it is.
-          </p>
-        </div>
-        <div class="actions"><a class="button secondary" href="/app/templates">All templates</a></div>
-      </div>
-      <div class="card">
-        <ul class="gallery">
-          ${cards}
-        </ul>
-      </div>`;
-    return page(req, reply, { section: 'templates', title: 'Template gallery', body });
-  });
-  // made once per process from files that do not change while it runs
-  web.get('/templates/gallery/:key/thumbnail.png', async (req, reply) => {
-    const png = await galleryThumbnail(service.renderer, (req.params as { key: string }).key);
-    return reply.type('image/png').header('Cache-Control', 'private, max-age=3600').send(Buffer.from(png));
-  });
-  web.post('/templates/gallery/:key/use', async (req, reply) => {
-    const format = one(req.body as Form, 'format') as GalleryFormat;
-    const made = await useGalleryTemplate(service.templates, (req.params as { key: string }).key, format);
-    return reply.redirect(`/app/templates/${made.id}/edit?done=template_copied`, 303);
-  });
   web.post('/templates/:id/delete', async (req, reply) => {
     await service.templates.remove((req.params as { id: string }).id);
     return reply.redirect('/app/templates?done=template_deleted', 303);
@@ -237,19 +209,16 @@ export const templatesSection: WebSection = (service) => async (web) => {
       scripts: preview.scripts,
     });
   });
-  // the first page of a version with its sample values: a version never changes, so the browser keeps it
+  // the first page of a version with its sample values: a version never changes, so the browser
+  // keeps it, and so does this process (drawn once however many lists ask, a few at a time)
   web.get('/templates/:id/versions/:version/thumbnail.png', async (req, reply) => {
     const { id, version } = req.params as { id: string; version: string };
-    const made = await preview(
-      service.templates,
-      service.renderer,
-      { template_id: id, template_version: versionOf(version), page: 1 },
-      service.clock.now(),
-    );
+    await service.templates.get(id); // a deleted template's are not shown again
+    const png = await thumbnails.image(`${id}@${versionOf(version)}`, 1);
     return reply
       .type('image/png')
       .header('Cache-Control', 'private, max-age=31536000, immutable')
-      .send(Buffer.from(made.bytes));
+      .send(Buffer.from(png));
   });
   web.get('/templates/:id/preview.pdf', async (req, reply) => {
     const t = await service.templates.get((req.params as { id: string }).id);
@@ -514,5 +483,61 @@ export const templateEditor: WebSection = (service) => async (web) => {
         </table>
       </div>`;
     return page(req, reply, { section: 'templates', title: `Changes in version ${n}`, body });
+  });
+};
+
+/** The starter gallery (gallery.ts): its page with each template's first page, and a copy into the templates. */
+export const templateGallery: WebSection = (service) => async (web) => {
+  web.get('/templates/gallery', async (req, reply) => {
+    const csrf = req.admin!.csrf;
+    // an HTML copy is refused where nothing could print it: not offered there
+    const htmlWorks = await requireChromium().then(
+      () => true,
+      () => false,
+    );
+    const cards = GALLERY.map(
+      (e) =>
+        html`<li>
+          <img
+            src="/app/templates/gallery/${e.key}/thumbnail.png"
+            alt="The first page of the ${e.name} with its sample values"
+            width="220"
+            height="293"
+            loading="lazy"
+          />
+          <strong>${e.name}</strong>
+          <span class="muted small">${e.description}</span>
+          <div class="actions">
+            ${actionButton({ action: `/app/templates/gallery/${e.key}/use`, label: 'Use (XML)', csrf, style: 'secondary', hidden: { format: 'xml' } })}
+            ${htmlWorks ? actionButton({ action: `/app/templates/gallery/${e.key}/use`, label: 'Use (HTML)', csrf, style: 'secondary', hidden: { format: 'html' } }) : html`<span class="muted small">HTML needs Chromium here</span>`}
+          </div>
+        </li>`,
+    );
+    const body = html`<div class="head">
+        <div>
+          <h1>Template gallery</h1>
+          <p class="sub">
+            Each is in the XML layout language and in HTML, with its fonts and sample values. Using one copies it into
+            your templates and opens it in the editor; the gallery stays as it is.
+          </p>
+        </div>
+        <div class="actions"><a class="button secondary" href="/app/templates">All templates</a></div>
+      </div>
+      <div class="card">
+        <ul class="gallery">
+          ${cards}
+        </ul>
+      </div>`;
+    return page(req, reply, { section: 'templates', title: 'Template gallery', body });
+  });
+  // made once per process from files that do not change while it runs
+  web.get('/templates/gallery/:key/thumbnail.png', async (req, reply) => {
+    const png = await galleryThumbnail(service.renderer, (req.params as { key: string }).key);
+    return reply.type('image/png').header('Cache-Control', 'private, max-age=3600').send(Buffer.from(png));
+  });
+  web.post('/templates/gallery/:key/use', async (req, reply) => {
+    const format = one(req.body as Form, 'format') as GalleryFormat;
+    const made = await useGalleryTemplate(service.templates, (req.params as { key: string }).key, format);
+    return reply.redirect(`/app/templates/${made.id}/edit?done=template_copied`, 303);
   });
 };

@@ -25,13 +25,14 @@ import { bare, csrfField, errorNotice, field, html, layout, raw } from './html';
 import { linksSection } from '../links/web';
 import { postcardsSection } from '../postcards/web';
 import { settingsSection } from './settings';
-import { templateEditor, templatesSection } from '../templates/web';
+import { templateEditor, templateGallery, templatesSection } from '../templates/web';
 import { secureCookies } from '../config';
 
 const SESSION_COOKIE = 'paperlink_admin';
 const SIGNIN_COOKIE = 'paperlink_signin';
 const SECTIONS = [
   templatesSection,
+  templateGallery,
   templateEditor,
   generateSection,
   documentsSection,

@@ -152,6 +152,24 @@ describe('the web app gallery', () => {
     expect((await get(`/app/templates/${id}/edit`)).statusCode).toBe(200);
   });
 
+  it("a template's thumbnail is drawn once however many lists ask, and not shown once the template is deleted", async () => {
+    const made = await t.service.templates.create({
+      source: '<document><body><p>Thumb {{name}}</p></body></document>',
+    });
+    const url = `/app/templates/${made.id}/versions/1/thumbnail.png`;
+    const render = jest.spyOn(t.service.renderer, 'render');
+    try {
+      const first = await Promise.all([get(url), get(url), get(url)]);
+      expect(first.map((r) => r.statusCode)).toEqual([200, 200, 200]);
+      expect((await get(url)).rawPayload.equals(first[0].rawPayload)).toBe(true);
+      expect(render).toHaveBeenCalledTimes(1);
+    } finally {
+      render.mockRestore();
+    }
+    await t.service.templates.remove(made.id);
+    expect((await get(url)).statusCode).toBe(404);
+  });
+
   it('the API lists the gallery and copies one in HTML; a document generated from the copy is set in Inter', async () => {
     const auth = { 'x-service-api-token': t.key };
     const list = await t.app.inject({ method: 'GET', url: '/v1/templates/gallery', headers: auth });
