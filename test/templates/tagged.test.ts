@@ -16,11 +16,12 @@ async function structure(xml: string, values: Record<string, string> = {}) {
   return readStructure(await renderTemplate(await loadTemplate(xml, { assets }), values, NOW));
 }
 
-async function example(name: string) {
+/** An example rendered with its sample values, `change`d (a longer letter). */
+async function example(name: string, change: (values: Record<string, string>) => Record<string, string> = (v) => v) {
   const dir = path.join(root, 'examples', name);
   const xml = fs.readdirSync(dir).find((f) => f.endsWith('.xml'))!;
   const values = JSON.parse(fs.readFileSync(path.join(dir, 'sample.json'), 'utf8')) as Record<string, string>;
-  return readStructure(await renderTemplate(await loadTemplateFile(path.join(dir, xml)), values, NOW));
+  return readStructure(await renderTemplate(await loadTemplateFile(path.join(dir, xml)), change(values), NOW));
 }
 
 /**
@@ -98,7 +99,9 @@ describe('tagged PDF', () => {
   });
 
   it('tags the letter as the issue asks: letterhead logo, heading and paragraphs in reading order; running heads and footers are artifacts', async () => {
-    const s = await example('letter');
+    // a body three times the sample's: the letter runs onto a second page, with its running head
+    const s = await example('letter', (v) => ({ ...v, body: [v.body, v.body, v.body].join('\n\n') }));
+    expect(s.pages).toHaveLength(2);
     expect(s.marked).toBe(true);
     expect(s.lang).toBe('en');
     const read = s.pages.flatMap((p) => reading(p.tree));
