@@ -102,24 +102,8 @@ export function galleryList() {
   };
 }
 
-const thumbnails = new Map<string, Promise<Uint8Array>>();
-
-/**
- * An entry's first page as a PNG, from its XML template with its sample values: made once per
- * process (the gallery's files do not change while it runs; five images of ~200 KB).
- */
-export function galleryThumbnail(renderer: Renderer, key: string): Promise<Uint8Array> {
-  const entry = galleryEntry(key);
-  let made = thumbnails.get(entry.key);
-  if (!made) {
-    made = (async () => {
-      const { source, assets } = await galleryTemplate(entry.key, 'xml');
-      const template = await renderer.load(source, { assets });
-      const pdf = await renderer.render(template, gallerySample(entry.key));
-      return (await renderer.view(pdf, { page: 1 })).bytes;
-    })();
-    made.catch(() => thumbnails.delete(entry.key));
-    thumbnails.set(entry.key, made);
-  }
-  return made;
+/** An entry's XML version filled with its sample values: what its thumbnail is drawn from. */
+export async function galleryPdf(renderer: Renderer, key: string): Promise<Uint8Array> {
+  const { source, assets } = await galleryTemplate(key, 'xml');
+  return renderer.render(await renderer.load(source, { assets }), gallerySample(key));
 }

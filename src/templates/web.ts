@@ -11,7 +11,7 @@ import type { Service } from '../service';
 import { preview } from './preview';
 import { PageImages } from '../documents/images';
 import { requireChromium } from './chromium';
-import { GALLERY, galleryThumbnail, useGalleryTemplate, type GalleryFormat } from './gallery';
+import { GALLERY, galleryPdf, useGalleryTemplate, type GalleryFormat } from './gallery';
 import {
   failureOf,
   multipartForm,
@@ -488,6 +488,8 @@ export const templateEditor: WebSection = (service) => async (web) => {
 
 /** The starter gallery (gallery.ts): its page with each template's first page, and a copy into the templates. */
 export const templateGallery: WebSection = (service) => async (web) => {
+  // each drawn once, as the templates' thumbnails are (the gallery's five are ~1 MB in all)
+  const thumbnails = new PageImages(service.renderer, (key) => galleryPdf(service.renderer, key), THUMBNAIL_BYTES);
   web.get('/templates/gallery', async (req, reply) => {
     const csrf = req.admin!.csrf;
     // an HTML copy is refused where nothing could print it: not offered there
@@ -530,9 +532,8 @@ export const templateGallery: WebSection = (service) => async (web) => {
       </div>`;
     return page(req, reply, { section: 'templates', title: 'Template gallery', body });
   });
-  // made once per process from files that do not change while it runs
   web.get('/templates/gallery/:key/thumbnail.png', async (req, reply) => {
-    const png = await galleryThumbnail(service.renderer, (req.params as { key: string }).key);
+    const png = await thumbnails.image((req.params as { key: string }).key, 1);
     return reply.type('image/png').header('Cache-Control', 'private, max-age=3600').send(Buffer.from(png));
   });
   web.post('/templates/gallery/:key/use', async (req, reply) => {

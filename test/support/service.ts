@@ -89,6 +89,13 @@ export async function testService(options: TestOptions = {}): Promise<TestServic
   return start(config, options.clock, undefined, options.service);
 }
 
+/** The Cookie header of a web app session signed in with `secret` (fails unless the sign-in redirects, as it does when it works). */
+export async function webSession(app: FastifyInstance, secret: string): Promise<string> {
+  const signed = await signInToWebApp(app, secret);
+  if (signed.statusCode !== 303) throw new Error(`sign-in answered ${signed.statusCode}: ${signed.body}`);
+  return signed.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+}
+
 /** Signs in to the web app with `secret` as a browser would (the sign-in form and its CSRF cookie); the answer. */
 export async function signInToWebApp(app: FastifyInstance, secret: string) {
   const form = await app.inject({ method: 'GET', url: '/app/signin' });

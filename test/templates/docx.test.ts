@@ -19,7 +19,7 @@ import { withEnv } from '../support/env';
 import { find, readPdf } from '../support/pdf';
 import { cli } from '../support/cli';
 import { tempDir } from '../support/tmp';
-import { signInToWebApp, testService, type TestService } from '../support/service';
+import { webSession, testService, type TestService } from '../support/service';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 
 // without LibreOffice every test here fails with how to install it, rather than passing untested
@@ -285,8 +285,7 @@ describe('Word templates through the API', () => {
   });
 
   it('has the Word examples loaded, and the web app previews them with their sample values', async () => {
-    const signed = await signInToWebApp(t.app, t.key);
-    const cookie = signed.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+    const cookie = await webSession(t.app, t.key);
     for (const id of [EXAMPLE_IDS.letter_docx, EXAMPLE_IDS.invoice_docx]) {
       const res = await t.app.inject({ method: 'GET', url: `/app/templates/${id}/preview.pdf`, headers: { cookie } });
       expect(res.statusCode).toBe(200);

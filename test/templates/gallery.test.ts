@@ -13,7 +13,7 @@ import { GALLERY, GALLERY_FORMATS, galleryTemplate, gallerySample } from '../../
 import { viewCopy } from '../../src/templates/viewcopy';
 import { root } from '../support/fixtures';
 import { fontPrograms, readPdf } from '../support/pdf';
-import { signInToWebApp, testService, type TestService } from '../support/service';
+import { webSession, testService, type TestService } from '../support/service';
 
 const ARTIFACTS = path.join(root, 'test-results', 'gallery');
 
@@ -113,8 +113,7 @@ describe('the web app gallery', () => {
   let cookie: string;
   beforeAll(async () => {
     t = await testService();
-    const signed = await signInToWebApp(t.app, t.key);
-    cookie = signed.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+    cookie = await webSession(t.app, t.key);
   });
   afterAll(() => t?.stop());
   const get = (url: string) => t.app.inject({ method: 'GET', url, headers: { cookie } });

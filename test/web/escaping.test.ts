@@ -10,7 +10,7 @@ import { signInPage, viewerPage } from '../../src/links/pages';
 import { codeMessage, linkMessage } from '../../src/links/mail';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
-import { signInToWebApp, testService, type TestService } from '../support/service';
+import { webSession, testService, type TestService } from '../support/service';
 
 const HOSTILE = `<img src=x onerror=alert(1)>"'&`;
 const ESCAPED = '&lt;img src=x onerror=alert(1)&gt;&quot;&#39;&amp;';
@@ -140,8 +140,7 @@ describe('the web app fed hostile names', () => {
     });
     expect(postcard.statusCode).toBe(202);
     ids.postcard = postcard.json().id;
-    const signed = await signInToWebApp(t.app, t.key);
-    cookie = signed.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+    cookie = await webSession(t.app, t.key);
   });
   afterAll(() => t?.stop());
 

@@ -3,7 +3,7 @@
  * (or `Sec-Fetch-Site`) even with a valid token, and the sign-in form's token is the server's HMAC
  * of its cookie, so a cookie and field an attacker chose to match are refused.
  */
-import { signInToWebApp, testService, type TestService } from '../support/service';
+import { webSession, testService, type TestService } from '../support/service';
 
 describe('the web app refuses forged forms', () => {
   let t: TestService;
@@ -11,9 +11,7 @@ describe('the web app refuses forged forms', () => {
   let csrf: string;
   beforeAll(async () => {
     t = await testService({ config: { publicUrl: 'https://docs.example.com' } });
-    const signed = await signInToWebApp(t.app, t.key);
-    expect(signed.statusCode).toBe(303);
-    cookie = signed.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+    cookie = await webSession(t.app, t.key);
     const page = await t.app.inject({ method: 'GET', url: '/app/settings', headers: { cookie } });
     csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)![1];
   });

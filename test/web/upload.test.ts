@@ -12,7 +12,7 @@ import { PDF_STANDARDS } from '../../src/templates/standards';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { root } from '../support/fixtures';
 import { readPdf } from '../support/pdf';
-import { signInToWebApp, testService, type TestService } from '../support/service';
+import { webSession, testService, type TestService } from '../support/service';
 
 const postcardSample = JSON.parse(fs.readFileSync(path.join(root, 'examples/postcard/sample.json'), 'utf8')) as Record<
   string,
@@ -24,8 +24,7 @@ describe('the web app template upload and generate form', () => {
   let cookie: string;
   beforeAll(async () => {
     t = await testService();
-    const signed = await signInToWebApp(t.app, t.key);
-    cookie = signed.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+    cookie = await webSession(t.app, t.key);
   });
   afterAll(() => t?.stop());
 
