@@ -51,7 +51,10 @@ async function serve(processes: number, opts: { port?: number; host?: string; da
   const close = (s: NonNullable<typeof server>) =>
     s.close().then(
       () => process.exit(0),
-      () => process.exit(1),
+      (err: unknown) => {
+        log(`Stopping failed: ${err instanceof Error ? err.message : String(err)}`, { level: 'error', err });
+        process.exit(EXIT_FAILED);
+      },
     );
   const stop = () => {
     if (stopping) return;

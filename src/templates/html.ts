@@ -403,7 +403,9 @@ class Browser {
       new Promise<boolean>((r) => setTimeout(() => r(false), 5_000).unref()),
     ]).catch(() => false);
     if (!closed && this.pid) kill(this.pid);
-    if (this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
+    // a browser's last helper processes may still be writing its profile as the first one ends:
+    // the removal is tried again rather than failing the stop over a folder in the system's tmp
+    if (this.dir) await fs.promises.rm(this.dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   }
 }
 

@@ -43,7 +43,9 @@ describe('paperlink serve under LOG_FORMAT=json', () => {
     } finally {
       serve.child.kill('SIGTERM');
     }
-    expect(await serve.exited).toBe(0);
+    const code = await serve.exited;
+    if (code !== 0) console.log(`exit ${code}\n${serve.out.stdout.slice(-4000)}\n${serve.out.stderr.slice(-4000)}`);
+    expect(code).toBe(0);
     const lines = [...jsonLines(serve.out.stdout, 'stdout'), ...jsonLines(serve.out.stderr, 'stderr')];
     // the request log and the process's own lines, both in the one format
     expect(lines.some((l) => (l.req as { url?: string } | undefined)?.url === '/v1/generate')).toBe(true);
