@@ -20,6 +20,7 @@ import { activitiesOf, type Activities, type Engine } from './engine';
 import { Claims } from './engine/claims';
 import { Marks, markOnEngineChange } from './engine/marks';
 import { EmbeddedEngine } from './engine/embedded';
+import { batchForLinks } from './flows/link';
 import { eventLoopLoad, type Load } from './jobs/load';
 import { periodic, Runner } from './jobs/runner';
 import { Events } from './events';
@@ -302,7 +303,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
           linkUrl: (id) => links.url(id),
           onError: onFlowError,
         }))().catch(abandon)
-    : new EmbeddedEngine(clock, activities, claims, onFlowError, runner);
+    : new EmbeddedEngine(clock, { ...activities, ...batchForLinks(links) }, claims, onFlowError, runner);
   // every generate started here (the API, the web app) renders the template versions current when it
   // was asked for, however late or often the engine runs it: the versions go into its input
   const start = engine.generate.bind(engine);

@@ -75,11 +75,13 @@ export class Claims {
   }
 
   /**
-   * Ends this process's step on a row: it wakes at `at` (null: not before a change), or earlier if
-   * a change marked it due meanwhile. `also`: what else the step decided (a link's planned retry).
-   * Only while the lease is the one it took: a step whose row was taken over changes nothing.
+   * Ends this process's steps on rows (one, or a batch run together): each wakes at `at` (null: not
+   * before a change), or earlier if a change marked it due meanwhile. `also`: what else the step
+   * decided (a link's planned retry). Only while the lease is the one it took: a step whose row
+   * was taken over changes nothing.
    */
-  async release(table: Waiting, held: Held, at: Date | null, also: { send_retry_at?: string | null } = {}) {
+  async release(table: Waiting, held: readonly Held[], at: Date | null, also: { send_retry_at?: string | null } = {}) {
+    if (!held.length) return;
     const wake =
       at === null
         ? sql<string | null>`wake_at`
@@ -92,8 +94,12 @@ export class Claims {
       db
         .updateTable(table)
         .set({ wake_at: wake, ...also, ...freeing(STEP[table]) })
-        .where('id', '=', held.id)
-        .where('claimed_epoch', '=', held.epoch)
+        .where(
+          'id',
+          'in',
+          held.map((h) => h.id),
+        )
+        .where((e) => e.or(held.map((h) => e.and([e('id', '=', h.id), e('claimed_epoch', '=', h.epoch)]))))
         .execute(),
     );
   }

@@ -11,7 +11,7 @@
 import { iso, type Clock } from '../clock';
 import type { GenerateResult } from '../documents';
 import { generateFlow, type GenerateActivities, type GenerateInput } from '../flows/generate';
-import { linkStep, type LinkActivities } from '../flows/link';
+import { linkStep, linkStepsTogether, type LinkActivities, type LinkBatch } from '../flows/link';
 import type { PostcardActivities } from '../flows/postcard';
 import { POLICIES, waitMs } from '../flows/policies';
 import type { Ports } from '../flows/ports';
@@ -38,7 +38,7 @@ export class EmbeddedEngine implements Engine {
 
   constructor(
     private readonly clock: Clock,
-    private readonly activities: LinkActivities & PostcardActivities & GenerateActivities,
+    private readonly activities: LinkActivities & LinkBatch & PostcardActivities & GenerateActivities,
     private readonly claims: Claims,
     private readonly onError: (id: string, err: unknown) => void = () => undefined,
     /** The process's runner (src/jobs/runner.ts); one of its own when not given. */
@@ -50,6 +50,7 @@ export class EmbeddedEngine implements Engine {
       concurrency: LINK_STEPS,
       take: (now, n) => claims.due('magic_links', now, n),
       run: (held) => this.linkStep(held),
+      runTogether: (held) => this.linkStepsTogether(held),
       next: () => claims.nextWake('magic_links'),
       backlog: (now) => claims.backlog('magic_links', now),
     });
@@ -121,12 +122,33 @@ export class EmbeddedEngine implements Engine {
       wake = await linkStep(this.activities, id, () => this.clock.now().getTime());
     } catch (err) {
       this.onError(`link-${id}`, err);
-      await this.claims.release('magic_links', held, new Date(this.clock.now().getTime() + 60_000));
+      await this.claims.release('magic_links', [held], new Date(this.clock.now().getTime() + 60_000));
       return;
     }
-    await this.claims.release('magic_links', held, wake.at === null ? null : new Date(wake.at), {
+    await this.claims.release('magic_links', [held], wake.at === null ? null : new Date(wake.at), {
       send_retry_at: wake.retryAt === null ? null : iso(new Date(wake.retryAt)),
     });
+  }
+
+  /**
+   * Steps through links taken together: those that only expire are expired and released as one
+   * batch (10,000 falling due in one second take a few statements per fifty, not ten each); the
+   * rest are left to linkStep.
+   */
+  private async linkStepsTogether(held: Held[]): Promise<Held[]> {
+    const { ended } = await linkStepsTogether(
+      this.activities,
+      held.map((h) => h.id),
+      () => this.clock.now().getTime(),
+    );
+    const done = new Set(ended);
+    await this.claims.release(
+      'magic_links',
+      held.filter((h) => done.has(h.id)),
+      null,
+      { send_retry_at: null },
+    );
+    return held.filter((h) => !done.has(h.id));
   }
 
   /**
@@ -143,11 +165,11 @@ export class EmbeddedEngine implements Engine {
       const n = this.renderErrors.get(id) ?? 0;
       this.renderErrors.set(id, n + 1);
       const wait = waitMs(POLICIES.postcard_render, n + 1);
-      await this.claims.release('postcards', held, new Date(this.clock.now().getTime() + wait));
+      await this.claims.release('postcards', [held], new Date(this.clock.now().getTime() + wait));
       return;
     }
     this.renderErrors.delete(id);
-    await this.claims.release('postcards', held, null);
+    await this.claims.release('postcards', [held], null);
   }
 
   /**

@@ -93,53 +93,80 @@ export class Events {
     data: () => Event['data'] | Promise<Event['data']>,
     only?: string,
   ): Promise<{ event?: Event; deliveries: string[] }> {
+    if (!only) return { event: (await this.emitEach(trx, type, [{ resourceId, data }]))[0], deliveries: [] };
     const now = this.clock.now();
-    const wanted = only
-      ? await trx.selectFrom('webhooks').select('id').where('id', '=', only).execute()
-      : (await this.subscribed(trx)).filter((h) => h.events.includes('*') || h.events.includes(type));
+    const wanted = await trx.selectFrom('webhooks').select('id').where('id', '=', only).execute();
     if (wanted.length === 0) return { deliveries: [] };
-    // sequential: deliveries are written in the order of their events' ids (src/webhooks fanOut)
-    const event: Event = {
-      id: sequentialId('evt', now),
-      object: 'event',
-      type,
-      created_at: iso(now),
-      data: await data(),
-    };
+    const [event] = await this.write(trx, type, [{ resourceId, data }], 1);
+    const id = sequentialId('dlv', now);
+    const waits = (await waitingFor(trx, resourceId, [only])).has(only);
     await trx
-      .insertInto('events')
+      .insertInto('deliveries')
       .values({
-        id: event.id,
-        type,
+        id,
+        webhook_id: only,
+        event_id: event.id,
         resource_id: resourceId,
-        data: JSON.stringify(event.data),
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: waits ? BLOCKED : event.created_at,
         created_at: event.created_at,
-        fanned_out: only ? 1 : 0,
+        updated_at: event.created_at,
       })
       .execute();
-    const deliveries: string[] = [];
-    if (only) {
-      const id = sequentialId('dlv', now);
-      const waits = (await waitingFor(trx, resourceId, [only])).has(only);
+    return { event, deliveries: [id] };
+  }
+
+  /**
+   * emit() for several changes of one type in one transaction (a burst of links expiring at once):
+   * the events, in the order given, written in one statement when some webhook wants the type.
+   */
+  async emitEach(
+    trx: Db,
+    type: Event['type'],
+    items: readonly { resourceId: string; data: () => Event['data'] | Promise<Event['data']> }[],
+  ): Promise<Event[]> {
+    if (items.length === 0) return [];
+    const wanted = (await this.subscribed(trx)).filter((h) => h.events.includes('*') || h.events.includes(type));
+    if (wanted.length === 0) return [];
+    return this.write(trx, type, items, 0);
+  }
+
+  /** Writes the events (sequential ids: deliveries are written in the order of their events' ids, src/webhooks fanOut). */
+  private async write(
+    trx: Db,
+    type: Event['type'],
+    items: readonly { resourceId: string; data: () => Event['data'] | Promise<Event['data']> }[],
+    fannedOut: 0 | 1,
+  ): Promise<Event[]> {
+    const now = this.clock.now();
+    const events: Event[] = [];
+    for (const item of items)
+      events.push({
+        id: sequentialId('evt', now),
+        object: 'event',
+        type,
+        created_at: iso(now),
+        data: await item.data(),
+      });
+    // a thousand rows a statement: PostgreSQL takes at most 65,535 parameters
+    for (let at = 0; at < events.length; at += 1000)
       await trx
-        .insertInto('deliveries')
-        .values({
-          id,
-          webhook_id: only,
-          event_id: event.id,
-          resource_id: resourceId,
-          status: 'pending',
-          attempts: 0,
-          next_attempt_at: waits ? BLOCKED : event.created_at,
-          created_at: event.created_at,
-          updated_at: event.created_at,
-        })
+        .insertInto('events')
+        .values(
+          events.slice(at, at + 1000).map((event, i) => ({
+            id: event.id,
+            type,
+            resource_id: items[at + i].resourceId,
+            data: JSON.stringify(event.data),
+            created_at: event.created_at,
+            fanned_out: fannedOut,
+          })),
+        )
         .execute();
-      deliveries.push(id);
-    }
     // after the commit: a dispatcher that looked before it would find nothing, and sleep
     afterCommit(trx, () => this.onEmitted());
-    return { event, deliveries };
+    return events;
   }
 
   private subscribed(trx: Db): Promise<{ id: string; events: string[] }[]> {

@@ -30,12 +30,31 @@ export function activitiesForLinks(links: Pick<MagicLinks, 'state' | 'deliver' |
     linkState: (id) => links.state(id),
     deliverLink: async (id) => (await links.deliver(id, false)).sent,
     expireLink: async (id) => {
-      await links.finish(id, 'expired');
+      await links.finish([id], 'expired');
     },
     revokeLink: async (id) => {
-      await links.finish(id, 'revoked');
+      await links.finish([id], 'revoked');
     },
     notifyLink: (id) => links.notify(id),
+  };
+}
+
+/**
+ * What the embedded engine asks of the links to step through many at once (a burst falling due
+ * together): one read and one transaction for the lot. Not activities: Temporal runs a workflow a link.
+ */
+export interface LinkBatch {
+  linkStates(ids: readonly string[]): Promise<Map<string, LinkState>>;
+  /** Expires each of the links unless it has ended. */
+  expireLinks(ids: readonly string[]): Promise<void>;
+}
+
+export function batchForLinks(links: Pick<MagicLinks, 'states' | 'finish'>): LinkBatch {
+  return {
+    linkStates: (ids) => links.states(ids),
+    expireLinks: async (ids) => {
+      await links.finish(ids, 'expired');
+    },
   };
 }
 
@@ -219,6 +238,27 @@ export async function linkStep(a: LinkActivities, id: string, now: () => number)
     const at = Math.min(until ?? Infinity, retryAt ?? Infinity);
     return { at: at === Infinity ? null : at, retryAt };
   }
+}
+
+/**
+ * linkStep for many links at once, where a burst of them falling due does the same thing: each
+ * whose step is to expire it (and nothing else is due) is expired in one transaction with the
+ * others, and is done (`ended`: nothing to look at until it changes). The others (`rest`: an
+ * e-mail to send, a notice due, an end notice after the expiry, a link gone) are for linkStep, one
+ * by one; it starts from their stored state, as every step does.
+ */
+export async function linkStepsTogether(
+  b: LinkBatch,
+  ids: readonly string[],
+  now: () => number,
+): Promise<{ ended: string[]; rest: string[] }> {
+  const plans = (states: Map<string, LinkState>, kind: LinkPlan['kind']) =>
+    [...states].filter(([, state]) => planLink(state, now()).kind === kind).map(([id]) => id);
+  const expiring = plans(await b.linkStates(ids), 'expire');
+  if (!expiring.length) return { ended: [], rest: [...ids] };
+  await b.expireLinks(expiring);
+  const ended = new Set(plans(await b.linkStates(expiring), 'ended'));
+  return { ended: [...ended], rest: ids.filter((id) => !ended.has(id)) };
 }
 
 export type { LinkChange, LinkState };

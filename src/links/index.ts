@@ -434,36 +434,41 @@ export class MagicLinks {
    */
   async end(id: string, status: 'expired' | 'revoked', tell = true): Promise<LinkInfo> {
     await this.row(id);
-    const changed = await this.finish(id, status);
+    const changed = (await this.finish([id], status)).length > 0;
     if (changed && tell) this.onChange(id, 'ended');
     return this.get(id);
   }
 
   /**
-   * Ends the link unless it has ended, with its `magic_link.expired` event, in one transaction
-   * (grouped with the others of the moment on SQLite); whether this call ended it. What the
-   * lifecycle calls: it reads no more than it writes.
+   * Ends each of the links unless it has ended, with its `magic_link.expired` event, in one
+   * transaction (grouped with the others of the moment on SQLite): the ids this call ended. What
+   * the lifecycle calls, for one link or for a burst falling due at once (one statement for the
+   * lot, one for each reason, one for their events): it reads no more than it writes.
    */
-  finish(id: string, status: 'expired' | 'revoked'): Promise<boolean> {
+  finish(ids: readonly string[], status: 'expired' | 'revoked'): Promise<string[]> {
+    if (!ids.length) return Promise.resolve([]);
     return this.inTransaction(async (trx) => {
       const ended = await trx
         .updateTable('magic_links')
         .set({ status, ended_at: this.now(), wake_at: null })
-        .where('id', '=', id)
+        .where('id', 'in', ids)
         .where('status', 'in', ACTIVE)
         .returningAll()
-        .executeTakeFirst();
-      if (!ended) return false;
-      // why it ended, read from the row as it ended (its views, its deadlines), kept with it
-      const reason = status === 'revoked' ? 'revoked' : expiryReason(ended);
-      const r = await trx
-        .updateTable('magic_links')
-        .set({ ended_reason: reason })
-        .where('id', '=', id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      await this.rows.emit(trx, 'magic_link.expired', r, { reason });
-      return true;
+        .execute();
+      // why each ended, read from the row as it ended (its views, its deadlines), kept with it
+      const rows = ended.map((r) => ({ ...r, ended_reason: status === 'revoked' ? 'revoked' : expiryReason(r) }));
+      for (const reason of new Set(rows.map((r) => r.ended_reason)))
+        await trx
+          .updateTable('magic_links')
+          .set({ ended_reason: reason })
+          .where(
+            'id',
+            'in',
+            rows.filter((r) => r.ended_reason === reason).map((r) => r.id),
+          )
+          .execute();
+      await this.rows.emitEach(trx, 'magic_link.expired', rows, (r) => ({ reason: r.ended_reason }));
+      return rows.map((r) => r.id);
     });
   }
 
@@ -485,7 +490,7 @@ export class MagicLinks {
       .where('status', 'in', ACTIVE)
       .returningAll()
       .execute();
-    for (const r of ended) await this.rows.emit(trx, 'magic_link.expired', r, { reason });
+    await this.rows.emitEach(trx, 'magic_link.expired', ended, () => ({ reason }));
     return ended.map((r) => r.id);
   }
 
@@ -508,6 +513,16 @@ export class MagicLinks {
         .where('id', '=', id)
         .where('wake_at', '<', before)
         .execute();
+    return this.stateOf(row);
+  }
+
+  /** The state of each of the links that exists, in one read (a burst of links due at once). */
+  async states(ids: readonly string[]): Promise<Map<string, LinkState>> {
+    const rows = ids.length ? await this.db.selectFrom('magic_links').selectAll().where('id', 'in', ids).execute() : [];
+    return new Map(rows.map((r) => [r.id, this.stateOf(r)]));
+  }
+
+  private stateOf(row: MagicLinkRow): LinkState {
     const info = linkInfo(row);
     const notices = noticesDue(row, this.clock.now().getTime());
     return {

@@ -114,4 +114,18 @@ export class LinkRows {
   emit(trx: Db, type: LinkEvent, row: MagicLinkRow, extra: Record<string, unknown> = {}) {
     return this.events.emit(trx, type, row.id, () => ({ object: linkInfo(row), ...extra }));
   }
+
+  /** One event for each of `rows`, written in one statement; `extra(row)`: what each carries besides the link. */
+  emitEach(
+    trx: Db,
+    type: LinkEvent,
+    rows: readonly MagicLinkRow[],
+    extra: (row: MagicLinkRow) => Record<string, unknown>,
+  ) {
+    return this.events.emitEach(
+      trx,
+      type,
+      rows.map((row) => ({ resourceId: row.id, data: () => ({ object: linkInfo(row), ...extra(row) }) })),
+    );
+  }
 }

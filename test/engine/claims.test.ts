@@ -113,7 +113,7 @@ describe('claims and presence on PostgreSQL', () => {
     const [held] = await claims.due('magic_links', now, 10);
     expect(held.id).toBe(id);
     const later = new Date(now.getTime() + 60_000);
-    await claims.release('magic_links', held, later);
+    await claims.release('magic_links', [held], later);
     expect(await claim(id)).toMatchObject({ claimed_by: null, wake_at: later.toISOString() });
     expect(await claims.nextWake('magic_links')).toEqual(later);
     await wake(id, now.toISOString());
@@ -121,7 +121,7 @@ describe('claims and presence on PostgreSQL', () => {
     expect(again).toEqual({ id, epoch: held.epoch + 1 });
     // a view while the step runs: the step's plan does not hide it
     await claims.linkDue(id, now);
-    await claims.release('magic_links', again, later);
+    await claims.release('magic_links', [again], later);
     expect(await claim(id)).toMatchObject({ claimed_by: null, wake_at: now.toISOString() });
   });
 
@@ -141,9 +141,9 @@ describe('claims and presence on PostgreSQL', () => {
     const [heldB] = await claimsB.due('magic_links', now, 10);
     expect(heldB).toEqual({ id, epoch: heldA.epoch + 1 });
     // A's step ends: its release (planning a wake-up in an hour) is fenced out
-    await claimsA.release('magic_links', heldA, new Date(now.getTime() + 3_600_000));
+    await claimsA.release('magic_links', [heldA], new Date(now.getTime() + 3_600_000));
     expect(await claim(id)).toMatchObject({ claimed_by: b.id, wake_at: null });
-    await claimsB.release('magic_links', heldB, null);
+    await claimsB.release('magic_links', [heldB], null);
     expect(await claim(id)).toMatchObject({ claimed_by: null, wake_at: null });
   });
 });

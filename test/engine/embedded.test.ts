@@ -9,7 +9,7 @@ import { localPresence } from '../../src/db/presence';
 import { Claims } from '../../src/engine/claims';
 import { EmbeddedEngine } from '../../src/engine/embedded';
 import type { Load } from '../../src/jobs/load';
-import type { LinkActivities, LinkState } from '../../src/flows/link';
+import type { LinkActivities, LinkBatch, LinkState } from '../../src/flows/link';
 import type { PostcardStatus } from '../../src/flows/postcard';
 import { testService, type TestService } from '../support/service';
 import { linkRow } from '../support/rows';
@@ -64,6 +64,13 @@ describe('the embedded engine', () => {
     };
     return { states, calls, activities };
   }
+  /** The fake's batch: each link read and expired through its one-link activities, as the fake records them. */
+  const oneByOne = (a: LinkActivities): LinkBatch => ({
+    linkStates: async (ids) => new Map(await Promise.all(ids.map(async (id) => [id, await a.linkState(id)] as const))),
+    expireLinks: async (ids) => {
+      for (const id of ids) await a.expireLink(id);
+    },
+  });
   const row = async (id: string, wakeAt: string | null) => {
     await db()
       .insertInto('magic_links')
@@ -76,7 +83,7 @@ describe('the embedded engine', () => {
   ) =>
     new EmbeddedEngine(
       clock,
-      { ...t.service.activities, ...activities, renderPostcard },
+      { ...t.service.activities, ...activities, ...oneByOne(activities), renderPostcard },
       new Claims(t.service.database, localPresence()),
     );
 

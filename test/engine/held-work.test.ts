@@ -7,9 +7,11 @@
 import { sql } from 'kysely';
 import { FakeClock } from '../../src/clock';
 import type { MagicLinkRow } from '../../src/db/schema';
+import { noticesOf } from '../../src/links/model';
 import { postgresPresence } from '../../src/db/presence';
 import { Claims } from '../../src/engine/claims';
 import { EmbeddedEngine } from '../../src/engine/embedded';
+import { batchForLinks } from '../../src/flows/link';
 import { EXAMPLE_IDS } from '../../src/templates/store';
 import { startReceiver, type Receiver } from '../support/receiver';
 import { BACKENDS, testService, type TestService } from '../support/service';
@@ -120,6 +122,45 @@ describe.each(BACKENDS)('links waiting on %s', (backend) => {
     expect(Number(active.n)).toBe(HELD + 1);
   }, 180_000);
 
+  it('expires a burst of links falling due at once a batch at a time: each once, with its event, end notices still sent', async () => {
+    const row = await seed();
+    const hook = await t.service.webhooks.create({ url: `${rx.url}/burst`, events: ['magic_link.expired'] });
+    const due = new Date(clock.now().getTime() + HOUR).toISOString();
+    const notifying = JSON.stringify({
+      ...(JSON.parse(row.settings) as object),
+      notifySender: { email: 'owner@acme.example', firstView: false, ended: true },
+    });
+    await copies(row, 400, 'ml_burst', { expires_at: due, wake_at: due });
+    await copies(row, 20, 'ml_burst_notify', { expires_at: due, wake_at: due, settings: notifying });
+    statements.length = 0;
+    clock.advance(HOUR);
+    await engine().drain();
+    const ended = await db()
+      .selectFrom('magic_links')
+      .select(['id', 'status', 'ended_reason', 'notices', 'wake_at', 'claimed_by'])
+      .where('id', 'like', 'ml_burst%')
+      .orderBy('id')
+      .execute();
+    expect(ended).toHaveLength(420);
+    expect(new Set(ended.map((r) => `${r.status} ${r.ended_reason} ${r.wake_at} ${r.claimed_by}`))).toEqual(
+      new Set(['expired time null null']),
+    );
+    // the end notice of each link that asks for one went, once, after its expiry
+    const notified = ended.filter((r) => noticesOf(r).sent.ended !== undefined).map((r) => r.id);
+    expect(notified).toEqual(ended.filter((r) => r.id.startsWith('ml_burst_notify')).map((r) => r.id));
+    // one event for each link
+    const events = await db()
+      .selectFrom('events')
+      .select('resource_id')
+      .where('type', '=', 'magic_link.expired')
+      .where('resource_id', 'like', 'ml_burst%')
+      .execute();
+    expect(events.map((e) => e.resource_id).sort()).toEqual(ended.map((r) => r.id));
+    // statements for a batch of links, not for each: one by one it was six or more a link
+    expect(statements.filter((s) => /"magic_links"/.test(s)).length).toBeLessThan(ended.length);
+    await t.service.webhooks.remove(hook.id);
+  }, 120_000);
+
   if (backend === 'postgres')
     it('runs each due link step in one process only, with two processes claiming at once', async () => {
       const row = await seed();
@@ -142,10 +183,15 @@ describe.each(BACKENDS)('links waiting on %s', (backend) => {
             clock,
             {
               ...t.service.activities,
-              // each due link's step ends it: one expiry a step
+              // each due link's step ends it: one expiry a step, or many in a batch run together
               expireLink: (id) => {
                 stepped[i].push(id);
                 return t.service.activities.expireLink(id);
+              },
+              ...batchForLinks(t.service.links),
+              expireLinks: (ids) => {
+                stepped[i].push(...ids);
+                return t.service.links.finish(ids, 'expired').then(() => undefined);
               },
             },
             new Claims(t.service.database, p),

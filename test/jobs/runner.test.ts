@@ -57,6 +57,41 @@ describe('the runner', () => {
     await runner.stop();
   });
 
+  it('runs a take together where the kind can, each piece it leaves alone after it, and all alone when it fails', async () => {
+    const clock = new FakeClock();
+    const t0 = clock.now().getTime();
+    const together: string[][] = [];
+    let fail = false;
+    const due = new Map(['a', 'b', 'c', 'd'].map((id) => [id, t0] as [string, number]));
+    const links = kind('links', due, {
+      runTogether: async (jobs: Job[]) => {
+        together.push(jobs.map((j) => j.id));
+        if (fail) throw new Error('the database went away');
+        // b and d have more to do than the batch does
+        return jobs.filter((j) => j.id === 'b' || j.id === 'd');
+      },
+    });
+    const errors: string[] = [];
+    const runner = new Runner(clock, (where) => errors.push(where));
+    runner.add(links.kind);
+    await runner.drain();
+    expect(together).toEqual([['a', 'b', 'c', 'd']]);
+    expect(links.ran).toEqual(['b', 'd']);
+    // a batch that fails leaves each piece to its own run
+    fail = true;
+    for (const id of ['e', 'f']) due.set(id, t0);
+    await runner.drain();
+    expect(together[1]).toEqual(['e', 'f']);
+    expect(links.ran).toEqual(['b', 'd', 'e', 'f']);
+    expect(errors).toEqual(['links']);
+    // a take of one is run alone
+    due.set('g', t0);
+    await runner.drain();
+    expect(together).toHaveLength(2);
+    expect(links.ran).toEqual(['b', 'd', 'e', 'f', 'g']);
+    await runner.stop();
+  });
+
   it('never takes again what runs here now, even when its lease ran out meanwhile', async () => {
     const clock = new FakeClock();
     let finish!: () => void;
