@@ -217,7 +217,16 @@ async function openParts(config: Config, options: ServiceOptions, clock: Clock) 
   const keyring = linkKeyring(config);
   await moveLegacyKey(db, keyring);
   await checkKeys(db, keyring);
-  const links = new MagicLinks(db, clock, mailer, magicLink, events, keyring, database.inTransaction);
+  const links = new MagicLinks(
+    db,
+    clock,
+    mailer,
+    magicLink,
+    events,
+    keyring,
+    database.inTransaction,
+    database.dialect === 'postgres',
+  );
   const keys = new Keys(db, clock);
   const documents = new Documents(
     db,

@@ -23,6 +23,8 @@ import { Runner, type JobKind } from '../jobs/runner';
 
 /** How many link steps run at once (each is a few queries, and an e-mail now and then). */
 export const LINK_STEPS = 50;
+/** How many due links one take holds, to step through together (src/flows/link.ts linkStepsTogether). */
+export const LINK_BATCH = 500;
 
 /** The runner's names of the engine's two kinds of work. */
 const KINDS = ['link_step', 'postcard_render'] as const;
@@ -51,6 +53,7 @@ export class EmbeddedEngine implements Engine {
       take: (now, n) => claims.due('magic_links', now, n),
       run: (held) => this.linkStep(held),
       runTogether: (held) => this.linkStepsTogether(held),
+      together: LINK_BATCH,
       next: () => claims.nextWake('magic_links'),
       backlog: (now) => claims.backlog('magic_links', now),
     });

@@ -45,16 +45,14 @@ export function activitiesForLinks(links: Pick<MagicLinks, 'state' | 'deliver' |
  */
 export interface LinkBatch {
   linkStates(ids: readonly string[]): Promise<Map<string, LinkState>>;
-  /** Expires each of the links unless it has ended. */
-  expireLinks(ids: readonly string[]): Promise<void>;
+  /** Expires each of the links unless it has ended: the state of each it ended, as it ended. */
+  expireLinks(ids: readonly string[]): Promise<Map<string, LinkState>>;
 }
 
 export function batchForLinks(links: Pick<MagicLinks, 'states' | 'finish'>): LinkBatch {
   return {
     linkStates: (ids) => links.states(ids),
-    expireLinks: async (ids) => {
-      await links.finish(ids, 'expired');
-    },
+    expireLinks: (ids) => links.finish(ids, 'expired'),
   };
 }
 
@@ -256,8 +254,8 @@ export async function linkStepsTogether(
     [...states].filter(([, state]) => planLink(state, now()).kind === kind).map(([id]) => id);
   const expiring = plans(await b.linkStates(ids), 'expire');
   if (!expiring.length) return { ended: [], rest: [...ids] };
-  await b.expireLinks(expiring);
-  const ended = new Set(plans(await b.linkStates(expiring), 'ended'));
+  // those it did not end (ended elsewhere meanwhile) are read again by their own step
+  const ended = new Set(plans(await b.expireLinks(expiring), 'ended'));
   return { ended: [...ended], rest: ids.filter((id) => !ended.has(id)) };
 }
 

@@ -56,9 +56,11 @@ export interface JobKind<T extends Job = Job> {
   /**
    * Runs what one take took together, where that saves round trips (links falling due in a burst:
    * one read, one transaction and one release for the lot): the pieces it leaves are run one by
-   * one. If it fails, all of them are (each starts from its stored state).
+   * one, `concurrency` at a time. If it fails, all of them are (each starts from its stored state).
    */
   runTogether?(jobs: T[]): Promise<T[]>;
+  /** With runTogether: how many pieces one take may hold (default `concurrency`). */
+  readonly together?: number;
   /** When its next piece is due, if it can say (the runner sleeps until then, or POLL_MS). */
   next?(): Promise<Date | undefined>;
   /** How many pieces are due at `now` that no process runs, and since when the oldest is (the metrics' gauges). */
@@ -79,6 +81,9 @@ interface Entry {
   room: boolean;
   pausing: boolean;
   pausedOnce: boolean;
+  /** Pieces running one by one now, and those waiting for one of the `concurrency` places. */
+  alone: number;
+  readonly waiting: (() => void)[];
 }
 
 export class Runner {
@@ -117,6 +122,8 @@ export class Runner {
       room: true,
       pausing: false,
       pausedOnce: false,
+      alone: 0,
+      waiting: [],
     });
   }
 
@@ -233,47 +240,53 @@ export class Runner {
           more = true;
         }
       }
-      for (const [name, e] of visit) {
-        if (this.halted) break;
-        const room = this.room(e, draining);
-        e.room = room > 0;
-        if (room === 0) continue;
-        try {
-          // what comes before a take waits as the take does (for room, for the load)
-          if (e.kind.prepare && (await e.kind.prepare())) e.wanted = true;
-          const jobs = this.halted ? [] : await e.kind.take(now, room, new Set(e.running.keys()));
-          const left =
-            e.kind.runTogether && jobs.length > 1
-              ? e.kind.runTogether(jobs).then(
-                  (rest) => new Set(rest),
-                  (err: unknown) => {
-                    this.onError(name, err);
-                    return new Set(jobs);
-                  },
-                )
-              : undefined;
-          for (const job of jobs) this.launch(name, e, job, left);
-          // a full batch: there may be more
-          if (jobs.length === room) e.wanted = true;
-        } catch (err) {
-          // a drain says so; the loop does not look at it again before POLL_MS (or a poke): a
-          // database that fails is not hammered
-          if (draining) throw err;
-          e.room = false;
-          e.wanted = false;
-          this.onError(name, err);
-        }
-        more ||= e.wanted;
-      }
-      return more;
+      // each kind on its own: one's slow preparation (a webhook fan-out) does not hold up another's take
+      const wanted = await Promise.all(visit.map(([name, e]) => this.visitKind(name, e, now, draining)));
+      return more || wanted.includes(true);
     });
     this.passing = pass.catch(() => false);
     return pass;
   }
 
+  /** Takes and starts what is due of one kind and has room: whether it may have more. */
+  private async visitKind(name: string, e: Entry, now: Date, draining: boolean): Promise<boolean> {
+    if (this.halted) return false;
+    const room = this.room(e, draining);
+    e.room = room > 0;
+    if (room === 0) return false; // a running one pokes when it ends
+    try {
+      // what comes before a take waits as the take does (for room, for the load)
+      if (e.kind.prepare && (await e.kind.prepare())) e.wanted = true;
+      const jobs = this.halted ? [] : await e.kind.take(now, room, new Set(e.running.keys()));
+      const left =
+        e.kind.runTogether && jobs.length > 1
+          ? Promise.resolve(jobs)
+              .then((taken) => e.kind.runTogether!(taken))
+              .then(
+                (rest) => new Set(rest),
+                (err: unknown) => {
+                  this.onError(name, err);
+                  return new Set(jobs);
+                },
+              )
+          : undefined;
+      for (const job of jobs) this.launch(name, e, job, left);
+      // a full batch: there may be more
+      if (jobs.length === room) e.wanted = true;
+    } catch (err) {
+      // a drain says so; the loop does not look at it again before POLL_MS (or a poke): a
+      // database that fails is not hammered
+      if (draining) throw err;
+      e.room = false;
+      e.wanted = false;
+      this.onError(name, err);
+    }
+    return e.wanted;
+  }
+
   /** Pieces of `e` to take now: its free slots, or while requests keep the process busy (a kind that yields), its share after a pause. */
   private room(e: Entry, draining: boolean): number {
-    const free = e.kind.concurrency - e.running.size;
+    const free = (e.kind.runTogether ? (e.kind.together ?? e.kind.concurrency) : e.kind.concurrency) - e.running.size;
     if (free <= 0) return 0;
     if (e.kind.whileBusy === undefined || draining || !this.load.busy()) return free;
     const share = Math.min(free, e.kind.whileBusy - e.running.size);
@@ -295,7 +308,9 @@ export class Runner {
 
   /** Runs `job`, once what ran it together with others (`left`) has left it to run alone, if it did. */
   private launch(name: string, e: Entry, job: Job, left?: Promise<ReadonlySet<Job>>): void {
-    const run = left ? left.then((rest) => (rest.has(job) ? e.kind.run(job) : undefined)) : e.kind.run(job);
+    const run = (left ?? Promise.resolve(undefined)).then((rest) =>
+      !rest || rest.has(job) ? this.alone(e, job) : undefined,
+    );
     const done = run.then(
       () => undefined,
       (err: unknown) => this.onError(job.id === name ? name : `${name} ${job.id}`, err),
@@ -305,6 +320,20 @@ export class Runner {
       e.running.delete(job.id);
       this.poke(name);
     });
+  }
+
+  /** Runs `job` on its own, in one of its kind's `concurrency` places (waiting for one when a batch left many). */
+  private async alone(e: Entry, job: Job): Promise<void> {
+    if (e.alone >= e.kind.concurrency) await new Promise<void>((resolve) => e.waiting.push(resolve));
+    else e.alone++;
+    try {
+      await e.kind.run(job);
+    } finally {
+      // the place goes to the next waiting, or is freed
+      const next = e.waiting.shift();
+      if (next) next();
+      else e.alone--;
+    }
   }
 
   /**

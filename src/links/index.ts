@@ -12,7 +12,8 @@
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { deleteInBatches, isUniqueViolation, type Db } from '../db';
-import type { MagicLinkRow } from '../db/schema';
+import type { MagicLinkRow, Schema } from '../db/schema';
+import type { SelectQueryBuilder } from 'kysely';
 import { NotFoundError, ValidationError, type ErrorDetail } from '../errors';
 import type { Events } from '../events';
 import { isObject } from '../guards';
@@ -89,6 +90,8 @@ export class MagicLinks {
     keyring: LinkKeyring,
     private readonly inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T> = (work) =>
       db.transaction().execute(work),
+    /** PostgreSQL: a write to several links locks them in id order first (lockInOrder). */
+    private readonly lockRows = false,
   ) {
     const changed = (id: string, change: LinkChange) => this.onChange(id, change);
     this.rows = new LinkRows(db, clock, events);
@@ -434,20 +437,22 @@ export class MagicLinks {
    */
   async end(id: string, status: 'expired' | 'revoked', tell = true): Promise<LinkInfo> {
     await this.row(id);
-    const changed = (await this.finish([id], status)).length > 0;
+    const changed = (await this.finish([id], status)).size > 0;
     if (changed && tell) this.onChange(id, 'ended');
     return this.get(id);
   }
 
   /**
    * Ends each of the links unless it has ended, with its `magic_link.expired` event, in one
-   * transaction (grouped with the others of the moment on SQLite): the ids this call ended. What
+   * transaction (grouped with the others of the moment on SQLite): the state of each link this
+   * call ended, as it ended (a burst's step plans from it without reading again). What
    * the lifecycle calls, for one link or for a burst falling due at once (one statement for the
    * lot, one for each reason, one for their events): it reads no more than it writes.
    */
-  finish(ids: readonly string[], status: 'expired' | 'revoked'): Promise<string[]> {
-    if (!ids.length) return Promise.resolve([]);
+  async finish(ids: readonly string[], status: 'expired' | 'revoked'): Promise<Map<string, LinkState>> {
+    if (!ids.length) return new Map();
     return this.inTransaction(async (trx) => {
+      if (ids.length > 1) await this.lockInOrder(trx.selectFrom('magic_links').where('id', 'in', ids));
       const ended = await trx
         .updateTable('magic_links')
         .set({ status, ended_at: this.now(), wake_at: null })
@@ -468,7 +473,7 @@ export class MagicLinks {
           )
           .execute();
       await this.rows.emitEach(trx, 'magic_link.expired', rows, (r) => ({ reason: r.ended_reason }));
-      return rows.map((r) => r.id);
+      return new Map(rows.map((r) => [r.id, this.stateOf(r)]));
     });
   }
 
@@ -483,6 +488,9 @@ export class MagicLinks {
     documentId: string,
     reason: 'document_deleted' | 'document_expired' = 'document_deleted',
   ): Promise<string[]> {
+    await this.lockInOrder(
+      trx.selectFrom('magic_links').where('document_id', '=', documentId).where('status', 'in', ACTIVE),
+    );
     const ended = await trx
       .updateTable('magic_links')
       .set({ status: 'expired', ended_at: this.now(), ended_reason: reason, wake_at: null })
@@ -492,6 +500,15 @@ export class MagicLinks {
       .execute();
     await this.rows.emitEach(trx, 'magic_link.expired', ended, () => ({ reason }));
     return ended.map((r) => r.id);
+  }
+
+  /**
+   * On PostgreSQL, locks the links `links` picks in id order, before a write to several of them (a
+   * burst's expiry, a document's deletion): two such writes then never wait on each other in a
+   * cycle, which PostgreSQL would end by failing one of them. SQLite has one writer at a time.
+   */
+  private async lockInOrder(links: SelectQueryBuilder<Schema, 'magic_links', object>): Promise<void> {
+    if (this.lockRows) await links.select('id').orderBy('id').forUpdate().execute();
   }
 
   /** Tells the lifecycle flows of links that ended outside this class (see endForDocument). */

@@ -146,4 +146,30 @@ describe('claims and presence on PostgreSQL', () => {
     await claimsB.release('magic_links', [heldB], null);
     expect(await claim(id)).toMatchObject({ claimed_by: null, wake_at: null });
   });
+
+  it('fences each lease of a batch released together by its own epoch', async () => {
+    const a = await presence();
+    const b = await presence();
+    const claimsA = new Claims(service.database, a);
+    const claimsB = new Claims(service.database, b);
+    const kept = await link('batch-kept@example.com');
+    const lost = await link('batch-lost@example.com');
+    const now = new Date();
+    await db().updateTable('magic_links').set({ wake_at: null }).where('wake_at', 'is not', null).execute();
+    await wake(kept, now.toISOString());
+    await wake(lost, now.toISOString());
+    const heldA = await claimsA.due('magic_links', now, 10);
+    expect(ids(heldA).sort()).toEqual([kept, lost].sort());
+    // B takes one of the two over (A's lease on it was freed, as by a sweep), A's batch then ends
+    await db()
+      .updateTable('magic_links')
+      .set({ claimed_by: null, wake_at: now.toISOString() })
+      .where('id', '=', lost)
+      .execute();
+    const heldB = await claimsB.due('magic_links', now, 10);
+    expect(heldB).toEqual([{ id: lost, epoch: heldA.find((h) => h.id === lost)!.epoch + 1 }]);
+    await claimsA.release('magic_links', heldA, null);
+    expect(await claim(kept)).toMatchObject({ claimed_by: null });
+    expect(await claim(lost)).toMatchObject({ claimed_by: b.id });
+  });
 });

@@ -69,6 +69,7 @@ describe('the embedded engine', () => {
     linkStates: async (ids) => new Map(await Promise.all(ids.map(async (id) => [id, await a.linkState(id)] as const))),
     expireLinks: async (ids) => {
       for (const id of ids) await a.expireLink(id);
+      return new Map(await Promise.all(ids.map(async (id) => [id, await a.linkState(id)] as const)));
     },
   });
   const row = async (id: string, wakeAt: string | null) => {

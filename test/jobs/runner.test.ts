@@ -57,38 +57,51 @@ describe('the runner', () => {
     await runner.stop();
   });
 
-  it('runs a take together where the kind can, each piece it leaves alone after it, and all alone when it fails', async () => {
+  it('runs a take together where the kind can, what it leaves alone after it, `concurrency` at a time, and all alone when it fails', async () => {
     const clock = new FakeClock();
     const t0 = clock.now().getTime();
     const together: string[][] = [];
     let fail = false;
-    const due = new Map(['a', 'b', 'c', 'd'].map((id) => [id, t0] as [string, number]));
+    const due = new Map(['a', 'b', 'c', 'd', 'h', 'i'].map((id) => [id, t0] as [string, number]));
+    let alone = 0;
+    let most = 0;
     const links = kind('links', due, {
+      concurrency: 2,
+      together: 10,
       runTogether: async (jobs: Job[]) => {
         together.push(jobs.map((j) => j.id));
         if (fail) throw new Error('the database went away');
-        // b and d have more to do than the batch does
-        return jobs.filter((j) => j.id === 'b' || j.id === 'd');
+        // all but a and c have more to do than the batch does
+        return jobs.filter((j) => j.id !== 'a' && j.id !== 'c');
       },
     });
+    const run = links.kind.run;
+    links.kind.run = async (job) => {
+      most = Math.max(most, ++alone);
+      await new Promise((resolve) => setImmediate(resolve));
+      alone--;
+      await run(job);
+    };
     const errors: string[] = [];
     const runner = new Runner(clock, (where) => errors.push(where));
     runner.add(links.kind);
     await runner.drain();
-    expect(together).toEqual([['a', 'b', 'c', 'd']]);
-    expect(links.ran).toEqual(['b', 'd']);
+    // one take of up to `together`, what it left run two at a time
+    expect(together).toEqual([['a', 'b', 'c', 'd', 'h', 'i']]);
+    expect(links.ran).toEqual(['b', 'd', 'h', 'i']);
+    expect(most).toBe(2);
     // a batch that fails leaves each piece to its own run
     fail = true;
     for (const id of ['e', 'f']) due.set(id, t0);
     await runner.drain();
     expect(together[1]).toEqual(['e', 'f']);
-    expect(links.ran).toEqual(['b', 'd', 'e', 'f']);
+    expect(links.ran).toEqual(['b', 'd', 'h', 'i', 'e', 'f']);
     expect(errors).toEqual(['links']);
     // a take of one is run alone
     due.set('g', t0);
     await runner.drain();
     expect(together).toHaveLength(2);
-    expect(links.ran).toEqual(['b', 'd', 'e', 'f', 'g']);
+    expect(links.ran).toEqual(['b', 'd', 'h', 'i', 'e', 'f', 'g']);
     await runner.stop();
   });
 
