@@ -75,12 +75,12 @@ describe('the runner', () => {
         return jobs.filter((j) => j.id !== 'a' && j.id !== 'c');
       },
     });
-    const run = links.kind.run;
+    const kindRun = links.kind.run.bind(links.kind);
     links.kind.run = async (job) => {
       most = Math.max(most, ++alone);
       await new Promise((resolve) => setImmediate(resolve));
       alone--;
-      await run(job);
+      await kindRun(job);
     };
     const errors: string[] = [];
     const runner = new Runner(clock, (where) => errors.push(where));
