@@ -184,6 +184,8 @@ describe.each(BACKENDS)('links waiting on %s', (backend) => {
       // every due row, not n (the subquery ran again for each row updated)
       await copies(row, 600, 'ml_race');
       await sql`analyze magic_links`.execute(db());
+      // the service's own engine stands aside before the links fall due: only the two under test claim
+      await engine().fence();
       await db()
         .updateTable('magic_links')
         .set({ expires_at: due, wake_at: due })
@@ -211,8 +213,6 @@ describe.each(BACKENDS)('links waiting on %s', (backend) => {
             new Claims(t.service.database, p),
           ),
       );
-      // the service's own engine stands aside: only the two under test claim
-      await engine().fence();
       // a claim takes its batch and no more (each process runs at most LINK_STEPS at once)
       const batch = new Claims(t.service.database, presences[0]);
       expect(await batch.due('magic_links', clock.now(), 25)).toHaveLength(25);
