@@ -135,16 +135,17 @@ export class EmbeddedEngine implements Engine {
 
   /**
    * Steps through links taken together: those that only expire are expired and released as one
-   * batch (10,000 falling due in one second take a few statements per fifty, not ten each); the
-   * rest are left to linkStep.
+   * batch (10,000 falling due in one second take a few statements per batch of LINK_BATCH, not
+   * ten each); the rest are left to linkStep.
    */
   private async linkStepsTogether(held: Held[]): Promise<Held[]> {
-    const { ended } = await linkStepsTogether(
-      this.activities,
-      held.map((h) => h.id),
-      () => this.clock.now().getTime(),
+    const done = new Set(
+      await linkStepsTogether(
+        this.activities,
+        held.map((h) => h.id),
+        () => this.clock.now().getTime(),
+      ),
     );
-    const done = new Set(ended);
     await this.claims.release(
       'magic_links',
       held.filter((h) => done.has(h.id)),

@@ -241,22 +241,15 @@ export async function linkStep(a: LinkActivities, id: string, now: () => number)
 /**
  * linkStep for many links at once, where a burst of them falling due does the same thing: each
  * whose step is to expire it (and nothing else is due) is expired in one transaction with the
- * others, and is done (`ended`: nothing to look at until it changes). The others (`rest`: an
- * e-mail to send, a notice due, an end notice after the expiry, a link gone) are for linkStep, one
- * by one; it starts from their stored state, as every step does.
+ * others, and is done: the ids it returns have nothing to look at until they change. The others
+ * (an e-mail to send, a notice due, an end notice after the expiry, a link gone or ended
+ * elsewhere meanwhile) are for linkStep, one by one; it starts from their stored state, as every step does.
  */
-export async function linkStepsTogether(
-  b: LinkBatch,
-  ids: readonly string[],
-  now: () => number,
-): Promise<{ ended: string[]; rest: string[] }> {
+export async function linkStepsTogether(b: LinkBatch, ids: readonly string[], now: () => number): Promise<string[]> {
   const plans = (states: Map<string, LinkState>, kind: LinkPlan['kind']) =>
     [...states].filter(([, state]) => planLink(state, now()).kind === kind).map(([id]) => id);
   const expiring = plans(await b.linkStates(ids), 'expire');
-  if (!expiring.length) return { ended: [], rest: [...ids] };
-  // those it did not end (ended elsewhere meanwhile) are read again by their own step
-  const ended = new Set(plans(await b.expireLinks(expiring), 'ended'));
-  return { ended: [...ended], rest: ids.filter((id) => !ended.has(id)) };
+  return expiring.length ? plans(await b.expireLinks(expiring), 'ended') : [];
 }
 
 export type { LinkChange, LinkState };

@@ -35,7 +35,7 @@ export function backlogOf(row: { n: number | string; oldest: string | null } | u
 
 export interface JobKind<T extends Job = Job> {
   readonly name: string;
-  /** How many may run at once in this process. */
+  /** How many may run at once in this process, one by one (a batch run together counts up to `together`). */
   readonly concurrency: number;
   /**
    * Whether and how it yields to requests (work nobody waits for): while they keep the process
@@ -286,7 +286,7 @@ export class Runner {
 
   /** Pieces of `e` to take now: its free slots, or while requests keep the process busy (a kind that yields), its share after a pause. */
   private room(e: Entry, draining: boolean): number {
-    const free = (e.kind.runTogether ? (e.kind.together ?? e.kind.concurrency) : e.kind.concurrency) - e.running.size;
+    const free = (e.kind.together ?? e.kind.concurrency) - e.running.size;
     if (free <= 0) return 0;
     if (e.kind.whileBusy === undefined || draining || !this.load.busy()) return free;
     const share = Math.min(free, e.kind.whileBusy - e.running.size);
