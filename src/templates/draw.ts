@@ -65,6 +65,15 @@ function colorOf(c: { r: number; g: number; b: number }): string {
   return known;
 }
 
+/** `make` with its last answer kept: made again only for another argument. */
+function lastOf<K, V>(make: (key: K) => V): (key: K) => V {
+  let last: { key: K; value: V } | undefined;
+  return (key) => {
+    if (!last || last.key !== key) last = { key, value: make(key) };
+    return last.value;
+  };
+}
+
 async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): Promise<Uint8Array> {
   const images = new Map<ImageAsset, PDFRef>();
   const image = async (asset: ImageAsset) => {
@@ -98,6 +107,9 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
     let text:
       { font?: FontFace; size?: number; color?: string; invisible: boolean; y?: number; endX?: number } | undefined;
     let shown = '';
+    // an op's colour object is most often the last op's, and the gaps of a justified line one number
+    const colorText = lastOf(colorOf);
+    const gapText = lastOf((gap: number) => ` ${num(-gap)} `);
     const show = () => {
       if (shown) out.line(`[${shown}] TJ`);
       shown = '';
@@ -129,7 +141,7 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
             out.line(hidden ? 'q BT 3 Tr' : 'q BT');
             text = { invisible: hidden };
           }
-          const color = colorOf(op.color);
+          const color = colorText(op.color);
           const sameLine =
             text.font === f &&
             text.size === op.size &&
@@ -140,7 +152,7 @@ async function draw(doc: PDFDocument, pages: PageLayout[], info: DocumentInfo): 
           if (sameLine) {
             // in thousandths of the font size, to a tenth: the line ends where the layout put it
             const gap = Math.round(((op.x - text.endX!) * 10_000) / op.size) / 10;
-            if (gap !== 0) shown += ` ${num(-gap)} `;
+            if (gap !== 0) shown += gapText(gap);
           } else {
             show();
             if (text.font !== f || text.size !== op.size) {

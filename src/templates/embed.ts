@@ -32,7 +32,7 @@ interface Subset {
   toUnicode: Uint8Array;
   /** The CIDFont's widths: [0 [w0 w1 …]], each glyph's advance in 1/1000 em, in CID order. */
   widths: (number | number[])[];
-  /** Each glyph's code (its CID) in the subset as 4 hex digits, by glyph id. */
+  /** Each glyph's code (its CID) in the subset, as a literal string's two bytes (escaped where PDF asks), by glyph id. */
   cids: Map<number, string>;
 }
 
@@ -46,13 +46,21 @@ export class DocumentFonts {
   private readonly glyphs = new Map<FontFace, Map<number, readonly number[]>>();
   private readonly embedded = new Map<FontFace, { ref: PDFRef; subset: Subset; codes: Map<string, string> }>();
 
+  /** Per face: the texts noted (most texts of a document are words met before). */
+  private readonly texts = new Map<FontFace, Set<string>>();
+
   /** Notes the glyphs of a text drawn in a face. Call for every text before embed(). */
   add(face: FontFace, text: string): void {
     let glyphs = this.glyphs.get(face);
-    if (!glyphs) {
+    let texts = this.texts.get(face);
+    if (!glyphs || !texts) {
       glyphs = new Map();
+      texts = new Set();
       this.glyphs.set(face, glyphs);
+      this.texts.set(face, texts);
     }
+    if (texts.has(text)) return;
+    texts.add(text);
     for (const g of glyphRun(face, text)) if (!glyphs.has(g.id)) glyphs.set(g.id, g.codePoints);
   }
 
@@ -69,17 +77,21 @@ export class DocumentFonts {
     return this.embedded.get(face)!.ref;
   }
 
-  /** The codes a text of an embedded face is drawn with, as a hex string (made once per text and document). */
+  /**
+   * The codes a text of an embedded face is drawn with, as a literal string of two bytes a glyph
+   * (made once per text and document): half the bytes of a hex string, for the content stream to
+   * build and deflate.
+   */
   codes(face: FontFace, text: string): string {
     const { subset, codes } = this.embedded.get(face)!;
-    let hex = codes.get(text);
-    if (hex === undefined) {
-      hex = '<';
-      for (const g of glyphRun(face, text)) hex += subset.cids.get(g.id)!;
-      hex += '>';
-      codes.set(text, hex);
+    let literal = codes.get(text);
+    if (literal === undefined) {
+      literal = '(';
+      for (const g of glyphRun(face, text)) literal += subset.cids.get(g.id)!;
+      literal += ')';
+      codes.set(text, literal);
     }
-    return hex;
+    return literal;
   }
 }
 
@@ -168,7 +180,7 @@ async function makeSubset(
   const widths = subset.glyphs.map((id) => advance(face, id));
   const drawn = ids.map((id) => ({ id, codePoints: [...glyphs.get(id)!] }) as unknown as Glyph);
   const cmap = createCmap(drawn, (g) => (g ? cids.get(g.id)! : -1));
-  const hex = new Map([...cids].map(([id, cid]) => [id, cid.toString(16).padStart(4, '0')]));
+  const bytes = new Map([...cids].map(([id, cid]) => [id, literalByte(cid >> 8) + literalByte(cid & 0xff)]));
   const tag = [...createHash('sha256').update(key).digest().subarray(0, 6)]
     .map((b) => String.fromCharCode(65 + (b % 26)))
     .join('');
@@ -178,8 +190,30 @@ async function makeSubset(
     program: deflate(program),
     toUnicode: deflate(Buffer.from(cmap, 'latin1')),
     widths: [0, widths],
-    cids: hex,
+    cids: bytes,
   };
+}
+
+/**
+ * A byte inside a PDF literal string, as a character of a latin1 string: escaped where the string's
+ * syntax would read it otherwise (its parentheses and backslash, and line ends, which a reader
+ * may turn into another line end).
+ */
+function literalByte(b: number): string {
+  switch (b) {
+    case 0x28:
+      return '\\(';
+    case 0x29:
+      return '\\)';
+    case 0x5c:
+      return '\\\\';
+    case 0x0a:
+      return '\\n';
+    case 0x0d:
+      return '\\r';
+    default:
+      return String.fromCharCode(b);
+  }
 }
 
 /** Writes a subset's objects into a document: its Type0 font, as pdf-lib writes one. */

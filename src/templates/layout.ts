@@ -27,7 +27,7 @@ import { checkLimit } from './limits';
 import { hyphenationFor } from './hyphenate';
 import { breakLines, drawLine, type Fragment, type Line, type TextOp } from './text';
 import type { Rgb } from './units';
-import type { RenderWarning } from './model';
+import type { Align, RenderWarning } from './model';
 
 export type Op = (
   | TextOp
@@ -438,7 +438,7 @@ function placeBlock(block: BlockLeaf, flow: Flow, ctx: Ctx): void {
         if (tall(fitted) > room) overflowed(block, frags, fitted, room, ctx);
         let y = block.at.y;
         for (const line of fitted) {
-          flow.page.ops.push(...decorate(drawLine(line, block.at.x, y, width, block.align)));
+          drawUnderlined(flow.page.ops, line, block.at.x, y, width, block.align);
           y += line.height;
         }
         return;
@@ -470,7 +470,7 @@ function placeBlock(block: BlockLeaf, flow: Flow, ctx: Ctx): void {
         if (take === 0 && !flow.used) take = 1; // nothing fits even on an empty page: one line goes anyway
         for (const line of lines.slice(i, i + take)) {
           flow.room(line.height);
-          flow.page.ops.push(...decorate(drawLine(line, flow.area.left, flow.y, width, block.align)));
+          drawUnderlined(flow.page.ops, line, flow.area.left, flow.y, width, block.align);
           flow.take(line.height, 0);
         }
         i += take;
@@ -581,13 +581,13 @@ function placeBlock(block: BlockLeaf, flow: Flow, ctx: Ctx): void {
   }
 }
 
-/** Adds underlines under the text runs that carry one. */
-function decorate(ops: TextOp[]): Op[] {
-  const out: Op[] = [...ops];
-  for (const op of ops) {
-    if (!op.underline) continue;
+/** Adds underlines under the text runs from `from` on that carry one. */
+function underline(ops: Op[], from: number): void {
+  for (let i = from, end = ops.length; i < end; i++) {
+    const op = ops[i];
+    if (op.kind !== 'text' || !op.underline) continue;
     const y = op.y + op.size * 0.12;
-    out.push({
+    ops.push({
       kind: 'line',
       x1: op.x,
       y1: y,
@@ -597,7 +597,13 @@ function decorate(ops: TextOp[]): Op[] {
       color: op.color,
     });
   }
-  return out;
+}
+
+/** Draws a line onto `ops` (after what they hold), with its underlines. */
+function drawUnderlined(ops: Op[], line: Line, left: number, top: number, width: number, align: Align): void {
+  const from = ops.length;
+  drawLine(line, left, top, width, align, ops);
+  underline(ops, from);
 }
 
 function placeImage(
@@ -630,8 +636,11 @@ function placeImage(
     1,
     style,
   );
-  for (const line of lines.slice(0, 1))
-    for (const op of drawLine(line, x, y, width, 'left')) page.ops.push({ ...op, invisible: true });
+  for (const line of lines.slice(0, 1)) {
+    const ops: TextOp[] = [];
+    drawLine(line, x, y, width, 'left', ops);
+    for (const op of ops) page.ops.push({ ...op, invisible: true });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -744,9 +753,8 @@ function layoutTable(table: Table, flow: Flow, ctx: Ctx): void {
       let ly = y + table.padding.top;
       for (let k = from[i]; k < to[i]; k++) {
         const line = c.lines[k];
-        const drawn = decorate(
-          drawLine(line, c.x + table.padding.left, ly, c.width - table.padding.left - table.padding.right, c.align),
-        );
+        const drawn: Op[] = [];
+        drawUnderlined(drawn, line, c.x + table.padding.left, ly, c.width - table.padding.left - table.padding.right, c.align);
         const tag = r.header && headerPlaced ? 'artifact' : c.tag;
         for (const op of drawn) op.tag = isContent(op) ? tag : 'artifact';
         ops.push(...drawn);

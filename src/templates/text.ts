@@ -8,6 +8,7 @@
 import { SourceLocation, UnsupportedCharacterError } from '../errors';
 import { FontFace, FontSet, hasGlyph, measure } from './fonts';
 import { SOFT_HYPHEN, type Hyphenate } from './hyphenate';
+import type { Tag } from './layout';
 import type { Align, TextStyle } from './model';
 
 /** Where a piece of text came from, for error messages. */
@@ -23,7 +24,8 @@ export interface Piece {
 }
 
 interface Word {
-  pieces: Piece[];
+  /** Shared between occurrences of a word (see shaped): never changed in place. */
+  pieces: readonly Piece[];
   /** The pieces' text, joined. */
   text: string;
   /** Offsets in `text` of the soft hyphens written in it (removed from the text). */
@@ -82,7 +84,115 @@ function splitByFace(text: string, style: TextStyle, fonts: FontSet, source: Sou
   return out;
 }
 
-const SPLIT = /(\n)|([ \t\r\f\v]+)|([^ \t\r\f\v\n]+)/g;
+/** A word's text, pieces and width in one style: the same for every occurrence of the word. */
+interface Shaped {
+  text: string;
+  pieces: readonly Piece[];
+  width: number;
+}
+
+/** Words a table holds before it is emptied: a long-running thread sees every recipient's words. */
+const MAX_SHAPED = 4096;
+/** Slots of a table (a power of two, twice MAX_SHAPED: probes stay short). */
+const SLOTS = 8192;
+
+/**
+ * The words shaped in one face chain, found by their characters where they stand in the text: a
+ * word met before is neither cut out of its text nor hashed again (the tokenizer hashes it as it
+ * reads it), and nothing is made for it but its place on a line. Open addressing, linear probing.
+ */
+class ShapedWords {
+  private readonly hashes = new Int32Array(SLOTS);
+  private readonly words: (Shaped | undefined)[] = new Array<Shaped | undefined>(SLOTS).fill(undefined);
+  private size = 0;
+
+  /** The word `all[start, end)` with hash `hash`, if shaped before. */
+  find(all: string, start: number, end: number, hash: number): Shaped | undefined {
+    const len = end - start;
+    for (let slot = hash & (SLOTS - 1); ; slot = (slot + 1) & (SLOTS - 1)) {
+      const w = this.words[slot];
+      if (w === undefined) return undefined;
+      if (this.hashes[slot] !== hash || w.text.length !== len) continue;
+      let k = 0;
+      while (k < len && w.text.charCodeAt(k) === all.charCodeAt(start + k)) k++;
+      if (k === len) return w;
+    }
+  }
+
+  add(word: Shaped, hash: number): Shaped {
+    if (this.size >= MAX_SHAPED) {
+      this.words.fill(undefined);
+      this.size = 0;
+    }
+    let slot = hash & (SLOTS - 1);
+    while (this.words[slot] !== undefined) slot = (slot + 1) & (SLOTS - 1);
+    this.words[slot] = word;
+    this.hashes[slot] = hash;
+    this.size++;
+    return word;
+  }
+}
+
+/** FNV-1a over UTF-16 code units, one step: what the tokenizer folds each character of a word into. */
+const FNV_START = 0x811c9dc5 | 0;
+function fnv(hash: number, c: number): number {
+  return Math.imul(hash ^ c, 16777619);
+}
+
+function hashOf(text: string): number {
+  let hash = FNV_START;
+  for (let k = 0; k < text.length; k++) hash = fnv(hash, text.charCodeAt(k));
+  return hash;
+}
+
+/**
+ * Tables per face chain. A chain is made once per style and font set (FontSet.chain), so a shaped
+ * word's pieces, which carry the style, are shared by every occurrence of the word in that style.
+ */
+const shapedByChain = new WeakMap<readonly FontFace[], ShapedWords>();
+
+function shapedWords(style: TextStyle, fonts: FontSet): ShapedWords {
+  const chain = fonts.chain(style);
+  let table = shapedByChain.get(chain);
+  if (!table) {
+    table = new ShapedWords();
+    shapedByChain.set(chain, table);
+  }
+  return table;
+}
+
+/** The word `all[start, end)` in a style, shaped once per table. */
+function shaped(
+  table: ShapedWords,
+  all: string,
+  start: number,
+  end: number,
+  hash: number,
+  style: TextStyle,
+  fonts: FontSet,
+  source: Source,
+): Shaped {
+  const known = table.find(all, start, end, hash);
+  if (known) return known;
+  const text = all.slice(start, end);
+  const pieces = splitByFace(text, style, fonts, source);
+  let width = 0;
+  for (const p of pieces) width += p.width;
+  return table.add({ text, pieces, width }, hash);
+}
+
+/** A word's text without its soft hyphens, and the offsets in that text where they stood. */
+function withoutSoftHyphens(raw: string): { text: string; soft: number[] } {
+  const soft: number[] = [];
+  const parts = raw.split(SOFT_HYPHEN);
+  for (const part of parts.slice(0, -1)) soft.push((soft.length ? soft[soft.length - 1] : 0) + part.length);
+  return { text: parts.join(''), soft };
+}
+
+/** Spaces that separate words (a newline, 10, ends a line; every other character is part of a word). */
+function isSpace(c: number): boolean {
+  return c === 32 || c === 9 || c === 13 || c === 12 || c === 11;
+}
 
 /**
  * Breaks fragments into lines no wider than maxWidth. `fallback` sizes empty lines; `hyphenate`
@@ -174,13 +284,16 @@ export function breakLines(
     }
     lastStyle = frag.style;
     let glue: typeof pendingGlue;
-    SPLIT.lastIndex = 0;
-    for (let m = SPLIT.exec(frag.text); m; m = SPLIT.exec(frag.text)) {
-      if (m[1]) {
+    const all = frag.text;
+    let table: ShapedWords | undefined;
+    for (let i = 0; i < all.length;) {
+      const c = all.charCodeAt(i);
+      if (c === 10) {
         finishWord();
         pendingGlue = undefined;
         endLine(true);
-      } else if (m[2]) {
+        i++;
+      } else if (isSpace(c)) {
         finishWord();
         // a space in the style's own face (the first of its chain), made once per fragment
         if (!glue) {
@@ -188,35 +301,52 @@ export function breakLines(
           glue = { style: frag.style, face, width: measure(face, ' ', frag.style.size) };
         }
         pendingGlue = glue;
+        while (i < all.length && isSpace(all.charCodeAt(i))) i++;
       } else {
-        let text = m[3];
-        let soft: number[] | undefined;
-        if (text.includes(SOFT_HYPHEN)) {
-          soft = [];
-          for (const part of text.split(SOFT_HYPHEN).slice(0, -1))
-            soft.push((soft.length ? soft[soft.length - 1] : 0) + part.length);
-          text = text.replaceAll(SOFT_HYPHEN, '');
-          if (!text) continue;
+        // the word's end, its hash and whether it has soft hyphens, in one pass over it
+        let end = i;
+        let hash = FNV_START;
+        let hasSoft = false;
+        for (; end < all.length; end++) {
+          const d = all.charCodeAt(end);
+          if (d === 10 || isSpace(d)) break;
+          if (d === 0xad) hasSoft = true;
+          hash = fnv(hash, d);
         }
-        const pieces = splitByFace(text, frag.style, fonts, frag.source);
-        const w = pieces.reduce((s, p) => s + p.width, 0);
+        table ??= shapedWords(frag.style, fonts);
+        let s: Shaped;
+        let soft: number[] | undefined;
+        if (hasSoft) {
+          // soft hyphens are places to break, not characters: the word is shaped without them
+          let text: string;
+          ({ text, soft } = withoutSoftHyphens(all.slice(i, end)));
+          i = end;
+          if (!text) continue;
+          s = shaped(table, text, 0, text.length, hashOf(text), frag.style, fonts, frag.source);
+        } else {
+          s = shaped(table, all, i, end, hash, frag.style, fonts, frag.source);
+          i = end;
+        }
+        const { pieces, width: w, text } = s;
         if (!word) {
+          // the shaped word's pieces, shared until a piece of another fragment joins them
           word = {
-            pieces: [],
-            text: '',
-            width: 0,
+            pieces,
+            text,
+            width: w,
             glue: pendingGlue?.width ?? 0,
             glueStyle: pendingGlue?.style,
             glueFace: pendingGlue?.face,
           };
           pendingGlue = undefined;
+          if (soft) word.soft = soft;
+          continue;
         }
         if (soft) {
           const at = word.text.length;
           (word.soft ??= []).push(...soft.map((o) => o + at));
         }
-        if (pieces.length === 1) word.pieces.push(pieces[0]);
-        else word.pieces.push(...pieces);
+        word.pieces = [...word.pieces, ...pieces];
         word.text += text;
         word.width += w;
       }
@@ -249,10 +379,13 @@ function hyphenated(w: Word, room: number, hyphenate?: Hyphenate): { head: Word;
   return undefined;
 }
 
+/** A word being made of new pieces. */
+type NewWord = Word & { pieces: Piece[] };
+
 /** A word cut at `at` (UTF-16 offset), a hyphen added to the first part in its last piece's face. */
 function splitWord(w: Word, at: number): { head: Word; tail: Word } | undefined {
-  const head: Word = { ...w, pieces: [], text: w.text.slice(0, at), soft: undefined, width: 0 };
-  const tail: Word = { pieces: [], text: w.text.slice(at), width: 0, glue: 0 };
+  const head: NewWord = { ...w, pieces: [], text: w.text.slice(0, at), soft: undefined, width: 0 };
+  const tail: NewWord = { pieces: [], text: w.text.slice(at), width: 0, glue: 0 };
   tail.soft = w.soft?.filter((o) => o > at).map((o) => o - at);
   let start = 0;
   for (const p of w.pieces) {
@@ -280,7 +413,7 @@ function splitWord(w: Word, at: number): { head: Word; tail: Word } | undefined 
 /** Cuts a word too long for any line into parts, character by character. */
 function cutWord(w: Word, maxWidth: number, firstWidth: number): Word[] {
   const parts: Word[] = [];
-  let cur: Word = { pieces: [], text: '', width: 0, glue: w.glue, glueStyle: w.glueStyle, glueFace: w.glueFace };
+  let cur: NewWord = { pieces: [], text: '', width: 0, glue: w.glue, glueStyle: w.glueStyle, glueFace: w.glueFace };
   let limit = firstWidth > 0 ? firstWidth : maxWidth;
   for (const piece of w.pieces) {
     let buf = '';
@@ -322,31 +455,45 @@ export interface TextOp {
   width: number;
   /** Drawn fully transparent: alternative text that readers and extractors find, eyes do not. */
   invisible?: boolean;
+  /** Set by the layout (layout.ts); made with the op, so that every op has one shape. */
+  tag?: Tag;
 }
 
 function sameRun(a: TextOp, p: Piece): boolean {
   return a.face === p.face && a.size === p.style.size && a.underline === p.style.underline && a.color === p.style.color;
 }
 
-/** Positions a line's text. `top` is the top of the line box; returns one op per run of equal style. */
-export function drawLine(line: Line, left: number, top: number, maxWidth: number, align: Align): TextOp[] {
+/** Where a line's ops go: a page's list of ops, or a list of the line's own. */
+export interface OpList {
+  readonly length: number;
+  push(op: TextOp): number;
+  readonly [i: number]: object;
+}
+
+/**
+ * Positions a line's text. `top` is the top of the line box. Adds one op per run of equal style to
+ * `ops`, after what it holds.
+ */
+export function drawLine(line: Line, left: number, top: number, maxWidth: number, align: Align, ops: OpList): void {
   const baseline = top + (line.height - (line.ascent + line.descent)) / 2 + line.ascent;
   const free = Math.max(0, maxWidth - line.width);
   const justify = align === 'justify' && !line.last && line.words.length > 1;
   const stretch = justify ? free / (line.words.length - 1) : 0;
   let x = left + (align === 'right' ? free : align === 'center' ? free / 2 : 0);
-  const ops: TextOp[] = [];
+  // this line's ops start here: only they are joined into
+  const first = ops.length;
+  const lastOp = () => (ops.length > first ? (ops[ops.length - 1] as TextOp) : undefined);
   for (let i = 0; i < line.words.length; i++) {
     const w = line.words[i];
-    const prev = ops[ops.length - 1];
+    const prev = lastOp();
     if (i > 0) {
-      const first = w.pieces[0];
+      const head = w.pieces[0];
       // Keep the space inside the previous run when nothing changes, so text extracts with its spaces.
       if (
         !justify &&
         prev &&
-        first &&
-        sameRun(prev, first) &&
+        head &&
+        sameRun(prev, head) &&
         w.glueFace === prev.face &&
         w.glueStyle?.size === prev.size
       ) {
@@ -356,7 +503,7 @@ export function drawLine(line: Line, left: number, top: number, maxWidth: number
       x += w.glue + stretch;
     }
     for (const p of w.pieces) {
-      const last = ops[ops.length - 1];
+      const last = lastOp();
       if (last && sameRun(last, p) && Math.abs(last.x + last.width - x) < 0.01) {
         last.text += p.text;
         last.width += p.width;
@@ -371,10 +518,10 @@ export function drawLine(line: Line, left: number, top: number, maxWidth: number
           color: p.style.color,
           underline: p.style.underline,
           width: p.width,
+          tag: undefined,
         });
       }
       x += p.width;
     }
   }
-  return ops;
 }

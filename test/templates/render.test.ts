@@ -646,6 +646,26 @@ describe('renderTemplate() Unicode', () => {
     }
   });
 
+  it('reads back every character of a font subset of hundreds of glyphs, whichever bytes their codes are', async () => {
+    // codes are the glyphs' places in the subset, two bytes each in a literal string: with this many,
+    // some are the bytes a string escapes (parentheses, backslash, line ends) and some are above 255
+    const range = (from: number, to: number) =>
+      Array.from({ length: to - from + 1 }, (_, i) => String.fromCharCode(from + i));
+    const chars = [
+      ...range(0x21, 0x7e),
+      ...range(0xc0, 0x148),
+      ...range(0x391, 0x3a1),
+      ...range(0x3a3, 0x3a9),
+      ...range(0x410, 0x44f),
+    ];
+    const value = Array.from({ length: Math.ceil(chars.length / 12) }, (_, i) =>
+      chars.slice(i * 12, i * 12 + 12).join(''),
+    ).join(' ');
+    const pdf = await render(doc('<p>{{v}}</p>'), { v: value });
+    expect(chars.length).toBeGreaterThan(300);
+    expect(pdf.text.replace(/\s+/g, '')).toBe(chars.join(''));
+  });
+
   it('refuses a character no font has, naming the variable and the character', async () => {
     const t = await loadTemplate(doc('<p>{{city}}</p>'));
     const err = await renderTemplate(t, { city: 'Tokyo 東京' }).catch((e: unknown) => e);
