@@ -93,23 +93,25 @@ interface Shaped {
 
 /** Words a table holds before it is emptied: a long-running thread sees every recipient's words. */
 const MAX_SHAPED = 4096;
-/** Slots of a table (a power of two, twice MAX_SHAPED: probes stay short). */
-const SLOTS = 8192;
+/** Slots a table starts with (a power of two; it doubles when half full, up to twice MAX_SHAPED). */
+const FIRST_SLOTS = 32;
 
 /**
  * The words shaped in one face chain, found by their characters where they stand in the text: a
  * word met before is neither cut out of its text nor hashed again (the tokenizer hashes it as it
- * reads it), and nothing is made for it but its place on a line. Open addressing, linear probing.
+ * reads it), and nothing is made for it but its place on a line. Open addressing, linear probing;
+ * a table grows with the words it holds (a heading's style holds a few, a body's thousands).
  */
 class ShapedWords {
-  private readonly hashes = new Int32Array(SLOTS);
-  private readonly words: (Shaped | undefined)[] = new Array<Shaped | undefined>(SLOTS).fill(undefined);
+  private hashes = new Int32Array(FIRST_SLOTS);
+  private words: (Shaped | undefined)[] = new Array<Shaped | undefined>(FIRST_SLOTS).fill(undefined);
   private size = 0;
 
   /** The word `all[start, end)` with hash `hash`, if shaped before. */
   find(all: string, start: number, end: number, hash: number): Shaped | undefined {
     const len = end - start;
-    for (let slot = hash & (SLOTS - 1); ; slot = (slot + 1) & (SLOTS - 1)) {
+    const mask = this.words.length - 1;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const w = this.words[slot];
       if (w === undefined) return undefined;
       if (this.hashes[slot] !== hash || w.text.length !== len) continue;
@@ -123,13 +125,24 @@ class ShapedWords {
     if (this.size >= MAX_SHAPED) {
       this.words.fill(undefined);
       this.size = 0;
+    } else if (2 * (this.size + 1) > this.words.length) {
+      const old = this.words;
+      const oldHashes = this.hashes;
+      this.words = new Array<Shaped | undefined>(old.length * 2).fill(undefined);
+      this.hashes = new Int32Array(old.length * 2);
+      for (let i = 0; i < old.length; i++) if (old[i]) this.put(old[i]!, oldHashes[i]);
     }
-    let slot = hash & (SLOTS - 1);
-    while (this.words[slot] !== undefined) slot = (slot + 1) & (SLOTS - 1);
-    this.words[slot] = word;
-    this.hashes[slot] = hash;
+    this.put(word, hash);
     this.size++;
     return word;
+  }
+
+  private put(word: Shaped, hash: number): void {
+    const mask = this.words.length - 1;
+    let slot = hash & mask;
+    while (this.words[slot] !== undefined) slot = (slot + 1) & mask;
+    this.words[slot] = word;
+    this.hashes[slot] = hash;
   }
 }
 

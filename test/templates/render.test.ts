@@ -57,6 +57,12 @@ describe('renderTemplate() page setup', () => {
     expect(pdf.text.split(/\s+/).filter(Boolean)).toEqual(text.split(' '));
   });
 
+  it('keeps every word of a text with more different words than a style keeps shaped (4,096)', async () => {
+    const text = words(5000, 'x');
+    const pdf = await render(doc(`<p>${text}</p>`));
+    expect(pdf.text.split(/\s+/).filter(Boolean)).toEqual(text.split(' '));
+  });
+
   it('starts a new page at <page-break/>', async () => {
     const pdf = await render(doc('<p>first</p><page-break/><p>second</p><page-break/><p>third</p>'));
     expect(pdf.pages.map((p) => p.text)).toEqual(['first', 'second', 'third']);
