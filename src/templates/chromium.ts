@@ -1,9 +1,9 @@
 /**
  * Which Chromium prints HTML templates, and the program itself behind a distribution's launcher.
  *
- * Chromium is looked for in this order: CHROMIUM_PATH; the system's (Debian's and Ubuntu's
- * `chromium` or `chromium-browser`, Google's `google-chrome`), which the distribution keeps
- * patched; the one inside the npm package `@sparticuz/chromium` (an optional dependency, so
+ * Chromium is looked for in this order: CHROMIUM_PATH; the system's (Debian's
+ * `chromium-headless-shell`, then Debian's and Ubuntu's `chromium` or `chromium-browser`, Google's
+ * `google-chrome`), which the distribution keeps patched; the one inside the npm package `@sparticuz/chromium` (an optional dependency, so
  * `npm install` brings it). docs/html-templates.md says so.
  *
  * Distributions install a shell script where the browser is expected (Debian's `/usr/bin/chromium`
@@ -18,6 +18,9 @@ import path from 'node:path';
 import { ValidationError } from '../errors';
 
 const SYSTEM = [
+  // Debian's chromium-headless-shell: the same Chromium built as a printing program, at a quarter
+  // of the desktop build's CPU a document (no browser window's processes: docs/html-templates.md)
+  '/usr/lib/chromium/chromium-headless-shell',
   '/usr/bin/chromium',
   '/usr/bin/chromium-browser',
   '/usr/bin/google-chrome',
@@ -60,6 +63,7 @@ export function programBehind(launcher: string, system = false): string {
   const candidates = [
     path.join(path.dirname(real), 'chrome'),
     `/usr/lib/${base}/${base}`,
+    `/usr/lib/chromium/${base}`, // Debian's chromium-headless-shell
     `/usr/lib64/${base}/${base}`,
   ];
   return [...candidates, ...(system ? DISTRIBUTIONS : [])].find(isProgram) ?? real;

@@ -240,16 +240,19 @@ interface Job {
 }
 
 /**
- * What a browser may hold between documents, all its processes together (HTML_BROWSER_MEMORY_MB,
- * default 200; as watch.ts measures it). Chromium's page keeps some of what each document used
- * (its renderer grows by one to two MB a letter, more with a running header or footer), so a
- * browser found over it gets a new page before its next document: a new renderer process, at a
- * few tens of ms of CPU where a new browser costs several times that. A browser still over it at
- * the next check (its own processes grew) is replaced, as one that has printed RENDERS_PER_BROWSER
- * documents is. Memory is measured every MEMORY_CHECK_EVERY documents (reading it costs about a
- * millisecond).
+ * What a browser may gain between documents over what it held after its first one, all its
+ * processes together (HTML_BROWSER_MEMORY_MB, default 100; as watch.ts measures it). Chromium's
+ * page keeps some of what each document used (its renderer grows by one to two MB a letter, more
+ * with a running header or footer), so a browser found over it gets a new page before its next
+ * document: a new renderer process, at a few tens of ms of CPU where a new browser costs several
+ * times that. A browser still over it at the next check (its own processes grew) is replaced, as
+ * one that has printed RENDERS_PER_BROWSER documents is. Measured from the browser's own footprint,
+ * not from zero: a desktop build (Debian's `chromium`) holds 190 to 270 MB before any document,
+ * where the headless shell holds about 110, and a budget counted from zero replaced it every 20
+ * letters. Memory is measured after the first document and every MEMORY_CHECK_EVERY documents
+ * (reading it costs about a millisecond).
  */
-const keepBytes = () => (Number(process.env.HTML_BROWSER_MEMORY_MB) || 200) * MB;
+const keepBytes = () => (Number(process.env.HTML_BROWSER_MEMORY_MB) || 100) * MB;
 export const MEMORY_CHECK_EVERY = 10;
 /** Documents one browser prints before it is replaced by a fresh one. */
 export const RENDERS_PER_BROWSER = 1000;
@@ -286,6 +289,8 @@ class Browser {
   private pages = 0;
   /** Whether its page was renewed at the last memory check. */
   renewed = false;
+  /** What it held after its first document, all its processes together. */
+  footprint?: number;
   gone = false;
   /** The root of its processes, once started. */
   pid?: number;
@@ -513,8 +518,9 @@ class Printer {
   private giveBack(browser: Browser): void {
     browser.renders++;
     let keep = !browser.gone && browser.renders < RENDERS_PER_BROWSER && this.idle.length < size();
+    if (keep && browser.pid && browser.footprint === undefined) browser.footprint = treeMemory(browser.pid);
     if (keep && browser.renders % MEMORY_CHECK_EVERY === 0 && browser.pid) {
-      const over = treeMemory(browser.pid) > keepBytes();
+      const over = treeMemory(browser.pid) - (browser.footprint ?? 0) > keepBytes();
       if (over && browser.renewed) keep = false;
       else if (over) browser.renew();
       browser.renewed = over;

@@ -54,6 +54,7 @@ describe('programBehind()', () => {
 
 // Debian's package (CI installs it and requires this: PAPERLINK_REQUIRE_DEBIAN_CHROMIUM=1)
 const debian = fs.existsSync('/usr/bin/chromium') && !isElf('/usr/bin/chromium');
+const HEADLESS_SHELL = '/usr/lib/chromium/chromium-headless-shell';
 const required = process.env.PAPERLINK_REQUIRE_DEBIAN_CHROMIUM === '1';
 (debian || required ? describe : describe.skip)("Debian's chromium package", () => {
   afterAll(() => printer.close());
@@ -71,8 +72,36 @@ const required = process.env.PAPERLINK_REQUIRE_DEBIAN_CHROMIUM === '1';
       expect(read.text).toContain('Printed for a Debian user');
       await printer.close();
     });
-    // and it is the Chromium the service finds by itself, unless CHROMIUM_PATH names another
-    if (!process.env.CHROMIUM_PATH) expect(await chromiumPath()).toBe('/usr/lib/chromium/chromium');
+    // and it is the Chromium the service finds by itself, unless CHROMIUM_PATH names another or
+    // Debian's headless shell is there too
+    if (!process.env.CHROMIUM_PATH && !fs.existsSync(HEADLESS_SHELL))
+      expect(await chromiumPath()).toBe('/usr/lib/chromium/chromium');
+  });
+
+  it('prints with chromium-headless-shell, found before the desktop browser when both are installed', async () => {
+    if (!fs.existsSync(HEADLESS_SHELL)) {
+      if (required)
+        throw new Error(
+          "Debian's chromium-headless-shell package is required here (PAPERLINK_REQUIRE_DEBIAN_CHROMIUM=1): apt-get install chromium-headless-shell",
+        );
+      return;
+    }
+    const given = process.env.CHROMIUM_PATH;
+    delete process.env.CHROMIUM_PATH;
+    try {
+      expect(await chromiumPath()).toBe(HEADLESS_SHELL);
+      await printer.close();
+      const t = await loadTemplate('<!doctype html><html><body><p>Printed for {{ name }}</p></body></html>');
+      const read = await readPdf(await renderTemplate(t, { name: 'a headless shell' }));
+      expect(read.text).toContain('Printed for a headless shell');
+      await printer.close();
+    } finally {
+      if (given !== undefined) process.env.CHROMIUM_PATH = given;
+    }
+    // its launcher, named by CHROMIUM_PATH, is looked behind too
+    await withEnv('CHROMIUM_PATH', '/usr/bin/chromium-headless-shell', async () => {
+      expect(await chromiumPath()).toBe(HEADLESS_SHELL);
+    });
   });
 });
 
