@@ -346,13 +346,13 @@ export function breakLines(
           word = {
             pieces,
             text,
+            soft,
             width: w,
             glue: pendingGlue?.width ?? 0,
             glueStyle: pendingGlue?.style,
             glueFace: pendingGlue?.face,
           };
           pendingGlue = undefined;
-          if (soft) word.soft = soft;
           continue;
         }
         if (soft) {
@@ -382,10 +382,16 @@ const HYPHEN = 0x2d;
  */
 function hyphenated(w: Word, room: number, hyphenate?: Hyphenate): { head: Word; tail: Word } | undefined {
   if (!w.soft && !hyphenate) return undefined;
-  const points = [...new Set([...(w.soft ?? []), ...(hyphenate?.(w.text) ?? [])])]
+  const found = hyphenate?.(w.text) ?? [];
+  if (!w.soft && found.length === 0) return undefined;
+  const points = [...new Set([...(w.soft ?? []), ...found])]
     .filter((p) => p > 0 && p < w.text.length)
     .sort((a, b) => b - a);
+  // a word of one piece (most are): each point's first part measured alone, the word split once
+  const only = w.pieces.length === 1 ? w.pieces[0] : undefined;
+  if (only && !hasGlyph(only.face, HYPHEN)) return undefined;
   for (const at of points) {
+    if (only && w.glue + measure(only.face, `${only.text.slice(0, at)}-`, only.style.size) > room + 0.01) continue;
     const split = splitWord(w, at);
     if (split && split.head.glue + split.head.width <= room + 0.01) return split;
   }
@@ -395,10 +401,20 @@ function hyphenated(w: Word, room: number, hyphenate?: Hyphenate): { head: Word;
 /** A word being made of new pieces. */
 type NewWord = Word & { pieces: Piece[] };
 
+/** A word of no pieces yet; every word has its fields in this order (one shape for V8). */
+function newWord(text: string, glue: number, glueStyle?: TextStyle, glueFace?: FontFace): NewWord {
+  return { pieces: [], text, soft: undefined, width: 0, glue, glueStyle, glueFace };
+}
+
+/** Another text of a piece's face and style, measured. */
+function pieceOf(p: Piece, text: string): Piece {
+  return { text, face: p.face, style: p.style, width: measure(p.face, text, p.style.size) };
+}
+
 /** A word cut at `at` (UTF-16 offset), a hyphen added to the first part in its last piece's face. */
 function splitWord(w: Word, at: number): { head: Word; tail: Word } | undefined {
-  const head: NewWord = { ...w, pieces: [], text: w.text.slice(0, at), soft: undefined, width: 0 };
-  const tail: NewWord = { pieces: [], text: w.text.slice(at), width: 0, glue: 0 };
+  const head = newWord(w.text.slice(0, at), w.glue, w.glueStyle, w.glueFace);
+  const tail = newWord(w.text.slice(at), 0);
   tail.soft = w.soft?.filter((o) => o > at).map((o) => o - at);
   let start = 0;
   for (const p of w.pieces) {
@@ -408,8 +424,8 @@ function splitWord(w: Word, at: number): { head: Word; tail: Word } | undefined 
     else {
       const before = p.text.slice(0, at - start);
       const after = p.text.slice(at - start);
-      head.pieces.push({ ...p, text: before, width: measure(p.face, before, p.style.size) });
-      tail.pieces.push({ ...p, text: after, width: measure(p.face, after, p.style.size) });
+      head.pieces.push(pieceOf(p, before));
+      tail.pieces.push(pieceOf(p, after));
     }
     start = end;
   }
@@ -417,7 +433,7 @@ function splitWord(w: Word, at: number): { head: Word; tail: Word } | undefined 
   // an ordinary hyphen, part of the text, as word processors and browsers write it
   if (!last || !hasGlyph(last.face, HYPHEN)) return undefined;
   const text = `${last.text}-`;
-  head.pieces[head.pieces.length - 1] = { ...last, text, width: measure(last.face, text, last.style.size) };
+  head.pieces[head.pieces.length - 1] = pieceOf(last, text);
   head.width = head.pieces.reduce((s, p) => s + p.width, 0);
   tail.width = tail.pieces.reduce((s, p) => s + p.width, 0);
   return { head, tail };
@@ -426,7 +442,7 @@ function splitWord(w: Word, at: number): { head: Word; tail: Word } | undefined 
 /** Cuts a word too long for any line into parts, character by character. */
 function cutWord(w: Word, maxWidth: number, firstWidth: number): Word[] {
   const parts: Word[] = [];
-  let cur: NewWord = { pieces: [], text: '', width: 0, glue: w.glue, glueStyle: w.glueStyle, glueFace: w.glueFace };
+  let cur = newWord('', w.glue, w.glueStyle, w.glueFace);
   let limit = firstWidth > 0 ? firstWidth : maxWidth;
   for (const piece of w.pieces) {
     let buf = '';
@@ -435,20 +451,20 @@ function cutWord(w: Word, maxWidth: number, firstWidth: number): Word[] {
       const nextWidth = measure(piece.face, next, piece.style.size);
       if (cur.width + nextWidth > limit + 0.01 && (buf || cur.pieces.length)) {
         if (buf) {
-          const bw = measure(piece.face, buf, piece.style.size);
-          cur.pieces.push({ ...piece, text: buf, width: bw });
-          cur.width += bw;
+          const part = pieceOf(piece, buf);
+          cur.pieces.push(part);
+          cur.width += part.width;
         }
         parts.push(cur);
-        cur = { pieces: [], text: '', width: 0, glue: 0 };
+        cur = newWord('', 0);
         limit = maxWidth;
         buf = ch;
       } else buf = next;
     }
     if (buf) {
-      const bw = measure(piece.face, buf, piece.style.size);
-      cur.pieces.push({ ...piece, text: buf, width: bw });
-      cur.width += bw;
+      const part = pieceOf(piece, buf);
+      cur.pieces.push(part);
+      cur.width += part.width;
     }
   }
   if (cur.pieces.length) parts.push(cur);
