@@ -48,17 +48,24 @@ export class DocumentFonts {
 
   /** Per face: the texts noted (most texts of a document are words met before). */
   private readonly texts = new Map<FontFace, Set<string>>();
+  /** The face of the last text noted or drawn, and what is kept for it (most texts are in the last one's face). */
+  private last?: { face: FontFace; glyphs: Map<number, readonly number[]>; texts: Set<string> };
+  private lastDrawn?: { face: FontFace; subset: Subset; codes: Map<string, string> };
 
   /** Notes the glyphs of a text drawn in a face. Call for every text before embed(). */
   add(face: FontFace, text: string): void {
-    let glyphs = this.glyphs.get(face);
-    let texts = this.texts.get(face);
-    if (!glyphs || !texts) {
-      glyphs = new Map();
-      texts = new Set();
-      this.glyphs.set(face, glyphs);
-      this.texts.set(face, texts);
+    if (this.last?.face !== face) {
+      let glyphs = this.glyphs.get(face);
+      let texts = this.texts.get(face);
+      if (!glyphs || !texts) {
+        glyphs = new Map();
+        texts = new Set();
+        this.glyphs.set(face, glyphs);
+        this.texts.set(face, texts);
+      }
+      this.last = { face, glyphs, texts };
     }
+    const { glyphs, texts } = this.last;
     if (texts.has(text)) return;
     texts.add(text);
     for (const g of glyphRun(face, text)) if (!glyphs.has(g.id)) glyphs.set(g.id, g.codePoints);
@@ -83,7 +90,8 @@ export class DocumentFonts {
    * build and deflate.
    */
   codes(face: FontFace, text: string): string {
-    const { subset, codes } = this.embedded.get(face)!;
+    if (this.lastDrawn?.face !== face) this.lastDrawn = { face, ...this.embedded.get(face)! };
+    const { subset, codes } = this.lastDrawn;
     let literal = codes.get(text);
     if (literal === undefined) {
       literal = '(';
