@@ -754,7 +754,14 @@ function layoutTable(table: Table, flow: Flow, ctx: Ctx): void {
       for (let k = from[i]; k < to[i]; k++) {
         const line = c.lines[k];
         const drawn: Op[] = [];
-        drawUnderlined(drawn, line, c.x + table.padding.left, ly, c.width - table.padding.left - table.padding.right, c.align);
+        drawUnderlined(
+          drawn,
+          line,
+          c.x + table.padding.left,
+          ly,
+          c.width - table.padding.left - table.padding.right,
+          c.align,
+        );
         const tag = r.header && headerPlaced ? 'artifact' : c.tag;
         for (const op of drawn) op.tag = isContent(op) ? tag : 'artifact';
         ops.push(...drawn);
