@@ -118,13 +118,13 @@ export async function checkFormats(renderer: Renderer): Promise<Check[]> {
       ? await format(
           'HTML',
           async () => `${await renderExample(renderer, 'letter_html')} with Chromium at ${chromium}`,
-          `Chromium at ${chromium} does not print here. Set CHROMIUM_PATH to a browser program that runs (the program itself, not a launcher script), or install Chromium (Debian: apt-get install chromium). If it prints with TEMPLATE_SANDBOX=off, the sandbox is what stops it: check that bubblewrap works (bwrap --unshare-all --ro-bind /usr /usr -- /usr/bin/true).`,
+          `Chromium at ${chromium} does not print here. Set CHROMIUM_PATH to a browser program that runs (the program itself, not a launcher script), or install Chromium (Debian: apt-get install chromium-headless-shell). If it prints with TEMPLATE_SANDBOX=off, the sandbox is what stops it: check that bubblewrap works (bwrap --unshare-all --ro-bind /usr /usr -- /usr/bin/true).`,
         )
       : {
           name: 'HTML',
           outcome: 'warn',
           says: 'no Chromium: HTML templates are refused (422 format_unavailable)',
-          fix: 'install Chromium (Debian: apt-get install chromium; or npm install @sparticuz/chromium), or set CHROMIUM_PATH',
+          fix: 'install Chromium (Debian: apt-get install chromium-headless-shell; or npm install @sparticuz/chromium), or set CHROMIUM_PATH',
         },
   );
   const office = officePaths();

@@ -18,8 +18,8 @@ import path from 'node:path';
 import { ValidationError } from '../errors';
 
 const SYSTEM = [
-  // Debian's chromium-headless-shell: the same Chromium built as a printing program, at a quarter
-  // of the desktop build's CPU a document (no browser window's processes: docs/html-templates.md)
+  // Debian's chromium-headless-shell: the same Chromium built as a printing program, at half the
+  // desktop build's CPU a document (no browser window's processes: docs/html-templates.md)
   '/usr/lib/chromium/chromium-headless-shell',
   '/usr/bin/chromium',
   '/usr/bin/chromium-browser',
@@ -95,4 +95,4 @@ export async function requireChromium(): Promise<string> {
 }
 
 export const CHROMIUM_MISSING =
-  'HTML templates are printed by Chromium, which this server does not have. Install it (Debian: apt-get install chromium; or npm install @sparticuz/chromium) or set CHROMIUM_PATH, then restart.';
+  'HTML templates are printed by Chromium, which this server does not have. Install it (Debian: apt-get install chromium-headless-shell; or npm install @sparticuz/chromium) or set CHROMIUM_PATH, then restart.';

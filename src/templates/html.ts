@@ -240,17 +240,17 @@ interface Job {
 }
 
 /**
- * What a browser may gain between documents over what it held after its first one, all its
- * processes together (HTML_BROWSER_MEMORY_MB, default 100; as watch.ts measures it). Chromium's
- * page keeps some of what each document used (its renderer grows by one to two MB a letter, more
- * with a running header or footer), so a browser found over it gets a new page before its next
- * document: a new renderer process, at a few tens of ms of CPU where a new browser costs several
- * times that. A browser still over it at the next check (its own processes grew) is replaced, as
- * one that has printed RENDERS_PER_BROWSER documents is. Measured from the browser's own footprint,
- * not from zero: a desktop build (Debian's `chromium`) holds 190 to 270 MB before any document,
- * where the headless shell holds about 110, and a budget counted from zero replaced it every 20
- * letters. Memory is measured after the first document and every MEMORY_CHECK_EVERY documents
- * (reading it costs about a millisecond).
+ * What a browser may gain between documents over what it held once started, with its first page
+ * open and no document yet, all its processes together (HTML_BROWSER_MEMORY_MB, default 100; as
+ * watch.ts measures it). Chromium's page keeps some of what each document used (its renderer grows
+ * by one to two MB a letter, more with a running header or footer), so a browser found over it gets
+ * a new page before its next document: a new renderer process, at a few tens of ms of CPU where a
+ * new browser costs several times that. A browser still over it at the next check (its own
+ * processes grew) is replaced, as one that has printed RENDERS_PER_BROWSER documents is. Counted
+ * from the browser's own footprint, not from zero: a desktop build (Debian's `chromium`) holds 190
+ * to 270 MB before any document, where a headless shell holds about 110, and a budget counted from
+ * zero replaced the desktop build every 20 letters. Memory is measured when the browser has started
+ * and every MEMORY_CHECK_EVERY documents (reading it costs about a millisecond).
  */
 const keepBytes = () => (Number(process.env.HTML_BROWSER_MEMORY_MB) || 100) * MB;
 export const MEMORY_CHECK_EVERY = 10;
@@ -289,7 +289,7 @@ class Browser {
   private pages = 0;
   /** Whether its page was renewed at the last memory check. */
   renewed = false;
-  /** What it held after its first document, all its processes together. */
+  /** What it held with its first page open, before any document, all its processes together. */
   footprint?: number;
   gone = false;
   /** The root of its processes, once started. */
@@ -301,7 +301,13 @@ class Browser {
     this.ready = this.launch();
     this.ready.catch(() => this.close());
     this.page = this.ready.then((context) => this.open(context));
-    this.page.catch(() => undefined);
+    // what it holds with its first page open, before any document (the first print waits on the page after this)
+    this.page.then(
+      () => {
+        if (this.pid) this.footprint = treeMemory(this.pid);
+      },
+      () => undefined,
+    );
   }
 
   /** The page the browser started with, the first time; a new one after that. */
@@ -518,7 +524,6 @@ class Printer {
   private giveBack(browser: Browser): void {
     browser.renders++;
     let keep = !browser.gone && browser.renders < RENDERS_PER_BROWSER && this.idle.length < size();
-    if (keep && browser.pid && browser.footprint === undefined) browser.footprint = treeMemory(browser.pid);
     if (keep && browser.renders % MEMORY_CHECK_EVERY === 0 && browser.pid) {
       const over = treeMemory(browser.pid) - (browser.footprint ?? 0) > keepBytes();
       if (over && browser.renewed) keep = false;

@@ -100,7 +100,9 @@ const FIRST_SLOTS = 32;
  * The words shaped in one face chain, found by their characters where they stand in the text: a
  * word met before is neither cut out of its text nor hashed again (the tokenizer hashes it as it
  * reads it), and nothing is made for it but its place on a line. Open addressing, linear probing;
- * a table grows with the words it holds (a heading's style holds a few, a body's thousands).
+ * a table grows with the words it holds (a heading's style holds a few, a body's thousands). A full
+ * one holds about 1 MB (4,096 words, their pieces and strings); there is one per style of each
+ * compiled template a thread keeps (worker.ts), and most hold a few dozen words.
  */
 class ShapedWords {
   private hashes = new Int32Array(FIRST_SLOTS);

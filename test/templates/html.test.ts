@@ -286,7 +286,7 @@ describe('a browser that holds more than it may keep between documents', () => {
     await printer.close();
     const browsers = printer.launched;
     const pages = printer.pagesOpened;
-    // a budget below what any browser holds: found over it at each check
+    // a budget below what a browser gains over its first page's footprint in ten documents: found over it at each check
     await withEnv('HTML_BROWSER_MEMORY_MB', '1', async () => {
       await inTurn(t, 1, MEMORY_CHECK_EVERY + 2);
       // the first check renewed the page, in the same browser
