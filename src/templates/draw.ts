@@ -3,7 +3,8 @@ import { PDFDict, PDFDocument, PDFName, PDFNumber, PDFObjectCopier, PDFRef, PDFS
 import { DocumentFonts } from './embed';
 import type { FontFace } from './fonts';
 import { imageSource, type ImageAsset } from './images';
-import type { PageLayout, StructElem, Tag } from './layout';
+import type { PageLayout } from './layout';
+import type { StructElem, Tag } from './model';
 import { release } from './release';
 import { finishDocument, type Attachment, type Conformance } from './standards';
 import { useNodeZlib } from './zlib';

@@ -27,7 +27,7 @@ import { checkLimit } from './limits';
 import { hyphenationFor } from './hyphenate';
 import { breakLines, drawLine, type Fragment, type Line, type TextOp } from './text';
 import type { Rgb } from './units';
-import type { Align, RenderWarning } from './model';
+import type { Align, RenderWarning, StructElem, Tag } from './model';
 
 export type Op = (
   | TextOp
@@ -38,20 +38,6 @@ export type Op = (
   /** Where it belongs in a tagged PDF: content of a structure element, or an artifact (untagged: an artifact). */
   tag?: Tag;
 };
-
-/**
- * An element of a tagged PDF's structure tree (draw.ts writes it). The tree is what the pages'
- * ops name, in the order they first name it: the reading order is the order things were laid out.
- */
-export interface StructElem {
-  role: 'H1' | 'H2' | 'H3' | 'P' | 'Figure' | 'Table' | 'TR' | 'TH' | 'TD';
-  /** A Figure's alternative text. */
-  alt?: string;
-  parent?: StructElem;
-}
-
-/** Page furniture (headers, footers, rules, fills, borders, a repeated table header): no part of the reading order. */
-export type Tag = StructElem | 'artifact';
 
 /** What an element says: its text and images; lines, rectangles (an underline, a cell's fill) are artifacts. */
 function isContent(op: Op): boolean {

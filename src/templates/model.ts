@@ -223,3 +223,17 @@ export interface RenderWarning {
   variable?: string;
   message: string;
 }
+
+/**
+ * An element of a tagged PDF's structure tree (draw.ts writes it). The tree is what the pages'
+ * ops name, in the order they first name it: the reading order is the order things were laid out.
+ */
+export interface StructElem {
+  role: 'H1' | 'H2' | 'H3' | 'P' | 'Figure' | 'Table' | 'TR' | 'TH' | 'TD';
+  /** A Figure's alternative text. */
+  alt?: string;
+  parent?: StructElem;
+}
+
+/** Page furniture (headers, footers, rules, fills, borders, a repeated table header): no part of the reading order. */
+export type Tag = StructElem | 'artifact';

@@ -8,8 +8,7 @@
 import { SourceLocation, UnsupportedCharacterError } from '../errors';
 import { FontFace, FontSet, hasGlyph, measure } from './fonts';
 import { SOFT_HYPHEN, type Hyphenate } from './hyphenate';
-import type { Tag } from './layout';
-import type { Align, TextStyle } from './model';
+import type { Align, Tag, TextStyle } from './model';
 
 /** Where a piece of text came from, for error messages. */
 export type Source = { variable: string } | { location: SourceLocation };
@@ -486,7 +485,7 @@ export interface TextOp {
   width: number;
   /** Drawn fully transparent: alternative text that readers and extractors find, eyes do not. */
   invisible?: boolean;
-  /** Set by the layout (layout.ts); made with the op, so that every op has one shape. */
+  /** Where it belongs in a tagged PDF, set by the layout (layout.ts); made with the op, so that every op has one shape. */
   tag?: Tag;
 }
 

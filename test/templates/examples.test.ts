@@ -7,7 +7,7 @@ import {
   type RenderWarning,
   type XmlTemplate,
 } from '../../src/templates';
-import type { StructElem } from '../../src/templates/layout';
+import type { StructElem } from '../../src/templates/model';
 import { root } from '../support/fixtures';
 import { expectClosingWithBody, expectInvoice, expectLetter } from '../support/examples';
 import { find, readPdf } from '../support/pdf';
