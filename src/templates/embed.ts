@@ -40,32 +40,39 @@ interface Subset {
 const MAX_SUBSETS_PER_FACE = 256;
 const subsets = new WeakMap<FontFace, Map<string, Promise<Subset>>>();
 
+/** What a document draws with a face: its glyphs (the characters each stands for, by glyph id) and its texts. */
+interface Noted {
+  glyphs: Map<number, readonly number[]>;
+  texts: Set<string>;
+}
+
+/** A face's subset in a document, and the codes of each text drawn with it. */
+interface Embedded {
+  ref: PDFRef;
+  subset: Subset;
+  codes: Map<string, string>;
+}
+
 /** The faces and glyphs one document draws with; `embed()` puts their subsets into the document. */
 export class DocumentFonts {
-  /** Per face: the characters each glyph stands for, by glyph id. */
-  private readonly glyphs = new Map<FontFace, Map<number, readonly number[]>>();
-  private readonly embedded = new Map<FontFace, { ref: PDFRef; subset: Subset; codes: Map<string, string> }>();
-
-  /** Per face: the texts noted (most texts of a document are words met before). */
-  private readonly texts = new Map<FontFace, Set<string>>();
-  /** The face of the last text noted or drawn, and what is kept for it (most texts are in the last one's face). */
-  private last?: { face: FontFace; glyphs: Map<number, readonly number[]>; texts: Set<string> };
-  private lastDrawn?: { face: FontFace; subset: Subset; codes: Map<string, string> };
+  /** What the document draws with each face (most of its texts are words met before). */
+  private readonly noted = new Map<FontFace, Noted>();
+  private readonly embedded = new Map<FontFace, Embedded>();
+  /** The last face noted, and the last drawn, with what is kept for each: most texts are in the last one's face. */
+  private lastNoted?: { face: FontFace; noted: Noted };
+  private lastDrawn?: { face: FontFace; embedded: Embedded };
 
   /** Notes the glyphs of a text drawn in a face. Call for every text before embed(). */
   add(face: FontFace, text: string): void {
-    if (this.last?.face !== face) {
-      let glyphs = this.glyphs.get(face);
-      let texts = this.texts.get(face);
-      if (!glyphs || !texts) {
-        glyphs = new Map();
-        texts = new Set();
-        this.glyphs.set(face, glyphs);
-        this.texts.set(face, texts);
+    if (this.lastNoted?.face !== face) {
+      let noted = this.noted.get(face);
+      if (!noted) {
+        noted = { glyphs: new Map(), texts: new Set() };
+        this.noted.set(face, noted);
       }
-      this.last = { face, glyphs, texts };
+      this.lastNoted = { face, noted };
     }
-    const { glyphs, texts } = this.last;
+    const { glyphs, texts } = this.lastNoted.noted;
     if (texts.has(text)) return;
     texts.add(text);
     for (const g of glyphRun(face, text)) if (!glyphs.has(g.id)) glyphs.set(g.id, g.codePoints);
@@ -73,7 +80,7 @@ export class DocumentFonts {
 
   /** Embeds each face's subset into the document. */
   async embed(doc: PDFDocument): Promise<void> {
-    for (const [face, glyphs] of this.glyphs) {
+    for (const [face, { glyphs }] of this.noted) {
       const subset = await subsetOf(face, glyphs);
       this.embedded.set(face, { ref: register(doc, face, subset), subset, codes: new Map() });
     }
@@ -90,8 +97,8 @@ export class DocumentFonts {
    * build and deflate.
    */
   codes(face: FontFace, text: string): string {
-    if (this.lastDrawn?.face !== face) this.lastDrawn = { face, ...this.embedded.get(face)! };
-    const { subset, codes } = this.lastDrawn;
+    if (this.lastDrawn?.face !== face) this.lastDrawn = { face, embedded: this.embedded.get(face)! };
+    const { subset, codes } = this.lastDrawn.embedded;
     let literal = codes.get(text);
     if (literal === undefined) {
       literal = '(';
