@@ -1,10 +1,11 @@
 /**
  * Which Chromium prints HTML templates, and the program itself behind a distribution's launcher.
  *
- * Chromium is looked for in this order: CHROMIUM_PATH; the system's (Debian's
- * `chromium-headless-shell`, then Debian's and Ubuntu's `chromium` or `chromium-browser`, Google's
- * `google-chrome`), which the distribution keeps patched; the one inside the npm package `@sparticuz/chromium` (an optional dependency, so
- * `npm install` brings it). docs/html-templates.md says so.
+ * Chromium is looked for in this order: CHROMIUM_PATH; the system's, which the distribution keeps
+ * patched (Debian's `chromium-headless-shell`, then Debian's and Ubuntu's `chromium` or
+ * `chromium-browser`, Google's `google-chrome`); the one inside the npm package
+ * `@sparticuz/chromium` (an optional dependency, so `npm install` brings it).
+ * docs/html-templates.md says so.
  *
  * Distributions install a shell script where the browser is expected (Debian's `/usr/bin/chromium`
  * reads `/etc/chromium.d/`, adds its own flags and runs `/usr/lib/chromium/chromium`). The script

@@ -203,6 +203,8 @@ function withoutSoftHyphens(raw: string): { text: string; soft: number[] } {
   return { text: parts.join(''), soft };
 }
 
+const SOFT_HYPHEN_CODE = SOFT_HYPHEN.charCodeAt(0);
+
 /** Spaces that separate words (a newline, 10, ends a line; every other character is part of a word). */
 function isSpace(c: number): boolean {
   return c === 32 || c === 9 || c === 13 || c === 12 || c === 11;
@@ -324,7 +326,7 @@ export function breakLines(
         for (; end < all.length; end++) {
           const d = all.charCodeAt(end);
           if (d === 10 || isSpace(d)) break;
-          if (d === 0xad) hasSoft = true;
+          if (d === SOFT_HYPHEN_CODE) hasSoft = true;
           hash = fnv(hash, d);
         }
         table ??= shapedWords(frag.style, fonts);
