@@ -24,6 +24,15 @@ describe('claims and presence on PostgreSQL', () => {
     presences.push(p);
     return p;
   };
+  /** Two processes on the one database, and the claims each makes. */
+  const twoProcesses = async () => {
+    const a = await presence();
+    const b = await presence();
+    return { a, b, claimsA: new Claims(service.database, a), claimsB: new Claims(service.database, b) };
+  };
+  /** No link waits for a wake-up: only those a test wakes are due. */
+  const nothingDue = () =>
+    db().updateTable('magic_links').set({ wake_at: null }).where('wake_at', 'is not', null).execute();
 
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paperlink-claims-'));
@@ -63,11 +72,8 @@ describe('claims and presence on PostgreSQL', () => {
       .executeTakeFirstOrThrow();
 
   it('sees every live process, and a sweep frees only what a gone process held, its e-mail lease too', async () => {
-    const a = await presence();
-    const b = await presence();
+    const { a, b, claimsA, claimsB } = await twoProcesses();
     expect((await a.live()).sort()).toEqual([a.id, b.id].sort());
-    const claimsA = new Claims(service.database, a);
-    const claimsB = new Claims(service.database, b);
     const mine = await link('mine@example.com');
     const theirs = await link('theirs@example.com');
     const now = new Date();
@@ -108,7 +114,7 @@ describe('claims and presence on PostgreSQL', () => {
     const claims = new Claims(service.database, a);
     const id = await link('released@example.com');
     const now = new Date();
-    await db().updateTable('magic_links').set({ wake_at: null }).where('wake_at', 'is not', null).execute();
+    await nothingDue();
     await wake(id, now.toISOString());
     const [held] = await claims.due('magic_links', now, 10);
     expect(held.id).toBe(id);
@@ -126,13 +132,10 @@ describe('claims and presence on PostgreSQL', () => {
   });
 
   it("fences a step whose lease was taken over: its release changes nothing of the new holder's", async () => {
-    const a = await presence();
-    const b = await presence();
-    const claimsA = new Claims(service.database, a);
-    const claimsB = new Claims(service.database, b);
+    const { a, b, claimsA, claimsB } = await twoProcesses();
     const id = await link('fenced-step@example.com');
     const now = new Date();
-    await db().updateTable('magic_links').set({ wake_at: null }).where('wake_at', 'is not', null).execute();
+    await nothingDue();
     await wake(id, now.toISOString());
     const [heldA] = await claimsA.due('magic_links', now, 10);
     // A is presumed dead (its presence went) while its step still runs; B frees and takes the link
@@ -148,14 +151,11 @@ describe('claims and presence on PostgreSQL', () => {
   });
 
   it('fences each lease of a batch released together by its own epoch', async () => {
-    const a = await presence();
-    const b = await presence();
-    const claimsA = new Claims(service.database, a);
-    const claimsB = new Claims(service.database, b);
+    const { b, claimsA, claimsB } = await twoProcesses();
     const kept = await link('batch-kept@example.com');
     const lost = await link('batch-lost@example.com');
     const now = new Date();
-    await db().updateTable('magic_links').set({ wake_at: null }).where('wake_at', 'is not', null).execute();
+    await nothingDue();
     await wake(kept, now.toISOString());
     await wake(lost, now.toISOString());
     const heldA = await claimsA.due('magic_links', now, 10);
