@@ -19,7 +19,14 @@ export const ERROR_CODES = {
   403: ['insufficient_scope'],
   404: ['not_found'],
   408: ['request_timeout'],
-  409: ['idempotency_key_reused', 'app_not_configured', 'webhook_limit_reached', 'settings_busy', 'version_conflict'],
+  409: [
+    'idempotency_key_reused',
+    'app_not_configured',
+    'webhook_limit_reached',
+    'settings_busy',
+    'version_conflict',
+    'proof_unavailable',
+  ],
   413: ['body_too_large'],
   415: ['unsupported_media_type'],
   422: [
@@ -33,6 +40,8 @@ export const ERROR_CODES = {
     'text_overflow',
     'standard_unavailable',
     'format_unavailable',
+    // a postcard a printer would refuse (src/templates/print.ts)
+    'not_print_ready',
     // the n8n Postcard Intake trigger's own list of templates
     'template_not_allowed',
   ],

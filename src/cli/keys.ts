@@ -48,13 +48,19 @@ function credentialCommands(parent: Command, fixed: KeyKind | undefined, what: s
       '-s, --scope <scopes...>',
       `API keys: what it may do, space- or comma-separated (default: everything): ${ALL_SCOPES.join(', ')}`,
     )
+    .option(
+      '--test',
+      'postcard tokens: a test token (plp_test_…); its postcards are rendered and proofed, never handed on to a mail partner',
+    )
     .option('-d, --data-dir <dir>', DATA_DIR_HELP)
-    .action(async (opts: { name: string; kind?: string; dataDir?: string; scope?: string[] }) => {
+    .action(async (opts: { name: string; kind?: string; dataDir?: string; scope?: string[]; test?: boolean }) => {
       const scopes = opts.scope?.flatMap((x) => x.split(','));
-      const { secret, key } = await withService(io, opts, (s) => s.keys.create(kind(opts), opts.name, scopes));
+      const { secret, key } = await withService(io, opts, (s) =>
+        s.keys.create(kind(opts), opts.name, scopes, { test: opts.test }),
+      );
       io.stdout(`${secret}\n`);
       io.stderr(
-        `Created ${key.kind === 'api' ? 'key' : `${key.kind} token`} ${key.id} (${key.name})${key.kind === 'api' ? ` with the scopes ${key.scopes.join(', ')}` : ''}. Keep it secret: it cannot be shown again.\n`,
+        `Created ${key.kind === 'api' ? 'key' : `${key.test ? 'test ' : ''}${key.kind} token`} ${key.id} (${key.name})${key.kind === 'api' ? ` with the scopes ${key.scopes.join(', ')}` : ''}. Keep it secret: it cannot be shown again.\n`,
       );
       setExit(EXIT_OK);
     });

@@ -651,6 +651,21 @@ export const MIGRATIONS: [string, Step][] = [
       await db.schema.alterTable('template_version_assets').addColumn('stored_in', 'integer').execute();
     },
   ],
+  [
+    '0031_postcards_for_print',
+    async (db) => {
+      // test postcard tokens, and what a postcard was made with: test or live, its print size
+      await db.schema
+        .alterTable('api_keys')
+        .addColumn('test', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .alterTable('postcards')
+        .addColumn('test', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema.alterTable('postcards').addColumn('size', 'text').execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

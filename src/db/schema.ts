@@ -15,6 +15,8 @@ export interface ApiKeysTable {
   revoked_at: string | null;
   /** An API key's scopes, a JSON list; null: every scope. */
   scopes: string | null;
+  /** A postcard token in test mode (1): its postcards are rendered and proofed, never handed on. */
+  test: Generated<number>;
 }
 
 export interface TemplatesTable {
@@ -253,6 +255,10 @@ export interface PostcardsTable {
   wake_at: string | null;
   /** Renders that failed for a passing reason (the render time limit under load); at RENDER_ATTEMPTS it is failed. */
   render_attempts: number;
+  /** Made with a test token (1): rendered and proofed, never handed on. */
+  test: Generated<number>;
+  /** The postcard size its PDF was checked for and marked with (src/postcards/presets.ts); null: its template names none. */
+  size: string | null;
 }
 
 export interface EventsTable {

@@ -13,6 +13,8 @@ import { randomToken, sameHash, sha256 } from '../secrets';
 export type KeyKind = 'api' | 'postcard';
 
 const MARK: Record<KeyKind, string> = { api: 'plk_', postcard: 'plp_' };
+/** A test postcard token's mark, as Stripe's `sk_test_`: its postcards are rendered and proofed, never handed on. */
+const TEST_MARK = 'plp_test_';
 const PREFIX_LENGTH = 12;
 /** How stale `last_used_at` may get before a request writes it again. */
 const TOUCH_EVERY_MS = 60_000;
@@ -66,6 +68,8 @@ export interface KeyInfo {
   scopes: Scope[];
   /** The start of the key, e.g. `plk_7fK2aQ9x`, to tell keys apart. */
   prefix: string;
+  /** A postcard token in test mode: its postcards are never handed on to a mail partner. */
+  test: boolean;
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
@@ -78,6 +82,7 @@ function info(row: ApiKeyRow): KeyInfo {
     name: row.name,
     scopes: row.kind !== 'api' ? [] : row.scopes === null ? [...ALL_SCOPES] : (JSON.parse(row.scopes) as Scope[]),
     prefix: row.prefix,
+    test: Boolean(row.test),
     created_at: row.created_at,
     last_used_at: row.last_used_at,
     revoked_at: row.revoked_at,
@@ -97,8 +102,17 @@ export class Keys {
    * Makes a key. The returned `secret` is the only time the whole key exists outside the caller.
    * An API key gets `scopes` (parseScopes: all when they are left out; a blank list is refused).
    */
-  async create(kind: KeyKind, name: string, scopes?: readonly string[]): Promise<{ secret: string; key: KeyInfo }> {
+  async create(
+    kind: KeyKind,
+    name: string,
+    scopes?: readonly string[],
+    options: { test?: boolean } = {},
+  ): Promise<{ secret: string; key: KeyInfo }> {
     const granted = parseScopes(scopes);
+    if (options.test && kind !== 'postcard')
+      throw new ValidationError('Only postcard tokens have a test mode; an API key is live.', [
+        { field: 'test', message: 'is for postcard tokens only', code: 'invalid' },
+      ]);
     if (kind !== 'api' && scopes?.length)
       throw new ValidationError('Only API keys have scopes; a postcard token only sends postcard requests.', [
         { field: 'scopes', message: 'is for API keys only', code: 'invalid' },
@@ -109,7 +123,7 @@ export class Keys {
         { field: 'name', message: 'must be 1 to 100 characters', code: 'length' },
       ]);
     }
-    const secret = MARK[kind] + randomToken(32);
+    const secret = (options.test ? TEST_MARK : MARK[kind]) + randomToken(32);
     const now = this.clock.now();
     const row: ApiKeyRow = {
       id: newId(kind === 'api' ? 'key' : 'tok', now),
@@ -121,6 +135,7 @@ export class Keys {
       last_used_at: null,
       revoked_at: null,
       scopes: kind === 'api' && granted.length < ALL_SCOPES.length ? JSON.stringify(granted) : null,
+      test: options.test ? 1 : 0,
     };
     await this.db.insertInto('api_keys').values(row).execute();
     return { secret, key: info(row) };

@@ -24,6 +24,8 @@ import { toPage, type Page, type PageQuery } from '../pagination';
 import type { TemplateStore } from '../templates/store';
 import { missingVariables, type RenderWarning } from '../templates';
 import type { Renderer } from '../templates/pool';
+import type { PrintWarning, ProofOptions } from '../templates/print';
+import type { PresetName } from '../templates/presets';
 import { checkPostcard, mergeValues, type PostcardRequest } from './rules';
 import { POLICIES } from '../flows/policies';
 
@@ -43,6 +45,13 @@ function passing(err: PaperlinkError): boolean {
   return err.code === 'render_limit_exceeded' && err.details.some((d) => d.field === 'render_time_ms');
 }
 
+export interface PostcardWarning {
+  code: string;
+  field: string;
+  message: string;
+  box?: PrintWarning['box'];
+}
+
 export interface PostcardInfo {
   id: string;
   object: 'postcard';
@@ -55,8 +64,16 @@ export interface PostcardInfo {
   custom_data: Record<string, string>;
   document_id: string | null;
   failure_reason: string | null;
-  /** What the render warned about (`text_overflow`: text that does not fit its box), with the variable as `field`. */
-  warnings: { code: string; field: string; message: string }[];
+  /** Made with a test token: rendered and proofed, never handed on to a mail partner. */
+  test: boolean;
+  /** The postcard size its PDF was checked for and marked with (docs/postcards.md); null when its template names none. */
+  size: PresetName | null;
+  /**
+   * What the render and the print check warned about: `text_overflow` (text that does not fit its
+   * box) with the variable as `field`; `outside_safe_zone`, `ink_in_address_area`, `low_resolution`
+   * with the side as `field` and where it is as `box` (points from the page's top left).
+   */
+  warnings: PostcardWarning[];
   created_at: string;
   updated_at: string;
 }
@@ -73,10 +90,19 @@ function info(row: PostcardRow): PostcardInfo {
     custom_data: JSON.parse(row.custom) as PostcardInfo['custom_data'],
     document_id: row.document_id,
     failure_reason: row.failure_reason,
+    test: Boolean(row.test),
+    size: row.size as PresetName | null,
     warnings: JSON.parse(row.warnings) as PostcardInfo['warnings'],
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
+}
+
+/** What a render made of a postcard besides its PDF, kept with a spooled PDF (src/documents/spool.ts). */
+interface Printed {
+  templateName: string;
+  warnings: PostcardWarning[];
+  size: PresetName | null;
 }
 
 export class Postcards {
@@ -112,6 +138,8 @@ export class Postcards {
         claimed_epoch: arg('claimed_epoch'),
         wake_at: arg('wake_at'),
         render_attempts: arg('render_attempts'),
+        test: arg('test'),
+        size: arg('size'),
         created_at: arg('created_at'),
         updated_at: arg('updated_at'),
       }),
@@ -193,6 +221,8 @@ export class Postcards {
         failure_reason: null,
         warnings: '[]',
         render_attempts: 0,
+        test: key.test ? 1 : 0,
+        size: null,
         created_at: now,
         updated_at: now,
       };
@@ -279,25 +309,38 @@ export class Postcards {
       return 'failed' as const;
     };
     let pdf: Uint8Array;
-    let templateName: string;
-    let drawn: RenderWarning[] = [];
+    let done: Printed;
     // the render id follows from the postcard id, so a render that runs twice stores one document;
     // a render whose storing failed left its bytes for this run (src/documents/spool.ts)
     const renderId = `rnd_${id}`;
-    const spooled = await this.documents.spooled<{ templateName: string; warnings: RenderWarning[] }>(renderId);
+    const spooled = await this.documents.spooled<Printed>(renderId);
     if (spooled) {
       pdf = spooled.pdf;
-      templateName = spooled.meta.templateName;
-      drawn = spooled.meta.warnings;
+      done = spooled.meta;
     } else
       try {
         const template = await this.templates.load(p.template_id, p.template_version ?? undefined);
-        templateName = template.name;
+        const drawn: RenderWarning[] = [];
         pdf = await this.renderer.render(
           template,
           mergeValues({ contact: p.contact, address: p.address, custom: p.custom_data }),
           { now: this.clock.now(), warnings: drawn },
         );
+        const warnings: PostcardWarning[] = drawn.map((w) => ({
+          code: w.code,
+          field: w.variable ?? 'template',
+          message: w.message,
+        }));
+        let size: PresetName | null = null;
+        // a template made for a postcard size: checked as a printer would, and its boxes marked
+        if (template.postcard) {
+          const printed = await this.renderer.printReady(pdf, template.postcard);
+          pdf = printed.pdf;
+          size = printed.size;
+          for (const w of printed.warnings)
+            warnings.push({ code: w.code, field: w.side, message: w.message, box: w.box });
+        }
+        done = { templateName: template.name, warnings, size };
       } catch (err) {
         if (!(err instanceof PaperlinkError)) throw err;
         if (err instanceof NotFoundError)
@@ -323,29 +366,55 @@ export class Postcards {
     const name = [p.contact.first_name, p.contact.last_name].filter(Boolean).join(' ');
     const docId = await this.documents.store({
       renderId,
-      meta: { templateName, warnings: drawn },
+      meta: done,
       spooled: spooled !== undefined,
       templateId: p.template_id,
       templateVersion: p.template_version,
-      name: `${templateName} for ${name}`,
+      name: `${done.templateName} for ${name}`,
       description: `postcard ${id}`,
       pdf,
       caller: { keyId: row.token_id, name: 'postcard intake' },
     });
-    const warnings = drawn.map((w) => ({ code: w.code, field: w.variable ?? 'template', message: w.message }));
     await this.settle(id, 'postcard.rendered', {
       status: 'rendered',
       document_id: docId,
-      warnings: JSON.stringify(warnings),
+      warnings: JSON.stringify(done.warnings),
+      size: done.size,
     });
     return 'rendered';
+  }
+
+  /**
+   * A rendered postcard's front and back as a PNG (one side with `side`), with the trim, the safe
+   * zone and the address area drawn over it with `guides`: what a print shop's proof shows.
+   */
+  async proof(id: string, options: Omit<ProofOptions, 'size'>): Promise<Uint8Array> {
+    const p = await this.get(id);
+    if (p.status !== 'rendered' || !p.document_id)
+      throw new ConflictError(
+        'proof_unavailable',
+        `The postcard is ${p.status}: a proof is drawn from its rendered PDF.${p.status === 'received' ? ' Ask again once it is rendered (GET /v1/postcards/:id, or the postcard.rendered webhook).' : ''}`,
+      );
+    if (!p.size)
+      throw new ConflictError(
+        'proof_unavailable',
+        `The postcard's template names no postcard size, so it has no trim, safe zone or address area to proof. Give the template one (<document postcard="4x6">, see docs/postcards.md); its PDF is GET /v1/documents/${p.document_id}/pdf.`,
+      );
+    const { bytes: pdf } = await this.documents.pdf(p.document_id);
+    return this.renderer.proof(pdf, { ...options, size: p.size });
   }
 
   /** Moves a received postcard to its end state and tells subscribers, in one transaction. */
   private async settle(
     id: string,
     type: 'postcard.rendered' | 'postcard.failed',
-    set: { status: PostcardStatus; failure_reason?: string; document_id?: string; warnings?: string },
+    set: {
+      status: PostcardStatus;
+      failure_reason?: string;
+      document_id?: string;
+      warnings?: string;
+      size?: string | null;
+    },
   ): Promise<void> {
     await this.inTransaction(async (trx) => {
       const row = await trx

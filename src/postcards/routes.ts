@@ -1,11 +1,19 @@
 /** The postcard webhook (no version prefix, token in the body) and the operator's view of postcards. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyPluginAsync } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyPluginAsync,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
 import type { Service } from '../service';
 import { EXAMPLE_IDS } from '../templates/store';
 import { AuthenticationError } from '../errors';
 import { isObject } from '../guards';
+import { PROOF_WIDTH, type ProofOptions } from '../templates/print';
 import {
   answer,
   described,
@@ -23,6 +31,14 @@ import { PostcardRequestSchema, PostcardSchema } from './schemas';
 export const POSTCARD_BODY_LIMIT = 64 * 1024;
 
 const tags = ['Postcards'];
+
+type Api = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
 
 /** At POSTCARD_PATH (the intake) and under /v1/postcards. */
 export const postcardRoutes =
@@ -156,4 +172,50 @@ export const postcardRoutes =
       },
       async (req) => service.postcards.get(req.params.id),
     );
+    proofRoute(api, service);
   };
+
+/** GET /v1/postcards/:id/proof: a rendered postcard's sides as a PNG (src/templates/print.ts). */
+function proofRoute(api: Api, service: Service): void {
+  api.get(
+    '/v1/postcards/:id/proof',
+    {
+      schema: {
+        operationId: 'getPostcardProof',
+        tags,
+        summary: "A rendered postcard's proof: the front above the back as a PNG, with the print guides on request",
+        description:
+          'Drawn from the stored PDF. `guides=true` draws the trim (solid), the safe zone (dashed) and, on the back, the address area the mail partner prints into (tinted red). `side` draws one side; `width` sets the image width in pixels (a thumbnail is small).',
+        params: IdParams('postcard', 'pc_01m82kzq5az78r9b7p2fxgxka8'),
+        querystring: Type.Object({
+          side: Type.Optional(oneOf(['front', 'back'], { description: 'One side only.' })),
+          guides: Type.Optional(Type.Boolean({ description: 'Draw the trim, the safe zone and the address area.' })),
+          width: Type.Optional(
+            Type.Integer({
+              minimum: PROOF_WIDTH.min,
+              maximum: PROOF_WIDTH.max,
+              description: `The image's width in pixels (default ${PROOF_WIDTH.default}).`,
+            }),
+          ),
+        }),
+        response: {
+          200: {
+            description: 'The proof as a PNG image.',
+            content: { 'image/png': { schema: { type: 'string', contentMediaType: 'image/png' } } },
+          },
+          ...errors(401, 404, 409, 422),
+        },
+      },
+    },
+    async (req, reply) => {
+      const image = await service.postcards.proof(req.params.id, req.query as Omit<ProofOptions, 'size'>);
+      return (
+        reply
+          .header('Content-Type', 'image/png')
+          // a postcard's id (get() found it): letters, digits and underscores
+          .header('Content-Disposition', `inline; filename="${req.params.id}-proof.png"`)
+          .send(Buffer.from(image))
+      );
+    },
+  );
+}

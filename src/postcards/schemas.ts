@@ -1,4 +1,5 @@
 /** A postcard request as the webhook takes it, and a postcard as the API answers it. */
+import { PRESET_NAMES } from '../templates/presets';
 import type { TSchema } from '@sinclair/typebox';
 import { shared } from '../http/schemas';
 
@@ -65,6 +66,8 @@ export const PostcardSchema = shared('Postcard', {
     'custom_data',
     'document_id',
     'failure_reason',
+    'test',
+    'size',
     'warnings',
     'created_at',
     'updated_at',
@@ -84,14 +87,38 @@ export const PostcardSchema = shared('Postcard', {
     custom_data: { type: 'object', additionalProperties: { type: 'string' } },
     document_id: { type: ['string', 'null'] },
     failure_reason: { type: ['string', 'null'] },
+    test: {
+      type: 'boolean',
+      description: 'Made with a test postcard token (`plp_test_…`): rendered and proofed, never handed on.',
+    },
+    size: {
+      enum: [...PRESET_NAMES, null],
+      description:
+        'The postcard size its PDF was checked for and marked with (TrimBox, BleedBox); null when its template names none. See docs/postcards.md.',
+    },
     warnings: {
       type: 'array',
       description:
-        'What the render warned about: `text_overflow` when a text does not fit its box (`field` is the variable).',
+        "What the render and the print check warned about: `text_overflow` when a text does not fit its box (`field` is the variable); `outside_safe_zone`, `ink_in_address_area` and `low_resolution` (`field` is the side, `box` where it is, in points from the page's top left).",
       items: {
         type: 'object',
         required: ['code', 'field', 'message'],
-        properties: { code: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } },
+        properties: {
+          code: { type: 'string' },
+          field: { type: 'string' },
+          message: { type: 'string' },
+          box: {
+            type: 'object',
+            required: ['x', 'y', 'width', 'height'],
+            properties: {
+              x: { type: 'number' },
+              y: { type: 'number' },
+              width: { type: 'number' },
+              height: { type: 'number' },
+            },
+            additionalProperties: false,
+          },
+        },
       },
     },
     created_at: { type: 'string', format: 'date-time' },

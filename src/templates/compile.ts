@@ -2,6 +2,7 @@
  * Compiles template XML into the typed model of model.ts. Every element and attribute is checked
  * here, once, with its source location, so rendering never meets a surprise in the template itself.
  */
+import { pageOf, PRESET_NAMES, PRESETS } from './presets';
 import { SourceLocation, TemplateError, UnsupportedCharacterError } from '../errors';
 import { createFace, FontSet, hasGlyph, type FontFace } from './fonts';
 import { decodeDataUri, imageSize, readImage, type ImageAsset } from './images';
@@ -732,6 +733,15 @@ export async function compileXml(source: string, options: CompileOptions = {}): 
   }
   const orientation = a.oneOf('orientation', ['portrait', 'landscape'] as const);
   if (orientation && (orientation === 'landscape') !== size[0] > size[1]) size = [size[1], size[0]];
+  // a postcard size is the page: its trim and the bleed around it (src/postcards/presets.ts)
+  const postcardText = a.text('postcard')?.trim();
+  const postcard = PRESET_NAMES.find((n) => n.toLowerCase() === postcardText?.toLowerCase());
+  if (postcardText !== undefined && !postcard)
+    throw new TemplateError(
+      `<document postcard="${postcardText}">: name one of the postcard sizes ${PRESET_NAMES.join(', ')}.`,
+      root.loc,
+    );
+  if (postcard) size = pageOf(PRESETS[postcard]);
   const margin = a.box('margin') ?? { top: 72, right: 72, bottom: 72, left: 72 };
   const orphans = a.integer('orphans', 1, 10) ?? 2;
   const widows = a.integer('widows', 1, 10) ?? 2;
@@ -792,6 +802,7 @@ export async function compileXml(source: string, options: CompileOptions = {}): 
   return {
     kind: 'xml',
     name,
+    ...(postcard && { postcard }),
     pageWidth: size[0],
     pageHeight: size[1],
     margin,

@@ -16,6 +16,7 @@
  *   renders and kept warm; a render over its time or memory budget stops its browser, and the next
  *   render starts another.
  */
+import { isPresetName, PRESET_NAMES, type PresetName } from './presets';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,6 +35,8 @@ import { childrenWith, treeMemory, watchMemory } from './watch';
 export interface HtmlTemplate {
   kind: 'html';
   name: string;
+  /** The postcard size it names (its `paperlink-postcard` meta tag). */
+  postcard?: PresetName;
   /** The variables it reads (the first segment of each), in order of first use. */
   variables: string[];
   /** `{{ name | default: "…" }}`: the text a variable takes when it is not given. */
@@ -113,7 +116,28 @@ export async function compileHtml(
   }
   checkImagePixels(assets, source);
   const title = /<title>([^<]*)<\/title>/i.exec(source)?.[1]?.trim();
-  return { kind: 'html', name: options.name ?? (title || 'HTML template'), variables, defaults, source, assets };
+  const postcard = postcardOf(source);
+  return {
+    kind: 'html',
+    name: options.name ?? (title || 'HTML template'),
+    variables,
+    defaults,
+    source,
+    assets,
+    ...(postcard && { postcard }),
+  };
+}
+
+/** The postcard size an HTML template names: `<meta name="paperlink-postcard" content="4x6">`. */
+function postcardOf(source: string): PresetName | undefined {
+  const meta = /<meta\b[^>]*\bname=["']paperlink-postcard["'][^>]*>/i.exec(source)?.[0];
+  if (!meta) return undefined;
+  const size = /\bcontent=["']([^"']*)["']/i.exec(meta)?.[1]?.trim() ?? '';
+  if (!isPresetName(size))
+    throw new TemplateError(
+      `<meta name="paperlink-postcard" content="${size}">: name one of the postcard sizes ${PRESET_NAMES.join(', ')}.`,
+    );
+  return size;
 }
 
 /** Every tag name in parsed Liquid, nested ones included (a tag's children are in its own fields). */

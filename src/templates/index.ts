@@ -6,6 +6,7 @@
  *   variables(t);                         // ['sender_name', 'recipient_name', …]
  *   const pdf = await renderTemplate(t, values);
  */
+import type { PresetName } from './presets';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { PDFDocument } from 'pdf-lib';
@@ -43,6 +44,8 @@ export interface TemplateSummary {
   name: string;
   variables: string[];
   defaults: Record<string, string>;
+  /** The postcard size it is made for (src/postcards/presets.ts), when it names one: its renders are checked and marked for print. */
+  postcard?: PresetName;
 }
 
 export interface LoadOptions {
@@ -102,7 +105,13 @@ export function setOrigin(template: TemplateSummary, origin: TemplateOrigin): vo
 
 /** The summary of a template: the plain data that travels between threads. */
 export function summaryOf(template: TemplateSummary): TemplateSummary {
-  return { kind: template.kind, name: template.name, variables: template.variables, defaults: template.defaults };
+  return {
+    kind: template.kind,
+    name: template.name,
+    variables: template.variables,
+    defaults: template.defaults,
+    ...(template.postcard && { postcard: template.postcard }),
+  };
 }
 
 /** The compiled template behind a summary: itself when it was compiled in this thread, else compiled from its origin. */

@@ -1,4 +1,5 @@
 /** The compiled form of an XML layout template: a typed tree, validated once, rendered many times. */
+import type { PresetName } from './presets';
 import type { SourceLocation } from '../errors';
 import type { FontSet } from './fonts';
 import type { ImageAsset } from './images';
@@ -193,6 +194,8 @@ export interface Region {
 export interface XmlTemplate {
   kind: 'xml';
   name: string;
+  /** The postcard size it is made for (`<document postcard="4x6">`): the page is its trim and bleed. */
+  postcard?: PresetName;
   pageWidth: number;
   pageHeight: number;
   margin: Box;

@@ -36,6 +36,8 @@ import { renderLimits, RenderLimitError } from './limits';
 import { Slots } from './slots';
 import { mergeParts, openPart, type MergeOptions, type Part } from './merge';
 import { viewCopy, type ViewCopy, type ViewOptions } from './viewcopy';
+import { printReady, proof, type PrintReady, type ProofOptions } from './print';
+import type { PresetName } from './presets';
 import type { RenderReply, RenderTask } from './worker';
 import { stopOutsideZlib, zlibGate } from './zlib';
 import { renderDuration, renders, watchPool } from '../metrics';
@@ -55,6 +57,10 @@ export interface Renderer {
    * page as a PNG (viewcopy.ts). With `options.drawn` the PDF is not read (it may be empty).
    */
   view(pdf: Uint8Array, options: ViewOptions): Promise<ViewCopy>;
+  /** A rendered postcard checked against its size (the template's, or whichever its pages are) and marked for print (print.ts). */
+  printReady(pdf: Uint8Array, size?: PresetName): Promise<PrintReady>;
+  /** A rendered postcard's sides as a PNG, with its guides on request (print.ts). */
+  proof(pdf: Uint8Array, options: ProofOptions): Promise<Uint8Array>;
   close(): Promise<void>;
 }
 
@@ -78,6 +84,8 @@ export const inProcessRenderer: Renderer = {
     return pdf;
   },
   view: viewCopy,
+  printReady,
+  proof,
   close: async () => undefined,
 };
 
@@ -221,6 +229,14 @@ export class RenderPool implements Renderer {
     return answer(await this.run({ op: 'view', pdf, options }), 'view').view;
   }
 
+  async printReady(pdf: Uint8Array, size?: PresetName): Promise<PrintReady> {
+    return answer(await this.run({ op: 'print', pdf, size }), 'printed').printed;
+  }
+
+  async proof(pdf: Uint8Array, options: ProofOptions): Promise<Uint8Array> {
+    return answer(await this.run({ op: 'proof', pdf, options }), 'proof').proof;
+  }
+
   /**
    * Runs one task, in the order tasks came: piscina is handed a task only when a thread is free for
    * it. (Its own queue is not first in, first out for tasks with an abort signal, as ours all are:
@@ -228,7 +244,8 @@ export class RenderPool implements Renderer {
    * some renders waited 0.4–1.4 s behind dozens that came after them.)
    */
   private run(task: RenderTask): Promise<RenderReply> {
-    const page = task.op === 'view' && task.options.page !== undefined;
+    // images for people to look at (a recipient's page, a postcard's proof) on the page thread
+    const page = (task.op === 'view' && task.options.page !== undefined) || task.op === 'proof';
     const [pool, slots] = page ? [this.pagePool, this.pageSlots] : [this.pool, this.slots];
     const run = (async () => {
       await slots.take();
@@ -324,6 +341,8 @@ function measured(renderer: Renderer): Renderer {
     pages: (pdf, field) => renderer.pages(pdf, field),
     merge: (parts, options) => renderer.merge(parts, options),
     view: (pdf, options) => renderer.view(pdf, options),
+    printReady: (pdf, size) => renderer.printReady(pdf, size),
+    proof: (pdf, options) => renderer.proof(pdf, options),
     close: () => renderer.close(),
     render: (template, values, options) => {
       const format = template.kind;

@@ -9,7 +9,8 @@ import { isObject } from '../guards';
 import type { TemplateSummary } from './index';
 import type { Renderer } from './pool';
 import { isVersion, type TemplateStore } from './store';
-import { normalizeValues } from './values';
+import { normalizeValues, placeholder } from './values';
+export { placeholder };
 import type { RenderWarning } from './index';
 
 export interface PreviewResult {
@@ -22,9 +23,6 @@ export interface PreviewResult {
   /** What the render warned about (text that does not fit its box). */
   warnings: RenderWarning[];
 }
-
-/** What a variable with no value shows in a preview: its name, as a mail merge shows a field. */
-export const placeholder = (name: string): string => `«${name}»`;
 
 function base64(value: unknown): Uint8Array | undefined {
   return typeof value === 'string' ? new Uint8Array(Buffer.from(value, 'base64')) : undefined;

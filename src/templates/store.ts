@@ -21,7 +21,7 @@ import { RenderPool, type Renderer } from './pool';
 import { requireChromium } from './chromium';
 import { requireOffice } from './docx';
 import { sandboxInUse } from './sandbox';
-import { normalizeValues } from './values';
+import { normalizeValues, placeholder } from './values';
 
 export interface TemplateInfo {
   id: string;
@@ -245,6 +245,12 @@ export class TemplateStore {
     if (template.kind === 'docx') requireOffice();
     // and, with TEMPLATE_SANDBOX=required, only where the sandbox works
     if (template.kind === 'html' || template.kind === 'docx') sandboxInUse();
+    // a postcard template is printed once with its sample values (a mark where none is given) and
+    // refused now, as a printer would refuse it, rather than at its first postcard
+    if (template.postcard) {
+      const values = Object.fromEntries(template.variables.map((v) => [v, sample?.[v] ?? placeholder(v)]));
+      await renderer.printReady(await renderer.render(template, values), template.postcard);
+    }
     const version = (templateId: string, n: number, now: string): TemplateVersionRow => ({
       template_id: templateId,
       version: n,

@@ -53,3 +53,6 @@ export function asList(value: string): unknown[] | undefined {
     return undefined;
   }
 }
+
+/** What a variable with no value shows in a preview: its name, as a mail merge shows a field. */
+export const placeholder = (name: string): string => `«${name}»`;

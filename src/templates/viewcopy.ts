@@ -11,6 +11,8 @@ import { NotFoundError } from '../errors';
 import { builtinSans, embeddingFontkit } from './fonts';
 import { openUntrusted } from './pdfsafe';
 import { encodePng } from './png';
+import type { Canvas } from '@napi-rs/canvas';
+import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 
 export const WATERMARK_POSITIONS = ['center', 'top', 'bottom', 'tiled'] as const;
 export type WatermarkPosition = (typeof WATERMARK_POSITIONS)[number];
@@ -198,12 +200,15 @@ async function drawPage(pdf: Uint8Array, page: number): Promise<PageImage> {
 
 const PDFJS = path.dirname(require.resolve('pdfjs-dist/package.json'));
 
-/** The first page of a PDF as a PNG, PAGE_IMAGE_WIDTH pixels wide (or smaller: see below), drawn by pdf.js on a Skia canvas, with the page's size in points as shown. */
-async function pageImage(pdf: Uint8Array): Promise<{ png: Uint8Array; width: number; height: number }> {
+/**
+ * Reads a PDF with pdf.js as the recipient's page images and the postcard checks do (print.ts):
+ * no eval, no fonts from the system; `use` gets the document, destroyed after.
+ */
+export async function withPdfjs<T>(pdf: Uint8Array, use: (doc: PDFDocumentProxy) => Promise<T>): Promise<T> {
   const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  const { createCanvas } = await import('@napi-rs/canvas');
   const doc = await pdfjs.getDocument({
-    data: pdf,
+    // pdf.js takes the bytes it is given (their buffer is detached): a copy, so the caller keeps its own
+    data: pdf.slice(),
     isEvalSupported: false,
     enableXfa: false,
     disableFontFace: true,
@@ -213,6 +218,27 @@ async function pageImage(pdf: Uint8Array): Promise<{ png: Uint8Array; width: num
     verbosity: 0,
   }).promise;
   try {
+    return await use(doc);
+  } finally {
+    await doc.destroy();
+  }
+}
+
+/** A page drawn by pdf.js on a white Skia canvas at `scale` pixels a point. */
+export async function drawnPage(page: PDFPageProxy, scale: number): Promise<Canvas> {
+  const { createCanvas } = await import('@napi-rs/canvas');
+  const viewport = page.getViewport({ scale });
+  const canvas = createCanvas(Math.max(1, Math.round(viewport.width)), Math.max(1, Math.round(viewport.height)));
+  const context = canvas.getContext('2d');
+  context.fillStyle = '#ffffff';
+  context.fillRect(0, 0, canvas.width, canvas.height);
+  await page.render({ canvas: canvas as never, canvasContext: context as never, viewport }).promise;
+  return canvas;
+}
+
+/** The first page of a PDF as a PNG, PAGE_IMAGE_WIDTH pixels wide (or smaller: see below), drawn by pdf.js on a Skia canvas, with the page's size in points as shown. */
+async function pageImage(pdf: Uint8Array): Promise<{ png: Uint8Array; width: number; height: number }> {
+  return withPdfjs(pdf, async (doc) => {
     const page = await doc.getPage(1);
     const base = page.getViewport({ scale: 1 });
     // PAGE_IMAGE_WIDTH wide, unless the page is so long (or so small) that the image would be
@@ -222,22 +248,11 @@ async function pageImage(pdf: Uint8Array): Promise<{ png: Uint8Array; width: num
       PAGE_IMAGE_SIDE / base.height,
       Math.sqrt(PAGE_IMAGE_PIXELS / (base.width * base.height)),
     );
-    const viewport = page.getViewport({ scale });
-    const canvas = createCanvas(Math.max(1, Math.round(viewport.width)), Math.max(1, Math.round(viewport.height)));
-    const context = canvas.getContext('2d');
-    context.fillStyle = '#ffffff';
-    context.fillRect(0, 0, canvas.width, canvas.height);
-    await page.render({
-      canvas: canvas as never,
-      canvasContext: context as never,
-      viewport,
-    }).promise;
+    const canvas = await drawnPage(page, scale);
     return {
       png: encodePng(canvas.data(), canvas.width, canvas.height),
       width: base.width,
       height: base.height,
     };
-  } finally {
-    await doc.destroy();
-  }
+  });
 }

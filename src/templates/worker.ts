@@ -17,6 +17,8 @@ import type { Numbering } from './layout';
 import { mergeParts, openPart, type MergeOptions, type Part } from './merge';
 import type { Attachment, PdfMetadata, PdfStandard } from './standards';
 import { viewCopy, type ViewCopy, type ViewOptions } from './viewcopy';
+import { printReady, proof, type PrintReady, type ProofOptions } from './print';
+import type { PresetName } from './presets';
 import { useZlibGate } from './zlib';
 import {
   fillTemplate,
@@ -95,7 +97,20 @@ export interface ViewTask extends TaskBase {
   options: ViewOptions;
 }
 
-export type RenderTask = LoadTask | FillTask | PagesTask | MergeTask | ViewTask;
+/** A rendered postcard checked and marked for print, or drawn as a proof (print.ts). */
+export interface PrintTask extends TaskBase {
+  op: 'print';
+  pdf: Uint8Array;
+  size?: PresetName;
+}
+
+export interface ProofTask extends TaskBase {
+  op: 'proof';
+  pdf: Uint8Array;
+  options: ProofOptions;
+}
+
+export type RenderTask = LoadTask | FillTask | PagesTask | MergeTask | ViewTask | PrintTask | ProofTask;
 
 export type RenderReply =
   | { loaded: TemplateSummary }
@@ -104,6 +119,8 @@ export type RenderReply =
   | { pages: number; pdf: Uint8Array }
   | { merged: Uint8Array; count: number }
   | { view: ViewCopy }
+  | { printed: PrintReady }
+  | { proof: Uint8Array }
   | { missing: true }
   | { error: ErrorData }
   | { failure: string };
@@ -189,6 +206,8 @@ async function run(task: RenderTask): Promise<RenderReply> {
   if (task.op === 'view') {
     return { view: await viewCopy(task.pdf, task.options) };
   }
+  if (task.op === 'print') return { printed: await printReady(task.pdf, task.size) };
+  if (task.op === 'proof') return { proof: await proof(task.pdf, task.options) };
   if (task.op === 'merge') {
     const { pdf, pages } = await mergeParts(task.parts, { ...task.options, now: new Date(task.options.now) });
     return { merged: pdf, count: pages };
