@@ -2,6 +2,8 @@
  * The composition root: opens the database (running migrations), picks the document storage and
  * wires the core together. The HTTP app, the CLI and the tests all start from here.
  */
+import { Handoffs } from './postcards/handoff';
+import { MailPartnerApps } from './postcards/partners';
 import cluster from 'node:cluster';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -63,7 +65,9 @@ export interface Service {
   events: Events;
   /** Sends webhook deliveries (started in every process that runs flows, on either engine). */
   dispatcher: Dispatcher;
-  apps: { magicLink: MagicLinkApps; storage: StorageApps };
+  apps: { magicLink: MagicLinkApps; storage: StorageApps; mailPartner: MailPartnerApps };
+  /** Hands live postcards to the mail partner (a job on the runner of every process that runs flows). */
+  handoffs: Handoffs;
   /** Whether this process can write (a full or read-only disk), for /readyz. */
   writes: WriteHealth;
   engine: Engine;
@@ -240,6 +244,18 @@ async function openParts(config: Config, options: ServiceOptions, clock: Clock) 
     config.pageImageCacheMb * 1024 * 1024,
   );
   const postcards = new Postcards(db, clock, keys, templates, documents, events, database.inTransaction, renderer);
+  // live postcards to the mail partner: a job on the runner of every process that runs background work
+  const mailPartner = new MailPartnerApps(db, clock);
+  const handoffs = new Handoffs(
+    db,
+    clock,
+    events,
+    database.inTransaction,
+    documents,
+    mailPartner,
+    (trx, id, from, set) => postcards.move(trx, id, from, set),
+  );
+  postcards.handoffs = handoffs;
   const webhookOptions = {
     allowPrivate: config.webhookAllowPrivate,
     timeoutMs: config.webhookTimeoutMs,
@@ -263,6 +279,8 @@ async function openParts(config: Config, options: ServiceOptions, clock: Clock) 
     postcards,
     webhooks,
     webhookOptions,
+    mailPartner,
+    handoffs,
   };
 }
 
@@ -272,7 +290,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   startTracing(config.tracing, options.log);
   const core = await openParts(config, options, clock);
   const { database, db, writes, storage, renderer, templates, mailer, magicLink } = core;
-  const { events, links, keys, documents, postcards, webhooks, webhookOptions } = core;
+  const { events, links, keys, documents, postcards, webhooks, webhookOptions, mailPartner, handoffs } = core;
   const onFlowError = (id: string, err: unknown) => {
     writes.noticed(err);
     options.onFlowError?.(id, err);
@@ -303,6 +321,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     lockRows: database.dialect === 'postgres',
     runner,
   });
+  handoffs.owner = presence.id;
   const parts = { documents, links, postcards, dispatcher };
   const activities = activitiesOf(parts);
   const engine: Engine = options.engine
@@ -368,6 +387,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     claims.presence = p;
     links.owner = p.id;
     dispatcher.owner = p.id;
+    handoffs.owner = p.id;
     p.onLost = () => void comeBack().catch((err: unknown) => onFlowError('presence', err));
   };
   if (options.runFlows) {
@@ -377,6 +397,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
     void keepHouse().catch((err: unknown) => onFlowError('housekeeping', err));
     runner.add(periodic('housekeeping', HOUSEKEEPING_MS, keepHouse));
     runner.add(periodic('retention', RETENTION_SWEEP_MS, () => documents.expireDue()));
+    // live postcards to the mail partner, on either engine: due rows, whichever process wrote them
+    runner.add(handoffs.kind());
+    handoffs.runner = runner;
+    handoffs.onDue = () => runner.poke('postcard_handoff');
     // every process that runs background work delivers webhooks, on either engine: it claims what
     // is due (written here or by any other process) and wakes at once for what it wrote itself
     events.onEmitted = () => dispatcher.wake();
@@ -406,7 +430,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
     webhooks,
     events,
     dispatcher,
-    apps: { magicLink, storage: documents.apps },
+    apps: { magicLink, storage: documents.apps, mailPartner },
+    handoffs,
     writes,
     engine,
     activities,

@@ -664,6 +664,34 @@ export const MIGRATIONS: [string, Step][] = [
         .addColumn('test', 'integer', (c) => c.notNull().defaultTo(0))
         .execute();
       await db.schema.alterTable('postcards').addColumn('size', 'text').execute();
+      // a live postcard handed to a mail partner: who, and the partner's id of it
+      await db.schema.alterTable('postcards').addColumn('partner', 'text').execute();
+      await db.schema.alterTable('postcards').addColumn('partner_id', 'text').execute();
+      // its hand-off, a job on the process's runner (src/postcards/handoff.ts): due, tried, leased
+      await db.schema
+        .createTable('postcard_handoffs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('partner', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('next_attempt_at', 'text')
+        .addColumn('first_attempt_at', 'text')
+        .addColumn('last_error', 'text')
+        .addColumn('claimed_by', 'integer')
+        .addColumn('claimed_until', 'text')
+        .addColumn('claimed_epoch', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await sql`create index postcard_handoffs_due on postcard_handoffs (next_attempt_at) where status = 'pending'`.execute(
+        db,
+      );
+      await sql`create index postcard_handoffs_claimed on postcard_handoffs (claimed_by) where claimed_by is not null`.execute(
+        db,
+      );
+      await sql`create unique index postcards_partner_id on postcards (partner, partner_id) where partner_id is not null`.execute(
+        db,
+      );
     },
   ],
 ];

@@ -257,8 +257,30 @@ export interface PostcardsTable {
   render_attempts: number;
   /** Made with a test token (1): rendered and proofed, never handed on. */
   test: Generated<number>;
-  /** The postcard size its PDF was checked for and marked with (src/postcards/presets.ts); null: its template names none. */
+  /** The postcard size its PDF was checked for and marked with (src/templates/presets.ts); null: its template names none. */
   size: string | null;
+  /** The mail partner it was handed to (src/postcards/partners.ts), and the partner's id of it once it said. */
+  partner: string | null;
+  partner_id: string | null;
+}
+
+/** A live postcard's hand-off to its mail partner (src/postcards/handoff.ts): one row per postcard, its id the postcard's. */
+export interface PostcardHandoffsTable {
+  id: string;
+  partner: string;
+  /** pending (to be submitted) | done (the partner has it) | failed (given up) */
+  status: string;
+  attempts: Generated<number>;
+  /** When the next attempt is due (pending only). */
+  next_attempt_at: string | null;
+  first_attempt_at: string | null;
+  last_error: string | null;
+  /** The lease on an attempt (src/jobs/lease.ts). */
+  claimed_by: number | null;
+  claimed_until: string | null;
+  claimed_epoch: Generated<number>;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface EventsTable {
@@ -346,6 +368,7 @@ export interface Schema {
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
   postcards: PostcardsTable;
+  postcard_handoffs: PostcardHandoffsTable;
   magic_links: MagicLinksTable;
   link_events: LinkEventsTable;
   link_codes: LinkCodesTable;

@@ -12,5 +12,8 @@ export const EVENT_TYPES = [
   'postcard.received',
   'postcard.rendered',
   'postcard.failed',
+  'postcard.submitted',
+  'postcard.mailed',
+  'postcard.returned',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

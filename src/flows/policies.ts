@@ -62,6 +62,14 @@ export const POLICIES = {
     final:
       'the postcard is `failed` with its reason (`postcard.failed`); an unexpected error never gives up: what was answered `202` is rendered',
   },
+  /** A live postcard's hand-off to its mail partner (src/postcards/handoff.ts). */
+  postcard_handoff: {
+    what: "A live postcard's hand-off to its mail partner: a timeout, the partner's 5xx or rate limit",
+    waits: [30 * SECOND, 2 * MINUTE, 10 * MINUTE, HOUR, 6 * HOUR],
+    forMs: 72 * HOUR,
+    final:
+      'the postcard is `failed` with the last error (`postcard.failed`); a partner that refuses the postcard (its 4xx) fails it at once',
+  },
 } as const satisfies Record<string, RetryPolicy>;
 
 /** The wait after `failures` failures in a row (1 or more), before any jitter. */

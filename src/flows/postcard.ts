@@ -11,7 +11,7 @@ import type { Postcards } from '../postcards';
 import { POLICIES, waitMs } from './policies';
 import type { Ports } from './ports';
 
-export type PostcardStatus = 'received' | 'rendered' | 'failed';
+export type PostcardStatus = 'received' | 'rendered' | 'submitted' | 'mailed' | 'returned' | 'failed';
 
 export interface PostcardActivities {
   renderPostcard(id: string): Promise<PostcardStatus>;

@@ -137,8 +137,10 @@ function addBodyParsers(app: FastifyInstance): void {
   // empty body is no body: many clients send Content-Type: application/json on every call,
   // a DELETE too; and a broken body's error says where it broke
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const text = body as string;
+    // as it came: what a signature was made over (a mail partner's events, src/postcards/routes.ts)
+    (req as { rawBody?: string }).rawBody = text;
     if (text.trim() === '') return done(null, undefined);
     try {
       done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));

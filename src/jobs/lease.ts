@@ -16,7 +16,7 @@ import { iso } from '../clock';
 import type { Db } from '../db';
 
 export interface LeaseKind {
-  readonly table: 'magic_links' | 'postcards' | 'deliveries' | 'idempotency';
+  readonly table: 'magic_links' | 'postcards' | 'postcard_handoffs' | 'deliveries' | 'idempotency';
   /** The columns' prefix: `<name>_by`, `<name>_until`, `<name>_epoch`. */
   readonly name: 'claimed' | 'sending';
   /** The row's due time, which a freed lease makes due now (unless it is due earlier). */
@@ -33,6 +33,8 @@ export const LEASES = {
   link_email: { table: 'magic_links', name: 'sending', due: 'wake_at', whileAlive: false },
   /** A received postcard's render (embedded engine). */
   postcard_render: { table: 'postcards', name: 'claimed', due: 'wake_at', whileAlive: true },
+  /** One attempt to hand a live postcard to its mail partner (src/postcards/handoff.ts). */
+  postcard_handoff: { table: 'postcard_handoffs', name: 'claimed', whileAlive: false },
   /** One attempt of a webhook delivery (src/webhooks). */
   webhook_delivery: { table: 'deliveries', name: 'claimed', whileAlive: false },
   /** A request with an Idempotency-Key while it runs (src/idempotency.ts): a duplicate takes it over once it is free. */

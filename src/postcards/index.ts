@@ -26,11 +26,15 @@ import { missingVariables, type RenderWarning } from '../templates';
 import type { Renderer } from '../templates/pool';
 import type { PrintWarning, ProofOptions } from '../templates/print';
 import type { PresetName } from '../templates/presets';
-import { checkPostcard, mergeValues, type PostcardRequest } from './rules';
+import type { Handoffs } from './handoff';
+import type { PartnerName } from './partners';
+import type { EventType } from '../events/types';
+import { checkPostcard, mailingAddress, mergeValues, type PostcardRequest } from './rules';
 import { POLICIES } from '../flows/policies';
 
-export type PostcardStatus = 'received' | 'rendered' | 'failed';
-export const STATUSES: PostcardStatus[] = ['received', 'rendered', 'failed'];
+/** received → rendered → (a live postcard with a mail partner) submitted → mailed → returned; failed from any before mailed. */
+export type PostcardStatus = 'received' | 'rendered' | 'submitted' | 'mailed' | 'returned' | 'failed';
+export const STATUSES: PostcardStatus[] = ['received', 'rendered', 'submitted', 'mailed', 'returned', 'failed'];
 
 /** Renders of one postcard that may fail for a passing reason before it is marked failed. */
 export const RENDER_ATTEMPTS = POLICIES.postcard_render.attempts;
@@ -61,6 +65,8 @@ export interface PostcardInfo {
   template_version: number | null;
   contact: PostcardRequest['contact'];
   address: PostcardRequest['address'];
+  /** The address as a mail partner receives it (rules.ts mailingAddress): capitals, the postal code in its country's shape. */
+  mailing_address: PostcardRequest['address'];
   custom_data: Record<string, string>;
   document_id: string | null;
   failure_reason: string | null;
@@ -68,6 +74,9 @@ export interface PostcardInfo {
   test: boolean;
   /** The postcard size its PDF was checked for and marked with (docs/postcards.md); null when its template names none. */
   size: PresetName | null;
+  /** The mail partner it was handed to (a live postcard of a sized template, with a partner set up), and the partner's id of it. */
+  partner: string | null;
+  partner_id: string | null;
   /**
    * What the render and the print check warned about: `text_overflow` (text that does not fit its
    * box) with the variable as `field`; `outside_safe_zone`, `ink_in_address_area`, `low_resolution`
@@ -87,11 +96,14 @@ function info(row: PostcardRow): PostcardInfo {
     template_version: row.template_version,
     contact: JSON.parse(row.contact) as PostcardInfo['contact'],
     address: JSON.parse(row.address) as PostcardInfo['address'],
+    mailing_address: mailingAddress(JSON.parse(row.address) as PostcardInfo['address']),
     custom_data: JSON.parse(row.custom) as PostcardInfo['custom_data'],
     document_id: row.document_id,
     failure_reason: row.failure_reason,
     test: Boolean(row.test),
     size: row.size as PresetName | null,
+    partner: row.partner,
+    partner_id: row.partner_id,
     warnings: JSON.parse(row.warnings) as PostcardInfo['warnings'],
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -108,6 +120,8 @@ interface Printed {
 export class Postcards {
   /** Called with the id of each newly received postcard (the engine starts its flow). */
   onReceived: (id: string) => void = () => undefined;
+  /** The hand-off of live postcards to the mail partner (service.ts sets it). */
+  handoffs?: Handoffs;
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
@@ -140,6 +154,8 @@ export class Postcards {
         render_attempts: arg('render_attempts'),
         test: arg('test'),
         size: arg('size'),
+        partner: arg('partner'),
+        partner_id: arg('partner_id'),
         created_at: arg('created_at'),
         updated_at: arg('updated_at'),
       }),
@@ -223,6 +239,8 @@ export class Postcards {
         render_attempts: 0,
         test: key.test ? 1 : 0,
         size: null,
+        partner: null,
+        partner_id: null,
         created_at: now,
         updated_at: now,
       };
@@ -375,12 +393,14 @@ export class Postcards {
       pdf,
       caller: { keyId: row.token_id, name: 'postcard intake' },
     });
-    await this.settle(id, 'postcard.rendered', {
-      status: 'rendered',
-      document_id: docId,
-      warnings: JSON.stringify(done.warnings),
-      size: done.size,
-    });
+    // a live postcard made for print goes on to the mail partner, if one is set up
+    const partner = !p.test && done.size ? await this.handoffs?.partner() : undefined;
+    await this.settle(
+      id,
+      'postcard.rendered',
+      { status: 'rendered', document_id: docId, warnings: JSON.stringify(done.warnings), size: done.size },
+      partner,
+    );
     return 'rendered';
   }
 
@@ -404,7 +424,7 @@ export class Postcards {
     return this.renderer.proof(pdf, { ...options, size: p.size });
   }
 
-  /** Moves a received postcard to its end state and tells subscribers, in one transaction. */
+  /** Moves a received postcard to its end state and tells subscribers, in one transaction; hands a live one to the mail partner. */
   private async settle(
     id: string,
     type: 'postcard.rendered' | 'postcard.failed',
@@ -415,17 +435,35 @@ export class Postcards {
       warnings?: string;
       size?: string | null;
     },
+    partner?: PartnerName,
   ): Promise<void> {
     await this.inTransaction(async (trx) => {
-      const row = await trx
-        .updateTable('postcards')
-        // settled: nothing left to wake it for, and Temporal's mark (src/engine/marks.ts) goes
-        .set({ ...set, updated_at: iso(this.clock.now()), wake_at: null })
-        .where('id', '=', id)
-        .where('status', '=', 'received')
-        .returningAll()
-        .executeTakeFirst();
-      if (row) await this.events.emit(trx, type, id, () => ({ object: info(row) }));
+      // settled: nothing left to wake it for, and Temporal's mark (src/engine/marks.ts) goes
+      const moved = await this.move(trx, id, ['received'], { ...set, wake_at: null }, type);
+      if (moved && partner) await this.handoffs!.enqueue(trx, id, partner);
     });
+    if (partner) this.handoffs!.onDue();
+  }
+
+  /**
+   * Moves a postcard from one of `from` to `set.status` in `trx`, and tells subscribers
+   * (`postcard.<status>`); false when it was not in one of `from` (another write moved it first).
+   */
+  async move(
+    trx: Db,
+    id: string,
+    from: readonly string[],
+    set: Partial<Omit<PostcardRow, 'id'>> & { status: string },
+    type = `postcard.${set.status}` as EventType,
+  ): Promise<boolean> {
+    const row = await trx
+      .updateTable('postcards')
+      .set({ ...set, updated_at: iso(this.clock.now()) })
+      .where('id', '=', id)
+      .where('status', 'in', from)
+      .returningAll()
+      .executeTakeFirst();
+    if (row) await this.events.emit(trx, type, id, () => ({ object: info(row) }));
+    return Boolean(row);
   }
 }

@@ -14,6 +14,8 @@ import { EXAMPLE_IDS } from '../templates/store';
 import { AuthenticationError } from '../errors';
 import { isObject } from '../guards';
 import { PROOF_WIDTH, type ProofOptions } from '../templates/print';
+import { PARTNER_NAMES, type MailPartnerView } from './partners';
+import { STATUSES } from '.';
 import {
   answer,
   described,
@@ -25,7 +27,7 @@ import {
   PageQuery,
   pageOf,
 } from '../http/schemas';
-import { PostcardRequestSchema, PostcardSchema } from './schemas';
+import { MailPartnerSchema, PostcardRequestSchema, PostcardSchema } from './schemas';
 
 /** A postcard request is small: bodies above this are refused with 413 whatever BODY_LIMIT says. */
 export const POSTCARD_BODY_LIMIT = 64 * 1024;
@@ -77,7 +79,7 @@ export const postcardRoutes =
             202: Type.Object(
               {
                 id: Type.String(),
-                status: oneOf(['received', 'rendered', 'failed'], {
+                status: oneOf(STATUSES, {
                   description:
                     '`received` in the first answer; an answer replayed for its Idempotency-Key says where it is now.',
                 }),
@@ -149,9 +151,7 @@ export const postcardRoutes =
           querystring: Type.Composite([
             PageQuery,
             Type.Object({
-              status: Type.Optional(
-                oneOf(['received', 'rendered', 'failed'], { description: 'Only postcards with this status.' }),
-              ),
+              status: Type.Optional(oneOf(STATUSES, { description: 'Only postcards with this status.' })),
             }),
           ]),
           response: { 200: { ...List('Postcard'), description: 'A page of postcards.' }, ...errors(401, 422) },
@@ -173,6 +173,7 @@ export const postcardRoutes =
       async (req) => service.postcards.get(req.params.id),
     );
     proofRoute(api, service);
+    partnerRoutes(api, service);
   };
 
 /** GET /v1/postcards/:id/proof: a rendered postcard's sides as a PNG (src/templates/print.ts). */
@@ -216,6 +217,63 @@ function proofRoute(api: Api, service: Service): void {
           .header('Content-Disposition', `inline; filename="${req.params.id}-proof.png"`)
           .send(Buffer.from(image))
       );
+    },
+  );
+}
+
+/** The mail partner's settings (GET and PUT /v1/apps/mail_partner) and its webhook events (POST /partners/:partner/events). */
+function partnerRoutes(api: Api, service: Service): void {
+  const shown = async (v: Promise<MailPartnerView>) => ({
+    object: 'app' as const,
+    name: 'mail_partner' as const,
+    ...(await v),
+  });
+  api.get(
+    '/v1/apps/mail_partner',
+    {
+      schema: {
+        operationId: 'getMailPartnerApp',
+        tags,
+        summary: 'The mail partner live postcards are handed to (the secrets only as whether they are set)',
+        response: { 200: answer(MailPartnerSchema, 'The settings.'), ...errors(401) },
+      },
+    },
+    async () => shown(service.apps.mailPartner.get()),
+  );
+  api.put(
+    '/v1/apps/mail_partner',
+    {
+      schema: {
+        operationId: 'setUpMailPartnerApp',
+        tags,
+        summary: 'Choose the mail partner live postcards are handed to, with its API key and webhook secret',
+        body: MailPartnerSchema,
+        response: { 200: answer(MailPartnerSchema, 'Saved.'), ...errors(400, 401, 409, 415, 422) },
+      },
+    },
+    async (req) => shown(service.apps.mailPartner.put(req.body)),
+  );
+  api.post(
+    '/partners/:partner/events',
+    {
+      schema: {
+        operationId: 'receiveMailPartnerEvent',
+        tags,
+        summary:
+          "The mail partner's webhook events (signed with its webhook secret): move a postcard to submitted, mailed, returned",
+        params: Type.Object({ partner: oneOf([...PARTNER_NAMES]) }),
+        response: {
+          200: {
+            ...Type.Object({ received: Type.Literal(true), moved: Type.Union([Type.String(), Type.Null()]) }),
+            description: 'Received (moved: the status it moved the postcard to; null: none).',
+          },
+          ...errors(400, 401, 404, 415),
+        },
+      },
+    },
+    async (req) => {
+      const raw = (req as { rawBody?: string }).rawBody ?? '';
+      return service.handoffs.event(req.params.partner, req.headers, Buffer.from(raw, 'utf8'));
     },
   );
 }

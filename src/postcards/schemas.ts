@@ -1,5 +1,6 @@
 /** A postcard request as the webhook takes it, and a postcard as the API answers it. */
 import { PRESET_NAMES } from '../templates/presets';
+import { PARTNER_NAMES } from './partners';
 import type { TSchema } from '@sinclair/typebox';
 import { shared } from '../http/schemas';
 
@@ -63,11 +64,14 @@ export const PostcardSchema = shared('Postcard', {
     'template_version',
     'contact',
     'address',
+    'mailing_address',
     'custom_data',
     'document_id',
     'failure_reason',
     'test',
     'size',
+    'partner',
+    'partner_id',
     'warnings',
     'created_at',
     'updated_at',
@@ -75,7 +79,7 @@ export const PostcardSchema = shared('Postcard', {
   properties: {
     id: { type: 'string' },
     object: { const: 'postcard' },
-    status: { enum: ['received', 'rendered', 'failed'] },
+    status: { enum: ['received', 'rendered', 'submitted', 'mailed', 'returned', 'failed'] },
     template_id: { type: 'string' },
     template_version: {
       type: ['integer', 'null'],
@@ -83,10 +87,22 @@ export const PostcardSchema = shared('Postcard', {
         'The template version it is rendered from: the current one when it was received (null before versions).',
     },
     contact: { type: 'object', additionalProperties: { type: 'string' } },
-    address: { type: 'object', additionalProperties: { type: 'string' } },
+    address: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description: 'As given: trimmed, the state and country in capitals.',
+    },
+    mailing_address: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description:
+        "As a mail partner receives it: in capitals, the postal code in its country's shape (ZIP+4 with its hyphen, a UK postcode with its space).",
+    },
     custom_data: { type: 'object', additionalProperties: { type: 'string' } },
     document_id: { type: ['string', 'null'] },
     failure_reason: { type: ['string', 'null'] },
+    partner: { type: ['string', 'null'], description: 'The mail partner it was handed to; null: not handed on.' },
+    partner_id: { type: ['string', 'null'], description: "The partner's id of it (Lob's psc_…), once it has it." },
     test: {
       type: 'boolean',
       description: 'Made with a test postcard token (`plp_test_…`): rendered and proofed, never handed on.',
@@ -127,5 +143,30 @@ export const PostcardSchema = shared('Postcard', {
   additionalProperties: false,
 });
 
+/** The mail partner's settings (GET and PUT /v1/apps/mail_partner): the secrets are written, never read back. */
+export const MailPartnerSchema = shared('MailPartnerApp', {
+  type: 'object',
+  properties: {
+    object: { const: 'app' },
+    name: { const: 'mail_partner' },
+    partner: {
+      enum: [...PARTNER_NAMES, null],
+      description: 'Who prints and mails live postcards; null: nobody (they stay rendered).',
+    },
+    api_key: { type: 'string', writeOnly: true, description: "The partner's secret API key (never shown again)." },
+    webhook_secret: {
+      type: 'string',
+      writeOnly: true,
+      description: 'The secret the partner signs its webhook events with.',
+    },
+    api_url: { type: ['string', 'null'], description: "The partner's API; null: its own (https://api.lob.com)." },
+    use_type: { enum: ['marketing', 'operational'], description: 'What the mail is, as Lob asks (its use_type).' },
+    api_key_set: { type: 'boolean', readOnly: true },
+    webhook_secret_set: { type: 'boolean', readOnly: true },
+    configured_at: { type: ['string', 'null'], readOnly: true },
+  },
+  additionalProperties: false,
+});
+
 /** The shared schemas of postcards, registered once on the app. */
-export const POSTCARD_SCHEMAS: TSchema[] = [PostcardRequestSchema, PostcardSchema];
+export const POSTCARD_SCHEMAS: TSchema[] = [PostcardRequestSchema, PostcardSchema, MailPartnerSchema];

@@ -40,6 +40,7 @@ const DONE: Record<string, string> = {
   revoked: 'Revoked. Requests with it are refused from now on.',
   app_saved: 'Magic Link app settings saved.',
   retention_saved: 'Document retention saved: it applies to documents made from now on.',
+  partner_saved: 'Mail partner saved: live postcards rendered from now on are handed to it.',
   provider_removed: 'Sign-in provider removed.',
   webhook_deleted: 'Webhook deleted.',
 };

@@ -10,6 +10,7 @@ import { copyButton, type Html, html } from './html';
 import { credentialRoutes, credentialsCard } from './settings/credentials';
 import { magicLinkCard, magicLinkRoutes } from './settings/magic-link';
 import { providerRoutes } from './settings/providers';
+import { partnerCard, partnerRoutes } from './settings/partner';
 import { retentionCard, retentionRoutes } from './settings/retention';
 import type { SettingsPart, SettingsRoutes, SettingsState } from './settings/state';
 import { webhookRoutes, webhooksCard } from './settings/webhooks';
@@ -37,21 +38,25 @@ function intakeCard(intake: string): Html {
 /** The Settings page, every part of it; `s` says which form it answers, with what was sent and why it was refused. */
 async function settingsPage(service: Service, req: FastifyRequest, reply: FastifyReply, s: SettingsState = {}) {
   const csrf = req.admin!.csrf;
-  const [keys, app, hooks, hasPassword, storageApp] = await Promise.all([
+  const [keys, app, hooks, hasPassword, storageApp, partner] = await Promise.all([
     service.keys.list(),
     service.apps.magicLink.get(),
     service.webhooks.list({ limit: 100 }),
     service.operators.hasPassword(),
     service.apps.storage.get(),
+    service.apps.mailPartner.get(),
   ]);
   const intake = await intakeUrl(service);
   const body = html`<div class="head">
       <div>
         <h1>Settings</h1>
-        <p class="sub">Credentials, the postcard intake, document retention, the Magic Link app and webhooks.</p>
+        <p class="sub">
+          Credentials, the postcard intake and mail partner, document retention, the Magic Link app and webhooks.
+        </p>
       </div>
     </div>
     ${doneNotice(req)} ${intakeCard(intake)} ${credentialsCard(keys, hasPassword, csrf, s)}
+    ${partnerCard(partner, `${new URL(intake).origin}/partners/lob/events`, csrf, s)}
     ${retentionCard(storageApp, csrf, s)} ${magicLinkCard(app, service.apps.magicLink.serverUrl, csrf, s)}
     ${webhooksCard(hooks.data, csrf, s)}`;
   return page(req, reply, { section: 'settings', title: 'Settings', body, status: s.status });
@@ -76,6 +81,7 @@ export const settingsSection: WebSection = (service) => async (web) => {
   });
   credentialRoutes(routes);
   retentionRoutes(routes);
+  partnerRoutes(routes);
   magicLinkRoutes(routes);
   providerRoutes(routes);
   webhookRoutes(routes);

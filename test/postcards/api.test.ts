@@ -208,6 +208,7 @@ describe.each(BACKENDS)('postcard intake on %s', (backend) => {
       first_name: 'required',
       address_line_2: 'too_long',
       address_state: 'unknown_state',
+      address_zip: 'invalid',
       color: 'too_long',
     });
     const unknown = await post({ ...request(), template_id: 'tmpl_nope' });

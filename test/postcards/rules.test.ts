@@ -1,4 +1,4 @@
-import { characters, checkPostcard, mergeValues } from '../../src/postcards/rules';
+import { characters, checkPostcard, mailingAddress, mergeValues } from '../../src/postcards/rules';
 
 const valid = {
   api_token: 'plp_x',
@@ -57,7 +57,7 @@ describe('postcard request rules', () => {
     expect(problems({ ...valid, address_state: 'XX' })).toEqual({ address_state: 'unknown_state' });
     expect(problems({ ...valid, address_state: 'Oregon' })).toEqual({ address_state: 'too_long' });
     expect(problems({ ...valid, address_state: 'O1' })).toEqual({ address_state: 'invalid' });
-    expect(problems({ ...valid, address_country: 'CA', address_state: 'ON' })).toEqual({});
+    expect(problems({ ...valid, address_country: 'CA', address_state: 'ON', address_zip: 'K1A 0B1' })).toEqual({});
   });
 
   it('reports every missing or broken field at once', () => {
@@ -88,5 +88,32 @@ describe('postcard request rules', () => {
       address_city: 'Springfield',
       tagline: 'Hi',
     });
+  });
+
+  it("checks the postal code of the sizes' countries by its shape, and writes it as that post does for the partner", () => {
+    const mailing = (address_country: string, address_zip: string, address_state = 'OR') => {
+      const r = checkPostcard({ ...valid, address_country, address_zip, address_state });
+      if (!r.ok) return r.details.map((d) => `${d.field}:${d.code}`);
+      return mailingAddress(r.value.address).address_zip;
+    };
+    expect(mailing('US', '97477')).toBe('97477');
+    expect(mailing('US', '974771234')).toBe('97477-1234');
+    expect(mailing('US', '97477 - 1234')).toBe('97477-1234');
+    expect(mailing('US', '9747')).toEqual(['address_zip:invalid']);
+    expect(mailing('US', 'K1A 0B1')).toEqual(['address_zip:invalid']);
+    expect(mailing('CA', 'k1a0b1', 'ON')).toBe('K1A 0B1');
+    expect(mailing('GB', 'sw1a1aa', 'LN')).toBe('SW1A 1AA');
+    expect(mailing('GB', 'ec1a 1bb', 'LN')).toBe('EC1A 1BB');
+    expect(mailing('GB', '12345', 'LN')).toEqual(['address_zip:invalid']);
+    expect(mailing('DE', '10115', 'BE')).toBe('10115');
+    // another country's code is passed on as given, in capitals
+    expect(mailing('NL', '1011 ab', 'NH')).toBe('1011 AB');
+    const r = checkPostcard({ ...valid, address_line_1: '  742   evergreen  terrace ', address_city: 'springfield' });
+    expect(r.ok && mailingAddress(r.value.address)).toMatchObject({
+      address_line_1: '742 EVERGREEN TERRACE',
+      address_city: 'SPRINGFIELD',
+    });
+    // the request's own address is kept as it came (trimmed)
+    expect(r.ok && r.value.address.address_line_1).toBe('742   evergreen  terrace');
   });
 });

@@ -9,7 +9,7 @@ import type { Form } from '../forms';
 import { errorNotice, raw, secretNotice } from '../html';
 
 /** A part of the page that a form answers to; its notices are shown there. */
-export type SettingsPart = 'credentials' | 'app' | 'providers' | 'webhooks' | 'storage';
+export type SettingsPart = 'credentials' | 'app' | 'providers' | 'webhooks' | 'storage' | 'partner';
 
 export interface SettingsState {
   section?: SettingsPart;
