@@ -158,13 +158,20 @@ describe.each(BACKENDS)('metrics on %s', (backend) => {
     expect(value(after, 'paperlink_render_threads')).toBeGreaterThanOrEqual(1);
     expect(after.some((s) => s.name === 'paperlink_render_queue')).toBe(true);
     const kinds = after.filter((s) => s.name === 'paperlink_jobs_running').map((s) => s.labels.kind);
-    expect(kinds.sort()).toEqual(['housekeeping', 'link_step', 'postcard_render', 'retention', 'webhook_delivery']);
+    expect(kinds.sort()).toEqual([
+      'housekeeping',
+      'link_step',
+      'postcard_handoff',
+      'postcard_render',
+      'retention',
+      'webhook_delivery',
+    ]);
     expect(
       after
         .filter((s) => s.name === 'paperlink_jobs_due')
         .map((s) => s.labels.kind)
         .sort(),
-    ).toEqual(['link_step', 'postcard_render', 'webhook_delivery']);
+    ).toEqual(['link_step', 'postcard_handoff', 'postcard_render', 'webhook_delivery']);
     expect(value(after, 'paperlink_jobs_due', { kind: 'webhook_delivery' })).toBe(0);
     // Node's own
     expect(value(after, 'process_resident_memory_bytes')).toBeGreaterThan(0);

@@ -16,6 +16,10 @@ const MARK: Record<KeyKind, string> = { api: 'plk_', postcard: 'plp_' };
 /** A test postcard token's mark, as Stripe's `sk_test_`: its postcards are rendered and proofed, never handed on. */
 const TEST_MARK = 'plp_test_';
 const PREFIX_LENGTH = 12;
+/** The public start of a key: its mark and 8 random characters (a test token's longer mark counts apart). */
+function prefixOf(secret: string): string {
+  return secret.slice(0, secret.startsWith(TEST_MARK) ? TEST_MARK.length + 8 : PREFIX_LENGTH);
+}
 /** How stale `last_used_at` may get before a request writes it again. */
 const TOUCH_EVERY_MS = 60_000;
 /**
@@ -129,7 +133,7 @@ export class Keys {
       id: newId(kind === 'api' ? 'key' : 'tok', now),
       kind,
       name: clean,
-      prefix: secret.slice(0, PREFIX_LENGTH),
+      prefix: prefixOf(secret),
       hash: sha256(secret),
       created_at: iso(now),
       last_used_at: null,
@@ -195,7 +199,7 @@ export class Keys {
       const candidates = await this.db
         .selectFrom('api_keys')
         .selectAll()
-        .where('prefix', '=', presented.slice(0, PREFIX_LENGTH))
+        .where('prefix', '=', prefixOf(presented))
         .where('kind', '=', kind)
         .execute();
       for (const c of candidates) if (sameHash(c.hash, hash) && !c.revoked_at) match = c;

@@ -54,7 +54,7 @@ export class Handoffs {
       trx: Db,
       id: string,
       from: readonly string[],
-      set: { status: string; failure_reason?: string; partner_id?: string },
+      set: { status: string; failure_reason?: string | null; partner_id?: string },
     ) => Promise<boolean>,
   ) {}
 
@@ -254,34 +254,42 @@ export class Handoffs {
     const moved = await this.inTransaction(async (trx) => {
       const row = await trx
         .selectFrom('postcards')
-        .select(['id', 'status'])
+        .select(['id', 'status', 'failure_reason'])
+        .where('partner', '=', partner)
         .where((e) =>
-          e.or([
-            e.and([e('partner', '=', partner), e('partner_id', '=', event.partnerId)]),
-            e('id', '=', event.postcardId ?? ''),
-          ]),
+          event.postcardId
+            ? e.or([e('partner_id', '=', event.partnerId), e('id', '=', event.postcardId)])
+            : e('partner_id', '=', event.partnerId),
         )
+        .orderBy('id')
         .executeTakeFirst();
       if (!row) return false;
-      // every status between where it is and where the event says, in order: each one's event once
-      const from = row.status === 'rendered' ? -1 : ORDER.indexOf(row.status as PartnerStatus);
-      if (from < -1 || (from === -1 && row.status !== 'rendered') || target <= from) return false;
+      // a hand-off we gave up on (its answer lost, then refused or out of time) that the partner
+      // mailed after all: what the partner says wins
+      const given = row.status === 'failed' && row.failure_reason?.startsWith('handoff_failed:');
+      const from = row.status === 'rendered' || given ? -1 : ORDER.indexOf(row.status as PartnerStatus);
+      if (from < -1 || (from === -1 && row.status !== 'rendered' && !given) || target <= from) return false;
+      // in the order every writer takes them (attempt(): the hand-off, then the postcard), so two never wait on each other
+      await trx
+        .updateTable('postcard_handoffs')
+        .set({ status: 'done', next_attempt_at: null, updated_at: iso(this.clock.now()) })
+        .where('id', '=', row.id)
+        .where('status', 'in', ['pending', 'failed'])
+        .execute();
       await trx
         .updateTable('postcards')
         .set({ partner_id: event.partnerId })
         .where('id', '=', row.id)
         .where('partner_id', 'is', null)
         .execute();
-      // the partner has it: no submit is due any more
-      await trx
-        .updateTable('postcard_handoffs')
-        .set({ status: 'done', next_attempt_at: null, updated_at: iso(this.clock.now()) })
-        .where('id', '=', row.id)
-        .where('status', '=', 'pending')
-        .execute();
+      let any = false;
       for (let i = from + 1; i <= target; i++)
-        await this.move(trx, row.id, [i === 0 ? 'rendered' : ORDER[i - 1]], { status: ORDER[i] });
-      return true;
+        any =
+          (await this.move(trx, row.id, i === 0 ? ['rendered', 'failed'] : [ORDER[i - 1]], {
+            status: ORDER[i],
+            ...(i === 0 && { failure_reason: null }),
+          })) || any;
+      return any;
     });
     return { received: true, moved: moved ? event.status : null };
   }

@@ -410,7 +410,7 @@ export class Postcards {
    */
   async proof(id: string, options: Omit<ProofOptions, 'size'>): Promise<Uint8Array> {
     const p = await this.get(id);
-    if (p.status !== 'rendered' || !p.document_id)
+    if (!p.document_id)
       throw new ConflictError(
         'proof_unavailable',
         `The postcard is ${p.status}: a proof is drawn from its rendered PDF.${p.status === 'received' ? ' Ask again once it is rendered (GET /v1/postcards/:id, or the postcard.rendered webhook).' : ''}`,

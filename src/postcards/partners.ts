@@ -207,7 +207,8 @@ export function lob(settings: MailPartnerApp): PartnerDriver {
       };
       field('description', `Paperlink postcard ${piece.id}`);
       field('to[name]', piece.to.name.slice(0, 40));
-      field('to[company]', piece.to.company);
+      // Lob's names and companies are 40 characters at most
+      field('to[company]', piece.to.company?.slice(0, 40));
       field('to[address_line1]', piece.to.address_line_1);
       field('to[address_line2]', piece.to.address_line_2);
       field('to[address_city]', piece.to.address_city);
@@ -238,10 +239,12 @@ export function lob(settings: MailPartnerApp): PartnerDriver {
           return text.slice(0, 300);
         }
       })();
-      // a request Lob refuses (its 4xx, but for a timeout and its rate limit) is refused the same way again
-      if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429)
-        throw new PartnerRefused(`Lob refused the postcard (${res.status}): ${said}`);
-      throw new Error(`Lob answered ${res.status}: ${said}`);
+      // only what Lob says of the postcard itself (400, 422) is refused the same way again; a key
+      // that is wrong or was rotated (401, 403), a wrong api_url (404), a conflict, a timeout or its
+      // rate limit may pass once someone mends it: tried again by the policy
+      if (res.status === 400 || res.status === 422)
+        throw new PartnerRefused(`Lob refused the postcard (${res.status}): ${said.slice(0, 200)}`);
+      throw new Error(`Lob answered ${res.status}: ${said.slice(0, 200)}`);
     },
     event(headers, body, now) {
       const secret = settings.webhook_secret;
@@ -267,8 +270,9 @@ export function lob(settings: MailPartnerApp): PartnerDriver {
       };
       const status = LOB_EVENTS[event.event_type?.id ?? ''];
       const partnerId = event.reference_id ?? event.body?.id;
-      if (!status || !partnerId || !event.id) return undefined;
-      return { id: event.id, partnerId, postcardId: event.body?.metadata?.paperlink_postcard, status };
+      if (!status || typeof partnerId !== 'string' || typeof event.id !== 'string') return undefined;
+      const ours = event.body?.metadata?.paperlink_postcard;
+      return { id: event.id, partnerId, postcardId: typeof ours === 'string' ? ours : undefined, status };
     },
   };
 }

@@ -20,7 +20,7 @@ export const postcardsSection: WebSection = (service) => async (web) => {
       const name = [p.contact.first_name, p.contact.last_name].filter(Boolean).join(' ') || p.contact.company || '';
       // a small proof of the front, for a postcard rendered for its size
       const thumb =
-        p.status === 'rendered' && p.size
+        p.document_id && p.size
           ? html`<img
               class="thumb"
               src="/app/postcards/${p.id}/proof?side=front&amp;width=${THUMB}"
@@ -157,7 +157,7 @@ export const postcardsSection: WebSection = (service) => async (web) => {
 
 /** A rendered postcard's proof with its guides and print warnings; else the PDF's preview, or a note. */
 function proofCard(p: PostcardInfo) {
-  const proofed = p.status === 'rendered' && p.size;
+  const proofed = p.document_id && p.size;
   const preview = p.document_id && !proofed ? pdfPreview(`/app/documents/${p.document_id}/pdf`) : undefined;
   const shown = proofed
     ? html`<img

@@ -255,8 +255,28 @@ async function preflight(pdf: Uint8Array, preset: Preset): Promise<PrintWarning[
           });
       }
     }
-    return warnings;
+    return capped(warnings);
   });
+}
+
+/** The most warnings of one code on one side: a page of small text outside the safe zone is one fault, not a hundred. */
+const MOST_OF_A_KIND = 5;
+
+function capped(warnings: PrintWarning[]): PrintWarning[] {
+  const seen = new Map<string, number>();
+  const out: PrintWarning[] = [];
+  for (const w of warnings) {
+    const key = `${w.side} ${w.code}`;
+    const n = (seen.get(key) ?? 0) + 1;
+    seen.set(key, n);
+    if (n <= MOST_OF_A_KIND) out.push(w);
+  }
+  for (const [key, n] of seen)
+    if (n > MOST_OF_A_KIND) {
+      const last = [...out].reverse().find((w) => `${w.side} ${w.code}` === key)!;
+      last.message += ` (and ${n - MOST_OF_A_KIND} more like it on the ${last.side})`;
+    }
+  return out;
 }
 
 /**

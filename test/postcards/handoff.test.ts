@@ -173,6 +173,37 @@ describe.each(BACKENDS)('postcards handed to Lob on %s', (backend) => {
     expect(lob.made.at(-1)!.to.address_zip).toBe('97477-1234');
   });
 
+  it('keeps trying while Lob refuses its key (an operator mends it), and fails nothing for it', async () => {
+    await t.service.apps.mailPartner.put({ api_key: 'test_rotated_key' });
+    const id = await send(live);
+    await run();
+    expect((await postcard(id)).status).toBe('rendered');
+    await t.service.apps.mailPartner.put({ api_key: lob.key });
+    clock.advance(30_000);
+    await run();
+    expect((await postcard(id)).status).toBe('submitted');
+  });
+
+  it('takes an event that comes before its answer was recorded (found by our id in its metadata); the retry then changes nothing', async () => {
+    const id = await send(live);
+    lob.loseNextAnswer();
+    await run();
+    expect((await postcard(id)).status).toBe('rendered');
+    const made = lob.made.find((m) => m.metadata.paperlink_postcard === id)!;
+    expect((await deliver(lob.event('postcard.mailed', made))).json()).toEqual({ received: true, moved: 'mailed' });
+    expect(await postcard(id)).toMatchObject({ status: 'mailed', partner_id: made.id });
+    const asked = lob.requests.length;
+    clock.advance(30_000);
+    await run();
+    expect(lob.requests.length).toBe(asked);
+    expect(await eventsOf(id)).toEqual([
+      'postcard.received',
+      'postcard.rendered',
+      'postcard.submitted',
+      'postcard.mailed',
+    ]);
+  });
+
   it('refuses an event not signed with the webhook secret, or too old', async () => {
     const made = lob.made[0];
     expect((await deliver(lob.event('postcard.mailed', made, { secret: 'guessed' }))).statusCode).toBe(401);
