@@ -8,7 +8,7 @@ import path from 'node:path';
 import { FakeClock } from '../../src/clock';
 import { root } from '../support/fixtures';
 import { startLob, type LobStandIn } from '../support/lob';
-import { BACKENDS, testService, webSession, type TestService } from '../support/service';
+import { BACKENDS, sendPostcard, testService, webSession, type TestService } from '../support/service';
 
 const example = path.join(root, 'examples/postcard-4x6');
 const sample = JSON.parse(fs.readFileSync(path.join(example, 'sample.json'), 'utf8')) as Record<string, string>;
@@ -62,16 +62,8 @@ describe.each(BACKENDS)('postcards handed to Lob on %s', (backend) => {
   });
 
   const get = (url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-service-api-token': t.key } });
-  const send = async (token: string, extra: Record<string, string> = {}) => {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/postcards',
-      headers: { 'content-type': 'application/json' },
-      payload: { api_token: token, template_id: templateId, ...sample, ...extra },
-    });
-    expect(res.statusCode).toBe(202);
-    return res.json().id as string;
-  };
+  const send = (token: string, extra: Record<string, string> = {}) =>
+    sendPostcard(t.app, token, { template_id: templateId, ...sample, ...extra });
   /** Renders what is received and hands on what is due, as the runner would. */
   const run = async () => {
     await (t.service.engine as { drain?: () => Promise<void> }).drain?.();

@@ -13,7 +13,7 @@ import { inProcessRenderer } from '../../src/templates/pool';
 import { printReady } from '../../src/templates/print';
 import { root } from '../support/fixtures';
 import { eventually } from '../support/eventually';
-import { testService, webSession, type TestService } from '../support/service';
+import { sendPostcard, testService, webSession, type TestService } from '../support/service';
 
 const example = path.join(root, 'examples/postcard-4x6');
 const sample = JSON.parse(fs.readFileSync(path.join(example, 'sample.json'), 'utf8')) as Record<string, string>;
@@ -155,16 +155,8 @@ describe('proofs and test tokens', () => {
   afterAll(() => t?.stop());
 
   const get = (url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-service-api-token': t.key } });
-  const send = async (token: string, extra: Record<string, string> = {}) => {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/postcards',
-      headers: { 'content-type': 'application/json' },
-      payload: { api_token: token, template_id: templateId, ...sample, ...extra },
-    });
-    expect(res.statusCode).toBe(202);
-    return res.json().id as string;
-  };
+  const send = (token: string, extra: Record<string, string> = {}) =>
+    sendPostcard(t.app, token, { template_id: templateId, ...sample, ...extra });
   const rendered = async (id: string) => {
     await (t.service.engine as { drain?: () => Promise<void> }).drain?.();
     await eventually(async () => (await get(`/v1/postcards/${id}`)).json().status !== 'received', `${id} settled`, 20);

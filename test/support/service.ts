@@ -110,3 +110,19 @@ export async function signInToWebApp(app: FastifyInstance, secret: string) {
     payload: new URLSearchParams({ secret, _csrf: csrf, next: '/app' }).toString(),
   });
 }
+
+/** Sends a postcard request to the intake with `token` and `fields`; its id (the answer must be 202). */
+export async function sendPostcard(
+  app: FastifyInstance,
+  token: string,
+  fields: Record<string, string>,
+): Promise<string> {
+  const res = await app.inject({
+    method: 'POST',
+    url: '/postcards',
+    headers: { 'content-type': 'application/json' },
+    payload: { api_token: token, ...fields },
+  });
+  if (res.statusCode !== 202) throw new Error(`the intake answered ${res.statusCode}: ${res.body}`);
+  return (res.json() as { id: string }).id;
+}
