@@ -124,5 +124,5 @@ export async function sendPostcard(
     payload: { api_token: token, ...fields },
   });
   if (res.statusCode !== 202) throw new Error(`the intake answered ${res.statusCode}: ${res.body}`);
-  return (res.json() as { id: string }).id;
+  return res.json<{ id: string }>().id;
 }
