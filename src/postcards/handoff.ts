@@ -11,7 +11,6 @@
  * The partner's webhook events (POST /partners/:partner/events) move the postcard on: submitted,
  * mailed, returned, each once, forward only, each with its event in the same transaction.
  */
-import { sql } from 'kysely';
 import { PDFDocument } from 'pdf-lib';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
@@ -54,7 +53,7 @@ export class Handoffs {
       trx: Db,
       id: string,
       from: readonly string[],
-      set: { status: string; failure_reason?: string | null; partner_id?: string },
+      set: { status: PartnerStatus | 'failed'; failure_reason?: string | null; partner_id?: string },
     ) => Promise<boolean>,
   ) {}
 
@@ -266,9 +265,11 @@ export class Handoffs {
       if (!row) return false;
       // a hand-off we gave up on (its answer lost, then refused or out of time) that the partner
       // mailed after all: what the partner says wins
-      const given = row.status === 'failed' && row.failure_reason?.startsWith('handoff_failed:');
-      const from = row.status === 'rendered' || given ? -1 : ORDER.indexOf(row.status as PartnerStatus);
-      if (from < -1 || (from === -1 && row.status !== 'rendered' && !given) || target <= from) return false;
+      const before =
+        row.status === 'rendered' || (row.status === 'failed' && row.failure_reason?.startsWith('handoff_failed:'));
+      const from = before ? -1 : ORDER.indexOf(row.status as PartnerStatus);
+      // received, or failed before the hand-off: nothing a partner says applies
+      if ((!before && from < 0) || target <= from) return false;
       // in the order every writer takes them (attempt(): the hand-off, then the postcard), so two never wait on each other
       await trx
         .updateTable('postcard_handoffs')
@@ -297,15 +298,5 @@ export class Handoffs {
   /** Runs every hand-off due now (and what those make due) to its end: for tests and tools on a fake clock. */
   async drain(): Promise<void> {
     await this.runner?.drain(['postcard_handoff']);
-  }
-
-  /** How many hand-offs are pending (for tests and the metrics). */
-  async pending(): Promise<number> {
-    const row = await this.db
-      .selectFrom('postcard_handoffs')
-      .select(sql<number>`count(*)`.as('n'))
-      .where('status', '=', 'pending')
-      .executeTakeFirst();
-    return Number(row?.n ?? 0);
   }
 }

@@ -323,7 +323,7 @@ export class Postcards {
     if (row.status !== 'received') return row.status as PostcardStatus;
     const p = info(row);
     const fail = async (reason: string) => {
-      await this.settle(id, 'postcard.failed', { status: 'failed', failure_reason: reason.slice(0, 1000) });
+      await this.settle(id, { status: 'failed', failure_reason: reason.slice(0, 1000) });
       return 'failed' as const;
     };
     let pdf: Uint8Array;
@@ -397,7 +397,6 @@ export class Postcards {
     const partner = !p.test && done.size ? await this.handoffs?.partner() : undefined;
     await this.settle(
       id,
-      'postcard.rendered',
       { status: 'rendered', document_id: docId, warnings: JSON.stringify(done.warnings), size: done.size },
       partner,
     );
@@ -427,7 +426,6 @@ export class Postcards {
   /** Moves a received postcard to its end state and tells subscribers, in one transaction; hands a live one to the mail partner. */
   private async settle(
     id: string,
-    type: 'postcard.rendered' | 'postcard.failed',
     set: {
       status: PostcardStatus;
       failure_reason?: string;
@@ -439,7 +437,7 @@ export class Postcards {
   ): Promise<void> {
     await this.inTransaction(async (trx) => {
       // settled: nothing left to wake it for, and Temporal's mark (src/engine/marks.ts) goes
-      const moved = await this.move(trx, id, ['received'], { ...set, wake_at: null }, type);
+      const moved = await this.move(trx, id, ['received'], { ...set, wake_at: null });
       if (moved && partner) await this.handoffs!.enqueue(trx, id, partner);
     });
     if (partner) this.handoffs!.onDue();
@@ -453,8 +451,7 @@ export class Postcards {
     trx: Db,
     id: string,
     from: readonly string[],
-    set: Partial<Omit<PostcardRow, 'id'>> & { status: string },
-    type = `postcard.${set.status}` as EventType,
+    set: Partial<Omit<PostcardRow, 'id'>> & { status: PostcardStatus },
   ): Promise<boolean> {
     const row = await trx
       .updateTable('postcards')
@@ -463,7 +460,7 @@ export class Postcards {
       .where('status', 'in', from)
       .returningAll()
       .executeTakeFirst();
-    if (row) await this.events.emit(trx, type, id, () => ({ object: info(row) }));
+    if (row) await this.events.emit(trx, `postcard.${set.status}` as EventType, id, () => ({ object: info(row) }));
     return Boolean(row);
   }
 }

@@ -52,8 +52,6 @@ export interface PartnerEvent {
 
 export interface PartnerDriver {
   readonly name: PartnerName;
-  /** The sizes it prints. */
-  readonly sizes: readonly PresetName[];
   /** Hands the postcard over; resolves with the partner's id of it. Throws PartnerRefused when retrying cannot help. */
   submit(piece: MailPiece): Promise<string>;
   /**
@@ -199,7 +197,6 @@ export function lob(settings: MailPartnerApp): PartnerDriver {
   const auth = `Basic ${Buffer.from(`${settings.api_key}:`).toString('base64')}`;
   return {
     name: 'lob',
-    sizes: ['4x6', '6x9', '6x11'],
     async submit(piece) {
       const form = new FormData();
       const field = (name: string, value: string | undefined) => {
