@@ -27,7 +27,7 @@ import {
 } from './presets';
 import { openUntrusted } from './pdfsafe';
 import { encodePng } from './png';
-import { drawnPage, withPdfjs } from './viewcopy';
+import { drawnPage, withPdfjs } from './pdfjs';
 
 /** The least resolution of an image at its placed size, in pixels an inch: what the partners ask for. */
 export const PRINT_DPI = 300;

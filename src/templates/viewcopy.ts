@@ -5,14 +5,12 @@
  * an uploaded PDF, so it is read with the same guards as one, and drawn by pdf.js with no eval,
  * no fonts from the system and no scripts, within the thread's time and memory budget.
  */
-import path from 'node:path';
 import { beginMarkedContent, degrees, endMarkedContent, PDFDocument, rgb, type PDFFont } from 'pdf-lib';
 import { NotFoundError } from '../errors';
 import { builtinSans, embeddingFontkit } from './fonts';
 import { openUntrusted } from './pdfsafe';
+import { drawnPage, withPdfjs } from './pdfjs';
 import { encodePng } from './png';
-import type { Canvas } from '@napi-rs/canvas';
-import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 
 export const WATERMARK_POSITIONS = ['center', 'top', 'bottom', 'tiled'] as const;
 export type WatermarkPosition = (typeof WATERMARK_POSITIONS)[number];
@@ -196,44 +194,6 @@ async function drawPage(pdf: Uint8Array, page: number): Promise<PageImage> {
   const [copied] = await one.copyPages(doc, [page - 1]);
   one.addPage(copied);
   return { ...(await pageImage(await one.save({ objectsPerTick: Infinity }))), pages };
-}
-
-const PDFJS = path.dirname(require.resolve('pdfjs-dist/package.json'));
-
-/**
- * Reads a PDF with pdf.js as the recipient's page images and the postcard checks do (print.ts):
- * no eval, no fonts from the system; `use` gets the document, destroyed after.
- */
-export async function withPdfjs<T>(pdf: Uint8Array, use: (doc: PDFDocumentProxy) => Promise<T>): Promise<T> {
-  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  const doc = await pdfjs.getDocument({
-    // pdf.js takes the bytes it is given (their buffer is detached): a copy, so the caller keeps its own
-    data: pdf.slice(),
-    isEvalSupported: false,
-    enableXfa: false,
-    disableFontFace: true,
-    useSystemFonts: false,
-    // fonts a PDF names but does not embed (the standard 14) come from pdf.js's own files
-    standardFontDataUrl: `${PDFJS}/standard_fonts/`,
-    verbosity: 0,
-  }).promise;
-  try {
-    return await use(doc);
-  } finally {
-    await doc.destroy();
-  }
-}
-
-/** A page drawn by pdf.js on a white Skia canvas at `scale` pixels a point. */
-export async function drawnPage(page: PDFPageProxy, scale: number): Promise<Canvas> {
-  const { createCanvas } = await import('@napi-rs/canvas');
-  const viewport = page.getViewport({ scale });
-  const canvas = createCanvas(Math.max(1, Math.round(viewport.width)), Math.max(1, Math.round(viewport.height)));
-  const context = canvas.getContext('2d');
-  context.fillStyle = '#ffffff';
-  context.fillRect(0, 0, canvas.width, canvas.height);
-  await page.render({ canvas: canvas as never, canvasContext: context as never, viewport }).promise;
-  return canvas;
 }
 
 /** The first page of a PDF as a PNG, PAGE_IMAGE_WIDTH pixels wide (or smaller: see below), drawn by pdf.js on a Skia canvas, with the page's size in points as shown. */
