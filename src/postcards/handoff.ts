@@ -4,14 +4,14 @@
  * transaction that marks the postcard rendered, due at once; any process that runs background work
  * takes it under a lease (src/jobs/lease.ts), submits the postcard (src/postcards/partners.ts) and
  * writes the outcome fenced by the lease's epoch. A failure that retrying may cure waits by
- * POLICIES.postcard_handoff; a refusal fails the postcard at once. The postcard id is the
- * partner's idempotency key: an attempt whose answer was lost (a crash, a timeout, a failed write)
- * is tried again and gets the same mail piece, so a postcard is mailed once.
+ * POLICIES.postcard_handoff; a refusal fails the postcard at once. The postcard id is how a
+ * driver finds the mail piece an earlier attempt made (Lob's idempotency key; PostGrid's metadata,
+ * searched before making one): an attempt whose answer was lost (a crash, a timeout, a failed
+ * write) is tried again and gets the same mail piece, so a postcard is mailed once.
  *
  * The partner's webhook events (POST /partners/:partner/events) move the postcard on: submitted,
  * mailed, returned, each once, forward only, each with its event in the same transaction.
  */
-import { PDFDocument } from 'pdf-lib';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import type { Db } from '../db';
@@ -24,7 +24,8 @@ import { freeing, isFree, isHeld, LEASES, taking, type Held } from '../jobs/leas
 import { backlogOf, type Backlog, type JobKind, type Runner } from '../jobs/runner';
 import type { PresetName } from '../templates/presets';
 import { mailingAddress, type PostcardRequest } from './rules';
-import { PartnerRefused, type MailPartnerApps, type PartnerName, type PartnerStatus } from './partners';
+import { PartnerRefused, type MailPiece, type PartnerName, type PartnerStatus } from './driver';
+import type { MailPartnerApps } from './partners';
 
 const LEASE = LEASES.postcard_handoff;
 const POLICY = POLICIES.postcard_handoff;
@@ -204,27 +205,19 @@ export class Handoffs {
     }
   }
 
-  /** The postcard as the partner receives it: its two sides as one-page PDFs, its address as data. */
-  private async piece(p: PostcardRow) {
+  /** The postcard as the partner receives it: its print-ready PDF, its address as data. */
+  private async piece(p: PostcardRow): Promise<MailPiece> {
     if (!p.document_id || !p.size) throw new PartnerRefused('the postcard has no print-ready PDF');
-    const { bytes } = await this.documents.pdf(p.document_id);
-    const doc = await PDFDocument.load(bytes, { updateMetadata: false });
-    const side = async (i: number) => {
-      const one = await PDFDocument.create({ updateMetadata: false });
-      const [page] = await one.copyPages(doc, [i]);
-      one.addPage(page);
-      return one.save({ objectsPerTick: Infinity });
-    };
     const contact = JSON.parse(p.contact) as Record<string, string | undefined>;
     const address = mailingAddress(JSON.parse(p.address) as PostcardRequest['address']);
     return {
       id: p.id,
       size: p.size as PresetName,
-      front: await side(0),
-      back: await side(1),
+      pdf: (await this.documents.pdf(p.document_id)).bytes,
       to: {
-        name: [contact.first_name, contact.last_name].filter(Boolean).join(' ') || (contact.company ?? ''),
-        company: contact.company,
+        first_name: contact.first_name || undefined,
+        last_name: contact.last_name || undefined,
+        company: contact.company || undefined,
         address_line_1: address.address_line_1,
         address_line_2: address.address_line_2 || undefined,
         address_city: address.address_city,

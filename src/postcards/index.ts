@@ -27,7 +27,7 @@ import type { Renderer } from '../templates/pool';
 import type { PrintWarning, ProofOptions } from '../templates/print';
 import type { PresetName } from '../templates/presets';
 import type { Handoffs } from './handoff';
-import type { PartnerName } from './partners';
+import type { PartnerName } from './driver';
 import type { EventType } from '../events/types';
 import { checkPostcard, mailingAddress, mergeValues, type PostcardRequest } from './rules';
 import { POLICIES } from '../flows/policies';

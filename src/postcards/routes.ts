@@ -14,7 +14,8 @@ import { EXAMPLE_IDS } from '../templates/store';
 import { AuthenticationError } from '../errors';
 import { isObject } from '../guards';
 import { PROOF_WIDTH, type ProofOptions } from '../templates/print';
-import { PARTNER_NAMES, type MailPartnerView } from './partners';
+import { PARTNER_NAMES } from './driver';
+import type { MailPartnerView } from './partners';
 import { STATUSES } from '.';
 import {
   answer,

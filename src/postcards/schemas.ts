@@ -1,6 +1,6 @@
 /** A postcard request as the webhook takes it, and a postcard as the API answers it. */
 import { PRESET_NAMES } from '../templates/presets';
-import { PARTNER_NAMES } from './partners';
+import { PARTNER_NAMES } from './driver';
 import type { TSchema } from '@sinclair/typebox';
 import { shared } from '../http/schemas';
 
@@ -159,8 +159,15 @@ export const MailPartnerSchema = shared('MailPartnerApp', {
       writeOnly: true,
       description: 'The secret the partner signs its webhook events with.',
     },
-    api_url: { type: ['string', 'null'], description: "The partner's API; null: its own (https://api.lob.com)." },
-    use_type: { enum: ['marketing', 'operational'], description: 'What the mail is, as Lob asks (its use_type).' },
+    api_url: {
+      type: ['string', 'null'],
+      description:
+        "The partner's API: https, or http on this machine; null: its own (https://api.lob.com, https://api.postgrid.com).",
+    },
+    use_type: {
+      enum: ['marketing', 'operational'],
+      description: 'What the mail is, as Lob asks (its use_type; Lob only).',
+    },
     api_key_set: { type: 'boolean', readOnly: true },
     webhook_secret_set: { type: 'boolean', readOnly: true },
     configured_at: { type: ['string', 'null'], readOnly: true },

@@ -56,9 +56,8 @@ async function settingsPage(service: Service, req: FastifyRequest, reply: Fastif
       </div>
     </div>
     ${doneNotice(req)} ${intakeCard(intake)} ${credentialsCard(keys, hasPassword, csrf, s)}
-    ${partnerCard(partner, `${new URL(intake).origin}/partners/lob/events`, csrf, s)}
-    ${retentionCard(storageApp, csrf, s)} ${magicLinkCard(app, service.apps.magicLink.serverUrl, csrf, s)}
-    ${webhooksCard(hooks.data, csrf, s)}`;
+    ${partnerCard(partner, new URL(intake).origin, csrf, s)} ${retentionCard(storageApp, csrf, s)}
+    ${magicLinkCard(app, service.apps.magicLink.serverUrl, csrf, s)} ${webhooksCard(hooks.data, csrf, s)}`;
   return page(req, reply, { section: 'settings', title: 'Settings', body, status: s.status });
 }
 

@@ -6,7 +6,7 @@ import { csrfField, field, type Html, html, raw, select } from '../html';
 import { formOf, notices, type SettingsRoutes, type SettingsState } from './state';
 
 /** The Mail partner part of the page; the secrets are never shown, only whether they are set. */
-export function partnerCard(app: MailPartnerView, eventsUrl: string, csrf: string, s: SettingsState): Html {
+export function partnerCard(app: MailPartnerView, origin: string, csrf: string, s: SettingsState): Html {
   const form = formOf(s, 'partner');
   const sent = s.section === 'partner';
   const errors = new Map((sent ? (s.error?.details ?? []) : []).map((d) => [d.field, d.message]));
@@ -16,7 +16,8 @@ export function partnerCard(app: MailPartnerView, eventsUrl: string, csrf: strin
     <p>
       Live postcards of a template made for a size are handed to the partner, who prints and mails them. Test tokens'
       postcards never are. Add a webhook in the partner's dashboard to
-      <code>${eventsUrl}</code> with the secret below.
+      <code>${origin}/partners/${app.partner ?? '<partner>'}/events</code> with the secret below (PostGrid: payload
+      format JSON).
     </p>
     ${notices(s, 'partner')}
     <form method="post" action="/app/settings/partner">
@@ -27,6 +28,7 @@ export function partnerCard(app: MailPartnerView, eventsUrl: string, csrf: strin
         options: [
           ['', 'None: postcards stay rendered'],
           ['lob', 'Lob'],
+          ['postgrid', 'PostGrid'],
         ],
         value: sent ? one(form, 'partner') : (app.partner ?? ''),
         errors,
@@ -35,7 +37,7 @@ export function partnerCard(app: MailPartnerView, eventsUrl: string, csrf: strin
       ${field({ name: 'webhook_secret', label: 'Webhook secret', type: 'password', errors, hint: keep(app.webhook_secret_set), attrs: raw('autocomplete="off"') })}
       ${select({
         name: 'use_type',
-        label: 'What the mail is',
+        label: 'What the mail is (Lob)',
         options: [
           ['marketing', 'Marketing'],
           ['operational', 'Operational'],

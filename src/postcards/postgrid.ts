@@ -1,0 +1,130 @@
+/**
+ * PostGrid (https://docs.postgrid.com, Print & Mail API v1): POST /print-mail/v1/postcards as
+ * multipart/form-data with the postcard as one two-page PDF (`pdf`: the front, then the back),
+ * the API key in `X-API-Key`. Its sizes are 6x4, 9x6 and 11x6 (our 4x6, 6x9, 6x11, landscape, with
+ * the 1/8 in bleed: 6.25 × 4.25 in and so on); it prints no A6 or A5.
+ *
+ * PostGrid takes no idempotency key for postcards. So every attempt first asks for the postcard an
+ * earlier attempt made (its answer lost, or its process gone before writing it down): a search for
+ * our id, which the postcard carries in its metadata and description; only when there is none is
+ * one made. One attempt runs at a time (the hand-off's lease), so two never both find none.
+ *
+ * Its webhook events (JSON payload format) are signed: `PostGrid-Signature: t=<ms>,v1=<hex
+ * HMAC-SHA256 of "<t>.<raw body>" with the webhook's secret>`.
+ */
+import {
+  answerOf,
+  CALL_TIMEOUT_MS,
+  checkSigned,
+  eventBody,
+  header,
+  PartnerRefused,
+  pdfFile,
+  type PartnerDriver,
+  type PartnerStatus,
+} from './driver';
+import type { PresetName } from '../templates/presets';
+
+export interface PostGridSettings {
+  api_key?: string;
+  webhook_secret?: string;
+  api_url: string | null;
+}
+
+/** Our sizes as PostGrid names them (width × height of the card as it lies, in inches). */
+const SIZES: Partial<Record<PresetName, string>> = { '4x6': '6x4', '6x9': '9x6', '6x11': '11x6' };
+
+/** A PostGrid postcard, as far as we read it. */
+interface PostGridPostcard {
+  id?: unknown;
+  status?: string;
+  imbStatus?: string;
+  metadata?: { paperlink_postcard?: unknown };
+}
+
+/**
+ * What a PostGrid postcard's state is of ours: in the post once PostGrid has processed it for
+ * delivery (or the post has scanned it, or it is completed), returned when the post says so.
+ * `ready` and `printing` are PostGrid's own detail; `cancelled` (someone cancelled it in
+ * PostGrid's dashboard) moves nothing.
+ */
+function statusOf(type: string | undefined, p: PostGridPostcard): PartnerStatus | undefined {
+  if (p.imbStatus === 'returned_to_sender') return 'returned';
+  if (
+    p.status === 'processed_for_delivery' ||
+    p.status === 'completed' ||
+    p.imbStatus === 'entered_mail_stream' ||
+    p.imbStatus === 'out_for_delivery'
+  )
+    return 'mailed';
+  if (type === 'postcard.created') return 'submitted';
+  return undefined;
+}
+
+export function postgrid(settings: PostGridSettings): PartnerDriver {
+  const base = `${settings.api_url ?? 'https://api.postgrid.com'}/print-mail/v1`;
+  const key = { 'x-api-key': settings.api_key ?? '' };
+  return {
+    name: 'postgrid',
+    async submit(piece) {
+      const size = SIZES[piece.size];
+      if (!size) throw new PartnerRefused(`PostGrid prints 4x6, 6x9 and 6x11 postcards, not ${piece.size}`);
+      const search = new URLSearchParams({ search: JSON.stringify(piece.id), limit: '10' });
+      const found = await answerOf<{ data?: PostGridPostcard[] }>(
+        'PostGrid',
+        await fetch(`${base}/postcards?${search}`, { headers: key, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) }),
+      );
+      const made = found.data?.find((p) => p.metadata?.paperlink_postcard === piece.id);
+      if (typeof made?.id === 'string') return made.id;
+
+      const form = new FormData();
+      const field = (name: string, value: string | undefined) => {
+        if (value) form.append(name, value);
+      };
+      const to = piece.to;
+      // a person's name when there is one (PostGrid needs a first name or a company)
+      field('to[firstName]', to.first_name ?? to.last_name);
+      field('to[lastName]', to.first_name ? to.last_name : undefined);
+      field('to[companyName]', to.company);
+      field('to[addressLine1]', to.address_line_1);
+      field('to[addressLine2]', to.address_line_2);
+      field('to[city]', to.address_city);
+      field('to[provinceOrState]', to.address_state);
+      field('to[postalOrZip]', to.address_zip);
+      field('to[countryCode]', to.address_country);
+      field('size', size);
+      field('description', `Paperlink postcard ${piece.id}`);
+      field('metadata[paperlink_postcard]', piece.id);
+      form.append('pdf', pdfFile(piece.pdf), 'postcard.pdf');
+      const res = await fetch(`${base}/postcards`, {
+        method: 'POST',
+        headers: key,
+        body: form,
+        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+      });
+      const { id } = await answerOf<PostGridPostcard>('PostGrid', res);
+      if (typeof id !== 'string') throw new Error(`PostGrid answered ${res.status} without a postcard id`);
+      return id;
+    },
+    event(headers, body, now) {
+      const parts = new Map(
+        (header(headers, 'postgrid-signature') ?? '').split(',').map((p) => {
+          const at = p.indexOf('=');
+          return [p.slice(0, at).trim(), p.slice(at + 1).trim()] as const;
+        }),
+      );
+      checkSigned(
+        settings.webhook_secret,
+        { timestamp: parts.get('t') ?? '', signature: parts.get('v1') ?? '', scheme: 'PostGrid-Signature' },
+        body,
+        now,
+      );
+      const event = eventBody<{ id?: unknown; type?: string; data?: PostGridPostcard }>(body);
+      const data = event.data ?? {};
+      const status = event.type?.startsWith('postcard.') ? statusOf(event.type, data) : undefined;
+      if (!status || typeof data.id !== 'string' || typeof event.id !== 'string') return undefined;
+      const ours = data.metadata?.paperlink_postcard;
+      return { id: event.id, partnerId: data.id, postcardId: typeof ours === 'string' ? ours : undefined, status };
+    },
+  };
+}
