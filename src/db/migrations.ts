@@ -694,6 +694,14 @@ export const MIGRATIONS: [string, Step][] = [
       );
     },
   ],
+  [
+    '0032_template_print_check',
+    async (db) => {
+      // a postcard template's size, and what its sample print warned of at upload (store.ts)
+      await db.schema.alterTable('template_versions').addColumn('postcard', 'text').execute();
+      await db.schema.alterTable('template_versions').addColumn('print_warnings', 'text').execute();
+    },
+  ],
 ];
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

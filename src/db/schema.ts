@@ -43,6 +43,10 @@ export interface TemplateVersionsTable {
   /** JSON object: the values the editor and the previews fill it with; null: none saved. */
   sample: string | null;
   size: number;
+  /** The postcard size the template names (4x6, …), null: not a postcard template. */
+  postcard: string | null;
+  /** JSON array: what printing it with its sample values warned of (print.ts), null: not a postcard template. */
+  print_warnings: string | null;
   created_at: string;
 }
 

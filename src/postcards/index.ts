@@ -24,7 +24,7 @@ import { toPage, type Page, type PageQuery } from '../pagination';
 import type { TemplateStore } from '../templates/store';
 import { missingVariables, type RenderWarning } from '../templates';
 import type { Renderer } from '../templates/pool';
-import type { PrintWarning, ProofOptions } from '../templates/print';
+import { shownWarning, type PrintWarning, type ProofOptions } from '../templates/print';
 import type { PresetName } from '../templates/presets';
 import type { Handoffs } from './handoff';
 import type { PartnerName } from './driver';
@@ -355,8 +355,7 @@ export class Postcards {
           const printed = await this.renderer.printReady(pdf, template.postcard);
           pdf = printed.pdf;
           size = printed.size;
-          for (const w of printed.warnings)
-            warnings.push({ code: w.code, field: w.side, message: w.message, box: w.box });
+          warnings.push(...printed.warnings.map(shownWarning));
         }
         done = { templateName: template.name, warnings, size };
       } catch (err) {

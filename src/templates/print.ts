@@ -44,6 +44,21 @@ export interface PrintWarning {
   message: string;
 }
 
+/** A warning as the API shows it (a template's `print_warnings`, a postcard's `warnings`): the side as `field`. */
+export interface PrintCheckWarning {
+  code: PrintWarning['code'];
+  field: Side;
+  message: string;
+  box: PrintWarning['box'];
+}
+
+export const shownWarning = (w: PrintWarning): PrintCheckWarning => ({
+  code: w.code,
+  field: w.side,
+  message: w.message,
+  box: w.box,
+});
+
 export interface PrintReady {
   pdf: Uint8Array;
   size: PresetName;

@@ -1,6 +1,7 @@
 /** A template as the API takes (POST /v1/templates in each medium) and answers it, with its example. */
 import type { TSchema } from '@sinclair/typebox';
 import { EXAMPLE_IDS } from './store';
+import { PRESET_NAMES } from './presets';
 import { described, DOCX_TYPE, shared, T } from '../http/schemas';
 
 export const TemplateUploadSchema = shared('TemplateUpload', {
@@ -49,6 +50,37 @@ const CONTENT = {
     description: 'The values previews and the web editor fill it with, saved with the version; null: none.',
   },
   size: { type: 'integer' },
+  postcard: {
+    enum: [...PRESET_NAMES, null],
+    description:
+      'The postcard size the template names (`<document postcard="4x6">`, `<meta name="paperlink-postcard" content="4x6">`); null: not a postcard template. See docs/postcards.md.',
+  },
+  print_warnings: {
+    type: 'array',
+    description:
+      "A postcard template is printed once with its sample values when it is saved: what that print warned of, `outside_safe_zone`, `ink_in_address_area` or `low_resolution`, with the side as `field` and where as `box` (points from the page's top left). A print a printer would refuse is not saved: `422 not_print_ready`.",
+    items: {
+      type: 'object',
+      required: ['code', 'field', 'message', 'box'],
+      properties: {
+        code: { enum: ['outside_safe_zone', 'ink_in_address_area', 'low_resolution'] },
+        field: { enum: ['front', 'back'] },
+        message: { type: 'string' },
+        box: {
+          type: 'object',
+          required: ['x', 'y', 'width', 'height'],
+          properties: {
+            x: { type: 'number' },
+            y: { type: 'number' },
+            width: { type: 'number' },
+            height: { type: 'number' },
+          },
+          additionalProperties: false,
+        },
+      },
+      additionalProperties: false,
+    },
+  },
 } as const;
 
 export const TemplateSchema = shared('Template', {
@@ -131,6 +163,8 @@ export const exampleTemplate = {
   optional_variables: [{ name: 'enclosure', default: '' }],
   sample_values: { date: 'November 22, 2026', recipient_name: 'Dr. Eleanor Vance' },
   size: 3520,
+  postcard: null,
+  print_warnings: [],
   created_at: T,
   updated_at: T,
 };
@@ -147,6 +181,8 @@ export const exampleVersion = {
   optional_variables: exampleTemplate.optional_variables,
   sample_values: exampleTemplate.sample_values,
   size: 3610,
+  postcard: null,
+  print_warnings: [],
   created_at: T,
 };
 

@@ -22,6 +22,8 @@ import { requireChromium } from './chromium';
 import { requireOffice } from './docx';
 import { sandboxInUse } from './sandbox';
 import { normalizeValues, placeholder } from './values';
+import { shownWarning, type PrintCheckWarning } from './print';
+import type { PresetName } from './presets';
 
 export interface TemplateInfo {
   id: string;
@@ -38,14 +40,19 @@ export interface TemplateInfo {
   /** The values previews and the editor fill it with, saved with the version; null: none. */
   sample_values: Record<string, string> | null;
   size: number;
+  /** The postcard size the template names (`4x6`, `6x9`, `6x11`, `A6`, `A5`); null: not a postcard template. */
+  postcard: PresetName | null;
+  /** What printing it once with its sample values warned of (a postcard template): the side as `field`, where as `box`. */
+  print_warnings: PrintCheckWarning[];
   created_at: string;
   updated_at: string;
 }
 
+
 /** One saved version of a template: what it was at that save, never changed afterwards. */
 export interface TemplateVersionInfo extends Pick<
   TemplateInfo,
-  'format' | 'variables' | 'optional_variables' | 'sample_values' | 'size'
+  'format' | 'variables' | 'optional_variables' | 'sample_values' | 'size' | 'postcard' | 'print_warnings'
 > {
   /** `<template id>@<version>`: a list of versions pages by it (`starting_after`). */
   id: string;
@@ -131,6 +138,8 @@ function content(row: Omit<TemplateVersionRow, 'template_id' | 'version' | 'crea
     optional_variables: optional(row.defaults),
     sample_values: sampleOf(row.sample),
     size: row.size,
+    postcard: row.postcard as PresetName | null,
+    print_warnings: row.print_warnings ? (JSON.parse(row.print_warnings) as PrintCheckWarning[]) : [],
   };
 }
 
@@ -247,9 +256,11 @@ export class TemplateStore {
     if (template.kind === 'html' || template.kind === 'docx') sandboxInUse();
     // a postcard template is printed once with its sample values (a mark where none is given) and
     // refused now, as a printer would refuse it, rather than at its first postcard
+    let warnings: PrintCheckWarning[] | null = null;
     if (template.postcard) {
       const values = Object.fromEntries(template.variables.map((v) => [v, sample?.[v] ?? placeholder(v)]));
-      await renderer.printReady(await renderer.render(template, values), template.postcard);
+      const printed = await renderer.printReady(await renderer.render(template, values), template.postcard);
+      warnings = printed.warnings.map(shownWarning);
     }
     const version = (templateId: string, n: number, now: string): TemplateVersionRow => ({
       template_id: templateId,
@@ -260,6 +271,8 @@ export class TemplateStore {
       defaults: JSON.stringify(template.defaults),
       sample: sample && JSON.stringify(sample),
       size: bytes.length,
+      postcard: template.postcard ?? null,
+      print_warnings: warnings && JSON.stringify(warnings),
       created_at: now,
     });
     return { template, assets, version };
@@ -565,6 +578,8 @@ export class TemplateStore {
         'v.defaults',
         'v.sample',
         'v.size',
+        'v.postcard',
+        'v.print_warnings',
       ]);
   }
 

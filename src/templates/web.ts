@@ -109,6 +109,24 @@ function previewBody(t: TemplateInfo, preview: Html): Html {
             ${t.variables.length ? t.variables.map((v) => html`<span class="chip">${v}</span>`) : html`<span class="muted">none</span>`}
           </dd>
         </dl>
+        ${
+          t.postcard
+            ? html`<h2>Print check (${t.postcard} postcard)</h2>
+                ${
+                  t.print_warnings.length
+                    ? html`<ul class="warnings">
+                        ${t.print_warnings.map(
+                          (w) =>
+                            html`<li>
+                              <strong>${w.field}</strong>: ${w.message} (at ${Math.round(w.box.x)},
+                              ${Math.round(w.box.y)} pt)
+                            </li>`,
+                        )}
+                      </ul>`
+                    : html`<p class="muted">Printed with its sample values: nothing to warn of.</p>`
+                }`
+            : ''
+        }
       </div>
     </div>`;
 }

@@ -137,6 +137,40 @@ describe('print-ready postcards', () => {
           t.service.templates.create({ source: '<document postcard="5x7"><body><p>x</p></body></document>' }),
         ),
       ).toMatchObject({ code: 'template_invalid' });
+
+      // one a printer would print, with what it warns of, where: in the answer, and kept with the version
+      const upload = await t.app.inject({
+        method: 'POST',
+        url: '/v1/templates',
+        headers: { 'x-service-api-token': t.key, 'content-type': 'application/xml' },
+        payload:
+          '<document postcard="4x6" margin="0.5in"><body><p>Hello {{name}}</p><page-break/><rect x="5in" y="3in" width="0.5in" height="0.5in" fill="#000000"/></body></document>',
+      });
+      expect(upload.statusCode).toBe(201);
+      const made = upload.json();
+      expect([
+        made.postcard,
+        made.print_warnings.map((w: { code: string; field: string }) => [w.code, w.field]),
+      ]).toEqual(['4x6', [['ink_in_address_area', 'back']]]);
+      expect(made.print_warnings[0].box.x).toBeCloseTo(360, 0);
+      const read = await t.app.inject({
+        method: 'GET',
+        url: `/v1/templates/${made.id}/versions/1`,
+        headers: { 'x-service-api-token': t.key },
+      });
+      expect(read.json()).toMatchObject({ postcard: '4x6', print_warnings: made.print_warnings });
+      // and on the template's page in the web app
+      const cookie = await webSession(t.app, t.key);
+      const page = await t.app.inject({ method: 'GET', url: `/app/templates/${made.id}/preview`, headers: { cookie } });
+      expect(page.body).toContain('Print check (4x6 postcard)');
+      expect(page.body).toContain(`<strong>back</strong>: ${made.print_warnings[0].message}`);
+      // a template that is not a postcard has neither
+      const letter = await t.app.inject({
+        method: 'GET',
+        url: '/v1/templates/tmpl_example_letter',
+        headers: { 'x-service-api-token': t.key },
+      });
+      expect(letter.json()).toMatchObject({ postcard: null, print_warnings: [] });
     } finally {
       await t.stop();
     }
