@@ -65,7 +65,7 @@ export const POLICIES = {
   /** A live postcard's hand-off to its mail partner (src/postcards/handoff.ts). */
   postcard_handoff: {
     what: "A live postcard's hand-off to its mail partner: a timeout, the partner's 5xx or rate limit, a key or URL it does not take",
-    // within the 24 hours a partner keeps an idempotency key (Lob's): a retry is never a second mail piece
+    // within the 24 hours Lob keeps an idempotency key: a retry to Lob is never a second mail piece
     waits: [30 * SECOND, 2 * MINUTE, 10 * MINUTE, HOUR, 4 * HOUR],
     forMs: 20 * HOUR,
     final:

@@ -54,8 +54,12 @@ export type Headers = Record<string, string | string[] | undefined>;
 
 export interface PartnerDriver {
   readonly name: PartnerName;
-  /** Hands the postcard over; resolves with the partner's id of it. Throws PartnerRefused when retrying cannot help. */
-  submit(piece: MailPiece): Promise<string>;
+  /**
+   * Hands the postcard over; resolves with the partner's id of it. Throws PartnerRefused when
+   * retrying cannot help. Every call it makes ends with `signal` (the attempt's deadline, within
+   * its lease: handoff.ts), so no attempt outlives its lease and meets the next one.
+   */
+  submit(piece: MailPiece, signal: AbortSignal): Promise<string>;
   /**
    * One of the partner's webhook events, its signature checked (401 otherwise): what it says of
    * which postcard, or undefined for an event that moves no status of ours.
@@ -63,8 +67,6 @@ export interface PartnerDriver {
   event(headers: Headers, body: Buffer, now: Date): PartnerEvent | undefined;
 }
 
-/** How long one call to a partner may take before it is tried again (a PDF upload). */
-export const CALL_TIMEOUT_MS = 60_000;
 /** How far a partner's signed timestamp may be from our clock: older events are refused as replays. */
 const EVENT_TOLERANCE_MS = 5 * 60_000;
 
@@ -76,24 +78,21 @@ export function header(headers: Headers, name: string): string | undefined {
 
 /**
  * Checks an event's signature as both partners sign theirs: the hex HMAC-SHA256 of
- * `<timestamp>.<raw body>` with the webhook's secret, the timestamp within 5 minutes of ours
- * (seconds or milliseconds since the epoch). Throws 401 otherwise.
+ * `<timestamp>.<raw body>` with the webhook's secret, any of `signatures` (a partner rotating its
+ * secret sends two), the timestamp (digits: seconds, or milliseconds from 1e12 on) within 5
+ * minutes of ours. Throws 401 otherwise.
  */
 export function checkSigned(
   secret: string | undefined,
-  signed: { timestamp: string; signature: string; scheme: string },
+  signed: { timestamp: string; signatures: string[]; scheme: string },
   body: Buffer,
   now: Date,
 ): void {
   const expected = secret ? createHmac('sha256', secret).update(`${signed.timestamp}.`).update(body).digest('hex') : '';
-  const t = Number(signed.timestamp);
+  const t = /^\d{1,16}$/.test(signed.timestamp) ? Number(signed.timestamp) : NaN;
   const at = t < 1e12 ? t * 1000 : t;
-  if (
-    !secret ||
-    !signed.signature ||
-    !sameHash(expected, signed.signature) ||
-    !(Math.abs(now.getTime() - at) <= EVENT_TOLERANCE_MS)
-  )
+  const matches = signed.signatures.some((s) => /^[0-9a-f]{64}$/i.test(s) && sameHash(expected, s.toLowerCase()));
+  if (!secret || !matches || !(Math.abs(now.getTime() - at) <= EVENT_TOLERANCE_MS))
     throw new AuthenticationError(
       `The event is not signed with the mail partner’s webhook secret (${signed.scheme}), or its timestamp is more than 5 minutes off.`,
     );
@@ -109,12 +108,12 @@ export function eventBody<T>(body: Buffer): T {
 }
 
 /**
- * A partner's answer read as JSON; a refusal when it is about the postcard itself (400, 422: the
+ * A partner's answer read as JSON; a refusal when it is to the postcard itself (400, 422: the
  * same every time), an error to try again otherwise. A key that is wrong or was rotated (401,
  * 403), a wrong api_url (404), a conflict, a timeout or a rate limit may pass once someone mends
  * it: tried again by the policy.
  */
-export async function answerOf<T>(partner: string, res: Response): Promise<T> {
+export async function answerOf<T>(partner: string, res: Response, of: 'postcard' | 'query' = 'postcard'): Promise<T> {
   const text = await res.text();
   if (res.ok) {
     try {
@@ -130,7 +129,8 @@ export async function answerOf<T>(partner: string, res: Response): Promise<T> {
       return text;
     }
   })().slice(0, 200);
-  if (res.status === 400 || res.status === 422)
+  // a 4xx to a query of ours (a search) says nothing of the postcard: tried again like any other
+  if (of === 'postcard' && (res.status === 400 || res.status === 422))
     throw new PartnerRefused(`${partner} refused the postcard (${res.status}): ${said}`);
   throw new Error(`${partner} answered ${res.status}: ${said}`);
 }
@@ -149,3 +149,21 @@ export async function sides(pdf: Uint8Array): Promise<[Uint8Array, Uint8Array]> 
 
 /** A PDF as a multipart file. */
 export const pdfFile = (bytes: Uint8Array) => new Blob([Buffer.from(bytes)], { type: 'application/pdf' });
+
+/** A multipart form of the fields that have a value, bracket notation as both partners read it (`to[name]`). */
+export function formOf(fields: Record<string, string | undefined>): FormData {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) if (value) form.append(name, value);
+  return form;
+}
+
+/** What a signed event says, once it moves a status of ours; undefined otherwise. */
+export function partnerEvent(
+  id: unknown,
+  partnerId: unknown,
+  ours: unknown,
+  status: PartnerStatus | undefined,
+): PartnerEvent | undefined {
+  if (!status || typeof partnerId !== 'string' || typeof id !== 'string') return undefined;
+  return { id, partnerId, postcardId: typeof ours === 'string' ? ours : undefined, status };
+}

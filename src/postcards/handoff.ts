@@ -24,13 +24,15 @@ import { freeing, isFree, isHeld, LEASES, taking, type Held } from '../jobs/leas
 import { backlogOf, type Backlog, type JobKind, type Runner } from '../jobs/runner';
 import type { PresetName } from '../templates/presets';
 import { mailingAddress, type PostcardRequest } from './rules';
-import { PartnerRefused, type MailPiece, type PartnerName, type PartnerStatus } from './driver';
+import { PartnerRefused, type Headers, type MailPiece, type PartnerName, type PartnerStatus } from './driver';
 import type { MailPartnerApps } from './partners';
 
 const LEASE = LEASES.postcard_handoff;
 const POLICY = POLICIES.postcard_handoff;
-/** How long one attempt holds its lease: longer than a submit may take (partners.ts), so a live attempt is never taken over. */
+/** How long one attempt holds its lease: its submit's deadline and a margin for reading the PDF and writing the outcome. */
 const ATTEMPT_MS = 2 * 60_000;
+/** The deadline of a submit, every call to the partner in it: within the lease, so a live attempt is never taken over. */
+const SUBMIT_MS = 90_000;
 /** The order of a partner's statuses: an event moves a postcard forward only. */
 const ORDER: PartnerStatus[] = ['submitted', 'mailed', 'returned'];
 
@@ -154,7 +156,7 @@ export class Handoffs {
         throw new PartnerRefused(
           `the mail partner changed from ${handoff.partner} to ${driver.name} after the postcard was rendered`,
         );
-      const partnerId = await driver.submit(await this.piece(postcard));
+      const partnerId = await driver.submit(await this.piece(postcard), AbortSignal.timeout(SUBMIT_MS));
       await this.inTransaction(async (trx) => {
         const done = await trx
           .updateTable('postcard_handoffs')
@@ -235,7 +237,7 @@ export class Handoffs {
    */
   async event(
     partner: string,
-    headers: Record<string, string | string[] | undefined>,
+    headers: Headers,
     body: Buffer,
   ): Promise<{ received: true; moved: PartnerStatus | null }> {
     const driver = await this.apps.driver();

@@ -7,10 +7,11 @@
  */
 import {
   answerOf,
-  CALL_TIMEOUT_MS,
   checkSigned,
   eventBody,
+  formOf,
   header,
+  partnerEvent,
   pdfFile,
   sides,
   type PartnerDriver,
@@ -36,25 +37,23 @@ export function lob(settings: LobSettings): PartnerDriver {
   const auth = `Basic ${Buffer.from(`${settings.api_key}:`).toString('base64')}`;
   return {
     name: 'lob',
-    async submit(piece) {
-      const form = new FormData();
-      const field = (name: string, value: string | undefined) => {
-        if (value) form.append(name, value);
-      };
+    async submit(piece, signal) {
       const to = piece.to;
-      field('description', `Paperlink postcard ${piece.id}`);
-      // Lob's names and companies are 40 characters at most
-      field('to[name]', [to.first_name, to.last_name].filter(Boolean).join(' ').slice(0, 40) || undefined);
-      field('to[company]', to.company?.slice(0, 40));
-      field('to[address_line1]', to.address_line_1);
-      field('to[address_line2]', to.address_line_2);
-      field('to[address_city]', to.address_city);
-      field('to[address_state]', to.address_state);
-      field('to[address_zip]', to.address_zip);
-      field('to[address_country]', to.address_country);
-      field('size', piece.size);
-      field('use_type', settings.use_type);
-      field('metadata[paperlink_postcard]', piece.id);
+      const form = formOf({
+        description: `Paperlink postcard ${piece.id}`,
+        // Lob's names and companies are 40 characters at most
+        'to[name]': [to.first_name, to.last_name].filter(Boolean).join(' ').slice(0, 40),
+        'to[company]': to.company?.slice(0, 40),
+        'to[address_line1]': to.address_line_1,
+        'to[address_line2]': to.address_line_2,
+        'to[address_city]': to.address_city,
+        'to[address_state]': to.address_state,
+        'to[address_zip]': to.address_zip,
+        'to[address_country]': to.address_country,
+        size: piece.size,
+        use_type: settings.use_type,
+        'metadata[paperlink_postcard]': piece.id,
+      });
       const [front, back] = await sides(piece.pdf);
       form.append('front', pdfFile(front), 'front.pdf');
       form.append('back', pdfFile(back), 'back.pdf');
@@ -62,7 +61,7 @@ export function lob(settings: LobSettings): PartnerDriver {
         method: 'POST',
         headers: { authorization: auth, 'idempotency-key': piece.id },
         body: form,
-        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+        signal,
       });
       const { id } = await answerOf<{ id?: unknown }>('Lob', res);
       if (typeof id !== 'string') throw new Error(`Lob answered ${res.status} without a postcard id`);
@@ -73,23 +72,24 @@ export function lob(settings: LobSettings): PartnerDriver {
         settings.webhook_secret,
         {
           timestamp: header(headers, 'lob-signature-timestamp') ?? '',
-          signature: header(headers, 'lob-signature') ?? '',
+          signatures: [header(headers, 'lob-signature') ?? ''],
           scheme: 'Lob-Signature',
         },
         body,
         now,
       );
       const event = eventBody<{
-        id?: string;
-        reference_id?: string;
+        id?: unknown;
+        reference_id?: unknown;
         event_type?: { id?: string };
-        body?: { id?: string; metadata?: { paperlink_postcard?: string } };
+        body?: { id?: unknown; metadata?: { paperlink_postcard?: unknown } };
       }>(body);
-      const status = EVENTS[event.event_type?.id ?? ''];
-      const partnerId = event.reference_id ?? event.body?.id;
-      if (!status || typeof partnerId !== 'string' || typeof event.id !== 'string') return undefined;
-      const ours = event.body?.metadata?.paperlink_postcard;
-      return { id: event.id, partnerId, postcardId: typeof ours === 'string' ? ours : undefined, status };
+      return partnerEvent(
+        event.id,
+        event.reference_id ?? event.body?.id,
+        event.body?.metadata?.paperlink_postcard,
+        EVENTS[event.event_type?.id ?? ''],
+      );
     },
   };
 }

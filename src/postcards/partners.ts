@@ -54,7 +54,8 @@ export class MailPartnerApps {
 
   /**
    * `PUT /v1/apps/mail_partner`: {"partner": "lob", "api_key": "…", "webhook_secret": "…"}; a
-   * secret left out keeps the stored one; {"partner": null} hands nothing on from now on.
+   * secret left out keeps the stored one, but for another partner (a change of partner starts
+   * with no key, secret or api_url); {"partner": null} hands nothing on from now on.
    */
   async put(body: unknown): Promise<MailPartnerView> {
     const details: ErrorDetail[] = [];
@@ -93,14 +94,24 @@ export class MailPartnerApps {
     const now = iso(this.clock.now());
     const saved = await this.stored.update((current) => {
       const next: MailPartnerApp = { ...UNSET, ...current, configured_at: now };
-      if (partner !== undefined) next.partner = partner as PartnerName | null;
+      if (partner !== undefined && partner !== next.partner) {
+        // another partner's key, secret and API are not this one's: never kept across a change
+        delete next.api_key;
+        delete next.webhook_secret;
+        next.api_url = null;
+        next.partner = partner as PartnerName | null;
+      }
       if (typeof api_key === 'string') next.api_key = api_key.trim();
       if (typeof webhook_secret === 'string') next.webhook_secret = webhook_secret.trim();
       if (api_url !== undefined) next.api_url = (api_url as string | null)?.replace(/\/+$/, '') ?? null;
       if (use_type !== undefined) next.use_type = use_type as MailPartnerApp['use_type'];
       if (next.partner && !next.api_key)
         throw new ValidationError(`Handing postcards to ${next.partner} needs its API key.`, [
-          { field: 'api_key', message: 'is required with a partner', code: 'required' },
+          {
+            field: 'api_key',
+            message: 'is required with a partner (a new one when the partner changes)',
+            code: 'required',
+          },
         ]);
       return next;
     });

@@ -7,17 +7,20 @@
  * PostGrid takes no idempotency key for postcards. So every attempt first asks for the postcard an
  * earlier attempt made (its answer lost, or its process gone before writing it down): a search for
  * our id, which the postcard carries in its metadata and description; only when there is none is
- * one made. One attempt runs at a time (the hand-off's lease), so two never both find none.
+ * one made. One attempt runs at a time (the hand-off's lease, which outlasts the attempt's
+ * deadline), so two never both search at once. What is left: a card PostGrid made after we stopped
+ * waiting for it, or one its search does not show yet, when the next attempt asks (docs/postcards.md).
  *
  * Its webhook events (JSON payload format) are signed: `PostGrid-Signature: t=<ms>,v1=<hex
  * HMAC-SHA256 of "<t>.<raw body>" with the webhook's secret>`.
  */
 import {
   answerOf,
-  CALL_TIMEOUT_MS,
   checkSigned,
   eventBody,
+  formOf,
   header,
+  partnerEvent,
   PartnerRefused,
   pdfFile,
   type PartnerDriver,
@@ -66,65 +69,62 @@ export function postgrid(settings: PostGridSettings): PartnerDriver {
   const key = { 'x-api-key': settings.api_key ?? '' };
   return {
     name: 'postgrid',
-    async submit(piece) {
+    async submit(piece, signal) {
       const size = SIZES[piece.size];
       if (!size) throw new PartnerRefused(`PostGrid prints 4x6, 6x9 and 6x11 postcards, not ${piece.size}`);
+      // the quotes ask for the postcards that carry our id as it is
       const search = new URLSearchParams({ search: JSON.stringify(piece.id), limit: '10' });
       const found = await answerOf<{ data?: PostGridPostcard[] }>(
         'PostGrid',
-        await fetch(`${base}/postcards?${search}`, { headers: key, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) }),
+        await fetch(`${base}/postcards?${search}`, { headers: key, signal }),
+        'query',
       );
       const made = found.data?.find((p) => p.metadata?.paperlink_postcard === piece.id);
       if (typeof made?.id === 'string') return made.id;
 
-      const form = new FormData();
-      const field = (name: string, value: string | undefined) => {
-        if (value) form.append(name, value);
-      };
       const to = piece.to;
-      // a person's name when there is one (PostGrid needs a first name or a company)
-      field('to[firstName]', to.first_name ?? to.last_name);
-      field('to[lastName]', to.first_name ? to.last_name : undefined);
-      field('to[companyName]', to.company);
-      field('to[addressLine1]', to.address_line_1);
-      field('to[addressLine2]', to.address_line_2);
-      field('to[city]', to.address_city);
-      field('to[provinceOrState]', to.address_state);
-      field('to[postalOrZip]', to.address_zip);
-      field('to[countryCode]', to.address_country);
-      field('size', size);
-      field('description', `Paperlink postcard ${piece.id}`);
-      field('metadata[paperlink_postcard]', piece.id);
-      form.append('pdf', pdfFile(piece.pdf), 'postcard.pdf');
-      const res = await fetch(`${base}/postcards`, {
-        method: 'POST',
-        headers: key,
-        body: form,
-        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+      const form = formOf({
+        // a person's name when there is one (PostGrid needs a first name or a company)
+        'to[firstName]': to.first_name ?? to.last_name,
+        'to[lastName]': to.first_name ? to.last_name : undefined,
+        'to[companyName]': to.company,
+        'to[addressLine1]': to.address_line_1,
+        'to[addressLine2]': to.address_line_2,
+        'to[city]': to.address_city,
+        'to[provinceOrState]': to.address_state,
+        'to[postalOrZip]': to.address_zip,
+        'to[countryCode]': to.address_country,
+        size,
+        description: `Paperlink postcard ${piece.id}`,
+        'metadata[paperlink_postcard]': piece.id,
       });
+      form.append('pdf', pdfFile(piece.pdf), 'postcard.pdf');
+      const res = await fetch(`${base}/postcards`, { method: 'POST', headers: key, body: form, signal });
       const { id } = await answerOf<PostGridPostcard>('PostGrid', res);
       if (typeof id !== 'string') throw new Error(`PostGrid answered ${res.status} without a postcard id`);
       return id;
     },
     event(headers, body, now) {
-      const parts = new Map(
-        (header(headers, 'postgrid-signature') ?? '').split(',').map((p) => {
-          const at = p.indexOf('=');
-          return [p.slice(0, at).trim(), p.slice(at + 1).trim()] as const;
-        }),
-      );
+      // `t=<ms>,v1=<hex>`; a second v1 while PostGrid rotates the secret; a part without "=" is no part
+      const parts = (header(headers, 'postgrid-signature') ?? '')
+        .split(',')
+        .map((p) => p.trim().split('='))
+        .filter((kv) => kv.length === 2);
       checkSigned(
         settings.webhook_secret,
-        { timestamp: parts.get('t') ?? '', signature: parts.get('v1') ?? '', scheme: 'PostGrid-Signature' },
+        {
+          timestamp: parts.find(([k]) => k === 't')?.[1] ?? '',
+          signatures: parts.filter(([k]) => k === 'v1').map(([, v]) => v),
+          scheme: 'PostGrid-Signature',
+        },
         body,
         now,
       );
-      const event = eventBody<{ id?: unknown; type?: string; data?: PostGridPostcard }>(body);
+      const event = eventBody<{ id?: unknown; type?: unknown; data?: PostGridPostcard }>(body);
       const data = event.data ?? {};
-      const status = event.type?.startsWith('postcard.') ? statusOf(event.type, data) : undefined;
-      if (!status || typeof data.id !== 'string' || typeof event.id !== 'string') return undefined;
-      const ours = data.metadata?.paperlink_postcard;
-      return { id: event.id, partnerId: data.id, postcardId: typeof ours === 'string' ? ours : undefined, status };
+      const type = typeof event.type === 'string' ? event.type : '';
+      const status = type.startsWith('postcard.') ? statusOf(type, data) : undefined;
+      return partnerEvent(event.id, data.id, data.metadata?.paperlink_postcard, status);
     },
   };
 }

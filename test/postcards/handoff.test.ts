@@ -4,6 +4,7 @@
  * crash at the worst moment and a retry; moved on by the partner's signed events, each once; never
  * for a test token.
  */
+import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { FakeClock } from '../../src/clock';
@@ -23,7 +24,7 @@ describe.each(BACKENDS.flatMap((backend) => PARTNERS.map((partner) => [partner, 
   'postcards handed to %s on %s',
   (partner, backend) => {
     let t: TestService;
-    let lob: PartnerStandIn;
+    let partnerApi: PartnerStandIn;
     let clock: FakeClock;
     let templateId: string;
     let live: string;
@@ -32,13 +33,13 @@ describe.each(BACKENDS.flatMap((backend) => PARTNERS.map((partner) => [partner, 
 
     beforeAll(async () => {
       clock = new FakeClock(new Date('2026-11-29T10:00:00Z'));
-      lob = await startPartner(partner, () => clock.now());
+      partnerApi = await startPartner(partner, () => clock.now());
       t = await testService({
         backend,
         clock,
         service: {
           // while the process is dying, what an attempt writes of its outcome never reaches the database
-          // (the take before it does: the attempt runs, Lob makes the postcard, the lease stays held)
+          // (the take before it does: the attempt runs, the partner makes the postcard, the lease stays held)
           beforeStatement: (statement) => {
             if (dying && statement.startsWith('update "postcard_handoffs" set "status"'))
               throw new Error('the process died here');
@@ -58,9 +59,9 @@ describe.each(BACKENDS.flatMap((backend) => PARTNERS.map((partner) => [partner, 
         headers: { 'x-service-api-token': t.key },
         payload: {
           partner,
-          api_key: lob.key,
-          webhook_secret: lob.secret,
-          api_url: lob.url,
+          api_key: partnerApi.key,
+          webhook_secret: partnerApi.secret,
+          api_url: partnerApi.url,
           use_type: 'operational',
         },
       });
@@ -68,7 +69,7 @@ describe.each(BACKENDS.flatMap((backend) => PARTNERS.map((partner) => [partner, 
     });
     afterAll(async () => {
       await t?.stop();
-      await lob?.close();
+      await partnerApi?.close();
     });
 
     const get = (url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-service-api-token': t.key } });
@@ -98,16 +99,16 @@ describe.each(BACKENDS.flatMap((backend) => PARTNERS.map((partner) => [partner, 
     });
 
     it('submits a live postcard as the partner takes it: its schema, the PDF pages, the address as data, our id', async () => {
-      const before = lob.made.length;
+      const before = partnerApi.made.length;
       const id = await send(live);
       await run();
       const p = await postcard(id);
       expect(p).toMatchObject({ status: 'submitted', test: false, size: '4x6', partner });
-      expect(lob.made.length).toBe(before + 1);
-      const made = lob.made.at(-1)!;
+      expect(partnerApi.made.length).toBe(before + 1);
+      const made = partnerApi.made.at(-1)!;
       expect(p.partner_id).toBe(made.id);
-      expect(lob.requests.filter((r) => r.key === id)).not.toHaveLength(0);
-      expect(lob.requests.filter((r) => r.key === id && r.problems.length)).toEqual([]);
+      expect(partnerApi.requests.filter((r) => r.key === id)).not.toHaveLength(0);
+      expect(partnerApi.requests.filter((r) => r.key === id && r.problems.length)).toEqual([]);
       // the address as the post reads it, in capitals; the postcard keeps it as it was given too
       expect(made.to).toMatchObject({
         name: 'Jordan Alvarez',
@@ -126,10 +127,10 @@ describe.each(BACKENDS.flatMap((backend) => PARTNERS.map((partner) => [partner, 
     it('ends mailed once through a lost answer, a crash before its record and retries; the events move it each once', async () => {
       const id = await send(live);
       // the first answer is lost on the way: the partner made the postcard, we do not know it
-      lob.loseNextAnswer();
+      partnerApi.loseNextAnswer();
       await run();
       expect((await postcard(id)).status).toBe('rendered');
-      expect(lob.made.filter((m) => m.ours === id)).toHaveLength(1);
+      expect(partnerApi.made.filter((m) => m.ours === id)).toHaveLength(1);
       // the retry (30 s later) gets the partner's answer, and the process dies before it writes it down
       dying = true;
       clock.advance(30_000);
@@ -142,18 +143,18 @@ describe.each(BACKENDS.flatMap((backend) => PARTNERS.map((partner) => [partner, 
       await run();
       const p = await postcard(id);
       expect(p.status).toBe('submitted');
-      const made = lob.made.filter((m) => m.ours === id);
+      const made = partnerApi.made.filter((m) => m.ours === id);
       expect(made).toHaveLength(1);
       expect(p.partner_id).toBe(made[0].id);
-      expect(lob.requests.filter((r) => r.key === id).length).toBeGreaterThanOrEqual(3);
+      expect(partnerApi.requests.filter((r) => r.key === id).length).toBeGreaterThanOrEqual(3);
 
       // the partner's events: mailed (sent twice, as a partner does until it hears 2xx), then returned
-      const mailed = lob.event('mailed', made[0]);
+      const mailed = partnerApi.event('mailed', made[0]);
       expect((await deliver(mailed)).json()).toEqual({ received: true, moved: 'mailed' });
       expect((await deliver(mailed)).json()).toEqual({ received: true, moved: null });
-      expect((await deliver(lob.event('in_transit', made[0]))).json()).toEqual({ received: true, moved: null });
+      expect((await deliver(partnerApi.event('in_transit', made[0]))).json()).toEqual({ received: true, moved: null });
       expect((await postcard(id)).status).toBe('mailed');
-      expect((await deliver(lob.event('returned', made[0]))).json().moved).toBe('returned');
+      expect((await deliver(partnerApi.event('returned', made[0]))).json().moved).toBe('returned');
       expect(await eventsOf(id)).toEqual([
         'postcard.received',
         'postcard.rendered',
@@ -172,8 +173,8 @@ describe.each(BACKENDS.flatMap((backend) => PARTNERS.map((partner) => [partner, 
         '97477 1234',
         '97477-1234',
       ]);
-      expect(lob.requests.at(-1)).toEqual({ key: id, problems: [] });
-      expect(lob.made.at(-1)!.to.zip).toBe('97477-1234');
+      expect(partnerApi.requests.at(-1)).toEqual({ key: id, problems: [] });
+      expect(partnerApi.made.at(-1)!.to.zip).toBe('97477-1234');
     });
 
     it('keeps trying while the partner refuses its key (an operator mends it), and fails nothing for it', async () => {
@@ -181,7 +182,7 @@ describe.each(BACKENDS.flatMap((backend) => PARTNERS.map((partner) => [partner, 
       const id = await send(live);
       await run();
       expect((await postcard(id)).status).toBe('rendered');
-      await t.service.apps.mailPartner.put({ api_key: lob.key });
+      await t.service.apps.mailPartner.put({ api_key: partnerApi.key });
       clock.advance(30_000);
       await run();
       expect((await postcard(id)).status).toBe('submitted');
@@ -189,16 +190,16 @@ describe.each(BACKENDS.flatMap((backend) => PARTNERS.map((partner) => [partner, 
 
     it('takes an event that comes before its answer was recorded (found by our id in its metadata); the retry then changes nothing', async () => {
       const id = await send(live);
-      lob.loseNextAnswer();
+      partnerApi.loseNextAnswer();
       await run();
       expect((await postcard(id)).status).toBe('rendered');
-      const made = lob.made.find((m) => m.ours === id)!;
-      expect((await deliver(lob.event('mailed', made))).json()).toEqual({ received: true, moved: 'mailed' });
+      const made = partnerApi.made.find((m) => m.ours === id)!;
+      expect((await deliver(partnerApi.event('mailed', made))).json()).toEqual({ received: true, moved: 'mailed' });
       expect(await postcard(id)).toMatchObject({ status: 'mailed', partner_id: made.id });
-      const asked = lob.requests.length;
+      const asked = partnerApi.requests.length;
       clock.advance(30_000);
       await run();
-      expect(lob.requests.length).toBe(asked);
+      expect(partnerApi.requests.length).toBe(asked);
       expect(await eventsOf(id)).toEqual([
         'postcard.received',
         'postcard.rendered',
@@ -208,12 +209,14 @@ describe.each(BACKENDS.flatMap((backend) => PARTNERS.map((partner) => [partner, 
     });
 
     it('refuses an event not signed with the webhook secret, or too old', async () => {
-      const made = lob.made[0];
-      expect((await deliver(lob.event('mailed', made, { secret: 'guessed' }))).statusCode).toBe(401);
-      const old = lob.event('mailed', made, { at: new Date(clock.now().getTime() - 10 * 60_000) });
+      const id = await send(live);
+      await run();
+      const made = partnerApi.made.find((m) => m.ours === id)!;
+      expect((await deliver(partnerApi.event('mailed', made, { secret: 'guessed' }))).statusCode).toBe(401);
+      const old = partnerApi.event('mailed', made, { at: new Date(clock.now().getTime() - 10 * 60_000) });
       expect((await deliver(old)).statusCode).toBe(401);
       // a body changed after it was signed
-      const signed = lob.event('mailed', made);
+      const signed = partnerApi.event('mailed', made);
       expect((await deliver({ ...signed, body: signed.body.replace(made.id, 'x') })).statusCode).toBe(401);
     });
 
@@ -230,20 +233,20 @@ describe.each(BACKENDS.flatMap((backend) => PARTNERS.map((partner) => [partner, 
         expect([r.statusCode, r.json().error.details[0]]).toMatchObject([422, { field: 'api_url', code: 'invalid' }]);
       }
       expect((await put('https://partner.example.com/')).json().api_url).toBe('https://partner.example.com');
-      expect((await put(lob.url)).statusCode).toBe(200);
+      expect((await put(partnerApi.url)).statusCode).toBe(200);
     });
 
     it("never hands on a test token's postcard", async () => {
       const test = (await t.service.keys.create('postcard', 'staging', undefined, { test: true })).secret;
-      const before = lob.requests.length;
+      const before = partnerApi.requests.length;
       const id = await send(test);
       await run();
       expect(await postcard(id)).toMatchObject({ status: 'rendered', test: true, partner: null, partner_id: null });
-      expect(lob.requests.length).toBe(before);
+      expect(partnerApi.requests.length).toBe(before);
     });
 
     it('fails a postcard the partner refuses, at once, with its reason', async () => {
-      lob.refuseName('Nobody');
+      partnerApi.refuseName('Nobody');
       const id = await send(live, { first_name: 'Nobody', last_name: 'Here' });
       await run();
       const p = await postcard(id);
@@ -252,13 +255,39 @@ describe.each(BACKENDS.flatMap((backend) => PARTNERS.map((partner) => [partner, 
       expect(await eventsOf(id)).toEqual(['postcard.received', 'postcard.rendered', 'postcard.failed']);
     });
 
+    it("starts a change of partner with no key, secret or api_url: another partner never gets this one's", async () => {
+      const other = partner === 'lob' ? 'postgrid' : 'lob';
+      const put = (payload: object) =>
+        t.app.inject({
+          method: 'PUT',
+          url: '/v1/apps/mail_partner',
+          headers: { 'x-service-api-token': t.key },
+          payload,
+        });
+      const refused = await put({ partner: other });
+      expect([refused.statusCode, refused.json().error.details[0]]).toMatchObject([
+        422,
+        { field: 'api_key', code: 'required' },
+      ]);
+      expect((await t.service.apps.mailPartner.settings()).partner).toBe(partner);
+      const changed = (await put({ partner: other, api_key: 'other_key' })).json();
+      expect(changed).toMatchObject({ partner: other, api_key_set: true, webhook_secret_set: false, api_url: null });
+      const back = await put({
+        partner,
+        api_key: partnerApi.key,
+        webhook_secret: partnerApi.secret,
+        api_url: partnerApi.url,
+      });
+      expect(back.statusCode).toBe(200);
+    });
+
     it("is set up in the web app's settings: a secret left empty keeps the stored one, and is never shown", async () => {
       const cookie = await webSession(t.app, t.key);
       const settings = await t.app.inject({ method: 'GET', url: '/app/settings', headers: { cookie } });
       expect(settings.body).toContain('id="partner"');
       expect(settings.body).toContain(`/partners/${partner}/events</code>`);
-      expect(settings.body).not.toContain(lob.key);
-      expect(settings.body).not.toContain(lob.secret);
+      expect(settings.body).not.toContain(partnerApi.key);
+      expect(settings.body).not.toContain(partnerApi.secret);
       const csrf = /name="_csrf" value="([^"]+)"/.exec(settings.body)![1];
       const save = (fields: Record<string, string>) =>
         t.app.inject({
@@ -271,8 +300,8 @@ describe.each(BACKENDS.flatMap((backend) => PARTNERS.map((partner) => [partner, 
       const app = await t.service.apps.mailPartner.settings();
       expect([app.partner, app.api_key, app.webhook_secret, app.use_type]).toEqual([
         partner,
-        lob.key,
-        lob.secret,
+        partnerApi.key,
+        partnerApi.secret,
         'marketing',
       ]);
       // an unknown partner is refused on the page, nothing saved
@@ -283,6 +312,64 @@ describe.each(BACKENDS.flatMap((backend) => PARTNERS.map((partner) => [partner, 
 );
 
 describe('the PostGrid driver', () => {
+  const secret = 'whsec';
+  const driver = postgrid({ api_key: 'live_sk_x', webhook_secret: secret, api_url: 'http://127.0.0.1:9' });
+  const now = new Date('2026-11-29T10:00:00Z');
+  const signed = (event: object, header?: (t: string, v1: string) => string) => {
+    const body = JSON.stringify(event);
+    const t = String(now.getTime());
+    const v1 = createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
+    return { headers: { 'postgrid-signature': header ? header(t, v1) : `t=${t},v1=${v1}` }, body: Buffer.from(body) };
+  };
+  const postcard = (fields: object) => ({
+    id: 'event_1',
+    object: 'event',
+    type: 'postcard.updated',
+    live: true,
+    data: { id: 'postcard_1', metadata: { paperlink_postcard: 'pc_1' }, ...fields },
+  });
+  const read = (e: { headers: Record<string, string>; body: Buffer }) => driver.event(e.headers, e.body, now)?.status;
+
+  it("reads PostGrid's statuses as ours: created, in the post, returned; its own steps and a cancellation move nothing", () => {
+    expect(read(signed({ ...postcard({ status: 'ready' }), type: 'postcard.created' }))).toBe('submitted');
+    expect(read(signed(postcard({ status: 'ready' })))).toBeUndefined();
+    expect(read(signed(postcard({ status: 'printing' })))).toBeUndefined();
+    expect(read(signed(postcard({ status: 'cancelled' })))).toBeUndefined();
+    expect(read(signed(postcard({ status: 'processed_for_delivery' })))).toBe('mailed');
+    expect(read(signed(postcard({ status: 'completed' })))).toBe('mailed');
+    expect(read(signed(postcard({ status: 'printing', imbStatus: 'entered_mail_stream' })))).toBe('mailed');
+    expect(read(signed(postcard({ status: 'completed', imbStatus: 'returned_to_sender' })))).toBe('returned');
+    // a letter's event is not a postcard's
+    expect(read(signed({ ...postcard({ status: 'completed' }), type: 'letter.updated' }))).toBeUndefined();
+  });
+
+  it('takes the signature header as PostGrid writes it, spaces and a second v1 too; refuses anything else with 401', () => {
+    const event = postcard({ status: 'completed' });
+    expect(read(signed(event, (t, v1) => `v1=${v1}, t=${t}`))).toBe('mailed');
+    expect(read(signed(event, (t, v1) => `t=${t},v1=${'0'.repeat(64)},v1=${v1}`))).toBe('mailed');
+    const refused = (header: (t: string, v1: string) => string) => {
+      try {
+        read(signed(event, header));
+        return 'taken';
+      } catch (err) {
+        return (err as { code?: string }).code;
+      }
+    };
+    expect(refused((t) => `t=${t}`)).toBe('unauthorized');
+    expect(refused((t, v1) => `t=${t},v1x${v1}`)).toBe('unauthorized');
+    expect(refused((t, v1) => `t=${t},v1=${v1}00`)).toBe('unauthorized');
+    expect(refused((t, v1) => `t=0x${Number(t).toString(16)},v1=${v1}`)).toBe('unauthorized');
+    // a timestamp 10 minutes away, signed as it is
+    expect(
+      refused((_t, _v1) => {
+        const t = String(now.getTime() + 10 * 60_000);
+        return `t=${t},v1=${createHmac('sha256', secret)
+          .update(`${t}.${JSON.stringify(event)}`)
+          .digest('hex')}`;
+      }),
+    ).toBe('unauthorized');
+  });
+
   it('refuses a size PostGrid does not print (A6, A5) before it asks PostGrid anything', async () => {
     const calls: string[] = [];
     const fetchBefore = globalThis.fetch;
@@ -291,14 +378,13 @@ describe('the PostGrid driver', () => {
       throw new Error('not reached');
     }) as typeof fetch;
     try {
-      const driver = postgrid({ api_key: 'live_sk_x', api_url: 'http://127.0.0.1:9' });
       const piece = {
         id: 'pc_1',
         size: 'A6' as const,
         pdf: new Uint8Array(),
         to: { address_line_1: '1 A ST', address_city: 'X', address_state: '', address_zip: '1', address_country: 'GB' },
       };
-      await expect(driver.submit(piece)).rejects.toBeInstanceOf(PartnerRefused);
+      await expect(driver.submit(piece, new AbortController().signal)).rejects.toBeInstanceOf(PartnerRefused);
       expect(calls).toEqual([]);
     } finally {
       globalThis.fetch = fetchBefore;

@@ -329,7 +329,9 @@ function postgridBehaviour(made: MadePostcard[], refused: Set<string>, now: () =
           else if (!params[name](v)) problems.push(`?${name}: ${value}`);
         }
         const search = url.searchParams.get('search') ?? '';
-        const needle = /^".*"$/.test(search) ? search.slice(1, -1) : search;
+        // quoted, PostGrid finds the string as it is; unquoted, it matches more loosely (its docs)
+        if (!/^".+"$/.test(search)) problems.push(`?search: ${search} is not a quoted string`);
+        const needle = search.slice(1, -1);
         const data = made.filter((p) => JSON.stringify(p.record).includes(needle)).map((p) => p.record);
         const list = { object: 'list', totalCount: data.length, skip: 0, limit: 10, data };
         return { key: needle, problems, answer: () => reply(200, checked(listSchema, list)) };
