@@ -48,7 +48,6 @@ export interface TemplateInfo {
   updated_at: string;
 }
 
-
 /** One saved version of a template: what it was at that save, never changed afterwards. */
 export interface TemplateVersionInfo extends Pick<
   TemplateInfo,
