@@ -2,7 +2,7 @@
  * Compiles template XML into the typed model of model.ts. Every element and attribute is checked
  * here, once, with its source location, so rendering never meets a surprise in the template itself.
  */
-import { pageOf, PRESET_NAMES, PRESETS } from './presets';
+import { pageOf, presetNamed, PRESETS } from './presets';
 import { SourceLocation, TemplateError, UnsupportedCharacterError } from '../errors';
 import { createFace, FontSet, hasGlyph, type FontFace } from './fonts';
 import { decodeDataUri, imageSize, readImage, type ImageAsset } from './images';
@@ -734,13 +734,9 @@ export async function compileXml(source: string, options: CompileOptions = {}): 
   const orientation = a.oneOf('orientation', ['portrait', 'landscape'] as const);
   if (orientation && (orientation === 'landscape') !== size[0] > size[1]) size = [size[1], size[0]];
   // a postcard size is the page: its trim and the bleed around it (src/postcards/presets.ts)
-  const postcardText = a.text('postcard')?.trim();
-  const postcard = PRESET_NAMES.find((n) => n.toLowerCase() === postcardText?.toLowerCase());
-  if (postcardText !== undefined && !postcard)
-    throw new TemplateError(
-      `<document postcard="${postcardText}">: name one of the postcard sizes ${PRESET_NAMES.join(', ')}.`,
-      root.loc,
-    );
+  const postcardText = a.text('postcard');
+  const postcard =
+    postcardText === undefined ? undefined : presetNamed(postcardText, `<document postcard="${postcardText}">`, root.loc);
   if (postcard) size = pageOf(PRESETS[postcard]);
   const margin = a.box('margin') ?? { top: 72, right: 72, bottom: 72, left: 72 };
   const orphans = a.integer('orphans', 1, 10) ?? 2;

@@ -27,6 +27,7 @@ import { renderLimits, RenderLimitError } from './limits';
 import type { Conformance, PdfMetadata } from './standards';
 import { notStarted, programFiles, sandboxed, sandboxInUse } from './sandbox';
 import { asList, scopeOf } from './values';
+import { postcardOfKeywords, type PresetName } from './presets';
 import { watchMemory } from './watch';
 
 export interface DocxTemplate {
@@ -37,6 +38,8 @@ export interface DocxTemplate {
   /** Word templates have no defaults: every variable is required. */
   defaults: Record<string, string>;
   bytes: Uint8Array;
+  /** The postcard size its Keywords name (`paperlink-postcard:4x6`, presets.ts). */
+  postcard?: PresetName;
 }
 
 /** Whether bytes are a ZIP archive (as .docx files are). */
@@ -187,8 +190,17 @@ export function compileDocx(bytes: Uint8Array, options: { name?: string }): Docx
       .map((f): [string, Uint8Array] => [f.name, f.asUint8Array()]),
   );
   const variables = fieldsOf(templater(zip));
-  const title = /<dc:title>([^<]*)<\/dc:title>/.exec(zip.file('docProps/core.xml')?.asText() ?? '')?.[1]?.trim();
-  return { kind: 'docx', name: options.name ?? (title || 'Word template'), variables, defaults: {}, bytes };
+  const core = zip.file('docProps/core.xml')?.asText() ?? '';
+  const title = /<dc:title>([^<]*)<\/dc:title>/.exec(core)?.[1]?.trim();
+  const postcard = postcardOfKeywords(/<cp:keywords>([^<]*)<\/cp:keywords>/.exec(core)?.[1]);
+  return {
+    kind: 'docx',
+    name: options.name ?? (title || 'Word template'),
+    variables,
+    defaults: {},
+    bytes,
+    ...(postcard && { postcard }),
+  };
 }
 
 /**

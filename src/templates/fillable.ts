@@ -21,6 +21,7 @@ import { builtinSans, embeddingFontkit, FontSet, hasGlyph } from './fonts';
 import { checkPageContent, checkPageTree, openUntrusted, stripActions } from './pdfsafe';
 import { release } from './release';
 import { finishDocument, type Attachment, type PdfMetadata } from './standards';
+import { postcardOfKeywords, type PresetName } from './presets';
 import { breakLines } from './text';
 import { useNodeZlib } from './zlib';
 
@@ -43,6 +44,8 @@ export interface PdfTemplate {
   variables: string[];
   /** Form fields are all required: no defaults. */
   defaults: Record<string, string>;
+  /** The postcard size its Keywords name (`paperlink-postcard:4x6`, presets.ts). */
+  postcard?: PresetName;
 }
 
 function describe(field: PDFField): PdfField | undefined {
@@ -90,7 +93,16 @@ export async function loadPdfTemplate(bytes: Uint8Array, name = 'Untitled form')
     );
   }
   const title = doc.getTitle()?.trim();
-  return { kind: 'pdf', name: title || name, bytes, fields, variables: fields.map((f) => f.name), defaults: {} };
+  const postcard = postcardOfKeywords(doc.getKeywords());
+  return {
+    kind: 'pdf',
+    name: title || name,
+    bytes,
+    fields,
+    variables: fields.map((f) => f.name),
+    defaults: {},
+    ...(postcard && { postcard }),
+  };
 }
 
 const fonts = new FontSet();

@@ -16,7 +16,7 @@
  *   renders and kept warm; a render over its time or memory budget stops its browser, and the next
  *   render starts another.
  */
-import { isPresetName, PRESET_NAMES, type PresetName } from './presets';
+import { presetNamed, type PresetName } from './presets';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -132,12 +132,8 @@ export async function compileHtml(
 function postcardOf(source: string): PresetName | undefined {
   const meta = /<meta\b[^>]*\bname=["']paperlink-postcard["'][^>]*>/i.exec(source)?.[0];
   if (!meta) return undefined;
-  const size = /\bcontent=["']([^"']*)["']/i.exec(meta)?.[1]?.trim() ?? '';
-  if (!isPresetName(size))
-    throw new TemplateError(
-      `<meta name="paperlink-postcard" content="${size}">: name one of the postcard sizes ${PRESET_NAMES.join(', ')}.`,
-    );
-  return size;
+  const size = /\bcontent=["']([^"']*)["']/i.exec(meta)?.[1] ?? '';
+  return presetNamed(size, `<meta name="paperlink-postcard" content="${size}">`);
 }
 
 /** Every tag name in parsed Liquid, nested ones included (a tag's children are in its own fields). */

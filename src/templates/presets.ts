@@ -14,6 +14,8 @@
  * 10 pt, as no partner publishes one for them that we could check against.
  */
 
+import { TemplateError, type SourceLocation } from '../errors';
+
 const IN = 72;
 const MM = 72 / 25.4;
 
@@ -108,8 +110,23 @@ export function presetOfPage(width: number, height: number): Preset | undefined 
   });
 }
 
-export function isPresetName(name: string): name is PresetName {
-  return (PRESET_NAMES as readonly string[]).includes(name);
+/**
+ * The size a template names, in any case (`4x6`, `a6`), or template_invalid saying where it was
+ * named (`how`) and which sizes there are. Every kind of template names its size through here.
+ */
+export function presetNamed(text: string, how: string, location?: SourceLocation): PresetName {
+  const found = PRESET_NAMES.find((n) => n.toLowerCase() === text.trim().toLowerCase());
+  if (!found) throw new TemplateError(`${how}: name one of the postcard sizes ${PRESET_NAMES.join(', ')}.`, location);
+  return found;
+}
+
+/**
+ * The size a Word document or a PDF form names in its Keywords (File → Properties in Word and in
+ * Acrobat): `paperlink-postcard:4x6` among them, `=` taken as well as `:`.
+ */
+export function postcardOfKeywords(keywords: string | undefined): PresetName | undefined {
+  const named = /\bpaperlink-postcard\s*[:=]\s*([^\s,;]*)/i.exec(keywords ?? '');
+  return named ? presetNamed(named[1], `Keywords "${named[0]}"`) : undefined;
 }
 
 /** A length in a preset's own unit, as the docs write it: 6.25 in, 154 mm. */

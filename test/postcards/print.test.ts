@@ -11,6 +11,8 @@ import { PaperlinkError } from '../../src/errors';
 import { pageOf, presetTable, PRESETS, PRESET_NAMES, trimBox } from '../../src/templates/presets';
 import { inProcessRenderer } from '../../src/templates/pool';
 import { printReady } from '../../src/templates/print';
+import { converter } from '../../src/templates/docx';
+import { makeDocx } from '../support/docx';
 import { root } from '../support/fixtures';
 import { eventually } from '../support/eventually';
 import { sendPostcard, testService, webSession, type TestService } from '../support/service';
@@ -171,6 +173,41 @@ describe('print-ready postcards', () => {
         headers: { 'x-service-api-token': t.key },
       });
       expect(letter.json()).toMatchObject({ postcard: null, print_warnings: [] });
+    } finally {
+      await t.stop();
+    }
+  });
+});
+
+describe('postcard templates in Word and as PDF forms', () => {
+  afterAll(() => converter.close());
+
+  it('name their size in their Keywords and are checked at upload as any postcard template', async () => {
+    const t = await testService();
+    try {
+      const [w, h] = pageOf(PRESETS['4x6']);
+      const docx = (keywords: string, size: { width?: number; height?: number } = { width: w, height: h }) =>
+        makeDocx(['Hello {name}', { pageBreak: true }, 'The back'], { ...size, keywords, margin: 27 });
+      const word = await t.service.templates.create({ source: docx('greetings, paperlink-postcard:4x6') });
+      expect(word).toMatchObject({ format: 'docx', postcard: '4x6', variables: ['name'] });
+
+      // a PDF form: each page the 4x6 page, a text field on the front
+      const doc = await PDFDocument.create();
+      const front = doc.addPage([w, h]);
+      doc.addPage([w, h]);
+      doc.getForm().createTextField('name').addToPage(front, { x: 40, y: 200, width: 200, height: 24 });
+      doc.setKeywords(['paperlink-postcard=4x6']);
+      const form = await t.service.templates.create({ source: await doc.save() });
+      expect(form).toMatchObject({ format: 'pdf', postcard: '4x6', variables: ['name'] });
+
+      // a size there is not, and a page that is not the size named: refused
+      expect(await refusal(t.service.templates.create({ source: docx('paperlink-postcard:5x7') }))).toMatchObject({
+        code: 'template_invalid',
+      });
+      expect(await refusal(t.service.templates.create({ source: docx('paperlink-postcard:4x6', {}) }))).toEqual({
+        code: 'not_print_ready',
+        details: ['front:page_size', 'back:page_size'],
+      });
     } finally {
       await t.stop();
     }

@@ -3,18 +3,23 @@ import PizZip from 'pizzip';
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-export type Block = string | { table: string[][] };
+export type Block = string | { table: string[][] } | { pageBreak: true };
 
-/** A .docx whose body is these paragraphs and tables, on a page of `width` × `height` points (A5 unless told). */
-export function makeDocx(blocks: Block[], o: { width?: number; height?: number; title?: string } = {}): Uint8Array {
+/** A .docx whose body is these paragraphs, tables and page breaks, on a page of `width` × `height` points (A5 unless told). */
+export function makeDocx(
+  blocks: Block[],
+  o: { width?: number; height?: number; title?: string; keywords?: string; margin?: number } = {},
+): Uint8Array {
   const p = (text: string) => `<w:p><w:r><w:t xml:space="preserve">${esc(text)}</w:t></w:r></w:p>`;
   const body = blocks
     .map((b) =>
       typeof b === 'string'
         ? p(b)
-        : `<w:tbl><w:tblPr><w:tblW w:w="0" w:type="auto"/></w:tblPr>${b.table
-            .map((row) => `<w:tr>${row.map((c) => `<w:tc>${p(c)}</w:tc>`).join('')}</w:tr>`)
-            .join('')}</w:tbl>`,
+        : 'pageBreak' in b
+          ? '<w:p><w:r><w:br w:type="page"/></w:r></w:p>'
+          : `<w:tbl><w:tblPr><w:tblW w:w="0" w:type="auto"/></w:tblPr>${b.table
+              .map((row) => `<w:tr>${row.map((c) => `<w:tc>${p(c)}</w:tc>`).join('')}</w:tr>`)
+              .join('')}</w:tbl>`,
     )
     .join('');
   const zip = new PizZip();
@@ -28,12 +33,12 @@ export function makeDocx(blocks: Block[], o: { width?: number; height?: number; 
   );
   zip.file(
     'docProps/core.xml',
-    `<?xml version="1.0" encoding="UTF-8"?><cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/">${o.title ? `<dc:title>${esc(o.title)}</dc:title>` : ''}</cp:coreProperties>`,
+    `<?xml version="1.0" encoding="UTF-8"?><cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/">${o.title ? `<dc:title>${esc(o.title)}</dc:title>` : ''}${o.keywords ? `<cp:keywords>${esc(o.keywords)}</cp:keywords>` : ''}</cp:coreProperties>`,
   );
   const twips = (pt: number) => Math.round(pt * 20);
   zip.file(
     'word/document.xml',
-    `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}<w:sectPr><w:pgSz w:w="${twips(o.width ?? 419.55)}" w:h="${twips(o.height ?? 595.3)}"/><w:pgMar w:top="720" w:right="720" w:bottom="720" w:left="720"/></w:sectPr></w:body></w:document>`,
+    `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}<w:sectPr><w:pgSz w:w="${twips(o.width ?? 419.55)}" w:h="${twips(o.height ?? 595.3)}"/><w:pgMar w:top="${twips(o.margin ?? 36)}" w:right="${twips(o.margin ?? 36)}" w:bottom="${twips(o.margin ?? 36)}" w:left="${twips(o.margin ?? 36)}"/></w:sectPr></w:body></w:document>`,
   );
   return zip.generate({ type: 'uint8array' });
 }
