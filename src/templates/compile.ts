@@ -736,7 +736,9 @@ export async function compileXml(source: string, options: CompileOptions = {}): 
   // a postcard size is the page: its trim and the bleed around it (src/postcards/presets.ts)
   const postcardText = a.text('postcard');
   const postcard =
-    postcardText === undefined ? undefined : presetNamed(postcardText, `<document postcard="${postcardText}">`, root.loc);
+    postcardText === undefined
+      ? undefined
+      : presetNamed(postcardText, `<document postcard="${postcardText}">`, root.loc);
   if (postcard) size = pageOf(PRESETS[postcard]);
   const margin = a.box('margin') ?? { top: 72, right: 72, bottom: 72, left: 72 };
   const orphans = a.integer('orphans', 1, 10) ?? 2;
