@@ -24,17 +24,20 @@ export interface MailPiece {
   /** The print-ready PDF: the front, then the back, each the size's page with its bleed. */
   pdf: Uint8Array;
   /** The recipient: the contact's names and the `mailing_address` (rules.ts). */
-  to: {
-    first_name?: string;
-    last_name?: string;
-    company?: string;
-    address_line_1: string;
-    address_line_2?: string;
-    address_city: string;
-    address_state: string;
-    address_zip: string;
-    address_country: string;
-  };
+  to: Addressee;
+}
+
+/** Someone with an address, as a partner prints it: the recipient, or who the postcards are from. */
+export interface Addressee {
+  first_name?: string;
+  last_name?: string;
+  company?: string;
+  address_line_1: string;
+  address_line_2?: string;
+  address_city: string;
+  address_state: string;
+  address_zip: string;
+  address_country: string;
 }
 
 /** A partner refused the postcard for good (its answer would be the same every time). */

@@ -14,6 +14,7 @@ import {
   partnerEvent,
   pdfFile,
   sides,
+  type Addressee,
   type PartnerDriver,
   type PartnerStatus,
 } from './driver';
@@ -23,6 +24,22 @@ export interface LobSettings {
   webhook_secret?: string;
   api_url: string | null;
   use_type: 'marketing' | 'operational';
+  return_address: Addressee | null;
+}
+
+/** Someone as Lob's address fields under `to` or `from` (names and companies 40 characters at most). */
+function address(prefix: 'to' | 'from', a: Addressee | null): Record<string, string | undefined> {
+  if (!a) return {};
+  return {
+    [`${prefix}[name]`]: [a.first_name, a.last_name].filter(Boolean).join(' ').slice(0, 40),
+    [`${prefix}[company]`]: a.company?.slice(0, 40),
+    [`${prefix}[address_line1]`]: a.address_line_1,
+    [`${prefix}[address_line2]`]: a.address_line_2,
+    [`${prefix}[address_city]`]: a.address_city,
+    [`${prefix}[address_state]`]: a.address_state,
+    [`${prefix}[address_zip]`]: a.address_zip,
+    [`${prefix}[address_country]`]: a.address_country,
+  };
 }
 
 /** Lob's events that move a postcard's status (the others, e.g. in_transit, are Lob's own detail). */
@@ -38,18 +55,10 @@ export function lob(settings: LobSettings): PartnerDriver {
   return {
     name: 'lob',
     async submit(piece, signal) {
-      const to = piece.to;
       const form = formOf({
         description: `Paperlink postcard ${piece.id}`,
-        // Lob's names and companies are 40 characters at most
-        'to[name]': [to.first_name, to.last_name].filter(Boolean).join(' ').slice(0, 40),
-        'to[company]': to.company?.slice(0, 40),
-        'to[address_line1]': to.address_line_1,
-        'to[address_line2]': to.address_line_2,
-        'to[address_city]': to.address_city,
-        'to[address_state]': to.address_state,
-        'to[address_zip]': to.address_zip,
-        'to[address_country]': to.address_country,
+        ...address('to', piece.to),
+        ...address('from', settings.return_address),
         size: piece.size,
         use_type: settings.use_type,
         'metadata[paperlink_postcard]': piece.id,

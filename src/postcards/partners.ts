@@ -12,6 +12,7 @@ import { isObject } from '../guards';
 import { PARTNER_NAMES, type PartnerDriver, type PartnerName } from './driver';
 import { lob } from './lob';
 import { postgrid } from './postgrid';
+import { checkReturnAddress, type ReturnAddress } from './rules';
 
 /** The mail partner's settings: which partner, its API key and webhook secret (write-only), where its API is. */
 export interface MailPartnerApp {
@@ -22,6 +23,8 @@ export interface MailPartnerApp {
   api_url: string | null;
   /** Lob's use_type: what the mail is, as US law asks (marketing or operational). */
   use_type: 'marketing' | 'operational';
+  /** Who the postcards are from, printed by the partner (Lob needs one for mail abroad); null: none. */
+  return_address: ReturnAddress | null;
   configured_at: string | null;
 }
 
@@ -32,7 +35,13 @@ export type MailPartnerView = Omit<MailPartnerApp, 'api_key' | 'webhook_secret'>
 };
 
 const KEY = 'app:mail_partner';
-const UNSET: MailPartnerApp = { partner: null, api_url: null, use_type: 'marketing', configured_at: null };
+const UNSET: MailPartnerApp = {
+  partner: null,
+  api_url: null,
+  use_type: 'marketing',
+  return_address: null,
+  configured_at: null,
+};
 
 export class MailPartnerApps {
   private readonly stored: Setting<MailPartnerApp>;
@@ -59,7 +68,7 @@ export class MailPartnerApps {
    */
   async put(body: unknown): Promise<MailPartnerView> {
     const details: ErrorDetail[] = [];
-    const known = ['partner', 'api_key', 'webhook_secret', 'api_url', 'use_type'];
+    const known = ['partner', 'api_key', 'webhook_secret', 'api_url', 'use_type', 'return_address'];
     const shown = ['object', 'name', 'configured_at', 'api_key_set', 'webhook_secret_set'];
     if (!isObject(body))
       throw new ValidationError('The body must be a JSON object.', [
@@ -68,7 +77,10 @@ export class MailPartnerApps {
     for (const k of Object.keys(body))
       if (!known.includes(k) && !shown.includes(k))
         details.push({ field: k, message: 'is not a mail partner setting', code: 'unknown_field' });
-    const { partner, api_key, webhook_secret, api_url, use_type } = body;
+    const { partner, api_key, webhook_secret, api_url, use_type, return_address } = body;
+    const from =
+      return_address === undefined || return_address === null ? undefined : checkReturnAddress(return_address);
+    if (from && !from.ok) details.push(...from.details);
     if (partner !== undefined && partner !== null && !(PARTNER_NAMES as readonly unknown[]).includes(partner))
       details.push({
         field: 'partner',
@@ -105,6 +117,11 @@ export class MailPartnerApps {
       if (typeof webhook_secret === 'string') next.webhook_secret = webhook_secret.trim();
       if (api_url !== undefined) next.api_url = (api_url as string | null)?.replace(/\/+$/, '') ?? null;
       if (use_type !== undefined) next.use_type = use_type as MailPartnerApp['use_type'];
+      if (return_address !== undefined) next.return_address = from?.ok ? from.value : null;
+      if (next.partner === 'lob' && next.return_address && next.return_address.address_country !== 'US')
+        throw new ValidationError('Lob prints a return address in the US only.', [
+          { field: 'return_address.address_country', message: 'must be US for Lob', code: 'invalid' },
+        ]);
       if (next.partner && !next.api_key)
         throw new ValidationError(`Handing postcards to ${next.partner} needs its API key.`, [
           {

@@ -23,6 +23,7 @@ import {
   partnerEvent,
   PartnerRefused,
   pdfFile,
+  type Addressee,
   type PartnerDriver,
   type PartnerStatus,
 } from './driver';
@@ -32,6 +33,24 @@ export interface PostGridSettings {
   api_key?: string;
   webhook_secret?: string;
   api_url: string | null;
+  return_address: Addressee | null;
+}
+
+/** Someone as PostGrid's contact fields under `to` or `from` (a first name or a company). */
+function contact(prefix: 'to' | 'from', a: Addressee | null): Record<string, string | undefined> {
+  if (!a) return {};
+  return {
+    // a person's name when there is one
+    [`${prefix}[firstName]`]: a.first_name ?? a.last_name,
+    [`${prefix}[lastName]`]: a.first_name ? a.last_name : undefined,
+    [`${prefix}[companyName]`]: a.company,
+    [`${prefix}[addressLine1]`]: a.address_line_1,
+    [`${prefix}[addressLine2]`]: a.address_line_2,
+    [`${prefix}[city]`]: a.address_city,
+    [`${prefix}[provinceOrState]`]: a.address_state,
+    [`${prefix}[postalOrZip]`]: a.address_zip,
+    [`${prefix}[countryCode]`]: a.address_country,
+  };
 }
 
 /** Our sizes as PostGrid names them (width × height of the card as it lies, in inches). */
@@ -82,18 +101,9 @@ export function postgrid(settings: PostGridSettings): PartnerDriver {
       const made = found.data?.find((p) => p.metadata?.paperlink_postcard === piece.id);
       if (typeof made?.id === 'string') return made.id;
 
-      const to = piece.to;
       const form = formOf({
-        // a person's name when there is one (PostGrid needs a first name or a company)
-        'to[firstName]': to.first_name ?? to.last_name,
-        'to[lastName]': to.first_name ? to.last_name : undefined,
-        'to[companyName]': to.company,
-        'to[addressLine1]': to.address_line_1,
-        'to[addressLine2]': to.address_line_2,
-        'to[city]': to.address_city,
-        'to[provinceOrState]': to.address_state,
-        'to[postalOrZip]': to.address_zip,
-        'to[countryCode]': to.address_country,
+        ...contact('to', piece.to),
+        ...contact('from', settings.return_address),
         size,
         description: `Paperlink postcard ${piece.id}`,
         'metadata[paperlink_postcard]': piece.id,

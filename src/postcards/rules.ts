@@ -212,3 +212,46 @@ export function mailingAddress(a: PostcardRequest['address']): PostcardRequest['
     address_country: up(a.address_country),
   };
 }
+
+/** Who a postcard is from, as a mail partner prints it (the mail partner's settings): a name or a company, and an address. */
+export type ReturnAddress = Pick<PostcardRequest['contact'], 'first_name' | 'last_name' | 'company'> &
+  PostcardRequest['address'];
+
+const RETURN_FIELDS = new Set<string>(['first_name', 'last_name', 'company', ...ADDRESS_FIELDS]);
+
+/**
+ * A return address checked as a postcard's own address is at intake (the same fields, limits and
+ * country shapes, a name or a company), each fault's field under `return_address.`; kept as the
+ * partner receives it (mailingAddress).
+ */
+export function checkReturnAddress(
+  value: unknown,
+): { ok: true; value: ReturnAddress } | { ok: false; details: ErrorDetail[] } {
+  const under = (details: ErrorDetail[]) => ({
+    ok: false as const,
+    details: details.map((d) => ({ ...d, field: `return_address.${d.field}` })),
+  });
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return under([{ field: 'body', message: 'must be an object', code: 'type' }]);
+  const unknown = Object.keys(value).filter((k) => !RETURN_FIELDS.has(k));
+  const v = value as Record<string, unknown>;
+  // a company alone names the sender (a postcard's recipient needs a person's name)
+  const companyOnly = Boolean(v.company) && !v.first_name && !v.last_name;
+  const checked = checkPostcard({ ...v, api_token: '-', template_id: '-', ...(companyOnly && { first_name: '-' }) });
+  const details = [
+    ...unknown.map((k) => ({ field: k, message: 'is not a field of a return address', code: 'unknown_field' })),
+    ...(checked.ok ? [] : checked.details),
+  ];
+  if (details.length || !checked.ok) return under(details);
+  const { address } = checked.value;
+  const clean = (k: string) => (typeof v[k] === 'string' ? v[k].normalize('NFC').trim() : '') || undefined;
+  return {
+    ok: true,
+    value: {
+      ...(clean('first_name') && { first_name: clean('first_name') }),
+      ...(clean('last_name') && { last_name: clean('last_name') }),
+      ...(clean('company') && { company: clean('company') }),
+      ...mailingAddress(address),
+    },
+  };
+}

@@ -1,6 +1,7 @@
 /** A postcard request as the webhook takes it, and a postcard as the API answers it. */
 import { PRESET_NAMES } from '../templates/presets';
 import { PARTNER_NAMES } from './driver';
+import { ADDRESS_FIELDS } from './rules';
 import type { TSchema } from '@sinclair/typebox';
 import { shared } from '../http/schemas';
 
@@ -167,6 +168,15 @@ export const MailPartnerSchema = shared('MailPartnerApp', {
     use_type: {
       enum: ['marketing', 'operational'],
       description: 'What the mail is, as Lob asks (its use_type; Lob only).',
+    },
+    return_address: {
+      type: ['object', 'null'],
+      description:
+        "Who the postcards are from, printed by the partner: `first_name`, `last_name` or `company`, and `address_line_1`, `address_line_2`, `address_city`, `address_state`, `address_zip`, `address_country`, checked as a postcard's address is; kept in capitals as the partner receives it. Lob needs one, in the US, for mail abroad. null: none.",
+      properties: Object.fromEntries(
+        ['first_name', 'last_name', 'company', ...ADDRESS_FIELDS].map((k) => [k, { type: 'string' }]),
+      ),
+      additionalProperties: false,
     },
     api_key_set: { type: 'boolean', readOnly: true },
     webhook_secret_set: { type: 'boolean', readOnly: true },

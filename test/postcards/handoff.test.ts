@@ -220,6 +220,58 @@ describe.each(BACKENDS.flatMap((backend) => PARTNERS.map((partner) => [partner, 
       expect((await deliver({ ...signed, body: signed.body.replace(made.id, 'x') })).statusCode).toBe(401);
     });
 
+    it('prints the return address of the settings, checked as a postcard address is and sent as the partner takes it', async () => {
+      const put = (return_address: unknown) =>
+        t.app.inject({
+          method: 'PUT',
+          url: '/v1/apps/mail_partner',
+          headers: { 'x-service-api-token': t.key },
+          payload: { return_address },
+        });
+      const at = { company: 'Acme', address_line_1: '1 Main St', address_city: 'Portland', address_state: 'OR' };
+      const fault = async (r: unknown) =>
+        (await put(r)).json().error.details.map((d: { field: string; code: string }) => [d.field, d.code]);
+      expect(await fault({ ...at, address_zip: '9720', address_country: 'US' })).toEqual([
+        ['return_address.address_zip', 'invalid'],
+      ]);
+      expect(await fault({ ...at, address_zip: '97201', address_country: 'US', phone: '1' })).toEqual([
+        ['return_address.phone', 'unknown_field'],
+      ]);
+      expect(
+        await fault({ address_line_1: '1 Main St', address_city: 'X', address_zip: '1', address_country: 'US' }),
+      ).toEqual(expect.arrayContaining([['return_address.first_name', 'required']]));
+      const saved = await put({
+        company: 'Acme Print Co',
+        address_line_1: '1 Main St',
+        address_city: 'Portland',
+        address_state: 'or',
+        address_zip: '97201',
+        address_country: 'us',
+      });
+      expect(saved.json().return_address).toEqual({
+        company: 'Acme Print Co',
+        address_line_1: '1 MAIN ST',
+        address_line_2: '',
+        address_city: 'PORTLAND',
+        address_state: 'OR',
+        address_zip: '97201',
+        address_country: 'US',
+      });
+      const id = await send(live);
+      await run();
+      expect((await postcard(id)).status).toBe('submitted');
+      expect(partnerApi.requests.filter((r) => r.key === id && r.problems.length)).toEqual([]);
+      expect(partnerApi.made.find((m) => m.ours === id)!.from).toMatchObject({
+        company: 'Acme Print Co',
+        line1: '1 MAIN ST',
+        city: 'PORTLAND',
+        state: 'OR',
+        zip: '97201',
+        country: 'US',
+      });
+      expect((await put(null)).json().return_address).toBeNull();
+    });
+
     it('takes api_url only as https, or as http to this machine (the API key travels to it)', async () => {
       const put = (api_url: string) =>
         t.app.inject({
@@ -304,6 +356,27 @@ describe.each(BACKENDS.flatMap((backend) => PARTNERS.map((partner) => [partner, 
         partnerApi.secret,
         'marketing',
       ]);
+      // the return address, in the form's fields; a fault is shown beside its field
+      const address = {
+        'return_address.company': 'Acme',
+        'return_address.address_line_1': '1 Main St',
+        'return_address.address_city': 'Portland',
+        'return_address.address_state': 'OR',
+        'return_address.address_country': 'US',
+      };
+      const bad = await save({ partner, use_type: 'marketing', ...address, 'return_address.address_zip': 'nope' });
+      expect(bad.statusCode).toBe(422);
+      expect(bad.body).toContain('id="f-return_address_address_zip-err"');
+      expect(
+        (await save({ partner, use_type: 'marketing', ...address, 'return_address.address_zip': '97201' })).statusCode,
+      ).toBe(303);
+      expect((await t.service.apps.mailPartner.settings()).return_address).toMatchObject({
+        company: 'Acme',
+        address_zip: '97201',
+      });
+      // no address line: no return address
+      expect((await save({ partner, use_type: 'marketing' })).statusCode).toBe(303);
+      expect((await t.service.apps.mailPartner.settings()).return_address).toBeNull();
       // an unknown partner is refused on the page, nothing saved
       expect((await save({ partner: 'pigeon', use_type: 'marketing' })).statusCode).toBe(422);
       expect((await t.service.apps.mailPartner.settings()).partner).toBe(partner);
@@ -313,7 +386,12 @@ describe.each(BACKENDS.flatMap((backend) => PARTNERS.map((partner) => [partner, 
 
 describe('the PostGrid driver', () => {
   const secret = 'whsec';
-  const driver = postgrid({ api_key: 'live_sk_x', webhook_secret: secret, api_url: 'http://127.0.0.1:9' });
+  const driver = postgrid({
+    api_key: 'live_sk_x',
+    webhook_secret: secret,
+    api_url: 'http://127.0.0.1:9',
+    return_address: null,
+  });
   const now = new Date('2026-11-29T10:00:00Z');
   const signed = (event: object, header?: (t: string, v1: string) => string) => {
     const body = JSON.stringify(event);

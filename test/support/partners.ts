@@ -28,10 +28,48 @@ export interface MadePostcard {
   /** Our size name (4x6, …). */
   size: string;
   /** The recipient as the partner took it. */
-  to: { name: string; line1: string; line2?: string; city: string; state: string; zip: string; country: string };
+  to: Party;
+  /** Who it is from, when it was sent a return address. */
+  from?: Party;
   /** The partner's own record of it (what its events carry). */
   record: Record<string, unknown>;
 }
+
+/** Someone's name and address as the tests read them, whichever the partner. */
+export interface Party {
+  name: string;
+  company?: string;
+  line1: string;
+  line2?: string;
+  city: string;
+  state: string;
+  zip: string;
+  country: string;
+}
+
+const lobParty = (a: Record<string, string> | undefined): Party | undefined =>
+  a && {
+    name: a.name,
+    company: a.company,
+    line1: a.address_line1,
+    line2: a.address_line2,
+    city: a.address_city,
+    state: a.address_state,
+    zip: a.address_zip,
+    country: a.address_country,
+  };
+
+const postgridParty = (a: Record<string, string> | undefined): Party | undefined =>
+  a && {
+    name: [a.firstName, a.lastName].filter(Boolean).join(' '),
+    company: a.companyName,
+    line1: a.addressLine1,
+    line2: a.addressLine2,
+    city: a.city,
+    state: a.provinceOrState,
+    zip: a.postalOrZip,
+    country: a.countryCode,
+  };
 
 /** What happened to a postcard, as each partner's events say it. */
 export type PartnerHappening = 'mailed' | 'in_transit' | 'returned';
@@ -241,15 +279,8 @@ function lobBehaviour(made: MadePostcard[], refused: Set<string>, now: () => Dat
           id,
           ours: metadata.paperlink_postcard,
           size,
-          to: {
-            name: to.name,
-            line1: to.address_line1,
-            line2: to.address_line2,
-            city: to.address_city,
-            state: to.address_state,
-            zip: to.address_zip,
-            country: to.address_country,
-          },
+          to: lobParty(to)!,
+          from: lobParty(fields.from as Record<string, string> | undefined),
           record: { id, object: 'postcard', metadata },
         };
         made.push(postcard);
@@ -349,20 +380,23 @@ function postgridBehaviour(made: MadePostcard[], refused: Set<string>, now: () =
       // PostGrid takes no idempotency key here: every request makes a postcard
       const id = `postcard_${(++n).toString(16).padStart(12, '0')}`;
       const at = now().toISOString();
+      const contact = (c: Record<string, string>, i: number) => ({
+        ...c,
+        id: `contact_${n.toString(16)}x${i}`,
+        object: 'contact',
+        live: true,
+        addressStatus: 'verified',
+        createdAt: at,
+        updatedAt: at,
+      });
+      const from = fields.from as Record<string, string> | undefined;
       const record = {
         id,
         object: 'postcard',
         status: 'ready',
         live: true,
-        to: {
-          ...to,
-          id: `contact_${n.toString(16)}`,
-          object: 'contact',
-          live: true,
-          addressStatus: 'verified',
-          createdAt: at,
-          updatedAt: at,
-        },
+        to: contact(to, 0),
+        ...(from && { from: contact(from, 1) }),
         size: fields.size,
         description: fields.description,
         metadata,
@@ -375,15 +409,8 @@ function postgridBehaviour(made: MadePostcard[], refused: Set<string>, now: () =
         id,
         ours: metadata.paperlink_postcard,
         size,
-        to: {
-          name: [to.firstName, to.lastName].filter(Boolean).join(' '),
-          line1: to.addressLine1,
-          line2: to.addressLine2,
-          city: to.city,
-          state: to.provinceOrState,
-          zip: to.postalOrZip,
-          country: to.countryCode,
-        },
+        to: postgridParty(to)!,
+        from: postgridParty(from),
         record,
       };
       made.push(postcard);

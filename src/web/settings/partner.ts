@@ -5,6 +5,19 @@ import { one, type Form } from '../forms';
 import { csrfField, field, type Html, html, raw, select } from '../html';
 import { formOf, notices, type SettingsRoutes, type SettingsState } from './state';
 
+/** The return address's fields as the form shows them. */
+const RETURN_FIELDS = [
+  ['company', 'Company'],
+  ['first_name', 'First name'],
+  ['last_name', 'Last name'],
+  ['address_line_1', 'Address line 1'],
+  ['address_line_2', 'Address line 2'],
+  ['address_city', 'City'],
+  ['address_state', 'State (two letters)'],
+  ['address_zip', 'ZIP or postal code'],
+  ['address_country', 'Country (two letters)'],
+] as const;
+
 /** The Mail partner part of the page; the secrets are never shown, only whether they are set. */
 export function partnerCard(app: MailPartnerView, origin: string, csrf: string, s: SettingsState): Html {
   const form = formOf(s, 'partner');
@@ -45,6 +58,17 @@ export function partnerCard(app: MailPartnerView, origin: string, csrf: string, 
         value: sent ? one(form, 'use_type') : app.use_type,
         errors,
       })}
+      <fieldset>
+        <legend>Return address (printed on every postcard; Lob needs one in the US for mail abroad)</legend>
+        ${RETURN_FIELDS.map(([name, label]) =>
+          field({
+            name: `return_address.${name}`,
+            label,
+            value: sent ? one(form, `return_address.${name}`) : (app.return_address?.[name] ?? ''),
+            errors,
+          }),
+        )}
+      </fieldset>
       <button type="submit">Save mail partner</button>
     </form>
   </section>`;
@@ -61,6 +85,10 @@ export function partnerRoutes({ web, service, page }: SettingsRoutes): void {
         api_key: given('api_key'),
         webhook_secret: given('webhook_secret'),
         use_type: given('use_type'),
+        // no address line: no return address
+        return_address: given('return_address.address_line_1')
+          ? Object.fromEntries(RETURN_FIELDS.map(([name]) => [name, given(`return_address.${name}`)]))
+          : null,
       });
     } catch (err) {
       return page(req, reply, { section: 'partner', form, error: failureOf(err), status: 422 });
