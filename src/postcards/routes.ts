@@ -32,6 +32,8 @@ import { MailPartnerSchema, PostcardRequestSchema, PostcardSchema } from './sche
 
 /** A postcard request is small: bodies above this are refused with 413 whatever BODY_LIMIT says. */
 export const POSTCARD_BODY_LIMIT = 64 * 1024;
+/** The largest partner event taken (Lob's carry the whole postcard, a few kilobytes). */
+const PARTNER_EVENT_BODY_LIMIT = 256 * 1024;
 
 const tags = ['Postcards'];
 
@@ -257,6 +259,8 @@ function partnerRoutes(api: Api, service: Service): void {
   api.post(
     '/partners/:partner/events',
     {
+      // anyone may send here, before a signature is checked: no more than an event could be
+      bodyLimit: Math.min(PARTNER_EVENT_BODY_LIMIT, service.config.bodyLimit),
       schema: {
         operationId: 'receiveMailPartnerEvent',
         tags,
@@ -268,7 +272,7 @@ function partnerRoutes(api: Api, service: Service): void {
             ...Type.Object({ received: Type.Literal(true), moved: Type.Union([Type.String(), Type.Null()]) }),
             description: 'Received (moved: the status it moved the postcard to; null: none).',
           },
-          ...errors(400, 401, 404, 415),
+          ...errors(400, 401, 404, 413, 415),
         },
       },
     },

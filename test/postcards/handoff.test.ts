@@ -215,6 +215,12 @@ describe.each(BACKENDS.flatMap((backend) => PARTNERS.map((partner) => [partner, 
       expect((await deliver(partnerApi.event('mailed', made, { secret: 'guessed' }))).statusCode).toBe(401);
       const old = partnerApi.event('mailed', made, { at: new Date(clock.now().getTime() - 10 * 60_000) });
       expect((await deliver(old)).statusCode).toBe(401);
+      // more than any event could be, refused before anything reads it
+      const huge = await deliver({
+        headers: { 'content-type': 'application/json' },
+        body: `{"pad":"${'x'.repeat(300_000)}"}`,
+      });
+      expect([huge.statusCode, huge.json().error.code]).toEqual([413, 'body_too_large']);
       // a body changed after it was signed
       const signed = partnerApi.event('mailed', made);
       expect((await deliver({ ...signed, body: signed.body.replace(made.id, 'x') })).statusCode).toBe(401);
