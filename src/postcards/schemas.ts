@@ -1,5 +1,6 @@
 /** A postcard request as the webhook takes it, and a postcard as the API answers it. */
 import { PRESET_NAMES } from '../templates/presets';
+import { PRINT_BOX } from '../templates/schemas';
 import { PARTNER_NAMES } from './driver';
 import { ADDRESS_FIELDS } from './rules';
 import type { TSchema } from '@sinclair/typebox';
@@ -124,17 +125,7 @@ export const PostcardSchema = shared('Postcard', {
           code: { type: 'string' },
           field: { type: 'string' },
           message: { type: 'string' },
-          box: {
-            type: 'object',
-            required: ['x', 'y', 'width', 'height'],
-            properties: {
-              x: { type: 'number' },
-              y: { type: 'number' },
-              width: { type: 'number' },
-              height: { type: 'number' },
-            },
-            additionalProperties: false,
-          },
+          box: PRINT_BOX,
         },
       },
     },

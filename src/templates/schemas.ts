@@ -25,6 +25,14 @@ export const TemplateUploadSchema = shared('TemplateUpload', {
   },
 });
 
+/** Where a print warning is: a box in points from the page's top left (a template's `print_warnings`, a postcard's `warnings`). */
+export const PRINT_BOX = {
+  type: 'object',
+  required: ['x', 'y', 'width', 'height'],
+  properties: { x: { type: 'number' }, y: { type: 'number' }, width: { type: 'number' }, height: { type: 'number' } },
+  additionalProperties: false,
+} as const;
+
 /** What a version is, shared by a template (its current version's) and each of its versions. */
 const CONTENT = {
   format: { enum: ['xml', 'html', 'docx', 'pdf'] },
@@ -66,17 +74,7 @@ const CONTENT = {
         code: { enum: ['outside_safe_zone', 'ink_in_address_area', 'low_resolution'] },
         field: { enum: ['front', 'back'] },
         message: { type: 'string' },
-        box: {
-          type: 'object',
-          required: ['x', 'y', 'width', 'height'],
-          properties: {
-            x: { type: 'number' },
-            y: { type: 'number' },
-            width: { type: 'number' },
-            height: { type: 'number' },
-          },
-          additionalProperties: false,
-        },
+        box: PRINT_BOX,
       },
       additionalProperties: false,
     },
