@@ -31,7 +31,7 @@ const LEASE = LEASES.postcard_handoff;
 const POLICY = POLICIES.postcard_handoff;
 /** How long one attempt holds its lease: its submit's deadline and a margin for reading the PDF and writing the outcome. */
 const ATTEMPT_MS = 2 * 60_000;
-/** The deadline of a submit, every call to the partner in it: within the lease, so a live attempt is never taken over. */
+/** The deadline of a submit (the PDF read, every call to the partner): within the lease, so a live attempt is never taken over. */
 const SUBMIT_MS = 90_000;
 /** The order of a partner's statuses: an event moves a postcard forward only. */
 const ORDER: PartnerStatus[] = ['submitted', 'mailed', 'returned'];
@@ -156,7 +156,9 @@ export class Handoffs {
         throw new PartnerRefused(
           `the mail partner changed from ${handoff.partner} to ${driver.name} after the postcard was rendered`,
         );
-      const partnerId = await driver.submit(await this.piece(postcard), AbortSignal.timeout(SUBMIT_MS));
+      // one deadline for reading the PDF and every call to the partner
+      const deadline = AbortSignal.timeout(SUBMIT_MS);
+      const partnerId = await driver.submit(await this.piece(postcard), deadline);
       await this.inTransaction(async (trx) => {
         const done = await trx
           .updateTable('postcard_handoffs')

@@ -235,16 +235,20 @@ export function checkReturnAddress(
     return under([{ field: 'body', message: 'must be an object', code: 'type' }]);
   const unknown = Object.keys(value).filter((k) => !RETURN_FIELDS.has(k));
   const v = value as Record<string, unknown>;
-  // a company alone names the sender (a postcard's recipient needs a person's name)
-  const companyOnly = Boolean(v.company) && !v.first_name && !v.last_name;
-  const checked = checkPostcard({ ...v, api_token: '-', template_id: '-', ...(companyOnly && { first_name: '-' }) });
+  const clean = (k: string) => (typeof v[k] === 'string' ? v[k].normalize('NFC').trim() : '') || undefined;
+  // a name or a company names the sender (a postcard's recipient needs a person's name): the
+  // intake's check is given a stand-in first name when none is given, so it reports only the rest
+  const names = ['first_name', 'last_name', 'company'];
+  const named = names.some((k) => clean(k) || (v[k] !== undefined && typeof v[k] !== 'string'));
+  const person = ['first_name', 'last_name'].some((k) => clean(k) || (v[k] !== undefined && typeof v[k] !== 'string'));
+  const checked = checkPostcard({ ...v, api_token: '-', template_id: '-', ...(!person && { first_name: '-' }) });
   const details = [
     ...unknown.map((k) => ({ field: k, message: 'is not a field of a return address', code: 'unknown_field' })),
+    ...(named ? [] : [{ field: 'company', message: 'give first_name, last_name or company', code: 'required' }]),
     ...(checked.ok ? [] : checked.details),
   ];
   if (details.length || !checked.ok) return under(details);
   const { address } = checked.value;
-  const clean = (k: string) => (typeof v[k] === 'string' ? v[k].normalize('NFC').trim() : '') || undefined;
   return {
     ok: true,
     value: {

@@ -163,7 +163,7 @@ export const MailPartnerSchema = shared('MailPartnerApp', {
     return_address: {
       type: ['object', 'null'],
       description:
-        "Who the postcards are from, printed by the partner: `first_name`, `last_name` or `company`, and `address_line_1`, `address_line_2`, `address_city`, `address_state`, `address_zip`, `address_country`, checked as a postcard's address is; kept in capitals as the partner receives it. Lob needs one, in the US, for mail abroad. null: none.",
+        "Who the postcards are from, printed by the partner: `first_name`, `last_name` or `company`, and `address_line_1`, `address_line_2`, `address_city`, `address_state`, `address_zip`, `address_country`, checked as a postcard's address is; its address fields kept in capitals as the partner receives them. Lob needs one, in the US, for mail abroad. null: none.",
       properties: Object.fromEntries(
         ['first_name', 'last_name', 'company', ...ADDRESS_FIELDS].map((k) => [k, { type: 'string' }]),
       ),

@@ -125,8 +125,8 @@ export function presetNamed(text: string, how: string, location?: SourceLocation
  * Acrobat): `paperlink-postcard:4x6` among them, `=` taken as well as `:`.
  */
 export function postcardOfKeywords(keywords: string | undefined): PresetName | undefined {
-  const named = /\bpaperlink-postcard\s*[:=]\s*([^\s,;]*)/i.exec(keywords ?? '');
-  return named ? presetNamed(named[1], `Keywords "${named[0]}"`) : undefined;
+  const named = /(?:^|[\s,;])(paperlink-postcard\s*[:=]\s*([^\s,;]*))/i.exec(keywords ?? '');
+  return named ? presetNamed(named[2], `Keywords "${named[1]}"`) : undefined;
 }
 
 /** A length in a preset's own unit, as the docs write it: 6.25 in, 154 mm. */
