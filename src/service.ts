@@ -246,14 +246,8 @@ async function openParts(config: Config, options: ServiceOptions, clock: Clock) 
   const postcards = new Postcards(db, clock, keys, templates, documents, events, database.inTransaction, renderer);
   // live postcards to the mail partner: a job on the runner of every process that runs background work
   const mailPartner = new MailPartnerApps(db, clock);
-  const handoffs = new Handoffs(
-    db,
-    clock,
-    events,
-    database.inTransaction,
-    documents,
-    mailPartner,
-    (trx, id, from, set) => postcards.move(trx, id, from, set),
+  const handoffs = new Handoffs(db, clock, database.inTransaction, documents, mailPartner, (trx, id, from, set) =>
+    postcards.move(trx, id, from, set),
   );
   postcards.handoffs = handoffs;
   const webhookOptions = {

@@ -18,7 +18,6 @@ import type { Db } from '../db';
 import type { PostcardRow } from '../db/schema';
 import type { Documents } from '../documents';
 import { NotFoundError } from '../errors';
-import type { Events } from '../events';
 import { givesUp, POLICIES, waitMs } from '../flows/policies';
 import { freeing, isFree, isHeld, LEASES, taking, type Held } from '../jobs/lease';
 import { backlogOf, type Backlog, type JobKind, type Runner } from '../jobs/runner';
@@ -47,7 +46,6 @@ export class Handoffs {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-    private readonly events: Events,
     private readonly inTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T>,
     private readonly documents: Documents,
     readonly apps: MailPartnerApps,

@@ -1,14 +1,7 @@
 /** The postcard webhook (no version prefix, token in the body) and the operator's view of postcards. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type {
-  FastifyBaseLogger,
-  FastifyInstance,
-  FastifyPluginAsync,
-  RawReplyDefaultExpression,
-  RawRequestDefaultExpression,
-  RawServerDefault,
-} from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Service } from '../service';
 import { EXAMPLE_IDS } from '../templates/store';
 import { AuthenticationError } from '../errors';
@@ -36,14 +29,6 @@ export const POSTCARD_BODY_LIMIT = 64 * 1024;
 const PARTNER_EVENT_BODY_LIMIT = 256 * 1024;
 
 const tags = ['Postcards'];
-
-type Api = FastifyInstance<
-  RawServerDefault,
-  RawRequestDefaultExpression,
-  RawReplyDefaultExpression,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->;
 
 /** At POSTCARD_PATH (the intake) and under /v1/postcards. */
 export const postcardRoutes =
@@ -175,12 +160,13 @@ export const postcardRoutes =
       },
       async (req) => service.postcards.get(req.params.id),
     );
-    proofRoute(api, service);
-    partnerRoutes(api, service);
+    proofRoute(app, service);
+    partnerRoutes(app, service);
   };
 
 /** GET /v1/postcards/:id/proof: a rendered postcard's sides as a PNG (src/templates/print.ts). */
-function proofRoute(api: Api, service: Service): void {
+function proofRoute(app: FastifyInstance, service: Service): void {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
   api.get(
     '/v1/postcards/:id/proof',
     {
@@ -225,7 +211,8 @@ function proofRoute(api: Api, service: Service): void {
 }
 
 /** The mail partner's settings (GET and PUT /v1/apps/mail_partner) and its webhook events (POST /partners/:partner/events). */
-function partnerRoutes(api: Api, service: Service): void {
+function partnerRoutes(app: FastifyInstance, service: Service): void {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const shown = async (v: Promise<MailPartnerView>) => ({
     object: 'app' as const,
     name: 'mail_partner' as const,

@@ -2,7 +2,7 @@
 import { parsePageQuery } from '../pagination';
 import { STATUSES, type PostcardInfo } from '.';
 import { page, PAGE, type WebSection } from '../web/context';
-import { badge, html, pager, pdfPreview, statusTabs, table, when } from '../web/html';
+import { badge, html, pager, pdfPreview, printWarnings, statusTabs, table, when } from '../web/html';
 import { PROOF_WIDTH } from '../templates/print';
 
 /** The width of a postcard's thumbnail in the list, in pixels. */
@@ -171,9 +171,7 @@ function proofCard(p: PostcardInfo) {
         ${
           p.warnings.length
             ? html`<h2>Print warnings</h2>
-                <ul>
-                  ${p.warnings.map((w) => html`<li><code>${w.code}</code> (${w.field}): ${w.message}</li>`)}
-                </ul>`
+                ${printWarnings(p.warnings)}`
             : ''
         }`
     : preview

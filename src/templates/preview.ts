@@ -10,7 +10,6 @@ import type { TemplateSummary } from './index';
 import type { Renderer } from './pool';
 import { isVersion, type TemplateStore } from './store';
 import { normalizeValues, placeholder } from './values';
-export { placeholder };
 import type { RenderWarning } from './index';
 
 export interface PreviewResult {

@@ -35,6 +35,7 @@ import {
   raw,
   pager,
   pdfPreview,
+  printWarnings,
   table,
   when,
 } from '../web/html';
@@ -114,15 +115,7 @@ function previewBody(t: TemplateInfo, preview: Html): Html {
             ? html`<h2>Print check (${t.postcard} postcard)</h2>
                 ${
                   t.print_warnings.length
-                    ? html`<ul class="warnings">
-                        ${t.print_warnings.map(
-                          (w) =>
-                            html`<li>
-                              <strong>${w.field}</strong>: ${w.message} (at ${Math.round(w.box.x)},
-                              ${Math.round(w.box.y)} pt)
-                            </li>`,
-                        )}
-                      </ul>`
+                    ? printWarnings(t.print_warnings)
                     : html`<p class="muted">Printed with its sample values: nothing to warn of.</p>`
                 }`
             : ''

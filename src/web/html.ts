@@ -109,6 +109,14 @@ export function idWithCopy(id: string): Html {
   return html`<span class="id"><code>${id}</code>${copyButton(id)}</span>`;
 }
 
+/** What a print check warned of (a template's `print_warnings`, a postcard's `warnings`): the side or variable, and where. */
+export function printWarnings(warnings: { field: string; message: string; box?: { x: number; y: number } }[]): Html {
+  const at = (box?: { x: number; y: number }) => (box ? ` (at ${Math.round(box.x)}, ${Math.round(box.y)} pt)` : '');
+  return html`<ul class="warnings">
+    ${warnings.map((w) => html`<li><strong>${w.field}</strong>: ${w.message}${at(w.box)}</li>`)}
+  </ul>`;
+}
+
 export function badge(status: string): Html {
   return html`<span class="badge ${status}">${status.replace(/_/g, ' ')}</span>`;
 }
